@@ -1,0 +1,56 @@
+"""jaxmagic: IPython/Jupyter magics that make JAX's just-in-time compiler visible.
+
+``%load_ext jaxmagic`` gives ``%jaxpr`` (what JAX traced, lowered and compiled), ``%jitcompare``
+(eager versus jit, honestly timed), ``%recompiles`` (every recompilation and its cause) and the
+doctor (JAX's classic traps explained). Everything the magics do is also a plain function here.
+
+Importing jaxmagic imports neither IPython nor ipywidgets, nor even JAX: each name below loads
+its module when first used.
+
+>>> import jaxmagic, sys
+>>> "IPython" in sys.modules and "jaxmagic.magics" in sys.modules
+False
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_PUBLIC = {
+    "Call": "jaxmagic.call",
+    "resolve_call": "jaxmagic.call",
+    "JaxprReport": "jaxmagic.stages",
+    "trace": "jaxmagic.stages",
+    "SourceLine": "jaxmagic.sources",
+    "UsageProblem": "jaxmagic.errors",
+    "UserCodeError": "jaxmagic.errors",
+}
+
+__all__ = sorted(_PUBLIC) + ["load_ipython_extension", "unload_ipython_extension"]
+
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'jaxmagic' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__():
+    return __all__
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext jaxmagic``: register the magics and hooks on this shell."""
+    from jaxmagic.magics import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython) -> None:
+    """``%unload_ext jaxmagic``: remove every magic, hook and listener, restore JAX's config."""
+    from jaxmagic.magics import unload
+
+    unload(ipython)

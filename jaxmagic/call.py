@@ -1,0 +1,415 @@
+"""Find "the cell's call": a call expression, or a cell whose last statement is one, becomes a ``Call``.
+
+>>> import jax.numpy as jnp
+>>> def scale(x, n):
+...     return x * n
+>>> call = resolve_call("scale(x, 3)", {"scale": scale, "x": jnp.ones(2)}, static="n")
+>>> call.name, call.static_argnames, call.args[1]
+('scale', ('n',), 3)
+>>> call.jit()(*call.args, **call.kwargs).tolist()
+[3.0, 3.0]
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from jaxmagic import _jax_private
+from jaxmagic.errors import UsageProblem, UserCodeError
+
+CALL_EXAMPLE = "f(x, 3)"
+
+
+@dataclass(frozen=True, eq=False)
+class Call:
+    """One call to trace, time or watch: the callee as the user wrote it, and its arguments.
+
+    ``static_argnums`` / ``static_argnames`` / ``donate_argnums`` merge the callee's own ``jax.jit``
+    options with those asked for on the magic's line (``-s``).
+    """
+
+    fn: Callable
+    args: tuple
+    kwargs: dict
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    donate_argnums: tuple[int, ...] = ()
+    source: str = ""
+    function: Callable = field(default=None)  # the Python function under any jax.jit wrapper
+
+    def __post_init__(self):
+        if self.function is None:
+            object.__setattr__(self, "function", unwrap_jit(self.fn))
+        # JAX infers names from positions (and back) only when given one of the two; we give both.
+        nums, names = complete_static(self.function, self.static_argnums, self.static_argnames)
+        object.__setattr__(self, "static_argnums", nums)
+        object.__setattr__(self, "static_argnames", names)
+
+    @property
+    def name(self) -> str:
+        """A short name for the callee: ``f``, ``<lambda>``, ``Model.apply``, ``partial(f)``."""
+        return callable_name(self.fn)
+
+    @property
+    def static(self) -> tuple:
+        """Static arguments as given: positions then names."""
+        return self.static_argnums + self.static_argnames
+
+    @property
+    def signature(self) -> inspect.Signature | None:
+        """The callee's signature, or ``None`` where Python cannot tell (some builtins)."""
+        return signature_of(self.function)
+
+    def jit(self, **options) -> Callable:
+        """``jax.jit`` of the callee with its static and donated arguments (``options`` override)."""
+        import jax
+
+        settings = dict(
+            static_argnums=self.static_argnums,
+            static_argnames=self.static_argnames,
+            donate_argnums=self.donate_argnums,
+        )
+        settings.update(options)
+        return jax.jit(self.function, **settings)
+
+    def is_static(self, position: int | None = None, name: str | None = None) -> bool:
+        """Whether the argument at ``position`` (or keyword ``name``) is static."""
+        if position is not None:
+            return position in self.static_argnums
+        return name in self.static_argnames
+
+    def dynamic(self) -> tuple[Callable, tuple, dict]:
+        """The callee as a function of its dynamic arguments only, with those arguments.
+
+        Transforms such as ``jax.grad`` and ``jax.vmap`` apply to this function: static arguments
+        are baked in, so ``grad`` differentiates with respect to the first dynamic argument.
+        """
+        args, kwargs, function = self.args, self.kwargs, self.function
+        dynamic_positions = [i for i in range(len(args)) if not self.is_static(position=i)]
+        static_kwargs = {k: v for k, v in kwargs.items() if self.is_static(name=k)}
+        dynamic_kwargs = {k: v for k, v in kwargs.items() if not self.is_static(name=k)}
+
+        def with_static_arguments(*dynamic_args, **more_kwargs):
+            full = list(args)
+            for position, value in zip(dynamic_positions, dynamic_args):
+                full[position] = value
+            return function(*full, **static_kwargs, **more_kwargs)
+
+        with_static_arguments.__name__ = getattr(function, "__name__", self.name)
+        with_static_arguments.__qualname__ = getattr(function, "__qualname__", self.name)
+        return with_static_arguments, tuple(args[i] for i in dynamic_positions), dynamic_kwargs
+
+    def arguments(self) -> dict[str, Any]:
+        """Parameter name -> value as the callee will see it (positions where no name is known)."""
+        sig = self.signature
+        if sig is not None:
+            try:
+                bound = sig.bind(*self.args, **self.kwargs)
+                return dict(bound.arguments)
+            except TypeError:
+                pass
+        named = {f"arg{i}": a for i, a in enumerate(self.args)}
+        named.update(self.kwargs)
+        return named
+
+
+def complete_static(fn: Callable, nums: tuple[int, ...], names: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Static positions and names, each completed from the other through ``fn``'s signature.
+
+    >>> def f(x, n, *, mode="a"):
+    ...     pass
+    >>> complete_static(f, (1,), ("mode",))
+    ((1,), ('mode', 'n'))
+    """
+    sig = signature_of(fn)
+    if sig is None:
+        return tuple(nums), tuple(names)
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    nums, names = list(nums), list(names)
+    for index, param in enumerate(positional):
+        if param.name in names and index not in nums:
+            nums.append(index)
+        if index in nums and param.name not in names and param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            names.append(param.name)
+    return tuple(sorted(nums)), tuple(names)
+
+
+def unwrap_jit(fn: Callable) -> Callable:
+    """The Python function inside a ``jax.jit`` wrapper (the callee itself otherwise)."""
+    if _jax_private.is_jitted(fn):
+        return fn.__wrapped__
+    return fn
+
+
+def callable_name(fn: Any) -> str:
+    """A short human name for any callable.
+
+    >>> import functools
+    >>> callable_name(functools.partial(print, 1)), callable_name(lambda: 0)
+    ('partial(print)', '<lambda>')
+    """
+    fn = unwrap_jit(fn)
+    if isinstance(fn, functools.partial):
+        return f"partial({callable_name(fn.func)})"
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if name is None:
+        name = type(fn).__qualname__
+    return name.replace(".<locals>", "")
+
+
+def signature_of(fn: Callable) -> inspect.Signature | None:
+    """``inspect.signature`` that answers ``None`` instead of raising."""
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# Parsing what the user typed
+
+
+def parse_call_expression(text: str, *, magic: str = "%jaxpr") -> ast.Call:
+    """The call expression in ``text``, or a ``UsageProblem`` saying what was expected.
+
+    >>> ast.unparse(parse_call_expression("f(x, n=3)"))
+    'f(x, n=3)'
+    """
+    text = text.strip()
+    if not text:
+        raise UsageProblem(f"{magic} needs a call expression to work on.", example=f"{magic} {CALL_EXAMPLE}")
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise UsageProblem(
+            f"{magic}: the call expression is not valid Python ({exc.msg}): {text}",
+            example=f"{magic} {CALL_EXAMPLE}",
+        ) from None
+    if not isinstance(tree.body, ast.Call):
+        raise UsageProblem(
+            f"{magic} works on a call expression such as `{CALL_EXAMPLE}`, not `{text}`.",
+            example=f"{magic} {CALL_EXAMPLE}",
+        )
+    return tree.body
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """A cell split into the statements that run normally and the call that the magic works on."""
+
+    body: ast.Module | None  # statements to run first, line numbers as in the cell (None: nothing)
+    call_text: str
+
+
+def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_line: int = 2) -> CellPlan:
+    """Split a cell: all statements but the last run normally; the last must be a call.
+
+    A call given on the magic's own line (``line_call``) takes the place of the last statement,
+    and then every statement of the cell runs. ``first_line`` is the cell line number of the
+    cell's first statement (2: right under the magic's line), so tracebacks and source lines
+    point into the cell as the user sees it.
+
+    >>> plan = split_cell("y = 2\\nf(y)")
+    >>> plan.call_text, len(plan.body.body)
+    ('f(y)', 1)
+    """
+    try:
+        module = ast.parse(cell)
+    except SyntaxError as exc:
+        line = (exc.lineno or 1) + first_line - 1
+        raise UsageProblem(
+            f"{magic}: the cell is not valid Python (line {line}: {exc.msg}).",
+            example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
+        ) from None
+    ast.increment_lineno(module, first_line - 1)
+    statements = module.body
+    if line_call.strip():
+        parse_call_expression(line_call, magic=magic)
+        return CellPlan(body=module if statements else None, call_text=line_call.strip())
+    if not statements:
+        raise UsageProblem(
+            f"{magic} needs a cell whose last statement is a call expression (the cell is empty).",
+            example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
+        )
+    last = statements[-1]
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+        shown = ast.unparse(last).splitlines()[0]
+        raise UsageProblem(
+            f"{magic}: the cell's last statement must be a call expression, the call to work on; "
+            f"it is `{shown}`.",
+            example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
+        )
+    module.body = statements[:-1]
+    return CellPlan(body=module if module.body else None, call_text=ast.unparse(last.value))
+
+
+def run_body(body: ast.Module | None, namespace: dict, filename: str) -> None:
+    """Run the cell's leading statements in the user's namespace, as a normal cell would."""
+    if body is None:
+        return
+    code = compile(body, filename, "exec")
+    try:
+        exec(code, namespace)
+    except Exception as exc:
+        raise UserCodeError(exc, during="running the cell") from None
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluating the callee and its arguments
+
+
+def resolve_call(
+    text: str,
+    namespace: dict[str, Any],
+    *,
+    local_namespace: Mapping[str, Any] | None = None,
+    static: str | None = None,
+    magic: str = "%jaxpr",
+    filename: str = "<jaxmagic-call>",
+) -> Call:
+    """Evaluate the callee and arguments of the call expression ``text`` in ``namespace``.
+
+    ``local_namespace`` holds local variables (a magic used inside a function); ``static`` is the
+    ``-s`` option: parameter names and/or positions, comma-separated.
+    """
+    node = parse_call_expression(text, magic=magic)
+    fn, args, kwargs = _evaluate(node, namespace, local_namespace, filename, magic)
+    check_callable(fn, text=ast.unparse(node.func), magic=magic)
+    options = _jax_private.jit_options(fn) if _jax_private.is_jitted(fn) else _jax_private.JitOptions()
+    static_argnums, static_argnames = parse_static(static, unwrap_jit(fn), args, magic=magic)
+    return Call(
+        fn=fn,
+        args=tuple(args),
+        kwargs=dict(kwargs),
+        static_argnums=_merge(options.static_argnums, static_argnums),
+        static_argnames=_merge(options.static_argnames, static_argnames),
+        donate_argnums=options.donate_argnums,
+        source=ast.unparse(node),
+    )
+
+
+def _evaluate(node: ast.Call, namespace: dict, local_namespace: Mapping | None, filename: str, magic: str):
+    """Evaluate ``f(a, *b, k=c, **d)`` as the triple ``(f, (a, *b), {'k': c, **d})``."""
+    triple = ast.Tuple(
+        elts=[
+            node.func,
+            ast.Tuple(elts=list(node.args), ctx=ast.Load()),
+            ast.Dict(keys=[kw.arg for kw in node.keywords], values=[kw.value for kw in node.keywords]),
+        ],
+        ctx=ast.Load(),
+    )
+    keys = [kw.arg for kw in node.keywords if kw.arg is not None]
+    if len(keys) != len(set(keys)):
+        raise UsageProblem(f"{magic}: a keyword argument is given twice in `{ast.unparse(node)}`.")
+    expression = ast.fix_missing_locations(ast.Expression(body=triple))
+    code = compile(expression, filename, "eval")
+    try:
+        return eval(code, namespace, local_namespace if local_namespace is not None else namespace)
+    except NameError as exc:
+        raise UsageProblem(
+            f"{magic}: {exc}. Define it first (run the cell that defines it), "
+            f"or use the cell form, where the cell's own definitions run first.",
+            example=f"{magic} {CALL_EXAMPLE}",
+        ) from None
+    except Exception as exc:
+        raise UserCodeError(exc, during=f"evaluating the arguments of `{ast.unparse(node)}`") from None
+
+
+def check_callable(fn: Any, *, text: str, magic: str) -> None:
+    """A ``UsageProblem`` unless ``fn`` is something that can be traced."""
+    if not callable(fn):
+        raise UsageProblem(
+            f"{magic}: `{text}` is a {type(fn).__name__}, not a function; "
+            f"the call's callee must be a function, a jitted function, a lambda, a partial, "
+            f"a method or a callable object.",
+            example=f"{magic} {CALL_EXAMPLE}",
+        )
+    inner = unwrap_jit(fn)
+    if inspect.isclass(inner):
+        raise UsageProblem(
+            f"{magic}: `{text}` is a class; call a function or method that returns arrays instead "
+            f"(e.g. an instance's `__call__` or `apply`).",
+            example=f"{magic} model.apply(params, x)",
+        )
+    if inspect.isgeneratorfunction(inner) or inspect.isasyncgenfunction(inner):
+        raise UsageProblem(
+            f"{magic}: `{text}` is a generator function; JAX can only trace a function that returns "
+            f"arrays (or pytrees of them).",
+        )
+    if inspect.iscoroutinefunction(inner):
+        raise UsageProblem(
+            f"{magic}: `{text}` is an async function; JAX can only trace a plain function that "
+            f"returns arrays (or pytrees of them).",
+        )
+
+
+def parse_static(
+    spec: str | None, fn: Callable, args: tuple, *, magic: str = "%jaxpr"
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Split ``-s`` (``"n"``, ``"1,mode"``) into static positions and names, checked against ``fn``.
+
+    >>> def f(x, n, mode="a"):
+    ...     pass
+    >>> parse_static("1,mode", f, (0, 1))
+    ((1,), ('mode',))
+    """
+    if spec is None or not spec.strip():
+        return (), ()
+    sig = signature_of(fn)
+    params = sig.parameters if sig is not None else {}
+    has_var_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    has_var_args = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values())
+    positional = [
+        name
+        for name, p in params.items()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    accepted = ", ".join(params) or "(none)"
+    nums: list[int] = []
+    names: list[str] = []
+    for item in (part.strip() for part in spec.split(",")):
+        if not item:
+            continue
+        if item.lstrip("-").isdigit():
+            position = int(item)
+            limit = max(len(args), len(positional)) if has_var_args else len(positional) or len(args)
+            if position < 0 or position >= limit:
+                raise UsageProblem(
+                    f"{magic}: -s {item}: there is no positional argument {item}; "
+                    f"positions start at 0 and the parameters are: {accepted}.",
+                    example=f"{magic} -s 1 {CALL_EXAMPLE}",
+                )
+            if position in nums:
+                raise UsageProblem(f"{magic}: -s names argument {item} twice.")
+            nums.append(position)
+        elif item.isidentifier():
+            if sig is not None and item not in params and not has_var_kwargs:
+                raise UsageProblem(
+                    f"{magic}: -s {item}: the function has no parameter named `{item}`; "
+                    f"its parameters are: {accepted}.",
+                    example=f"{magic} -s n {CALL_EXAMPLE}",
+                )
+            if item in names:
+                raise UsageProblem(f"{magic}: -s names `{item}` twice.")
+            names.append(item)
+        else:
+            raise UsageProblem(
+                f"{magic}: -s takes parameter names or positions separated by commas, not `{item}`.",
+                example=f"{magic} -s 1,mode {CALL_EXAMPLE}",
+            )
+    # The same parameter by name and by position is asked twice.
+    for position in nums:
+        if position < len(positional) and positional[position] in names:
+            raise UsageProblem(
+                f"{magic}: -s names parameter `{positional[position]}` twice (by name and as position {position})."
+            )
+    return tuple(nums), tuple(names)
+
+
+def _merge(first: tuple, second: tuple) -> tuple:
+    return tuple(dict.fromkeys(first + second))

@@ -1,0 +1,53 @@
+"""The IPython layer: registers jaxmagic's magics on a shell, and removes every trace of them again.
+
+Each magic family lives in its own module with its own ``Magics`` class; each may also hook into
+the shell (events, exception handlers, JAX listeners) through ``install(shell)`` /
+``uninstall(shell)`` functions, which ``load`` and ``unload`` call in order.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# Modules of this package that define a ``Magics`` class named in ``MAGICS`` and, optionally,
+# ``install(shell)`` / ``uninstall(shell)`` for the hooks they add to the session.
+PARTS = {
+    "jaxmagic.magics.jaxpr": "JaxprMagics",
+}
+
+
+def _parts():
+    for module_name, class_name in PARTS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue
+            raise
+        yield module, getattr(module, class_name)
+
+
+def load(shell) -> None:
+    """Register the magics (replacing any earlier registration) and install each part's hooks."""
+    unload(shell)
+    for module, magics_class in _parts():
+        shell.register_magics(magics_class)
+        install = getattr(module, "install", None)
+        if install is not None:
+            install(shell)
+
+
+def unload(shell) -> None:
+    """Remove jaxmagic's magics and hooks from ``shell``; safe to call when nothing is loaded."""
+    manager = shell.magics_manager
+    for module, magics_class in reversed(list(_parts())):
+        uninstall = getattr(module, "uninstall", None)
+        if uninstall is not None:
+            uninstall(shell)
+        for kind, names in magics_class.magics.items():
+            for name in names:
+                registered = manager.magics[kind].get(name)
+                owner = getattr(registered, "__self__", None)
+                if owner is not None and type(owner).__module__ == magics_class.__module__:
+                    del manager.magics[kind][name]
+        manager.registry.pop(magics_class.__name__, None)

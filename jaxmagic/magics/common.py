@@ -1,0 +1,267 @@
+"""What every jaxmagic magic shares: splitting options from the call, finding the call in a line or a
+cell, showing a report in the notebook or the terminal, and failing cleanly.
+
+This package is the only place that knows IPython's magic machinery; engines never import it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import types
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from IPython.core.error import UsageError
+
+from jaxmagic import call as calls
+from jaxmagic import sources
+from jaxmagic.errors import UsageProblem, UserCodeError
+
+
+# ------------------------------------------------------------------------------------------------
+# Options and the call
+
+
+def split_options(parser, line: str, magic: str):
+    """Split a magic's line into parsed options and the call expression that follows them.
+
+    The call may itself contain spaces, minus signs and quotes (``f(x, -3, "a b")``), so the split
+    is found by trying each word boundary from the right: the longest prefix that parses as
+    options wins, and the rest is the call.
+    """
+    __tracebackhide__ = True
+    line = line.strip()
+    boundaries = sorted({len(line), 0, *(m.start() for m in re.finditer(r"(?<=\s)\S", line))}, reverse=True)
+    informative_error = None
+    for boundary in boundaries:
+        prefix, rest = line[:boundary].strip(), line[boundary:].strip()
+        try:
+            options = parser.parse_argstring(prefix)
+        except (UsageError, ValueError) as exc:
+            if informative_error is None and (not rest or _is_call(rest)):
+                informative_error = exc
+            continue
+        if rest.startswith("-") and not _is_call(rest) and informative_error is not None:
+            break
+        return options, rest
+    message = str(informative_error) if informative_error else f"cannot read the options of {magic}"
+    raise UsageError(f"{magic}: {message}\n{parser.format_usage().strip()}")
+
+
+def _is_call(text: str) -> bool:
+    try:
+        return isinstance(calls.ast.parse(text, mode="eval").body, calls.ast.Call)
+    except SyntaxError:
+        return False
+
+
+@dataclass
+class FoundCall:
+    """The call a magic works on, and how to name the notebook's cells in what it shows."""
+
+    call: calls.Call
+    cell_namer: sources.CellNamer
+
+
+def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line: str,
+              static: str | None, local_ns: dict | None = None) -> FoundCall:
+    """The line form evaluates ``line_call``; the cell form runs the cell but its last statement first.
+
+    Raises ``UsageProblem`` for what the user typed, ``UserCodeError`` when the user's code raised.
+    """
+    __tracebackhide__ = True
+    namer = cell_namer(shell)
+    shown_as = f"%{magic}" if cell is None else f"%%{magic}"
+    if cell is None:
+        text = line_call
+        if not text.strip():
+            raise UsageProblem(
+                f"%{magic} needs a call expression after its options (or use the cell form, "
+                f"%%{magic}, with the call as the cell's last statement).",
+                example=f"%{magic} {calls.CALL_EXAMPLE}",
+            )
+        filename = "<jaxmagic-call>"
+    else:
+        plan = calls.split_cell(cell, line_call=line_call, magic=shown_as)
+        filename = cache_cell(shell, f"%%{magic} {magic_line}".rstrip() + "\n" + cell)
+        calls.run_body(plan.body, shell.user_ns, filename)
+        text = plan.call_text
+    call = calls.resolve_call(
+        text,
+        shell.user_ns,
+        local_namespace=local_ns,
+        static=static,
+        magic=shown_as,
+        filename=filename,
+    )
+    return FoundCall(call=call, cell_namer=namer)
+
+
+def cache_cell(shell, text: str) -> str:
+    """Register a cell's text with Python's linecache under this cell's number; return its filename."""
+    return shell.compile.cache(text, shell.execution_count)
+
+
+def cell_namer(shell) -> sources.CellNamer:
+    """Name a code file the way the notebook shows it: ``In [4]``, or ``None`` for a real file."""
+    compiler = shell.compile
+
+    def name(filename: str) -> str | None:
+        label = compiler.format_code_name(filename)
+        if label is None:
+            match = re.match(r"<ipython-input-(\d+)-", filename)
+            return f"In [{match.group(1)}]" if match else None
+        kind, cell = label
+        number = re.search(r"\d+", cell)
+        return f"In [{number.group(0)}]" if number else cell
+
+    return name
+
+
+# ------------------------------------------------------------------------------------------------
+# Showing a report
+
+
+def is_terminal(shell) -> bool:
+    """True in terminal IPython (not a kernel, not a plain embedded shell)."""
+    return type(shell).__name__ == "TerminalInteractiveShell"
+
+
+def use_color(shell) -> bool:
+    """Colour only on a terminal that wants it (``TERM=dumb`` and ``NO_COLOR`` say no)."""
+    if not is_terminal(shell) or os.environ.get("TERM") == "dumb" or "NO_COLOR" in os.environ:
+        return False
+    return str(getattr(shell, "colors", "")).lower() not in ("nocolor", "no_color", "none")
+
+
+def show(shell, report, *, plain: bool = False, text: Callable[..., str] | None = None) -> None:
+    """Show a report: rich in a notebook, coloured text in a terminal, plain text with ``plain``."""
+    if plain or is_terminal(shell):
+        render_text = text or (lambda r, color=False: repr(r))
+        print(render_text(report, color=use_color(shell) and not plain))
+        return
+    from IPython.display import display
+
+    display(report)
+
+
+def returned(shell, report, *, shown: bool):
+    """Hand ``-o``'s report back; when it was just shown, its echo as the cell's value is one line.
+
+    Like ``%timeit -o``: the cell shows the full view once, and ``Out[n]`` holds the report
+    (shown as ``<JaxprReport ...>`` that once; later displays of it show the full view).
+    """
+    if shown:
+        report._echo_as_repr = True
+
+        def restore(*_):
+            report._echo_as_repr = False
+            with contextlib.suppress(ValueError):
+                shell.events.unregister("post_run_cell", restore)
+
+        shell.events.register("post_run_cell", restore)
+    return report
+
+
+# ------------------------------------------------------------------------------------------------
+# Failing cleanly
+
+
+class MagicFailure(Exception):
+    """The user's code failed inside a magic. IPython shows it through ``_render_traceback_``:
+    the user's own frames only (or one line, when the doctor's explanation is shown above it)."""
+
+    def __init__(self, original: BaseException, lines: list[str]):
+        super().__init__(f"{type(original).__name__}: {original}")
+        self.original = original
+        self._lines = lines
+
+    def _render_traceback_(self) -> list[str]:
+        return self._lines
+
+
+def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback without jaxmagic's frames: what remains is the user's code (and JAX's)."""
+    frames = []
+    while tb is not None:
+        if not sources.is_jaxmagic_file(tb.tb_frame.f_code.co_filename):
+            frames.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
+        tb = tb.tb_next
+    trimmed = None
+    for frame, lasti, lineno in reversed(frames):
+        trimmed = types.TracebackType(trimmed, frame, lasti, lineno)
+    return trimmed
+
+
+def diagnose(exc: BaseException, fn: Callable | None = None):
+    """The doctor's ``Diagnosis`` for ``exc``, or ``None``."""
+    try:
+        from jaxmagic.doctor import diagnose as doctor_diagnose
+    except ImportError:
+        return None
+    try:
+        return doctor_diagnose(exc, fn=fn)
+    except Exception:  # the doctor must never hide the user's own error
+        return None
+
+
+def failure(shell, err: UserCodeError, *, fn: Callable | None = None, full_traceback: bool = False) -> MagicFailure:
+    """Show the doctor's explanation (if any) and build the exception that fails the cell."""
+    exc = err.original
+    tb = user_traceback(exc.__traceback__)
+    exc.__traceback__ = tb
+    diagnosis = diagnose(exc, fn)
+    if diagnosis is not None:
+        show(shell, diagnosis, text=_diagnosis_text)
+    if diagnosis is not None and not full_traceback:
+        note = f"{type(exc).__name__} while {err.during}: {_first_line(exc)}  (add --tb for the full traceback)"
+        return MagicFailure(exc, [note])
+    lines = shell.InteractiveTB.structured_traceback(type(exc), exc, tb)
+    if err.during and not err.during.startswith("running the cell"):
+        lines = [f"(raised while {err.during})"] + list(lines)
+    return MagicFailure(exc, list(lines))
+
+
+def _diagnosis_text(diagnosis, color: bool = False) -> str:
+    render = getattr(diagnosis, "to_text", None)
+    return render(color=color) if render else str(diagnosis)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+@contextlib.contextmanager
+def jax_config_kept() -> Iterator[None]:
+    """Whatever happens inside, JAX's configuration is as it was afterwards."""
+    import jax
+
+    before = dict(jax.config.values)
+    try:
+        yield
+    finally:
+        after = jax.config.values
+        for name, value in before.items():
+            if after.get(name) is not value and after.get(name) != value:
+                with contextlib.suppress(Exception):
+                    jax.config.update(name, value)
+
+
+@contextlib.contextmanager
+def guarded(shell, *, fn_hint: Callable[[], Any] = lambda: None, full_traceback: bool = False, keep_config: bool = True):
+    """Turn jaxmagic's failures into what a user should see: a ``UsageError`` for bad input, the
+    user's own traceback (and the doctor's note) for an error in their code; never jaxmagic's
+    internals. JAX's configuration is restored whatever happens.
+    """
+    __tracebackhide__ = True
+    config = jax_config_kept() if keep_config else contextlib.nullcontext()
+    with config:
+        try:
+            yield
+        except UsageProblem as problem:
+            raise UsageError(str(problem)) from None
+        except UserCodeError as err:
+            raise failure(shell, err, fn=fn_hint(), full_traceback=full_traceback) from None

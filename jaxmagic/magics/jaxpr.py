@@ -1,0 +1,65 @@
+"""``%jaxpr`` / ``%%jaxpr``: show what JAX traced the cell's call into, and what XLA made of it."""
+
+from __future__ import annotations
+
+from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from jaxmagic.magics import common
+from jaxmagic.render import jaxpr as render
+from jaxmagic.stages import DEFAULT_MAX_EQNS, STAGES, TRANSFORMS, trace
+
+
+@magics_class
+class JaxprMagics(Magics):
+    """The ``%jaxpr`` magic."""
+
+    @magic_arguments()
+    @argument("-s", "--static", metavar="NAMES", help="parameters to treat as static, by name or position: -s n, -s 1,mode")
+    @argument("-t", "--transform", action="append", default=[], choices=sorted(TRANSFORMS),
+              help="apply a transform first; repeat to compose, outermost first: -t vmap -t grad shows vmap(grad(f))")
+    @argument("--stage", choices=STAGES, default="jaxpr",
+              help="what to show: the jaxpr (default), the StableHLO it lowers to, or XLA's optimized HLO")
+    @argument("--cost", action="store_true", help="add XLA's cost estimate (FLOPs, bytes) and memory sizes")
+    @argument("--no-source", action="store_true", help="hide the source line beside each equation")
+    @argument("--max-eqns", type=int, default=DEFAULT_MAX_EQNS, metavar="N",
+              help=f"show at most N equations (default {DEFAULT_MAX_EQNS}); the report keeps them all")
+    @argument("--plain", action="store_true", help="print plain text only")
+    @argument("--tb", action="store_true", help="when your code raises, show its full traceback")
+    @argument("-o", "--output", action="store_true", help="return the JaxprReport")
+    @no_var_expand
+    @needs_local_scope
+    @line_cell_magic
+    def jaxpr(self, line: str, cell: str | None = None, local_ns: dict | None = None):
+        """Show the jaxpr of the cell's call (or its StableHLO / optimized HLO).
+
+        Line form:  %jaxpr [options] f(x, 3)
+        Cell form:  %%jaxpr [options]   -- the cell runs; its last statement is the call to trace
+
+        Each equation shows the line of your code that produced it; nested jaxprs (inner jit,
+        cond branches, loop bodies) fold open on click.
+        """
+        __tracebackhide__ = True
+        options, call_text = common.split_options(self.jaxpr.parser, line, "%%jaxpr" if cell is not None else "%jaxpr")
+        if options.max_eqns is not None and options.max_eqns < 1:
+            raise common.UsageError("--max-eqns must be a positive number of equations, e.g. --max-eqns 200")
+        found = None
+        with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb):
+            found = common.find_call(
+                self.shell, line_call=call_text, cell=cell, magic="jaxpr", magic_line=line,
+                static=options.static, local_ns=local_ns,
+            )
+            report = trace(
+                found.call,
+                transforms=options.transform,
+                cell_namer=found.cell_namer,
+                stage=options.stage,
+                show_source=not options.no_source,
+                show_cost=options.cost,
+                max_eqns=options.max_eqns,
+            )
+            report.prepare()
+        common.show(self.shell, report, plain=options.plain, text=render.text)
+        if options.output:
+            return common.returned(self.shell, report, shown=True)
+        return None

@@ -1,0 +1,203 @@
+"""``JaxprReport`` -> HTML and text. Pure functions of the report.
+
+The jaxpr view is a listing: one line per equation, highlighted by jaxmagic's jaxpr lexer, the
+user's source line beside it, nested jaxprs (inner jit, cond branches, loop bodies) collapsible
+in HTML and indented in text. StableHLO and HLO views show the module text, highlighted.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from pygments import highlight
+from pygments.formatters import Terminal256Formatter
+
+from jaxmagic.listing import Record, listing
+from jaxmagic.render import theme
+from jaxmagic.render.lexers import LEXERS
+from jaxmagic.render.theme import escape
+
+MAX_MODULE_LINES = 600
+SOURCE_COLUMN = 44
+INDENT = "    "
+
+
+def _records(report) -> list[Record]:
+    return list(
+        listing(
+            report.jaxpr,
+            limit=report.max_eqns,
+            with_source=report.show_source,
+            cell_namer=report.cell_namer,
+            title=report.name,
+        )
+    )
+
+
+def _source_comment(record: Record) -> str:
+    if record.source is None:
+        return ""
+    if record.same_source:
+        return f"# {record.source.label}"
+    return f"# {record.source}"
+
+
+def _module_text(report) -> tuple[str, int]:
+    """The StableHLO or HLO text, shortened to ``MAX_MODULE_LINES``; and how many lines were cut."""
+    text = report.stablehlo if report.stage == "stablehlo" else report.hlo
+    lines = text.rstrip("\n").splitlines()
+    if len(lines) <= MAX_MODULE_LINES:
+        return "\n".join(lines), 0
+    return "\n".join(lines[:MAX_MODULE_LINES]), len(lines) - MAX_MODULE_LINES
+
+
+def _cost_rows(report) -> list[tuple[str, str]]:
+    cost, memory = report.cost, report.memory
+    rows = []
+    for key, label in (("flops", "FLOPs"), ("transcendentals", "transcendentals"), ("bytes accessed", "bytes accessed")):
+        if key in cost:
+            value = cost[key]
+            rows.append((label, theme.format_bytes(value) if key == "bytes accessed" else theme.format_count(value)))
+    for key, label in (
+        ("argument_size", "arguments"),
+        ("output_size", "outputs"),
+        ("alias_size", "aliased (donated)"),
+        ("temp_size", "temporaries"),
+        ("generated_code_size", "generated code"),
+    ):
+        if key in memory:
+            rows.append((f"memory: {label}", theme.format_bytes(memory[key])))
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------
+# text
+
+
+def text(report, *, color: bool = False) -> str:
+    """The report as terminal text (ANSI colours with ``color=True``)."""
+    parts = [report.summary]
+    if report.stage == "jaxpr":
+        body = "\n".join(_text_lines(_records(report)))
+        lexer = LEXERS["jaxpr"]()
+    else:
+        body, cut = _module_text(report)
+        if cut:
+            body += f"\n… {cut} more lines (the report's .{report.stage} holds them all)"
+        lexer = LEXERS[report.stage]()
+    if color:
+        body = highlight(body, lexer, Terminal256Formatter(style="default")).rstrip("\n")
+    parts.append(body)
+    if report.show_cost:
+        rows = _cost_rows(report)
+        width = max(len(k) for k, _ in rows) if rows else 0
+        parts.append("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows))
+    return "\n".join(parts)
+
+
+def _text_lines(records: Iterable[Record]) -> Iterable[str]:
+    for r in records:
+        pad = INDENT * (2 * r.depth)
+        if r.kind == "open":
+            if r.depth == 0:
+                yield r.text
+            else:
+                yield f"{pad}▸ {r.title}: {r.text}"
+        elif r.kind == "eqn":
+            code = f"{pad}{INDENT}{r.text}"
+            comment = _source_comment(r)
+            if comment:
+                code = f"{code.ljust(SOURCE_COLUMN)}  {comment}"
+            yield code
+        elif r.kind == "more":
+            yield f"{pad}{INDENT}{r.text}"
+        elif r.kind == "close":
+            yield f"{pad}  {r.text}"
+
+
+# ----------------------------------------------------------------------------------------------
+# HTML
+
+
+def html(report) -> str:
+    """The report as self-contained HTML: scoped CSS, no JavaScript, collapsible nested jaxprs."""
+    summary = _summary_html(report)
+    if report.stage == "jaxpr":
+        body = _listing_html(_records(report))
+    else:
+        module, cut = _module_text(report)
+        highlighted = highlight(module, LEXERS[report.stage](), theme.html_formatter())
+        more = (
+            f'<div class="jm-more">… {cut} more lines (the report\'s .{escape(report.stage)} holds them all)</div>'
+            if cut
+            else ""
+        )
+        body = f'<pre class="jm-block jm-{escape(report.stage)}">{highlighted}</pre>{more}'
+    cost = _cost_html(report) if report.show_cost else ""
+    return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{body}{cost}</div>'
+
+
+def _summary_html(report) -> str:
+    counts = ", ".join(f"{escape(name)}&nbsp;×{count}" for name, count in report.top_primitives())
+    ins = escape(", ".join(report.in_types) or "()")
+    outs = escape(", ".join(report.out_types) or "()")
+    stage = "" if report.stage == "jaxpr" else f' · <span class="jm-muted">{escape(report.stage)}</span>'
+    return (
+        f'<div class="jm-summary"><b class="jm-name">{escape(report.name)}</b>: '
+        f'<span class="jm-count">{report.n_eqns} equation{"s" * (report.n_eqns != 1)}</span>'
+        f'{" · " + counts if counts else ""} · <code>({ins}) → ({outs})</code>{stage}</div>'
+    )
+
+
+def _listing_html(records: list[Record]) -> str:
+    codes = [r.text for r in records if r.kind in ("open", "eqn", "close")]
+    highlighted = highlight("\n".join(codes), LEXERS["jaxpr"](), theme.html_formatter()).split("\n")
+    lines = iter(highlighted)
+    out = ['<div class="jm-listing jm-code">']
+    for r in records:
+        pad = f' style="padding-left:{2 * r.depth + (1 if r.kind == "eqn" else 0)}ch"'
+        if r.kind == "open":
+            code = next(lines)
+            if r.depth == 0:
+                out.append(f'<div class="jm-l"{pad}><span class="jm-code">{code}</span></div>')
+            else:
+                n = f"{r.n_eqns} equation{'s' * (r.n_eqns != 1)}"
+                out.append(
+                    f'<details class="jm-nested"><summary style="padding-left:{2 * r.depth}ch">'
+                    f'▸ <b>{escape(r.title)}</b> · {n} <span class="jm-muted">{code}</span></summary>'
+                )
+        elif r.kind == "eqn":
+            code = next(lines)
+            src = ""
+            if r.source is not None:
+                title = escape(f"{r.source.file}:{r.source.line} in {r.source.function}")
+                same = " jm-same" if r.same_source else ""
+                src = f'<span class="jm-src{same}" title="{title}">{escape(_source_comment(r))}</span>'
+            out.append(
+                f'<div class="jm-l jm-eqn" data-primitive="{escape(r.primitive)}"{pad}>'
+                f'<span class="jm-code">{code}</span>{src}</div>'
+            )
+        elif r.kind == "more":
+            out.append(f'<div class="jm-more"{pad}>{escape(r.text)}</div>')
+        elif r.kind == "close":
+            code = next(lines)
+            out.append(f'<div class="jm-l"{pad}><span class="jm-code">  {code}</span></div>')
+            if r.depth > 0:
+                out.append("</details>")
+    out.append("</div>")
+    return "".join(out)
+
+
+def _cost_html(report) -> str:
+    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in _cost_rows(report))
+    return f'<table class="jm-table jm-cost"><tr><th>XLA estimate</th><th></th></tr>{rows}</table>'
+
+
+def mimebundle(report, include=None, exclude=None) -> dict:
+    """``text/plain`` and ``text/html`` together, honouring IPython's include/exclude."""
+    bundle = {"text/plain": text(report), "text/html": html(report)}
+    if include:
+        bundle = {k: v for k, v in bundle.items() if k in include}
+    if exclude:
+        bundle = {k: v for k, v in bundle.items() if k not in exclude}
+    return bundle

@@ -1,0 +1,135 @@
+"""What every jaxmagic view shares: the scoped stylesheet, escaping, and number formats.
+
+Colours come from JupyterLab's own theme variables (``--jp-mirror-editor-*``), so the views
+follow its light and dark themes; each has a fallback for pages without them (nbconvert's
+classic template, a plain browser).
+
+>>> format_seconds(0.000123), format_seconds(2.5), format_bytes(2048)
+('123 µs', '2.50 s', '2.0 KiB')
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+from pygments.formatters import HtmlFormatter
+
+ROOT_CLASS = "jaxmagic"
+TOKEN_PREFIX = "jm-t"
+
+# Pygments' short token class -> JupyterLab variable (and a light-theme fallback).
+_TOKEN_COLOURS = {
+    "k": ("keyword", "#008000"),
+    "kt": ("builtin", "#0055aa"),
+    "nf": ("def", "#0000ff"),
+    "nv": ("variable", "#212121"),
+    "na": ("attribute", "#7d4e00"),
+    "nc": ("def", "#0000ff"),
+    "no": ("number", "#aa22ff"),
+    "nd": ("meta", "#aa22ff"),
+    "nb": ("builtin", "#008000"),
+    "m": ("number", "#080"),
+    "mh": ("number", "#080"),
+    "mf": ("number", "#080"),
+    "mi": ("number", "#080"),
+    "s": ("string", "#ba2121"),
+    "s1": ("string", "#ba2121"),
+    "s2": ("string", "#ba2121"),
+    "c": ("comment", "#408080"),
+    "c1": ("comment", "#408080"),
+    "cm": ("comment", "#408080"),
+    "o": ("operator", "#aa22ff"),
+    "gu": ("comment", "#408080"),
+}
+
+
+def _token_css() -> str:
+    rules = []
+    for cls, (var, fallback) in _TOKEN_COLOURS.items():
+        rules.append(f".{ROOT_CLASS} .{TOKEN_PREFIX}{cls}{{color:var(--jp-mirror-editor-{var}-color,{fallback})}}")
+    rules.append(f".{ROOT_CLASS} .{TOKEN_PREFIX}k{{font-weight:bold}}")
+    return "\n".join(rules)
+
+
+STYLESHEET = f"""
+.{ROOT_CLASS}{{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:var(--jp-ui-font-size1,13px);
+  color:var(--jp-content-font-color1,#212121);line-height:1.45;max-width:100%;overflow-x:auto}}
+.{ROOT_CLASS} .jm-summary{{margin:2px 0 6px 0;color:var(--jp-content-font-color1,#212121)}}
+.{ROOT_CLASS} .jm-summary b{{font-weight:600}}
+.{ROOT_CLASS} .jm-muted{{color:var(--jp-content-font-color2,#616161)}}
+.{ROOT_CLASS} .jm-warn{{color:var(--jp-warn-color0,#bf360c)}}
+.{ROOT_CLASS} .jm-code,.{ROOT_CLASS} code,.{ROOT_CLASS} pre{{font-family:var(--jp-code-font-family,SFMono-Regular,Menlo,Consolas,monospace);
+  font-size:var(--jp-code-font-size,13px)}}
+.{ROOT_CLASS} .jm-listing{{border-left:3px solid var(--jp-border-color2,#e0e0e0);padding:2px 0 2px 8px;
+  background:var(--jp-cell-editor-background,#f7f7f7);border-radius:2px}}
+.{ROOT_CLASS} .jm-l{{white-space:pre;display:flex;gap:2ch}}
+.{ROOT_CLASS} .jm-l .jm-code{{flex:0 0 auto;min-width:44ch}}
+.{ROOT_CLASS} .jm-src{{color:var(--jp-mirror-editor-comment-color,#408080);font-family:var(--jp-code-font-family,monospace);
+  font-size:var(--jp-code-font-size,13px);white-space:pre;opacity:.9}}
+.{ROOT_CLASS} .jm-src.jm-same{{opacity:.55}}
+.{ROOT_CLASS} details.jm-nested>summary{{cursor:pointer;white-space:pre;font-family:var(--jp-code-font-family,monospace);
+  font-size:var(--jp-code-font-size,13px);color:var(--jp-content-font-color2,#616161)}}
+.{ROOT_CLASS} details.jm-nested>summary:hover{{color:var(--jp-content-font-color1,#212121)}}
+.{ROOT_CLASS} .jm-more{{font-style:italic;color:var(--jp-warn-color0,#bf360c);white-space:pre}}
+.{ROOT_CLASS} table.jm-table{{border-collapse:collapse;margin:4px 0;font-variant-numeric:tabular-nums}}
+.{ROOT_CLASS} table.jm-table th,.{ROOT_CLASS} table.jm-table td{{padding:2px 10px;text-align:right;
+  border-bottom:1px solid var(--jp-border-color2,#e0e0e0)}}
+.{ROOT_CLASS} table.jm-table th:first-child,.{ROOT_CLASS} table.jm-table td:first-child{{text-align:left}}
+.{ROOT_CLASS} table.jm-table th{{font-weight:600;color:var(--jp-content-font-color1,#212121)}}
+.{ROOT_CLASS} .jm-card{{border:1px solid var(--jp-border-color1,#bdbdbd);border-left:4px solid var(--jp-warn-color0,#bf360c);
+  border-radius:3px;padding:6px 10px;margin:4px 0;background:var(--jp-layout-color1,#fff)}}
+.{ROOT_CLASS} .jm-card h4{{margin:0 0 4px 0;font-size:var(--jp-ui-font-size2,15px)}}
+.{ROOT_CLASS} pre.jm-block{{margin:4px 0;padding:6px 8px;background:var(--jp-cell-editor-background,#f7f7f7);
+  border-radius:2px;overflow-x:auto;white-space:pre}}
+{_token_css()}
+"""
+
+
+def style_tag() -> str:
+    """The ``<style>`` element every view starts with (scoped under ``.jaxmagic``)."""
+    return f"<style>{STYLESHEET}</style>"
+
+
+def escape(text: object) -> str:
+    """HTML-escape anything user-controlled before it reaches markup (quotes included)."""
+    return html.escape(str(text), quote=True)
+
+
+def html_formatter() -> HtmlFormatter:
+    """A Pygments formatter emitting spans with jaxmagic's token classes, no wrapper."""
+    return HtmlFormatter(nowrap=True, classprefix=TOKEN_PREFIX)
+
+
+def format_seconds(seconds: float) -> str:
+    """Seconds with a unit a person reads at a glance (ns, µs, ms, s)."""
+    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+        return "–"
+    if math.isinf(seconds):
+        return "∞"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(seconds) >= scale or unit == "ns":
+            value = seconds / scale
+            if unit == "s":
+                return f"{value:.2f} s"
+            return f"{value:.3g} {unit}"
+    return f"{seconds} s"
+
+
+def format_bytes(n: float) -> str:
+    """Bytes as B, KiB, MiB, GiB."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{int(n)} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def format_count(n: float) -> str:
+    """A large count with thousands separators (or SI suffix past a million)."""
+    if n >= 1e9:
+        return f"{n / 1e9:.2f} G"
+    if n >= 1e6:
+        return f"{n / 1e6:.2f} M"
+    return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"

@@ -1,0 +1,36 @@
+"""The one thing every report shares: it shows itself in IPython through its renderer module.
+
+A report is a plain object with documented attributes; ``_repr_mimebundle_`` returns
+``text/plain`` and ``text/html`` together (rich-style), importing the renderer only then.
+
+>>> import jax.numpy as jnp
+>>> from jaxmagic import trace, Call
+>>> report = trace(Call(jnp.sin, (jnp.ones(2),), {}))
+>>> sorted(report._repr_mimebundle_())
+['text/html', 'text/plain']
+"""
+
+from __future__ import annotations
+
+import importlib
+
+
+class Report:
+    """Base of ``JaxprReport``, ``Comparison``, ``RecompileLog`` and ``Diagnosis``."""
+
+    _renderer: str = ""  # module path of the renderer: ``jaxmagic.render.<name>``
+    # True for the single echo of a report that a magic has just shown and returned with ``-o``.
+    _echo_as_repr: bool = False
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        if self._echo_as_repr:
+            return {"text/plain": repr(self)}
+        return importlib.import_module(self._renderer).mimebundle(self, include=include, exclude=exclude)
+
+    def to_html(self) -> str:
+        """The report's HTML view (self-contained: scoped CSS, no JavaScript)."""
+        return importlib.import_module(self._renderer).html(self)
+
+    def to_text(self, *, color: bool = False) -> str:
+        """The report's text view (ANSI colours with ``color=True``)."""
+        return importlib.import_module(self._renderer).text(self, color=color)

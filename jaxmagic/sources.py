@@ -1,0 +1,104 @@
+"""Which line of the user's code made a piece of JAX's work, named the way the user knows it.
+
+In a notebook a cell's file is named by its prompt (``In [4] line 3``); elsewhere by the file's
+name (``model.py:12``). The IPython layer tells the engines how to name cells through a
+``CellNamer``: a function from a code object's filename to ``"In [4]"`` (or ``None``).
+
+>>> loc = SourceLine(file="/src/model.py", line=12, function="step", text="y = x * 2")
+>>> loc.label
+'model.py:12'
+>>> SourceLine(file="cell-4", line=3, function="f", text="y = x * 2", cell="In [4]").label
+'In [4] line 3'
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
+
+from jaxmagic import _jax_private
+
+CellNamer = Callable[[str], Optional[str]]
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_LIBRARY_DIRS = tuple(
+    {os.path.normpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if p}
+    | {os.path.normpath(p) for p in sys.path if p.endswith(("site-packages", "dist-packages"))}
+)
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    """One line of the user's code: where it is, and what it says."""
+
+    file: str
+    line: int
+    function: str
+    text: str
+    cell: str | None = None  # "In [4]" when the file is a notebook cell
+
+    @property
+    def label(self) -> str:
+        """``In [4] line 3`` for a notebook cell, ``file.py:12`` for a file."""
+        if self.cell:
+            return f"{self.cell} line {self.line}"
+        return f"{os.path.basename(self.file)}:{self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.label}: {self.text}" if self.text else self.label
+
+
+def no_cells(filename: str) -> None:
+    """The ``CellNamer`` for plain Python: no file is a notebook cell."""
+    return None
+
+
+def is_jaxmagic_file(filename: str) -> bool:
+    """True for jaxmagic's own source files (never shown as the user's line)."""
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+
+
+def is_library_file(filename: str) -> bool:
+    """True for installed packages and the standard library (code the user did not write)."""
+    path = os.path.normpath(os.path.abspath(filename))
+    return any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
+
+
+def pick_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int, str] | None:
+    """The innermost frame in the user's own code, from frames listed innermost first.
+
+    Frames of JAX and of jaxmagic are never the user's. A frame in the user's own files or
+    notebook cells wins over one in another installed library (e.g. a flax layer), which is
+    the fallback.
+    """
+    fallback = None
+    for file, line, function in frames:
+        if is_jaxmagic_file(file) or _jax_private.is_jax_internal_file(file):
+            continue
+        if not is_library_file(file):
+            return file, line, function
+        if fallback is None:
+            fallback = (file, line, function)
+    return fallback
+
+
+def source_line(file: str, line: int, function: str, cell_namer: CellNamer = no_cells) -> SourceLine:
+    """A ``SourceLine`` for ``file:line``, with the line's text where Python's linecache has it."""
+    return SourceLine(
+        file=file,
+        line=line,
+        function=function,
+        text=linecache.getline(file, line).strip(),
+        cell=cell_namer(file),
+    )
+
+
+def user_source_line(source_info, cell_namer: CellNamer = no_cells) -> SourceLine | None:
+    """The user's line behind a JAX equation's ``source_info``, or ``None`` where unknown."""
+    frame = pick_user_frame(_jax_private.traceback_frames(source_info))
+    if frame is None:
+        return None
+    return source_line(*frame, cell_namer=cell_namer)

@@ -1,0 +1,258 @@
+"""Call -> trace -> lower -> compile, kept as a ``JaxprReport``: what JAX traced, lowered and compiled.
+
+Each stage past tracing runs only when first asked for (``report.stablehlo``, ``report.hlo``,
+``report.cost``), so a report of the jaxpr alone never pays for XLA.
+
+>>> import jax.numpy as jnp
+>>> from jaxmagic.call import Call
+>>> def f(x):
+...     return jnp.sum(jnp.sin(x) ** 2)
+>>> report = trace(Call(f, (jnp.ones(3),), {}), transforms=["grad"])
+>>> report.name, report.in_types, report.out_types
+('grad(f)', ['f32[3]'], ['f32[3]'])
+>>> report.primitive_counts["cos"]
+1
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from typing import Callable, Sequence
+
+import jax
+
+from jaxmagic.call import Call
+from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.listing import count_eqns, listing, primitive_counts
+from jaxmagic.report import Report
+from jaxmagic.sources import CellNamer, SourceLine, no_cells
+
+STAGES = ("jaxpr", "stablehlo", "hlo")
+TRANSFORMS: dict[str, Callable] = {
+    "grad": jax.grad,
+    "value_and_grad": jax.value_and_grad,
+    "vmap": jax.vmap,
+    "jacfwd": jax.jacfwd,
+    "jacrev": jax.jacrev,
+}
+DEFAULT_MAX_EQNS = 400
+
+
+class JaxprReport(Report):
+    """What JAX made of one call: the jaxpr, and on demand StableHLO, optimized HLO and costs.
+
+    Attributes: ``jaxpr`` (``ClosedJaxpr``), ``text`` (JAX's own plain print of it),
+    ``stablehlo`` and ``hlo`` (text, computed on first access), ``cost`` (``flops``,
+    ``bytes accessed``, ``transcendentals``, ...), ``memory`` (byte counts),
+    ``primitive_counts`` (nested jaxprs included), ``n_eqns`` (equations, nested included),
+    ``source_lines`` (top-level equation index -> the user's ``SourceLine``), ``in_types`` and
+    ``out_types`` (``f32[3]``...), ``name`` (``vmap(grad(f))``).
+
+    What the display shows is set by ``stage``, ``show_source``, ``show_cost`` and ``max_eqns``;
+    the report always keeps everything.
+    """
+
+    _renderer = "jaxmagic.render.jaxpr"
+
+    def __init__(
+        self,
+        traced: jax.stages.Traced,
+        *,
+        name: str,
+        cell_namer: CellNamer = no_cells,
+        stage: str = "jaxpr",
+        show_source: bool = True,
+        show_cost: bool = False,
+        max_eqns: int = DEFAULT_MAX_EQNS,
+    ):
+        self.traced = traced
+        self.jaxpr = traced.jaxpr
+        self.name = name
+        self.cell_namer = cell_namer
+        self.stage = stage
+        self.show_source = show_source
+        self.show_cost = show_cost
+        self.max_eqns = max_eqns
+
+    # -- stages ------------------------------------------------------------------------------
+    @functools.cached_property
+    def text(self) -> str:
+        """JAX's own plain (uncoloured) print of the jaxpr."""
+        return self.jaxpr.pretty_print(use_color=False)
+
+    @functools.cached_property
+    def lowered(self) -> jax.stages.Lowered:
+        return self.traced.lower()
+
+    @functools.cached_property
+    def stablehlo(self) -> str:
+        """The StableHLO (MLIR) module the jaxpr lowers to."""
+        return self.lowered.as_text()
+
+    @functools.cached_property
+    def compiled(self) -> jax.stages.Compiled:
+        return self.lowered.compile()
+
+    @functools.cached_property
+    def hlo(self) -> str:
+        """XLA's optimized HLO, after compilation for the default device."""
+        return self.compiled.as_text()
+
+    @functools.cached_property
+    def cost(self) -> dict[str, float]:
+        """XLA's cost estimate: ``flops``, ``bytes accessed``, ``transcendentals``, ..."""
+        analysis = self.compiled.cost_analysis()
+        if isinstance(analysis, (list, tuple)):  # older JAX: one dict per device
+            analysis = analysis[0] if analysis else {}
+        return dict(analysis or {})
+
+    @functools.cached_property
+    def memory(self) -> dict[str, int]:
+        """Byte counts from ``memory_analysis()``: arguments, outputs, temporaries, code."""
+        stats = self.compiled.memory_analysis()
+        if stats is None:
+            return {}
+        names = [n for n in dir(stats) if n.endswith("_in_bytes")]
+        return {n[: -len("_in_bytes")]: int(getattr(stats, n)) for n in names}
+
+    def prepare(self) -> "JaxprReport":
+        """Run now the stages the display needs (lowering, compiling), so a failure shows here."""
+        try:
+            if self.stage == "stablehlo":
+                self.stablehlo
+            if self.stage == "hlo" or self.show_cost:
+                self.hlo, self.cost, self.memory
+        except Exception as exc:
+            raise UserCodeError(exc, during=f"lowering and compiling {self.name}") from None
+        return self
+
+    # -- structure ---------------------------------------------------------------------------
+    @functools.cached_property
+    def primitive_counts(self) -> collections.Counter:
+        """Primitive name -> number of equations, nested jaxprs included."""
+        return primitive_counts(self.jaxpr)
+
+    @functools.cached_property
+    def n_eqns(self) -> int:
+        """Number of equations, nested jaxprs included."""
+        return count_eqns(self.jaxpr)
+
+    @functools.cached_property
+    def source_lines(self) -> dict[int, SourceLine]:
+        """Top-level equation index -> the user's source line that produced it (where known)."""
+        found = {}
+        for record in listing(self.jaxpr, cell_namer=self.cell_namer):
+            if record.kind == "eqn" and record.depth == 0 and record.source is not None:
+                found[record.path[-1]] = record.source
+        return found
+
+    @property
+    def in_types(self) -> list[str]:
+        return [a.str_short(short_dtypes=True) for a in self.jaxpr.in_avals]
+
+    @property
+    def out_types(self) -> list[str]:
+        return [a.str_short(short_dtypes=True) for a in self.jaxpr.out_avals]
+
+    def top_primitives(self, n: int = 4) -> list[tuple[str, int]]:
+        return self.primitive_counts.most_common(n)
+
+    @property
+    def summary(self) -> str:
+        """One line: equations, the most frequent primitives, input and output types."""
+        eqns = f"{self.n_eqns} equation{'s' * (self.n_eqns != 1)}"
+        top = ", ".join(f"{name} ×{count}" for name, count in self.top_primitives())
+        ins = ", ".join(self.in_types) or "()"
+        outs = ", ".join(self.out_types) or "()"
+        parts = [f"{self.name}: {eqns}"]
+        if top:
+            parts.append(top)
+        parts.append(f"({ins}) -> ({outs})")
+        return " · ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"<JaxprReport {self.summary}>"
+
+
+def transformed_name(name: str, transforms: Sequence[str]) -> str:
+    """``vmap(grad(f))`` for ``transforms=["vmap", "grad"]``."""
+    for t in reversed(transforms):
+        name = f"{t}({name})"
+    return name
+
+
+def trace(
+    call: Call,
+    *,
+    transforms: Sequence[str] = (),
+    cell_namer: CellNamer = no_cells,
+    stage: str = "jaxpr",
+    show_source: bool = True,
+    show_cost: bool = False,
+    max_eqns: int = DEFAULT_MAX_EQNS,
+) -> JaxprReport:
+    """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``."""
+    if stage not in STAGES:
+        raise UsageProblem(f"unknown stage {stage!r}; choose one of: {', '.join(STAGES)}.", example="%jaxpr --stage hlo f(x)")
+    unknown = [t for t in transforms if t not in TRANSFORMS]
+    if unknown:
+        raise UsageProblem(
+            f"unknown transform {unknown[0]!r}; choose from: {', '.join(TRANSFORMS)}.",
+            example="%jaxpr -t vmap -t grad f(x)",
+        )
+    if transforms:
+        fn, args, kwargs = call.dynamic()
+        if not args:
+            raise UsageProblem(
+                f"-t {transforms[-1]} needs a positional array argument to act on, and "
+                f"`{call.source}` has no dynamic positional argument.",
+                example="%jaxpr -t grad loss(params, x)",
+            )
+        for t in reversed(transforms):
+            fn = TRANSFORMS[t](fn)
+        jitted = jax.jit(fn)
+    else:
+        args, kwargs = call.args, call.kwargs
+        jitted = call.jit()
+    try:
+        traced = jitted.trace(*args, **kwargs)
+    except (TypeError, ValueError) as exc:
+        problem = _transform_problem(exc, transforms)
+        if problem is not None:
+            raise problem from None
+        raise UserCodeError(exc, during=f"tracing {call.name}") from None
+    except Exception as exc:
+        raise UserCodeError(exc, during=f"tracing {call.name}") from None
+    return JaxprReport(
+        traced,
+        name=transformed_name(call.name, transforms),
+        cell_namer=cell_namer,
+        stage=stage,
+        show_source=show_source,
+        show_cost=show_cost,
+        max_eqns=max_eqns,
+    )
+
+
+_TRANSFORM_MISUSE = {
+    "Gradient only defined for scalar-output functions": "grad needs a function whose output is a scalar",
+    "grad requires real- or complex-valued inputs": "grad differentiates with respect to the first argument, which must be a float array",
+    "vmap was requested to map its argument along axis 0": "vmap maps over the leading axis of every positional argument, and one of them has no axes",
+    "vmap got inconsistent sizes for array axes to be mapped": "vmap maps over the leading axis of every positional argument, and their leading sizes differ",
+}
+
+
+def _transform_problem(exc: Exception, transforms: Sequence[str]) -> UsageProblem | None:
+    """A ``UsageProblem`` when ``exc`` says a requested transform does not apply to this call."""
+    if not transforms:
+        return None
+    message = str(exc)
+    for needle, explanation in _TRANSFORM_MISUSE.items():
+        if needle in message:
+            first_line = message.strip().splitlines()[0]
+            return UsageProblem(
+                f"-t {' -t '.join(transforms)} does not apply here: {explanation}. JAX says: {first_line}",
+                example="%jaxpr -t grad loss(params, x)   # loss returns a scalar",
+            )
+    return None

@@ -1,0 +1,98 @@
+"""A real IPython shell with jaxmagic loaded, and a helper that runs a cell and collects what it showed.
+
+The shell is IPython's own ``InteractiveShell`` (what a kernel builds on): rich displays arrive as
+mime bundles, printed text as stdout, errors as the exception IPython recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+
+PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "jaxmagic")
+
+
+@dataclass
+class CellResult:
+    """What running one cell produced."""
+
+    error: BaseException | None
+    stdout: str
+    stderr: str
+    outputs: list = field(default_factory=list)  # mime bundles shown with display()
+    result: object = None  # the cell's value (what Out[n] holds)
+    shown_traceback: str = ""  # the traceback IPython printed, if any
+
+    @property
+    def html(self) -> str:
+        return "\n".join(o.get("text/html", "") for o in self.outputs)
+
+    @property
+    def text(self) -> str:
+        """Everything shown as text: printed output and the text form of displayed objects."""
+        shown = [o.get("text/plain", "") for o in self.outputs]
+        return "\n".join([self.stdout, *shown])
+
+    @property
+    def usage_error(self) -> str | None:
+        from IPython.core.error import UsageError
+
+        return str(self.error) if isinstance(self.error, UsageError) else None
+
+    def assert_ok(self):
+        assert self.error is None, f"cell failed: {self.error!r}\n{self.stdout}\n{self.stderr}"
+        return self
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def strip_ansi(text: str) -> str:
+    return ANSI.sub("", text)
+
+
+@pytest.fixture(scope="session")
+def ip():
+    """The session's shell, with jaxmagic loaded (as ``%load_ext jaxmagic`` does)."""
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "jaxmagic")
+    shell.run_cell("import jax, jax.numpy as jnp, numpy as np", store_history=False)
+    yield shell
+
+
+@pytest.fixture
+def run(ip):
+    """``run(cell_source) -> CellResult``; names a test defines are removed after it."""
+    before = set(ip.user_ns)
+
+    def run_cell(source: str) -> CellResult:
+        with capture_output() as captured:
+            outcome = ip.run_cell(source, store_history=True)
+        error = outcome.error_in_exec or outcome.error_before_exec
+        return CellResult(
+            error=error,
+            stdout=strip_ansi(captured.stdout),
+            stderr=strip_ansi(captured.stderr),
+            outputs=[o.data for o in captured.outputs],
+            result=outcome.result,
+            shown_traceback=strip_ansi(captured.stdout + captured.stderr),
+        )
+
+    yield run_cell
+    for name in set(ip.user_ns) - before:
+        if not name.startswith("_"):
+            ip.user_ns.pop(name, None)
+
+
+def assert_no_internals(result: CellResult) -> None:
+    """No jaxmagic frame or file reached the user."""
+    shown = result.stdout + result.stderr + result.text
+    assert PACKAGE_DIR not in shown, f"jaxmagic internals reached the user:\n{shown}"
+    assert "jaxmagic/" not in shown.replace("jaxmagic/docs", ""), shown
