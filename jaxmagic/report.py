@@ -2,6 +2,8 @@
 
 A report is a plain object with documented attributes; ``_repr_mimebundle_`` returns
 ``text/plain`` and ``text/html`` together (rich-style), importing the renderer only then.
+A renderer module has two pure functions: ``html(report) -> str`` and
+``text(report, *, color=False) -> str``.
 
 >>> import jax.numpy as jnp
 >>> from jaxmagic import trace, Call
@@ -23,9 +25,12 @@ class Report:
     _echo_as_repr: bool = False
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        """``text/plain`` and ``text/html`` together, honouring IPython's include / exclude."""
         if self._echo_as_repr:
             return {"text/plain": repr(self)}
-        return importlib.import_module(self._renderer).mimebundle(self, include=include, exclude=exclude)
+        renderers = {"text/plain": self.to_text, "text/html": self.to_html}
+        wanted = [m for m in renderers if (not include or m in include) and not (exclude and m in exclude)]
+        return {mime: renderers[mime]() for mime in wanted}
 
     def to_html(self) -> str:
         """The report's HTML view (self-contained: scoped CSS, no JavaScript)."""

@@ -191,13 +191,3 @@ def _listing_html(records: list[Record]) -> str:
 def _cost_html(report) -> str:
     rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in _cost_rows(report))
     return f'<table class="jm-table jm-cost"><tr><th>XLA estimate</th><th></th></tr>{rows}</table>'
-
-
-def mimebundle(report, include=None, exclude=None) -> dict:
-    """``text/plain`` and ``text/html`` together, honouring IPython's include/exclude."""
-    bundle = {"text/plain": text(report), "text/html": html(report)}
-    if include:
-        bundle = {k: v for k, v in bundle.items() if k in include}
-    if exclude:
-        bundle = {k: v for k, v in bundle.items() if k not in exclude}
-    return bundle

@@ -1,0 +1,49 @@
+"""Loading, unloading and reloading the extension; what importing jaxmagic costs."""
+
+import subprocess
+import sys
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+
+def test_import_pulls_in_neither_ipython_nor_ipywidgets_nor_jax():
+    code = "import sys, jaxmagic; print(sorted(m for m in ('IPython', 'ipywidgets', 'jax', 'pygments') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def _jaxmagic_magics(shell):
+    found = {}
+    for kind, table in shell.magics_manager.magics.items():
+        for name, fn in table.items():
+            owner = getattr(fn, "__self__", None)
+            if owner is not None and type(owner).__module__.startswith("jaxmagic."):
+                found.setdefault(kind, set()).add(name)
+    return found
+
+
+def test_load_registers_jaxpr_line_and_cell_magics(ip):
+    magics = _jaxmagic_magics(ip)
+    assert "jaxpr" in magics["line"] and "jaxpr" in magics["cell"]
+
+
+def test_unload_removes_every_magic_and_reload_restores_them_once(ip):
+    before = _jaxmagic_magics(ip)
+    ip.run_line_magic("unload_ext", "jaxmagic")
+    try:
+        assert _jaxmagic_magics(ip) == {}
+        assert not any(name.startswith("Jaxpr") for name in ip.magics_manager.registry)
+    finally:
+        ip.run_line_magic("load_ext", "jaxmagic")
+    for _ in range(3):
+        ip.run_line_magic("reload_ext", "jaxmagic")
+    assert _jaxmagic_magics(ip) == before
+    jaxpr_owners = {type(ip.magics_manager.magics["line"]["jaxpr"].__self__)}
+    assert len(jaxpr_owners) == 1
+
+
+def test_magics_work_after_reload(ip, run):
+    ip.run_line_magic("reload_ext", "jaxmagic")
+    run("x = jnp.ones(2)").assert_ok()
+    assert 'data-primitive="sin"' in run("%jaxpr jnp.sin(x)").assert_ok().html
