@@ -204,6 +204,7 @@ class CellPlan:
 
     body: ast.Module | None  # statements to run first, line numbers as in the cell (None: nothing)
     call_text: str
+    call_line: int = 1  # the cell line the call stands on (1: the magic's own line)
 
 
 def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_line: int = 2) -> CellPlan:
@@ -230,7 +231,7 @@ def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_
     statements = module.body
     if line_call.strip():
         parse_call_expression(line_call, magic=magic)
-        return CellPlan(body=module if statements else None, call_text=line_call.strip())
+        return CellPlan(body=module if statements else None, call_text=line_call.strip(), call_line=1)
     if not statements:
         raise UsageProblem(
             f"{magic} needs a cell whose last statement is a call expression (the cell is empty).",
@@ -245,7 +246,7 @@ def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_
             example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
         )
     module.body = statements[:-1]
-    return CellPlan(body=module if module.body else None, call_text=ast.unparse(last.value))
+    return CellPlan(body=module if module.body else None, call_text=ast.unparse(last.value), call_line=last.lineno)
 
 
 def run_body(body: ast.Module | None, namespace: dict, filename: str) -> None:
@@ -271,13 +272,16 @@ def resolve_call(
     static: str | None = None,
     magic: str = "%jaxpr",
     filename: str = "<jaxmagic-call>",
+    line: int = 1,
 ) -> Call:
     """Evaluate the callee and arguments of the call expression ``text`` in ``namespace``.
 
     ``local_namespace`` holds local variables (a magic used inside a function); ``static`` is the
-    ``-s`` option: parameter names and/or positions, comma-separated.
+    ``-s`` option: parameter names and/or positions, comma-separated. ``filename`` and ``line``
+    say where the expression stands, for tracebacks and for lambdas written in the call itself.
     """
     node = parse_call_expression(text, magic=magic)
+    ast.increment_lineno(node, line - 1)
     fn, args, kwargs = _evaluate(node, namespace, local_namespace, filename, magic)
     check_callable(fn, text=ast.unparse(node.func), magic=magic)
     options = _jax_private.jit_options(fn) if _jax_private.is_jitted(fn) else _jax_private.JitOptions()
@@ -299,14 +303,19 @@ def _evaluate(node: ast.Call, namespace: dict, local_namespace: Mapping | None, 
         elts=[
             node.func,
             ast.Tuple(elts=list(node.args), ctx=ast.Load()),
-            ast.Dict(keys=[kw.arg for kw in node.keywords], values=[kw.value for kw in node.keywords]),
+            ast.Dict(
+                keys=[None if kw.arg is None else ast.Constant(kw.arg) for kw in node.keywords],
+                values=[kw.value for kw in node.keywords],
+            ),
         ],
         ctx=ast.Load(),
     )
     keys = [kw.arg for kw in node.keywords if kw.arg is not None]
     if len(keys) != len(set(keys)):
         raise UsageProblem(f"{magic}: a keyword argument is given twice in `{ast.unparse(node)}`.")
-    expression = ast.fix_missing_locations(ast.Expression(body=triple))
+    expression = ast.Expression(body=triple)
+    ast.copy_location(triple, node)
+    ast.fix_missing_locations(expression)
     code = compile(expression, filename, "eval")
     try:
         return eval(code, namespace, local_namespace if local_namespace is not None else namespace)

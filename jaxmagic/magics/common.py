@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -82,12 +83,13 @@ def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line
                 f"%%{magic}, with the call as the cell's last statement).",
                 example=f"%{magic} {calls.CALL_EXAMPLE}",
             )
-        filename = "<jaxmagic-call>"
+        filename, line = _locate_line_magic(shell, magic)
     else:
         plan = calls.split_cell(cell, line_call=line_call, magic=shown_as)
         filename = cache_cell(shell, f"%%{magic} {magic_line}".rstrip() + "\n" + cell)
         calls.run_body(plan.body, shell.user_ns, filename)
         text = plan.call_text
+        line = plan.call_line
     call = calls.resolve_call(
         text,
         shell.user_ns,
@@ -95,13 +97,43 @@ def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line
         static=static,
         magic=shown_as,
         filename=filename,
+        line=line,
     )
     return FoundCall(call=call, cell_namer=namer)
 
 
+def _locate_line_magic(shell, magic: str) -> tuple[str, int]:
+    """The current cell's filename and the line of ``%magic`` in it, so that a lambda written in
+    the call itself is shown as ``In [5] line 2``. Falls back to a name of its own."""
+    number, line = current_cell(shell)
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or []
+    if number is not None and 0 <= number < len(history) and history[number]:
+        return shell.compile.cache(history[number], number), line
+    return "<jaxmagic-call>", 1
+
+
+def current_cell(shell) -> tuple[int | None, int]:
+    """The number of the cell now running (``In [n]``) and the line it is on.
+
+    Found from the stack: the innermost frame whose code IPython compiled from a cell. (IPython 9
+    counts ``execution_count`` up before a cell runs, earlier versions after, so the counter alone
+    cannot tell.)
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        label = shell.compile.format_code_name(frame.f_code.co_filename)
+        if label is not None:
+            number = re.search(r"\d+", label[1])
+            if number:
+                return int(number.group(0)), frame.f_lineno
+        frame = frame.f_back
+    return None, 1
+
+
 def cache_cell(shell, text: str) -> str:
     """Register a cell's text with Python's linecache under this cell's number; return its filename."""
-    return shell.compile.cache(text, shell.execution_count)
+    number, _ = current_cell(shell)
+    return shell.compile.cache(text, number if number is not None else shell.execution_count)
 
 
 def cell_namer(shell) -> sources.CellNamer:
@@ -265,3 +297,12 @@ def guarded(shell, *, fn_hint: Callable[[], Any] = lambda: None, full_traceback:
             raise UsageError(str(problem)) from None
         except UserCodeError as err:
             raise failure(shell, err, fn=fn_hint(), full_traceback=full_traceback) from None
+        except (UsageError, MagicFailure, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            if full_traceback:
+                raise
+            raise UsageError(
+                f"jaxmagic failed unexpectedly ({type(exc).__name__}: {exc}). "
+                f"This is a bug in jaxmagic; add --tb to see where it happened."
+            ) from None
