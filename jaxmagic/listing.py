@@ -23,9 +23,13 @@ from jaxmagic.sources import CellNamer, SourceLine, no_cells, user_source_line
 PARAM_TEXT_LIMIT = 80
 # Parameters that say nothing a reader needs when they hold their default value.
 _QUIET_PARAMS = {
-    "in_shardings", "out_shardings", "in_layouts", "out_layouts", "donated_invars", "ctx_mesh",
-    "keep_unused", "inline", "compiler_options_kvs", "out_sharding", "jvp_jaxpr_fun", "jvp",
-    "symbolic_zeros", "fwd_jaxpr_thunk", "bwd", "num_consts", "out_trees",
+    "in_shardings", "out_shardings", "in_layouts", "out_layouts", "donated_invars",
+    "keep_unused", "inline", "out_sharding", "symbolic_zeros", "num_consts",
+}
+# Parameters that hold Python callables or machinery, never worth a reader's attention.
+_HIDDEN_PARAMS = {
+    "jvp_jaxpr_fun", "jvp_jaxpr_thunk", "jvp", "fwd_jaxpr_thunk", "bwd", "out_trees", "ctx_mesh",
+    "compiler_options_kvs",
 }
 
 
@@ -120,15 +124,15 @@ def sub_jaxprs(params: dict) -> list[tuple[str, jcore.ClosedJaxpr | jcore.Jaxpr]
 
 
 def _is_quiet(key: str, value) -> bool:
-    if value is None:
+    if value is None or key in _HIDDEN_PARAMS:
         return True
     if key not in _QUIET_PARAMS:
         return False
-    if value is None or value is False or value == () or callable(value):
+    if value is None or value is False or (isinstance(value, tuple) and not value) or callable(value):
         return True
     if isinstance(value, tuple) and all(v is None or v is False or type(v).__name__ == "UnspecifiedValue" for v in value):
         return True
-    return key == "ctx_mesh" and getattr(value, "empty", False)
+    return False
 
 
 def params_text(params: dict) -> str:
@@ -213,5 +217,5 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path) ->
         yield Record("eqn", depth, text=text, primitive=eqn.primitive.name, source=source, same_source=same, path=eqn_path)
         for name, sub in sub_jaxprs(eqn.params):
             yield from _block(sub, name, depth + 1, namer, budget, with_source, cell_namer, eqn_path + (name,))
-    outs = " ".join(namer(v) for v in inner.outvars)
+    outs = ", ".join(namer(v) for v in inner.outvars)
     yield Record("close", depth, text=f"in ({outs},) }}" if len(inner.outvars) == 1 else f"in ({outs}) }}", path=path)

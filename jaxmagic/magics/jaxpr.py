@@ -59,7 +59,7 @@ class JaxprMagics(Magics):
                 max_eqns=options.max_eqns,
             )
             report.prepare()
-        common.show(self.shell, report, plain=options.plain, text=render.text)
+            common.show(self.shell, report, plain=options.plain, text=render.text)
         if options.output:
             return common.returned(self.shell, report, shown=True)
         return None

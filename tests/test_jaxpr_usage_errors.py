@@ -1,0 +1,91 @@
+"""What %jaxpr says to input it cannot use: a UsageError that says what was expected, with an example;
+nothing of jaxmagic's internals; the namespace and JAX's configuration untouched."""
+
+import jax
+import pytest
+from conftest import assert_no_internals
+
+SETUP = (
+    "x = jnp.ones(3)\n"
+    "def f(x, n):\n"
+    "    return jnp.sum(jnp.sin(x) * n)\n"
+    "def vector(x):\n"
+    "    return jnp.sin(x)\n"
+    "class Model:\n"
+    "    pass\n"
+    "def gen(x):\n"
+    "    yield x\n"
+    "async def coro(x):\n"
+    "    return x\n"
+    "number = 3\n"
+)
+
+CASES = [
+    # (cell, words the message must contain)
+    ("%jaxpr", ["needs a call expression", "Example: %jaxpr f(x, 3)"]),
+    ("%jaxpr   ", ["needs a call expression"]),
+    ("%%jaxpr\n", ["cell body is empty"]),  # IPython's own, clear message
+    ("%%jaxpr\n# only a comment\n", ["cell is empty"]),
+    ("%%jaxpr\ny = f(x, 2)", ["last statement must be a call expression", "y = f(x, 2)"]),
+    ("%%jaxpr\ndef g(a):\n    return a\n", ["last statement must be a call expression"]),
+    ("%%jaxpr\ndef g(a)\n    return a\ng(x)", ["not valid Python", "line 2"]),
+    ("%jaxpr f(x", ["not valid Python", "f(x"]),
+    ("%jaxpr x + 1", ["works on a call expression", "not `x + 1`"]),
+    ("%jaxpr undefined_function(x)", ["name 'undefined_function' is not defined"]),
+    ("%jaxpr f(undefined_arg, 2)", ["name 'undefined_arg' is not defined"]),
+    ("%jaxpr number(x)", ["`number` is a int, not a function"]),
+    ("%jaxpr Model()", ["`Model` is a class"]),
+    ("%jaxpr gen(x)", ["generator function"]),
+    ("%jaxpr coro(x)", ["async function"]),
+    ("%jaxpr -s q f(x, 2)", ["no parameter named `q`", "its parameters are: x, n"]),
+    ("%jaxpr -s 7 f(x, 2)", ["no positional argument 7"]),
+    ("%jaxpr -s 1,n f(x, 2)", ["names parameter `n` twice"]),
+    ("%jaxpr -s 'a b' f(x, 2)", ["takes parameter names or positions"]),
+    ("%jaxpr -t grad vector(x)", ["does not apply", "output is a scalar"]),
+    ("%jaxpr -t grad f(jnp.arange(3), 2)", ["does not apply", "float"]),
+    ("%jaxpr -t vmap f(x, 2)", ["does not apply", "vmap"]),
+    ("%jaxpr -t grad jnp.zeros(3)", ["does not apply"]),
+    ("%jaxpr -t hessian f(x, 2)", ["invalid choice: 'hessian'"]),
+    ("%jaxpr --stage llvm f(x, 2)", ["invalid choice: 'llvm'"]),
+    ("%jaxpr --bogus f(x, 2)", ["unrecognized arguments: --bogus"]),
+    ("%jaxpr -s", ["expected one argument"]),
+    ("%jaxpr --max-eqns 0 f(x, 2)", ["--max-eqns must be a positive"]),
+    ("%jaxpr --max-eqns many f(x, 2)", ["invalid int value"]),
+    ("%jaxpr f(x, n=1, n=2)", ["keyword argument", "twice"]),
+    ("%jaxpr f(x, 'unclosed)", ["not valid Python"]),
+]
+
+
+@pytest.mark.parametrize("cell, expected", CASES, ids=[c for c, _ in CASES])
+def test_bad_input_is_a_clear_usage_error(run, ip, cell, expected):
+    run(SETUP).assert_ok()
+    names_before = set(ip.user_ns)
+    config_before = dict(jax.config.values)
+    shown = run(cell)
+    assert shown.usage_error is not None, f"expected a UsageError, got {shown.error!r}\n{shown.stdout}"
+    for words in expected:
+        assert words in shown.usage_error, shown.usage_error
+    assert_no_internals(shown)
+    new_names = {n for n in set(ip.user_ns) - names_before if not n.startswith("_")}
+    assert new_names == set()
+    assert dict(jax.config.values) == config_before
+
+
+def test_a_failing_cell_body_keeps_what_it_defined_before_the_error_like_a_normal_cell(run):
+    shown = run("%%jaxpr\nkept = 1\nraise ValueError('boom')\nf(x, 2)")
+    assert isinstance(shown.error.original, ValueError)
+    assert "boom" in shown.shown_traceback
+    assert run("kept").result == 1
+
+
+def test_jax_config_is_restored_when_the_users_function_changes_it_and_fails(run):
+    run(
+        "def sneaky(x):\n"
+        "    jax.config.update('jax_enable_x64', True)\n"
+        "    raise RuntimeError('changed the config, then failed')\n"
+        "x = jnp.ones(2)"
+    ).assert_ok()
+    before = jax.config.jax_enable_x64
+    shown = run("%jaxpr sneaky(x)")
+    assert isinstance(shown.error.original, RuntimeError)
+    assert jax.config.jax_enable_x64 == before
