@@ -78,7 +78,7 @@ class StableHloLexer(RegexLexer):
             (r"@[\w.$-]+|@\"[^\"]*\"", Name.Function),
             (r"\"(?:stablehlo|chlo|mhlo|func|sdy)\.[\w.]+\"", Name.Function),
             (r"\"[^\"]*\"", String),
-            (r"\b(?:stablehlo|chlo|mhlo|func|sdy|shardy|arith|math|tensor|scf|call)\.[A-Za-z_][\w.]*", Name.Function),
+            (r"\b(?:stablehlo|chlo|func|sdy|shardy|arith|math|tensor|scf|call)\.[A-Za-z_][\w.]*", Name.Function),
             (r"(?:tensor|vector|memref|complex|tuple)<", Keyword.Type, "type"),
             (r"!\w+(?:\.\w+)*(?:<[^>]*>)?", Keyword.Type),
             (r"\b(?:[fiu]\d+|bf16|f8\w*|index|none)\b", Keyword.Type),
