@@ -42,8 +42,9 @@ weights = {
 
 # %% [markdown]
 # The first line sums it up: how many equations, which primitives, and the types in and out. The
-# pytree of weights became five separate inputs — a jaxpr only knows flat arrays. `jax.nn.softmax`
-# is itself a small jitted function: click its nested jaxpr to unfold it.
+# dict of weights became four separate inputs after `obs` — a jaxpr only knows flat arrays — and
+# `jax.nn.softmax` dissolved into the primitives it is made of (`reduce_max`, `exp`, `div`, ...),
+# each still pointing at the line that called it.
 
 # %% [markdown]
 # ## 2. Static versus dynamic arguments

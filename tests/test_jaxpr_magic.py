@@ -175,6 +175,8 @@ def test_stage_stablehlo_and_hlo(run, f_defined):
     assert "stablehlo.sine" in stablehlo.html and 'class="jm-block jm-stablehlo"' in stablehlo.html
     hlo = run("%jaxpr --stage hlo f(x, 3)").assert_ok()
     assert "HloModule" in hlo.html and "fusion" in hlo.html
+    assert "FileNames" not in hlo.html and "stack_frame_id" not in hlo.html  # XLA's debug tables hidden
+    assert_no_internals(hlo)
 
 
 def test_cost_table(run, f_defined):

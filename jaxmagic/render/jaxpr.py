@@ -7,6 +7,7 @@ in HTML and indented in text. StableHLO and HLO views show the module text, high
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from pygments import highlight
@@ -42,9 +43,33 @@ def _source_comment(record: Record) -> str:
     return f"# {record.source}"
 
 
+_DEBUG_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_STACK_FRAME_ID = re.compile(r" stack_frame_id=\d+")
+
+
+def readable_hlo(text: str) -> str:
+    """HLO without XLA's stack-frame tables (Python call stacks, a reader's noise) and frame ids.
+
+    >>> readable_hlo('HloModule m\\n\\nFileNames\\n1 "a.py"\\n\\nENTRY %main {\\n  ROOT %x = f32[] add(), metadata={op_name="add" stack_frame_id=3}\\n}')
+    'HloModule m\\n\\nENTRY %main {\\n  ROOT %x = f32[] add(), metadata={op_name="add"}\\n}'
+    """
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if line.strip() in _DEBUG_TABLES:
+            skipping = True
+            continue
+        if skipping:
+            if line.strip():
+                continue
+            skipping = False
+            continue
+        kept.append(_STACK_FRAME_ID.sub("", line))
+    return "\n".join(kept)
+
+
 def _module_text(report) -> tuple[str, int]:
     """The StableHLO or HLO text, shortened to ``MAX_MODULE_LINES``; and how many lines were cut."""
-    text = report.stablehlo if report.stage == "stablehlo" else report.hlo
+    text = report.stablehlo if report.stage == "stablehlo" else readable_hlo(report.hlo)
     lines = text.rstrip("\n").splitlines()
     if len(lines) <= MAX_MODULE_LINES:
         return "\n".join(lines), 0
