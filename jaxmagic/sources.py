@@ -13,6 +13,7 @@ name (``model.py:12``). The IPython layer tells the engines how to name cells th
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
@@ -67,20 +68,34 @@ def is_library_file(filename: str) -> bool:
     return any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
 
 
+_JAX_OR_JAXMAGIC, _LIBRARY, _USER = 0, 1, 2
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_kind(filename: str) -> int:
+    # Cached: a large jaxpr asks about the same few files tens of thousands of times.
+    if is_jaxmagic_file(filename) or _jax_private.is_jax_internal_file(filename):
+        return _JAX_OR_JAXMAGIC
+    return _LIBRARY if is_library_file(filename) else _USER
+
+
 def pick_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int, str] | None:
     """The innermost frame in the user's own code, from frames listed innermost first.
 
     Frames of JAX and of jaxmagic are never the user's. A frame in the user's own files or
     notebook cells wins over one in another installed library (e.g. a flax layer), which is
     the fallback.
+
+    >>> import jax
+    >>> pick_user_frame([(jax.__file__, 1, "jit"), ("/home/me/model.py", 12, "step")])
+    ('/home/me/model.py', 12, 'step')
     """
     fallback = None
     for file, line, function in frames:
-        if is_jaxmagic_file(file) or _jax_private.is_jax_internal_file(file):
-            continue
-        if not is_library_file(file):
+        kind = _file_kind(file)
+        if kind == _USER:
             return file, line, function
-        if fallback is None:
+        if kind == _LIBRARY and fallback is None:
             fallback = (file, line, function)
     return fallback
 
