@@ -165,8 +165,9 @@ def test_report_attributes(run, f_defined):
 def test_output_returns_the_report_and_echoes_it_once_as_one_line(run, ip, f_defined):
     shown = run("%jaxpr -o f(x, 3)").assert_ok()
     assert len(shown.outputs) == 1 and "text/html" in shown.outputs[0]  # the full view, once
-    assert re.search(r"Out\[\d+\]: <JaxprReport f: 4 equations", shown.stdout)  # the echo: one line
-    later = run("_").assert_ok()
+    echo = re.search(r"Out\[(\d+)\]: <JaxprReport f: 4 equations", shown.stdout)  # the echo: one line
+    assert echo
+    later = run(f"Out[{echo.group(1)}]").assert_ok()
     assert "c:f32[3] = sin a" in later.stdout  # shown again later: the full view
 
 
