@@ -52,3 +52,15 @@ def is_jax_internal_file(filename: str) -> bool:
     from jax._src import source_info_util
 
     return not source_info_util.is_user_filename(filename)
+
+
+def compile_event_names() -> dict[str, str]:
+    """The ``jax.monitoring`` duration events JAX records while tracing, lowering and compiling:
+    ``{"trace": ..., "lower": ..., "compile": ...}`` (names from ``jax._src.dispatch``)."""
+    from jax._src import dispatch
+
+    return {
+        "trace": dispatch.JAXPR_TRACE_EVENT,
+        "lower": dispatch.JAXPR_TO_MLIR_MODULE_EVENT,
+        "compile": dispatch.BACKEND_COMPILE_EVENT,
+    }

@@ -13,6 +13,7 @@ import importlib
 # ``install(shell)`` / ``uninstall(shell)`` for the hooks they add to the session.
 PARTS = {
     "jaxmagic.magics.jaxpr": "JaxprMagics",
+    "jaxmagic.magics.jitcompare": "JitCompareMagics",
 }
 
 

@@ -82,6 +82,17 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-card h4{{margin:0 0 4px 0;font-size:var(--jp-ui-font-size2,15px)}}
 .{ROOT_CLASS} pre.jm-block{{margin:4px 0;padding:6px 8px;background:var(--jp-cell-editor-background,#f7f7f7);
   border-radius:2px;overflow-x:auto;white-space:pre}}
+.{ROOT_CLASS} svg.jm-bars{{vertical-align:middle;overflow:visible}}
+.{ROOT_CLASS} .jm-bar{{fill:var(--jp-brand-color1,#1976d2)}}
+.{ROOT_CLASS} .jm-bar-eager{{fill:var(--jp-content-font-color3,#9e9e9e)}}
+.{ROOT_CLASS} .jm-bar-trace{{fill:#8e24aa}}
+.{ROOT_CLASS} .jm-bar-lower{{fill:#3949ab}}
+.{ROOT_CLASS} .jm-bar-compile{{fill:var(--jp-warn-color1,#f57c00)}}
+.{ROOT_CLASS} .jm-bar-run{{fill:var(--jp-success-color1,#388e3c)}}
+.{ROOT_CLASS} .jm-whisker{{stroke:var(--jp-content-font-color1,#212121);stroke-width:1}}
+.{ROOT_CLASS} .jm-key{{white-space:nowrap;font-weight:normal;margin-left:6px}}
+.{ROOT_CLASS} ul.jm-warnings,.{ROOT_CLASS} ul.jm-notes{{margin:4px 0;padding-left:18px}}
+.{ROOT_CLASS} .jm-break-even{{margin:4px 0}}
 {_token_css()}
 """
 

@@ -1,0 +1,100 @@
+"""Do two modes give the same result? Outputs are compared leaf by leaf, within a tolerance that
+suits each dtype (XLA's fusion may reorder float arithmetic, so bit equality is not expected).
+
+>>> import jax.numpy as jnp
+>>> mismatch({"y": jnp.ones(3)}, {"y": jnp.ones(3) + 1e-7}) is None
+True
+>>> print(mismatch({"y": jnp.ones(3)}, {"y": jnp.array([1.0, 2.0, 1.0])}))
+output['y']: values differ by up to 1 (at index (1,)), beyond rtol=0.0001, atol=1e-05
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import numpy as np
+
+# dtype kind / item size -> (rtol, atol)
+_TOLERANCES = {
+    ("f", 2): (1e-2, 1e-2),  # float16, bfloat16
+    ("f", 4): (1e-4, 1e-5),
+    ("f", 8): (1e-9, 1e-12),
+    ("c", 8): (1e-4, 1e-5),
+    ("c", 16): (1e-9, 1e-12),
+}
+
+
+def tolerance(dtype) -> tuple[float, float]:
+    """``(rtol, atol)`` for comparing arrays of ``dtype``; integers and booleans must be equal.
+
+    >>> tolerance("float32"), tolerance("int32")
+    ((0.0001, 1e-05), (0.0, 0.0))
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind in "fc":
+        return _TOLERANCES.get((dtype.kind, dtype.itemsize), (1e-2, 1e-2))
+    return 0.0, 0.0
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Where two outputs first differ, and how."""
+
+    where: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.detail}"
+
+
+def mismatch(reference, output, *, rtol: float | None = None, atol: float | None = None) -> Mismatch | None:
+    """The first difference between ``output`` and ``reference`` beyond tolerance, or ``None``.
+
+    Leaves of ``reference`` that are ``None`` are not compared. ``rtol`` / ``atol`` override the
+    per-dtype defaults of ``tolerance``.
+    """
+    ref_leaves, ref_tree = jax.tree_util.tree_flatten_with_path(reference, is_leaf=lambda x: x is None)
+    out_leaves, out_tree = jax.tree_util.tree_flatten_with_path(output, is_leaf=lambda x: x is None)
+    if len(ref_leaves) != len(out_leaves) or [p for p, _ in ref_leaves] != [p for p, _ in out_leaves]:
+        return Mismatch("output", f"the structure differs: {_structure(reference)} vs {_structure(output)}")
+    for (path, expected), (_, actual) in zip(ref_leaves, out_leaves):
+        if expected is None:
+            continue
+        where = "output" + jax.tree_util.keystr(path)
+        found = _leaf_mismatch(expected, actual, rtol, atol)
+        if found is not None:
+            return Mismatch(where, found)
+    return None
+
+
+def _structure(tree) -> str:
+    text = str(jax.tree.structure(tree, is_leaf=lambda x: x is None))
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _leaf_mismatch(expected, actual, rtol, atol) -> str | None:
+    try:
+        want = np.asarray(expected)
+        got = np.asarray(actual)
+    except Exception:
+        return None if expected == actual else f"{expected!r} vs {actual!r}"
+    if want.shape != got.shape:
+        return f"the shape differs: {want.shape} vs {got.shape}"
+    if want.dtype.kind not in "biufc" or got.dtype.kind not in "biufc":
+        return None if np.array_equal(want, got) else "the values differ"
+    default_rtol, default_atol = tolerance(np.promote_types(want.dtype, got.dtype))
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
+    want64 = want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
+    got64 = got.astype(np.complex128 if got.dtype.kind == "c" else np.float64)
+    close = np.isclose(got64, want64, rtol=rtol, atol=atol, equal_nan=True)
+    if close.all():
+        return None
+    gaps = np.where(close, 0.0, np.abs(got64 - want64))
+    gaps = np.where(np.isnan(gaps), np.inf, gaps)
+    worst = np.unravel_index(int(np.argmax(gaps)), gaps.shape) if gaps.ndim else ()
+    largest = gaps[worst] if gaps.ndim else gaps
+    at = f" (at index {tuple(int(i) for i in worst)})" if gaps.ndim else ""
+    size = "NaN in one of them" if np.isinf(largest) else f"up to {float(largest):.4g}"
+    return f"values differ by {size}{at}, beyond rtol={rtol:g}, atol={atol:g}"

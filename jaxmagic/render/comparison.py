@@ -1,0 +1,298 @@
+"""``Comparison`` -> HTML and text. Pure functions of the report.
+
+HTML: a table of the modes with inline SVG bars (median, and a whisker from best to worst
+repeat), the first calls split into trace / lower / compile / run as stacked bars, memory per
+compiled mode, then warnings and notes. No JavaScript. Text: the same tables, aligned.
+"""
+
+from __future__ import annotations
+
+import math
+
+from jaxmagic.render import theme
+from jaxmagic.render.theme import escape, format_bytes, format_seconds
+
+BAR_WIDTH = 180  # px, the longest bar in the HTML table
+BAR_HEIGHT = 14
+TEXT_BAR_WIDTH = 24  # characters
+SEGMENTS = (("trace", "trace_s"), ("lower", "lower_s"), ("compile", "compile_s"), ("run", "run_s"))
+MEMORY_COLUMNS = (("arguments", "arguments"), ("outputs", "outputs"), ("temporaries", "temporaries"),
+                  ("aliased", "aliased (donated)"), ("code", "generated code"))
+
+
+# ----------------------------------------------------------------------------------------------
+# Words shared by both views
+
+
+def _times(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if math.isinf(value):
+        return "∞"
+    return f"{value:.3g}×" if value < 100 else f"{value:,.0f}×"
+
+
+def _calls(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if math.isinf(value):
+        return "never"
+    return f"{int(value):,} call{'s' * (value != 1)}"
+
+
+def summary(report) -> str:
+    """One line: the headline of the comparison."""
+    name = report.name
+    lead = "interrupted: " if report.interrupted else ""
+    speedup = report.speedup
+    if speedup is not None:
+        eager, jit = report.modes["eager"], report.modes["jit"]
+        if speedup >= 1:
+            head = f"jit is {_times(speedup)} faster than eager"
+        else:
+            head = f"jit is {_times(1 / speedup)} slower than eager"
+        line = f"{lead}{name}: {head} ({format_seconds(jit.median)} vs {format_seconds(eager.median)} per call)"
+        first = report.compile
+        even = report.break_even_calls
+        if first is not None and even is not None:
+            if math.isinf(even):
+                line += f"; its first call ({format_seconds(first.first_call_s)}) is never repaid"
+            elif even <= 1:
+                line += f"; ahead from the first call ({format_seconds(first.first_call_s)})"
+            else:
+                line += f"; its first call ({format_seconds(first.first_call_s)}) is repaid after {_calls(even)}"
+        return line
+    if not report.modes:
+        return f"{lead}{name}: nothing was measured"
+    parts = ", ".join(f"{mode} {format_seconds(t.median)}" for mode, t in report.modes.items())
+    return f"{lead}{name}: {parts} per call"
+
+
+def _runs_text(timing) -> str:
+    if timing.from_first_call:
+        return "first call only"
+    return f"{timing.loops:,} × {timing.repeat}"
+
+
+def _mode_rows(report) -> list[list[str]]:
+    speedups = report.speedups
+    rows = []
+    for mode, t in report.modes.items():
+        rows.append([
+            mode,
+            format_seconds(t.median),
+            f"{format_seconds(t.mean)} ± {format_seconds(t.stdev)}",
+            format_seconds(t.best),
+            format_seconds(t.worst),
+            _runs_text(t),
+            _times(speedups.get(mode)),
+        ])
+    return rows
+
+
+def _mode_header(report) -> list[str]:
+    return ["mode", "median", "mean ± std", "best", "worst", "calls × repeats", f"vs {report.baseline or '–'}"]
+
+
+def _first_call_rows(report) -> list[list[str]]:
+    rows = []
+    for mode, cost in report.first_calls.items():
+        cells = [mode, format_seconds(cost.first_call_s)]
+        cells += [format_seconds(getattr(cost, attribute)) for _, attribute in SEGMENTS]
+        cells.append(f"{cost.compilations:,}")
+        rows.append(cells)
+    return rows
+
+
+FIRST_CALL_HEADER = ["first call", "total", "trace", "lower", "compile", "run", "XLA compilations"]
+
+
+def _memory_rows(report) -> list[list[str]]:
+    rows = []
+    for mode, stats in report.memory.items():
+        if mode == "eager" or not stats:
+            continue
+        rows.append([mode] + [format_bytes(stats[key]) if key in stats else "–" for key, _ in MEMORY_COLUMNS])
+    return rows
+
+
+def _eager_memory_line(report) -> str:
+    stats = report.memory.get("eager")
+    if not stats or "intermediates" not in stats:
+        return ""
+    compiled = {m: s for m, s in report.memory.items() if m != "eager" and "temporaries" in s}
+    line = f"eager writes out at least {format_bytes(stats['intermediates'])} of intermediate arrays, one per operation"
+    if "jit" in compiled:
+        line += f"; jit needs {format_bytes(compiled['jit']['temporaries'])} of temporaries"
+    return line + "."
+
+
+def _break_even_line(report) -> str:
+    even = report.break_even_calls
+    first = report.compile
+    if even is None or first is None:
+        return ""
+    eager_first = report.first_calls["eager"].first_call_s
+    if math.isinf(even):
+        return (f"jit never pays off here: each call is no faster than eager, so its first call "
+                f"({format_seconds(first.first_call_s)}, eager's: {format_seconds(eager_first)}) is never repaid.")
+    if even <= 1:
+        return (f"jit is ahead from the first call: its first call ({format_seconds(first.first_call_s)}) "
+                f"already costs no more than eager's ({format_seconds(eager_first)}).")
+    return (f"jit pays off after {_calls(even)}: its first call costs {format_seconds(first.first_call_s)} "
+            f"(eager's: {format_seconds(eager_first)}), and each later call saves "
+            f"{format_seconds(report.modes['eager'].median - report.modes['jit'].median)}.")
+
+
+# ----------------------------------------------------------------------------------------------
+# Text
+
+
+def _table(header: list[str], rows: list[list[str]], extra: list[str] | None = None) -> list[str]:
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+
+    def line(cells, tail=""):
+        first = cells[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        return "  ".join([first] + rest) + (f"  {tail}" if tail else "")
+
+    out = [line(header)]
+    for index, row in enumerate(rows):
+        out.append(line(row, extra[index] if extra else ""))
+    return out
+
+
+def _text_bar(value: float, largest: float) -> str:
+    if largest <= 0:
+        return ""
+    eighths = round(TEXT_BAR_WIDTH * 8 * value / largest)
+    full, part = divmod(max(1, eighths), 8)
+    return "█" * full + ("" if not part else " ▏▎▍▌▋▊▉"[part])
+
+
+def text(report, *, color: bool = False) -> str:
+    """The report as terminal text (``color`` makes warnings yellow)."""
+    yellow, dim, reset = ("\x1b[33m", "\x1b[2m", "\x1b[0m") if color else ("", "", "")
+    lines = [summary(report)]
+    if report.modes:
+        largest = max(t.median for t in report.modes.values())
+        bars = [_text_bar(t.median, largest) for t in report.modes.values()]
+        lines += [""] + _table(_mode_header(report), _mode_rows(report), bars)
+    if report.first_calls:
+        lines += [""] + _table(FIRST_CALL_HEADER, _first_call_rows(report))
+    even = _break_even_line(report)
+    if even:
+        lines += ["", even]
+    memory = _memory_rows(report)
+    if memory:
+        lines += ["", *_table(["memory per device"] + [label for _, label in MEMORY_COLUMNS], memory)]
+    eager_memory = _eager_memory_line(report)
+    if eager_memory:
+        lines += ([""] if not memory else []) + [eager_memory]
+    if report.warnings:
+        lines += [""] + [f"{yellow}! {w}{reset}" for w in report.warnings]
+    notes = _notes(report)
+    if notes:
+        lines += [""] + [f"{dim}· {n}{reset}" for n in notes]
+    return "\n".join(lines)
+
+
+def _notes(report) -> list[str]:
+    setups = [f"{mode}: {setup}" for mode, setup in report.setups.items() if setup]
+    budget = f"took {format_seconds(report.elapsed)} of a {format_seconds(report.budget)} budget on {report.devices}"
+    return setups + list(report.notes) + [budget]
+
+
+# ----------------------------------------------------------------------------------------------
+# HTML
+
+
+def html(report) -> str:
+    """The report as self-contained HTML: tables with inline SVG bars, no JavaScript."""
+    parts = [f'<div class="jm-summary">{escape(summary(report))}</div>']
+    if report.modes:
+        parts.append(_modes_html(report))
+    if report.first_calls:
+        parts.append(_first_calls_html(report))
+    even = _break_even_line(report)
+    if even:
+        parts.append(f'<div class="jm-break-even">{escape(even)}</div>')
+    memory = _memory_rows(report)
+    if memory:
+        header = "".join(f"<th>{escape(label)}</th>" for _, label in MEMORY_COLUMNS)
+        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in memory)
+        parts.append(f'<table class="jm-table jm-memory"><tr><th>memory per device</th>{header}</tr>{body}</table>')
+    eager_memory = _eager_memory_line(report)
+    if eager_memory:
+        parts.append(f'<div class="jm-muted">{escape(eager_memory)}</div>')
+    if report.warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
+        parts.append(f'<ul class="jm-warn jm-warnings">{items}</ul>')
+    notes = "".join(f"<li>{escape(n)}</li>" for n in _notes(report))
+    parts.append(f'<ul class="jm-muted jm-notes">{notes}</ul>')
+    return f'<div class="{theme.ROOT_CLASS} jm-comparison">{theme.style_tag()}{"".join(parts)}</div>'
+
+
+def _scale(value: float, largest: float) -> float:
+    return 0.0 if largest <= 0 else max(1.0, BAR_WIDTH * value / largest)
+
+
+def _bar_svg(timing, largest: float) -> str:
+    width = _scale(timing.median, largest)
+    best, worst = _scale(timing.best, largest), _scale(timing.worst, largest)
+    middle = BAR_HEIGHT / 2
+    label = escape(f"median {format_seconds(timing.median)}; best {format_seconds(timing.best)}, "
+                   f"worst {format_seconds(timing.worst)}")
+    return (
+        f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{label}">'
+        f"<title>{label}</title>"
+        f'<rect class="jm-bar jm-bar-{escape(timing.mode)}" x="0" y="2" width="{width:.1f}" height="{BAR_HEIGHT - 4}"/>'
+        f'<line class="jm-whisker" x1="{best:.1f}" x2="{worst:.1f}" y1="{middle}" y2="{middle}"/>'
+        f'<line class="jm-whisker" x1="{best:.1f}" x2="{best:.1f}" y1="{middle - 3}" y2="{middle + 3}"/>'
+        f'<line class="jm-whisker" x1="{worst:.1f}" x2="{worst:.1f}" y1="{middle - 3}" y2="{middle + 3}"/>'
+        "</svg>"
+    )
+
+
+def _modes_html(report) -> str:
+    largest = max(t.worst for t in report.modes.values())
+    header = "".join(f"<th>{escape(h)}</th>" for h in _mode_header(report)) + "<th></th>"
+    rows = []
+    for (mode, timing), cells in zip(report.modes.items(), _mode_rows(report)):
+        tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
+        rows.append(f'<tr data-mode="{escape(mode)}">{tds}<td>{_bar_svg(timing, largest)}</td></tr>')
+    return f'<table class="jm-table jm-modes"><tr>{header}</tr>{"".join(rows)}</table>'
+
+
+def _stacked_svg(cost, largest: float) -> str:
+    x = 0.0
+    pieces = []
+    for name, attribute in SEGMENTS:
+        seconds = getattr(cost, attribute)
+        width = 0.0 if largest <= 0 else BAR_WIDTH * seconds / largest
+        if width <= 0:
+            continue
+        label = escape(f"{name} {format_seconds(seconds)}")
+        pieces.append(
+            f'<rect class="jm-bar jm-bar-{name}" x="{x:.1f}" y="2" width="{width:.1f}" '
+            f'height="{BAR_HEIGHT - 4}"><title>{label}</title></rect>'
+        )
+        x += width
+    total = escape(f"first call {format_seconds(cost.first_call_s)}")
+    return (f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{total}">'
+            f'<title>{total}</title>{"".join(pieces)}</svg>')
+
+
+def _first_calls_html(report) -> str:
+    largest = max(cost.first_call_s for cost in report.first_calls.values())
+    legend = " ".join(
+        f'<span class="jm-key"><svg width="10" height="10"><rect class="jm-bar jm-bar-{name}" width="10" height="10"/>'
+        f"</svg> {name}</span>"
+        for name, _ in SEGMENTS
+    )
+    header = "".join(f"<th>{escape(h)}</th>" for h in FIRST_CALL_HEADER) + f"<th>{legend}</th>"
+    rows = []
+    for (mode, cost), cells in zip(report.first_calls.items(), _first_call_rows(report)):
+        tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
+        rows.append(f'<tr data-mode="{escape(mode)}">{tds}<td>{_stacked_svg(cost, largest)}</td></tr>')
+    return f'<table class="jm-table jm-first-calls"><tr>{header}</tr>{"".join(rows)}</table>'

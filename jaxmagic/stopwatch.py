@@ -1,0 +1,194 @@
+"""Honest timing of one ``Runner``: every timed call waits for its whole output, the first call is
+timed apart with the compile work JAX records during it, and loops are sized timeit-style.
+
+>>> import jax.numpy as jnp
+>>> from jaxmagic.call import Call
+>>> from jaxmagic.modes import build
+>>> runner = build("jit", Call(jnp.cos, (jnp.ones(4),), {}))
+>>> first, output = first_call(runner)
+>>> first.compilations >= 1, first.first_call_s >= first.compile_s > 0
+(True, True)
+>>> seconds = timed_loop(runner, 5, waiter(output))
+>>> seconds > 0
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+import jax
+
+from jaxmagic import _jax_private
+
+TIMER = time.perf_counter
+TARGET_REPEAT_S = 0.2  # as %timeit: grow the calls per repeat until a repeat lasts this long
+CALIBRATION_S = 0.02  # how long the run that estimates a call's time may last
+
+
+@dataclass(frozen=True)
+class CompileCost:
+    """What the first call of a mode cost, and how JAX spent it.
+
+    ``trace_s``, ``lower_s`` and ``compile_s`` are the tracing (Python -> jaxpr), lowering
+    (jaxpr -> StableHLO) and XLA compiling that JAX recorded during the call (through
+    ``jax.monitoring``); ``first_call_s`` is the whole first call, measured around it;
+    ``run_s`` is the rest: dispatching and running the freshly compiled program.
+    ``compilations`` counts XLA compilations (eager mode compiles each primitive once).
+
+    >>> cost = CompileCost(trace_s=0.01, lower_s=0.02, compile_s=0.05, first_call_s=0.1, compilations=1)
+    >>> round(cost.run_s, 3), round(cost.one_time_s, 3)
+    (0.02, 0.08)
+    """
+
+    trace_s: float
+    lower_s: float
+    compile_s: float
+    first_call_s: float
+    compilations: int = 0
+
+    @property
+    def one_time_s(self) -> float:
+        """Tracing, lowering and compiling: what later calls no longer pay."""
+        return self.trace_s + self.lower_s + self.compile_s
+
+    @property
+    def run_s(self) -> float:
+        """The first call without tracing, lowering and compiling."""
+        return max(0.0, self.first_call_s - self.one_time_s)
+
+
+@contextlib.contextmanager
+def compile_events() -> Iterator[dict[str, list[float]]]:
+    """Collect the durations JAX records for tracing, lowering and compiling in this thread.
+
+    Yields ``{"trace": [...], "lower": [...], "compile": [...]}`` (seconds), filled as JAX works.
+    """
+    kinds = {name: kind for kind, name in _jax_private.compile_event_names().items()}
+    found: dict[str, list[float]] = {kind: [] for kind in kinds.values()}
+    thread = threading.get_ident()
+
+    def listen(event: str, duration: float, **_):
+        kind = kinds.get(event)
+        if kind is not None and threading.get_ident() == thread:
+            found[kind].append(duration)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield found
+    finally:
+        with contextlib.suppress(Exception):
+            jax.monitoring.unregister_event_duration_listener(listen)
+
+
+def waiter(output: Any) -> Callable[[Any], Any]:
+    """How to wait for outputs shaped like ``output``: a single array's own method, or
+    ``jax.block_until_ready`` on the whole pytree."""
+    if isinstance(output, jax.Array):
+        return _wait_array
+    return jax.block_until_ready
+
+
+def _wait_array(output):
+    return output.block_until_ready()
+
+
+def first_call(runner) -> tuple[CompileCost, Any]:
+    """Run the mode's first call, timed whole, with the compile work JAX recorded inside it."""
+    args, kwargs = runner.fresh_arguments()
+    with runner.context(), compile_events() as events:
+        start = TIMER()
+        output = runner.fn(*args, **kwargs)
+        jax.block_until_ready(output)
+        elapsed = TIMER() - start
+    cost = CompileCost(
+        trace_s=sum(events["trace"]),
+        lower_s=sum(events["lower"]),
+        compile_s=sum(events["compile"]),
+        first_call_s=elapsed,
+        compilations=len(events["compile"]),
+    )
+    return cost, output
+
+
+def timed_loop(runner, loops: int, wait: Callable[[Any], Any]) -> float:
+    """Seconds that ``loops`` calls took, each waited for; donated arguments are re-created
+    outside the timed region (then each call is timed on its own and the times are summed)."""
+    fn, args, kwargs = runner.fn, runner.args, runner.kwargs
+    with runner.context():
+        if runner.donated:
+            total = 0.0
+            for _ in range(loops):
+                args, kwargs = runner.fresh_arguments()
+                start = TIMER()
+                wait(fn(*args, **kwargs))
+                total += TIMER() - start
+            return total
+        if wait is _wait_array:
+            return _array_loop(fn, args, kwargs, loops)
+        start = TIMER()
+        for _ in itertools.repeat(None, loops):
+            wait(fn(*args, **kwargs))
+        return TIMER() - start
+
+
+def _array_loop(fn, args, kwargs, loops):
+    # The common case, kept as lean as a hand-written `f(x).block_until_ready()` loop.
+    timer = TIMER
+    start = timer()
+    for _ in itertools.repeat(None, loops):
+        fn(*args, **kwargs).block_until_ready()
+    return timer() - start
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Seconds per call from a short run: ``timed`` (what a repeat measures), ``wall`` (what it
+    costs, donated copies included), over ``calls`` calls."""
+
+    timed: float
+    wall: float
+    calls: int
+
+
+def estimate(runner, wait, *, single_call_s: float) -> Estimate:
+    """Seconds per call from a calibration run of about ``CALIBRATION_S``.
+
+    ``single_call_s`` is a call already measured; when it is that long, it is the estimate.
+    """
+    if single_call_s >= CALIBRATION_S:
+        return Estimate(single_call_s, single_call_s, 1)
+    calls = max(1, min(10_000_000, int(CALIBRATION_S / max(single_call_s, 1e-7))))
+    start = TIMER()
+    timed = timed_loop(runner, calls, wait)
+    wall = TIMER() - start
+    return Estimate(timed / calls, wall / calls, calls)
+
+
+def auto_loops(per_call_s: float, target_s: float = TARGET_REPEAT_S) -> int:
+    """Calls per repeat so that a repeat lasts about ``target_s`` (at least one call).
+
+    >>> auto_loops(0.001), auto_loops(0.5), auto_loops(3e-6)
+    (200, 1, 66667)
+    """
+    return max(1, math.ceil(target_s / max(per_call_s, 1e-9)))
+
+
+def timer_overhead() -> float:
+    """The smallest time two readings of the timer can be apart: the floor of any measurement.
+
+    >>> 0 <= timer_overhead() < 1e-3
+    True
+    """
+    best = math.inf
+    for _ in range(200):
+        start = TIMER()
+        best = min(best, TIMER() - start)
+    resolution = time.get_clock_info("perf_counter").resolution
+    return max(best, resolution)

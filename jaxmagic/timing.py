@@ -1,0 +1,575 @@
+"""Call -> eager / jit / sharded / pmap runs, honestly timed -> ``Comparison``.
+
+Each mode's first call is timed apart (with the tracing, lowering and compiling JAX did inside
+it); then calls are timed in repeats, the modes taking turns, every call waiting for its whole
+output, within a time budget.
+
+>>> import jax.numpy as jnp
+>>> from jaxmagic.call import Call
+>>> def f(x):
+...     return jnp.sum(jnp.sin(x) ** 2)
+>>> result = compare(Call(f, (jnp.ones(1000),), {}), repeat=3, loops=5)
+>>> sorted(result.modes), result.modes["jit"].loops, result.modes["jit"].repeat
+(['eager', 'jit'], 5, 3)
+>>> result.compile.compile_s > 0, result.speedup > 0
+(True, True)
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import warnings as python_warnings
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from jaxmagic import agreement, footprint, modes as mode_setup, stopwatch
+from jaxmagic.call import Call
+from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.report import Report
+from jaxmagic.stopwatch import TIMER, CompileCost
+
+DEFAULT_REPEAT = 7
+DEFAULT_BUDGET_S = 6.0
+SLOW_REPEAT_RATIO = 4.0  # as %timeit: warn when the slowest repeat is this much slower
+TIMER_FLOOR_FACTOR = 1000  # a timed stretch shorter than this many timer floors is imprecise
+OVERRUN_FACTOR = 1.25  # repeats stop when the budget is overrun by this factor
+
+__all__ = ["Comparison", "CompileCost", "Timing", "compare", "DEFAULT_REPEAT", "DEFAULT_BUDGET_S"]
+
+
+@dataclass
+class Timing:
+    """The steady-state time of one mode: ``all_runs`` holds seconds per call, one per repeat.
+
+    ``loops`` is the calls per repeat. ``from_first_call`` is true when the budget allowed no
+    timed call after the first one: the figure is then that first call without its compiling.
+
+    >>> t = Timing("jit", [1e-3, 2e-3, 3e-3], loops=100)
+    >>> t.median, t.best, t.worst, t.repeat, round(t.stdev, 6)
+    (0.002, 0.001, 0.003, 3, 0.001)
+    >>> str(t)
+    '2 ms ± 1 ms per call (median 2 ms; 3 repeats × 100 calls)'
+    """
+
+    mode: str
+    all_runs: list[float]
+    loops: int
+    from_first_call: bool = False
+
+    @property
+    def repeat(self) -> int:
+        return len(self.all_runs)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.all_runs)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.all_runs)
+
+    @property
+    def stdev(self) -> float:
+        return statistics.stdev(self.all_runs) if len(self.all_runs) > 1 else 0.0
+
+    @property
+    def best(self) -> float:
+        return min(self.all_runs)
+
+    @property
+    def worst(self) -> float:
+        return max(self.all_runs)
+
+    def __str__(self) -> str:
+        from jaxmagic.render.theme import format_seconds
+
+        calls = f"{self.loops:,} call{'s' * (self.loops != 1)}"
+        runs = f"{self.repeat} repeat{'s' * (self.repeat != 1)} × {calls}"
+        return f"{format_seconds(self.mean)} ± {format_seconds(self.stdev)} per call (median {format_seconds(self.median)}; {runs})"
+
+
+class Comparison(Report):
+    """Eager versus jit (versus sharded and pmap) for one call: what ``%jitcompare -o`` returns.
+
+    Attributes:
+
+    - ``modes``: mode name -> ``Timing`` (in the order asked for; a mode interrupted before any
+      measurement is missing).
+    - ``first_calls``: mode name -> ``CompileCost`` of its first call; ``compile`` is jit's.
+    - ``speedup``: eager median / jit median (``None`` without both); ``speedups``: each mode's
+      speed relative to the ``baseline`` mode (eager where measured).
+    - ``break_even_calls``: the number of calls after which jit, first call included, has cost
+      no more than eager, first call included (``math.inf`` if never; ``None`` without both).
+    - ``memory``: compiled mode -> bytes from XLA's ``memory_analysis()`` (``arguments``,
+      ``outputs``, ``aliased``, ``temporaries``, ``code``), per device; ``eager`` ->
+      ``{"intermediates": ...}``, the arrays an op-by-op run writes out (a lower bound).
+    - ``warnings``: what may make the figures misleading; ``notes``: how the modes were set up.
+    - ``setups``: mode -> one line on how it ran; ``budget``, ``elapsed`` (seconds),
+      ``interrupted`` (Ctrl-C stopped the timing), ``devices`` (``8 × cpu``), ``name``.
+    """
+
+    _renderer = "jaxmagic.render.comparison"
+
+    def __init__(self, *, name: str, modes: dict, first_calls: dict, memory: dict, warnings: list,
+                 notes: list, setups: dict, budget: float, elapsed: float, interrupted: bool,
+                 devices: str, requested: Sequence[str]):
+        self.name = name
+        self.modes: dict[str, Timing] = modes
+        self.first_calls: dict[str, CompileCost] = first_calls
+        self.memory: dict[str, dict[str, int]] = memory
+        self.warnings: list[str] = warnings
+        self.notes: list[str] = notes
+        self.setups: dict[str, str] = setups
+        self.budget = budget
+        self.elapsed = elapsed
+        self.interrupted = interrupted
+        self.devices = devices
+        self.requested = tuple(requested)
+
+    @property
+    def compile(self) -> CompileCost | None:
+        """The jit mode's first call: trace, lower, compile and the whole first call."""
+        return self.first_calls.get("jit")
+
+    @property
+    def baseline(self) -> str | None:
+        """The mode others are compared with: eager if it was measured, else the first mode."""
+        if "eager" in self.modes:
+            return "eager"
+        return next(iter(self.modes), None)
+
+    @property
+    def speedups(self) -> dict[str, float]:
+        """Mode -> baseline median / that mode's median (above 1: faster than the baseline)."""
+        base = self.modes.get(self.baseline) if self.baseline else None
+        if base is None:
+            return {}
+        return {mode: base.median / t.median if t.median > 0 else math.inf for mode, t in self.modes.items()}
+
+    @property
+    def speedup(self) -> float | None:
+        """Eager median / jit median (``None`` unless both were measured)."""
+        if "eager" not in self.modes or "jit" not in self.modes:
+            return None
+        jit = self.modes["jit"].median
+        return self.modes["eager"].median / jit if jit > 0 else math.inf
+
+    def cost_of_calls(self, mode: str, calls: int) -> float:
+        """Seconds that ``calls`` calls of ``mode`` take: its first call, then its median per call."""
+        return self.first_calls[mode].first_call_s + (calls - 1) * self.modes[mode].median
+
+    @property
+    def break_even_calls(self) -> float | None:
+        """After how many calls jit has paid for its compile (``math.inf``: never)."""
+        if not {"eager", "jit"} <= set(self.modes) or not {"eager", "jit"} <= set(self.first_calls):
+            return None
+        return break_even(
+            self.first_calls["eager"].first_call_s, self.modes["eager"].median,
+            self.first_calls["jit"].first_call_s, self.modes["jit"].median,
+        )
+
+    @property
+    def summary(self) -> str:
+        """One line: which mode is how much faster, and when jit pays off."""
+        from jaxmagic.render.comparison import summary
+
+        return summary(self)
+
+    def __repr__(self) -> str:
+        return f"<Comparison {self.summary}>"
+
+
+def break_even(eager_first: float, eager_per_call: float, jit_first: float, jit_per_call: float) -> float:
+    """The fewest calls N for which N jit calls cost no more than N eager calls, first calls included.
+
+    >>> break_even(0.01, 0.001, 0.1, 0.0001)  # 0.1 + 0.0001 (N-1) <= 0.01 + 0.001 (N-1)
+    101
+    >>> break_even(0.01, 0.001, 0.1, 0.002)
+    inf
+    """
+    if jit_first <= eager_first:
+        return 1
+    saved_per_call = eager_per_call - jit_per_call
+    if saved_per_call <= 0:
+        return math.inf
+    return 1 + math.ceil((jit_first - eager_first) / saved_per_call - 1e-12)
+
+
+# ------------------------------------------------------------------------------------------------
+# Measuring
+
+
+def compare(
+    call: Call,
+    *,
+    modes: str | Sequence[str] | None = None,
+    repeat: int = DEFAULT_REPEAT,
+    loops: int | None = None,
+    budget: float = DEFAULT_BUDGET_S,
+    split: str | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+) -> Comparison:
+    """Time ``call`` in each of ``modes`` (default eager and jit) and compare them.
+
+    ``repeat`` repeats of ``loops`` calls each (default: as many calls as fill 0.2 s), all within
+    ``budget`` seconds, first calls included; what the budget cut is said in ``warnings``.
+    ``split`` names the arguments whose leading axis ``sharded`` / ``pmap`` spread over the
+    devices (default: all array arguments). ``rtol`` / ``atol`` loosen or tighten the check that
+    every mode's result matches eager's. A Ctrl-C stops the timing: the report holds what was
+    measured and says so.
+    """
+    chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol)
+    session = _Session(call, chosen, repeat=int(repeat), loops=None if loops is None else int(loops),
+                       budget=float(budget), split=split, rtol=rtol, atol=atol)
+    return session.run()
+
+
+def check_settings(*, modes=None, repeat=DEFAULT_REPEAT, loops=None, budget=DEFAULT_BUDGET_S,
+                   rtol=None, atol=None) -> tuple[str, ...]:
+    """A ``UsageProblem`` for any setting ``compare`` cannot use; the modes chosen otherwise.
+
+    >>> check_settings(modes="jit,eager", loops=10)
+    ('jit', 'eager')
+    >>> check_settings(repeat=0)
+    Traceback (most recent call last):
+    ...
+    jaxmagic.errors.UsageProblem: %jitcompare: -r must be a positive number, not 0.
+    Example: %jitcompare -r 7 f(x)
+    """
+    for value, flag, example in ((repeat, "-r", "-r 7"), (loops, "-n", "-n 100"), (budget, "--budget", "--budget 10")):
+        usable = value > 0 and (flag == "--budget" or not math.isinf(value)) if value is not None else True
+        if not usable:
+            raise UsageProblem(
+                f"%jitcompare: {flag} must be a positive number, not {value}.",
+                example=f"%jitcompare {example} f(x)",
+            )
+    for value, flag in ((rtol, "--rtol"), (atol, "--atol")):
+        if value is not None and not value >= 0:
+            raise UsageProblem(f"%jitcompare: {flag} must be zero or positive, not {value}.",
+                               example=f"%jitcompare {flag} 1e-3 f(x)")
+    return mode_setup.parse_modes(modes)
+
+
+@dataclass
+class _Plan:
+    loops: int
+    repeat: int
+
+
+@dataclass
+class _Session:
+    """One comparison in progress: what was measured so far, so a Ctrl-C can still report it."""
+
+    call: Call
+    modes: tuple[str, ...]
+    repeat: int
+    loops: int | None
+    budget: float
+    split: str | None
+    rtol: float | None
+    atol: float | None
+    runners: dict = field(default_factory=dict)
+    first_calls: dict = field(default_factory=dict)
+    outputs: dict = field(default_factory=dict)
+    estimates: dict = field(default_factory=dict)  # mode -> stopwatch.Estimate
+    runs: dict = field(default_factory=dict)  # mode -> seconds per call, one per repeat
+    plans: dict = field(default_factory=dict)
+    fallback: set = field(default_factory=set)
+    memory: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    phase: str = "setting up"
+
+    # -- the whole run -------------------------------------------------------------------------
+    def run(self) -> Comparison:
+        self.start = TIMER()
+        self.deadline = self.start + self.budget
+        interrupted = False
+        with python_warnings.catch_warnings(record=True) as caught:
+            python_warnings.simplefilter("always")
+            try:
+                for mode in self.modes:
+                    self._build(mode)
+                self._first_calls()
+                self._check_results()
+                self._memory()
+                self._estimates()
+                self._plan()
+                self._repeats()
+            except KeyboardInterrupt:
+                interrupted = True
+                self.warnings.append(
+                    f"Interrupted (Ctrl-C) while {self.phase}: the report shows what was measured until then."
+                )
+        self._jax_warnings(caught)
+        return self._report(interrupted)
+
+    def _build(self, mode: str) -> None:
+        self.phase = f"setting up the {mode} mode"
+        try:
+            runner = mode_setup.build(mode, self.call, split=self.split)
+        except (UsageProblem, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise UserCodeError(exc, during=f"placing the arguments of {self.call.name} for {mode} mode") from None
+        self.runners[mode] = runner
+        self.notes += runner.notes
+
+    def _remaining(self) -> float:
+        return self.deadline - TIMER()
+
+    # -- first calls -----------------------------------------------------------------------------
+    def _first_calls(self) -> None:
+        failures = {}
+        for mode, runner in self.runners.items():
+            self.phase = f"the first {mode} call"
+            try:
+                cost, output = stopwatch.first_call(runner)
+            except Exception as exc:
+                failures[mode] = exc
+                continue
+            self.first_calls[mode] = cost
+            self.outputs[mode] = output
+        if failures:
+            mode, exc = next(iter(failures.items()))
+            fine = [m for m in self.modes if m in self.first_calls]
+            during = f"running {self.call.name} in {mode} mode"
+            if fine:
+                during += f" (it ran without error in {' and '.join(fine)} mode{'s' * (len(fine) > 1)})"
+            raise UserCodeError(exc, during=during)
+
+    def _check_results(self) -> None:
+        self.phase = "comparing the modes' results"
+        reference = next((m for m in ("eager", "jit") if m in self.outputs), None)
+        if reference is None:
+            return
+        for mode, output in self.outputs.items():
+            if mode == reference:
+                continue
+            comparable = self.runners[mode].to_reference(output)
+            if mode == "pmap" and all(leaf is None for leaf in _leaves(comparable)):
+                self.notes.append("pmap: results not compared with eager's: every device returns its own small result "
+                                  "(f of its slice), which eager has no counterpart for.")
+                continue
+            found = agreement.mismatch(self.outputs[reference], comparable, rtol=self.rtol, atol=self.atol)
+            if found is None:
+                continue
+            if mode == "pmap" and not found.detail.startswith("values"):
+                self.notes.append(f"pmap: results not compared with {reference}'s: each device runs f on its own "
+                                  f"slice of the leading axis ({found}).")
+            elif mode == "pmap":
+                self.warnings.append(
+                    f"pmap and {reference} results differ beyond tolerance: {found}. Under pmap each device sees only "
+                    f"its slice of the leading axis, so a function that mixes rows (a mean or sum over the batch) "
+                    f"computes something else; the sharded mode keeps the function's meaning."
+                )
+            else:
+                self.warnings.append(
+                    f"{mode} and {reference} results differ beyond tolerance: {found}. The usual causes: the function "
+                    f"reads Python state that changes between calls (a global, a counter, Python randomness), or a "
+                    f"computation is sensitive to float rounding that XLA's fusion changes (--rtol / --atol loosen "
+                    f"the check)."
+                )
+
+    def _memory(self) -> None:
+        self.phase = "reading XLA's memory analysis"
+        for mode, runner in self.runners.items():
+            if not runner.compiles or mode not in self.first_calls:
+                continue
+            cost = self.first_calls[mode]
+            # jit's caches make this free after the first call; pmap compiles again.
+            if mode == "pmap" and cost.one_time_s > max(0.0, self._remaining()) / 4:
+                self.notes.append("pmap: memory analysis skipped (it would compile the program again, and the budget is short).")
+                continue
+            try:
+                self.memory[mode] = footprint.compiled_memory(runner.lowered().compile())
+            except Exception:  # memory is a bonus; the timing must not fail for it
+                continue
+        traced_by = next((self.runners[m] for m in ("jit", "sharded") if m in self.first_calls), None)
+        if "eager" in self.first_calls and traced_by is not None:
+            try:
+                args, kwargs = traced_by.fresh_arguments()
+                closed = traced_by.jitted.trace(*args, **kwargs).jaxpr
+                self.memory["eager"] = {"intermediates": footprint.intermediate_bytes(closed)}
+            except Exception:
+                pass
+
+    # -- sizing the repeats ------------------------------------------------------------------------
+    def _estimates(self) -> None:
+        modes = [m for m in self.modes if m in self.first_calls]
+        for index, mode in enumerate(modes):
+            runner, cost = self.runners[mode], self.first_calls[mode]
+            share = self._remaining() / (len(modes) - index)
+            if cost.run_s > share:
+                self.fallback.add(mode)
+                continue
+            self.phase = f"warming up the {mode} mode"
+            wait = stopwatch.waiter(self.outputs[mode])
+            with _no_gc():
+                single = stopwatch.timed_loop(runner, 1, wait)
+                self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
+
+    def _plan(self) -> None:
+        wanted = {m: _Plan(self.loops or stopwatch.auto_loops(e.timed), self.repeat) for m, e in self.estimates.items()}
+        need = {m: p.repeat * p.loops * self.estimates[m].wall for m, p in wanted.items()}
+        remaining = max(0.0, self._remaining())
+        total = sum(need.values())
+        for mode, plan in wanted.items():
+            allowance = remaining * need[mode] / total if total > remaining and total > 0 else math.inf
+            per_call = max(self.estimates[mode].wall, 1e-9)
+            loops, repeat = plan.loops, plan.repeat
+            if repeat * loops * per_call > allowance and self.loops is None:
+                loops = max(1, int(allowance / (repeat * per_call)))
+            if repeat * loops * per_call > allowance:
+                repeat = max(1, int(allowance / (loops * per_call)))
+            if repeat * loops * per_call > allowance:
+                loops = max(1, int(allowance / per_call))
+            if allowance < per_call:
+                self.fallback.add(mode)
+                continue
+            self.plans[mode] = _Plan(loops, repeat)
+            if (loops, repeat) != (plan.loops, plan.repeat):
+                self.warnings.append(
+                    f"{mode}: {_runs(repeat, loops)} instead of {_runs(plan.repeat, plan.loops)}, to stay within "
+                    f"the {_seconds(self.budget)} budget (--budget raises it)."
+                )
+        for mode in sorted(self.fallback, key=self.modes.index):
+            cost = self.first_calls[mode]
+            if mode in self.estimates:
+                calls = self.estimates[mode].calls
+                source = f"the {calls} warm-up call{'s' * (calls != 1)} that sized the repeats"
+            else:
+                source = f"its first call less its compiling ({_seconds(cost.run_s)})"
+            self.warnings.append(
+                f"{mode}: the budget ({_seconds(self.budget)}) left no time for repeats after its first call "
+                f"({_seconds(cost.first_call_s)}); its figure comes from {source}, a single sample. "
+                f"Raise --budget for a real measurement."
+            )
+
+    # -- the repeats -------------------------------------------------------------------------------
+    def _repeats(self) -> None:
+        waits = {m: stopwatch.waiter(self.outputs[m]) for m in self.plans}
+        for mode in self.plans:
+            self.runs[mode] = []
+        most = max((p.repeat for p in self.plans.values()), default=0)
+        hard_stop = self.start + self.budget * OVERRUN_FACTOR
+        for index in range(most):
+            for mode, plan in self.plans.items():
+                if index >= plan.repeat:
+                    continue
+                if index > 0 and TIMER() > hard_stop:
+                    self.warnings.append(
+                        f"Stopped after {index} of {plan.repeat} repeats: the {_seconds(self.budget)} budget ran out "
+                        f"(calls took longer than the first ones foretold)."
+                    )
+                    return
+                self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
+                with _no_gc():
+                    seconds = stopwatch.timed_loop(self.runners[mode], plan.loops, waits[mode])
+                self.runs[mode].append(seconds / plan.loops)
+
+    # -- the report --------------------------------------------------------------------------------
+    def _timings(self) -> dict[str, Timing]:
+        timings = {}
+        for mode in self.modes:
+            runs = self.runs.get(mode)
+            if runs:
+                timings[mode] = Timing(mode, list(runs), loops=self.plans[mode].loops)
+            elif mode in self.estimates:
+                estimate = self.estimates[mode]
+                timings[mode] = Timing(mode, [estimate.timed], loops=estimate.calls)
+            elif mode in self.first_calls:
+                timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, from_first_call=True)
+        return timings
+
+    def _report(self, interrupted: bool) -> Comparison:
+        timings = self._timings()
+        per_call_timed = {m for m, r in self.runners.items() if r.donated}
+        self.warnings += _timing_warnings(timings, self.plans, stopwatch.timer_overhead(), per_call_timed)
+        result = Comparison(
+            name=self.call.source or self.call.name,
+            modes=timings,
+            first_calls=dict(self.first_calls),
+            memory=self.memory,
+            warnings=self.warnings,
+            notes=self.notes,
+            setups={m: r.setup for m, r in self.runners.items()},
+            budget=self.budget,
+            elapsed=TIMER() - self.start,
+            interrupted=interrupted,
+            devices=mode_setup.describe_devices(),
+            requested=self.modes,
+        )
+        if result.speedup is not None and result.speedup < 1:
+            result.warnings.append(
+                f"jit is slower than eager here ({result.speedup:.2f}×): the work is too small for compiling to pay "
+                f"off, and each jit call has a dispatch cost of its own. jit pays off on functions with many "
+                f"operations on large arrays; keep this one eager, or jit a larger function that calls it."
+            )
+        return result
+
+    def _jax_warnings(self, caught) -> None:
+        seen = set()
+        for item in caught:
+            if issubclass(item.category, (DeprecationWarning, PendingDeprecationWarning)):
+                # Not about this timing: hand it back to Python's own filters.
+                python_warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+                continue
+            text = str(item.message).strip().splitlines()[0] if str(item.message).strip() else ""
+            if text and text not in seen:
+                seen.add(text)
+                self.warnings.append(f"{item.category.__name__} during the timing: {text}")
+
+
+def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_timed: set) -> list[str]:
+    found = []
+    for mode, timing in timings.items():
+        if timing.repeat >= 2 and timing.best > 0 and timing.worst > SLOW_REPEAT_RATIO * timing.best:
+            found.append(
+                f"{mode}: the slowest repeat took {timing.worst / timing.best:.1f}× longer than the fastest: another "
+                f"program was busy, or something is cached between calls; the median is the robust figure."
+            )
+        plan = plans.get(mode)
+        if plan is None or timing.from_first_call:
+            continue
+        stretch = timing.best * (1 if mode in per_call_timed else plan.loops)
+        if stretch < TIMER_FLOOR_FACTOR * timer_floor:
+            what = "each timed call" if mode in per_call_timed else "each repeat"
+            found.append(
+                f"{mode}: {what} lasted only {_seconds(stretch)}, close to the timer's resolution "
+                f"({_seconds(timer_floor)} per reading): the figure is imprecise. Leave out -n to let "
+                f"%jitcompare size the repeats, or raise it."
+            )
+    return found
+
+
+def _leaves(tree) -> list:
+    import jax
+
+    return jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None)
+
+
+def _runs(repeat: int, loops: int) -> str:
+    return f"{repeat} repeat{'s' * (repeat != 1)} of {loops:,} call{'s' * (loops != 1)}"
+
+
+def _seconds(value: float) -> str:
+    from jaxmagic.render.theme import format_seconds
+
+    return format_seconds(value)
+
+
+class _no_gc:
+    """Garbage collection off while timing, as ``timeit`` does (a collection is not the call's cost)."""
+
+    def __enter__(self):
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self.was_enabled:
+            gc.enable()
+        return False
