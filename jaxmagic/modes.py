@@ -89,6 +89,12 @@ def describe_devices() -> str:
     return f"{len(devices)} × {', '.join(kinds)}"
 
 
+def simulated_devices() -> bool:
+    """True when JAX's several devices are CPU devices (simulated with ``XLA_FLAGS``, sharing cores)."""
+    devices = jax.devices()
+    return len(devices) > 1 and all(d.platform == "cpu" for d in devices)
+
+
 # ------------------------------------------------------------------------------------------------
 # A mode, ready to run
 

@@ -35,6 +35,7 @@ DEFAULT_BUDGET_S = 6.0
 SLOW_REPEAT_RATIO = 4.0  # as %timeit: warn when the slowest repeat is this much slower
 TIMER_FLOOR_FACTOR = 1000  # a timed stretch shorter than this many timer floors is imprecise
 OVERRUN_FACTOR = 1.25  # repeats stop when the budget is overrun by this factor
+PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
 
 __all__ = ["Comparison", "CompileCost", "Timing", "compare", "DEFAULT_REPEAT", "DEFAULT_BUDGET_S"]
 
@@ -43,8 +44,9 @@ __all__ = ["Comparison", "CompileCost", "Timing", "compare", "DEFAULT_REPEAT", "
 class Timing:
     """The steady-state time of one mode: ``all_runs`` holds seconds per call, one per repeat.
 
-    ``loops`` is the calls per repeat. ``from_first_call`` is true when the budget allowed no
-    timed call after the first one: the figure is then that first call without its compiling.
+    ``loops`` is the calls per repeat. ``source`` says where the figures come from: ``"repeats"``
+    (the normal case), ``"warm-up"`` (the budget or a Ctrl-C left only the calls that sized the
+    repeats) or ``"first call"`` (not even those: the first call less its compiling).
 
     >>> t = Timing("jit", [1e-3, 2e-3, 3e-3], loops=100)
     >>> t.median, t.best, t.worst, t.repeat, round(t.stdev, 6)
@@ -56,7 +58,11 @@ class Timing:
     mode: str
     all_runs: list[float]
     loops: int
-    from_first_call: bool = False
+    source: str = "repeats"
+
+    @property
+    def from_first_call(self) -> bool:
+        return self.source == "first call"
 
     @property
     def repeat(self) -> int:
@@ -317,6 +323,12 @@ class _Session:
             raise UserCodeError(exc, during=f"placing the arguments of {self.call.name} for {mode} mode") from None
         self.runners[mode] = runner
         self.notes += runner.notes
+        if mode in mode_setup.MULTI_DEVICE_MODES and mode_setup.simulated_devices() and not any(
+                "share" in note for note in self.notes):
+            self.notes.append(
+                "The devices are simulated on the CPU and share its cores: sharded and pmap show what splitting "
+                "the work costs, not the speed-up real accelerators give."
+            )
 
     def _remaining(self) -> float:
         return self.deadline - TIMER()
@@ -351,8 +363,8 @@ class _Session:
                 continue
             comparable = self.runners[mode].to_reference(output)
             if mode == "pmap" and all(leaf is None for leaf in _leaves(comparable)):
-                self.notes.append("pmap: results not compared with eager's: every device returns its own small result "
-                                  "(f of its slice), which eager has no counterpart for.")
+                self.notes.append(f"pmap: results not compared with {reference}'s: every device returns its own "
+                                  f"small result (f of its slice), which {reference} has no counterpart for.")
                 continue
             found = agreement.mismatch(self.outputs[reference], comparable, rtol=self.rtol, atol=self.atol)
             if found is None:
@@ -410,12 +422,15 @@ class _Session:
             wait = stopwatch.waiter(self.outputs[mode])
             with _no_gc():
                 single = stopwatch.timed_loop(runner, 1, wait)
-                self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
+                if self.loops is not None:  # the repeats are sized already: one call is estimate enough
+                    self.estimates[mode] = stopwatch.Estimate(single, single, 1)
+                else:
+                    self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
 
     def _plan(self) -> None:
         wanted = {m: _Plan(self.loops or stopwatch.auto_loops(e.timed), self.repeat) for m, e in self.estimates.items()}
         need = {m: p.repeat * p.loops * self.estimates[m].wall for m, p in wanted.items()}
-        remaining = max(0.0, self._remaining())
+        remaining = PLAN_MARGIN * max(0.0, self._remaining())
         total = sum(need.values())
         for mode, plan in wanted.items():
             allowance = remaining * need[mode] / total if total > remaining and total > 0 else math.inf
@@ -480,9 +495,9 @@ class _Session:
                 timings[mode] = Timing(mode, list(runs), loops=self.plans[mode].loops)
             elif mode in self.estimates:
                 estimate = self.estimates[mode]
-                timings[mode] = Timing(mode, [estimate.timed], loops=estimate.calls)
+                timings[mode] = Timing(mode, [estimate.timed], loops=estimate.calls, source="warm-up")
             elif mode in self.first_calls:
-                timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, from_first_call=True)
+                timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, source="first call")
         return timings
 
     def _report(self, interrupted: bool) -> Comparison:
@@ -533,7 +548,7 @@ def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_ti
                 f"program was busy, or something is cached between calls; the median is the robust figure."
             )
         plan = plans.get(mode)
-        if plan is None or timing.from_first_call:
+        if plan is None or timing.source != "repeats":
             continue
         stretch = timing.best * (1 if mode in per_call_timed else plan.loops)
         if stretch < TIMER_FLOOR_FACTOR * timer_floor:

@@ -69,8 +69,10 @@ def summary(report) -> str:
 
 
 def _runs_text(timing) -> str:
-    if timing.from_first_call:
+    if timing.source == "first call":
         return "first call only"
+    if timing.source == "warm-up":
+        return f"{timing.loops:,} (warm-up only)"
     return f"{timing.loops:,} × {timing.repeat}"
 
 
@@ -81,7 +83,7 @@ def _mode_rows(report) -> list[list[str]]:
         rows.append([
             mode,
             format_seconds(t.median),
-            f"{format_seconds(t.mean)} ± {format_seconds(t.stdev)}",
+            f"{format_seconds(t.mean)} ± {format_seconds(t.stdev) if t.repeat > 1 else '–'}",
             format_seconds(t.best),
             format_seconds(t.worst),
             _runs_text(t),
