@@ -93,6 +93,19 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-key{{white-space:nowrap;font-weight:normal;margin-left:6px}}
 .{ROOT_CLASS} ul.jm-warnings,.{ROOT_CLASS} ul.jm-notes{{margin:4px 0;padding-left:18px}}
 .{ROOT_CLASS} .jm-break-even{{margin:4px 0}}
+.{ROOT_CLASS} .jm-recompile-counts{{display:flex;flex-wrap:wrap;gap:6px;margin:2px 0 6px 0}}
+.{ROOT_CLASS} .jm-recompile-count{{border:1px solid var(--jp-border-color2,#e0e0e0);border-radius:10px;padding:0 8px}}
+.{ROOT_CLASS} .jm-recompile-count.jm-selected{{border-color:var(--jp-brand-color1,#1976d2)}}
+.{ROOT_CLASS} table.jm-recompile-table td{{vertical-align:top}}
+.{ROOT_CLASS} table.jm-recompile-table td.jm-causes{{text-align:left;max-width:70ch}}
+.{ROOT_CLASS} table.jm-recompile-table td.jm-site,.{ROOT_CLASS} table.jm-recompile-table td.jm-fn{{text-align:left;white-space:nowrap}}
+.{ROOT_CLASS} .jm-cause .jm-kind{{display:inline-block;min-width:9ch;font-size:85%;color:var(--jp-content-font-color2,#616161)}}
+.{ROOT_CLASS} .jm-cause-first_call{{color:var(--jp-content-font-color2,#616161)}}
+.{ROOT_CLASS} .jm-cause-unknown .jm-kind{{color:var(--jp-error-color1,#d32f2f)}}
+.{ROOT_CLASS} .jm-advice{{color:var(--jp-success-color0,#1b5e20);font-size:90%}}
+.{ROOT_CLASS} details.jm-raw>summary{{cursor:pointer;color:var(--jp-content-font-color2,#616161);font-size:85%}}
+.{ROOT_CLASS} .jm-persistent-hit{{color:var(--jp-success-color0,#1b5e20);font-size:85%}}
+.{ROOT_CLASS} .jm-recompile-rows{{max-height:28em;overflow:auto}}
 {_token_css()}
 """
 
