@@ -30,6 +30,11 @@ _PUBLIC = {
     "Timing": "jaxmagic.timing",
     "compare": "jaxmagic.timing",
     "SourceLine": "jaxmagic.sources",
+    "RecompileLog": "jaxmagic.recompiles",
+    "RecompileEvent": "jaxmagic.recompiles",
+    "RecompileLimitExceeded": "jaxmagic.recompiles",
+    "Cause": "jaxmagic.causes",
+    "watch_recompiles": "jaxmagic.watch",
     "UsageProblem": "jaxmagic.errors",
     "UserCodeError": "jaxmagic.errors",
 }

@@ -64,3 +64,105 @@ def compile_event_names() -> dict[str, str]:
         "lower": dispatch.JAXPR_TO_MLIR_MODULE_EVENT,
         "compile": dispatch.BACKEND_COMPILE_EVENT,
     }
+
+
+# ------------------------------------------------------------------------------------------------
+# Recompiles: which jitted call JAX is tracing or compiling right now, and what keys its caches
+
+
+@dataclass(frozen=True, eq=False)
+class JitCallInProgress:
+    """A call of a jitted function that JAX is tracing or compiling in this thread.
+
+    ``fun`` is the Python callee, ``jit_info`` JAX's record of the ``jax.jit`` options, ``args`` /
+    ``kwargs`` the call's arguments. ``called`` is False for ``jit(f).trace(...)`` / ``.lower(...)``
+    (ahead of time), True for an ordinary call. Do not keep it: it holds the user's arrays.
+    """
+
+    fun: Any
+    jit_info: Any
+    args: tuple
+    kwargs: dict
+    called: bool
+
+
+def jit_call_in_progress(frame: Any) -> JitCallInProgress | None:
+    """The innermost jitted call on the stack from ``frame`` outward, read from ``pjit``'s frames.
+
+    ``pjit``'s ``cache_miss(*args, **kwargs)`` (a call that missed the C++ cache; ``fun`` and
+    ``jit_info`` are its closure cells) and ``_infer_params(fun, ji, args, kwargs)`` (tracing) hold
+    the callee and its arguments as local variables.
+    """
+    from jax._src import pjit
+
+    pjit_file = pjit.__file__
+    found = None
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == pjit_file and code.co_name in ("cache_miss", "_infer_params"):
+            local = frame.f_locals
+            if code.co_name == "cache_miss":
+                if found is not None:
+                    return JitCallInProgress(found.fun, found.jit_info, found.args, found.kwargs, called=True)
+                return _call_from_locals(local, "jit_info", called=True)
+            if found is not None:  # a second trace further out: the inner one was a nested trace
+                return found
+            found = _call_from_locals(local, "ji", called=False)
+        frame = frame.f_back
+    return found
+
+
+def _call_from_locals(local: dict, info_name: str, *, called: bool) -> JitCallInProgress | None:
+    try:
+        return JitCallInProgress(local["fun"], local[info_name], tuple(local["args"]), dict(local["kwargs"]), called)
+    except (KeyError, TypeError):
+        return None
+
+
+# ``PjitInfo`` fields that are ``jax.jit`` options (all but the static arguments, read separately).
+JIT_OPTION_FIELDS = (
+    "donate_argnums", "donate_argnames", "device", "backend", "keep_unused", "inline",
+    "compiler_options_kvs", "in_shardings_leaves", "out_shardings_leaves",
+    "in_layouts_leaves", "out_layouts_leaves",
+)
+
+
+def jit_info_static(jit_info: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """``(static_argnums, static_argnames)`` of a ``PjitInfo`` (each completed from the other by JAX)."""
+    return tuple(jit_info.static_argnums), tuple(jit_info.static_argnames)
+
+
+def jit_info_options(jit_info: Any) -> dict[str, Any]:
+    """The ``jax.jit`` options of a ``PjitInfo`` that enter the compilation cache key."""
+    return {name: getattr(jit_info, name) for name in JIT_OPTION_FIELDS if hasattr(jit_info, name)}
+
+
+def tracing_context() -> dict[str, Any]:
+    """JAX's settings that are part of every tracing cache key (``config.trace_context()``), by name."""
+    from jax._src import config
+
+    names, values = config.trace_context_names(), config.trace_context()
+    if len(names) != len(values):
+        return {}
+    return dict(zip(names, values))
+
+
+def is_primitive_wrapper(fun: Any) -> bool:
+    """True for the function JAX jits to run one primitive eagerly (``dispatch.apply_primitive``)."""
+    return bool(getattr(fun, "_apply_primitive", False))
+
+
+def explanation_logger_names() -> tuple[str, ...]:
+    """The loggers on which JAX writes its cache-miss explanations (``jax_explain_cache_misses``):
+    the tracing cache (``partial_eval``) and the persistent compilation cache."""
+    from jax._src import compilation_cache, compiler
+    from jax._src.interpreters import partial_eval
+
+    return (partial_eval.logger.name, compiler.logger.name, compilation_cache.logger.name)
+
+
+def persistent_cache_enabled() -> bool:
+    """Whether JAX's persistent compilation cache is in use (``compilation_cache.is_persistent_cache_enabled``)."""
+    from jax._src import compilation_cache
+
+    return bool(compilation_cache.is_persistent_cache_enabled())

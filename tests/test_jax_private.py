@@ -43,3 +43,117 @@ def test_traceback_frames_of_an_equation_reach_this_file():
 def test_is_jax_internal_file():
     assert _jax_private.is_jax_internal_file(jax.numpy.__file__)
     assert not _jax_private.is_jax_internal_file(__file__)
+
+
+# -- recompiles: reading the jitted call being compiled, and JAX's explanations ----------------
+
+
+def _at_event(event_name, action):
+    """Run ``action`` and return what ``jit_call_in_progress`` saw at each ``event_name`` event."""
+    import sys
+
+    from jax import monitoring
+
+    seen = []
+
+    def listener(event, duration, **kwargs):
+        if event == event_name:
+            seen.append((kwargs.get("fun_name"), _jax_private.jit_call_in_progress(sys._getframe())))
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        action()
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    return seen
+
+
+def test_jit_call_in_progress_reads_the_callee_and_arguments_at_compile_time():
+    def scaled(x, n, *, mode=1.0):
+        return x * n * mode
+
+    jitted = jax.jit(scaled, static_argnums=(1,), donate_argnums=(0,))
+    x = jnp.arange(5.0)
+    names = _jax_private.compile_event_names()
+    seen = _at_event(names["compile"], lambda: jitted(x, 3, mode=2.0))
+    (fun_name, call), = [s for s in seen if s[0] == "jit(scaled)"]
+    assert call is not None and call.called
+    assert call.fun is scaled
+    assert call.args[0] is x and call.args[1] == 3
+    assert call.kwargs == {"mode": 2.0}
+    assert _jax_private.jit_info_static(call.jit_info) == ((1,), ("n",))
+    options = _jax_private.jit_info_options(call.jit_info)
+    assert set(options) == set(_jax_private.JIT_OPTION_FIELDS), "PjitInfo lost or renamed an option field"
+    assert options["donate_argnums"] == (0,)
+
+
+def test_jit_call_in_progress_at_trace_time_of_an_ahead_of_time_lowering():
+    def f(x):
+        return x + 1
+
+    names = _jax_private.compile_event_names()
+    x = jnp.ones(7)
+    seen = _at_event(names["trace"], lambda: jax.jit(f).lower(x))
+    (fun_name, call), = [s for s in seen if s[0] == "f"]
+    assert call is not None and not call.called
+    assert call.fun is f and call.args[0] is x
+
+
+def test_eager_primitive_compilations_are_recognised():
+    names = _jax_private.compile_event_names()
+    x = jnp.ones((3, 37))  # a shape nothing else compiles tanh for
+    seen = _at_event(names["compile"], lambda: jax.lax.tanh(x))  # one primitive, run eagerly
+    calls = [call for _, call in seen if call is not None]
+    assert calls and all(_jax_private.is_primitive_wrapper(call.fun) for call in calls)
+
+
+def test_tracing_context_is_named():
+    context = _jax_private.tracing_context()
+    assert "jax_enable_x64" in context and context["jax_enable_x64"] in (False, True)
+    assert len(context) > 10
+
+
+def test_explanations_arrive_on_the_named_logger():
+    import logging
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    logger = logging.getLogger(_jax_private.explanation_logger_names()[0])
+    handler = Keep(level=logging.WARNING)
+    logger.addHandler(handler)
+    was = jax.config.values["jax_explain_cache_misses"]
+    jax.config.update("jax_explain_cache_misses", True)
+    try:
+        def never_seen_before(x):
+            return x - 1
+
+        jax.jit(never_seen_before)(jnp.ones(2))
+    finally:
+        jax.config.update("jax_explain_cache_misses", was)
+        logger.removeHandler(handler)
+    assert any(r.startswith("TRACING CACHE MISS") and "never_seen_before" in r for r in records), records
+
+
+def test_persistent_cache_enabled_answers_a_bool():
+    assert _jax_private.persistent_cache_enabled() in (False, True)
+
+
+def test_compile_event_names_are_recorded_while_a_new_function_compiles():
+    names = _jax_private.compile_event_names()
+    assert set(names) == {"trace", "lower", "compile"}
+    seen = []
+
+    def listen(event, duration, **_):
+        seen.append(event)
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        jax.jit(lambda x: jnp.cosh(x) + 3)(jnp.ones(5)).block_until_ready()
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    for kind, name in names.items():
+        assert name in seen, f"JAX no longer records {name!r} ({kind}) through jax.monitoring"

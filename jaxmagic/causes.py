@@ -1,0 +1,200 @@
+"""Why a jitted function compiled: one ``Cause`` per difference, in plain words, with the fix.
+
+A ``Cause`` names the user's parameter (``x``, ``n``, ``params['w']``), says what it was before and
+what it is now, and carries one sentence of advice taken from the tutorial chapters: pad or
+bucket shapes, fix the dtype, pass an array instead of a Python scalar, define the function once
+outside the loop, hoist ``jax.jit`` out of the loop.
+
+>>> cause = Cause("shape", argument="x", before="f32[3]", after="f32[4]")
+>>> cause.message
+'shape of `x` changed: f32[3] → f32[4]'
+>>> cause.advice.startswith("Keep the shape of `x` fixed")
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CAUSE_KINDS = (
+    "first_call",
+    "shape",
+    "dtype",
+    "weak_type",
+    "static_value",
+    "pytree_structure",
+    "sharding",
+    "device",
+    "config",
+    "redefined_function",
+    "jit_options",
+    "unknown",
+)
+
+# What a reader sees before the details, one short label per kind.
+KIND_LABELS = {
+    "first_call": "first call",
+    "shape": "shape",
+    "dtype": "dtype",
+    "weak_type": "weak type",
+    "static_value": "static value",
+    "pytree_structure": "pytree structure",
+    "sharding": "sharding",
+    "device": "device",
+    "config": "config",
+    "redefined_function": "re-defined function",
+    "jit_options": "jit options",
+    "unknown": "unknown",
+}
+
+_ADVICE = {
+    "first_call": (
+        "Expected: each new signature compiles once. Warm the function up with inputs of the real "
+        "shapes and dtypes before timing or training."
+    ),
+    "shape": (
+        "Keep the shape of `{arg}` fixed: pad it (jnp.pad) or bucket it to a few sizes and mask the "
+        "padding, so only a few shapes ever compile."
+    ),
+    "dtype": "Fix the dtype of `{arg}` (e.g. `.astype(jnp.float32)` before the call) so every call passes the same one.",
+    "weak_type": (
+        "Pass `{arg}` the same kind of value every time: always an array (e.g. `jnp.float32(v)`), or "
+        "a Python scalar marked static if it is a constant."
+    ),
+    "static_value": (
+        "Every new value of static `{arg}` compiles anew: keep its values few, or pass it as an array "
+        "(not static) if it only enters arithmetic."
+    ),
+    "pytree_structure": (
+        "Keep the structure of `{arg}` the same on every call: the same keys, lengths and None "
+        "entries."
+    ),
+    "passing_style": "Pass `{arg}` the same way on every call: always by position or always by keyword.",
+    "sharding": (
+        "Give `{arg}` the same sharding on every call (jax.device_put it once), or fix it with "
+        "jax.jit(..., in_shardings=...)."
+    ),
+    "device": (
+        "Keep `{arg}` on one device: jax.device_put it once, where the computation runs, instead of "
+        "moving it between calls."
+    ),
+    "config": "Set JAX options such as `{arg}` once at start-up, before the first call: each change compiles again.",
+    "redefined_function": (
+        "Define `{arg}` (and its jax.jit wrapper) once, outside the loop, so its compilation is reused."
+    ),
+    "redefined_elsewhere": (
+        "Expected after defining `{arg}` again (e.g. re-running its cell); a problem only if it "
+        "happens in a loop."
+    ),
+    "jit_options": (
+        "Create the jitted function once, with fixed options, outside the loop: hoist jax.jit out of "
+        "the loop."
+    ),
+    "unknown": "jaxmagic could not tell what changed; JAX's own explanation (if any) is kept in `raw`.",
+}
+
+# Headline phrases: "`step` compiled 12 times: <what> — <fix>".
+_REPEATED = {
+    "shape": ("the shape of `{arg}` changes{where}", "pad to a few bucket sizes"),
+    "dtype": ("the dtype of `{arg}` changes", "fix its dtype"),
+    "weak_type": ("`{arg}` switches between a Python scalar and an array", "always pass an array"),
+    "static_value": ("static argument `{arg}` takes a new value each time", "pass it as an array or keep its values few"),
+    "pytree_structure": ("the structure of `{arg}` changes", "keep its keys and lengths fixed"),
+    "sharding": ("the sharding of `{arg}` changes", "place it once with jax.device_put"),
+    "device": ("`{arg}` moves between devices", "keep it on one device"),
+    "config": ("JAX option `{arg}` keeps changing", "set it once at start-up"),
+    "redefined_function": ("`{arg}` is re-defined before each call", "define it once, outside the loop"),
+    "jit_options": ("it is wrapped in a new jax.jit with different `{arg}` each time", "hoist jax.jit out of the loop"),
+    "unknown": ("for a reason jaxmagic cannot tell", "see JAX's explanation in the log"),
+    "first_call": ("each call is a first call", "reuse one jitted function"),
+}
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One difference against the nearest earlier compilation of the same function.
+
+    ``kind`` is one of ``CAUSE_KINDS``; ``argument`` names the parameter (``x``, ``params['w']``),
+    the JAX option or the function concerned; ``before`` / ``after`` are short texts
+    (``f32[3]`` / ``f32[4]``, ``2`` / ``3``); ``message`` says it in a sentence and ``advice`` says
+    what to do. ``detail`` adds what a table has no room for (``axis 0: 3 → 4``).
+
+    >>> Cause("static_value", argument="n", before="2", after="3").message
+    'static argument `n` changed: 2 → 3'
+    """
+
+    kind: str
+    argument: str | None = None
+    before: str | None = None
+    after: str | None = None
+    message: str = ""
+    advice: str = ""
+    detail: str | None = None
+
+    def __post_init__(self):
+        if self.kind not in CAUSE_KINDS:
+            raise ValueError(f"unknown cause kind {self.kind!r}; expected one of {', '.join(CAUSE_KINDS)}")
+        if not self.message:
+            object.__setattr__(self, "message", default_message(self))
+        if not self.advice:
+            object.__setattr__(self, "advice", advice_for(self.kind, self.argument))
+
+    @property
+    def label(self) -> str:
+        """The kind as a reader says it: ``weak type``, ``re-defined function``."""
+        return KIND_LABELS[self.kind]
+
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """What makes two causes "the same cause" for repeated compilations: kind and argument."""
+        return self.kind, self.argument
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def advice_for(kind: str, argument: str | None = None, *, variant: str | None = None) -> str:
+    """The one-sentence fix for a cause kind (``variant`` picks a special case such as
+    ``passing_style`` or ``redefined_elsewhere``).
+
+    >>> advice_for("dtype", "x")
+    'Fix the dtype of `x` (e.g. `.astype(jnp.float32)` before the call) so every call passes the same one.'
+    """
+    template = _ADVICE.get(variant or kind, _ADVICE["unknown"])
+    return template.format(arg=argument or "it")
+
+
+def default_message(cause: Cause) -> str:
+    """A sentence for a cause built from its kind, argument and before/after."""
+    arg, before, after = cause.argument, cause.before, cause.after
+    change = f": {before} → {after}" if before is not None and after is not None else ""
+    if cause.kind == "first_call":
+        return f"first compilation{f' for {after}' if after else ''}"
+    if cause.kind in ("shape", "dtype", "sharding"):
+        return f"{cause.kind} of `{arg}` changed{change}"
+    if cause.kind == "weak_type":
+        return f"`{arg}` changed between a Python scalar and an array{change}"
+    if cause.kind == "static_value":
+        return f"static argument `{arg}` changed{change}"
+    if cause.kind == "pytree_structure":
+        return f"structure of `{arg}` changed{change}"
+    if cause.kind == "device":
+        return f"`{arg}` is on another device{change}"
+    if cause.kind == "config":
+        return f"JAX option `{arg}` changed{change}"
+    if cause.kind == "redefined_function":
+        return f"`{arg}` is a new function object, so JAX cannot reuse its earlier compilations"
+    if cause.kind == "jit_options":
+        return f"re-wrapped in jax.jit with a different `{arg}`{change}"
+    return "compiled again for a reason jaxmagic could not tell"
+
+
+def repeated_headline(function: str, count: int, cause: Cause, *, where: str = "") -> str:
+    """The warning shown on top when one function keeps compiling for the same cause.
+
+    >>> repeated_headline("step", 12, Cause("shape", argument="batch", before="f32[8]", after="f32[9]"), where=" on axis 0")
+    '`step` compiled 12 times: the shape of `batch` changes on axis 0 — pad to a few bucket sizes'
+    """
+    what, fix = _REPEATED[cause.kind]
+    arg = function if cause.kind == "redefined_function" else (cause.argument or "it")
+    return f"`{function}` compiled {count} times: {what.format(arg=arg, where=where)} — {fix}"

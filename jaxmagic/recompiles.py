@@ -1,0 +1,336 @@
+"""Every compilation of a watched scope, with its causes: ``RecompileEvent`` and ``RecompileLog``.
+
+A ``RecompileLog`` collects the ``RecompileEvent`` of each compilation while it watches (see
+``jaxmagic.watch``): which function compiled, where it was called, how long tracing, lowering and
+XLA took, and why it compiled again (``Cause`` objects naming the parameter that changed). The log
+is a bounded ring buffer; its ``counts`` keep counting past it. When one function keeps compiling
+for the same cause, ``headlines`` says so with the fix.
+
+>>> import jax, jax.numpy as jnp
+>>> from jaxmagic import watch_recompiles
+>>> @jax.jit
+... def scale(x):
+...     return x * 2
+>>> with watch_recompiles() as log:
+...     for n in (3, 4, 5):
+...         _ = scale(jnp.ones(n))
+>>> log.counts
+{'scale': 3}
+>>> [cause.kind for event in log.events for cause in event.causes]
+['first_call', 'shape', 'shape']
+>>> log.events[1].causes[0].message
+'shape of `x` changed: f32[3] → f32[4] (axis 0: 3 → 4)'
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from jaxmagic.causes import CAUSE_KINDS, Cause, repeated_headline
+from jaxmagic.report import Report
+from jaxmagic.signatures import changed_axes
+from jaxmagic.sources import CellNamer, SourceLine, no_cells
+
+__all__ = ["Cause", "CAUSE_KINDS", "RecompileEvent", "RecompileLog", "RecompileLimitExceeded"]
+
+DEFAULT_CAPACITY = 1000  # events a log keeps; older ones are dropped, counts go on
+REPEATED_THRESHOLD = 3  # recompilations in a row for the same cause that earn a headline
+
+
+@dataclass(eq=False)
+class RecompileEvent:
+    """One compilation: what compiled, where it was called from, how long it took, and why.
+
+    ``function`` is the callee's name, ``defined_at`` / ``call_site`` are ``SourceLine`` objects
+    (``In [7] line 2`` in a notebook), ``compile_s`` is trace + lower + XLA compile in seconds
+    (``trace_s``, ``lower_s``, ``backend_s`` separately), ``causes`` the list of ``Cause``,
+    ``raw`` JAX's own explanation text when it gave one, ``persistent_cache`` ``True`` when the
+    persistent compilation cache served the executable, ``False`` when that cache is enabled but
+    missed, ``None`` when it is not in use. ``internal`` marks JAX's own compilations (an eager
+    primitive, a ``jnp`` helper); ``signature`` is the call's arguments in short (``(x: f32[3])``).
+    """
+
+    function: str
+    defined_at: SourceLine | None
+    call_site: SourceLine | None
+    compile_s: float
+    causes: list[Cause]
+    raw: str | None = None
+    trace_s: float = 0.0
+    lower_s: float = 0.0
+    backend_s: float = 0.0
+    persistent_cache: bool | None = None
+    internal: bool = False
+    signature: str = ""
+    jax_name: str = ""
+    thread: str = ""
+    time: float = field(default_factory=time.time)
+
+    @property
+    def advice(self) -> list[str]:
+        """One sentence per distinct fix, in the order of the causes."""
+        return list(dict.fromkeys(c.advice for c in self.causes))
+
+    @property
+    def kinds(self) -> list[str]:
+        """The kinds of the causes, e.g. ``['shape', 'static_value']``."""
+        return [c.kind for c in self.causes]
+
+    @property
+    def is_recompile(self) -> bool:
+        """False for a first call, True when the function had compiled before."""
+        return any(c.kind != "first_call" for c in self.causes)
+
+    def summary(self) -> str:
+        """One line: ``f · In [7] line 2 · 31 ms · shape of `x` changed: f32[3] → f32[4]``."""
+        site = self.call_site.label if self.call_site else "?"
+        causes = "; ".join(c.message for c in self.causes)
+        return f"{self.function} · {site} · {self.compile_s * 1e3:.1f} ms · {causes}"
+
+    def __repr__(self) -> str:
+        return f"<RecompileEvent {self.summary()}>"
+
+
+class RecompileLimitExceeded(Exception):
+    """A watched function compiled more often than ``--max`` (``max_compiles``) allows.
+
+    ``function`` compiled ``count`` times against a limit of ``limit``; ``events`` are its
+    compilations (with their causes) that the log still holds.
+    """
+
+    def __init__(self, function: str, count: int, limit: int, events: list[RecompileEvent]):
+        self.function, self.count, self.limit, self.events = function, count, limit, events
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        times = "time" if self.limit == 1 else "times"
+        lines = [f"`{self.function}` compiled {self.count} times; the limit is {self.limit} {times} (--max {self.limit})."]
+        for number, event in enumerate(self.events, start=self.count - len(self.events) + 1):
+            site = f" at {event.call_site.label}" if event.call_site else ""
+            causes = "; ".join(c.message for c in event.causes)
+            lines.append(f"  {number}. {causes}{site}")
+        fixes = list(dict.fromkeys(a for e in self.events for c in e.causes if c.kind != "first_call" for a in [c.advice]))
+        lines.extend(f"  → {fix}" for fix in fixes)
+        return "\n".join(lines)
+
+    def _render_traceback_(self) -> list[str]:
+        """How IPython shows it: the message alone, without jaxmagic's or JAX's frames."""
+        return [f"{type(self).__name__}: {self}"]
+
+
+@dataclass
+class _Streak:
+    """The run of consecutive recompilations of one function that share a cause."""
+
+    keys: set = field(default_factory=set)
+    length: int = 0
+    causes: list = field(default_factory=list)
+
+
+class RecompileLog(Report):
+    """The compilations seen while watching: ``events`` (``RecompileEvent``), ``counts``
+    (function name -> compilations) and ``headlines`` (repeated causes, with the fix).
+
+    ``functions`` restricts the log to those function names (all of the user's when empty);
+    ``include_internal`` also keeps JAX's own compilations; ``max_compiles`` is the ``--max``
+    limit; ``capacity`` bounds ``events`` (a ring buffer: ``dropped`` counts what fell out).
+    Start and stop it with ``start()`` / ``stop()``, or use ``jaxmagic.watch_recompiles``.
+    """
+
+    _renderer = "jaxmagic.render.recompiles"
+
+    def __init__(
+        self,
+        functions: Iterable[str] = (),
+        *,
+        include_internal: bool = False,
+        max_compiles: int | None = None,
+        capacity: int = DEFAULT_CAPACITY,
+        cell_namer: CellNamer = no_cells,
+        scope: str = "",
+    ):
+        self.functions = tuple(functions)
+        self.include_internal = include_internal
+        self.max_compiles = max_compiles
+        self.capacity = capacity
+        self.cell_namer = cell_namer
+        self.scope = scope  # shown in the summary: "this cell", "the session since In [3]"
+        self.started_at: float | None = None
+        self.watching = False
+        self.owner_thread: int | None = None  # the thread a --max error may interrupt
+        self._lock = threading.RLock()
+        self._events: collections.deque[RecompileEvent] = collections.deque(maxlen=capacity)
+        self._counts: dict[str, int] = {}
+        self._streaks: dict[str, _Streak] = {}
+        self._observers: list[Callable[[RecompileEvent | None], None]] = []
+        self.dropped = 0
+        self.limit_raised: set[str] = set()
+        self.compile_s = 0.0
+
+    # -- what it holds ---------------------------------------------------------------------------
+    @property
+    def events(self) -> list[RecompileEvent]:
+        """The compilations held, oldest first (at most ``capacity``)."""
+        with self._lock:
+            return list(self._events)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Function name -> compilations seen, including those dropped from ``events``."""
+        with self._lock:
+            return dict(self._counts)
+
+    @property
+    def total(self) -> int:
+        """All compilations seen."""
+        with self._lock:
+            return sum(self._counts.values())
+
+    @property
+    def headlines(self) -> list[str]:
+        """One sentence per function that keeps compiling for the same cause, with the fix."""
+        with self._lock:
+            lines = []
+            for function, streak in self._streaks.items():
+                if streak.length >= REPEATED_THRESHOLD and streak.causes:
+                    cause = _headline_cause(streak)
+                    axes = sorted({a for c in streak.causes if c.key == cause.key for a in changed_axes(c)})
+                    where = f" on axis {', '.join(map(str, axes))}" if axes and cause.kind == "shape" else ""
+                    lines.append(repeated_headline(function, self._counts.get(function, 0), cause, where=where))
+            return lines
+
+    @property
+    def summary(self) -> str:
+        """``5 compilations of 2 functions (412 ms compiling)``."""
+        total = self.total
+        if total == 0:
+            return "no compilations"
+        functions = len(self._counts)
+        return (f"{total} compilation{'s' * (total != 1)} of {functions} function{'s' * (functions != 1)} "
+                f"({self.compile_s * 1e3:.0f} ms compiling)")
+
+    def over_limit(self) -> list[str]:
+        """Functions that compiled more often than ``max_compiles``."""
+        if self.max_compiles is None:
+            return []
+        return [f for f, n in self.counts.items() if n > self.max_compiles]
+
+    def limit_error(self, function: str) -> RecompileLimitExceeded:
+        """The error that fails a cell for ``function`` going over ``max_compiles``."""
+        events = [e for e in self.events if e.function == function]
+        return RecompileLimitExceeded(function, self.counts.get(function, 0), self.max_compiles or 0, events)
+
+    def for_functions(self, names: Iterable[str]) -> "RecompileLog":
+        """A copy holding only the events of the functions ``names`` (matched as in ``matches``)."""
+        names = tuple(names)
+        copy = RecompileLog(names, include_internal=True, capacity=self.capacity, cell_namer=self.cell_namer, scope=self.scope)
+        for event in self.events:
+            if matches(event.function, names):
+                copy.record(event)
+        return copy
+
+    # -- filling it ------------------------------------------------------------------------------
+    def wants(self, function: str, internal: bool) -> bool:
+        """Whether this log keeps a compilation of ``function``."""
+        if internal and not self.include_internal:
+            return False
+        return not self.functions or matches(function, self.functions)
+
+    def record(self, event: RecompileEvent) -> bool:
+        """Add ``event`` if the log wants it; tell the observers. Returns whether it was kept."""
+        if not self.wants(event.function, event.internal):
+            return False
+        with self._lock:
+            if len(self._events) == self._events.maxlen:
+                self.dropped += 1
+            self._events.append(event)
+            self._counts[event.function] = self._counts.get(event.function, 0) + 1
+            self.compile_s += event.compile_s
+            self._extend_streak(event)
+            observers = list(self._observers)
+        for observer in observers:
+            try:
+                observer(event)
+            except Exception:  # a broken view must never break the user's computation
+                pass
+        return True
+
+    def _extend_streak(self, event: RecompileEvent) -> None:
+        keys = {c.key for c in event.causes if c.kind != "first_call"}
+        streak = self._streaks.setdefault(event.function, _Streak())
+        common = streak.keys & keys
+        if streak.length and common:
+            streak.keys, streak.length = common, streak.length + 1
+            streak.causes = [c for c in streak.causes if c.key in common] + [c for c in event.causes if c.key in common]
+        else:
+            streak.keys, streak.length = keys, 1 if keys else 0
+            streak.causes = [c for c in event.causes if c.key in keys]
+
+    def clear(self) -> None:
+        """Forget every event and count (the watch, if on, goes on)."""
+        with self._lock:
+            self._events.clear()
+            self._counts.clear()
+            self._streaks.clear()
+            self.limit_raised.clear()
+            self.dropped = 0
+            self.compile_s = 0.0
+            observers = list(self._observers)
+        for observer in observers:
+            try:
+                observer(None)
+            except Exception:
+                pass
+
+    def add_observer(self, callback: Callable[[RecompileEvent | None], None]) -> None:
+        """Call ``callback(event)`` after each new event, ``callback(None)`` after ``clear()``."""
+        with self._lock:
+            self._observers.append(callback)
+
+    def remove_observer(self, callback) -> None:
+        """Stop calling ``callback``."""
+        with self._lock:
+            if callback in self._observers:
+                self._observers.remove(callback)
+
+    # -- watching --------------------------------------------------------------------------------
+    def start(self) -> "RecompileLog":
+        """Start receiving compilations (JAX's listeners are installed while any log watches)."""
+        from jaxmagic import watch
+
+        watch.attach(self)
+        return self
+
+    def stop(self) -> "RecompileLog":
+        """Stop receiving compilations; when no log watches any more, JAX is left as it was."""
+        from jaxmagic import watch
+
+        watch.detach(self)
+        return self
+
+    def __repr__(self) -> str:
+        return f"<RecompileLog: {self.summary}>"
+
+
+def matches(function: str, names: Iterable[str]) -> bool:
+    """Whether ``function`` (``step``, ``Model.apply``, ``partial(f)``) is one of ``names``.
+
+    >>> matches("Model.apply", ["apply"]), matches("partial(step)", ["step"]), matches("f", ["g"])
+    (True, True, False)
+    """
+    bare = function[len("partial("):-1] if function.startswith("partial(") and function.endswith(")") else function
+    short = bare.rsplit(".", 1)[-1]
+    return any(name in (function, bare, short) for name in names)
+
+
+def _headline_cause(streak: _Streak) -> Cause:
+    order = {kind: i for i, kind in enumerate(CAUSE_KINDS)}
+    latest = {}
+    for cause in streak.causes:
+        latest[cause.key] = cause
+    # A re-defined function explains everything else about its calls; otherwise the order of kinds.
+    return min(latest.values(), key=lambda c: (c.kind != "redefined_function", order[c.kind]))

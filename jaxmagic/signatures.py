@@ -1,0 +1,638 @@
+"""A jitted call described the way JAX's caches see it, and every difference between two such calls.
+
+``describe_call`` turns a callee and its arguments into a ``CallSignature``: for each parameter,
+how it was passed, its static value or its pytree structure and leaf types (shape, dtype, weak
+type, device or sharding); plus the jit options and JAX's tracing configuration. A signature
+holds no reference to the user's arrays, and only a weak one to the function.
+``differences`` lists every difference between two signatures as ``Cause`` objects that name the
+user's parameters; ``nearest`` picks, among earlier signatures, the one with fewest differences.
+
+>>> import jax.numpy as jnp
+>>> def f(x, n):
+...     return x * n
+>>> before = describe_call(f, (jnp.ones(3), 2), {}, static_argnums=(1,))
+>>> after = describe_call(f, (jnp.ones(4), 3), {}, static_argnums=(1,))
+>>> [(c.kind, c.argument, c.before, c.after) for c in differences(before, after)]
+[('shape', 'x', 'f32[3]', 'f32[4]'), ('static_value', 'n', '2', '3')]
+>>> after.summary()
+'(x: f32[4], n=3)'
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import linecache
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from jaxmagic.call import callable_name
+from jaxmagic.causes import Cause, advice_for
+
+MAX_TEXT = 72  # longest before/after text kept for one value
+_SIMPLE_TYPES = (bool, int, float, complex, str, bytes, type(None), enum.Enum)
+
+
+# ----------------------------------------------------------------------------------------------
+# Leaves: one array (or scalar) inside an argument
+
+
+@dataclass(frozen=True)
+class LeafType:
+    """What JAX keys its cache on for one array leaf: shape, dtype, weak type and placement.
+
+    ``origin`` is ``"array"`` (a ``jax.Array``), ``"numpy"``, or the Python type of a scalar
+    (``"float"``, ``"int"``...). ``placement`` is ``None`` for an uncommitted value (JAX picks
+    the default device), ``"cpu:1"`` for an array committed to one device, or a sharding's text.
+    """
+
+    shape: tuple[int, ...] | None
+    dtype: str
+    weak: bool = False
+    origin: str = "array"
+    placement: str | None = None
+    sharded: bool = False  # True when ``placement`` is a multi-device sharding, not one device
+
+    @property
+    def type_text(self) -> str:
+        """``f32[3,4]`` (JAX's short notation); the type name for a non-array leaf."""
+        if self.shape is None:
+            return self.dtype
+        return f"{self.dtype}[{','.join(str(d) for d in self.shape)}]"
+
+    def describe(self) -> str:
+        """The leaf as a reader should see it: ``f32[3]``, ``Python float (weak f32[])``."""
+        if self.origin not in ("array", "numpy") and self.shape is not None:
+            return f"Python {self.origin} (weak {self.type_text})" if self.weak else f"Python {self.origin} ({self.type_text})"
+        return f"weak {self.type_text}" if self.weak else self.type_text
+
+
+def short_dtype(dtype: Any) -> str:
+    """JAX's short dtype names: ``float32`` -> ``f32``, ``bfloat16`` -> ``bf16``, ``bool`` -> ``bool``.
+
+    >>> import numpy as np
+    >>> short_dtype(np.dtype("float32")), short_dtype(np.dtype("uint8")), short_dtype(np.dtype("bool"))
+    ('f32', 'u8', 'bool')
+    """
+    name = getattr(dtype, "name", str(dtype))
+    for long, short in (("bfloat", "bf"), ("complex", "c"), ("float", "f"), ("uint", "u"), ("int", "i")):
+        if name.startswith(long) and name[len(long):len(long) + 1].isdigit():
+            return short + name[len(long):]
+    return name
+
+
+def describe_leaf(value: Any) -> LeafType:
+    """The ``LeafType`` of one argument leaf (an array, a NumPy array or a Python scalar).
+
+    >>> import jax.numpy as jnp
+    >>> describe_leaf(jnp.ones((2, 3))).type_text, describe_leaf(1.5).describe()
+    ('f32[2,3]', 'Python float (weak f32[])')
+    """
+    import jax
+
+    origin = "array" if isinstance(value, jax.Array) else "numpy" if _is_numpy(value) else type(value).__name__
+    try:
+        aval = jax.typeof(value)
+        shape = tuple(int(d) if isinstance(d, int) else d for d in aval.shape)
+        dtype = short_dtype(aval.dtype)
+        weak = bool(getattr(aval, "weak_type", False))
+    except Exception:  # not an array-like: JAX will reject it itself; describe it by its type
+        return LeafType(shape=None, dtype=type(value).__name__, origin=origin)
+    placement, sharded = _placement(value)
+    return LeafType(shape=shape, dtype=dtype, weak=weak, origin=origin, placement=placement, sharded=sharded)
+
+
+def _is_numpy(value: Any) -> bool:
+    return type(value).__module__ == "numpy"
+
+
+def _placement(value: Any) -> tuple[str | None, bool]:
+    """Where a committed array lives: one device (``cpu:1``) or a sharding; ``None`` if uncommitted."""
+    import jax
+
+    if not isinstance(value, jax.Array) or not getattr(value, "committed", False):
+        return None, False
+    try:
+        sharding = value.sharding
+        devices = sharding.device_set
+    except Exception:
+        return None, False
+    if len(devices) == 1 and type(sharding).__name__ == "SingleDeviceSharding":
+        return device_text(next(iter(devices))), False
+    return sharding_text(sharding), True
+
+
+def device_text(device: Any) -> str:
+    """``cpu:0``, ``gpu:1``: a device as its platform and id."""
+    return f"{getattr(device, 'platform', 'device')}:{getattr(device, 'id', '?')}"
+
+
+def sharding_text(sharding: Any) -> str:
+    """A sharding in a few words: ``P('i') over mesh i=8``, or its shortened repr."""
+    spec = getattr(sharding, "spec", None)
+    mesh = getattr(sharding, "mesh", None)
+    if spec is not None and mesh is not None:
+        try:
+            axes = " ".join(f"{name}={size}" for name, size in dict(mesh.shape).items())
+        except Exception:
+            axes = "?"
+        return f"{spec} over mesh {axes}"
+    return _short(repr(sharding))
+
+
+# ----------------------------------------------------------------------------------------------
+# Parameters
+
+
+@dataclass(frozen=True)
+class StaticValue:
+    """A static argument's value, kept as text plus what equality needs, never the object itself
+    unless it is a plain immutable scalar (``2``, ``'relu'``, ``(64, 64)``)."""
+
+    text: str
+    key: Any
+
+    @classmethod
+    def of(cls, value: Any) -> "StaticValue":
+        text = _short(repr(value))
+        if _is_simple(value):
+            return cls(text, ("value", value))
+        try:
+            hashed = hash(value)
+        except Exception:
+            hashed = None
+        # A custom object: equal when JAX would find it equal as far as we can tell without
+        # keeping it alive: same type, same hash, same text.
+        return cls(text, ("object", type(value).__qualname__, hashed, text))
+
+
+def _is_simple(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, _SIMPLE_TYPES):
+        return True
+    if isinstance(value, (tuple, frozenset)) and depth < 3 and len(value) <= 64:
+        return all(_is_simple(v, depth + 1) for v in value)
+    return False
+
+
+@dataclass(frozen=True)
+class ParamSignature:
+    """One parameter of the call: how it was passed, and either its static value or its pytree.
+
+    ``passed`` is ``"position"``, ``"keyword"`` or ``"default"`` (not passed at all).
+    ``structure`` is the pytree's structure as text; ``leaves`` maps each leaf's path inside the
+    parameter (``""``, ``"['w']"``, ``"[0]"``) to its ``LeafType``.
+    """
+
+    name: str
+    passed: str
+    static: bool = False
+    value: StaticValue | None = None
+    structure: str = ""
+    leaves: tuple[tuple[str, LeafType], ...] = ()
+
+    def leaf_name(self, path: str) -> str:
+        """``params['w']``: the parameter name followed by the leaf's path."""
+        return f"{self.name}{path}"
+
+    def describe(self, limit: int = MAX_TEXT) -> str:
+        """The value as a reader should see it: ``2``, ``f32[3]``, ``{'w': f32[3,3], 'b': f32[3]}``."""
+        if self.passed == "default":
+            return "(default)"
+        if self.static:
+            return self.value.text if self.value else "?"
+        if len(self.leaves) == 1 and self.leaves[0][0] == "" and self.structure == "*":
+            return self.leaves[0][1].describe()
+        types = iter(leaf.type_text for _, leaf in self.leaves)
+        text = "".join(next(types, "?") if ch == "*" else ch for ch in self.structure)
+        return _short(text, limit)
+
+
+# ----------------------------------------------------------------------------------------------
+# The call
+
+
+@dataclass(frozen=True, eq=False)
+class CallSignature:
+    """Everything JAX's compilation caches key on for one call of a jitted function.
+
+    ``function`` is the callee's display name and ``family`` groups every definition of "the same"
+    function (a function re-defined in a loop, or in a re-run cell, shares its family);
+    ``function_ref`` is a weak reference to the callee object itself (``None`` where Python cannot
+    make one); ``defined_at`` is ``(file, line)``. ``options`` are the ``jax.jit`` options and
+    ``config`` the JAX settings that enter the cache key, both as ``(name, value)`` pairs.
+    """
+
+    function: str
+    family: tuple
+    function_id: int
+    function_ref: Any = field(default=None, repr=False)
+    defined_at: tuple[str, int] | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+    config: tuple[tuple[str, Any], ...] = ()
+    params: tuple[ParamSignature, ...] = ()
+
+    def is_same_function(self, other: "CallSignature") -> bool:
+        """True when both calls went to the very same function object."""
+        if self.function_ref is not None and other.function_ref is not None:
+            mine = self.function_ref()
+            return mine is not None and mine is other.function_ref()
+        return self.function_id == other.function_id
+
+    def summary(self, limit: int = 120) -> str:
+        """``(x: f32[3], n=2)``: the arguments as types, static ones as values.
+
+        Leaves that are plain arrays show their type; static arguments show their value after ``=``.
+        """
+        parts = []
+        for param in self.params:
+            if param.passed == "default":
+                continue
+            sep = "=" if param.static else ": "
+            parts.append(f"{param.name}{sep}{param.describe()}")
+        return _short("(" + ", ".join(parts) + ")", limit)
+
+    def param(self, name: str) -> ParamSignature | None:
+        """The parameter called ``name``, if the call has one."""
+        return next((p for p in self.params if p.name == name), None)
+
+    def positional_names(self) -> list[str]:
+        """Parameter names in the order their values were passed by position."""
+        return [p.name for p in self.params if p.passed == "position"]
+
+
+def describe_call(
+    fun: Callable,
+    args: Sequence,
+    kwargs: dict,
+    *,
+    static_argnums: Iterable[int] = (),
+    static_argnames: Iterable[str] = (),
+    options: dict[str, Any] | None = None,
+    config: dict[str, Any] | None = None,
+) -> CallSignature:
+    """The ``CallSignature`` of calling ``fun(*args, **kwargs)`` under ``jax.jit``.
+
+    ``static_argnums`` / ``static_argnames`` say which arguments are static, as ``jax.jit`` was told;
+    ``options`` are the other jit options and ``config`` JAX's tracing configuration (both as
+    name -> value; values are compared as text unless simple).
+    """
+    static_argnums, static_argnames = set(static_argnums), set(static_argnames)
+    params = tuple(_describe_params(fun, tuple(args), dict(kwargs), static_argnums, static_argnames))
+    name, family, defined_at = function_identity(fun)
+    return CallSignature(
+        function=name,
+        family=family,
+        function_id=id(fun),
+        function_ref=_weak(fun),
+        defined_at=defined_at,
+        options=_comparable(options or {}),
+        config=_comparable(config or {}, skip_complex=True),
+        params=params,
+    )
+
+
+def _describe_params(fun, args, kwargs, static_argnums, static_argnames):
+    import jax
+
+    names = _parameter_names(fun, len(args), kwargs)
+    for index, value in enumerate(args):
+        name = names["positional"][index] if index < len(names["positional"]) else f"args[{index}]"
+        static = index in static_argnums
+        yield _param(name, "position", value, static, jax)
+    for key, value in kwargs.items():
+        yield _param(key, "keyword", value, key in static_argnames, jax)
+    for name in names["defaults"]:
+        yield ParamSignature(name=name, passed="default")
+
+
+def _param(name: str, passed: str, value: Any, static: bool, jax) -> ParamSignature:
+    if static:
+        return ParamSignature(name=name, passed=passed, static=True, value=StaticValue.of(value))
+    leaves_with_paths, treedef = jax.tree_util.tree_flatten_with_path(value)
+    leaves = tuple((jax.tree_util.keystr(path), describe_leaf(leaf)) for path, leaf in leaves_with_paths)
+    return ParamSignature(name=name, passed=passed, structure=_structure_text(treedef), leaves=leaves)
+
+
+def _structure_text(treedef) -> str:
+    text = str(treedef)
+    if text.startswith("PyTreeDef(") and text.endswith(")"):
+        text = text[len("PyTreeDef("):-1]
+    return text
+
+
+def _parameter_names(fun, n_positional: int, kwargs: dict) -> dict[str, list[str]]:
+    """Names of the parameters the positional values bind to, and of those left at their default."""
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return {"positional": [], "defaults": []}
+    positional, defaults = [], []
+    for param in sig.parameters.values():
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            if len(positional) < n_positional:
+                positional.append(param.name)
+            elif param.name not in kwargs and param.default is not param.empty:
+                defaults.append(param.name)
+        elif param.kind is param.VAR_POSITIONAL:
+            positional.extend(f"{param.name}[{i}]" for i in range(n_positional - len(positional)))
+        elif param.kind is param.KEYWORD_ONLY and param.name not in kwargs and param.default is not param.empty:
+            defaults.append(param.name)
+    return {"positional": positional, "defaults": defaults}
+
+
+def function_identity(fun: Callable) -> tuple[str, tuple, tuple[str, int] | None]:
+    """``(name, family, defined_at)`` of a callee.
+
+    The family groups every definition of "the same" function: by module and qualified name, so a
+    function re-defined in a loop or a re-run cell is recognised as a new definition of itself;
+    lambdas, which all share one name, are told apart by where they are written.
+    """
+    name = callable_name(fun)
+    inner = _innermost(fun)
+    code = getattr(inner, "__code__", None)
+    defined_at = (code.co_filename, definition_line(code)) if code is not None else None
+    module = getattr(inner, "__module__", None) or type(inner).__module__
+    qualname = getattr(inner, "__qualname__", None) or type(inner).__qualname__
+    family: tuple = (module, qualname, "partial" if isinstance(fun, functools.partial) else "")
+    if "<lambda>" in qualname and defined_at is not None:
+        family += defined_at
+    return name, family, defined_at
+
+
+def _innermost(fun: Any) -> Any:
+    for _ in range(16):
+        if isinstance(fun, functools.partial):
+            fun = fun.func
+        elif inspect.ismethod(fun):
+            fun = fun.__func__
+        elif hasattr(fun, "__wrapped__") and callable(fun.__wrapped__):
+            fun = fun.__wrapped__
+        else:
+            break
+    if not hasattr(fun, "__code__") and callable(fun) and hasattr(type(fun), "__call__"):
+        call = getattr(type(fun), "__call__", None)
+        if hasattr(call, "__code__"):
+            return call
+    return fun
+
+
+def definition_line(code) -> int:
+    """The ``def`` line of a function (its code object starts at its first decorator)."""
+    line = code.co_firstlineno
+    for offset in range(32):
+        text = linecache.getline(code.co_filename, line + offset).lstrip()
+        if not text.startswith("@"):
+            return line + offset
+    return line
+
+
+def _weak(obj: Any):
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return None
+
+
+def _comparable(values: dict[str, Any], *, skip_complex: bool = False) -> tuple[tuple[str, Any], ...]:
+    """``(name, value)`` pairs safe to keep and compare: simple values as they are, others as text.
+
+    With ``skip_complex``, values that are not simple are left out (JAX's tracing context holds
+    objects whose text changes from one call to the next without meaning anything).
+    """
+    out = []
+    for name, value in values.items():
+        if _is_simple(value):
+            out.append((name, value))
+        elif not skip_complex:
+            out.append((name, _short(repr(value))))
+    return tuple(out)
+
+
+def _short(text: str, limit: int = MAX_TEXT) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ----------------------------------------------------------------------------------------------
+# Differences
+
+
+def differences(before: CallSignature, after: CallSignature) -> list[Cause]:
+    """Every difference between an earlier call and this one, as ``Cause`` objects.
+
+    The function object comes first, then the jit options and JAX's configuration, then each
+    parameter in the order of the call.
+    """
+    causes: list[Cause] = []
+    if not before.is_same_function(after):
+        causes.append(_redefined(before, after))
+    causes.extend(_option_causes(before.options, after.options))
+    causes.extend(_config_causes(before.config, after.config))
+    old_params = {p.name: p for p in before.params}
+    seen = set()
+    for param in after.params:
+        seen.add(param.name)
+        old = old_params.get(param.name)
+        if old is None:
+            if param.passed != "default":
+                causes.append(Cause("pytree_structure", argument=param.name, before="(not passed)",
+                                    after=param.describe(), message=f"`{param.name}` is passed now and was not before"))
+            continue
+        causes.extend(_param_causes(old, param))
+    for param in before.params:
+        if param.name not in seen and param.passed != "default":
+            causes.append(Cause("pytree_structure", argument=param.name, before=param.describe(), after="(not passed)",
+                                message=f"`{param.name}` was passed before and is not now"))
+    return causes
+
+
+def _redefined(before: CallSignature, after: CallSignature) -> Cause:
+    from jaxmagic.sources import source_line
+
+    name = after.function
+    old_site, new_site = before.defined_at, after.defined_at
+    same_place = old_site is not None and old_site == new_site
+    where = ""
+    if new_site is not None:
+        where = f" (defined at {source_line(new_site[0], new_site[1], name).label})"
+    message = f"`{name}` is a new function object{where}: JAX caches compilations per function object, so it compiles anew"
+    return Cause(
+        "redefined_function",
+        argument=name,
+        before=_site_text(old_site),
+        after=_site_text(new_site),
+        message=message,
+        advice=advice_for("redefined_function", name, variant=None if same_place or new_site is None else "redefined_elsewhere"),
+    )
+
+
+def _site_text(site: tuple[str, int] | None) -> str | None:
+    if site is None:
+        return None
+    import os
+
+    return f"{os.path.basename(site[0])}:{site[1]}"
+
+
+# JAX completes positions from names and back: a pair changes together and is reported once.
+_OPTION_PAIRS = (("static_argnums", "static_argnames"), ("donate_argnums", "donate_argnames"))
+
+
+def _option_causes(before, after) -> list[Cause]:
+    old, new = dict(before), dict(after)
+    causes = []
+    paired = {name for pair in _OPTION_PAIRS for name in pair}
+    for nums, names in _OPTION_PAIRS:
+        if old.get(nums) != new.get(nums) or old.get(names) != new.get(names):
+            causes.append(Cause("jit_options", argument=nums if old.get(nums) != new.get(nums) else names,
+                                before=_pair_text(old.get(nums), old.get(names)),
+                                after=_pair_text(new.get(nums), new.get(names))))
+    for name in sorted((set(old) | set(new)) - paired):
+        if old.get(name) != new.get(name):
+            shown = _option_name(name)
+            causes.append(Cause("jit_options", argument=shown, before=_short(repr(old.get(name))), after=_short(repr(new.get(name)))))
+    return causes
+
+
+def _pair_text(nums, names) -> str:
+    """``(1,) · n``: positions, and the parameter names JAX resolved them to."""
+    text = repr(tuple(nums or ()))
+    return f"{text} · {', '.join(names)}" if names else text
+
+
+def _option_name(name: str) -> str:
+    return {"compiler_options_kvs": "compiler_options", "in_shardings_leaves": "in_shardings",
+            "out_shardings_leaves": "out_shardings", "in_layouts_leaves": "in_layouts",
+            "out_layouts_leaves": "out_layouts"}.get(name, name)
+
+
+def _config_causes(before, after) -> list[Cause]:
+    old, new = dict(before), dict(after)
+    causes = []
+    for name in sorted(set(old) & set(new)):
+        if old[name] != new[name]:
+            causes.append(Cause("config", argument=name, before=_short(repr(old[name])), after=_short(repr(new[name]))))
+    return causes
+
+
+def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
+    name = new.name
+    if old.passed != new.passed and "default" not in (old.passed, new.passed):
+        style = {"position": "by position", "keyword": "by keyword"}
+        return [Cause("pytree_structure", argument=name, before=style[old.passed], after=style[new.passed],
+                      message=f"`{name}` was passed {style[new.passed]} this time and {style[old.passed]} before; "
+                              "JAX keys its cache on how each argument is passed",
+                      advice=advice_for("pytree_structure", name, variant="passing_style"))]
+    if old.passed == "default" or new.passed == "default":
+        if old.passed == new.passed:
+            return []
+        return [Cause("pytree_structure", argument=name, before=old.describe(), after=new.describe(),
+                      message=f"`{name}` was {'left at its default' if new.passed == 'default' else 'passed explicitly'} "
+                              f"this time and {'passed explicitly' if new.passed == 'default' else 'left at its default'} before")]
+    if old.static != new.static:
+        return []  # the jit options changed (static_argnums): reported as jit_options
+    if new.static:
+        if old.value.key != new.value.key:
+            if old.value.text == new.value.text:
+                return [Cause("static_value", argument=name, before=old.value.text, after=new.value.text,
+                              message=f"static argument `{name}` is a new object that is not equal to the old one "
+                                      f"({new.value.text}); JAX compares static arguments with == and hash",
+                              detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents")]
+            return [Cause("static_value", argument=name, before=old.value.text, after=new.value.text)]
+        return []
+    causes = []
+    if old.structure != new.structure:
+        causes.append(_structure_cause(old, new))
+    old_leaves = dict(old.leaves)
+    for path, leaf in new.leaves:
+        previous = old_leaves.get(path)
+        if previous is not None:
+            causes.extend(_leaf_causes(new.leaf_name(path), previous, leaf))
+    return causes
+
+
+def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
+    old_paths = [p for p, _ in old.leaves]
+    new_paths = [p for p, _ in new.leaves]
+    added = [p for p in new_paths if p not in old_paths]
+    removed = [p for p in old_paths if p not in new_paths]
+    parts = []
+    if added:
+        parts.append("added " + ", ".join(added[:4]) + (" …" if len(added) > 4 else ""))
+    if removed:
+        parts.append("removed " + ", ".join(removed[:4]) + (" …" if len(removed) > 4 else ""))
+    detail = "; ".join(parts) or "its containers changed type or None entries moved"
+    return Cause("pytree_structure", argument=new.name, before=old.describe(), after=new.describe(),
+                 message=f"structure of `{new.name}` changed: {detail}", detail=detail)
+
+
+def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
+    causes = []
+    if old.shape != new.shape:
+        detail = _axes_changed(old.shape, new.shape)
+        causes.append(Cause("shape", argument=name, before=old.type_text, after=new.type_text,
+                            message=f"shape of `{name}` changed: {old.type_text} → {new.type_text}" + (f" ({detail})" if detail else ""),
+                            detail=detail))
+    if old.dtype != new.dtype:
+        causes.append(Cause("dtype", argument=name, before=old.type_text, after=new.type_text,
+                            message=f"dtype of `{name}` changed: {old.dtype} → {new.dtype}"))
+    if old.weak != new.weak:
+        causes.append(Cause("weak_type", argument=name, before=old.describe(), after=new.describe(),
+                            message=f"`{name}` is {_kind_of_value(new)} now and was {_kind_of_value(old)} before; "
+                                    "JAX compiles weakly typed Python scalars and arrays separately"))
+    if old.placement != new.placement:
+        if old.sharded or new.sharded:
+            causes.append(Cause("sharding", argument=name, before=_where(old), after=_where(new)))
+        else:
+            causes.append(Cause("device", argument=name, before=_where(old), after=_where(new)))
+    return causes
+
+
+def _kind_of_value(leaf: LeafType) -> str:
+    if leaf.weak:
+        article = "an" if leaf.origin[:1] in "aeiou" else "a"
+        return f"{article} Python {leaf.origin} (weak {leaf.type_text})" if leaf.origin not in ("array", "numpy") else f"a weakly typed {leaf.type_text}"
+    return f"a {leaf.type_text} array"
+
+
+def _where(leaf: LeafType) -> str:
+    return leaf.placement or "default device (uncommitted)"
+
+
+def _axes_changed(old: tuple | None, new: tuple | None) -> str | None:
+    """``axis 0: 3 → 4`` (or ``rank 1 → 2``)."""
+    if old is None or new is None:
+        return None
+    if len(old) != len(new):
+        return f"rank {len(old)} → {len(new)}"
+    changed = [f"axis {i}: {a} → {b}" for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    return ", ".join(changed) or None
+
+
+def changed_axes(cause: Cause) -> list[int]:
+    """The axes a shape cause changed (from its detail), for headlines such as "on axis 0".
+
+    >>> changed_axes(Cause("shape", argument="x", before="f32[3,2]", after="f32[4,2]", detail="axis 0: 3 → 4"))
+    [0]
+    """
+    if cause.kind != "shape" or not cause.detail:
+        return []
+    return [int(part.split(":")[0].split()[1]) for part in cause.detail.split(", ") if part.startswith("axis ")]
+
+
+# ----------------------------------------------------------------------------------------------
+# Choosing what to compare with
+
+
+def nearest(earlier: Sequence[CallSignature], now: CallSignature) -> tuple[CallSignature | None, list[Cause]]:
+    """The earlier signature with the fewest differences (the latest among equals), and those
+    differences. ``(None, [])`` when there is nothing earlier."""
+    best: tuple[CallSignature | None, list[Cause]] = (None, [])
+    best_count = None
+    for candidate in earlier:
+        causes = differences(candidate, now)
+        if best_count is None or len(causes) <= best_count:
+            best, best_count = (candidate, causes), len(causes)
+    return best

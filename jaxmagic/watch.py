@@ -1,0 +1,485 @@
+"""Watching JAX compile: the listeners that turn each compilation into a ``RecompileEvent``.
+
+While at least one ``RecompileLog`` watches, jaxmagic listens to ``jax.monitoring``'s trace, lower
+and backend-compile duration events (and the persistent cache's hit and miss events). They fire
+only when something compiles, so a call that hits JAX's caches runs no jaxmagic code at all.
+At each compilation it reads the jitted call from the stack, describes its abstract signature,
+compares it with the nearest earlier compilation of the same function, and hands the event to
+every watching log. It also turns on ``jax_explain_cache_misses`` and keeps JAX's explanation text
+(``raw``) without letting it reach the user's output, unless the user had turned it on.
+When the last log stops watching, every listener, filter and setting is restored.
+
+>>> import jax, jax.numpy as jnp
+>>> with watch_recompiles() as log:
+...     _ = jax.jit(lambda x: x + 1)(jnp.ones(2))
+>>> log.total, is_installed()
+(1, False)
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import logging
+import sys
+import threading
+import time
+from typing import Iterable, Iterator
+
+from jaxmagic import _jax_private
+from jaxmagic.causes import Cause
+from jaxmagic.explanations import TRACING_MISS, explained_function, is_explanation, parse_explanation
+from jaxmagic.recompiles import DEFAULT_CAPACITY, RecompileEvent, RecompileLog
+from jaxmagic.signatures import CallSignature, describe_call, function_identity, nearest
+from jaxmagic.sources import CellNamer, SourceLine, is_jaxmagic_file, no_cells, pick_user_frame, source_line
+
+PERSISTENT_CACHE_HIT = "/jax/compilation_cache/cache_hits"
+PERSISTENT_CACHE_MISS = "/jax/compilation_cache/cache_misses"
+SIGNATURES_PER_FUNCTION = 16  # earlier signatures kept to compare with, per function
+FUNCTIONS_REMEMBERED = 512
+_PENDING_LIMIT = 64  # per-thread notes (trace times, explanations) kept before a compile consumes them
+
+
+@contextlib.contextmanager
+def watch_recompiles(
+    *functions: str,
+    include_internal: bool = False,
+    max_compiles: int | None = None,
+    capacity: int = DEFAULT_CAPACITY,
+    cell_namer: CellNamer = no_cells,
+) -> Iterator[RecompileLog]:
+    """Record every compilation inside the ``with`` block in a ``RecompileLog``.
+
+    ``functions`` limits it to those names; ``include_internal`` also records JAX's own
+    compilations; with ``max_compiles`` a function compiling more often raises
+    ``RecompileLimitExceeded`` at the call that went over (and at the end of the block).
+
+    >>> import jax, jax.numpy as jnp
+    >>> double = jax.jit(lambda x: x * 2)
+    >>> with watch_recompiles() as log:
+    ...     _ = double(jnp.ones(2)); _ = double(jnp.ones(2))
+    >>> log.total
+    1
+    """
+    log = RecompileLog(functions, include_internal=include_internal, max_compiles=max_compiles,
+                       capacity=capacity, cell_namer=cell_namer, scope="the block")
+    attach(log)
+    try:
+        yield log
+    finally:
+        detach(log)
+    over = log.over_limit()
+    if over:
+        raise log.limit_error(over[0])
+
+
+def attach(log: RecompileLog) -> None:
+    """Start handing compilations to ``log`` (installing JAX listeners if it is the first)."""
+    _HUB.attach(log)
+
+
+def detach(log: RecompileLog) -> None:
+    """Stop handing compilations to ``log`` (removing everything once no log watches)."""
+    _HUB.detach(log)
+
+
+def is_installed() -> bool:
+    """True while jaxmagic's listeners are installed in JAX (some log is watching)."""
+    return _HUB.installation is not None
+
+
+def watching_logs() -> list[RecompileLog]:
+    """The logs watching now."""
+    with _HUB.lock:
+        return list(_HUB.logs)
+
+
+def forget() -> None:
+    """Forget every signature remembered for comparison (the next compilations are first calls)."""
+    with _HUB.lock:
+        _HUB.memory.clear()
+
+
+def internal_errors() -> list[str]:
+    """Failures inside jaxmagic's listeners (never raised into the user's code), newest last."""
+    return list(_HUB.errors)
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+class _ThreadNotes(threading.local):
+    """What one thread learned since its last compilation (events arrive trace → lower → compile)."""
+
+    def __init__(self):
+        self.traces: dict[str, float] = {}
+        self.lowers: dict[str, float] = {}
+        self.explanations: dict[str, str] = {}
+        self.traced_calls: dict[str, tuple] = {}
+        self.persistent: bool | None = None
+        self.busy = False
+
+
+class _Memory:
+    """Earlier signatures of each function family, to compare new compilations with. Bounded."""
+
+    def __init__(self):
+        self._families: collections.OrderedDict[tuple, collections.deque] = collections.OrderedDict()
+        self._names: collections.OrderedDict[str, None] = collections.OrderedDict()
+
+    def earlier(self, family: tuple) -> list[CallSignature]:
+        return list(self._families.get(family, ()))
+
+    def seen_name(self, name: str) -> bool:
+        return name in self._names
+
+    def add(self, signature: CallSignature | None, name: str) -> None:
+        self._names[name] = None
+        self._names.move_to_end(name)
+        while len(self._names) > FUNCTIONS_REMEMBERED * 4:
+            self._names.popitem(last=False)
+        if signature is None:
+            return
+        history = self._families.setdefault(signature.family, collections.deque(maxlen=SIGNATURES_PER_FUNCTION))
+        history.append(signature)
+        self._families.move_to_end(signature.family)
+        while len(self._families) > FUNCTIONS_REMEMBERED:
+            self._families.popitem(last=False)
+
+    def clear(self) -> None:
+        self._families.clear()
+        self._names.clear()
+
+
+class _Installation:
+    """What was changed in JAX and in logging, to undo it exactly."""
+
+    def __init__(self, explain_was_on: bool, loggers: list[logging.Logger], events: dict[str, str]):
+        self.explain_was_on = explain_was_on
+        self.loggers = loggers
+        self.events = events
+
+
+class _ExplanationFilter(logging.Filter):
+    """Keeps JAX's cache-miss explanations for the events; hides them unless the user asked for them."""
+
+    def __init__(self, hub: "_Hub"):
+        super().__init__("jaxmagic.recompiles")
+        self.hub = hub
+        self.swallow = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        if not is_explanation(message):
+            return True
+        if message.startswith(TRACING_MISS):
+            notes = self.hub.notes
+            if len(notes.explanations) > _PENDING_LIMIT:
+                notes.explanations.clear()
+            notes.explanations[explained_function(message) or ""] = message
+        return not self.swallow
+
+
+class _Hub:
+    """The one set of JAX listeners, shared by every watching log."""
+
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.logs: list[RecompileLog] = []
+        self.memory = _Memory()
+        self.notes = _ThreadNotes()
+        self.installation: _Installation | None = None
+        self.filter = _ExplanationFilter(self)
+        self.errors: collections.deque[str] = collections.deque(maxlen=20)
+        # Bound methods are made once, so that unregistering finds the very object registered.
+        self.duration_listener = self.on_duration
+        self.event_listener = self.on_event
+        self.trace_event = self.lower_event = self.compile_event = None
+
+    # -- attaching logs ------------------------------------------------------------------------
+    def attach(self, log: RecompileLog) -> None:
+        with self.lock:
+            if log in self.logs:
+                return
+            log.watching = True
+            log.started_at = log.started_at or time.time()
+            if log.owner_thread is None:
+                log.owner_thread = threading.get_ident()
+            self.logs.append(log)
+            if self.installation is None:
+                self._install()
+
+    def detach(self, log: RecompileLog) -> None:
+        with self.lock:
+            if log in self.logs:
+                self.logs.remove(log)
+            log.watching = False
+            if not self.logs and self.installation is not None:
+                self._uninstall()
+
+    def _install(self) -> None:
+        import jax
+        from jax import monitoring
+
+        events = _jax_private.compile_event_names()
+        self.trace_event, self.lower_event, self.compile_event = events["trace"], events["lower"], events["compile"]
+        explain_was_on = bool(jax.config.values.get("jax_explain_cache_misses", False))
+        loggers = [logging.getLogger(name) for name in _jax_private.explanation_logger_names()]
+        self.filter.swallow = not explain_was_on
+        for logger in loggers:
+            logger.addFilter(self.filter)
+        monitoring.register_event_duration_secs_listener(self.duration_listener)
+        monitoring.register_event_listener(self.event_listener)
+        if not explain_was_on:
+            jax.config.update("jax_explain_cache_misses", True)
+        self.installation = _Installation(explain_was_on, loggers, events)
+
+    def _uninstall(self) -> None:
+        import jax
+        from jax import monitoring
+
+        installation, self.installation = self.installation, None
+        with contextlib.suppress(Exception):
+            monitoring.unregister_event_duration_listener(self.duration_listener)
+        with contextlib.suppress(Exception):
+            monitoring.unregister_event_listener(self.event_listener)
+        if not installation.explain_was_on and jax.config.values.get("jax_explain_cache_misses"):
+            jax.config.update("jax_explain_cache_misses", False)
+        for logger in installation.loggers:
+            logger.removeFilter(self.filter)
+        self.notes = _ThreadNotes()
+
+    # -- JAX's events --------------------------------------------------------------------------
+    def on_duration(self, event: str, duration: float, **kwargs) -> None:
+        """``jax.monitoring`` duration listener: trace, lower and compile times."""
+        if event == self.compile_event:
+            limit = self._compiled(str(kwargs.get("fun_name", "?")), duration, sys._getframe(1))
+            if limit is not None:
+                raise limit
+        elif event == self.trace_event:
+            self._traced(str(kwargs.get("fun_name", "?")), duration, sys._getframe(1))
+        elif event == self.lower_event:
+            notes = self.notes
+            if len(notes.lowers) > _PENDING_LIMIT:
+                notes.lowers.clear()
+            notes.lowers[str(kwargs.get("fun_name", "?"))] = duration
+
+    def on_event(self, event: str, **kwargs) -> None:
+        """``jax.monitoring`` event listener: did the persistent compilation cache serve it?"""
+        if event == PERSISTENT_CACHE_HIT:
+            self.notes.persistent = True
+        elif event == PERSISTENT_CACHE_MISS:
+            self.notes.persistent = False
+
+    def _traced(self, name: str, duration: float, frame) -> None:
+        notes = self.notes
+        if len(notes.traces) > _PENDING_LIMIT:
+            notes.traces.clear()
+            notes.traced_calls.clear()
+        notes.traces[name] = duration
+        if notes.busy or not self.logs:
+            return
+        notes.busy = True
+        try:
+            call = _jax_private.jit_call_in_progress(frame)
+            # An ordinary call is read again at its compilation; only ``.trace`` / ``.lower`` are
+            # read now, as their compilation happens later, away from the arguments.
+            if call is not None and not call.called:
+                signature = _signature(call)
+                notes.traced_calls[name] = (signature, _frames(frame))
+            del call
+        except Exception as exc:
+            self._failed(exc)
+        finally:
+            notes.busy = False
+            del frame
+
+    def _compiled(self, jax_name: str, backend_s: float, frame):
+        notes = self.notes
+        base = _base_name(jax_name)
+        trace_s = notes.traces.pop(base, 0.0)
+        lower_s = notes.lowers.pop(jax_name, 0.0)
+        persistent, notes.persistent = notes.persistent, None
+        raw = notes.explanations.pop(base, None)
+        notes.explanations.clear()  # what is left belonged to nested traces that did not compile
+        traced = notes.traced_calls.pop(base, None)
+        if notes.busy:
+            return None
+        with self.lock:
+            logs = list(self.logs)
+        if not logs:
+            return None
+        notes.busy = True
+        try:
+            event, wanted = self._event(jax_name, base, frame, logs, traced, raw, persistent,
+                                        trace_s, lower_s, backend_s)
+            if event is None:
+                return None
+            for log in wanted:
+                log.record(event)
+            return self._limit_error(event, wanted)
+        except Exception as exc:
+            self._failed(exc)
+            return None
+        finally:
+            notes.busy = False
+            del frame
+
+    def _event(self, jax_name, base, frame, logs, traced, raw, persistent, trace_s, lower_s, backend_s):
+        call = _jax_private.jit_call_in_progress(frame)
+        fun = call.fun if call is not None else None
+        internal = _is_internal(fun)
+        name = function_identity(fun)[0] if fun is not None else base
+        wanted = [log for log in logs if log.wants(name, internal)]
+        if not wanted:
+            return None, []
+        namer = next((log.cell_namer for log in wanted if log.cell_namer is not no_cells), no_cells)
+        frames = None
+        if call is not None and call.called:
+            signature = _signature(call)
+        elif traced is not None:
+            signature, frames = traced
+        else:
+            signature = None
+        del call, fun
+        site = pick_user_frame(frames if frames is not None else _frames(frame))
+        call_site = source_line(*site, cell_namer=namer) if site else None
+        with self.lock:
+            earlier = self.memory.earlier(signature.family) if signature is not None else []
+            closest, own = nearest(earlier, signature) if signature is not None else (None, [])
+            seen = self.memory.seen_name(name)
+            self.memory.add(signature, name)
+        causes = _decide(name, signature, closest, own, raw, seen, internal=internal)
+        defined = signature.defined_at if signature is not None else None
+        event = RecompileEvent(
+            function=name,
+            defined_at=source_line(defined[0], defined[1], name, cell_namer=namer) if defined else None,
+            call_site=call_site,
+            compile_s=trace_s + lower_s + backend_s,
+            causes=causes,
+            raw=raw,
+            trace_s=trace_s,
+            lower_s=lower_s,
+            backend_s=backend_s,
+            persistent_cache=persistent if persistent is not None else (False if _persistent_enabled() else None),
+            internal=internal,
+            signature=signature.summary() if signature is not None else "",
+            jax_name=jax_name,
+            thread=threading.current_thread().name,
+        )
+        return event, wanted
+
+    def _limit_error(self, event: RecompileEvent, logs: list[RecompileLog]):
+        """The ``--max`` error to raise at this very call: only in the thread running the watched
+        code (a background thread's compilation is reported at the end instead)."""
+        for log in logs:
+            limit = log.max_compiles
+            if limit is None or event.function in log.limit_raised:
+                continue
+            if log.counts.get(event.function, 0) > limit and threading.get_ident() == log.owner_thread:
+                log.limit_raised.add(event.function)
+                return log.limit_error(event.function)
+        return None
+
+    def _failed(self, exc: BaseException) -> None:
+        self.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+_HUB = _Hub()
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def _base_name(jax_name: str) -> str:
+    """``jit(f)`` -> ``f`` (the name JAX gives the trace event and its explanation)."""
+    if jax_name.startswith("jit(") and jax_name.endswith(")"):
+        return jax_name[4:-1]
+    return jax_name
+
+
+def _signature(call) -> CallSignature:
+    static_argnums, static_argnames = _jax_private.jit_info_static(call.jit_info)
+    options = {"static_argnums": static_argnums, "static_argnames": tuple(sorted(static_argnames))}
+    options.update(_jax_private.jit_info_options(call.jit_info))
+    return describe_call(
+        call.fun, call.args, call.kwargs,
+        static_argnums=static_argnums, static_argnames=static_argnames,
+        options=options,
+        config=_jax_private.tracing_context(),
+    )
+
+
+def _frames(frame) -> list[tuple[str, int, str]]:
+    """``(file, line, function)`` from ``frame`` outward: where to look for the user's call site."""
+    frames = []
+    while frame is not None and len(frames) < 200:
+        frames.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
+        frame = frame.f_back
+    return frames
+
+
+def _is_internal(fun) -> bool:
+    """JAX's own compilations (an eager primitive, a ``jnp`` helper) and jaxmagic's own wrappers."""
+    if fun is None:
+        return False
+    if _jax_private.is_primitive_wrapper(fun):
+        return True
+    from jaxmagic.signatures import _innermost
+
+    code = getattr(_innermost(fun), "__code__", None)
+    if code is None:
+        return False
+    return _jax_private.is_jax_internal_file(code.co_filename) or is_jaxmagic_file(code.co_filename)
+
+
+def _persistent_enabled() -> bool:
+    try:
+        return _jax_private.persistent_cache_enabled()
+    except Exception:
+        return False
+
+
+def _explanations_reach_us() -> bool:
+    """Whether JAX's explanation records get as far as our filter (logging may be turned down)."""
+    try:
+        names = _jax_private.explanation_logger_names()
+        return logging.getLogger(names[0]).isEnabledFor(logging.WARNING)
+    except Exception:
+        return False
+
+
+def _decide(name: str, signature: CallSignature | None, closest: CallSignature | None, own: list[Cause],
+            raw: str | None, seen: bool, *, internal: bool) -> list[Cause]:
+    """The causes of one compilation: jaxmagic's own comparison first; JAX's explanation where
+    jaxmagic has nothing to compare with; ``unknown`` (never nothing) where neither can tell."""
+    parsed = parse_explanation(raw, signature) if raw else None
+    if signature is None:
+        if parsed:
+            return parsed
+        if seen:
+            return [Cause("unknown", message=f"`{name}` compiled again; jaxmagic could not see this call's "
+                                             "arguments (compiled ahead of time, or by a transformation other than jax.jit)")]
+        return [Cause("first_call", message=f"first compilation of `{name}` seen")]
+    if closest is None:
+        if parsed and any(c.kind != "first_call" for c in parsed):
+            return parsed
+        if parsed is None and not internal and _explanations_reach_us():
+            # JAX explains every tracing-cache miss of a user function: none means it had traced
+            # exactly these argument types before, so what changed is not in them.
+            return [Cause("unknown", message=f"`{name}` compiled again although JAX had traced this call before: "
+                                             "something other than the argument types changed (a device, a sharding, "
+                                             "jit options or a cleared cache); jaxmagic had not seen the earlier "
+                                             "compilation to compare with")]
+        return [Cause("first_call", after=signature.summary(),
+                      message=f"first compilation of `{name}` for {signature.summary()}")]
+    if own:
+        return own
+    if parsed and any(c.kind not in ("unknown", "first_call") for c in parsed):
+        return parsed
+    return [Cause("unknown", message=f"`{name}` compiled again with the same arguments, options and settings as "
+                                     "before: JAX's in-memory caches no longer held it (jax.clear_caches(), an "
+                                     "evicted entry, or a jitted function created again)")]
