@@ -32,9 +32,21 @@ def tolerance(dtype) -> tuple[float, float]:
     ((0.0001, 1e-05), (0.0, 0.0))
     """
     dtype = np.dtype(dtype)
-    if dtype.kind in "fc":
-        return _TOLERANCES.get((dtype.kind, dtype.itemsize), (1e-2, 1e-2))
+    kind = _kind(dtype)
+    if kind in "fc":
+        return _TOLERANCES.get((kind, dtype.itemsize), (1e-2, 1e-2))
     return 0.0, 0.0
+
+
+def _kind(dtype) -> str:
+    """``f`` / ``c`` / ``i`` (integers, booleans) / ``o`` (other), bfloat16 and friends included."""
+    if jax.numpy.issubdtype(dtype, jax.numpy.complexfloating):
+        return "c"
+    if jax.numpy.issubdtype(dtype, jax.numpy.floating):
+        return "f"
+    if jax.numpy.issubdtype(dtype, jax.numpy.integer) or jax.numpy.issubdtype(dtype, jax.numpy.bool_):
+        return "i"
+    return "o"
 
 
 @dataclass(frozen=True)
@@ -81,13 +93,17 @@ def _leaf_mismatch(expected, actual, rtol, atol) -> str | None:
         return None if expected == actual else f"{expected!r} vs {actual!r}"
     if want.shape != got.shape:
         return f"the shape differs: {want.shape} vs {got.shape}"
-    if want.dtype.kind not in "biufc" or got.dtype.kind not in "biufc":
+    kinds = _kind(want.dtype), _kind(got.dtype)
+    if "o" in kinds:
         return None if np.array_equal(want, got) else "the values differ"
-    default_rtol, default_atol = tolerance(np.promote_types(want.dtype, got.dtype))
+    # The less precise of the two dtypes sets the tolerance (a Python float against a float32).
+    (rtol_a, atol_a), (rtol_b, atol_b) = tolerance(want.dtype), tolerance(got.dtype)
+    default_rtol, default_atol = max(rtol_a, rtol_b), max(atol_a, atol_b)
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
-    want64 = want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
-    got64 = got.astype(np.complex128 if got.dtype.kind == "c" else np.float64)
+    wide = np.complex128 if "c" in kinds else np.float64
+    want64 = want.astype(wide)
+    got64 = got.astype(wide)
     close = np.isclose(got64, want64, rtol=rtol, atol=atol, equal_nan=True)
     if close.all():
         return None
