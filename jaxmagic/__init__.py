@@ -37,6 +37,10 @@ _PUBLIC = {
     "watch_recompiles": "jaxmagic.watch",
     "UsageProblem": "jaxmagic.errors",
     "UserCodeError": "jaxmagic.errors",
+    "Diagnosis": "jaxmagic.doctor",
+    "PITFALLS": "jaxmagic.doctor",
+    "diagnose": "jaxmagic.doctor",
+    "observe_trace": "jaxmagic.doctor",
 }
 
 __all__ = sorted(_PUBLIC) + ["load_ipython_extension", "unload_ipython_extension"]

@@ -14,6 +14,7 @@ import importlib
 PARTS = {
     "jaxmagic.magics.jaxpr": "JaxprMagics",
     "jaxmagic.magics.jitcompare": "JitCompareMagics",
+    "jaxmagic.magics.doctor": "DoctorMagics",
 }
 
 

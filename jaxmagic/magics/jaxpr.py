@@ -5,7 +5,9 @@ from __future__ import annotations
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from jaxmagic import doctor
 from jaxmagic.magics import common
+from jaxmagic.magics import doctor as doctor_magics
 from jaxmagic.render import jaxpr as render
 from jaxmagic.stages import DEFAULT_MAX_EQNS, STAGES, TRANSFORMS, trace
 
@@ -49,17 +51,20 @@ class JaxprMagics(Magics):
                 self.shell, line_call=call_text, cell=cell, magic="jaxpr", magic_line=line,
                 static=options.static, local_ns=local_ns,
             )
-            report = trace(
-                found.call,
-                transforms=options.transform,
-                cell_namer=found.cell_namer,
-                stage=options.stage,
-                show_source=not options.no_source,
-                show_cost=options.cost,
-                max_eqns=options.max_eqns,
-            )
+            with doctor.watch_prints() as printed:
+                report = trace(
+                    found.call,
+                    transforms=options.transform,
+                    cell_namer=found.cell_namer,
+                    stage=options.stage,
+                    show_source=not options.no_source,
+                    show_cost=options.cost,
+                    max_eqns=options.max_eqns,
+                )
             report.prepare()
             common.show(self.shell, report, plain=options.plain, text=render.text)
+            warnings = doctor.observe_trace(found.call, report.jaxpr, printed.text, cell_namer=found.cell_namer)
+            doctor_magics.show_warnings(self.shell, warnings, plain=options.plain)
         if options.output:
             return common.returned(self.shell, report, shown=True)
         return None

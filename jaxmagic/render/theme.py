@@ -106,6 +106,18 @@ STYLESHEET = f"""
 .{ROOT_CLASS} details.jm-raw>summary{{cursor:pointer;color:var(--jp-content-font-color2,#616161);font-size:85%}}
 .{ROOT_CLASS} .jm-persistent-hit{{color:var(--jp-success-color0,#1b5e20);font-size:85%}}
 .{ROOT_CLASS} .jm-recompile-rows{{max-height:28em;overflow:auto}}
+.{ROOT_CLASS} .jm-card.jm-error{{border-left-color:var(--jp-error-color1,#d32f2f)}}
+.{ROOT_CLASS} .jm-badge{{display:inline-block;font-size:75%;font-weight:600;text-transform:uppercase;letter-spacing:.04em;
+  padding:0 6px;border-radius:8px;color:#fff;background:var(--jp-warn-color1,#f57c00);vertical-align:middle}}
+.{ROOT_CLASS} .jm-badge.jm-error{{background:var(--jp-error-color1,#d32f2f)}}
+.{ROOT_CLASS} .jm-pitfall-id{{font-weight:normal;font-size:80%;font-family:var(--jp-code-font-family,monospace)}}
+.{ROOT_CLASS} .jm-where{{margin:2px 0 4px 0}}
+.{ROOT_CLASS} .jm-where .jm-where-code{{margin-left:1ch;white-space:pre}}
+.{ROOT_CLASS} .jm-diagnosis p.jm-explanation{{margin:4px 0;max-width:100ch}}
+.{ROOT_CLASS} .jm-fix-note,.{ROOT_CLASS} .jm-alternative{{margin:4px 0 0 0}}
+.{ROOT_CLASS} .jm-fix>b{{margin-right:1ch}}
+.{ROOT_CLASS} .jm-fix-note{{display:inline}}
+.{ROOT_CLASS} .jm-footer{{font-size:85%;margin-top:4px}}
 {_token_css()}
 """
 

@@ -1,0 +1,235 @@
+"""Python control flow on traced values, rewritten the way JAX compiles it: ``jnp.where`` or
+``jax.lax.cond`` for an ``if``, ``jax.lax.while_loop`` for a ``while``, ``jax.lax.fori_loop``
+for a ``for`` over ``range(n)``. Each rewrite is an ``Edit`` of the user's own source.
+
+>>> import ast
+>>> lines = ("def f(x, n):", "    if n > 0:", "        y = x", "    else:", "        y = -x", "    return y")
+>>> tree = ast.parse("\\n".join(lines))
+>>> edit = if_rewrite(tree.body[0].body[0], tree.body[0], lines, jnp="jnp", lax="jax.lax", scalar=False)
+>>> edit.text
+'y = jnp.where(n > 0, x, -x)'
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from typing import Sequence
+
+from jaxmagic.clues import Span, segment
+from jaxmagic.rewrites import Edit
+
+
+def _src(lines: Sequence[str], node: ast.AST) -> str:
+    return segment(tuple(lines), Span.of(node))
+
+
+def _is_constant(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        return _is_constant(node.operand)
+    return isinstance(node, ast.Constant)
+
+
+def _branch(stmts: list[ast.stmt]):
+    """A branch reduced to one value: ``("return", expr)``, ``("assign", name, expr)`` or ``None``."""
+    if len(stmts) != 1:
+        return None
+    (stmt,) = stmts
+    if isinstance(stmt, ast.Return) and stmt.value is not None:
+        return ("return", stmt.value)
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return ("assign", stmt.targets[0].id, stmt.value)
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        return ("augassign", stmt.target.id, stmt)
+    if isinstance(stmt, ast.If):
+        return ("if", stmt)
+    return None
+
+
+def _choose(cond: str, yes: str, no: str, *, jnp: str, lax: str, use_cond: bool) -> str:
+    if use_cond:
+        return f"{lax}.cond({cond}, lambda: {yes}, lambda: {no})"
+    return f"{jnp}.where({cond}, {yes}, {no})"
+
+
+def _augmented(lines, stmt: ast.AugAssign) -> str:
+    op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Pow: "**",
+          ast.Mod: "%", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|"}.get(type(stmt.op))
+    if op is None:
+        raise ValueError("operator")
+    return f"{stmt.target.id} {op} ({_src(lines, stmt.value)})"
+
+
+def _value_of(stmts, kind, name, lines, *, jnp, lax, scalar, following=None) -> str | None:
+    """The expression a branch produces for ``kind``/``name`` (nested ``if``s become nested choices)."""
+    shape = _branch(stmts)
+    if shape is None:
+        return None
+    if shape[0] == "if":
+        return _if_value(shape[1], kind, name, lines, jnp=jnp, lax=lax, scalar=scalar, following=following)
+    if kind == "return" and shape[0] == "return":
+        return _src(lines, shape[1])
+    if kind == "assign" and shape[0] == "assign" and shape[1] == name:
+        return _src(lines, shape[2])
+    if kind == "assign" and shape[0] == "augassign" and shape[1] == name:
+        return _augmented(lines, shape[2])
+    return None
+
+
+def _if_value(node: ast.If, kind, name, lines, *, jnp, lax, scalar, following=None) -> str | None:
+    cond = _src(lines, node.test)
+    yes = _value_of(node.body, kind, name, lines, jnp=jnp, lax=lax, scalar=scalar)
+    if node.orelse:
+        no = _value_of(node.orelse, kind, name, lines, jnp=jnp, lax=lax, scalar=scalar, following=following)
+    elif kind == "assign":
+        no = name  # no else: the variable keeps the value it had
+    elif following is not None:
+        no = _src(lines, following.value)
+    else:
+        return None
+    if yes is None or no is None:
+        return None
+    use_cond = scalar and kind == "return" and not (_is_constant_text(yes) or _is_constant_text(no))
+    return _choose(cond, yes, no, jnp=jnp, lax=lax, use_cond=use_cond)
+
+
+def _is_constant_text(text: str) -> bool:
+    try:
+        return _is_constant(ast.parse(text, mode="eval").body)
+    except SyntaxError:
+        return False
+
+
+def _next_statement(parent: ast.AST, node: ast.stmt) -> ast.stmt | None:
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and node in block:
+            index = block.index(node)
+            return block[index + 1] if index + 1 < len(block) else None
+    return None
+
+
+def if_rewrite(node: ast.If, parent: ast.AST, lines: Sequence[str], *, jnp: str, lax: str, scalar: bool) -> Edit | None:
+    """``if c: return a / else: return b`` -> ``return lax.cond(c, ...)`` (``jnp.where`` for arrays);
+    ``if c: y = a / else: y = b`` -> ``y = jnp.where(c, a, b)``. ``None`` for other shapes of ``if``."""
+    shape = _branch(node.body)
+    if shape is None:
+        return None
+    if shape[0] == "return":
+        following = None
+        if not node.orelse:
+            following = _next_statement(parent, node)
+            if not isinstance(following, ast.Return) or following.value is None:
+                return None
+        value = _if_value(node, "return", None, lines, jnp=jnp, lax=lax, scalar=scalar, following=following)
+        if value is None:
+            return None
+        end = following or node
+        return Edit(Span(node.lineno, end.end_lineno, node.col_offset, end.end_col_offset), f"return {value}")
+    if shape[0] in ("assign", "augassign"):
+        name = shape[1]
+        value = _if_value(node, "assign", name, lines, jnp=jnp, lax=lax, scalar=scalar)
+        if value is None:
+            return None
+        return Edit(Span.of(node), f"{name} = {value}")
+    return None
+
+
+def ternary_rewrite(node: ast.IfExp, lines: Sequence[str], *, jnp: str) -> Edit:
+    """``a if c else b`` -> ``jnp.where(c, a, b)``."""
+    return Edit(Span.of(node), f"{jnp}.where({_src(lines, node.test)}, {_src(lines, node.body)}, {_src(lines, node.orelse)})")
+
+
+def _stored_names(stmts: list[ast.stmt]) -> list[str]:
+    names = []
+    for stmt in stmts:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and sub.id not in names:
+                names.append(sub.id)
+    return names
+
+
+def _defined_before(function: ast.AST, line: int) -> set[str]:
+    found = set()
+    args = getattr(function, "args", None)
+    if args is not None:
+        found.update(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+        found.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    for sub in ast.walk(function):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and sub.lineno < line:
+            found.add(sub.id)
+    return found
+
+
+def _escapes(stmts: list[ast.stmt]) -> bool:
+    """True when a loop body leaves the loop early (break, continue, return, yield)."""
+    for stmt in stmts:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom)):
+                return True
+    return False
+
+
+def _body_text(lines: Sequence[str], stmts: list[ast.stmt]) -> str:
+    first, last = stmts[0].lineno, stmts[-1].end_lineno
+    return textwrap.dedent("\n".join(lines[first - 1:last]))
+
+
+def _pack(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names)
+
+
+def _tuple(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"({', '.join(names)})"
+
+
+def while_rewrite(node: ast.While, function: ast.AST, lines: Sequence[str], *, lax: str) -> Edit | None:
+    """``while c: body`` -> ``jax.lax.while_loop`` carrying the variables the body assigns."""
+    if node.orelse or _escapes(node.body) or node.body[0].lineno == node.lineno:
+        return None
+    defined = _defined_before(function, node.lineno)
+    carried = [n for n in _stored_names(node.body) if n in defined]
+    if not carried:
+        return None
+    body = textwrap.indent(_body_text(lines, node.body), "    ")
+    unpack = f"    {_pack(carried)} = carry"
+    text = "\n".join([
+        "def loop_condition(carry):",
+        unpack,
+        f"    return {_src(lines, node.test)}",
+        "",
+        "def loop_body(carry):",
+        unpack,
+        body,
+        f"    return {_pack(carried)}",
+        "",
+        f"{_pack(carried)} = {lax}.while_loop(loop_condition, loop_body, {_tuple(carried)})",
+    ])
+    return Edit(Span.of(node), text, comment="")
+
+
+def fori_rewrite(node: ast.For, function: ast.AST, lines: Sequence[str], *, lax: str) -> Edit | None:
+    """``for i in range(a, b): body`` -> ``jax.lax.fori_loop(a, b, ...)`` carrying assigned variables."""
+    call = node.iter
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range"):
+        return None
+    if call.keywords or not (1 <= len(call.args) <= 2) or not isinstance(node.target, ast.Name):
+        return None
+    if node.orelse or _escapes(node.body) or node.body[0].lineno == node.lineno:
+        return None
+    start, stop = ("0", _src(lines, call.args[0])) if len(call.args) == 1 else (_src(lines, call.args[0]), _src(lines, call.args[1]))
+    index = node.target.id
+    defined = _defined_before(function, node.lineno)
+    carried = [n for n in _stored_names(node.body) if n in defined and n != index]
+    if not carried:
+        return None
+    body = textwrap.indent(_body_text(lines, node.body), "    ")
+    text = "\n".join([
+        f"def loop_body({index}, carry):",
+        f"    {_pack(carried)} = carry",
+        body,
+        f"    return {_pack(carried)}",
+        "",
+        f"{_pack(carried)} = {lax}.fori_loop({start}, {stop}, loop_body, {_tuple(carried)})",
+    ])
+    return Edit(Span.of(node), text)

@@ -1,0 +1,444 @@
+"""Recognising the traps that surface around a jitted call rather than inside its trace: an
+unhashable static argument (``unhashable-static``), a traced value kept after its function
+returned (``tracer-leak``), an array read after it was donated (``donated-buffer``).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import re
+from typing import Any
+
+import jax
+
+from jaxmagic import _jax_private, clues, rewrites, sources
+from jaxmagic.clues import MISSING, ParsedSource, Span, UserFrame
+from jaxmagic.doctor import Diagnosis
+
+_UNHASHABLE_RE = re.compile(r"object of type <class '(?P<type>[\w.]+)'>, (?P<value>.*?)\. The error was", re.S)
+
+
+def _call_parameters(call: ast.Call, fn: Any) -> dict[str, ast.expr]:
+    """Parameter name -> the argument expression written for it in ``call``."""
+    sig = _signature(fn)
+    if sig is None:
+        return {}
+    positional = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    found = {}
+    for index, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if index < len(positional):
+            found[positional[index]] = arg
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            found[keyword.arg] = keyword.value
+    return found
+
+
+def _signature(fn: Any) -> inspect.Signature | None:
+    try:
+        return inspect.signature(rewrites.python_function(fn) or fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _jitted_callee(case, frame: UserFrame) -> tuple[ast.Call | None, Any]:
+    """The call at the frame's position and the ``jax.jit`` object it calls (or ``case.fn``)."""
+    call = case.expression(frame, ast.Call)
+    callee = frame.resolve(call.func) if isinstance(call, ast.Call) else MISSING
+    if callee is MISSING and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+        owner = frame.resolve(call.func.value) if isinstance(call.func.value, ast.Name) else MISSING
+        owner = frame.lookup(call.func.value.id) if isinstance(call.func.value, ast.Name) else owner
+        callee = inspect.getattr_static(owner, call.func.attr, MISSING) if owner is not MISSING else MISSING
+    if not _jax_private.is_jitted(callee) and case.fn is not None and _jax_private.is_jitted(case.fn):
+        callee = case.fn
+    return (call if isinstance(call, ast.Call) else None), callee
+
+
+def _is_unhashable(value: Any) -> bool:
+    if value is MISSING:
+        return False
+    return isinstance(value, (list, dict, set, bytearray)) or getattr(type(value), "__hash__", None) is None
+
+
+def _hashable_form(case, frame: UserFrame, node: ast.expr) -> str | None:
+    """The same value written in a hashable form: ``[1, 2]`` -> ``(1, 2)``, ``jnp.array([1, 2])`` -> ``(1, 2)``."""
+    if isinstance(node, ast.List):
+        return "(" + ", ".join(case.text(frame, e) for e in node.elts) + ("," if len(node.elts) == 1 else "") + ")"
+    if isinstance(node, ast.Set):
+        return "frozenset({" + ", ".join(case.text(frame, e) for e in node.elts) + "})"
+    if isinstance(node, ast.Call) and node.args and getattr(frame.resolve(node.func), "__name__", "") in ("array", "asarray"):
+        inner = node.args[0]
+        if isinstance(inner, (ast.List, ast.Tuple)):
+            return "(" + ", ".join(case.text(frame, e) for e in inner.elts) + ("," if len(inner.elts) == 1 else "") + ")"
+    text = case.text(frame, node)
+    value = frame.lookup(node.id) if isinstance(node, ast.Name) else MISSING
+    if isinstance(value, (set,)):
+        return f"frozenset({text})"
+    if isinstance(value, dict):
+        return f"tuple({text}.items())"
+    if isinstance(value, list):
+        return f"tuple({text})"
+    if hasattr(value, "tolist"):
+        return f"tuple({text}.tolist())"
+    return None
+
+
+def unhashable_static(case) -> Diagnosis | None:
+    if not (isinstance(case.exc, (ValueError, TypeError)) and "Non-hashable static arguments are not supported" in case.message):
+        return None
+    frame = case.innermost
+    if frame is None:
+        return None
+    detail = _UNHASHABLE_RE.search(case.message)
+    type_name = detail.group("type").rsplit(".", 1)[-1] if detail else "value"
+    if type_name == "ArrayImpl":
+        type_name = "jax.Array"
+    shown_value = " ".join(detail.group("value").split()) if detail else ""
+    call, callee = _jitted_callee(case, frame)
+    options = _jax_private.jit_options(callee) if _jax_private.is_jitted(callee) else None
+    parameter, argument = None, None
+    if call is not None and options is not None:
+        arguments = _call_parameters(call, callee)
+        sig = _signature(callee)
+        names = list(sig.parameters) if sig else []
+        static = set(options.static_argnames) | {names[i] for i in options.static_argnums if i < len(names)}
+        for name, node in arguments.items():
+            if name not in static:
+                continue
+            value = frame.lookup(node.id) if isinstance(node, ast.Name) else MISSING
+            literal = isinstance(node, (ast.List, ast.Set, ast.Dict)) or isinstance(node, ast.Call)
+            if _is_unhashable(value) or (value is MISSING and literal):
+                parameter, argument = name, node
+                break
+    fname = clues.resolve(call.func, frame.lookup) if call is not None else None
+    fname = rewrites.python_function(callee).__name__ if rewrites.python_function(callee) is not None else "the jitted function"
+    where = case.where(frame)
+    what = f"`{parameter}`" if parameter else "A static argument"
+    written = f" (`{case.text(frame, argument)}`)" if argument is not None else ""
+    how = ""
+    if options is not None and parameter is not None:
+        sig = _signature(callee)
+        index = list(sig.parameters).index(parameter) if sig and parameter in sig.parameters else None
+        how = f" (`static_argnums=({index},)`)" if index in options.static_argnums else f' (`static_argnames=("{parameter}",)`)'
+    explanation = (
+        f"{what} is a static argument of `{fname}`{how}: JAX compiles one version per static value and finds "
+        f"it again by the value's hash, so a static value must be hashable. Here it got a {type_name}"
+        f"{written}{f' holding {shown_value}' if shown_value and argument is None else ''}, which is not ({sources_label(where)})."
+    )
+    replacement = _hashable_form(case, frame, argument) if argument is not None else None
+    parsed = case.parsed(frame)
+    statement = case.statement(frame)
+    if replacement is not None and parsed is not None and statement is not None:
+        fix = rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)])
+        note = f"Pass a tuple: `{replacement}` is hashable, and reads the same to code that indexes or iterates it."
+    else:
+        fix = f"{fname}(..., (128, 128))   # a tuple, not a list or an array"
+        note = "Pass a tuple (hashable) instead of a list or an array."
+    alternatives = (
+        (f"If {what if parameter else 'it'} is data (numbers to compute with), not a setting, do not make it static: "
+         f"pass it as an ordinary argument, traced like the others.", ""),
+    )
+    return case.diagnosis(
+        "unhashable-static",
+        explanation=explanation,
+        fix=fix,
+        fix_note=note,
+        alternatives=alternatives,
+        where=where,
+        variable=parameter,
+        function=fname,
+    )
+
+
+def sources_label(where) -> str:
+    return where.label if where is not None else "your code"
+
+
+# ------------------------------------------------------------------------------------------------
+# donated-buffer
+
+
+def _has_deleted(value: Any) -> bool:
+    if isinstance(value, jax.Array):
+        try:
+            return value.is_deleted()
+        except Exception:
+            return False
+    if isinstance(value, (dict, list, tuple)):
+        try:
+            return any(_has_deleted(leaf) for leaf in jax.tree_util.tree_leaves(value))
+        except Exception:
+            return False
+    return False
+
+
+def _donated_positions(fn: Any) -> tuple[set[int], set[str]]:
+    options = _jax_private.jit_options(fn)
+    names = set(options.donate_argnames)
+    sig = _signature(fn)
+    params = list(sig.parameters) if sig else []
+    names.update(params[i] for i in options.donate_argnums if i < len(params))
+    return set(options.donate_argnums), names
+
+
+def _candidate_sources(case, frame: UserFrame) -> list[ParsedSource]:
+    """Where a donation may have been written: this file or cell first, then the other cells."""
+    found = []
+    here = case.parsed(frame)
+    if here is not None:
+        found.append(here)
+    cells = []
+    for filename in list(linecache.cache):
+        if filename == frame.file:
+            continue
+        label = case.cell_namer(filename)
+        if label:
+            number = re.search(r"\d+", label)
+            cells.append((int(number.group(0)) if number else 0, filename))
+    for _, filename in sorted(cells, reverse=True)[:50]:
+        parsed = clues.parse_file(filename)
+        if parsed is not None:
+            found.append(parsed)
+    return found
+
+
+def _find_donation(case, frame: UserFrame, variable: str):
+    """The latest call that passed ``variable`` to a jitted function at a donated position."""
+    for index, parsed in enumerate(_candidate_sources(case, frame)):
+        best = None
+        for call in clues.nodes_in(parsed.tree, ast.Call):
+            if index == 0 and parsed.file == frame.file and call.lineno >= frame.line:
+                continue
+            callee = clues.resolve(call.func, frame.lookup)
+            if not _jax_private.is_jitted(callee):
+                continue
+            positions, names = _donated_positions(callee)
+            passed = {name: node for name, node in _call_parameters(call, callee).items()}
+            for name, node in passed.items():
+                if isinstance(node, ast.Name) and node.id == variable and name in names:
+                    if best is None or call.lineno > best[1].lineno:
+                        best = (parsed, call, callee, name)
+        if best is not None:
+            return best
+    return None
+
+
+def donated_buffer(case) -> Diagnosis | None:
+    message = case.message
+    if not ("Array has been deleted" in message or "has been deleted or donated" in message):
+        return None
+    frame = case.innermost
+    if frame is None:
+        return None
+    statement = case.statement(frame)
+    node = case.expression(frame)
+    names = clues.names_in(node) if node is not None else []
+    if statement is not None:
+        names += [n for n in clues.names_in(statement) if n not in names]
+    deleted = [n for n in names if _has_deleted(frame.lookup(n))]
+    if not deleted:
+        return None
+    variable = deleted[0]
+    where = case.where(frame)
+    donation = _find_donation(case, frame, variable)
+    jn = rewrites.jax_names(frame.frame.f_globals)
+    copy = f"{variable}.copy()" if isinstance(frame.lookup(variable), jax.Array) else f"{jn.jax}.tree_util.tree_map(lambda a: a.copy(), {variable})"
+    if donation is None:
+        explanation = (
+            f"`{variable}` was donated to a jitted function (`donate_argnums`): JAX reused its memory for that "
+            f"function's result and deleted the array, so `{variable}` cannot be read any more ({sources_label(where)})."
+        )
+        fix = f"{variable} = step({variable}, ...)   # keep using what the jitted call returned, under the same name"
+        note = "Use the jitted call's result from then on; rebinding the same name makes that hard to get wrong."
+        return case.diagnosis("donated-buffer", explanation=explanation, fix=fix, fix_note=note, where=where, variable=variable, function=None)
+    parsed, call, callee, parameter = donation
+    fname = rewrites.python_function(callee).__name__ if rewrites.python_function(callee) else ast.unparse(call.func)
+    donated_at = sources.source_line(parsed.file, call.lineno, "", case.cell_namer)
+    explanation = (
+        f"`{variable}` was donated to `{fname}` (its parameter `{parameter}` is in `donate_argnums`) at "
+        f"{donated_at.label}: JAX reused the array's memory for `{fname}`'s result and deleted it. "
+        f"Reading `{variable}` afterwards ({sources_label(where)}) finds nothing there."
+    )
+    donating = clues.statement_at(parsed.tree, call.lineno)
+    edits, note = [], ""
+    if isinstance(donating, ast.Assign) and len(donating.targets) == 1:
+        target = donating.targets[0]
+        if isinstance(target, ast.Name) and target.id != variable:
+            edits.append(rewrites.Edit(Span.of(target), variable, comment=f"the result takes the donated `{variable}`'s place"))
+        elif isinstance(target, ast.Tuple):
+            for element in target.elts:
+                if isinstance(element, ast.Name) and variable in element.id and element.id != variable:
+                    edits.append(rewrites.Edit(Span.of(element), variable, comment=f"the result takes the donated `{variable}`'s place"))
+                    break
+    elif isinstance(donating, ast.Expr) and donating.value is call:
+        edits.append(rewrites.Edit(Span(call.lineno, call.lineno, call.col_offset, call.col_offset), f"{variable} = "))
+    if edits and donating is not None:
+        fix = rewrites.with_edits(parsed.lines, donating.lineno, donating.end_lineno, edits)
+        note = f"Rebind `{variable}` to the result where you donate it: the name then always holds a live array."
+    else:
+        fix = clues.source_of(parsed, donating) if donating is not None else ast.unparse(call)
+        fix += f"\n# from here on, use the value this call returned instead of `{variable}`"
+        note = f"Use what `{fname}` returned from then on, not `{variable}`."
+    keep = rewrites.with_edits(parsed.lines, donating.lineno, donating.end_lineno, [rewrites.Edit(Span.of(_argument_node(call, callee, parameter)), copy)]) if donating is not None and _argument_node(call, callee, parameter) is not None else ""
+    alternatives = []
+    if keep:
+        alternatives.append((f"If you still need the old `{variable}`, donate a copy (it costs one copy per call):", keep))
+    alternatives.append((f"Or stop donating: remove `donate_argnums` from the `jax.jit` of `{fname}`.", ""))
+    return case.diagnosis(
+        "donated-buffer",
+        explanation=explanation,
+        fix=fix,
+        fix_note=note,
+        alternatives=tuple(alternatives),
+        where=where,
+        variable=variable,
+        function=fname,
+    )
+
+
+def _argument_node(call: ast.Call, callee: Any, parameter: str) -> ast.expr | None:
+    return _call_parameters(call, callee).get(parameter)
+
+
+# ------------------------------------------------------------------------------------------------
+# tracer-leak
+
+
+_STORE_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
+
+
+def _locals_of(fnode: ast.AST) -> set[str]:
+    args = fnode.args
+    found = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    found.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    declared = set()
+    for node in ast.walk(fnode):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+    for node in ast.walk(fnode):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in declared:
+            found.add(node.id)
+    return found
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _stores(fnode: ast.AST) -> list[tuple[ast.stmt, str, ast.AST | None]]:
+    """Statements that keep a value outside the function: ``(statement, where it goes, stored value)``."""
+    local = _locals_of(fnode)
+    declared = set()
+    for node in ast.walk(fnode):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+    found = []
+    for stmt in ast.walk(fnode):
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in declared:
+                    found.append((stmt, f"the global `{target.id}`", stmt.value))
+                elif isinstance(target, ast.Attribute):
+                    found.append((stmt, f"`{ast.unparse(target)}`", stmt.value))
+                elif isinstance(target, ast.Subscript) and _root_name(target) not in local:
+                    found.append((stmt, f"`{ast.unparse(target.value)}`", stmt.value))
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            func = stmt.value.func
+            if isinstance(func, ast.Attribute) and func.attr in _STORE_METHODS:
+                root = _root_name(func.value)
+                if root is not None and (root not in local or isinstance(func.value, ast.Attribute)):
+                    value = stmt.value.args[-1] if stmt.value.args else None
+                    found.append((stmt, f"`{ast.unparse(func.value)}`", value))
+    return sorted(found, key=lambda item: item[0].lineno)
+
+
+def _returns(fnode: ast.AST) -> list[ast.Return]:
+    found = []
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Return):
+                found.append(child)
+            visit(child)
+
+    visit(fnode)
+    return found
+
+
+def tracer_leak(case) -> Diagnosis | None:
+    if not (isinstance(case.exc, jax.errors.UnexpectedTracerError) or "Leaked trace" in case.message):
+        return None
+    traced = case.traced
+    origin = clues.leak_origin(case.message)
+    usage = case.where(case.innermost)
+    if traced is None:
+        return None
+    parsed = clues.parse_around(traced.file, traced.line)
+    fnode = clues.function_node(parsed, traced.name, traced.line) if parsed else None
+    if fnode is None or not isinstance(fnode, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    created = clues.statement_at(parsed.tree, origin[1]) if origin else None
+    variable = None
+    if isinstance(created, ast.Assign) and isinstance(created.targets[0], ast.Name):
+        variable = created.targets[0].id
+    stores = _stores(fnode)
+    chosen = None
+    for stmt, destination, value in stores:
+        mentions = value is not None and variable is not None and variable in clues.names_in(value)
+        if stmt is created or mentions:
+            chosen = (stmt, destination, value)
+            break
+    if chosen is None and stores:
+        chosen = stores[0]
+    if chosen is None:
+        return None
+    stmt, destination, value = chosen
+    if variable is None or stmt is created:
+        # ``global g; g = f(x)``: the stored expression is the value to hand back.
+        variable = _root_name(stmt.targets[0]) if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) else (
+            value.id if isinstance(value, ast.Name) else variable)
+    where = sources.source_line(parsed.file, stmt.lineno, traced.name, case.cell_namer)
+    created_at = sources.source_line(parsed.file, origin[1], traced.name, case.cell_namer) if origin else None
+    returned = variable or (clues.source_of(parsed, value) if value is not None else "the value")
+    edits = []
+    declared = [n for n in ast.walk(fnode) if isinstance(n, ast.Global)]
+    if stmt is created or (isinstance(stmt, ast.Assign) and destination.startswith("the global")):
+        for decl in declared:
+            if variable in decl.names:
+                rest = [n for n in decl.names if n != variable]
+                edits.append(rewrites.Edit(Span.of(decl), f"global {', '.join(rest)}" if rest else ""))
+    else:
+        edits.append(rewrites.Edit(Span.of(stmt), ""))
+    for ret in _returns(fnode):
+        text = f"return {clues.source_of(parsed, ret.value)}, {returned}" if ret.value is not None else f"return {returned}"
+        edits.append(rewrites.Edit(Span.of(ret), text, comment=f"hand `{returned}` back instead of storing it"))
+    if not _returns(fnode):
+        last = fnode.body[-1]
+        edits.append(rewrites.Edit(Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f"\nreturn {returned}"))
+    fix = rewrites.with_edits(parsed.lines, rewrites.function_first_line(fnode), fnode.end_lineno, edits)
+    fix += f"\n\n# the caller keeps it:  result, {returned} = {traced.name}(...)"
+    explanation = (
+        f"`{returned}` was computed inside `{traced.name}` while JAX traced it"
+        f"{f' ({created_at.label})' if created_at else ''}, and `{traced.name}` stored it in {destination} "
+        f"({where.label}) instead of returning it. Outside the trace that stored value is a stand-in "
+        f"(a tracer) with no value, so using it{f' at {usage.label}' if usage else ''} fails."
+    )
+    return case.diagnosis(
+        "tracer-leak",
+        explanation=explanation,
+        fix=fix,
+        fix_note=f"Return `{returned}` from `{traced.name}` (a jitted function hands back everything through its return value).",
+        where=where,
+        variable=returned,
+        function=traced.name,
+        alternatives=((f"To debug, print it from inside the compiled code instead:", f'{rewrites.jax_names(case.innermost.frame.f_globals).jax if case.innermost else "jax"}.debug.print("{returned} = {{}}", {returned})'),),
+    )

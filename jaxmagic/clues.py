@@ -1,0 +1,384 @@
+"""What the doctor reads from an exception: the user's own frames, the function JAX was tracing and
+the arguments its message names, and the user's source as Python's AST, positioned as in the file.
+
+Nothing here runs user code: names are looked up in a frame, never evaluated.
+
+>>> msg = ("The error occurred while tracing the function step at /src/model.py:12 for jit. "
+...        "This concrete value was not available in Python because it depends on the values "
+...        "of the arguments n and mode.")
+>>> traced = traced_function(msg)
+>>> traced.name, traced.line, traced.arguments
+('step', 12, ('n', 'mode'))
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import functools
+import inspect
+import linecache
+import re
+import textwrap
+import types
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from jaxmagic import sources
+
+MISSING = object()  # what ``lookup`` answers for a name the frame does not know
+
+_TRACED_RE = re.compile(
+    r"(?:while tracing the function|The function being traced when the value leaked was) "
+    r"(?P<name>\S+) at (?P<file>.+?):(?P<line>\d+)(?: traced)? for (?P<kind>[\w.]+)"
+)
+_ARGUMENTS_RE = re.compile(r"depends on the values? of the arguments? (?P<names>.+?)\.(?:\s|$)")
+_LEAK_CREATED_RE = re.compile(r"The leaked intermediate value was created on line (?P<file>.+?):(?P<line>\d+)(?::\d+)? \((?P<name>[^)]*)\)")
+
+
+# ------------------------------------------------------------------------------------------------
+# JAX's message
+
+
+@dataclass(frozen=True)
+class TracedFunction:
+    """The function JAX was tracing when it raised, as its message names it."""
+
+    name: str
+    file: str
+    line: int
+    traced_for: str  # "jit", "vmap", ...
+    arguments: tuple[str, ...] = ()  # the traced arguments the failing value depends on
+    from_operations: bool = False  # the value was computed inside the function, not an argument
+
+
+def traced_function(message: str) -> TracedFunction | None:
+    """The traced function, and the arguments the failing value depends on, from JAX's message."""
+    match = _TRACED_RE.search(message)
+    if match is None:
+        return None
+    arguments: tuple[str, ...] = ()
+    names = _ARGUMENTS_RE.search(message)
+    if names is not None:
+        arguments = split_argument_names(names.group("names"))
+    return TracedFunction(
+        name=match.group("name"),
+        file=match.group("file"),
+        line=int(match.group("line")),
+        traced_for=match.group("kind"),
+        arguments=arguments,
+        from_operations="became a tracer due to JAX operations" in message,
+    )
+
+
+def split_argument_names(text: str) -> tuple[str, ...]:
+    """``"a, b, and c"`` -> ``('a', 'b', 'c')``; pytree leaves name their parameter (``w['b']`` -> ``w``).
+
+    >>> split_argument_names("params['w'], n, and mode")
+    ('params', 'n', 'mode')
+    """
+    parts = re.split(r",\s*(?:and\s+)?|\s+and\s+", text.strip())
+    names = []
+    for part in parts:
+        base = re.match(r"[A-Za-z_]\w*", part.strip())
+        if base and base.group(0) not in names:
+            names.append(base.group(0))
+    return tuple(names)
+
+
+def leak_origin(message: str) -> tuple[str, int] | None:
+    """``(file, line)`` where a leaked tracer was created, from an ``UnexpectedTracerError``."""
+    match = _LEAK_CREATED_RE.search(message)
+    return (match.group("file"), int(match.group("line"))) if match else None
+
+
+# ------------------------------------------------------------------------------------------------
+# Frames
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where an expression stands: lines, and UTF-8 byte columns (as in ``ast`` and ``co_positions``)."""
+
+    line: int
+    end_line: int
+    col: int
+    end_col: int
+
+    @classmethod
+    def of(cls, node: ast.AST) -> "Span":
+        return cls(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset)
+
+    def contains(self, other: "Span") -> bool:
+        return (self.line, self.col) <= (other.line, other.col) and (other.end_line, other.end_col) <= (self.end_line, self.end_col)
+
+
+@dataclass(eq=False)
+class UserFrame:
+    """One frame of the user's code in a traceback, with the instruction it stopped at."""
+
+    frame: types.FrameType
+    line: int
+    lasti: int
+
+    @property
+    def code(self) -> types.CodeType:
+        return self.frame.f_code
+
+    @property
+    def file(self) -> str:
+        return self.code.co_filename
+
+    @property
+    def function(self) -> str:
+        return self.code.co_name
+
+    def span(self) -> Span | None:
+        """The exact expression this frame was evaluating (Python 3.11's instruction positions)."""
+        try:
+            positions = list(self.code.co_positions())[self.lasti // 2]
+        except (AttributeError, IndexError):
+            return None
+        line, end_line, col, end_col = positions
+        if None in (line, end_line, col, end_col):
+            return None
+        return Span(line, end_line, col, end_col)
+
+    def lookup(self, name: str) -> Any:
+        """The value ``name`` had in this frame (locals, globals, builtins), or ``MISSING``."""
+        for scope in (self.frame.f_locals, self.frame.f_globals):
+            if name in scope:
+                return scope[name]
+        return getattr(builtins, name, MISSING)
+
+    def resolve(self, node: ast.AST) -> Any:
+        """The value of a name or a dotted name (``np.linalg.norm``) in this frame; ``MISSING`` otherwise."""
+        return resolve(node, self.lookup)
+
+    def source_line(self, cell_namer: sources.CellNamer) -> sources.SourceLine:
+        return sources.source_line(self.file, self.line, self.function, cell_namer)
+
+
+def resolve(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
+    """Look up ``a`` or ``a.b.c`` (no calls, no subscripts: nothing of the user's runs)."""
+    if isinstance(node, ast.Name):
+        return lookup(node.id)
+    if isinstance(node, ast.Attribute):
+        base = resolve(node.value, lookup)
+        if base is MISSING or not isinstance(base, types.ModuleType) and not inspect.isclass(base):
+            # Attributes of modules and classes only: a property of a user object could run code.
+            return MISSING
+        return getattr(base, node.attr, MISSING)
+    return MISSING
+
+
+def is_user_file(filename: str) -> bool:
+    """True for the user's own files and notebook cells (not JAX, jaxmagic, IPython or a library)."""
+    if sources.is_jaxmagic_file(filename):
+        return False
+    try:
+        from jaxmagic import _jax_private
+
+        if _jax_private.is_jax_internal_file(filename):
+            return False
+    except Exception:  # pragma: no cover - JAX always importable where the doctor runs
+        pass
+    return not sources.is_library_file(filename)
+
+
+def user_frames(tb: types.TracebackType | None) -> list[UserFrame]:
+    """The user's frames of a traceback, outermost first."""
+    frames = []
+    while tb is not None:
+        if is_user_file(tb.tb_frame.f_code.co_filename):
+            frames.append(UserFrame(tb.tb_frame, tb.tb_lineno, tb.tb_lasti))
+        tb = tb.tb_next
+    return frames
+
+
+def is_tracer(value: Any) -> bool:
+    """True for JAX's stand-in for a value while it traces."""
+    try:
+        import jax
+
+        return isinstance(value, jax.core.Tracer)
+    except Exception:  # pragma: no cover
+        return False
+
+
+# ------------------------------------------------------------------------------------------------
+# Source
+
+
+@dataclass(frozen=True)
+class ParsedSource:
+    """A parsed module, cell or function block, its node positions as in the file."""
+
+    file: str
+    lines: tuple[str, ...]  # the file's lines, newline-free
+    tree: ast.AST
+
+
+def file_lines(filename: str) -> tuple[str, ...]:
+    return tuple(line.rstrip("\r\n") for line in linecache.getlines(filename))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_text(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def parse_file(filename: str) -> ParsedSource | None:
+    """The whole file (or cell) parsed, or ``None`` where it is not plain Python."""
+    lines = file_lines(filename)
+    if not lines:
+        return None
+    tree = _parse_text("\n".join(lines) + "\n")
+    return ParsedSource(filename, lines, tree) if tree is not None else None
+
+
+def parse_block(filename: str, first_line: int) -> ParsedSource | None:
+    """The indented block (a ``def``, a statement) starting at ``first_line``, parsed alone.
+
+    For files that do not parse as a whole, e.g. a ``%%jaxpr`` cell whose first line is the magic.
+    """
+    lines = file_lines(filename)
+    if not (1 <= first_line <= len(lines)):
+        return None
+    try:
+        block = inspect.getblock([line + "\n" for line in lines[first_line - 1:]])
+    except Exception:
+        block = [lines[first_line - 1] + "\n"]
+    text = "".join(block)
+    dedented = textwrap.dedent(text)
+    # Indentation is ASCII, so the columns it takes are the same in characters and in bytes.
+    indent = len(block[0]) - len(block[0].lstrip()) if dedented != text else 0
+    tree = _parse_text(dedented)
+    if tree is None:
+        return None
+    tree = _copy_shifted(tree, first_line - 1, indent)
+    return ParsedSource(filename, lines, tree)
+
+
+def _copy_shifted(tree: ast.Module, lines: int, cols: int) -> ast.Module:
+    tree = copy.deepcopy(tree)  # parsed trees are cached: shift a copy
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno") and node.lineno is not None:
+            node.lineno += lines
+            node.col_offset += cols
+        if getattr(node, "end_lineno", None) is not None:
+            node.end_lineno += lines
+            node.end_col_offset += cols
+    return tree
+
+
+def parse_around(filename: str, line: int) -> ParsedSource | None:
+    """The file parsed as a whole, or failing that the top-level block holding ``line``."""
+    parsed = parse_file(filename)
+    if parsed is not None:
+        return parsed
+    lines = file_lines(filename)
+    # Walk up to the top-level statement (no indentation) that starts at or before the line.
+    start = min(line, len(lines))
+    while start > 1 and (not lines[start - 1].strip() or lines[start - 1][:1] in (" ", "\t", ")", "]", "}")):
+        start -= 1
+    while start <= line:
+        block = parse_block(filename, start)
+        if block is not None and any(getattr(n, "end_lineno", 0) and n.lineno <= line <= n.end_lineno for n in block.tree.body):
+            return block
+        start += 1
+    return None
+
+
+def function_node(parsed: ParsedSource, name: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None:
+    """The ``def name`` (or lambda) that starts at ``line`` (its first decorator, or its ``def``)."""
+    best = None
+    for node in ast.walk(parsed.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first <= line <= node.lineno:
+                return node
+            if node.lineno <= line <= node.end_lineno and (best is None or node.lineno > best.lineno):
+                best = node
+        elif isinstance(node, ast.Lambda) and name == "<lambda>" and node.lineno == line:
+            return node
+    return best
+
+
+def function_of_code(code: types.CodeType) -> tuple[ParsedSource, ast.AST] | None:
+    """The parsed source and the ``def`` node of a code object."""
+    parsed = parse_file(code.co_filename) or parse_block(code.co_filename, code.co_firstlineno)
+    if parsed is None:
+        return None
+    node = function_node(parsed, code.co_name, code.co_firstlineno)
+    return (parsed, node) if node is not None else None
+
+
+def nodes_in(tree: ast.AST, kind=ast.AST) -> Iterator[ast.AST]:
+    return (n for n in ast.walk(tree) if isinstance(n, kind))
+
+
+def node_at(tree: ast.AST, span: Span | None, kind=ast.expr) -> ast.AST | None:
+    """The node of ``kind`` exactly at ``span``; else the smallest one that contains it."""
+    if span is None:
+        return None
+    exact, containing = None, None
+    for node in ast.walk(tree):
+        if not isinstance(node, kind) or getattr(node, "end_lineno", None) is None:
+            continue
+        node_span = Span.of(node)
+        if node_span == span:
+            exact = node  # ast.walk is breadth first: the last exact match is the innermost
+        elif node_span.contains(span):
+            if containing is None or Span.of(containing).contains(node_span):
+                containing = node
+    return exact or containing
+
+
+def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
+    """The innermost statement whose own header holds ``line`` (an ``if`` for its test line)."""
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node.lineno <= line <= node.end_lineno:
+            if found is None or Span.of(found).contains(Span.of(node)):
+                found = node
+    return found
+
+
+def enclosing(tree: ast.AST, target: ast.AST, kind) -> ast.AST | None:
+    """The innermost node of ``kind`` that contains ``target``."""
+    found = None
+    span = Span.of(target)
+    for node in ast.walk(tree):
+        if isinstance(node, kind) and getattr(node, "end_lineno", None) is not None and node is not target:
+            if Span.of(node).contains(span) and (found is None or Span.of(found).contains(Span.of(node))):
+                found = node
+    return found
+
+
+def names_in(node: ast.AST) -> list[str]:
+    """Names read in an expression, in order, each once."""
+    seen = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in seen:
+            seen.append(sub.id)
+    return seen
+
+
+def segment(lines: tuple[str, ...], span: Span) -> str:
+    """The source text at ``span`` (columns are UTF-8 byte offsets)."""
+    if span.line == span.end_line:
+        raw = lines[span.line - 1].encode()
+        return raw[span.col:span.end_col].decode(errors="replace")
+    first = lines[span.line - 1].encode()[span.col:].decode(errors="replace")
+    middle = list(lines[span.line:span.end_line - 1])
+    last = lines[span.end_line - 1].encode()[:span.end_col].decode(errors="replace")
+    return "\n".join([first, *middle, last])
+
+
+def source_of(parsed: ParsedSource, node: ast.AST) -> str:
+    return segment(parsed.lines, Span.of(node))

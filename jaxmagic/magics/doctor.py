@@ -1,0 +1,212 @@
+"""``%jaxmagic doctor on|off``, and the doctor in ordinary cells: a cell that falls into a JIT
+trap shows its normal traceback, then the diagnosis under it.
+
+The hook is IPython's custom exception handler (``shell.set_custom_exc``). A handler already
+installed keeps working: its exceptions go to it first, and uninstalling puts it back exactly.
+``%jaxmagic`` is the home of jaxmagic's settings; ``doctor`` is its first sub-command.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
+
+from jaxmagic import doctor
+from jaxmagic.magics import common
+from jaxmagic.render import diagnosis as render
+
+_STATE = "_jaxmagic_doctor_hook"  # the hook's state lives on the shell, safe from module reloads
+# The exception classes JAX's traps arrive as (JAX's own errors subclass TypeError / IndexError).
+TRAP_TYPES = (TypeError, ValueError, IndexError, RuntimeError)
+
+
+# ------------------------------------------------------------------------------------------------
+# The hook
+
+
+@dataclass(eq=False)
+class _Hook:
+    previous_types: tuple
+    previous_handler: Any  # ``shell.CustomTB`` as it was: restored as is
+    handler: Any = None  # ``shell.CustomTB`` once ours is installed
+    active: bool = True
+
+
+def hook_installed(shell) -> bool:
+    """True while the doctor diagnoses exceptions of ordinary cells on ``shell``."""
+    state = getattr(shell, _STATE, None)
+    return state is not None and state.active
+
+
+def _is_parse_error(tb) -> bool:
+    """IPython also sends exceptions raised while it parses a cell to custom handlers."""
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "ast_parse" and "IPython" in code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _handle(shell, state: _Hook, etype, value, tb, tb_offset=None):
+    __tracebackhide__ = True
+    returned = None
+    if state.previous_types and issubclass(etype, state.previous_types) and state.previous_handler is not None:
+        returned = state.previous_handler(etype, value, tb, tb_offset=tb_offset)
+    elif _is_parse_error(tb):
+        shell.showsyntaxerror()
+        return None
+    else:
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
+    if state.active and not isinstance(value, common.MagicFailure):
+        try:
+            found = doctor.diagnose(value, cell_namer=common.cell_namer(shell))
+            if found is not None:
+                common.show(shell, found, text=render.text)
+        except Exception:  # a failure here must never hide the user's own error, shown above
+            pass
+    return returned
+
+
+def install_hook(shell) -> None:
+    """Put the doctor's handler in front of any custom exception handler already installed."""
+    state = getattr(shell, _STATE, None)
+    if state is not None:
+        if shell.CustomTB is state.handler or shell.custom_exceptions:
+            state.active = True  # ours, or chained under a handler installed after ours
+            return
+        delattr(shell, _STATE)  # IPython dropped ours (a handler failure resets them all)
+    state = _Hook(previous_types=tuple(shell.custom_exceptions), previous_handler=shell.CustomTB)
+
+    def handler(shell, etype, value, tb, tb_offset=None):
+        return _handle(shell, state, etype, value, tb, tb_offset)
+
+    shell.set_custom_exc(tuple(dict.fromkeys(state.previous_types + TRAP_TYPES)), handler)
+    state.handler = shell.CustomTB
+    setattr(shell, _STATE, state)
+
+
+def uninstall_hook(shell) -> None:
+    """Remove the doctor's handler, restoring the one it found exactly (a no-op when none is installed)."""
+    state = getattr(shell, _STATE, None)
+    if state is None:
+        return
+    if shell.CustomTB is state.handler:
+        shell.custom_exceptions = state.previous_types
+        shell.CustomTB = state.previous_handler
+        delattr(shell, _STATE)
+    else:
+        state.active = False  # a later handler chains to ours: ours steps aside, theirs stays
+
+
+def install(shell) -> None:
+    """``%load_ext jaxmagic``: diagnoses name notebook cells as the notebook does; the hook goes in."""
+    doctor.use_cell_namer(common.cell_namer(shell))
+    install_hook(shell)
+
+
+def uninstall(shell) -> None:
+    uninstall_hook(shell)
+    doctor.use_cell_namer(None)
+
+
+# ------------------------------------------------------------------------------------------------
+# Showing trace-time warnings (used by the magics that trace)
+
+
+def show_warnings(shell, warnings: list, *, plain: bool = False) -> None:
+    """Show the doctor's trace-time warnings, each as its own card (or text)."""
+    for warning in warnings:
+        common.show(shell, warning, plain=plain, text=render.text)
+
+
+# ------------------------------------------------------------------------------------------------
+# %jaxmagic
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    run: Callable[[Any, str], Any]  # (shell, the rest of the line) -> result
+    usage: str
+    help: str
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {}
+
+
+def subcommand(name: str, usage: str, help: str):
+    """Register ``%jaxmagic <name> ...``."""
+
+    def register(run):
+        SUBCOMMANDS[name] = Subcommand(run, usage, help)
+        return run
+
+    return register
+
+
+@subcommand("doctor", "%jaxmagic doctor [on|off|status|last]",
+            "explain JAX's JIT traps under the traceback of ordinary cells (on by default); "
+            "`last` explains the last error again")
+def _doctor(shell, rest: str):
+    words = rest.split()
+    action = words[0].lower() if words else "status"
+    if len(words) > 1 or action not in ("on", "off", "status", "last"):
+        raise UsageError(
+            f"%jaxmagic doctor takes one of: on, off, status, last; got `{rest.strip()}`.\n"
+            f"Example: %jaxmagic doctor off"
+        )
+    if action == "on":
+        install_hook(shell)
+    elif action == "off":
+        uninstall_hook(shell)
+    elif action == "last":
+        error = getattr(sys, "last_value", None)
+        if error is None:
+            print("jaxmagic doctor: no error yet in this session.")
+            return None
+        found = doctor.diagnose(error, cell_namer=common.cell_namer(shell))
+        if found is None:
+            print(f"jaxmagic doctor: the last error ({type(error).__name__}) is not a JIT trap the doctor knows.")
+        else:
+            common.show(shell, found, text=render.text)
+        return None
+    state = "on" if hook_installed(shell) else "off"
+    print(f"jaxmagic doctor: {state} (JIT traps in ordinary cells are explained under their traceback"
+          f"{'' if state == 'on' else ' when on'}; %jaxmagic doctor {'off' if state == 'on' else 'on'} switches it)")
+    return None
+
+
+def _usage() -> str:
+    lines = ["%jaxmagic <command>: jaxmagic's settings and tools.", ""]
+    for name, command in sorted(SUBCOMMANDS.items()):
+        lines.append(f"  {command.usage}")
+        lines.append(f"      {command.help}")
+    return "\n".join(lines)
+
+
+@magics_class
+class DoctorMagics(Magics):
+    """The ``%jaxmagic`` magic."""
+
+    @no_var_expand
+    @line_magic
+    def jaxmagic(self, line: str = ""):
+        """jaxmagic's settings and tools.
+
+            %jaxmagic doctor on|off   explain JIT traps under the traceback of ordinary cells
+            %jaxmagic doctor          say whether that is on
+            %jaxmagic doctor last     explain the last error again
+        """
+        words = line.strip().split(None, 1)
+        if not words or words[0] in ("-h", "--help", "help"):
+            print(_usage())
+            return None
+        command = SUBCOMMANDS.get(words[0])
+        if command is None:
+            known = ", ".join(sorted(SUBCOMMANDS))
+            raise UsageError(f"%jaxmagic has no command `{words[0]}`; it has: {known}.\nExample: %jaxmagic doctor off")
+        return command.run(self.shell, words[1] if len(words) > 1 else "")

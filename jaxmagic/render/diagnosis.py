@@ -1,0 +1,118 @@
+"""``Diagnosis`` -> HTML card and terminal text. Pure functions of the diagnosis.
+
+The card says what went wrong (the pitfall), where (the user's line), why (the explanation, with
+`code` in backticks shown as code), and the fix, highlighted as Python; other fixes follow.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pygments import highlight
+from pygments.formatters import Terminal256Formatter
+from pygments.lexers import PythonLexer
+
+from jaxmagic.render import theme
+from jaxmagic.render.theme import escape
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+_SEVERITY_COLOUR = {"error": "\x1b[31m", "warning": "\x1b[33m"}
+
+
+def _python_html(code: str) -> str:
+    return highlight(code, PythonLexer(), theme.html_formatter()).rstrip("\n")
+
+
+def _words_html(text: str) -> str:
+    """Plain words with `code` spans: escaped first, then the spans become ``<code>``."""
+    return _CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", escape(text))
+
+
+def _heading(diagnosis) -> str:
+    kind = "warning" if diagnosis.severity == "warning" else "error"
+    return f"{kind}: {diagnosis.title}"
+
+
+# ----------------------------------------------------------------------------------------------
+# HTML
+
+
+def html(diagnosis) -> str:
+    """The diagnosis as a self-contained HTML card (scoped CSS, no JavaScript)."""
+    severity = "warning" if diagnosis.severity == "warning" else "error"
+    parts = [
+        f'<div class="{theme.ROOT_CLASS} jm-diagnosis" data-pitfall="{escape(diagnosis.pitfall)}" data-severity="{severity}">',
+        theme.style_tag(),
+        f'<div class="jm-card jm-{severity}">',
+        f'<h4><span class="jm-badge jm-{severity}">{severity}</span> {escape(diagnosis.title)} '
+        f'<span class="jm-muted jm-pitfall-id">{escape(diagnosis.pitfall)}</span></h4>',
+    ]
+    where = diagnosis.where
+    if where is not None:
+        title = escape(f"{where.file}:{where.line}" + (f" in {where.function}" if where.function else ""))
+        code = f' <code class="jm-where-code">{_python_html(where.text)}</code>' if where.text else ""
+        parts.append(f'<div class="jm-where" title="{title}"><span class="jm-muted">{escape(where.label)}</span>{code}</div>')
+    parts.append(f'<p class="jm-explanation">{_words_html(diagnosis.explanation)}</p>')
+    if diagnosis.fix:
+        note = f'<div class="jm-fix-note">{_words_html(diagnosis.fix_note)}</div>' if diagnosis.fix_note else ""
+        parts.append(f'<div class="jm-fix"><b>Fix</b>{note}<pre class="jm-block jm-python">{_python_html(diagnosis.fix)}</pre></div>')
+    for label, code in diagnosis.alternatives:
+        block = f'<pre class="jm-block jm-python">{_python_html(code)}</pre>' if code else ""
+        parts.append(f'<div class="jm-alternative"><div>{_words_html(label)}</div>{block}</div>')
+    footer = [f"jaxmagic doctor · {escape(diagnosis.docs)}"]
+    if diagnosis.error_type:
+        footer.insert(0, escape(diagnosis.error_type))
+    if diagnosis.reference:
+        footer.append(f'<a href="{escape(diagnosis.reference)}" target="_blank" rel="noopener">JAX docs</a>')
+    parts.append(f'<div class="jm-muted jm-footer">{" · ".join(footer)}</div>')
+    parts.append("</div></div>")
+    return "".join(parts)
+
+
+# ----------------------------------------------------------------------------------------------
+# text
+
+
+def _indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line else line for line in text.splitlines())
+
+
+def text(diagnosis, *, color: bool = False) -> str:
+    """The diagnosis as terminal text (ANSI colours with ``color=True``)."""
+
+    def code(snippet: str) -> str:
+        if color:
+            snippet = highlight(snippet, PythonLexer(), Terminal256Formatter(style="default")).rstrip("\n")
+        return _indent(snippet)
+
+    def strong(words: str, colour: str = "") -> str:
+        return f"{_BOLD}{colour}{words}{_RESET}" if color else words
+
+    def dim(words: str) -> str:
+        return f"{_DIM}{words}{_RESET}" if color else words
+
+    heading = strong(_heading(diagnosis), _SEVERITY_COLOUR.get(diagnosis.severity, ""))
+    lines = [f"jaxmagic doctor · {heading} [{diagnosis.pitfall}]"]
+    if diagnosis.where is not None:
+        where = diagnosis.where
+        lines.append(f"  {dim(where.label)}: {where.text}" if where.text else f"  {dim(where.label)}")
+    lines.append(_indent(_wrap(diagnosis.explanation), "  "))
+    if diagnosis.fix:
+        lines.append(strong("  Fix:") + (f" {diagnosis.fix_note}" if diagnosis.fix_note else ""))
+        lines.append(code(diagnosis.fix))
+    for label, snippet in diagnosis.alternatives:
+        lines.append(f"  {label}")
+        if snippet:
+            lines.append(code(snippet))
+    footer = [diagnosis.docs]
+    if diagnosis.reference:
+        footer.append(diagnosis.reference)
+    lines.append(dim("  " + " · ".join(footer)))
+    return "\n".join(lines)
+
+
+def _wrap(words: str, width: int = 96) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(words, width=width, break_long_words=False, break_on_hyphens=False))

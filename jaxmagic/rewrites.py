@@ -1,0 +1,279 @@
+"""The doctor's fixes, written as the user's own code changed: edits at exact source positions,
+a ``jit`` decorator with static arguments added, the names under which the user imported JAX.
+
+>>> lines = ("@jax.jit", "def f(x, n):", "    return x[:n]")
+>>> print(with_edits(lines, 1, 3, [Edit(Span(1, 1, 1, 8), "jax.jit(static_argnames=('n',))")]))
+@jax.jit(static_argnames=('n',))
+def f(x, n):
+    return x[:n]
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+import types
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from jaxmagic.clues import MISSING, Span
+
+MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the source at ``span`` with ``text`` (several lines keep the first line's indent)."""
+
+    span: Span
+    text: str
+    comment: str = ""  # added as ``# comment`` at the end of the replacement's last line
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    return len(line.encode()[:byte_col].decode(errors="ignore"))
+
+
+def with_edits(lines: Sequence[str], first: int, last: int, edits: Iterable[Edit], *, elide: bool = True) -> str:
+    """Lines ``first..last`` (1-based, inclusive) with ``edits`` applied, dedented.
+
+    Lines left empty by a deletion go; a result longer than ``MAX_FIX_LINES`` keeps the first
+    lines (decorators, ``def``) and the changed ones, ``...`` standing for the rest.
+    """
+    region = [str(line) for line in lines[first - 1:last]]
+    changed: set[int] = set()  # region line indexes holding new text
+    for edit in sorted(edits, key=lambda e: (e.span.line, e.span.col), reverse=True):
+        start, end = edit.span.line - first, edit.span.end_line - first
+        head_line, tail_line = region[start], region[end]
+        head = head_line[: _char_col(head_line, edit.span.col)]
+        tail = tail_line[_char_col(tail_line, edit.span.end_col):]
+        indent = head_line[: len(head_line) - len(head_line.lstrip())]
+        new_lines = edit.text.split("\n") if edit.text else [""]
+        last_index = len(new_lines) - 1
+        new_lines = [new_lines[0]] + [
+            indent + line if (line or i == last_index) else line for i, line in enumerate(new_lines[1:], 1)
+        ]
+        new_lines[0] = head + new_lines[0]
+        new_lines[-1] = new_lines[-1] + tail
+        if edit.comment and "#" not in tail:
+            new_lines[-1] = f"{new_lines[-1].rstrip()}  # {edit.comment}"
+        removed = end - start + 1
+        region[start:end + 1] = new_lines
+        shift = len(new_lines) - removed
+        changed = {i if i < start else i + shift for i in changed if i < start or i > end}
+        changed.update(range(start, start + len(new_lines)))
+    keep = [(i, line) for i, line in enumerate(region) if line.strip() or i not in changed]
+    text_lines = [line for _, line in keep]
+    changed_positions = [n for n, (i, _) in enumerate(keep) if i in changed]
+    if elide and len(text_lines) > MAX_FIX_LINES:
+        text_lines = _elide(text_lines, changed_positions)
+    return textwrap.dedent("\n".join(text_lines)).strip("\n")
+
+
+def _elide(lines: list[str], changed: list[int]) -> list[str]:
+    header = 0
+    while header < len(lines) and not lines[header].rstrip().endswith(":"):
+        header += 1
+    wanted = set(range(header + 1))
+    for i in changed:
+        wanted.update(range(max(0, i - 1), min(len(lines), i + 2)))
+    out, gap = [], False
+    for i, line in enumerate(lines):
+        if i in wanted:
+            out.append(line)
+            gap = False
+        elif not gap:
+            nxt = next((lines[j] for j in range(i, len(lines)) if lines[j].strip()), line)
+            out.append(nxt[: len(nxt) - len(nxt.lstrip())] + "...")
+            gap = True
+    return out
+
+
+def indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+# ------------------------------------------------------------------------------------------------
+# Names the user knows JAX by
+
+
+def alias(namespace: dict, target: Any, default: str) -> str:
+    """The name bound to ``target`` in ``namespace`` (``jnp`` for ``jax.numpy``), else ``default``."""
+    preferred = default.split(".")[0]
+    names = [name for name, value in namespace.items() if value is target and not name.startswith("_")]
+    if preferred in names:
+        return preferred
+    return sorted(names, key=len)[0] if names else default
+
+
+def jax_names(namespace: dict) -> "JaxNames":
+    """How to spell ``jax``, ``jax.numpy``, ``jax.lax`` and ``jax.jit`` in the user's code."""
+    import jax
+    import jax.numpy as jnp
+
+    jax_name = alias(namespace, jax, "jax")
+    have_jax = any(value is jax for value in namespace.values())
+    jnp_name = alias(namespace, jnp, "jnp" if not have_jax else f"{jax_name}.numpy")
+    lax_name = alias(namespace, jax.lax, f"{jax_name}.lax")
+    jit_name = f"{jax_name}.jit" if have_jax else alias(namespace, jax.jit, "jax.jit")
+    return JaxNames(jax=jax_name, jnp=jnp_name, lax=lax_name, jit=jit_name)
+
+
+@dataclass(frozen=True)
+class JaxNames:
+    jax: str
+    jnp: str
+    lax: str
+    jit: str
+
+
+# ------------------------------------------------------------------------------------------------
+# jit with static arguments
+
+
+def names_tuple(names: Sequence[str]) -> str:
+    """``("n",)`` / ``("n", "mode")``: the form a user types.
+
+    >>> names_tuple(["use_relu"])
+    '("use_relu",)'
+    """
+    inner = ", ".join(f'"{n}"' for n in names)
+    return f"({inner},)" if len(names) == 1 else f"({inner})"
+
+
+@functools.lru_cache(maxsize=1)
+def jit_takes_options_alone() -> bool:
+    """True where ``jax.jit(static_argnames=...)`` returns a decorator (newer JAX)."""
+    import jax
+
+    try:
+        parameter = inspect.signature(jax.jit).parameters.get("fun")
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.default is not inspect.Parameter.empty
+
+
+@dataclass(frozen=True)
+class JitUse:
+    """Where a function is wrapped in ``jax.jit``: a decorator or a call, as written."""
+
+    node: ast.expr  # the decorator expression, or the ``jax.jit(...)`` call
+    kind: str  # "bare" (@jax.jit), "call" (@jax.jit(...), jax.jit(f, ...)) or "partial"
+    options: ast.Call | None  # the call holding the keyword options, if any
+
+
+def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
+    """``node`` as a use of ``jax.jit``: ``jax.jit``, ``jit(...)``, ``partial(jax.jit, ...)``."""
+    import jax
+
+    from jaxmagic.clues import resolve
+
+    if resolve(node, lookup) is jax.jit:
+        return JitUse(node, "bare", None)
+    if isinstance(node, ast.Call):
+        callee = resolve(node.func, lookup)
+        if callee is jax.jit:
+            return JitUse(node, "call", node)
+        if callee is functools.partial and node.args and resolve(node.args[0], lookup) is jax.jit:
+            return JitUse(node, "partial", node)
+    return None
+
+
+def decorator_jit(fnode: ast.AST, lookup: Callable[[str], Any]) -> JitUse | None:
+    for decorator in getattr(fnode, "decorator_list", []):
+        use = jit_use(decorator, lookup)
+        if use is not None:
+            return use
+    return None
+
+
+def static_names_of(call: ast.Call | None) -> list[str]:
+    """The names an existing ``static_argnames=`` keyword lists (constants only)."""
+    if call is None:
+        return []
+    for keyword in call.keywords:
+        if keyword.arg == "static_argnames":
+            try:
+                value = ast.literal_eval(keyword.value)
+            except ValueError:
+                return []
+            return [value] if isinstance(value, str) else [str(v) for v in value]
+    return []
+
+
+def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit_name: str) -> Edit:
+    """The edit that makes ``names`` static in this use of ``jax.jit`` (other options kept)."""
+    merged = list(dict.fromkeys([*static_names_of(use.options), *names]))
+    value = names_tuple(merged)
+    if use.kind == "bare":
+        span = Span.of(use.node)
+        written = _text(lines, span)
+        if jit_takes_options_alone():
+            return Edit(span, f"{written}(static_argnames={value})")
+        return Edit(span, f"functools.partial({written}, static_argnames={value})")
+    call = use.options
+    for keyword in call.keywords:
+        if keyword.arg == "static_argnames":
+            return Edit(Span.of(keyword.value), value)
+    # Insert the keyword just before the call's closing parenthesis.
+    end = Span(call.end_lineno, call.end_lineno, call.end_col_offset - 1, call.end_col_offset - 1)
+    separator = ", " if (call.args or call.keywords) else ""
+    return Edit(end, f"{separator}static_argnames={value}")
+
+
+def _text(lines: Sequence[str], span: Span) -> str:
+    from jaxmagic.clues import segment
+
+    return segment(tuple(lines), span)
+
+
+def function_first_line(fnode: ast.AST) -> int:
+    """The first line of a ``def``: its first decorator's."""
+    return min([fnode.lineno] + [d.lineno for d in getattr(fnode, "decorator_list", [])])
+
+
+def insert_decorator_edit(fnode: ast.AST, text: str) -> Edit:
+    """An edit that puts ``@text`` on its own line above the ``def`` (and its other decorators)."""
+    first = function_first_line(fnode)
+    anchor = Span(first, first, fnode.col_offset, fnode.col_offset)
+    return Edit(anchor, f"@{text}\n")
+
+
+def function_namespace(fn: Any) -> dict:
+    """The globals a Python function (or what wraps one) reads its names from."""
+    inner = python_function(fn)
+    return getattr(inner, "__globals__", {}) if inner is not None else {}
+
+
+def python_function(fn: Any) -> types.FunctionType | None:
+    """The plain Python function behind a jitted function, partial, bound method or callable object."""
+    seen = 0
+    while fn is not None and seen < 8:
+        seen += 1
+        if isinstance(fn, types.FunctionType):
+            return fn
+        wrapped = getattr(fn, "__wrapped__", None)
+        if wrapped is not None:
+            fn = wrapped
+        elif isinstance(fn, functools.partial):
+            fn = fn.func
+        elif isinstance(fn, types.MethodType):
+            fn = fn.__func__
+        elif callable(fn) and not isinstance(fn, type):
+            fn = getattr(type(fn), "__call__", None)
+        else:
+            return None
+    return None
+
+
+def lookup_in(namespace: dict) -> Callable[[str], Any]:
+    import builtins
+
+    def lookup(name: str) -> Any:
+        if name in namespace:
+            return namespace[name]
+        return getattr(builtins, name, MISSING)
+
+    return lookup
