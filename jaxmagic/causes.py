@@ -57,6 +57,10 @@ _ADVICE = {
         "padding, so only a few shapes ever compile."
     ),
     "dtype": "Fix the dtype of `{arg}` (e.g. `.astype(jnp.float32)` before the call) so every call passes the same one.",
+    "python_dtype": (
+        "Pass `{arg}` as the same Python type every time (always 2.0, not sometimes 2), or as an array "
+        "with a fixed dtype."
+    ),
     "weak_type": (
         "Pass `{arg}` the same kind of value every time: always an array (e.g. `jnp.float32(v)`), or "
         "a Python scalar marked static if it is a constant."

@@ -15,6 +15,7 @@ PARTS = {
     "jaxmagic.magics.jaxpr": "JaxprMagics",
     "jaxmagic.magics.jitcompare": "JitCompareMagics",
     "jaxmagic.magics.doctor": "DoctorMagics",
+    "jaxmagic.magics.recompiles": "RecompilesMagics",
 }
 
 

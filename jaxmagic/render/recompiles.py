@@ -95,7 +95,7 @@ def text(log, *, color: bool = False) -> str:
         head = number_text + paint(event.function.ljust(name_width), "bold") + rest
         indent = " " * (len(number_text) + name_width + len(rest) + 2)
         for i, cause in enumerate(event.causes):
-            body = f"{cause.label}: {cause.message}"
+            body = cause.message if cause.kind == "first_call" else f"{cause.label}: {cause.message}"
             lines.append(f"{head}  {body}" if i == 0 else f"{indent}{body}")
         for advice in (c.advice for c in event.causes if c.advice in new_advice):
             lines.append(indent + paint(f"→ {advice}", "dim"))
@@ -213,8 +213,9 @@ def _unique_advice(causes) -> Iterable:
 def _cause_html(cause) -> str:
     argument = f' data-argument="{escape(cause.argument)}"' if cause.argument else ""
     detail = f' title="{escape(cause.detail)}"' if cause.detail else ""
+    label = "" if cause.kind == "first_call" else f'<span class="jm-kind">{escape(cause.label)}</span> '
     return (f'<div class="jm-cause jm-cause-{escape(cause.kind)}"{argument}{detail}>'
-            f'<span class="jm-kind">{escape(cause.label)}</span> {_code(cause.message)}</div>')
+            f'{label}{_code(cause.message)}</div>')
 
 
 def _code(text: str) -> str:

@@ -1,0 +1,339 @@
+"""``%recompiles`` / ``%%recompiles``: every compilation, why it happened, and how to stop it.
+
+``%%recompiles [FN ...]`` runs the cell and reports each compilation in it; ``%recompiles on``
+watches the whole session in a live panel (``off``, ``clear``, ``show [FN]``). The engine is
+``jaxmagic.watch`` / ``jaxmagic.recompiles``; this module only wires it to the shell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import builtins
+import re
+import sys
+import weakref
+from dataclasses import dataclass, field
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments
+
+from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.magics import common
+from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog, matches
+from jaxmagic.render import recompiles as render
+
+SUBCOMMANDS = ("on", "off", "clear", "show")
+ACCEPTED = (
+    "%recompiles on [FN ...] [--all] [--max N]   watch the whole session in a live panel\n"
+    "%recompiles off                              stop watching\n"
+    "%recompiles clear                            forget what the session log holds\n"
+    "%recompiles show [FN ...]                    show the session log (of those functions)\n"
+    "%%recompiles [FN ...] [--all] [--max N]      run the cell and report its compilations"
+)
+MAX_LIVE_PANELS = 16
+_NAME = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+def _limit(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"--max takes a non-negative whole number of compilations, not {text!r}: "
+            "e.g. --max 1 (the first compilation only) or --max 0 (none at all)"
+        )
+    return value
+
+
+@dataclass
+class _Session:
+    """One shell's session watch: its log, the live panels showing it, and the hook we added."""
+
+    log: RecompileLog | None = None
+    panels: list = field(default_factory=list)
+    hook: object = None
+    warned: set = field(default_factory=set)
+
+
+_SESSIONS: "weakref.WeakKeyDictionary[object, _Session]" = weakref.WeakKeyDictionary()
+
+
+def _session(shell) -> _Session:
+    session = _SESSIONS.get(shell)
+    if session is None:
+        session = _SESSIONS[shell] = _Session()
+    return session
+
+
+def install(shell) -> None:
+    """After each cell: finish the live panels' updates and report ``--max`` overruns that
+    happened in background threads (those cannot interrupt the cell that caused them)."""
+    session = _session(shell)
+    if session.hook is None:
+        def after_cell(result=None, _shell=weakref.ref(shell)):
+            target = _shell()
+            if target is not None:
+                _after_cell(target)
+
+        session.hook = after_cell
+        shell.events.register("post_run_cell", after_cell)
+
+
+def uninstall(shell) -> None:
+    """Stop the session watch, the panels' updates and the hook: nothing of ours stays in JAX."""
+    session = _SESSIONS.pop(shell, None)
+    if session is None:
+        return
+    if session.log is not None:
+        session.log.stop()
+    for panel in session.panels:
+        panel.close()
+    if session.hook is not None:
+        try:
+            shell.events.unregister("post_run_cell", session.hook)
+        except ValueError:
+            pass
+
+
+def _after_cell(shell) -> None:
+    session = _SESSIONS.get(shell)
+    if session is None:
+        return
+    for panel in session.panels:
+        panel.flush()
+    log = session.log
+    if log is not None and log.watching:
+        for function in log.over_limit():
+            if function not in log.limit_raised and function not in session.warned:
+                session.warned.add(function)
+                print(f"%recompiles --max {log.max_compiles}: {log.limit_error(function)}", file=sys.stderr)
+
+
+@magics_class
+class RecompilesMagics(Magics):
+    """The ``%recompiles`` magic."""
+
+    @magic_arguments()
+    @argument("words", nargs="*", metavar="ARG",
+              help="line form: on [FN ...] | off | clear | show [FN ...]; cell form: the functions to report (default: all of yours)")
+    @argument("--all", action="store_true", dest="internal",
+              help="also show JAX's internal compilations (each primitive compiled once in eager mode, jnp helpers)")
+    @argument("--max", type=_limit, metavar="N", default=None,
+              help="fail when a watched function compiles more than N times (--max 0: no compilation at all)")
+    @argument("--plain", action="store_true", help="print plain text only")
+    @argument("--tb", action="store_true", help="when your code raises, show its full traceback")
+    @argument("-o", "--output", action="store_true", help="return the RecompileLog")
+    @no_var_expand
+    @needs_local_scope
+    @line_cell_magic
+    def recompiles(self, line: str, cell: str | None = None, local_ns: dict | None = None):
+        """Count every compilation, explain each cause per argument, and say how to avoid it.
+
+        Cell form:  %%recompiles [FN ...] [--all] [--max N] [-o]
+            runs the cell, then lists each compilation in it: function, call site, causes, time.
+        Line form:  %recompiles on [FN ...] [--all] [--max N]   watch the session (live panel)
+                    %recompiles off | clear | show [FN ...]
+
+        Causes name the argument that changed (shape, dtype, weak type, static value, pytree
+        structure, device, sharding), a re-defined function, new jit options or a JAX setting.
+        --max N fails the cell at the call that compiles a function for the (N+1)th time.
+        """
+        __tracebackhide__ = True
+        magic = "%%recompiles" if cell is not None else "%recompiles"
+        try:
+            options = self.recompiles.parser.parse_argstring(line)
+        except UsageError as exc:
+            raise UsageError(f"{magic}: {exc}\nAccepted:\n{ACCEPTED}") from None
+        if cell is not None:
+            return self._cell(options, line, cell)
+        return self._line(options)
+
+    # -- the line form -------------------------------------------------------------------------
+    def _line(self, options):
+        session = _session(self.shell)
+        words = options.words
+        if not words:
+            if session.log is None:
+                raise UsageError(f"%recompiles needs a sub-command.\nAccepted:\n{ACCEPTED}")
+            words = ["show"]
+        command, names = words[0], words[1:]
+        if command not in SUBCOMMANDS:
+            raise UsageError(f"%recompiles: unknown sub-command `{command}`.\nAccepted:\n{ACCEPTED}")
+        if command in ("off", "clear") and (names or options.internal or options.max is not None):
+            raise UsageError(f"%recompiles {command} takes no further arguments.\nAccepted:\n{ACCEPTED}")
+        if command != "on" and (options.internal or options.max is not None):
+            raise UsageError(f"%recompiles {command}: --all and --max belong to `%recompiles on` and to the cell form.\n"
+                             f"Accepted:\n{ACCEPTED}")
+        _check_names(names, "%recompiles " + command)
+        if command == "on":
+            return self._on(session, names, options)
+        if command == "off":
+            return self._off(session, options)
+        if command == "clear":
+            if session.log is None:
+                print("Nothing to clear: the session is not being watched (%recompiles on starts it).")
+            else:
+                session.log.clear()
+                print("Cleared the session's recompile log." + (" Still watching." if session.log.watching else ""))
+            return session.log if options.output else None
+        return self._show(session, names, options)
+
+    def _on(self, session: _Session, names: list[str], options):
+        previous = session.log
+        if previous is not None and previous.watching:
+            previous.stop()
+        log = RecompileLog(
+            names,
+            include_internal=options.internal,
+            max_compiles=options.max,
+            cell_namer=common.cell_namer(self.shell),
+            scope=f"the session since In [{common.current_cell(self.shell)[0] or self.shell.execution_count}]",
+        )
+        log.start()
+        session.log, session.warned = log, set()
+        if previous is not None and previous.watching:
+            print("Restarted the session watch with the new options (the previous log was replaced).")
+        self._show_live(session, log, None, plain=options.plain)
+        return common.returned(self.shell, log, shown=True) if options.output else None
+
+    def _off(self, session: _Session, options):
+        log = session.log
+        if log is None or not log.watching:
+            print("The session is not being watched (%recompiles on starts it).")
+            return log if options.output else None
+        log.stop()
+        for panel in session.panels:
+            panel.flush()
+            panel.refresh()
+        print(f"Stopped watching: {log.summary}. `%recompiles show` shows them again.")
+        return log if options.output else None
+
+    def _show(self, session: _Session, names: list[str], options):
+        log = session.log
+        if log is None:
+            raise UsageError("%recompiles show: nothing recorded yet. `%recompiles on` watches the session; "
+                             "`%%recompiles` watches one cell.")
+        unknown = [n for n in names if not any(matches(f, [n]) for f in log.counts)]
+        if unknown:
+            seen = ", ".join(sorted(log.counts)) or "none yet"
+            raise UsageError(f"%recompiles show: `{unknown[0]}` has not compiled while watching. "
+                             f"Functions seen: {seen}.")
+        shown = log.for_functions(names) if names else log
+        if log.watching and len(names) <= 1:
+            self._show_live(session, log, names[0] if names else None, plain=options.plain)
+        else:
+            common.show(self.shell, shown, plain=options.plain, text=render.text)
+        return common.returned(self.shell, shown, shown=True) if options.output else None
+
+    def _show_live(self, session: _Session, log: RecompileLog, function: str | None, *, plain: bool) -> None:
+        if plain or common.is_terminal(self.shell):
+            common.show(self.shell, log.for_functions([function]) if function else log, plain=plain, text=render.text)
+            return
+        from IPython.display import display
+
+        from jaxmagic.render.panel import RecompilePanel
+
+        panel = RecompilePanel(log, function=function)
+        session.panels.append(panel)
+        while len(session.panels) > MAX_LIVE_PANELS:
+            session.panels.pop(0).close()
+        display(panel)
+
+    # -- the cell form -------------------------------------------------------------------------
+    def _cell(self, options, line: str, cell: str):
+        __tracebackhide__ = True
+        names = options.words
+        if names and names[0] in SUBCOMMANDS and names[0] not in self.shell.user_ns:
+            raise UsageError(f"%%recompiles takes function names; `{names[0]}` is a sub-command of the line "
+                             f"form (%recompiles {names[0]}).\nAccepted:\n{ACCEPTED}")
+        _check_names(names, "%%recompiles")
+        _check_known(names, cell, self.shell.user_ns)
+        log = RecompileLog(names, include_internal=options.internal, max_compiles=options.max,
+                           cell_namer=common.cell_namer(self.shell), scope="this cell")
+        value = limit = None
+        log.start()
+        try:
+            with common.guarded(self.shell, full_traceback=options.tb, keep_config=False):
+                try:
+                    value = self._run(line, cell)
+                except RecompileLimitExceeded as exceeded:  # raised at the call that went over
+                    limit = exceeded
+        finally:
+            log.stop()
+            common.show(self.shell, log, plain=options.plain, text=render.text)
+        over = log.over_limit()
+        if limit is None and over:
+            limit = log.limit_error(over[0])
+        if limit is not None:
+            raise limit
+        if options.output:
+            return common.returned(self.shell, log, shown=True)
+        return value
+
+    def _run(self, line: str, cell: str):
+        """Run the cell like a normal cell (its last expression is its value), with line numbers as
+        the user sees them: the magic's line is line 1."""
+        __tracebackhide__ = True
+        shell = self.shell
+        filename = common.cache_cell(shell, f"%%recompiles {line}".rstrip() + "\n" + cell)
+        source = shell.transform_cell(cell)
+        try:
+            tree = ast.parse(source, filename)
+        except SyntaxError as exc:
+            raise UsageProblem(f"%%recompiles: the cell is not valid Python (line {(exc.lineno or 1) + 1}: {exc.msg}).",
+                               example="%%recompiles\nfor n in (3, 4):\n    f(jnp.ones(n))") from None
+        ast.increment_lineno(tree, 1)
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        try:
+            exec(compile(tree, filename, "exec"), shell.user_ns)
+            if last is not None:
+                return eval(compile(last, filename, "eval"), shell.user_ns)
+            return None
+        except RecompileLimitExceeded:
+            raise
+        except Exception as exc:
+            raise UserCodeError(exc, during="running the cell") from None
+
+
+def _check_names(names: list[str], magic: str) -> None:
+    for name in names:
+        if not _NAME.match(name):
+            raise UsageError(f"{magic}: `{name}` is not a function name; give names such as `step` or `Model.apply`.\n"
+                             f"Accepted:\n{ACCEPTED}")
+
+
+def _check_known(names: list[str], cell: str, namespace: dict) -> None:
+    """Each name must be in the user's namespace or defined by the cell itself."""
+    if not names:
+        return
+    defined = _defined_in(cell)
+    for name in names:
+        root = name.split(".")[0]
+        if root in namespace or root in defined or hasattr(builtins, root):
+            continue
+        known = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("_")
+                       and not isinstance(v, type) and getattr(v, "__module__", "") in ("__main__", None))
+        hint = f" Functions in your namespace: {', '.join(known[:12])}." if known else ""
+        raise UsageError(f"%%recompiles: there is no function `{name}` in your namespace or in this cell.{hint}")
+
+
+def _defined_in(cell: str) -> set[str]:
+    try:
+        tree = ast.parse(cell)
+    except SyntaxError:
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    return names

@@ -1,0 +1,152 @@
+"""The live recompile panel: an ipywidgets view of a ``RecompileLog`` that updates as JAX compiles.
+
+Per-function counts and headlines on top, a filter by function and a clear button, then one row
+per compilation, newest first. Updates arrive while later cells run (at most every
+``REFRESH_S`` seconds, the last one always). Its mime bundle carries the widget view together
+with the same log as HTML and text, so a terminal, an nbconvert export or a notebook without the
+widget state still shows the log. Stable class names for browser tests: ``jm-recompile-panel``,
+``jm-recompile-filter``, ``jm-recompile-clear``, ``jm-recompile-rows`` and those of
+``render.recompiles``.
+
+>>> from jaxmagic.recompiles import RecompileLog
+>>> panel = RecompilePanel(RecompileLog(scope="this example"))
+>>> "jm-recompile-panel" in panel.widget._dom_classes, panel.filter.value
+(True, 'all functions')
+>>> sorted(panel._repr_mimebundle_())
+['application/vnd.jupyter.widget-view+json', 'text/html', 'text/plain']
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from jaxmagic.render import recompiles as views
+from jaxmagic.render import theme
+
+ALL = "all functions"
+REFRESH_S = 0.25  # at most this often while compilations pour in
+
+
+class RecompilePanel:
+    """A live widget view of ``log``; ``function`` pre-selects the filter.
+
+    ``header``, ``filter``, ``clear_button`` and ``rows`` are the ipywidgets it is made of;
+    ``widget`` is the whole panel. ``close()`` stops the updates.
+    """
+
+    def __init__(self, log, *, function: str | None = None, max_rows: int = views.MAX_ROWS):
+        import ipywidgets as widgets
+
+        self.log = log
+        self.max_rows = max_rows
+        self.header = widgets.HTML()
+        self.header.add_class("jm-recompile-header")
+        self.filter = widgets.Dropdown(options=[ALL], value=ALL, description="function",
+                                       layout=widgets.Layout(width="auto"))
+        self.filter.add_class("jm-recompile-filter")
+        self.clear_button = widgets.Button(description="Clear", icon="trash",
+                                           tooltip="Forget every compilation in this log")
+        self.clear_button.add_class("jm-recompile-clear")
+        self.rows = widgets.HTML()
+        self.rows.add_class("jm-recompile-rows")
+        controls = widgets.HBox([self.filter, self.clear_button])
+        controls.add_class("jm-recompile-controls")
+        self.widget = widgets.VBox([self.header, controls, self.rows])
+        self.widget.add_class(theme.ROOT_CLASS)
+        self.widget.add_class("jm-recompile-panel")
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._dirty = False
+        self._last_refresh = 0.0
+        self._closed = False
+        self.refresh()
+        if function:
+            self._ensure_option(function)
+            self.filter.value = function
+        self.filter.observe(self._filtered, names="value")
+        self.clear_button.on_click(self._cleared)
+        log.add_observer(self._changed)
+
+    @property
+    def function(self) -> str | None:
+        """The function the filter shows (``None``: all)."""
+        return None if self.filter.value == ALL else self.filter.value
+
+    def refresh(self) -> None:
+        """Redraw counts, headlines and rows from the log now."""
+        for name in self.log.counts:
+            self._ensure_option(name)
+        function = self.function
+        self.header.value = (theme.style_tag() + views.summary_html(self.log) + views.headlines_html(self.log)
+                             + views.counts_html(self.log, selected=function))
+        events = views.visible(self.log, function)
+        if events:
+            numbered = views.table_html(events, total=len(events), newest_first=True, max_rows=self.max_rows)
+        else:
+            numbered = f'<div class="jm-muted">{theme.escape(views.empty_note(self.log))}</div>'
+        self.rows.value = numbered
+
+    def flush(self) -> None:
+        """Apply any update still waiting for its turn."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None
+            dirty, self._dirty = self._dirty, False
+            self._last_refresh = time.monotonic()
+        if dirty and not self._closed:
+            self.refresh()
+
+    def close(self) -> None:
+        """Stop following the log (the widget stays on the page, as it was)."""
+        self._closed = True
+        self.log.remove_observer(self._changed)
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None
+
+    def _ensure_option(self, name: str) -> None:
+        if name not in self.filter.options:
+            value = self.filter.value
+            self.filter.options = [ALL] + sorted(set(self.filter.options[1:]) | {name})
+            self.filter.value = value if value in self.filter.options else ALL
+
+    def _changed(self, event) -> None:
+        """A new event (or ``None`` after a clear): redraw now, or soon if we just did."""
+        if self._closed:
+            return
+        now = time.monotonic()
+        with self._lock:
+            due = event is None or (self._timer is None and now - self._last_refresh >= REFRESH_S)
+            if due:
+                self._last_refresh, self._dirty = now, False
+            else:
+                self._dirty = True
+                if self._timer is None:
+                    self._timer = threading.Timer(REFRESH_S, self.flush)
+                    self._timer.daemon = True
+                    self._timer.start()
+        if due:
+            if event is None:
+                self.filter.options = [ALL]
+                self.filter.value = ALL
+            self.refresh()
+
+    def _filtered(self, change) -> None:
+        self.refresh()
+
+    def _cleared(self, button) -> None:
+        self.log.clear()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = {"text/plain": views.text(self.log), "text/html": views.html(self.log)}
+        widget_bundle = self.widget._repr_mimebundle_() or {}
+        view = "application/vnd.jupyter.widget-view+json"
+        if view in widget_bundle:
+            bundle[view] = widget_bundle[view]
+        return {k: v for k, v in bundle.items() if (not include or k in include) and not (exclude and k in exclude)}
+
+    def __repr__(self) -> str:
+        return f"<RecompilePanel of {self.log!r}>"
