@@ -189,7 +189,7 @@ def _listing_html(records: list[Record]) -> str:
                 n = f"{r.n_eqns} equation{'s' * (r.n_eqns != 1)}"
                 out.append(
                     f'<details class="jm-nested"><summary style="padding-left:{2 * r.depth}ch">'
-                    f'▸ <b>{escape(r.title)}</b> · {n} <span class="jm-muted">{code}</span></summary>'
+                    f'<b>{escape(r.title)}</b> · {n} <span class="jm-muted">{code}</span></summary>'
                 )
         elif r.kind == "eqn":
             code = next(lines)
