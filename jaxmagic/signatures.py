@@ -349,7 +349,7 @@ def function_identity(fun: Callable) -> tuple[str, tuple, tuple[str, int] | None
     function re-defined in a loop or a re-run cell is recognised as a new definition of itself;
     lambdas, which all share one name, are told apart by where they are written.
     """
-    name = callable_name(fun)
+    name = display_name(fun)
     inner = _innermost(fun)
     code = getattr(inner, "__code__", None)
     defined_at = (code.co_filename, definition_line(code)) if code is not None else None
@@ -359,6 +359,25 @@ def function_identity(fun: Callable) -> tuple[str, tuple, tuple[str, int] | None
     if "<lambda>" in qualname and defined_at is not None:
         family += defined_at
     return name, family, defined_at
+
+
+def display_name(fun: Any) -> str:
+    """The callee's name as JAX users know it: ``step``, ``Model.apply``, ``partial(step)``;
+    a function defined inside another is named by itself, without its enclosing function.
+
+    >>> def outer():
+    ...     def step(x):
+    ...         return x
+    ...     return step
+    >>> display_name(outer()), display_name(functools.partial(outer(), 1))
+    ('step', 'partial(step)')
+    """
+    if isinstance(fun, functools.partial):
+        return f"partial({display_name(fun.func)})"
+    qualname = getattr(fun, "__qualname__", None)
+    if isinstance(qualname, str) and not inspect.ismethod(fun):
+        return qualname.rsplit(".<locals>.", 1)[-1]
+    return callable_name(fun)
 
 
 def _innermost(fun: Any) -> Any:
