@@ -1,0 +1,148 @@
+"""%jitcompare against hand-written timing, side by side in one process.
+
+Fidelity: the jit median that ``%jitcompare`` reports, against a hand-written
+``timeit.repeat(lambda: f(x).block_until_ready(), ...)`` of the same jitted function, for a
+~10 µs, a ~1 ms and a ~50 ms function (sizes for the CPU). The two are measured in alternating
+rounds so that a busy machine weighs on both alike. Goal: within ±5%.
+
+Cost: the wall time of one default ``%jitcompare`` (eager and jit) against one
+``%timeit f(x).block_until_ready()`` of the jit call alone, for the ~1 ms function.
+Goal: no more than ``%timeit``'s time, while measuring twice as much.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+import timeit
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax
+import jax.numpy as jnp
+
+FIDELITY_TOLERANCE = 0.05
+HAND_REPEAT = 7
+
+
+def _elementwise(x):
+    return x * 2.0 + 1.0
+
+
+def _matmul_tanh(a):
+    return jnp.tanh(a @ a)
+
+
+# name -> (function, argument); sizes chosen for about 10 µs, 1 ms and 50 ms per jit call on a CPU
+CASES = {
+    "~10 µs": (_elementwise, lambda: jnp.ones(16)),
+    "~1 ms": (_matmul_tanh, lambda: jnp.ones((416, 416)) / 416),
+    "~50 ms": (_matmul_tanh, lambda: jnp.ones((1600, 1600)) / 1600),
+}
+
+
+def _shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "jaxmagic")
+    return shell
+
+
+def _run_cell(shell, source: str):
+    from IPython.utils.capture import capture_output
+
+    with capture_output():
+        outcome = shell.run_cell(source, store_history=False)
+    if outcome.error_in_exec or outcome.error_before_exec:
+        raise RuntimeError(f"{source!r} failed: {outcome.error_in_exec or outcome.error_before_exec!r}")
+    return outcome.result
+
+
+def hand_timing(fn, x) -> tuple[float, float]:
+    """Seconds per call, (median, best), of ``timeit.repeat`` over ``f(x).block_until_ready()``,
+    with the call count chosen by ``timeit``'s own auto-ranging."""
+    jitted = jax.jit(fn)
+    jitted(x).block_until_ready()
+    timer = timeit.Timer(lambda: jitted(x).block_until_ready())
+    number, _ = timer.autorange()
+    runs = [t / number for t in timer.repeat(repeat=HAND_REPEAT, number=number)]
+    return statistics.median(runs), min(runs)
+
+
+def jitcompare_timing(shell) -> tuple[float, float]:
+    result = _run_cell(shell, "%jitcompare -o -q bench_fn(bench_x)")
+    return result.modes["jit"].median, result.modes["jit"].best
+
+
+def fidelity(shell, label: str, rounds: int) -> list[dict]:
+    """Alternating rounds (hand, %jitcompare); each round gives a ratio, and the median ratio is
+    the figure: load from other programs that comes and goes weighs on both sides of a round."""
+    fn, make = CASES[label]
+    x = make()
+    shell.user_ns.update(bench_fn=fn, bench_x=x)
+    hands, ours = [], []
+    for _ in range(rounds):
+        hands.append(hand_timing(fn, x))
+        ours.append(jitcompare_timing(shell))
+    rows = []
+    for index, statistic in enumerate(("median", "best")):
+        ratios = [mine[index] / hand[index] for mine, hand in zip(ours, hands)]
+        ratio = statistics.median(ratios)
+        goal = statistic == "median"
+        rows.append({
+            "goal": f"%jitcompare jit {statistic} / hand-written timeit.repeat {statistic} ({label} function)",
+            "measured": ratio,
+            "target": f"1 ± {FIDELITY_TOLERANCE:.0%}" if goal else "(info)",
+            "met": abs(ratio - 1) <= FIDELITY_TOLERANCE if goal else True,
+            "detail": f"per call: %jitcompare {_us([m[index] for m in ours])} vs hand {_us([h[index] for h in hands])} "
+                      f"µs; median of {rounds} alternating round ratio(s) {[round(r, 3) for r in ratios]}",
+        })
+    return rows
+
+
+def _us(values: list[float]) -> list[float]:
+    return [round(v * 1e6, 1) for v in values]
+
+
+def cost(shell) -> dict:
+    fn, make = CASES["~1 ms"]
+    x = make()
+    shell.user_ns.update(bench_fn=fn, bench_jit=jax.jit(fn), bench_x=x)
+    shell.user_ns["bench_jit"](x).block_until_ready()  # %timeit gets a warm function
+    start = time.perf_counter()
+    timeit_result = _run_cell(shell, "%timeit -q -o bench_jit(bench_x).block_until_ready()")
+    timeit_s = time.perf_counter() - start
+    start = time.perf_counter()
+    result = _run_cell(shell, "%jitcompare -o -q bench_fn(bench_x)")
+    ours_s = time.perf_counter() - start
+    ratio = ours_s / timeit_s
+    eager, jit = result.modes["eager"], result.modes["jit"]
+    return {
+        "goal": "one default %jitcompare (eager and jit) / one %timeit of the jit call (~1 ms function)",
+        "measured": ratio,
+        "target": "<= 1.0",
+        "met": ratio <= 1.0,
+        "detail": f"%jitcompare {ours_s:.2f} s (eager {eager.loops} × {eager.repeat}, jit {jit.loops} × {jit.repeat}, "
+                  f"first calls included) vs %timeit {timeit_s:.2f} s ({timeit_result.loops} × {timeit_result.repeat}, "
+                  f"{timeit_result.average * 1e3:.2f} ms per call)",
+    }
+
+
+def run(quick: bool = False) -> list[dict]:
+    """One row per goal: ``goal``, ``measured``, ``target``, ``met``, ``detail``."""
+    shell = _shell()
+    rounds = 1 if quick else 5
+    labels = ("~10 µs", "~1 ms") if quick else tuple(CASES)
+    rows = [row for label in labels for row in fidelity(shell, label, rounds)]
+    rows.append(cost(shell))
+    return rows
+
+
+if __name__ == "__main__":
+    import sys
+
+    for row in run(quick="--quick" in sys.argv):
+        mark = "ok " if row["met"] else "MISS"
+        print(f"[{mark}] {row['goal']}: {row['measured']:.3f} (target {row['target']})\n       {row['detail']}")
