@@ -1,0 +1,133 @@
+"""``make bench``: every performance goal measured side by side, one table, a page and a plot.
+
+Each ``bench_*.py`` module beside this file has ``run(quick=False) -> list[dict]`` (rows with
+``goal``, ``measured``, ``target``, ``met``, ``detail``) and may have ``scaling(quick=False) ->
+dict`` (plot title -> ``{"x", "y", "series": {name: [(x, y), ...]}}``). Ratios are measured
+against an anchor in the same run: these machines are shared and noisy.
+
+    python benchmarks/run.py            # the full suite; writes docs/performance.md and the plot
+    python benchmarks/run.py --quick    # tiny sizes, no page written (the test suite's smoke run)
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import math
+import os
+import pathlib
+import platform
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+
+def modules() -> list:
+    names = sorted(p.stem for p in HERE.glob("bench_*.py"))
+    return [importlib.import_module(name) for name in names]
+
+
+def collect(quick: bool) -> tuple[list[dict], dict, float]:
+    started = time.perf_counter()
+    rows, plots = [], {}
+    for module in modules():
+        for row in module.run(quick=quick):
+            rows.append({**row, "suite": module.__name__.removeprefix("bench_")})
+        scaling = getattr(module, "scaling", None)
+        if scaling is not None:
+            plots.update(scaling(quick=quick))
+    return rows, plots, time.perf_counter() - started
+
+
+def table(rows: list[dict]) -> str:
+    header = f"{'goal':<72} {'measured':>10}  {'target':<10} result"
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        verdict = "info" if r["target"] == "(info)" else ("met" if r["met"] else "NOT MET")
+        lines.append(f"{r['goal']:<72} {r['measured']:>10.3f}  {r['target']:<10} {verdict}")
+    return "\n".join(lines)
+
+
+def markdown(rows: list[dict], seconds: float, plot_name: str | None) -> str:
+    import jax
+
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
+    out = [
+        "# Performance",
+        "",
+        "Measured by `make bench` (`benchmarks/run.py`). Every figure is a ratio against an anchor",
+        "measured side by side in the same run, or a size: absolute times on a shared machine are",
+        "not comparable from run to run.",
+        "",
+        f"- date: {datetime.date.today().isoformat()}",
+        f"- machine: {machine}",
+        f"- Python {platform.python_version()}, JAX {jax.__version__}",
+        f"- the whole suite took {seconds:.0f} s",
+        "",
+        "| goal | measured | target | result | detail |",
+        "| --- | ---: | --- | --- | --- |",
+    ]
+    for r in rows:
+        verdict = "info" if r["target"] == "(info)" else ("met" if r["met"] else "**not met**")
+        out.append(f"| {r['goal']} | {r['measured']:.3f} | {r['target']} | {verdict} | {r['detail']} |")
+    if plot_name:
+        out += ["", "## How the costs grow", "", f"![how the costs grow]({plot_name})", ""]
+    return "\n".join(out) + "\n"
+
+
+def plot(plots: dict, path: pathlib.Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    if not plots:
+        return False
+    fig, axes = plt.subplots(1, len(plots), figsize=(5.5 * len(plots), 4.2), squeeze=False)
+    for ax, (title, spec) in zip(axes[0], plots.items()):
+        for name, points in spec["series"].items():
+            xs, ys = zip(*points)
+            ax.loglog(xs, ys, marker="o", label=name)
+        ax.set_title(title)
+        ax.set_xlabel(spec["x"])
+        ax.set_ylabel(spec["y"])
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    return True
+
+
+def growth(points: list[tuple[float, float]]) -> float:
+    """The exponent k of y ~ x^k between the first and the last point (1: linear)."""
+    (x0, y0), (x1, y1) = points[0], points[-1]
+    return math.log(y1 / y0) / math.log(x1 / x0) if y0 > 0 and x1 > x0 else float("nan")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes; judge nothing, write nothing")
+    args = parser.parse_args(argv)
+    rows, plots, seconds = collect(args.quick)
+    for title, spec in plots.items():
+        for name, points in spec["series"].items():
+            rows.append({"suite": "scale", "goal": f"growth exponent: {title}, {name}", "measured": growth(points),
+                         "target": "(info)", "met": True, "detail": "1.0 is linear; below 1, better than linear"})
+    print(table(rows))
+    if args.quick:
+        return 0
+    plot_name = "performance.png"
+    written = plot(plots, ROOT / "docs" / plot_name)
+    (ROOT / "docs" / "performance.md").write_text(markdown(rows, seconds, plot_name if written else None))
+    print(f"\nwrote docs/performance.md{' and docs/' + plot_name if written else ''} ({seconds:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
