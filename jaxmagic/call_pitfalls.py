@@ -114,8 +114,7 @@ def unhashable_static(case) -> Diagnosis | None:
             if _is_unhashable(value) or (value is MISSING and literal):
                 parameter, argument = name, node
                 break
-    fname = clues.resolve(call.func, frame.lookup) if call is not None else None
-    fname = rewrites.python_function(callee).__name__ if rewrites.python_function(callee) is not None else "the jitted function"
+    fname = _callee_name(call, callee)
     where = case.where(frame)
     what = f"`{parameter}`" if parameter else "A static argument"
     written = f" (`{case.text(frame, argument)}`)" if argument is not None else ""
@@ -136,7 +135,8 @@ def unhashable_static(case) -> Diagnosis | None:
         fix = rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)])
         note = f"Pass a tuple: `{replacement}` is hashable, and reads the same to code that indexes or iterates it."
     else:
-        fix = f"{fname}(..., (128, 128))   # a tuple, not a list or an array"
+        example = _tuple_text(shown_value) if shown_value else None
+        fix = f"{fname}(..., {example or '(a, b)'})   # a tuple, not a {type_name}"
         note = "Pass a tuple (hashable) instead of a list or an array."
     alternatives = (
         (f"If {what if parameter else 'it'} is data (numbers to compute with), not a setting, do not make it static: "
@@ -152,6 +152,22 @@ def unhashable_static(case) -> Diagnosis | None:
         variable=parameter,
         function=fname,
     )
+
+
+def _callee_name(call: ast.Call | None, callee: Any) -> str:
+    """The name the user calls the function by (``step``), else its Python name."""
+    if call is not None and isinstance(call.func, (ast.Name, ast.Attribute)):
+        return ast.unparse(call.func)
+    inner = rewrites.python_function(callee)
+    return inner.__name__ if inner is not None else "the jitted function"
+
+
+def _tuple_text(shown: str) -> str | None:
+    """``[2 2]`` or ``[2, 2]`` (how JAX shows the value) -> ``(2, 2)``."""
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", shown)
+    if not numbers or len(numbers) > 8 or not shown.strip().startswith("["):
+        return None
+    return "(" + ", ".join(numbers) + ("," if len(numbers) == 1 else "") + ")"
 
 
 def sources_label(where) -> str:
@@ -256,7 +272,7 @@ def donated_buffer(case) -> Diagnosis | None:
         note = "Use the jitted call's result from then on; rebinding the same name makes that hard to get wrong."
         return case.diagnosis("donated-buffer", explanation=explanation, fix=fix, fix_note=note, where=where, variable=variable, function=None)
     parsed, call, callee, parameter = donation
-    fname = rewrites.python_function(callee).__name__ if rewrites.python_function(callee) else ast.unparse(call.func)
+    fname = _callee_name(call, callee)
     donated_at = sources.source_line(parsed.file, call.lineno, "", case.cell_namer)
     explanation = (
         f"`{variable}` was donated to `{fname}` (its parameter `{parameter}` is in `donate_argnums`) at "

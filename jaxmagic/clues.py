@@ -332,7 +332,9 @@ def node_at(tree: ast.AST, span: Span | None, kind=ast.expr) -> ast.AST | None:
             continue
         node_span = Span.of(node)
         if node_span == span:
-            exact = node  # ast.walk is breadth first: the last exact match is the innermost
+            # ast.walk is breadth first: the first exact match is the outermost, the one meant
+            # (Python 3.11 gives an f-string's format spec the whole f-string's position).
+            exact = exact or node
         elif node_span.contains(span):
             if containing is None or Span.of(containing).contains(node_span):
                 containing = node

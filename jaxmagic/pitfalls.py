@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import jax
 
-from jaxmagic import branch_rewrites, clues, rewrites
+from jaxmagic import _jax_private, branch_rewrites, clues, rewrites
 from jaxmagic.clues import MISSING, ParsedSource, Span, UserFrame
 from jaxmagic.doctor import Diagnosis
 from jaxmagic.errors import UserCodeError
@@ -61,7 +61,14 @@ class Case:
         for frame in reversed(self.frames):
             if code is not None and frame.code is code:
                 return frame
-        return None
+        # No name to go by: the outermost of the innermost frames whose parameters are tracers.
+        found = None
+        for frame in reversed(self.frames):
+            params = frame.code.co_varnames[: frame.code.co_argcount + frame.code.co_kwonlyargcount]
+            if not any(clues.is_tracer(frame.frame.f_locals.get(p)) for p in params):
+                break
+            found = frame
+        return found
 
     @functools.cached_property
     def call_site(self) -> UserFrame | None:
@@ -184,36 +191,51 @@ def static_fix(case: Case, names: list[str]) -> str | None:
 
 
 def _jit_written_elsewhere(case: Case, function_name: str):
-    """``jax.jit(f)(x)`` at the call site, or ``g = jax.jit(f, ...)`` in the caller's file."""
+    """``jax.jit(f)(x)`` at the call site, or ``g = jax.jit(f, ...)`` in the caller's or the function's file."""
     site = case.call_site
     if site is None:
         return None
     parsed = case.parsed(site)
-    if parsed is None:
-        return None
-    node = clues.node_at(parsed.tree, site.span(), ast.Call)
-    statement = clues.statement_at(parsed.tree, site.line)
+    node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
         use = rewrites.jit_use(node.func, site.lookup)
+        statement = clues.statement_at(parsed.tree, site.line)
         if use is not None and statement is not None:
             return parsed, statement, use
     callee = clues.resolve(node.func, site.lookup) if isinstance(node, ast.Call) else MISSING
-    best = None
-    for assign in clues.nodes_in(parsed.tree, ast.Assign):
-        value = assign.value
-        if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)):
+    sources = [parsed, clues.parse_file(case.traced_frame.file)] if case.traced_frame else [parsed]
+    for source in sources:
+        if source is None:
             continue
-        if value.args[0].id != function_name:
-            continue
-        use = rewrites.jit_use(value, site.lookup)
-        if use is None or use.kind != "call":
-            continue
-        targets = [t.id for t in assign.targets if isinstance(t, ast.Name)]
-        if callee is not MISSING and targets and site.lookup(targets[0]) is not callee:
-            continue
-        if best is None or assign.lineno > best[1].lineno:
-            best = (parsed, assign, use)
-    return best
+        best = None
+        for assign in clues.nodes_in(source.tree, ast.Assign):
+            value = assign.value
+            if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)):
+                continue
+            if value.args[0].id != function_name:
+                continue
+            use = rewrites.jit_use(value, site.lookup)
+            if use is None or use.kind != "call":
+                continue
+            targets = [t.id for t in assign.targets if isinstance(t, ast.Name)]
+            if callee is not MISSING and targets and site.lookup(targets[0]) is not callee:
+                continue
+            if best is None or assign.lineno > best[1].lineno:
+                best = (source, assign, use)
+        if best is not None:
+            return best
+    return None
+
+
+def magic_hint(case: Case, names: list[str]) -> list[tuple[str, str]]:
+    """When a tool (a jaxmagic magic) jitted the function, its ``-s`` option does the same for one call."""
+    if not names or case.fn is None or case.call_site is not None or rewrites.python_function(case.fn) is None:
+        return []
+    if _jax_private.is_jitted(case.fn):
+        return []
+    spec = ",".join(names)
+    return [(f"In jaxmagic's magics, `-s {spec}` marks {_plural(names)} static for that one call, "
+             f"e.g. `%jaxpr -s {spec} {case.function_name or 'f'}(...)`.", "")]
 
 
 def _cell_of(where: SourceLine | None) -> str:
@@ -318,7 +340,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     static_names = case.scalar_arguments(depends) if not ambiguous else []
 
     construct = _CONSTRUCTS[kind].format(cond=cond_text)
-    if variable is not None and variable in case.parameters() and cond is not None and clues.names_in(cond) == [variable]:
+    if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
         value = case.traced_value(variable)
         what = f"`{variable}` is an argument of `{fname}`, and JAX traces it: while `{fname}` is being compiled, `{variable}` stands for any {_kind_of(value)}, with no value yet."
     elif variable is not None:
@@ -336,7 +358,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
         if code:
             fixes.append((
                 f"Mark {_plural(static_names)} static: JAX then compiles `{fname}` once per value it is called with, "
-                f"and your {kind if kind in ('if', 'while') else 'condition'} sees a plain Python value.",
+                f"and your {f'`{kind}`' if kind in ('if', 'while') else 'condition'} sees a plain Python value.",
                 code,
             ))
     rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, scalar)
@@ -344,6 +366,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
         fixes.append(rewrite)
     if not fixes:
         fixes.append(("Let the compiled code decide, with JAX's own control flow:", _control_flow_template(kind, cond_text, jn)))
+    fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
     return case.diagnosis(
         "python-control-flow",
@@ -480,6 +503,29 @@ def numpy_in_jit(case: Case) -> Diagnosis | None:
     )
 
 
+def _scipy_equivalent(func: ast.AST, frame: UserFrame) -> str | None:
+    """``jax.scipy.signal.convolve`` for ``scipy.signal.convolve`` (or ``signal.convolve``), when JAX has it."""
+    parts = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    base = frame.lookup(node.id) if isinstance(node, ast.Name) else MISSING
+    module = getattr(base, "__name__", "") if base is not MISSING else ""
+    if not (module == "scipy" or module.startswith("scipy.")):
+        return None
+    path = module.split(".")[1:] + list(reversed(parts))
+    try:
+        import jax.scipy as target
+    except ImportError:  # pragma: no cover
+        return None
+    for part in path:
+        target = getattr(target, part, None)
+        if target is None:
+            return None
+    return ".".join(["scipy", *path])
+
+
 def _library_conversion(case: Case, frame: UserFrame, call: ast.Call) -> Diagnosis | None:
     """A library function (SciPy, ...) that turns its argument into a NumPy array."""
     callee = frame.resolve(call.func)
@@ -489,29 +535,24 @@ def _library_conversion(case: Case, frame: UserFrame, call: ast.Call) -> Diagnos
     written = ast.unparse(call.func)
     fname = case.function_name or frame.function
     jn = case.names(frame)
-    alternative = None
-    if module.startswith("scipy"):
-        import jax.scipy  # noqa: F401
-
-        target = jax
-        for part in ["scipy", *module.split(".")[1:], getattr(callee, "__name__", "")]:
-            target = getattr(target, part, None)
-            if target is None:
-                break
-        if target is not None:
-            alternative = f"{jn.jax}.scipy.{'.'.join(module.split('.')[1:] + [callee.__name__])}"
+    equivalent = _scipy_equivalent(call.func, frame)
+    alternative = f"{jn.jax}.{equivalent}" if equivalent else None
     depends = _depends_on(case, frame, call)
     explanation = (
         f"`{written}` (from `{module.split('.')[0]}`) turns its input into a NumPy array, which needs real "
         f"numbers; inside `{fname}` its input is traced and has no values yet ({_cell_of(case.where(frame))})."
     )
-    fix = (f"{alternative}({', '.join(ast.unparse(a) for a in call.args)})" if alternative
-           else f"result = {fname}(...)   # the jitted part\n{written}(result)   # NumPy-based code after it")
+    if alternative:
+        fix = function_source(case, frame, [rewrites.Edit(Span.of(call.func), alternative)]) or alternative
+        note = f"Use JAX's own `{alternative}`, which traces."
+    else:
+        fix = f"result = {fname}(...)   # the jitted part\n{written}(result)   # the NumPy-based part, after it"
+        note = f"Call `{written}` outside the jitted function, on arrays with values."
     return case.diagnosis(
         "numpy-in-jit",
         explanation=explanation,
         fix=fix,
-        fix_note=f"Use JAX's own `{alternative}`." if alternative else f"Call `{written}` outside the jitted function, on arrays with values.",
+        fix_note=note,
         where=case.where(frame),
         variable=depends[0] if depends else None,
     )
@@ -527,18 +568,16 @@ _CONVERSION_RE = re.compile(r"The problem arose with the `(?P<fn>\w+)` function|
 def python_scalar_conversion(case: Case) -> Diagnosis | None:
     exc = case.exc
     frame = case.innermost
-    if frame is None or not isinstance(exc, (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError)):
+    if frame is None or isinstance(exc, jax.errors.TracerBoolConversionError):
         return None
-    if isinstance(exc, jax.errors.TracerBoolConversionError):
-        return None
-    parsed = case.parsed(frame)
-    if parsed is None:
+    if not isinstance(exc, (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError)):
         return None
     node = case.expression(frame)
+    if node is None:
+        return None
     jn = case.names(frame)
-    edit, shown, value_node = None, None, None
-    match = _CONVERSION_RE.search(case.message)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "complex") and node.args:
+        # float(loss) -> loss.astype(float): the same number, still an array the compiled code computes.
         value_node = node.args[0]
         inner = case.text(frame, value_node)
         atomic = isinstance(value_node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
@@ -550,36 +589,34 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
         inner = case.text(frame, value_node)
         edit, shown = rewrites.Edit(Span.of(node), inner), f"{inner}.{node.func.attr}()"
     elif isinstance(node, ast.Subscript) and isinstance(exc, jax.errors.TracerIntegerConversionError):
+        # weights[i] on a Python list: one stacked array can be indexed by a traced i.
         container = frame.resolve(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else MISSING
         if not isinstance(container, (list, tuple)):
             return None
         value_node = node.slice
         seq, index = case.text(frame, node.value), case.text(frame, node.slice)
         edit, shown = rewrites.Edit(Span.of(node.value), f"{jn.jnp}.asarray({seq})"), f"{seq}[{index}]"
-    elif match is None:
-        return None
-    if edit is None:
+    else:
         return None
     depends = _depends_on(case, frame, value_node)
     variable = depends[0] if depends else None
     fname = case.function_name or frame.function
     where = case.where(frame)
     if isinstance(node, ast.Subscript):
-        what = (f"`{shown}` indexes a Python {type(frame.resolve(node.value)).__name__} with a traced index: Python needs "
+        what = (f"`{shown}` ({_cell_of(where)}) indexes a Python {type(frame.resolve(node.value)).__name__} with a traced index: Python needs "
                 f"a real int to pick an element, and while `{fname}` is being compiled the index has no value yet.")
         note = f"Turn the {type(frame.resolve(node.value)).__name__} into one array, which a traced index can index."
     else:
-        what = (f"`{shown}` asks for a plain Python number, but while `{fname}` is being compiled "
+        what = (f"`{shown}` ({_cell_of(where)}) asks for a plain Python number, but while `{fname}` is being compiled "
                 f"`{case.text(frame, value_node)}` is traced and has no value yet, only a shape and a dtype.")
         note = "Keep it a JAX array: arithmetic works on it as is, inside the compiled code."
-    what += f" ({_cell_of(where)})"
     alternatives = []
     static_names = case.scalar_arguments(depends)
     if static_names:
         code = static_fix(case, static_names)
         if code:
             alternatives.append((f"If you need a real Python number (a loop count, a shape), mark {_plural(static_names)} static:", code))
-    alternatives.append((f"To see the value while it runs, print it from the compiled code:", f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})'))
+    alternatives.append(("To see the value while it runs, print it from the compiled code:", f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})'))
     return case.diagnosis(
         "python-scalar-conversion",
         explanation=what,
@@ -671,6 +708,7 @@ def traced_shape(case: Case) -> Diagnosis | None:
     if not fixes:
         fixes.append(("Take the size from an input's shape (a plain int while tracing), or pass it as a static argument:",
                       f"n = x.shape[0]   # a Python int, even under {jn.jit}\n{shown}"))
+    fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
     return case.diagnosis(
         "traced-shape",
@@ -751,6 +789,46 @@ def _slice_rewrite(case: Case, frame: UserFrame, node: ast.Subscript, statement:
 
 
 # ------------------------------------------------------------------------------------------------
+# print-side-effect, as an error: a format spec on a traced value
+
+
+def formatted_print(case: Case) -> Diagnosis | None:
+    """``print(f"{loss:.3f}")`` inside a jitted function: a tracer cannot be formatted as a number."""
+    if not (isinstance(case.exc, TypeError) and "unsupported format string passed to" in case.message and "Tracer" in case.message):
+        return None
+    frame = case.innermost
+    parsed = case.parsed(frame) if frame is not None else None
+    node = case.expression(frame) if parsed is not None else None
+    if node is None:
+        return None
+    call = node if isinstance(node, ast.Call) else clues.enclosing(parsed.tree, node, ast.Call)
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print"):
+        return None
+    from jaxmagic.trace_checks import debug_print_call
+
+    jn = case.names(frame)
+    replacement = debug_print_call(call, parsed, jn.jax)
+    if replacement is None:
+        return None
+    fname = case.function_name or frame.function
+    where = case.where(frame)
+    variable = (clues.names_in(node) or [None])[0]
+    return case.diagnosis(
+        "print-side-effect",
+        severity="error",
+        explanation=(
+            f"`print` in `{fname}` ({_cell_of(where)}) runs while JAX traces `{fname}`, when "
+            f"`{variable or 'the value'}` is a tracer, a stand-in with no value yet, so it cannot be "
+            f"formatted as a number. (A plain `print` would run only at trace time anyway, not on each call.)"
+        ),
+        fix=function_source(case, frame, [rewrites.Edit(Span.of(call), replacement)]) or replacement,
+        fix_note=f"`{jn.jax}.debug.print` formats the real value, inside the compiled code, on every call.",
+        where=where,
+        variable=variable,
+    )
+
+
+# ------------------------------------------------------------------------------------------------
 
 
 def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNamer) -> Diagnosis | None:
@@ -771,8 +849,9 @@ def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNam
             call_pitfalls.tracer_leak,
             numpy_in_jit,
             python_control_flow,
-            traced_shape,
             python_scalar_conversion,
+            traced_shape,
+            formatted_print,
         ):
             found = recogniser(case)
             if found is not None:

@@ -99,10 +99,12 @@ def text(diagnosis, *, color: bool = False) -> str:
         lines.append(f"  {dim(where.label)}: {where.text}" if where.text else f"  {dim(where.label)}")
     lines.append(_indent(_wrap(diagnosis.explanation), "  "))
     if diagnosis.fix:
-        lines.append(strong("  Fix:") + (f" {diagnosis.fix_note}" if diagnosis.fix_note else ""))
+        note = _wrap(f"Fix: {diagnosis.fix_note}" if diagnosis.fix_note else "Fix:")
+        head, _, rest = note.partition("Fix:")
+        lines.append(_indent(head + strong("Fix:") + rest, "  "))
         lines.append(code(diagnosis.fix))
     for label, snippet in diagnosis.alternatives:
-        lines.append(f"  {label}")
+        lines.append(_indent(_wrap(label), "  "))
         if snippet:
             lines.append(code(snippet))
     footer = [diagnosis.docs]

@@ -1,0 +1,59 @@
+"""Running a piece of user code the way a notebook does (its text known to ``linecache`` under a
+file name of its own), so the doctor can read its source, and applying the fixes it suggests."""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmagic import doctor
+
+_numbers = itertools.count(1)
+
+
+def register(source: str, name: str | None = None) -> str:
+    """Put ``source`` in linecache under a fresh file name, as IPython does for a cell."""
+    filename = name or f"<doctor-case-{next(_numbers)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return filename
+
+
+def namespace(**more) -> dict:
+    return {"jax": jax, "jnp": jnp, "np": np, **more}
+
+
+def run(source: str, ns: dict) -> BaseException | None:
+    """Run ``source`` in ``ns`` as one cell; the exception it raised, or ``None``."""
+    source = textwrap.dedent(source).strip("\n") + "\n"
+    code = compile(source, register(source), "exec")
+    try:
+        exec(code, ns)
+    except Exception as exc:
+        return exc
+    return None
+
+
+def diagnosed(definition: str, call: str, **more) -> tuple[doctor.Diagnosis | None, dict, BaseException | None]:
+    """Define, call, and diagnose what the call raised."""
+    ns = namespace(**more)
+    assert run(definition, ns) is None, "the definitions themselves must run"
+    error = run(call, ns)
+    assert error is not None, f"expected `{call}` to fail"
+    return doctor.diagnose(error), ns, error
+
+
+def apply(fix: str, ns: dict) -> None:
+    """Run a suggested fix in the user's namespace (it redefines what it changes)."""
+    error = run(fix, ns)
+    assert error is None, f"the suggested fix failed: {type(error).__name__}: {error}\n{fix}"
+
+
+def line_of(source: str, text: str) -> int:
+    """The 1-based line of ``source`` (as ``run`` registers it) that contains ``text``."""
+    lines = (textwrap.dedent(source).strip("\n") + "\n").splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if text in line)

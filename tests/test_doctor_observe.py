@@ -1,0 +1,185 @@
+"""Warnings found while tracing: print that runs only at trace time, globals baked in as constants,
+NumPy that happened to work on a traced value. From the engine, and under %jaxpr's output."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from conftest import assert_no_internals
+from doctor_cases import apply, line_of, namespace, run
+from jaxmagic import doctor
+
+X = np.arange(1.0, 4.0, dtype=np.float32)
+
+
+def traced(source: str, name: str, *args, **more):
+    """Define ``name`` from ``source``, trace it with jax.make_jaxpr while watching what it prints."""
+    ns = namespace(**more)
+    assert run(source, ns) is None
+    with doctor.watch_prints() as printed:
+        closed = jax.make_jaxpr(ns[name])(*args)
+    return ns, closed, printed.text
+
+
+def pitfalls(found):
+    return [d.pitfall for d in found]
+
+
+def test_print_while_tracing_is_a_warning_with_a_debug_print_fix(capsys):
+    source = """
+    def train_step(params, batch):
+        loss = jnp.mean((batch - params) ** 2)
+        print(f"Loss: {loss!s}", "step")
+        return loss
+    """
+    ns, closed, printed = traced(source, "train_step", X, X * 2)
+    assert "JitTracer" in printed or "Traced" in printed
+    (found,) = doctor.observe_trace(ns["train_step"], closed, printed)
+    assert found.pitfall == "print-side-effect" and found.severity == "warning"
+    assert found.where.line == line_of(source, "print(")
+    assert found.variable == "loss"
+    assert printed.strip().split(" ")[0] in found.explanation
+    assert 'jax.debug.print("Loss: {!s} step", loss)' in found.fix
+    apply(found.fix, ns)
+    capsys.readouterr()
+    jax.block_until_ready(jax.jit(ns["train_step"])(X, X * 2))
+    jax.effects_barrier()
+    assert "Loss: 4.66666" in capsys.readouterr().out  # printed by the compiled code, with the value
+
+
+def test_print_formatting_a_traced_value_is_diagnosed_when_it_raises():
+    from doctor_cases import diagnosed
+
+    source = """
+    @jax.jit
+    def train_step(params, batch):
+        loss = jnp.mean((batch - params) ** 2)
+        print(f"Loss: {loss:.3f}")
+        return loss
+    """
+    found, ns, error = diagnosed(source, "train_step(x, x * 2)", x=X)
+    assert "unsupported format string" in str(error)
+    assert found.pitfall == "print-side-effect" and found.severity == "error"
+    assert found.variable == "loss" and found.where.line == line_of(source, "print(")
+    assert 'jax.debug.print("Loss: {:.3f}", loss)' in found.fix
+    apply(found.fix, ns)
+    ns["train_step"](X, X * 2)
+
+
+def test_print_in_a_helper_the_traced_function_calls_is_found():
+    source = """
+    def compute_loss(params, batch):
+        print("computing", params)
+        return jnp.sum(params * batch)
+
+    def train_step(params, batch):
+        return compute_loss(params, batch) * 2
+    """
+    ns, closed, printed = traced(source, "train_step", X, X)
+    (found,) = doctor.observe_trace(ns["train_step"], closed, printed)
+    assert found.pitfall == "print-side-effect" and found.function == "compute_loss"
+
+
+def test_jax_debug_print_and_print_of_plain_values_elsewhere_are_fine():
+    source = """
+    def train_step(params, batch):
+        loss = jnp.mean((batch - params) ** 2)
+        jax.debug.print("Loss: {}", loss)
+        return loss
+    """
+    ns, closed, printed = traced(source, "train_step", X, X)
+    assert doctor.observe_trace(ns["train_step"], closed, printed) == []
+
+
+def test_global_number_and_array_are_baked_in():
+    source = """
+    learning_rate = 0.01
+    offset = jnp.ones(3)
+    EPSILON = 1e-6
+
+    def update(params, grads):
+        return params - learning_rate * grads + offset * EPSILON
+    """
+    ns, closed, printed = traced(source, "update", X, X)
+    (found,) = doctor.observe_trace(ns["update"], closed, printed)
+    assert found.pitfall == "baked-global" and found.severity == "warning"
+    assert found.variable == "learning_rate"
+    assert "`offset`" in found.explanation and "EPSILON" not in found.explanation  # constants by name stay quiet
+    assert found.where.line == line_of(source, "return params")
+    assert "def update(params, grads, learning_rate, offset):" in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["update"](X, X, 0.5, np.zeros(3)), X * 0.5)
+
+
+def test_global_array_read_only_for_its_shape_is_not_baked():
+    source = """
+    template = jnp.ones(3)
+
+    def reshape_like(x):
+        return x.reshape(template.shape)
+    """
+    ns, closed, printed = traced(source, "reshape_like", X)
+    assert doctor.observe_trace(ns["reshape_like"], closed, printed) == []
+
+
+def test_numpy_that_happened_to_work_is_a_warning():
+    source = """
+    def bad_update(params, grad):
+        lr = np.mean(grad) * 0.01
+        return params - lr * grad
+    """
+    ns, closed, printed = traced(source, "bad_update", X, X)
+    (found,) = doctor.observe_trace(ns["bad_update"], closed, printed)
+    assert found.pitfall == "numpy-in-jit" and found.severity == "warning"
+    assert found.variable == "grad"
+    assert found.where.line == line_of(source, "np.mean")
+    assert "lr = jnp.mean(grad) * 0.01" in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(jax.jit(ns["bad_update"])(X, X), X - X.mean() * 0.01 * X, rtol=1e-6)
+
+
+def test_observe_takes_a_jaxmagic_call_too():
+    from jaxmagic.call import Call
+
+    ns = namespace()
+    run("scale = 2.0\ndef f(x):\n    return x * scale", ns)
+    call = Call(ns["f"], (X,), {})
+    assert pitfalls(doctor.observe_trace(call, jax.make_jaxpr(ns["f"])(X))) == ["baked-global"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Under %jaxpr
+
+
+def test_jaxpr_magic_shows_trace_warnings_under_its_output(run):
+    run("""
+scale = 2.0
+def g(x):
+    print("x is", x)
+    return x * scale + np.mean(x)
+""").assert_ok()
+    shown = run("%jaxpr g(jnp.ones(3))").assert_ok()
+    assert "x is JitTracer" in shown.stdout  # the user's own print still reaches the screen
+    kinds = [o["text/html"].split('data-pitfall="')[1].split('"')[0] for o in shown.outputs if "data-pitfall" in o.get("text/html", "")]
+    assert kinds == ["print-side-effect", "baked-global", "numpy-in-jit"]
+    assert 'data-primitive="mul"' in shown.outputs[0]["text/html"]  # the jaxpr comes first
+    assert_no_internals(shown)
+
+
+def test_jaxpr_magic_plain_shows_warnings_as_text(run):
+    run("def h(x):\n    print(x)\n    return x + 1").assert_ok()
+    shown = run("%jaxpr --plain h(jnp.ones(2))").assert_ok()
+    assert "[print-side-effect]" in shown.stdout
+    assert 'jax.debug.print("{}", x)' in shown.stdout
+
+
+def test_jaxpr_magic_failure_shows_one_diagnosis(run):
+    run("def f(x, use_relu):\n    if use_relu:\n        return x\n    return -x").assert_ok()
+    shown = run("%jaxpr f(jnp.ones(3), True)")
+    assert shown.error is not None
+    cards = [o for o in shown.outputs if "data-pitfall" in o.get("text/html", "")]
+    assert len(cards) == 1 and 'data-pitfall="python-control-flow"' in cards[0]["text/html"]
+    assert "-s use_relu" in cards[0]["text/plain"]  # the magic's own way to mark it static
+    assert_no_internals(shown)

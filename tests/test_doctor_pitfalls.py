@@ -1,0 +1,477 @@
+"""Each trap the doctor knows, with a real traced function: the pitfall's id, the variable and line
+it names, and the suggested fix, applied, runs (and computes what the code meant)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from doctor_cases import apply, diagnosed, line_of, run
+from jaxmagic import doctor
+
+X = np.arange(1.0, 5.0, dtype=np.float32)
+
+
+# ------------------------------------------------------------------------------------------------
+# python-control-flow
+
+ACTIVATION = """
+@jax.jit
+def activation(x, use_relu):
+    if use_relu:
+        return jnp.maximum(0, x)
+    else:
+        return jnp.tanh(x)
+"""
+
+
+def test_if_on_a_traced_argument_suggests_marking_it_static():
+    found, ns, error = diagnosed(ACTIVATION, "activation(x, True)", x=X)
+    assert found.pitfall == "python-control-flow" and found.severity == "error"
+    assert found.variable == "use_relu"
+    assert found.error_type == "TracerBoolConversionError"
+    assert found.where.line == line_of(ACTIVATION, "if use_relu")
+    assert found.where.text == "if use_relu:"
+    assert "`use_relu`" in found.explanation and "activation" in found.explanation
+    assert found.static_argnames == ("use_relu",)
+    assert 'static_argnames=("use_relu",)' in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["activation"](X, True), np.maximum(0, X))
+    np.testing.assert_allclose(ns["activation"](X, False), np.tanh(X), rtol=1e-6)
+
+
+def test_if_on_a_traced_argument_also_offers_lax_cond_which_runs():
+    found, ns, _ = diagnosed(ACTIVATION, "activation(x, True)", x=X)
+    (label, code), = [alt for alt in found.alternatives if "cond" in alt[1]]
+    assert "lax.cond(use_relu" in code
+    apply(code, ns)
+    np.testing.assert_allclose(ns["activation"](X, True), np.maximum(0, X))
+
+
+def test_if_on_an_array_condition_is_rewritten_with_where():
+    source = """
+    @jax.jit
+    def clip_negative(x):
+        if x > 0:
+            y = x
+        else:
+            y = 0.0
+        return y
+    """
+    found, ns, error = diagnosed(source, "clip_negative(x)", x=X - 2)
+    assert isinstance(error, ValueError)  # NumPy's "truth value ... is ambiguous", under jit
+    assert found.pitfall == "python-control-flow"
+    assert found.variable == "x"
+    assert found.where.line == line_of(source, "if x > 0")
+    assert "jnp.where(x > 0, x, 0.0)" in found.fix
+    assert found.static_argnames == ()
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["clip_negative"](X - 2), np.where(X - 2 > 0, X - 2, 0))
+
+
+def test_while_on_a_traced_argument_offers_static_and_while_loop():
+    source = """
+    @jax.jit
+    def halve(x, n):
+        while n > 0:
+            x = x / 2
+            n = n - 1
+        return x
+    """
+    found, ns, _ = diagnosed(source, "halve(x, 3)", x=X)
+    assert found.pitfall == "python-control-flow" and found.variable == "n"
+    assert found.where.text == "while n > 0:"
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["halve"](X, 3), X / 8)
+    (label, loop), = [alt for alt in found.alternatives if "while_loop" in alt[1]]
+    apply(loop, ns)
+    np.testing.assert_allclose(ns["halve"](X, 3), X / 8)
+
+
+def test_condition_computed_from_data_is_not_made_static():
+    source = """
+    @jax.jit
+    def sign_of_sum(x):
+        if x.sum() > 0:
+            return x
+        return -x
+    """
+    found, ns, _ = diagnosed(source, "sign_of_sum(x)", x=X)
+    assert found.pitfall == "python-control-flow"
+    assert found.static_argnames == () and "static_argnames" not in found.fix
+    assert "x.sum() > 0" in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["sign_of_sum"](-X), X)
+
+
+def test_static_argument_is_added_to_an_existing_jit_call_in_the_source():
+    source = """
+    def scaled(x, mode):
+        if mode:
+            return x * 2
+        return x
+
+    fast = jax.jit(scaled, donate_argnums=())
+    """
+    found, ns, _ = diagnosed(source, "fast(x, 1)", x=X)
+    assert found.fix.startswith("fast = jax.jit(scaled, donate_argnums=(), static_argnames=(\"mode\",))")
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["fast"](X, 1), X * 2)
+
+
+# ------------------------------------------------------------------------------------------------
+# traced-shape
+
+
+def test_slice_with_a_traced_length():
+    source = """
+    @jax.jit
+    def first_points(points, num_points):
+        return points[:num_points]
+    """
+    points = np.arange(15.0, dtype=np.float32).reshape(5, 3)
+    found, ns, error = diagnosed(source, "first_points(points, 3)", points=points)
+    assert isinstance(error, IndexError)
+    assert found.pitfall == "traced-shape" and found.variable == "num_points"
+    assert found.where.line == line_of(source, "points[:num_points]")
+    assert 'static_argnames=("num_points",)' in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["first_points"](points, 3), points[:3])
+    (label, masked), = [alt for alt in found.alternatives if "where" in alt[1]]
+    apply(masked, ns)
+    expected = np.where(np.arange(5)[:, None] < 3, points, 0)
+    np.testing.assert_allclose(ns["first_points"](points, 3), expected)
+
+
+def test_range_with_a_traced_count_offers_static_and_fori_loop():
+    source = """
+    @jax.jit
+    def total(x, n):
+        result = 0.0
+        for i in range(n):
+            result += x[i]
+        return result
+    """
+    found, ns, error = diagnosed(source, "total(x, 3)", x=X)
+    assert type(error).__name__ == "TracerIntegerConversionError"
+    assert found.pitfall == "traced-shape" and found.variable == "n"
+    assert found.where.text == "for i in range(n):"
+    apply(found.fix, ns)
+    assert float(ns["total"](X, 3)) == pytest.approx(6.0)
+    (label, loop), = [alt for alt in found.alternatives if "fori_loop" in alt[1]]
+    apply(loop, ns)
+    assert float(ns["total"](X, 3)) == pytest.approx(6.0)
+
+
+def test_array_creation_with_a_traced_size():
+    source = """
+    @jax.jit
+    def padded(x, width):
+        return jnp.concatenate([x, jnp.zeros(width)])
+    """
+    found, ns, _ = diagnosed(source, "padded(x, 2)", x=X)
+    assert found.pitfall == "traced-shape" and found.variable == "width"
+    assert "jnp.zeros(width)" in found.where.text
+    apply(found.fix, ns)
+    assert ns["padded"](X, 2).shape == (6,)
+
+
+def test_boolean_mask_is_rewritten_to_keep_the_shape():
+    source = """
+    @jax.jit
+    def positive_sum(x):
+        return x[x > 2].sum()
+    """
+    found, ns, error = diagnosed(source, "positive_sum(x)", x=X)
+    assert type(error).__name__ == "NonConcreteBooleanIndexError"
+    assert found.pitfall == "traced-shape"
+    assert "jnp.where(x > 2, x, 0)" in found.fix
+    apply(found.fix, ns)
+    assert float(ns["positive_sum"](X)) == pytest.approx(7.0)
+
+
+def test_fixed_length_slice_at_a_traced_start_uses_dynamic_slice():
+    source = """
+    @jax.jit
+    def window(x, start):
+        return x[start:start + 2]
+    """
+    found, ns, _ = diagnosed(source, "window(x, 1)", x=X)
+    assert found.pitfall == "traced-shape" and found.variable == "start"
+    (label, dynamic), = [alt for alt in found.alternatives if "dynamic_slice" in alt[1]]
+    apply(dynamic, ns)
+    np.testing.assert_allclose(ns["window"](X, 1), X[1:3])
+
+
+# ------------------------------------------------------------------------------------------------
+# numpy-in-jit
+
+
+def test_numpy_function_on_a_traced_value():
+    source = """
+    @jax.jit
+    def smooth(x):
+        return np.sin(x) + np.cos(x) * 2
+    """
+    found, ns, error = diagnosed(source, "smooth(x)", x=X)
+    assert type(error).__name__ == "TracerArrayConversionError"
+    assert found.pitfall == "numpy-in-jit" and found.variable == "x"
+    assert found.where.line == line_of(source, "np.sin")
+    assert "jnp.sin(x) + jnp.cos(x) * 2" in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["smooth"](X), np.sin(X) + np.cos(X) * 2, rtol=1e-6)
+
+
+def test_numpy_under_another_alias_keeps_the_users_jnp_alias():
+    source = """
+    import numpy as onp
+    import jax.numpy as jn
+
+    @jax.jit
+    def norm(v):
+        return onp.linalg.norm(v)
+    """
+    found, ns, _ = diagnosed(source, "norm(x)", x=X)
+    assert found.pitfall == "numpy-in-jit"
+    assert "jn.linalg.norm(v)" in found.fix
+    apply(found.fix, ns)
+    assert float(ns["norm"](X)) == pytest.approx(float(np.linalg.norm(X)), rel=1e-6)
+
+
+# ------------------------------------------------------------------------------------------------
+# python-scalar-conversion
+
+
+def test_float_of_a_traced_value():
+    source = """
+    @jax.jit
+    def normalise(x):
+        total = float(x.sum())
+        return x / total
+    """
+    found, ns, _ = diagnosed(source, "normalise(x)", x=X)
+    assert found.pitfall == "python-scalar-conversion"
+    assert found.variable == "x"
+    assert found.where.line == line_of(source, "float(")
+    assert "x.sum().astype(float)" in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["normalise"](X), X / X.sum(), rtol=1e-6)
+
+
+def test_item_of_a_traced_value():
+    source = """
+    @jax.jit
+    def scaled(x):
+        return x * x.max().item()
+    """
+    found, ns, _ = diagnosed(source, "scaled(x)", x=X)
+    assert found.pitfall == "python-scalar-conversion"
+    assert "x * x.max()" in found.fix and ".item()" not in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["scaled"](X), X * 4)
+
+
+def test_int_of_a_traced_argument_offers_static_too():
+    source = """
+    @jax.jit
+    def repeat(x, times):
+        return x * int(times)
+    """
+    found, ns, _ = diagnosed(source, "repeat(x, 3)", x=X)
+    assert found.pitfall == "python-scalar-conversion" and found.variable == "times"
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["repeat"](X, 3), X * 3)
+    (label, static), = [alt for alt in found.alternatives if "static_argnames" in alt[1]]
+    apply(static, ns)
+    np.testing.assert_allclose(ns["repeat"](X, 3), X * 3)
+
+
+def test_python_list_indexed_by_a_traced_index():
+    source = """
+    scales = [1.0, 10.0, 100.0]
+
+    @jax.jit
+    def pick(x, i):
+        return x * scales[i]
+    """
+    found, ns, _ = diagnosed(source, "pick(x, 2)", x=X)
+    assert found.pitfall == "python-scalar-conversion"
+    assert "jnp.asarray(scales)[i]" in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["pick"](X, 2), X * 100)
+
+
+# ------------------------------------------------------------------------------------------------
+# unhashable-static
+
+
+RESIZE = """
+from functools import partial
+
+@partial(jax.jit, static_argnums=(1,))
+def resize_image(image, target_size):
+    return jax.image.resize(image, target_size, method='bilinear')
+"""
+
+
+@pytest.mark.parametrize("argument", ["jnp.array([2, 2])", "[2, 2]", "np.array([2, 2])"])
+def test_unhashable_static_argument(argument):
+    image = np.ones((4, 4), np.float32)
+    call = f"small = resize_image(image, {argument})"
+    found, ns, error = diagnosed(RESIZE, call, image=image)
+    assert "Non-hashable static arguments" in str(error)
+    assert found.pitfall == "unhashable-static"
+    assert found.variable == "target_size" and found.function == "resize_image"
+    assert found.where.text == call
+    assert found.fix == "small = resize_image(image, (2, 2))"
+    apply(found.fix, ns)
+    assert ns["small"].shape == (2, 2)
+
+
+def test_unhashable_static_argument_held_in_a_variable():
+    image = np.ones((4, 4), np.float32)
+    found, ns, _ = diagnosed(RESIZE, "size = [2, 2]\nsmall = resize_image(image, size)", image=image)
+    assert found.pitfall == "unhashable-static" and found.variable == "target_size"
+    assert "resize_image(image, tuple(size))" in found.fix
+    apply(found.fix, ns)
+    assert ns["small"].shape == (2, 2)
+
+
+# ------------------------------------------------------------------------------------------------
+# tracer-leak
+
+
+def test_tracer_kept_in_a_global_list():
+    source = """
+    history = []
+
+    @jax.jit
+    def step(x):
+        y = jnp.sin(x)
+        history.append(y)
+        return y * 2
+    """
+    found, ns, error = diagnosed(source, "step(x)\njnp.cos(history[0])", x=X)
+    assert type(error).__name__ == "UnexpectedTracerError"
+    assert found.pitfall == "tracer-leak"
+    assert found.variable == "y" and found.function == "step"
+    assert found.where.line == line_of(source, "history.append")
+    assert "`history`" in found.explanation
+    assert "history.append" not in found.fix and "return y * 2, y" in found.fix
+    apply(found.fix, ns)
+    doubled, y = ns["step"](X)
+    np.testing.assert_allclose(y, np.sin(X), rtol=1e-6)
+
+
+def test_tracer_kept_in_a_global_variable():
+    source = """
+    last = None
+
+    @jax.jit
+    def step(x):
+        global last
+        last = x * 3
+        return x + 1
+    """
+    found, ns, _ = diagnosed(source, "step(x)\nlast + 1", x=X)
+    assert found.pitfall == "tracer-leak" and found.variable == "last"
+    assert "global last" not in found.fix
+    apply(found.fix, ns)
+    plus_one, last = ns["step"](X)
+    np.testing.assert_allclose(last, X * 3)
+
+
+# ------------------------------------------------------------------------------------------------
+# donated-buffer
+
+
+def test_array_read_after_it_was_donated():
+    source = """
+    @jax.jit
+    def update(params, grads):
+        return params - 0.1 * grads
+    update = jax.jit(update, donate_argnums=(0,))
+    """
+    call = """
+    params = jnp.ones(4)
+    new_params = update(params, jnp.ones(4))
+    total = params.sum()
+    """
+    found, ns, error = diagnosed(source, call)
+    assert "deleted" in str(error)
+    assert found.pitfall == "donated-buffer"
+    assert found.variable == "params" and found.function == "update"
+    assert found.where.text == "total = params.sum()"
+    assert found.fix.startswith("params = update(params, jnp.ones(4))")
+    ns["params"] = ns["jnp"].ones(4)
+    apply(found.fix + "\ntotal = params.sum()", ns)
+    assert float(ns["total"]) == pytest.approx(3.6)
+
+
+def test_donated_array_passed_again_to_the_jitted_function():
+    source = """
+    step = jax.jit(lambda p, x: p - x, donate_argnums=(0,))
+    """
+    call = """
+    p = jnp.ones(3)
+    q = step(p, jnp.ones(3))
+    r = step(p, jnp.ones(3))
+    """
+    found, ns, error = diagnosed(source, call)
+    assert found.pitfall == "donated-buffer" and found.variable == "p"
+    assert found.where.text == "r = step(p, jnp.ones(3))"
+    assert found.fix.startswith("p = step(p, jnp.ones(3))")
+
+
+# ------------------------------------------------------------------------------------------------
+# Not a trap: the normal traceback stands
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "1 / 0",
+        "undefined_name + 1",
+        "jnp.softmax(x)",
+        "jnp.dot(jnp.ones((2, 3)), jnp.ones((2, 3)))",
+        "[1, 2][5]",
+        "bool(np.array([1, 2]) > 0)",
+        "jax.jit(lambda v: v.reshape(7))(x)",
+        "raise RuntimeError('something else')",
+        "raise ValueError('Array has been deleted')",
+    ],
+)
+def test_unrelated_errors_get_no_diagnosis(code):
+    error = run(code, {"jax": __import__("jax"), "jnp": __import__("jax.numpy").numpy, "np": np, "x": X})
+    assert error is not None
+    assert doctor.diagnose(error) is None
+
+
+def test_correct_code_traces_without_warnings():
+    import jax
+    import jax.numpy as jnp
+
+    def good(x, w):
+        return jnp.tanh(x @ w).sum()
+
+    w = np.ones((4, 2), np.float32)
+    assert doctor.observe_trace(good, jax.make_jaxpr(good)(X, w), "") == []
+
+
+def test_the_doctor_never_raises():
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RuntimeError("no")
+
+    assert doctor.diagnose(Unprintable()) is None
+    assert doctor.diagnose(TypeError("Shapes must be 1D sequences of concrete values of integer type")) is None
+    assert doctor.observe_trace(object(), object(), "JitTracer(float32[])") == []
+    assert doctor.observe_trace(len, None, None) == []
+
+
+def test_diagnose_reads_through_jaxmagic_user_code_error():
+    from jaxmagic.errors import UserCodeError
+
+    found, _, error = diagnosed(ACTIVATION, "activation(x, True)", x=X)
+    again = doctor.diagnose(UserCodeError(error, during="tracing activation"))
+    assert again is not None and again.pitfall == found.pitfall
