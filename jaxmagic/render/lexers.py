@@ -37,25 +37,26 @@ class JaxprLexer(RegexLexer):
     filenames = ["*.jaxpr"]
     mimetypes = ["text/x-jaxpr"]
 
+    # Rules are ordered by how often they match in a real jaxpr: bindings and variables first.
     tokens = {
         "root": [
+            (r" +", Whitespace),
+            # a binding or literal's type: ``:f32[3,4]``
+            (r"(:)(" + _JAX_DTYPE + r"\[[^\]]*\])", bygroups(Punctuation, Keyword.Type)),
+            (words(("lambda", "let", "in"), suffix=r"\b"), Keyword),
+            # a parameter: ``axes=`` (no space before ``=``)
+            (r"([A-Za-z_]\w*)(=)", bygroups(Name.Attribute, Operator)),
+            (r"(?:True|False|None)\b", Name.Constant),
+            (r"[A-Za-z_]\w*", Name.Variable),
+            # the primitive of an equation: ``= sin`` / ``= reduce_sum[``
+            (r"(=)( +)([A-Za-z_]\w*)", bygroups(Operator, Whitespace, Name.Function)),
+            (_NUMBER + r"\b", Number),
+            (r"[{}()\[\],.;:]", Punctuation),
             (r"\s+", Whitespace),
             (r"#.*?$", Comment.Single),
             (r"…[^\n]*", Generic.Subheading),
             (r"[▸▾]", Punctuation),
-            (words(("lambda", "let", "in"), suffix=r"\b"), Keyword),
-            # a binding or literal's type: ``:f32[3,4]``
-            (r"(:)(" + _JAX_DTYPE + r"\[[^\]]*\])", bygroups(Punctuation, Keyword.Type)),
-            # the primitive of an equation: ``= sin`` / ``= reduce_sum[``
-            (r"(=)(\s+)([A-Za-z_][\w]*)", bygroups(Operator, Whitespace, Name.Function)),
-            # a parameter: ``axes=`` (no space before ``=``)
-            (r"([A-Za-z_]\w*)(=)", bygroups(Name.Attribute, Operator)),
             (r"'[^'\n]*'|\"[^\"\n]*\"", String),
-            (_NUMBER + r"\b", Number),
-            (r"(?:True|False|None)\b", Name.Constant),
-            (r"_\b", Name.Variable),
-            (r"[A-Za-z_][\w]*", Name.Variable),
-            (r"[{}()\[\],.;:]", Punctuation),
             (r"[^\s]", Text),
         ]
     }
