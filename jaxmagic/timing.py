@@ -106,8 +106,10 @@ class Comparison(Report):
     - ``first_calls``: mode name -> ``CompileCost`` of its first call; ``compile`` is jit's.
     - ``speedup``: eager median / jit median (``None`` without both); ``speedups``: each mode's
       speed relative to the ``baseline`` mode (eager where measured).
-    - ``break_even_calls``: the number of calls after which jit, first call included, has cost
-      no more than eager, first call included (``math.inf`` if never; ``None`` without both).
+    - ``break_even_calls``: the number of calls after which jit, its first call included, has
+      cost no more than as many eager calls (``math.inf`` if never; ``None`` without both). Eager
+      is charged its median per call: the compilations of its first call (one per primitive and
+      shape) are shared by all code in the session and cached for it.
     - ``memory``: compiled mode -> bytes from XLA's ``memory_analysis()`` (``arguments``,
       ``outputs``, ``aliased``, ``temporaries``, ``code``), per device; ``eager`` ->
       ``{"intermediates": ...}``, the arrays an op-by-op run writes out (a lower bound).
@@ -163,18 +165,18 @@ class Comparison(Report):
         return self.modes["eager"].median / jit if jit > 0 else math.inf
 
     def cost_of_calls(self, mode: str, calls: int) -> float:
-        """Seconds that ``calls`` calls of ``mode`` take: its first call, then its median per call."""
+        """Seconds that ``calls`` calls of ``mode`` take, as break-even counts them: a compiled mode
+        pays its first call, then its median per call; eager pays its median for every call."""
+        if mode == "eager":
+            return calls * self.modes[mode].median
         return self.first_calls[mode].first_call_s + (calls - 1) * self.modes[mode].median
 
     @property
     def break_even_calls(self) -> float | None:
         """After how many calls jit has paid for its compile (``math.inf``: never)."""
-        if not {"eager", "jit"} <= set(self.modes) or not {"eager", "jit"} <= set(self.first_calls):
+        if not {"eager", "jit"} <= set(self.modes) or "jit" not in self.first_calls:
             return None
-        return break_even(
-            self.first_calls["eager"].first_call_s, self.modes["eager"].median,
-            self.first_calls["jit"].first_call_s, self.modes["jit"].median,
-        )
+        return break_even(self.modes["eager"].median, self.first_calls["jit"].first_call_s, self.modes["jit"].median)
 
     @property
     def summary(self) -> str:
@@ -187,20 +189,21 @@ class Comparison(Report):
         return f"<Comparison {self.summary}>"
 
 
-def break_even(eager_first: float, eager_per_call: float, jit_first: float, jit_per_call: float) -> float:
-    """The fewest calls N for which N jit calls cost no more than N eager calls, first calls included.
+def break_even(eager_per_call: float, jit_first_call: float, jit_per_call: float) -> float:
+    """The fewest calls N for which N jit calls, the first one included, cost no more than N eager
+    calls: ``jit_first_call + (N - 1) * jit_per_call <= N * eager_per_call``.
 
-    >>> break_even(0.01, 0.001, 0.1, 0.0001)  # 0.1 + 0.0001 (N-1) <= 0.01 + 0.001 (N-1)
-    101
-    >>> break_even(0.01, 0.001, 0.1, 0.002)
+    >>> break_even(0.001, 0.1, 0.0001)  # 0.1 + 0.0001 (N - 1) <= 0.001 N
+    111
+    >>> break_even(0.001, 0.1, 0.002)  # each jit call is slower: never
     inf
     """
-    if jit_first <= eager_first:
+    if jit_first_call <= eager_per_call:
         return 1
     saved_per_call = eager_per_call - jit_per_call
     if saved_per_call <= 0:
         return math.inf
-    return 1 + math.ceil((jit_first - eager_first) / saved_per_call - 1e-12)
+    return math.ceil((jit_first_call - jit_per_call) / saved_per_call - 1e-12)
 
 
 # ------------------------------------------------------------------------------------------------

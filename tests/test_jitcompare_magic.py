@@ -187,14 +187,20 @@ def test_break_even_calls_agrees_with_the_reports_own_numbers(run, f_defined):
     result = run(f"%jitcompare -o -q {QUICK} f(x)").assert_ok().result
     n = result.break_even_calls
     eager, jit = result.modes["eager"].median, result.modes["jit"].median
+    first = result.compile.first_call_s
+
+    def jit_total(calls):
+        return first + (calls - 1) * jit
+
     if math.isinf(n):
-        assert jit >= eager
+        assert jit >= eager and first > eager
     else:
-        assert result.cost_of_calls("jit", n) <= result.cost_of_calls("eager", n) + 1e-12
-        if n > 1:
-            assert result.cost_of_calls("jit", n - 1) > result.cost_of_calls("eager", n - 1)
+        assert jit_total(n) <= n * eager + 1e-12
+        assert n == 1 or jit_total(n - 1) > (n - 1) * eager
+        assert result.cost_of_calls("jit", n) == pytest.approx(jit_total(n))
+        assert result.cost_of_calls("eager", n) == pytest.approx(n * eager)
     text = result.to_text()
-    assert ("never" in text) if math.isinf(n) else (f"{n:,} call" in text or "from the first call" in text)
+    assert ("never pays off" in text) if math.isinf(n) else (f"after {n:,} call" in text or "from the first call" in text)
 
 
 def test_jit_slower_than_eager_and_timer_resolution_are_warned_about(run):

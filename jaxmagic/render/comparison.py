@@ -134,16 +134,15 @@ def _break_even_line(report) -> str:
     first = report.compile
     if even is None or first is None:
         return ""
-    eager_first = report.first_calls["eager"].first_call_s
+    eager, jit = report.modes["eager"].median, report.modes["jit"].median
     if math.isinf(even):
-        return (f"jit never pays off here: each call is no faster than eager, so its first call "
-                f"({format_seconds(first.first_call_s)}, eager's: {format_seconds(eager_first)}) is never repaid.")
+        return (f"jit never pays off here: each jit call ({format_seconds(jit)}) is no faster than an eager one "
+                f"({format_seconds(eager)}), so its first call ({format_seconds(first.first_call_s)}) is never repaid.")
     if even <= 1:
-        return (f"jit is ahead from the first call: its first call ({format_seconds(first.first_call_s)}) "
-                f"already costs no more than eager's ({format_seconds(eager_first)}).")
+        return (f"jit is ahead from the first call: even with tracing and compiling, its first call "
+                f"({format_seconds(first.first_call_s)}) costs no more than an eager call ({format_seconds(eager)}).")
     return (f"jit pays off after {_calls(even)}: its first call costs {format_seconds(first.first_call_s)} "
-            f"(eager's: {format_seconds(eager_first)}), and each later call saves "
-            f"{format_seconds(report.modes['eager'].median - report.modes['jit'].median)}.")
+            f"(tracing and compiling included), and each later call saves {format_seconds(eager - jit)} over eager.")
 
 
 # ----------------------------------------------------------------------------------------------
