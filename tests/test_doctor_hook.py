@@ -1,0 +1,206 @@
+"""The doctor in ordinary cells: the diagnosis under the normal traceback, its switch, its removal
+on unload, and living alongside a custom exception handler installed before it."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from conftest import assert_no_internals
+from jaxmagic.magics import doctor as doctor_magics
+
+TRAP = """
+@jax.jit
+def activation(x, use_relu):
+    if use_relu:
+        return jnp.maximum(0, x)
+    return jnp.tanh(x)
+"""
+
+
+def cards(result) -> list[str]:
+    """The pitfall ids of the diagnosis cards a cell showed."""
+    return [o["text/html"].split('data-pitfall="')[1].split('"')[0] for o in result.outputs if "data-pitfall" in o.get("text/html", "")]
+
+
+@pytest.fixture
+def trap(run):
+    run(TRAP).assert_ok()
+    return "activation(jnp.ones(3), True)"
+
+
+@pytest.fixture
+def pristine(ip):
+    """Whatever a test does to the shell's exception handling, it is as it was afterwards."""
+    before = (ip.custom_exceptions, ip.CustomTB)
+    yield ip
+    ip.run_line_magic("unload_ext", "jaxmagic")
+    ip.custom_exceptions, ip.CustomTB = before
+    ip.run_line_magic("load_ext", "jaxmagic")
+
+
+def test_a_trap_in_an_ordinary_cell_shows_the_traceback_then_the_diagnosis(run, trap):
+    result = run(trap)
+    assert type(result.error).__name__ == "TracerBoolConversionError"  # the cell still fails
+    assert "TracerBoolConversionError" in result.shown_traceback  # the normal traceback, as always
+    assert "if use_relu:" in result.shown_traceback
+    assert cards(result) == ["python-control-flow"]
+    (card,) = [o for o in result.outputs if "data-pitfall" in o.get("text/html", "")]
+    assert "static_argnames" in card["text/html"] and "In [" in card["text/plain"]
+    assert_no_internals(result)
+
+
+def test_the_hook_records_the_error_for_debug_and_tb(ip, run, trap):
+    result = run(trap)
+    assert sys.last_value is result.error  # %debug and %tb see it, as without the doctor
+
+
+def test_errors_that_are_not_traps_show_only_their_traceback(run):
+    for code in ("1 / 0", "jnp.softmax(jnp.ones(2))", "int('x')", "[][1]"):
+        result = run(code)
+        assert result.error is not None and cards(result) == [], code
+        assert type(result.error).__name__ in result.shown_traceback
+
+
+def test_syntax_errors_still_show_as_syntax_errors(run):
+    result = run("def f(:\n    pass")
+    assert "SyntaxError" in result.shown_traceback and cards(result) == []
+
+
+def test_doctor_off_and_on(ip, run, trap):
+    try:
+        assert "off" in run("%jaxmagic doctor off").assert_ok().stdout
+        assert not doctor_magics.hook_installed(ip)
+        result = run(trap)
+        assert result.error is not None and cards(result) == []
+        assert "TracerBoolConversionError" in result.shown_traceback
+        assert "doctor: off" in run("%jaxmagic doctor").stdout
+    finally:
+        run("%jaxmagic doctor on").assert_ok()
+    assert doctor_magics.hook_installed(ip)
+    assert "doctor: on" in run("%jaxmagic doctor status").stdout
+    assert cards(run(trap)) == ["python-control-flow"]
+
+
+def test_doctor_last_explains_the_last_error_again(run, trap):
+    run("%jaxmagic doctor off").assert_ok()
+    try:
+        run(trap)
+        again = run("%jaxmagic doctor last").assert_ok()
+        assert cards(again) == ["python-control-flow"]
+        run("1 / 0")
+        assert "not a JIT trap" in run("%jaxmagic doctor last").stdout
+    finally:
+        run("%jaxmagic doctor on").assert_ok()
+
+
+@pytest.mark.parametrize("line", ["doctor maybe", "doctor on off", "nothing"])
+def test_jaxmagic_usage_errors(run, line):
+    result = run(f"%jaxmagic {line}")
+    assert result.usage_error and "Example: %jaxmagic doctor off" in result.usage_error
+
+
+def test_jaxmagic_without_arguments_lists_its_commands(run):
+    assert "%jaxmagic doctor [on|off|status|last]" in run("%jaxmagic").assert_ok().stdout
+
+
+def test_unload_removes_the_hook_and_load_puts_exactly_one_back(ip, run, pristine):
+    ours = ip.CustomTB
+    ip.run_line_magic("unload_ext", "jaxmagic")
+    assert ip.custom_exceptions == () and ip.CustomTB is not ours
+    assert not hasattr(ip, "_jaxmagic_doctor_hook")
+    for _ in range(20):
+        ip.run_line_magic("load_ext", "jaxmagic")
+        ip.run_line_magic("unload_ext", "jaxmagic")
+        ip.run_line_magic("reload_ext", "jaxmagic")
+    state = ip._jaxmagic_doctor_hook
+    assert ip.CustomTB is state.handler
+    assert state.previous_types == ()  # chained to nothing: no earlier doctor hook under this one
+    assert len(ip.custom_exceptions) == len(set(ip.custom_exceptions)) == len(doctor_magics.TRAP_TYPES)
+    run(TRAP).assert_ok()
+    assert cards(run("activation(jnp.ones(3), True)")) == ["python-control-flow"]  # shown once
+
+
+def test_a_custom_handler_installed_before_keeps_working_and_is_restored(ip, run, pristine):
+    ip.run_line_magic("unload_ext", "jaxmagic")
+    seen = []
+
+    def custom(shell, etype, value, tb, tb_offset=None):
+        seen.append(etype.__name__)
+        print(f"custom handler: {etype.__name__}")
+        return [f"custom: {value}"]
+
+    ip.set_custom_exc((ZeroDivisionError, TypeError), custom)
+    theirs_types, theirs = ip.custom_exceptions, ip.CustomTB
+    ip.run_line_magic("load_ext", "jaxmagic")
+    assert ip.CustomTB is not theirs
+
+    result = run("1 / 0")  # theirs alone
+    assert "custom handler: ZeroDivisionError" in result.stdout and cards(result) == []
+    run(TRAP).assert_ok()
+    result = run("activation(jnp.ones(3), True)")  # a TypeError: theirs first, then the diagnosis
+    assert "custom handler: TracerBoolConversionError" in result.stdout
+    assert cards(result) == ["python-control-flow"]
+    result = run("jax.jit(lambda x, n: x[:n])(jnp.ones(3), 2)")  # an IndexError: not theirs
+    assert "custom handler" not in result.stdout and "IndexError" in result.shown_traceback
+    assert cards(result) == ["traced-shape"]
+    assert seen == ["ZeroDivisionError", "TracerBoolConversionError"]
+
+    ip.run_line_magic("unload_ext", "jaxmagic")
+    assert ip.custom_exceptions == theirs_types and ip.CustomTB is theirs  # exactly as it was
+    result = run("activation(jnp.ones(3), True)")
+    assert "custom handler" in result.stdout and cards(result) == []
+
+
+def test_a_handler_installed_after_ours_is_left_alone_on_unload(ip, run, pristine):
+    def later(shell, etype, value, tb, tb_offset=None):
+        print("later handler")
+        return []
+
+    ours_types = ip.custom_exceptions
+    ip.set_custom_exc(ours_types + (KeyError,), later)
+    theirs = ip.CustomTB
+    ip.run_line_magic("unload_ext", "jaxmagic")
+    assert ip.CustomTB is theirs  # not ours to remove
+    assert "later handler" in run("{}['k']").stdout
+
+
+def test_magic_failures_are_not_diagnosed_twice(run):
+    run("def f(x, use_relu):\n    if use_relu:\n        return x\n    return -x").assert_ok()
+    result = run("%jaxpr f(jnp.ones(3), True)")
+    assert type(result.error).__name__ == "MagicFailure"
+    assert cards(result) == ["python-control-flow"]
+
+
+def test_a_failing_diagnosis_never_hides_the_error(ip, run, trap, monkeypatch):
+    from jaxmagic import doctor
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the doctor is out")
+
+    monkeypatch.setattr(doctor, "diagnose", broken)
+    result = run(trap)
+    assert "TracerBoolConversionError" in result.shown_traceback and cards(result) == []
+    assert doctor_magics.hook_installed(ip)  # IPython did not have to unregister it
+
+
+IPYTHON = pathlib.Path(sys.executable).with_name("ipython")
+
+
+def test_terminal_ipython_prints_the_diagnosis_under_the_traceback():
+    session = (
+        "%load_ext jaxmagic\nimport jax, jax.numpy as jnp\n"
+        "def first(x, n): return x[:n]\n\n"
+        "jax.jit(first)(jnp.ones(3), 2)\nexit\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(JAX_PLATFORMS="cpu", TERM="dumb")
+    done = subprocess.run([str(IPYTHON), "--simple-prompt"], input=session, capture_output=True, text=True, timeout=120, env=env)
+    out = done.stdout + done.stderr
+    traceback_at, doctor_at = out.find("IndexError"), out.find("jaxmagic doctor · error")
+    assert 0 <= traceback_at < doctor_at, out
+    assert "[traced-shape]" in out and 'static_argnames=("n",)' in out
