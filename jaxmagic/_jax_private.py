@@ -166,3 +166,25 @@ def persistent_cache_enabled() -> bool:
     from jax._src import compilation_cache
 
     return bool(compilation_cache.is_persistent_cache_enabled())
+
+
+def wrapped_callables(fun: Any, depth: int = 4) -> Iterator[Any]:
+    """The callables a JAX-internal wrapper closes over, nearest first (``pmap`` jits a wrapper of
+    the user's function), looking through ``linear_util.WrappedFun`` to the function it wraps."""
+    from jax._src import linear_util
+
+    queue, seen = [(fun, 0)], {id(fun)}
+    while queue:
+        obj, level = queue.pop(0)
+        for cell in getattr(obj, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(value, linear_util.WrappedFun):
+                value = value.f
+            if callable(value) and id(value) not in seen:
+                seen.add(id(value))
+                yield value
+                if level + 1 < depth:
+                    queue.append((value, level + 1))

@@ -105,7 +105,9 @@ def describe_leaf(value: Any) -> LeafType:
 
 
 def _is_numpy(value: Any) -> bool:
-    return type(value).__module__ == "numpy"
+    import numpy as np
+
+    return isinstance(value, (np.ndarray, np.generic))
 
 
 def _placement(value: Any) -> tuple[str | None, bool]:

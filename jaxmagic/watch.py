@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import logging
 import sys
 import threading
 import time
-from typing import Iterable, Iterator
+import weakref
+from typing import Iterator
 
 from jaxmagic import _jax_private
 from jaxmagic.causes import Cause
@@ -179,7 +181,7 @@ class _ExplanationFilter(logging.Filter):
             notes = self.hub.notes
             if len(notes.explanations) > _PENDING_LIMIT:
                 notes.explanations.clear()
-            notes.explanations[explained_function(message) or ""] = message
+            notes.explanations[_explanation_key(message)] = message
         return not self.swallow
 
 
@@ -303,8 +305,7 @@ class _Hub:
         trace_s = notes.traces.pop(base, 0.0)
         lower_s = notes.lowers.pop(jax_name, 0.0)
         persistent, notes.persistent = notes.persistent, None
-        raw = notes.explanations.pop(base, None)
-        notes.explanations.clear()  # what is left belonged to nested traces that did not compile
+        explanations, notes.explanations = notes.explanations, {}  # the rest: nested traces
         traced = notes.traced_calls.pop(base, None)
         if notes.busy:
             return None
@@ -314,7 +315,7 @@ class _Hub:
             return None
         notes.busy = True
         try:
-            event, wanted = self._event(jax_name, base, frame, logs, traced, raw, persistent,
+            event, wanted = self._event(jax_name, base, frame, logs, traced, explanations, persistent,
                                         trace_s, lower_s, backend_s)
             if event is None:
                 return None
@@ -328,11 +329,19 @@ class _Hub:
             notes.busy = False
             del frame
 
-    def _event(self, jax_name, base, frame, logs, traced, raw, persistent, trace_s, lower_s, backend_s):
+    def _event(self, jax_name, base, frame, logs, traced, explanations, persistent, trace_s, lower_s, backend_s):
         call = _jax_private.jit_call_in_progress(frame)
         fun = call.fun if call is not None else None
+        raw = explanations.get(id(fun)) if fun is not None else None
+        raw = raw or explanations.get(base)
         internal = _is_internal(fun)
-        name = function_identity(fun)[0] if fun is not None else base
+        user_function = _user_function_inside(fun) if internal and not _jax_private.is_primitive_wrapper(fun) else None
+        if user_function is not None:  # e.g. pmap: JAX jits its own wrapper of the user's function
+            internal = False
+        shown = user_function if user_function is not None else fun
+        name = function_identity(shown)[0] if shown is not None else base
+        if user_function is not None and base.endswith(f"({name})"):
+            name = base  # JAX's own name says which transformation: grad(loss), vmap(f)
         wanted = [log for log in logs if log.wants(name, internal)]
         if not wanted:
             return None, []
@@ -344,7 +353,12 @@ class _Hub:
             signature, frames = traced
         else:
             signature = None
-        del call, fun
+        if signature is not None and user_function is not None:
+            signature = _as_function(signature, user_function, name)
+        elif signature is not None and _jax_private.is_primitive_wrapper(fun):
+            # JAX makes one wrapper per primitive and parameters: each is its own function.
+            signature = dataclasses.replace(signature, family=signature.family + (id(fun),))
+        del call, fun, shown, user_function
         site = pick_user_frame(frames if frames is not None else _frames(frame))
         call_site = source_line(*site, cell_namer=namer) if site else None
         with self.lock:
@@ -394,6 +408,21 @@ _HUB = _Hub()
 # ----------------------------------------------------------------------------------------------
 
 
+def _explanation_key(message: str):
+    """Which traced function an explanation is about: the function object JAX is tracing in this
+    thread (names can differ between JAX's explanation and its events), else the name it gives."""
+    frame = sys._getframe(1)
+    try:
+        call = _jax_private.jit_call_in_progress(frame)
+        if call is not None:
+            return id(call.fun)
+    except Exception:
+        pass
+    finally:
+        del frame
+    return explained_function(message) or ""
+
+
 def _base_name(jax_name: str) -> str:
     """``jit(f)`` -> ``f`` (the name JAX gives the trace event and its explanation)."""
     if jax_name.startswith("jit(") and jax_name.endswith(")"):
@@ -422,6 +451,31 @@ def _frames(frame) -> list[tuple[str, int, str]]:
     return frames
 
 
+def _as_function(signature: CallSignature, function, name: str) -> CallSignature:
+    """The signature, attributed to ``function`` (the user's function inside JAX's wrapper)."""
+    _, family, defined_at = function_identity(function)
+    return dataclasses.replace(signature, function=name, family=family, defined_at=defined_at,
+                               function_id=id(function), function_ref=_weakref_or_none(function))
+
+
+def _weakref_or_none(obj):
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return None
+
+
+def _user_function_inside(fun):
+    """The user's function that a JAX-internal wrapper calls (``pmap`` jits such a wrapper)."""
+    try:
+        for candidate in _jax_private.wrapped_callables(fun):
+            if not _is_internal(candidate) and getattr(candidate, "__code__", None) is not None:
+                return candidate
+    except Exception:
+        return None
+    return None
+
+
 def _is_internal(fun) -> bool:
     """JAX's own compilations (an eager primitive, a ``jnp`` helper) and jaxmagic's own wrappers."""
     if fun is None:
@@ -443,15 +497,6 @@ def _persistent_enabled() -> bool:
         return False
 
 
-def _explanations_reach_us() -> bool:
-    """Whether JAX's explanation records get as far as our filter (logging may be turned down)."""
-    try:
-        names = _jax_private.explanation_logger_names()
-        return logging.getLogger(names[0]).isEnabledFor(logging.WARNING)
-    except Exception:
-        return False
-
-
 def _decide(name: str, signature: CallSignature | None, closest: CallSignature | None, own: list[Cause],
             raw: str | None, seen: bool, *, internal: bool) -> list[Cause]:
     """The causes of one compilation: jaxmagic's own comparison first; JAX's explanation where
@@ -467,13 +512,6 @@ def _decide(name: str, signature: CallSignature | None, closest: CallSignature |
     if closest is None:
         if parsed and any(c.kind != "first_call" for c in parsed):
             return parsed
-        if parsed is None and not internal and _explanations_reach_us():
-            # JAX explains every tracing-cache miss of a user function: none means it had traced
-            # exactly these argument types before, so what changed is not in them.
-            return [Cause("unknown", message=f"`{name}` compiled again although JAX had traced this call before: "
-                                             "something other than the argument types changed (a device, a sharding, "
-                                             "jit options or a cleared cache); jaxmagic had not seen the earlier "
-                                             "compilation to compare with")]
         return [Cause("first_call", after=signature.summary(),
                       message=f"first compilation of `{name}` for {signature.summary()}")]
     if own:
