@@ -17,6 +17,7 @@ output, within a time budget.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
 import statistics
@@ -288,6 +289,7 @@ class _Session:
     plans: dict = field(default_factory=dict)
     fallback: set = field(default_factory=set)
     memory: dict = field(default_factory=dict)
+    printed: dict = field(default_factory=dict)  # mode -> lines the function printed after its first call
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     phase: str = "setting up"
@@ -314,6 +316,7 @@ class _Session:
                     f"Interrupted (Ctrl-C) while {self.phase}: the report shows what was measured until then."
                 )
         self._jax_warnings(caught)
+        self._print_notes()
         return self._report(interrupted)
 
     def _build(self, mode: str) -> None:
@@ -423,7 +426,7 @@ class _Session:
                 continue
             self.phase = f"warming up the {mode} mode"
             wait = stopwatch.waiter(self.outputs[mode])
-            with _no_gc():
+            with _no_gc(), self._quiet(mode):
                 single = stopwatch.timed_loop(runner, 1, wait)
                 if self.loops is not None:  # the repeats are sized already: one call is estimate enough
                     self.estimates[mode] = stopwatch.Estimate(single, single, 1)
@@ -485,7 +488,7 @@ class _Session:
                     )
                     return
                 self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
-                with _no_gc():
+                with _no_gc(), self._quiet(mode):
                     seconds = stopwatch.timed_loop(self.runners[mode], plan.loops, waits[mode])
                 self.runs[mode].append(seconds / plan.loops)
 
@@ -528,6 +531,20 @@ class _Session:
                 f"operations on large arrays; keep this one eager, or jit a larger function that calls it."
             )
         return result
+
+    def _quiet(self, mode: str):
+        """Printing after the first call goes uncounted into a sink: a function that prints would
+        otherwise fill the notebook with thousands of lines. The lines are counted for a note."""
+        return contextlib.redirect_stdout(_LineCounter(self.printed, mode))
+
+    def _print_notes(self) -> None:
+        for mode, lines in self.printed.items():
+            if lines:
+                self.notes.append(f"{mode}: the function printed {lines:,} more line{'s' * (lines != 1)} while being "
+                                  f"timed (hidden; what its first call printed is shown).")
+        if self.printed.get("eager") and not any(self.printed.get(m) for m in self.runners if m != "eager"):
+            self.notes.append("Only eager printed on every call: under jit, Python's print runs once, while JAX "
+                              "traces the function, not when the compiled program runs (jax.debug.print does).")
 
     def _jax_warnings(self, caught) -> None:
         seen = set()
@@ -578,6 +595,21 @@ def _seconds(value: float) -> str:
     from jaxmagic.render.theme import format_seconds
 
     return format_seconds(value)
+
+
+class _LineCounter:
+    """A stand-in for ``sys.stdout`` that counts the lines written to it, per mode."""
+
+    def __init__(self, counts: dict, mode: str):
+        self.counts, self.mode = counts, mode
+        counts.setdefault(mode, 0)
+
+    def write(self, text: str) -> int:
+        self.counts[self.mode] += text.count("\n")
+        return len(text)
+
+    def flush(self) -> None:
+        pass
 
 
 class _no_gc:

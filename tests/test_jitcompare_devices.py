@@ -72,6 +72,11 @@ SCRIPT = textwrap.dedent(
     facts["donated"] = {"error": repr(error), "modes": list(result.modes) if result else None,
                         "state_alive": not ip.user_ns["state"].is_deleted(), "notes": result.notes if result else None}
 
+    cell("def scaled(x, n, *, shift=0.0):\n    return x * n + shift\n")
+    result, error, _ = cell(f"%jitcompare {quick} --modes eager,sharded,pmap -s n scaled(x, 3, shift=1.0)")
+    facts["static"] = {"error": repr(error), "modes": list(result.modes) if result else None,
+                       "differ": [w for w in result.warnings if "differ" in w] if result else None}
+
     usage = {}
     for name, source in {
         "not_divisible": "%jitcompare --modes pmap rowwise(jnp.ones((10, 3)))",
@@ -143,6 +148,12 @@ def test_donated_arguments_are_copied_in_every_mode(facts):
     assert donated["error"] == "None" and donated["modes"] == ["jit", "sharded", "pmap"]
     assert donated["state_alive"]
     assert any("not donated in pmap mode" in n for n in donated["notes"])
+
+
+def test_static_and_keyword_arguments_stay_whole_on_every_device(facts):
+    static = facts["static"]
+    assert static["error"] == "None" and static["modes"] == ["eager", "sharded", "pmap"]
+    assert static["differ"] == []
 
 
 @pytest.mark.parametrize("case, words", [

@@ -284,3 +284,12 @@ def test_user_strings_are_escaped_in_html(run):
     run("def tagged(x, label):\n    return x * 2\nv = jnp.ones(4)").assert_ok()
     html = run(f"%jitcompare {QUICK} -s label tagged(v, '<img src=x onerror=alert(1)>')").assert_ok().html
     assert "<img" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_printing_after_the_first_call_is_counted_not_shown(run):
+    run("def chatty(x):\n    print('computing')\n    return x * 2\nv = jnp.ones(4)").assert_ok()
+    shown = run("%jitcompare -o --plain -n 50 -r 2 --budget 3 chatty(v)").assert_ok()
+    assert shown.stdout.count("computing") == 2  # the first eager call, and jit's tracing
+    notes = " ".join(shown.result.notes)
+    assert "eager: the function printed 101 more lines" in notes  # 1 sizing call + 2 × 50 calls
+    assert "under jit, Python's print runs once" in notes
