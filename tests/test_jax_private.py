@@ -157,3 +157,14 @@ def test_compile_event_names_are_recorded_while_a_new_function_compiles():
         jax.monitoring.unregister_event_duration_listener(listen)
     for kind, name in names.items():
         assert name in seen, f"JAX no longer records {name!r} ({kind}) through jax.monitoring"
+
+
+def test_wrapped_callables_reach_the_users_function_inside_pmap():
+    def user_function(x):
+        return x * 2
+
+    names = _jax_private.compile_event_names()
+    seen = _at_event(names["compile"], lambda: jax.pmap(user_function)(jnp.ones((1, 5))))
+    calls = [call for _, call in seen if call is not None]
+    assert calls, "pmap compiled nothing through jit"
+    assert any(user_function in list(_jax_private.wrapped_callables(call.fun)) for call in calls)

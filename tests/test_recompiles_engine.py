@@ -629,3 +629,34 @@ def test_persistent_cache_not_in_use_is_none():
     with watch_recompiles() as log:
         plain(jnp.ones(2))
     assert log.events[0].persistent_cache is None
+
+
+# ----------------------------------------------------------------------------------------------
+# Compilations JAX makes on the user's behalf
+
+
+def test_pmap_is_attributed_to_the_users_function():
+    def doubled(x):
+        return x * 2
+
+    with watch_recompiles() as log:
+        jax.pmap(doubled)(jnp.ones((1, 3)))
+    (event,) = log.events
+    assert event.function == "doubled" and not event.internal
+    assert "def doubled" in event.defined_at.text
+
+
+def test_a_function_first_traced_inside_another_then_called_alone_is_a_first_call():
+    @jax.jit
+    def inner(x):
+        return x * 3
+
+    @jax.jit
+    def outer(x):
+        return inner(x) + 1
+
+    with watch_recompiles() as log:
+        outer(jnp.ones(2))
+        inner(jnp.ones(2))
+    assert kinds(log) == [["first_call"], ["first_call"]]
+    assert [e.function for e in log.events] == ["outer", "inner"]

@@ -60,10 +60,10 @@ class RecompilePanel:
         self._dirty = False
         self._last_refresh = 0.0
         self._closed = False
-        self.refresh()
         if function:
             self._ensure_option(function)
             self.filter.value = function
+        self.refresh()
         self.filter.observe(self._filtered, names="value")
         self.clear_button.on_click(self._cleared)
         log.add_observer(self._changed)
