@@ -169,11 +169,20 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     frame = case.traced_frame
     if frame is None or not names:
         return None
+    params = case.parameters()
+    names = [n for n in names if n in params]
+    if not names:
+        return None
+    jn = case.names(frame)
     found = clues.function_of_code(frame.code)
     if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
+        # No source to edit (code run from a string): the jit call itself says it all.
+        name = frame.function
+        if not name.isidentifier():
+            return None
+        inner = f"{name}.__wrapped__" if _jax_private.is_jitted(frame.frame.f_globals.get(name)) else name
+        return f"{name} = {jn.jit}({inner}, static_argnames={rewrites.names_tuple(names)})"
     parsed, fnode = found
-    jn = case.names(frame)
     first, last = rewrites.function_first_line(fnode), fnode.end_lineno
     use = rewrites.decorator_jit(fnode, frame.lookup)
     if use is not None:

@@ -475,3 +475,16 @@ def test_diagnose_reads_through_jaxmagic_user_code_error():
     found, _, error = diagnosed(ACTIVATION, "activation(x, True)", x=X)
     again = doctor.diagnose(UserCodeError(error, during="tracing activation"))
     assert again is not None and again.pitfall == found.pitfall
+
+
+def test_without_source_the_static_fix_is_a_jit_call_that_runs():
+    ns = {"jax": __import__("jax"), "jnp": __import__("jax").numpy}
+    exec(compile(ACTIVATION, "<no source>", "exec"), ns)  # not in linecache: no source to read
+    try:
+        ns["activation"](X, True)
+    except Exception as exc:
+        found = doctor.diagnose(exc)
+    assert found.pitfall == "python-control-flow" and found.variable == "use_relu"
+    assert found.fix == 'activation = jax.jit(activation.__wrapped__, static_argnames=("use_relu",))'
+    exec(found.fix, ns)
+    np.testing.assert_allclose(ns["activation"](X, True), np.maximum(0, X))

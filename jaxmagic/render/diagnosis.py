@@ -114,7 +114,13 @@ def text(diagnosis, *, color: bool = False) -> str:
     return "\n".join(lines)
 
 
+_LABEL = re.compile(r"In \[\d+\] line \d+")
+
+
 def _wrap(words: str, width: int = 96) -> str:
     import textwrap
 
-    return "\n".join(textwrap.wrap(words, width=width, break_long_words=False, break_on_hyphens=False))
+    # A cell label ("In [4] line 3") stays on one line: its spaces do not break while wrapping.
+    kept = _LABEL.sub(lambda m: m.group(0).replace(" ", "\u00a0"), words)
+    wrapped = textwrap.wrap(kept, width=width, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(wrapped).replace("\u00a0", " ")
