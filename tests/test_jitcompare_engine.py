@@ -3,6 +3,7 @@ check, memory figures, the first-call split and the budget, on real JAX."""
 
 import math
 import statistics
+import time
 
 import jax
 import jax.numpy as jnp
@@ -187,3 +188,35 @@ def test_numpy_arguments_and_python_scalars_in_the_output():
     result = compare(Call(f, (np.ones(8, np.float32), 2.0), {}, static_argnums=(1,)), loops=2, repeat=2)
     assert list(result.modes) == ["eager", "jit"]
     assert not [w for w in result.warnings if "differ" in w]
+
+
+def test_every_timed_call_waits_for_its_result():
+    def heavy(a):
+        return jnp.tanh(a @ a)
+
+    a = jnp.ones((700, 700)) / 700
+    blocked = jax.jit(heavy)
+    blocked(a).block_until_ready()
+    by_hand = []
+    for _ in range(3):
+        start = time.perf_counter()
+        blocked(a).block_until_ready()
+        by_hand.append(time.perf_counter() - start)
+    result = compare(Call(heavy, (a,), {}), modes="jit", loops=3, repeat=3)
+    # Without waiting, a call would only be dispatched: a few µs instead of the milliseconds of work.
+    assert result.modes["jit"].best > 0.5 * min(by_hand)
+
+
+def test_garbage_collection_is_paused_while_timing_as_timeit_does():
+    import gc
+
+    seen = []
+
+    def probe(v):
+        seen.append(gc.isenabled())
+        return v + 1
+
+    compare(Call(probe, (jnp.ones(2),), {}), modes="eager", loops=3, repeat=2)
+    assert seen[0] is True  # the first call runs as the user's code normally runs
+    assert seen[-6:] == [False] * 6  # the timed repeats
+    assert gc.isenabled()

