@@ -438,6 +438,7 @@ class _Session:
         need = {m: p.repeat * p.loops * self.estimates[m].wall for m, p in wanted.items()}
         remaining = PLAN_MARGIN * max(0.0, self._remaining())
         total = sum(need.values())
+        cuts = []
         for mode, plan in wanted.items():
             allowance = remaining * need[mode] / total if total > remaining and total > 0 else math.inf
             per_call = max(self.estimates[mode].wall, 1e-9)
@@ -453,10 +454,12 @@ class _Session:
                 continue
             self.plans[mode] = _Plan(loops, repeat)
             if (loops, repeat) != (plan.loops, plan.repeat):
-                self.warnings.append(
-                    f"{mode}: {_runs(repeat, loops)} instead of {_runs(plan.repeat, plan.loops)}, to stay within "
-                    f"the {_seconds(self.budget)} budget (--budget raises it)."
-                )
+                cuts.append(f"{mode} {_runs(repeat, loops)} instead of {_runs(plan.repeat, plan.loops)}")
+        if cuts:
+            self.warnings.append(
+                f"To stay within the {_seconds(self.budget)} budget, the timing was cut: {'; '.join(cuts)}. "
+                f"--budget raises it."
+            )
         for mode in sorted(self.fallback, key=self.modes.index):
             cost = self.first_calls[mode]
             if mode in self.estimates:

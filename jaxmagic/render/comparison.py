@@ -210,7 +210,14 @@ def _notes(report) -> list[str]:
 
 def html(report) -> str:
     """The report as self-contained HTML: tables with inline SVG bars, no JavaScript."""
-    parts = [f'<div class="jm-summary">{escape(summary(report))}</div>']
+    headline = summary(report)
+    name = report.name
+    at = headline.find(name)
+    if at >= 0:  # the call in bold, the rest as it reads in text
+        shown = f"{escape(headline[:at])}<b class=\"jm-name\">{escape(name)}</b>{escape(headline[at + len(name):])}"
+    else:
+        shown = escape(headline)
+    parts = [f'<div class="jm-summary">{shown}</div>']
     if report.modes:
         parts.append(_modes_html(report))
     if report.first_calls:
