@@ -124,11 +124,13 @@ class RecompileLimitExceeded(Exception):
 
 @dataclass
 class _Streak:
-    """The run of consecutive recompilations of one function that share a cause."""
+    """The run of consecutive recompilations of one function that share a cause: the causes'
+    keys, the run's length, the latest cause of each key and the axes a shape changed on."""
 
     keys: set = field(default_factory=set)
     length: int = 0
-    causes: list = field(default_factory=list)
+    latest: dict = field(default_factory=dict)
+    axes: dict = field(default_factory=dict)
 
 
 class RecompileLog(Report):
@@ -196,9 +198,9 @@ class RecompileLog(Report):
         with self._lock:
             lines = []
             for function, streak in self._streaks.items():
-                if streak.length >= REPEATED_THRESHOLD and streak.causes:
+                if streak.length >= REPEATED_THRESHOLD and streak.latest:
                     cause = _headline_cause(streak)
-                    axes = sorted({a for c in streak.causes if c.key == cause.key for a in changed_axes(c)})
+                    axes = sorted(streak.axes.get(cause.key, ()))
                     where = f" on axis {', '.join(map(str, axes))}" if axes and cause.kind == "shape" else ""
                     lines.append(repeated_headline(function, self._counts.get(function, 0), cause, where=where))
             return lines
@@ -265,10 +267,13 @@ class RecompileLog(Report):
         common = streak.keys & keys
         if streak.length and common:
             streak.keys, streak.length = common, streak.length + 1
-            streak.causes = [c for c in streak.causes if c.key in common] + [c for c in event.causes if c.key in common]
         else:
             streak.keys, streak.length = keys, 1 if keys else 0
-            streak.causes = [c for c in event.causes if c.key in keys]
+            streak.axes = {}
+        streak.latest = {c.key: c for c in event.causes if c.key in streak.keys}
+        streak.axes = {key: streak.axes.get(key, set()) for key in streak.keys}
+        for cause in streak.latest.values():
+            streak.axes[cause.key].update(changed_axes(cause))
 
     def clear(self) -> None:
         """Forget every event and count (the watch, if on, goes on)."""
@@ -329,8 +334,5 @@ def matches(function: str, names: Iterable[str]) -> bool:
 
 def _headline_cause(streak: _Streak) -> Cause:
     order = {kind: i for i, kind in enumerate(CAUSE_KINDS)}
-    latest = {}
-    for cause in streak.causes:
-        latest[cause.key] = cause
     # A re-defined function explains everything else about its calls; otherwise the order of kinds.
-    return min(latest.values(), key=lambda c: (c.kind != "redefined_function", order[c.kind]))
+    return min(streak.latest.values(), key=lambda c: (c.kind != "redefined_function", order[c.kind]))
