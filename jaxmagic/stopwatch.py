@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import math
 import threading
@@ -192,3 +193,30 @@ def timer_overhead() -> float:
         best = min(best, TIMER() - start)
     resolution = time.get_clock_info("perf_counter").resolution
     return max(best, resolution)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Garbage collection off while timing, as ``timeit`` does (a collection is not the call's cost)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class LineCounter:
+    """A stand-in for ``sys.stdout`` that counts the lines written to it: ``counts[key]`` grows."""
+
+    def __init__(self, counts: dict, key: str):
+        self.counts, self.key = counts, key
+        counts.setdefault(key, 0)
+
+    def write(self, text: str) -> int:
+        self.counts[self.key] += text.count("\n")
+        return len(text)
+
+    def flush(self) -> None:
+        pass

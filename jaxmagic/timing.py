@@ -18,18 +18,16 @@ output, within a time budget.
 from __future__ import annotations
 
 import contextlib
-import gc
 import math
-import statistics
 import warnings as python_warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
 from jaxmagic import agreement, footprint, modes as mode_setup, stopwatch
 from jaxmagic.call import Call
+from jaxmagic.comparison import Comparison, CompileCost, Timing, break_even
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.report import Report
-from jaxmagic.stopwatch import TIMER, CompileCost
+from jaxmagic.stopwatch import TIMER
 
 DEFAULT_REPEAT = 7
 DEFAULT_BUDGET_S = 6.0
@@ -38,173 +36,8 @@ TIMER_FLOOR_FACTOR = 1000  # a timed stretch shorter than this many timer floors
 OVERRUN_FACTOR = 1.25  # repeats stop when the budget is overrun by this factor
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
 
-__all__ = ["Comparison", "CompileCost", "Timing", "compare", "DEFAULT_REPEAT", "DEFAULT_BUDGET_S"]
-
-
-@dataclass
-class Timing:
-    """The steady-state time of one mode: ``all_runs`` holds seconds per call, one per repeat.
-
-    ``loops`` is the calls per repeat. ``source`` says where the figures come from: ``"repeats"``
-    (the normal case), ``"warm-up"`` (the budget or a Ctrl-C left only the calls that sized the
-    repeats) or ``"first call"`` (not even those: the first call less its compiling).
-
-    >>> t = Timing("jit", [1e-3, 2e-3, 3e-3], loops=100)
-    >>> t.median, t.best, t.worst, t.repeat, round(t.stdev, 6)
-    (0.002, 0.001, 0.003, 3, 0.001)
-    >>> str(t)
-    '2 ms ± 1 ms per call (median 2 ms; 3 repeats × 100 calls)'
-    """
-
-    mode: str
-    all_runs: list[float]
-    loops: int
-    source: str = "repeats"
-
-    @property
-    def from_first_call(self) -> bool:
-        return self.source == "first call"
-
-    @property
-    def repeat(self) -> int:
-        return len(self.all_runs)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.all_runs)
-
-    @property
-    def mean(self) -> float:
-        return statistics.fmean(self.all_runs)
-
-    @property
-    def stdev(self) -> float:
-        return statistics.stdev(self.all_runs) if len(self.all_runs) > 1 else 0.0
-
-    @property
-    def best(self) -> float:
-        return min(self.all_runs)
-
-    @property
-    def worst(self) -> float:
-        return max(self.all_runs)
-
-    def __str__(self) -> str:
-        from jaxmagic.render.theme import format_seconds
-
-        calls = f"{self.loops:,} call{'s' * (self.loops != 1)}"
-        runs = f"{self.repeat} repeat{'s' * (self.repeat != 1)} × {calls}"
-        return f"{format_seconds(self.mean)} ± {format_seconds(self.stdev)} per call (median {format_seconds(self.median)}; {runs})"
-
-
-class Comparison(Report):
-    """Eager versus jit (versus sharded and pmap) for one call: what ``%jitcompare -o`` returns.
-
-    Attributes:
-
-    - ``modes``: mode name -> ``Timing`` (in the order asked for; a mode interrupted before any
-      measurement is missing).
-    - ``first_calls``: mode name -> ``CompileCost`` of its first call; ``compile`` is jit's.
-    - ``speedup``: eager median / jit median (``None`` without both); ``speedups``: each mode's
-      speed relative to the ``baseline`` mode (eager where measured).
-    - ``break_even_calls``: the number of calls after which jit, its first call included, has
-      cost no more than as many eager calls (``math.inf`` if never; ``None`` without both). Eager
-      is charged its median per call: the compilations of its first call (one per primitive and
-      shape) are shared by all code in the session and cached for it.
-    - ``memory``: compiled mode -> bytes from XLA's ``memory_analysis()`` (``arguments``,
-      ``outputs``, ``aliased``, ``temporaries``, ``code``), per device; ``eager`` ->
-      ``{"intermediates": ...}``, the arrays an op-by-op run writes out (a lower bound).
-    - ``warnings``: what may make the figures misleading; ``notes``: how the modes were set up.
-    - ``setups``: mode -> one line on how it ran; ``budget``, ``elapsed`` (seconds),
-      ``interrupted`` (Ctrl-C stopped the timing), ``devices`` (``8 × cpu``), ``name``.
-    """
-
-    _renderer = "jaxmagic.render.comparison"
-
-    def __init__(self, *, name: str, modes: dict, first_calls: dict, memory: dict, warnings: list,
-                 notes: list, setups: dict, budget: float, elapsed: float, interrupted: bool,
-                 devices: str, requested: Sequence[str]):
-        self.name = name
-        self.modes: dict[str, Timing] = modes
-        self.first_calls: dict[str, CompileCost] = first_calls
-        self.memory: dict[str, dict[str, int]] = memory
-        self.warnings: list[str] = warnings
-        self.notes: list[str] = notes
-        self.setups: dict[str, str] = setups
-        self.budget = budget
-        self.elapsed = elapsed
-        self.interrupted = interrupted
-        self.devices = devices
-        self.requested = tuple(requested)
-
-    @property
-    def compile(self) -> CompileCost | None:
-        """The jit mode's first call: trace, lower, compile and the whole first call."""
-        return self.first_calls.get("jit")
-
-    @property
-    def baseline(self) -> str | None:
-        """The mode others are compared with: eager if it was measured, else the first mode."""
-        if "eager" in self.modes:
-            return "eager"
-        return next(iter(self.modes), None)
-
-    @property
-    def speedups(self) -> dict[str, float]:
-        """Mode -> baseline median / that mode's median (above 1: faster than the baseline)."""
-        base = self.modes.get(self.baseline) if self.baseline else None
-        if base is None:
-            return {}
-        return {mode: base.median / t.median if t.median > 0 else math.inf for mode, t in self.modes.items()}
-
-    @property
-    def speedup(self) -> float | None:
-        """Eager median / jit median (``None`` unless both were measured)."""
-        if "eager" not in self.modes or "jit" not in self.modes:
-            return None
-        jit = self.modes["jit"].median
-        return self.modes["eager"].median / jit if jit > 0 else math.inf
-
-    def cost_of_calls(self, mode: str, calls: int) -> float:
-        """Seconds that ``calls`` calls of ``mode`` take, as break-even counts them: a compiled mode
-        pays its first call, then its median per call; eager pays its median for every call."""
-        if mode == "eager":
-            return calls * self.modes[mode].median
-        return self.first_calls[mode].first_call_s + (calls - 1) * self.modes[mode].median
-
-    @property
-    def break_even_calls(self) -> float | None:
-        """After how many calls jit has paid for its compile (``math.inf``: never)."""
-        if not {"eager", "jit"} <= set(self.modes) or "jit" not in self.first_calls:
-            return None
-        return break_even(self.modes["eager"].median, self.first_calls["jit"].first_call_s, self.modes["jit"].median)
-
-    @property
-    def summary(self) -> str:
-        """One line: which mode is how much faster, and when jit pays off."""
-        from jaxmagic.render.comparison import summary
-
-        return summary(self)
-
-    def __repr__(self) -> str:
-        return f"<Comparison {self.summary}>"
-
-
-def break_even(eager_per_call: float, jit_first_call: float, jit_per_call: float) -> float:
-    """The fewest calls N for which N jit calls, the first one included, cost no more than N eager
-    calls: ``jit_first_call + (N - 1) * jit_per_call <= N * eager_per_call``.
-
-    >>> break_even(0.001, 0.1, 0.0001)  # 0.1 + 0.0001 (N - 1) <= 0.001 N
-    111
-    >>> break_even(0.001, 0.1, 0.002)  # each jit call is slower: never
-    inf
-    """
-    if jit_first_call <= eager_per_call:
-        return 1
-    saved_per_call = eager_per_call - jit_per_call
-    if saved_per_call <= 0:
-        return math.inf
-    return math.ceil((jit_first_call - jit_per_call) / saved_per_call - 1e-12)
+__all__ = ["Comparison", "CompileCost", "Timing", "break_even", "check_settings", "compare",
+           "DEFAULT_REPEAT", "DEFAULT_BUDGET_S"]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -426,7 +259,7 @@ class _Session:
                 continue
             self.phase = f"warming up the {mode} mode"
             wait = stopwatch.waiter(self.outputs[mode])
-            with _no_gc(), self._quiet(mode):
+            with stopwatch.gc_paused(), self._quiet(mode):
                 single = stopwatch.timed_loop(runner, 1, wait)
                 if self.loops is not None:  # the repeats are sized already: one call is estimate enough
                     self.estimates[mode] = stopwatch.Estimate(single, single, 1)
@@ -491,7 +324,7 @@ class _Session:
                     )
                     return
                 self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
-                with _no_gc(), self._quiet(mode):
+                with stopwatch.gc_paused(), self._quiet(mode):
                     seconds = stopwatch.timed_loop(self.runners[mode], plan.loops, waits[mode])
                 self.runs[mode].append(seconds / plan.loops)
 
@@ -538,7 +371,7 @@ class _Session:
     def _quiet(self, mode: str):
         """Printing after the first call goes uncounted into a sink: a function that prints would
         otherwise fill the notebook with thousands of lines. The lines are counted for a note."""
-        return contextlib.redirect_stdout(_LineCounter(self.printed, mode))
+        return contextlib.redirect_stdout(stopwatch.LineCounter(self.printed, mode))
 
     def _print_notes(self) -> None:
         for mode, lines in self.printed.items():
@@ -598,31 +431,3 @@ def _seconds(value: float) -> str:
     from jaxmagic.render.theme import format_seconds
 
     return format_seconds(value)
-
-
-class _LineCounter:
-    """A stand-in for ``sys.stdout`` that counts the lines written to it, per mode."""
-
-    def __init__(self, counts: dict, mode: str):
-        self.counts, self.mode = counts, mode
-        counts.setdefault(mode, 0)
-
-    def write(self, text: str) -> int:
-        self.counts[self.mode] += text.count("\n")
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-
-class _no_gc:
-    """Garbage collection off while timing, as ``timeit`` does (a collection is not the call's cost)."""
-
-    def __enter__(self):
-        self.was_enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc):
-        if self.was_enabled:
-            gc.enable()
-        return False
