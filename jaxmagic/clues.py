@@ -31,7 +31,7 @@ MISSING = object()  # what ``lookup`` answers for a name the frame does not know
 
 _TRACED_RE = re.compile(
     r"(?:while tracing the function|The function being traced when the value leaked was) "
-    r"(?P<name>\S+) at (?P<file>.+?):(?P<line>\d+)(?: traced)? for (?P<kind>[\w.]+)"
+    r"(?P<name>\S+) at (?P<file>.+?):(?P<line>\d+)(?: traced)? for (?P<kind>\w+(?:\.\w+)*)"
 )
 _ARGUMENTS_RE = re.compile(r"depends on the values? of the arguments? (?P<names>.+?)\.(?:\s|$)")
 _LEAK_CREATED_RE = re.compile(r"The leaked intermediate value was created on line (?P<file>.+?):(?P<line>\d+)(?::\d+)? \((?P<name>[^)]*)\)")

@@ -105,9 +105,29 @@ class Case:
 
     @property
     def function_name(self) -> str | None:
-        if self.traced is not None:
+        """The traced function's name, as the user knows it (not a JAX-internal wrapper's)."""
+        if self.traced is not None and clues.is_user_file(self.traced.file) and self.traced.name != "<lambda>":
             return self.traced.name
-        return self.traced_frame.function if self.traced_frame else None
+        frame = self.traced_frame or self.innermost
+        return frame.function if frame is not None and frame.function != "<lambda>" else None
+
+    @functools.cached_property
+    def under_jit(self) -> bool:
+        """True when the trace is ``jax.jit``'s own (static arguments only exist there)."""
+        if self.traced is not None:
+            return self.traced.traced_for == "jit" and clues.is_user_file(self.traced.file)
+        frame = self.traced_frame
+        if frame is None:
+            return False
+        params = frame.code.co_varnames[: frame.code.co_argcount + frame.code.co_kwonlyargcount]
+        kinds = {type(frame.frame.f_locals.get(p)).__name__ for p in params}
+        return bool(kinds & {"JitTracer", "DynamicJaxprTracer"})
+
+    @functools.cached_property
+    def batched(self) -> bool:
+        """True under ``jax.vmap``: a condition then holds one value per example."""
+        frame = self.innermost
+        return frame is not None and any("Batch" in type(v).__name__ for v in frame.frame.f_locals.values())
 
     def diagnosis(self, pitfall: str, **fields) -> Diagnosis:
         reference = re.search(r"See (https://\S+errors\.html\S*)", self.message)
@@ -134,7 +154,9 @@ class Case:
         return frame.lookup(name) if frame is not None else MISSING
 
     def scalar_arguments(self, names) -> list[str]:
-        """Of ``names``, the traced function's parameters that hold a traced scalar."""
+        """Of ``names``, the jitted function's parameters that hold a traced scalar (static candidates)."""
+        if not self.under_jit:
+            return []
         params = self.parameters()
         found = []
         for name in names:
@@ -270,7 +292,7 @@ def _kind_of(value: Any) -> str:
 def _depends_on(case: Case, frame: UserFrame, node: ast.AST | None) -> list[str]:
     """The traced names a failing expression reads: JAX's arguments first, then traced locals."""
     in_node = clues.names_in(node) if node is not None else []
-    arguments = list(case.traced.arguments) if case.traced else []
+    arguments = list(case.traced.arguments) if case.traced and clues.is_user_file(case.traced.file) else []
     named = [a for a in arguments if a in in_node] or [n for n in in_node if clues.is_tracer(frame.lookup(n))]
     return named or arguments
 
@@ -345,18 +367,18 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     where = case.where(frame)
     fname = case.function_name or frame.function
     jn = case.names(frame)
-    scalar = not ambiguous
+    scalar = not ambiguous and not case.batched  # under vmap a condition holds one value per example
     static_names = case.scalar_arguments(depends) if not ambiguous else []
 
     construct = _CONSTRUCTS[kind].format(cond=cond_text)
     if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
         value = case.traced_value(variable)
-        what = f"`{variable}` is an argument of `{fname}`, and JAX traces it: while `{fname}` is being compiled, `{variable}` stands for any {_kind_of(value)}, with no value yet."
+        what = f"`{variable}` is an argument of `{fname}`, and JAX traces it: while JAX traces `{fname}`, `{variable}` stands for any {_kind_of(value)}, with no value yet."
     elif variable is not None:
-        what = (f"`{cond_text}` depends on `{variable}`, which JAX traces: while `{fname}` is being compiled it "
+        what = (f"`{cond_text}` depends on `{variable}`, which is traced: while JAX traces `{fname}` it "
                 f"has no value yet, only a shape and a dtype.")
     else:
-        what = f"`{cond_text}` is a traced value: while `{fname}` is being compiled it has no value yet."
+        what = f"`{cond_text}` is a traced value: while JAX traces `{fname}` it has no value yet."
     why = f" Python's {construct} at {_cell_of(where)} needs a real True or False to decide, so tracing stops there."
     if ambiguous:
         why += " (It is an array of several values, too, and an array has no single truth value.)"
@@ -613,10 +635,10 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
     where = case.where(frame)
     if isinstance(node, ast.Subscript):
         what = (f"`{shown}` ({_cell_of(where)}) indexes a Python {type(frame.resolve(node.value)).__name__} with a traced index: Python needs "
-                f"a real int to pick an element, and while `{fname}` is being compiled the index has no value yet.")
+                f"a real int to pick an element, and while JAX traces `{fname}` the index has no value yet.")
         note = f"Turn the {type(frame.resolve(node.value)).__name__} into one array, which a traced index can index."
     else:
-        what = (f"`{shown}` ({_cell_of(where)}) asks for a plain Python number, but while `{fname}` is being compiled "
+        what = (f"`{shown}` ({_cell_of(where)}) asks for a plain Python number, but while JAX traces `{fname}` "
                 f"`{case.text(frame, value_node)}` is traced and has no value yet, only a shape and a dtype.")
         note = "Keep it a JAX array: arithmetic works on it as is, inside the compiled code."
     alternatives = []
@@ -697,7 +719,7 @@ def traced_shape(case: Case) -> Diagnosis | None:
     else:
         what = f"`{shown}` makes an array whose shape depends on {subject}"
     explanation = (
-        f"{what}, but {subject} is traced: while `{fname}` is being compiled it has no value yet. "
+        f"{what}, but {subject} is traced: while JAX traces `{fname}` it has no value yet. "
         f"XLA compiles for fixed shapes, so every size must be a plain Python int when JAX traces ({_cell_of(where)})."
     )
     if kind == "mask":

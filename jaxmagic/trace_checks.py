@@ -234,6 +234,22 @@ def _is_baked_value(name: str, value: Any) -> bool:
     return False
 
 
+def _array_leaves(value: Any) -> list | None:
+    """The arrays of a global pytree of arrays (a dict of parameters, say); ``None`` for anything else."""
+    import jax
+
+    if not isinstance(value, (dict, list, tuple)) or not value:
+        return None
+    try:
+        leaves = jax.tree_util.tree_leaves(value)
+    except Exception:
+        return None
+    if not leaves or not all(isinstance(leaf, (jax.Array, np.ndarray, numbers.Number, np.generic)) for leaf in leaves):
+        return None
+    arrays = [leaf for leaf in leaves if isinstance(leaf, (jax.Array, np.ndarray))]
+    return arrays or None
+
+
 def _constant_ids(closed_jaxpr: Any) -> set[int] | None:
     consts = getattr(closed_jaxpr, "consts", None)
     if consts is None:
@@ -242,6 +258,9 @@ def _constant_ids(closed_jaxpr: Any) -> set[int] | None:
 
 
 def _describe(value: Any) -> str:
+    arrays = _array_leaves(value)
+    if arrays is not None:
+        return f"a {type(value).__name__} of {len(arrays)} array{'s' * (len(arrays) != 1)}"
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
     if shape is not None and dtype is not None and shape != ():
@@ -261,9 +280,14 @@ def baked_globals(functions, closed_jaxpr: Any, cell_namer: CellNamer) -> list[D
             if load.name in seen or load.name not in function.__globals__:
                 continue
             value = function.__globals__[load.name]
-            if not _is_baked_value(load.name, value):
+            arrays = _array_leaves(value)
+            if arrays is not None:
+                jax_arrays = [a for a in arrays if isinstance(a, jax.Array)]
+                if constant_ids is not None and jax_arrays and not any(id(a) in constant_ids for a in jax_arrays):
+                    continue  # none of its arrays is in the compiled code
+            elif not _is_baked_value(load.name, value):
                 continue
-            if isinstance(value, jax.Array) and constant_ids is not None and id(value) not in constant_ids:
+            elif isinstance(value, jax.Array) and constant_ids is not None and id(value) not in constant_ids:
                 continue  # read for its shape only, say: not in the compiled code
             seen[load.name] = load
         if not seen:
@@ -280,7 +304,7 @@ def baked_globals(functions, closed_jaxpr: Any, cell_namer: CellNamer) -> list[D
             f"assign `{sample}` a new value, the compiled `{name}` keeps using the old one (until it happens "
             f"to be traced again)."
         )
-        if any(getattr(function.__globals__[n], "size", 0) > 1 for n in names):
+        if any(getattr(function.__globals__[n], "size", 0) > 1 or _array_leaves(function.__globals__[n]) for n in names):
             explanation += " A large array compiled in as a constant also makes compiling slower and the program bigger."
         fix = _as_parameters(function, names)
         found.append(Diagnosis(

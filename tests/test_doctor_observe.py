@@ -183,3 +183,18 @@ def test_jaxpr_magic_failure_shows_one_diagnosis(run):
     assert len(cards) == 1 and 'data-pitfall="python-control-flow"' in cards[0]["text/html"]
     assert "-s use_relu" in cards[0]["text/plain"]  # the magic's own way to mark it static
     assert_no_internals(shown)
+
+
+def test_global_pytree_of_parameters_is_baked_in():
+    source = """
+    params = {"w": jnp.ones((3, 2)), "b": jnp.zeros(2)}
+
+    def predict(x):
+        return jnp.tanh(x @ params["w"] + params["b"])
+    """
+    ns, closed, printed = traced(source, "predict", X)
+    (found,) = doctor.observe_trace(ns["predict"], closed, printed)
+    assert found.pitfall == "baked-global" and found.variable == "params"
+    assert "a dict of 2 arrays" in found.explanation
+    apply(found.fix, ns)
+    assert ns["predict"](X, ns["params"]).shape == (2,)

@@ -488,3 +488,29 @@ def test_without_source_the_static_fix_is_a_jit_call_that_runs():
     assert found.fix == 'activation = jax.jit(activation.__wrapped__, static_argnames=("use_relu",))'
     exec(found.fix, ns)
     np.testing.assert_allclose(ns["activation"](X, True), np.maximum(0, X))
+
+
+SIGN = """
+def signed(v, flag):
+    if flag > 0:
+        return v
+    return -v
+"""
+
+
+def test_under_vmap_an_if_becomes_where_never_a_static_argument():
+    found, ns, _ = diagnosed(SIGN, "jax.vmap(signed)(x, x - 2)", x=X)
+    assert found.pitfall == "python-control-flow" and found.variable == "flag"
+    assert found.static_argnames == () and "static" not in found.fix
+    assert "jnp.where(flag > 0, v, -v)" in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["jax"].vmap(ns["signed"])(X, X - 2), np.where(X - 2 > 0, X, -X))
+
+
+def test_inside_a_scan_body_there_is_no_static_fix():
+    found, ns, _ = diagnosed(SIGN, "jax.lax.scan(lambda c, v: (c, signed(v, c)), 1.0, x)", x=X)
+    assert found.pitfall == "python-control-flow" and found.static_argnames == ()
+    assert "lax.cond(flag > 0" in found.fix
+    apply(found.fix, ns)
+    carry, ys = ns["jax"].lax.scan(lambda c, v: (c, ns["signed"](v, c)), 1.0, X)
+    np.testing.assert_allclose(ys, X)
