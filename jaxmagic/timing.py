@@ -35,6 +35,8 @@ SLOW_REPEAT_RATIO = 4.0  # as %timeit: warn when the slowest repeat is this much
 TIMER_FLOOR_FACTOR = 1000  # a timed stretch shorter than this many timer floors is imprecise
 OVERRUN_FACTOR = 1.25  # repeats stop when the budget is overrun by this factor
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
+SIMULATED_DEVICES_NOTE = ("The devices are simulated on the CPU and share its cores: sharded and pmap show what "
+                          "splitting the work costs, not the speed-up real accelerators give.")
 
 __all__ = ["Comparison", "CompileCost", "Timing", "break_even", "check_settings", "compare",
            "DEFAULT_REPEAT", "DEFAULT_BUDGET_S"]
@@ -162,12 +164,9 @@ class _Session:
             raise UserCodeError(exc, during=f"placing the arguments of {self.call.name} for {mode} mode") from None
         self.runners[mode] = runner
         self.notes += runner.notes
-        if mode in mode_setup.MULTI_DEVICE_MODES and mode_setup.simulated_devices() and not any(
-                "share" in note for note in self.notes):
-            self.notes.append(
-                "The devices are simulated on the CPU and share its cores: sharded and pmap show what splitting "
-                "the work costs, not the speed-up real accelerators give."
-            )
+        simulated = mode in mode_setup.MULTI_DEVICE_MODES and mode_setup.simulated_devices()
+        if simulated and SIMULATED_DEVICES_NOTE not in self.notes:
+            self.notes.append(SIMULATED_DEVICES_NOTE)
 
     def _remaining(self) -> float:
         return self.deadline - TIMER()
@@ -319,8 +318,8 @@ class _Session:
                     continue
                 if index > 0 and TIMER() > hard_stop:
                     self.warnings.append(
-                        f"Stopped after {index} of {plan.repeat} repeats: the {_seconds(self.budget)} budget ran out "
-                        f"(calls took longer than the first ones foretold)."
+                        f"Stopped after {index} of {most} planned repeats: the {_seconds(self.budget)} budget ran "
+                        f"out (calls took longer than the warm-up foretold)."
                     )
                     return
                 self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
@@ -369,8 +368,8 @@ class _Session:
         return result
 
     def _quiet(self, mode: str):
-        """Printing after the first call goes uncounted into a sink: a function that prints would
-        otherwise fill the notebook with thousands of lines. The lines are counted for a note."""
+        """What the function prints after its first call goes to a sink that counts the lines: a
+        function that prints would otherwise fill the notebook with thousands of them."""
         return contextlib.redirect_stdout(stopwatch.LineCounter(self.printed, mode))
 
     def _print_notes(self) -> None:
