@@ -598,9 +598,11 @@ def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
                             detail=detail))
     if old.dtype != new.dtype:
         python = not {old.origin, new.origin} <= {"array", "numpy"}
+        message = f"dtype of `{name}` changed: {old.dtype} → {new.dtype}"
+        if python and old.origin != new.origin:
+            message = f"`{name}` is {_kind_of_value(new)} now and was {_kind_of_value(old)} before"
         causes.append(Cause("dtype", argument=name, before=old.describe() if python else old.type_text,
-                            after=new.describe() if python else new.type_text,
-                            message=f"dtype of `{name}` changed: {old.dtype} → {new.dtype}",
+                            after=new.describe() if python else new.type_text, message=message,
                             advice=advice_for("dtype", name, variant="python_dtype" if python else None)))
     if old.weak != new.weak:
         causes.append(Cause("weak_type", argument=name, before=old.describe(), after=new.describe(),

@@ -339,3 +339,9 @@ def test_terminal_prints_the_log_as_text():
     assert "Compilations in the session since In [4]: 2 compilations of 1 function" in out
     assert "shape: shape of `x` changed: f32[2] → f32[3] (axis 0: 2 → 3)" in out
     assert "application/vnd.jupyter.widget-view+json" not in out and "Traceback" not in out
+
+
+def test_a_trailing_semicolon_hides_the_cells_value(run):
+    run("@jax.jit\ndef quiet(x):\n    return x + 1").assert_ok()
+    assert run("%%recompiles\nquiet(jnp.ones(2));").assert_ok().result is None
+    assert run("%%recompiles\nquiet(jnp.ones(2))").assert_ok().result is not None

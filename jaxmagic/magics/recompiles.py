@@ -288,7 +288,8 @@ class RecompilesMagics(Magics):
                                example="%%recompiles\nfor n in (3, 4):\n    f(jnp.ones(n))") from None
         ast.increment_lineno(tree, 1)
         last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
+        quiet = source.rstrip().endswith(";")  # like any cell: a trailing semicolon shows no value
+        if tree.body and isinstance(tree.body[-1], ast.Expr) and not quiet:
             last = ast.Expression(tree.body.pop().value)
         try:
             exec(compile(tree, filename, "exec"), shell.user_ns)
