@@ -297,3 +297,19 @@ def test_printing_after_the_first_call_is_counted_not_shown(run):
     notes = " ".join(shown.result.notes)
     assert "eager: the function printed 101 more lines" in notes  # 1 sizing call + 2 × 50 calls
     assert "under jit, Python's print runs once" in notes
+
+
+@pytest.mark.parametrize("setup, call", [
+    ("", "(lambda a: a * 2)(v)"),
+    ("import functools\ng = functools.partial(lambda a, k: a * k, k=2.0)", "g(v)"),
+    ("class Model:\n    def apply(self, a):\n        return jnp.tanh(a)\nm = Model()", "m.apply(v)"),
+    ("class Scale:\n    def __call__(self, a):\n        return a * 3\ns = Scale()", "s(v)"),
+    ("h = jax.jit(lambda a: jnp.cos(a))", "h(v)"),
+    ("", "jnp.sin(v)"),
+    ("def kw(a, *, scale=1.0):\n    return a * scale", "kw(v, scale=3.0)"),
+])
+def test_every_kind_of_callee(run, setup, call):
+    run("v = jnp.ones(16)\n" + setup).assert_ok()
+    result = run(f"%jitcompare -o -q -n 2 -r 2 --budget 3 {call}").assert_ok().result
+    assert list(result.modes) == ["eager", "jit"] and result.name == call
+    assert not [w for w in result.warnings if "differ" in w]
