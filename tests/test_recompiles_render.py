@@ -71,9 +71,12 @@ def test_html_keeps_jaxs_own_text_and_the_persistent_cache():
     log.record(event(raw="TRACING CACHE MISS at x.py:1", persistent=True))
     log.record(event(causes=[shape(3, 4)], persistent=False))
     html = render.html(log)
-    assert '<details class="jm-raw"><summary>JAX\'s explanation</summary>' in html
+    assert 'title="JAX: TRACING CACHE MISS at x.py:1"' in html, "JAX's words on hover"
+    assert "<details" not in html, "spelled out only where jaxmagic could not tell"
     assert '<div class="jm-persistent-hit">persistent cache</div>' in html
     assert "not in persistent cache" in html
+    log.record(event(causes=[Cause("unknown")], raw="TRACING CACHE MISS at y.py:2"))
+    assert '<details class="jm-raw"><summary>JAX\'s explanation</summary>' in render.html(log)
 
 
 def test_html_of_an_empty_log():

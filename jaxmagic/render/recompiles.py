@@ -165,7 +165,8 @@ def table_html(events: Sequence, *, total: int | None = None, newest_first: bool
     if total > len(shown):
         more = (f'<div class="jm-muted jm-recompile-more">Showing the last {len(shown)} of {total:,} compilations; '
                 f'the log object holds the latest ones.</div>')
-    head = "<tr><th>#</th><th>time</th><th>function</th><th>call site</th><th>causes</th><th>compile</th></tr>"
+    head = ('<tr><th>#</th><th>time</th><th class="jm-left">function</th><th class="jm-left">call site</th>'
+            '<th class="jm-left">causes</th><th>compile</th></tr>')
     return f'<table class="jm-table jm-recompile-table">{head}{"".join(rows)}</table>{more}'
 
 
@@ -178,10 +179,13 @@ def _row(number: int, event, new_advice: set[str]) -> str:
     causes = "".join(_cause_html(cause) for cause in event.causes)
     advice = "".join(f'<div class="jm-advice">→ {_code(c.advice)}</div>'
                      for c in _unique_advice(event.causes) if c.advice in new_advice)
-    raw = ""
+    raw, raw_title = "", ""
     if event.raw:
-        raw = (f'<details class="jm-raw"><summary>JAX\'s explanation</summary>'
-               f'<pre class="jm-block">{escape(event.raw)}</pre></details>')
+        # JAX's own words: spelled out where jaxmagic could not tell, on hover elsewhere.
+        raw_title = f' title="{escape("JAX: " + event.raw)}"'
+        if "unknown" in event.kinds:
+            raw = (f'<details class="jm-raw"><summary>JAX\'s explanation</summary>'
+                   f'<pre class="jm-block">{escape(event.raw)}</pre></details>')
     timing = escape(f"trace {theme.format_seconds(event.trace_s)} · lower {theme.format_seconds(event.lower_s)} · "
                     f"XLA {theme.format_seconds(event.backend_s)}")
     badge = ""
@@ -196,7 +200,7 @@ def _row(number: int, event, new_advice: set[str]) -> str:
         f'<td class="jm-time">{clock(event.time)}</td>'
         f'<td class="jm-fn" title="{defined}"><code>{escape(event.function)}</code>{internal}</td>'
         f'<td class="jm-site" title="{site_title}">{site_text}</td>'
-        f'<td class="jm-causes">{causes}{advice}{raw}</td>'
+        f'<td class="jm-causes"{raw_title}>{causes}{advice}{raw}</td>'
         f'<td class="jm-ms" title="{timing}">{escape(theme.format_seconds(event.compile_s))}{badge}</td>'
         "</tr>"
     )

@@ -97,6 +97,7 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-recompile-count{{border:1px solid var(--jp-border-color2,#e0e0e0);border-radius:10px;padding:0 8px}}
 .{ROOT_CLASS} .jm-recompile-count.jm-selected{{border-color:var(--jp-brand-color1,#1976d2)}}
 .{ROOT_CLASS} table.jm-recompile-table td{{vertical-align:top}}
+.{ROOT_CLASS} table.jm-recompile-table th.jm-left{{text-align:left}}
 .{ROOT_CLASS} table.jm-recompile-table td.jm-causes{{text-align:left;max-width:70ch}}
 .{ROOT_CLASS} table.jm-recompile-table td.jm-site,.{ROOT_CLASS} table.jm-recompile-table td.jm-fn{{text-align:left;white-space:nowrap}}
 .{ROOT_CLASS} .jm-cause .jm-kind{{display:inline-block;min-width:9ch;font-size:85%;color:var(--jp-content-font-color2,#616161)}}
