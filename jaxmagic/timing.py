@@ -409,9 +409,9 @@ def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_ti
         if stretch < TIMER_FLOOR_FACTOR * timer_floor:
             what = "each timed call" if mode in per_call_timed else "each repeat"
             found.append(
-                f"{mode}: {what} lasted only {_seconds(stretch)}, close to the timer's resolution "
-                f"({_seconds(timer_floor)} per reading): the figure is imprecise. Leave out -n to let "
-                f"%jitcompare size the repeats, or raise it."
+                f"{mode}: {what} lasted only {_seconds(stretch)}, less than {TIMER_FLOOR_FACTOR:,} times the "
+                f"timer's resolution ({_seconds(timer_floor)} per reading): the clock's own cost and granularity "
+                f"weigh on the figure. Leave out -n to let %jitcompare size the repeats, or raise it."
             )
     return found
 
