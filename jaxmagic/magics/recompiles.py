@@ -57,6 +57,7 @@ class _Session:
     panels: list = field(default_factory=list)
     hook: object = None
     warned: set = field(default_factory=set)
+    reported: int = 0  # compilations already printed after earlier cells (terminal)
 
 
 _SESSIONS: "weakref.WeakKeyDictionary[object, _Session]" = weakref.WeakKeyDictionary()
@@ -106,11 +107,25 @@ def _after_cell(shell) -> None:
     for panel in session.panels:
         panel.flush()
     log = session.log
+    if log is not None and log.watching and common.is_terminal(shell):
+        _print_new_events(session, log)
     if log is not None and log.watching:
         for function in log.over_limit():
             if function not in log.limit_raised and function not in session.warned:
                 session.warned.add(function)
                 print(f"%recompiles --max {log.max_compiles}: {log.limit_error(function)}", file=sys.stderr)
+
+
+def _print_new_events(session: _Session, log: RecompileLog) -> None:
+    """In a terminal, where no panel can update, one line per compilation after each cell."""
+    total = log.total
+    new = min(total - session.reported, len(log.events))
+    session.reported = total
+    if new <= 0:
+        return
+    for event in log.events[-new:]:
+        site = f" at {event.call_site.label}" if event.call_site else ""
+        print(f"[recompiles] {event.function}{site}: " + "; ".join(c.message for c in event.causes))
 
 
 @magics_class
@@ -178,6 +193,7 @@ class RecompilesMagics(Magics):
                 print("Nothing to clear: the session is not being watched (%recompiles on starts it).")
             else:
                 session.log.clear()
+                session.reported = 0
                 print("Cleared the session's recompile log." + (" Still watching." if session.log.watching else ""))
             return session.log if options.output else None
         return self._show(session, names, options)
@@ -194,7 +210,7 @@ class RecompilesMagics(Magics):
             scope=f"the session since In [{common.current_cell(self.shell)[0] or self.shell.execution_count}]",
         )
         log.start()
-        session.log, session.warned = log, set()
+        session.log, session.warned, session.reported = log, set(), 0
         if previous is not None and previous.watching:
             print("Restarted the session watch with the new options (the previous log was replaced).")
         self._show_live(session, log, None, plain=options.plain)
