@@ -373,7 +373,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     construct = _CONSTRUCTS[kind].format(cond=cond_text)
     if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
         value = case.traced_value(variable)
-        what = f"`{variable}` is an argument of `{fname}`, and JAX traces it: while JAX traces `{fname}`, `{variable}` stands for any {_kind_of(value)}, with no value yet."
+        what = f"`{variable}` is an argument of `{fname}`, so {'`jax.jit`' if case.under_jit else 'JAX'} traces it: while `{fname}` is traced, `{variable}` stands for any {_kind_of(value)}, with no value yet."
     elif variable is not None:
         what = (f"`{cond_text}` depends on `{variable}`, which is traced: while JAX traces `{fname}` it "
                 f"has no value yet, only a shape and a dtype.")

@@ -299,7 +299,7 @@ def baked_globals(functions, closed_jaxpr: Any, cell_namer: CellNamer) -> list[D
         described = ", ".join(f"`{n}` ({_describe(function.__globals__[n])})" for n in names)
         sample = names[0]
         explanation = (
-            f"`{name}` reads the global{'s' if len(names) > 1 else ''} {described} ({where.label}). JAX reads a "
+            f"`{name}` reads the global{'s' if len(names) > 1 else ''} {described} at {where.label}. JAX reads a "
             f"global once, while it traces `{name}`, and compiles its value in as a constant: if you later "
             f"assign `{sample}` a new value, the compiled `{name}` keeps using the old one (until it happens "
             f"to be traced again)."

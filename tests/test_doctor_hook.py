@@ -35,12 +35,18 @@ def trap(run):
 
 @pytest.fixture
 def pristine(ip):
-    """Whatever a test does to the shell's exception handling, it is as it was afterwards."""
+    """Whatever a test does to the shell's exception handling, it is as it was afterwards: the
+    handler the shell had before jaxmagic, with jaxmagic's own loaded over it."""
+    ip.run_line_magic("unload_ext", "jaxmagic")
     before = (ip.custom_exceptions, ip.CustomTB)
+    ip.run_line_magic("load_ext", "jaxmagic")
     yield ip
     ip.run_line_magic("unload_ext", "jaxmagic")
     ip.custom_exceptions, ip.CustomTB = before
+    if hasattr(ip, "_jaxmagic_doctor_hook"):
+        del ip._jaxmagic_doctor_hook
     ip.run_line_magic("load_ext", "jaxmagic")
+    assert ip._jaxmagic_doctor_hook.previous_handler is before[1]  # one doctor hook, over the original
 
 
 def test_a_trap_in_an_ordinary_cell_shows_the_traceback_then_the_diagnosis(run, trap):
@@ -204,3 +210,25 @@ def test_terminal_ipython_prints_the_diagnosis_under_the_traceback():
     traceback_at, doctor_at = out.find("IndexError"), out.find("jaxmagic doctor · error")
     assert 0 <= traceback_at < doctor_at, out
     assert "[traced-shape]" in out and 'static_argnames=("n",)' in out
+
+
+def test_in_a_jupyter_kernel_the_card_follows_the_error_output(tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "%load_ext jaxmagic\nimport jax, jax.numpy as jnp",
+        TRAP.strip(),
+        "activation(jnp.ones(3), True)",
+        "1 / 0",
+    )]
+    client = NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    trap_outputs = notebook.cells[2].outputs
+    kinds = [o.output_type for o in trap_outputs]
+    assert kinds == ["error", "display_data"], kinds  # the traceback as a real error, then the card
+    assert trap_outputs[0].ename == "TracerBoolConversionError"
+    assert 'data-pitfall="python-control-flow"' in trap_outputs[1].data["text/html"]
+    assert [o.output_type for o in notebook.cells[3].outputs] == ["error"]

@@ -108,6 +108,7 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-persistent-hit{{color:var(--jp-success-color0,#1b5e20);font-size:85%}}
 .{ROOT_CLASS} .jm-recompile-rows{{max-height:28em;overflow:auto}}
 .{ROOT_CLASS} .jm-card.jm-error{{border-left-color:var(--jp-error-color1,#d32f2f)}}
+.{ROOT_CLASS} .jm-card.jm-warning{{border-left-color:var(--jp-warn-color1,#f57c00)}}
 .{ROOT_CLASS} .jm-badge{{display:inline-block;font-size:75%;font-weight:600;text-transform:uppercase;letter-spacing:.04em;
   padding:0 6px;border-radius:8px;color:#fff;background:var(--jp-warn-color1,#f57c00);vertical-align:middle}}
 .{ROOT_CLASS} .jm-badge.jm-error{{background:var(--jp-error-color1,#d32f2f)}}
