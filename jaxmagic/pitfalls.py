@@ -395,6 +395,8 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, scalar)
     if rewrite is not None:
         fixes.append(rewrite)
+    if kind == "assert" and isinstance(holder, ast.Assert):
+        fixes.append(_assert_rewrite(case, frame, holder, jn))
     if not fixes:
         fixes.append(("Let the compiled code decide, with JAX's own control flow:", _control_flow_template(kind, cond_text, jn)))
     fixes += magic_hint(case, static_names)
@@ -437,6 +439,20 @@ def _control_flow_rewrite(case: Case, frame: UserFrame, kind: str, holder, jn, s
         return None
     code = function_source(case, frame, [edit])
     return (label, code) if code else None
+
+
+def _assert_rewrite(case: Case, frame: UserFrame, node: ast.Assert, jn) -> tuple[str, str]:
+    """``assert cond, msg`` -> ``checkify.check(cond, msg)``, run through ``checkify.checkify``."""
+    cond = case.text(frame, node.test)
+    message = case.text(frame, node.msg) if node.msg is not None else f'"{cond} failed"'
+    edit = rewrites.Edit(Span.of(node), f"checkify.check({cond}, {message})")
+    body = function_source(case, frame, [edit]) or edit.text
+    name = case.function_name or frame.function
+    code = (f"from jax.experimental import checkify\n\n{body}\n\n"
+            f"error, result = checkify.checkify({name})(...)   # the check runs in the compiled code\n"
+            f"error.throw()   # raises here if it failed")
+    return (f"Check it inside the compiled code with `checkify`, which reports the failure after the call "
+            f"(or check the result outside the jitted function):", code)
 
 
 def _control_flow_template(kind: str, cond: str, jn) -> str:
@@ -596,6 +612,21 @@ def _library_conversion(case: Case, frame: UserFrame, call: ast.Call) -> Diagnos
 _CONVERSION_RE = re.compile(r"The problem arose with the `(?P<fn>\w+)` function|occurred in the (?P<method>\w+)\(\) method")
 
 
+def _math_function(node: ast.AST, frame: UserFrame) -> str | None:
+    """``"sqrt"`` for a call of ``math.sqrt`` (when ``jax.numpy`` has a ``sqrt``)."""
+    import math
+
+    import jax.numpy as jnp
+
+    if not isinstance(node, ast.Call):
+        return None
+    callee = frame.resolve(node.func)
+    name = getattr(callee, "__name__", "")
+    if callee is MISSING or getattr(math, name, None) is not callee or not hasattr(jnp, name):
+        return None
+    return name
+
+
 def python_scalar_conversion(case: Case) -> Diagnosis | None:
     exc = case.exc
     frame = case.innermost
@@ -607,7 +638,12 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
     if node is None:
         return None
     jn = case.names(frame)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "complex") and node.args:
+    math_function = _math_function(node, frame)
+    if math_function is not None:
+        # math.sqrt(x) -> jnp.sqrt(x): math works on Python floats only.
+        value_node = node.args[0] if node.args else node
+        edit, shown = rewrites.Edit(Span.of(node.func), f"{jn.jnp}.{math_function}"), case.text(frame, node)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "complex") and node.args:
         # float(loss) -> loss.astype(float): the same number, still an array the compiled code computes.
         value_node = node.args[0]
         inner = case.text(frame, value_node)
@@ -637,6 +673,10 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
         what = (f"`{shown}` ({_cell_of(where)}) indexes a Python {type(frame.resolve(node.value)).__name__} with a traced index: Python needs "
                 f"a real int to pick an element, and while JAX traces `{fname}` the index has no value yet.")
         note = f"Turn the {type(frame.resolve(node.value)).__name__} into one array, which a traced index can index."
+    elif math_function is not None:
+        what = (f"`{shown}` ({_cell_of(where)}) uses Python's `math`, which works on plain Python numbers only; "
+                f"while JAX traces `{fname}`, `{case.text(frame, value_node)}` is traced and has no value yet.")
+        note = f"Use `{jn.jnp}.{math_function}`, which computes the same inside the compiled code."
     else:
         what = (f"`{shown}` ({_cell_of(where)}) asks for a plain Python number, but while JAX traces `{fname}` "
                 f"`{case.text(frame, value_node)}` is traced and has no value yet, only a shape and a dtype.")
@@ -647,6 +687,9 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
         code = static_fix(case, static_names)
         if code:
             alternatives.append((f"If you need a real Python number (a loop count, a shape), mark {_plural(static_names)} static:", code))
+    elif not isinstance(node, ast.Subscript) and math_function is None:
+        alternatives.append(("If you need it as a Python number (a loop count, a shape), it cannot come from traced "
+                             "data: XLA compiles for fixed shapes. Use a fixed maximum size and mask what is past it.", ""))
     alternatives.append(("To see the value while it runs, print it from the compiled code:", f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})'))
     return case.diagnosis(
         "python-scalar-conversion",
@@ -778,6 +821,8 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
         name = getattr(callee, "__name__", "")
         if name in ("nonzero", "argwhere", "flatnonzero", "unique", "where") and node.args and not any(k.arg == "size" for k in node.keywords):
             first = case.text(frame, node.args[0])
+            if not isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+                first = f"({first})"
             at = Span(node.end_lineno, node.end_lineno, node.end_col_offset - 1, node.end_col_offset - 1)
             edit = rewrites.Edit(at, f", size={first}.size")
             code = function_source(case, frame, [edit])
@@ -824,7 +869,8 @@ def _slice_rewrite(case: Case, frame: UserFrame, node: ast.Subscript, statement:
 
 
 def formatted_print(case: Case) -> Diagnosis | None:
-    """``print(f"{loss:.3f}")`` inside a jitted function: a tracer cannot be formatted as a number."""
+    """``print(f"{loss:.3f}")`` (or a logging call) inside a jitted function: a traced value
+    cannot be formatted as a number, and the call would run only while tracing anyway."""
     if not (isinstance(case.exc, TypeError) and "unsupported format string passed to" in case.message and "Tracer" in case.message):
         return None
     frame = case.innermost
@@ -832,28 +878,36 @@ def formatted_print(case: Case) -> Diagnosis | None:
     node = case.expression(frame) if parsed is not None else None
     if node is None:
         return None
+    joined = node if isinstance(node, ast.JoinedStr) else clues.enclosing(parsed.tree, node, ast.JoinedStr)
     call = node if isinstance(node, ast.Call) else clues.enclosing(parsed.tree, node, ast.Call)
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print"):
+    if joined is None or call is None:
         return None
     from jaxmagic.trace_checks import debug_print_call
 
     jn = case.names(frame)
-    replacement = debug_print_call(call, parsed, jn.jax)
+    is_print = isinstance(call.func, ast.Name) and call.func.id == "print"
+    shaped = call if is_print else ast.Call(func=ast.Name("print"), args=[joined], keywords=[])
+    replacement = debug_print_call(shaped, parsed, jn.jax)
     if replacement is None:
         return None
     fname = case.function_name or frame.function
     where = case.where(frame)
-    variable = (clues.names_in(node) or [None])[0]
+    variable = next((n for n in clues.names_in(joined) if clues.is_tracer(frame.lookup(n))), None)
+    written = "print" if is_print else ast.unparse(call.func)
+    alternatives = () if is_print else (
+        (f"To keep `{written}`, call it outside the jitted function, on the values it returns.", ""),)
     return case.diagnosis(
         "print-side-effect",
         severity="error",
         explanation=(
-            f"`print` in `{fname}` ({_cell_of(where)}) runs while JAX traces `{fname}`, when "
+            f"`{written}` in `{fname}` ({_cell_of(where)}) runs while JAX traces `{fname}`, when "
             f"`{variable or 'the value'}` is a tracer, a stand-in with no value yet, so it cannot be "
-            f"formatted as a number. (A plain `print` would run only at trace time anyway, not on each call.)"
+            f"formatted as a number. (Plain Python like this would run only at trace time anyway, "
+            f"not on each call.)"
         ),
         fix=function_source(case, frame, [rewrites.Edit(Span.of(call), replacement)]) or replacement,
         fix_note=f"`{jn.jax}.debug.print` formats the real value, inside the compiled code, on every call.",
+        alternatives=alternatives,
         where=where,
         variable=variable,
     )

@@ -514,3 +514,66 @@ def test_inside_a_scan_body_there_is_no_static_fix():
     apply(found.fix, ns)
     carry, ys = ns["jax"].lax.scan(lambda c, v: (c, ns["signed"](v, c)), 1.0, X)
     np.testing.assert_allclose(ys, X)
+
+
+def test_math_function_on_a_traced_value_becomes_its_jnp_twin():
+    source = """
+    import math
+
+    @jax.jit
+    def scaled(x):
+        return x * math.sqrt(x.sum())
+    """
+    found, ns, _ = diagnosed(source, "scaled(x)", x=X)
+    assert found.pitfall == "python-scalar-conversion" and "jnp.sqrt(x.sum())" in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["scaled"](X), X * np.sqrt(X.sum()), rtol=1e-6)
+
+
+def test_assert_on_a_traced_value_is_checked_with_checkify():
+    source = """
+    @jax.jit
+    def positive(x):
+        assert (x > 0).all(), "x must be positive"
+        return jnp.log(x)
+    """
+    found, ns, _ = diagnosed(source, "positive(x)", x=X)
+    assert found.pitfall == "python-control-flow" and found.where.text.startswith("assert")
+    assert 'checkify.check((x > 0).all(), "x must be positive")' in found.fix
+    definition = found.fix.split("\nerror, result")[0]
+    apply(definition, ns)
+    error, _ = ns["checkify"].checkify(ns["positive"])(X)
+    error.throw()  # passes for positive values
+    error, _ = ns["checkify"].checkify(ns["positive"])(-X)
+    with pytest.raises(Exception, match="x must be positive"):
+        error.throw()
+
+
+def test_logging_a_formatted_traced_value():
+    source = """
+    import logging
+
+    @jax.jit
+    def total(x):
+        loss = x.sum()
+        logging.warning(f"loss {loss:.3f}")
+        return loss
+    """
+    found, ns, error = diagnosed(source, "total(x)", x=X)
+    assert found.pitfall == "print-side-effect" and found.variable == "loss"
+    assert 'jax.debug.print("loss {:.3f}", loss)' in found.fix
+    apply(found.fix, ns)
+    assert float(ns["total"](X)) == pytest.approx(10.0)
+
+
+def test_nonzero_gets_a_fixed_size():
+    source = """
+    @jax.jit
+    def big(x):
+        return jnp.nonzero(x > 1, fill_value=-1)[0]
+    """
+    found, ns, _ = diagnosed(source, "big(x)", x=X)
+    assert found.pitfall == "traced-shape"
+    assert "size=(x > 1).size" in found.fix
+    apply(found.fix, ns)
+    assert ns["big"](X).tolist() == [1, 2, 3, -1]
