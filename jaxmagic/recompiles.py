@@ -52,6 +52,13 @@ class RecompileEvent:
     persistent compilation cache served the executable, ``False`` when that cache is enabled but
     missed, ``None`` when it is not in use. ``internal`` marks JAX's own compilations (an eager
     primitive, a ``jnp`` helper); ``signature`` is the call's arguments in short (``(x: f32[3])``).
+
+    >>> event = RecompileEvent("step", None, SourceLine("c.py", 2, "<module>", "step(x)"), 0.031,
+    ...                        [Cause("shape", argument="x", before="f32[3]", after="f32[4]")])
+    >>> event.summary()
+    'step · c.py:2 · 31.0 ms · shape of `x` changed: f32[3] → f32[4]'
+    >>> event.kinds, event.is_recompile
+    (['shape'], True)
     """
 
     function: str
@@ -100,6 +107,9 @@ class RecompileLimitExceeded(Exception):
 
     ``function`` compiled ``count`` times against a limit of ``limit``; ``events`` are its
     compilations (with their causes) that the log still holds.
+
+    >>> print(RecompileLimitExceeded("step", 2, 1, []))
+    `step` compiled 2 times; the limit is 1 time (--max 1).
     """
 
     def __init__(self, function: str, count: int, limit: int, events: list[RecompileEvent]):
@@ -141,6 +151,15 @@ class RecompileLog(Report):
     ``include_internal`` also keeps JAX's own compilations; ``max_compiles`` is the ``--max``
     limit; ``capacity`` bounds ``events`` (a ring buffer: ``dropped`` counts what fell out).
     Start and stop it with ``start()`` / ``stop()``, or use ``jaxmagic.watch_recompiles``.
+
+    >>> log = RecompileLog()
+    >>> for n in range(4):
+    ...     cause = Cause("static_value", argument="n", before=str(n), after=str(n + 1))
+    ...     _ = log.record(RecompileEvent("step", None, None, 0.01, [cause]))
+    >>> log.counts, log.total
+    ({'step': 4}, 4)
+    >>> log.headlines
+    ['`step` compiled 4 times: static argument `n` takes a new value each time — pass it as an array or keep its values few']
     """
 
     _renderer = "jaxmagic.render.recompiles"

@@ -46,6 +46,9 @@ class LeafType:
     ``origin`` is ``"array"`` (a ``jax.Array``), ``"numpy"``, or the Python type of a scalar
     (``"float"``, ``"int"``...). ``placement`` is ``None`` for an uncommitted value (JAX picks
     the default device), ``"cpu:1"`` for an array committed to one device, or a sharding's text.
+
+    >>> LeafType(shape=(3,), dtype="f32").describe(), LeafType((), "f32", weak=True, origin="float").describe()
+    ('f32[3]', 'Python float (weak f32[])')
     """
 
     shape: tuple[int, ...] | None
@@ -158,7 +161,15 @@ class StaticValue:
 
     @classmethod
     def of(cls, value: Any) -> "StaticValue":
-        text = _short(repr(value))
+        """The ``StaticValue`` of ``value``.
+
+        >>> StaticValue.of(3), StaticValue.of((64, 64)).text
+        (StaticValue(text='3', key=('value', 3)), '(64, 64)')
+        """
+        try:
+            text = _short(repr(value))
+        except Exception:
+            text = f"<{type(value).__qualname__} object>"
         if _is_simple(value):
             return cls(text, ("value", value))
         try:
@@ -279,6 +290,12 @@ def describe_call(
     ``static_argnums`` / ``static_argnames`` say which arguments are static, as ``jax.jit`` was told;
     ``options`` are the other jit options and ``config`` JAX's tracing configuration (both as
     name -> value; values are compared as text unless simple).
+
+    >>> import jax.numpy as jnp
+    >>> def loss(params, x, *, scale=1.0):
+    ...     return params["w"] * x * scale
+    >>> describe_call(loss, ({"w": jnp.ones(2)}, jnp.ones(2)), {}).summary()
+    "(params: {'w': f32[2]}, x: f32[2])"
     """
     static_argnums, static_argnames = set(static_argnums), set(static_argnames)
     params = tuple(_describe_params(fun, tuple(args), dict(kwargs), static_argnums, static_argnames))
@@ -654,7 +671,16 @@ def changed_axes(cause: Cause) -> list[int]:
 
 def nearest(earlier: Sequence[CallSignature], now: CallSignature) -> tuple[CallSignature | None, list[Cause]]:
     """The earlier signature with the fewest differences (the latest among equals), and those
-    differences. ``(None, [])`` when there is nothing earlier."""
+    differences. ``(None, [])`` when there is nothing earlier.
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return x
+    >>> calls = [describe_call(f, (np.ones(n, dtype),), {}) for n, dtype in ((3, "f4"), (5, "i4"))]
+    >>> closest, causes = nearest(calls, describe_call(f, (np.ones(4, "f4"),), {}))
+    >>> closest is calls[0], [c.kind for c in causes]
+    (True, ['shape'])
+    """
     best: tuple[CallSignature | None, list[Cause]] = (None, [])
     best_count = None
     for candidate in earlier:

@@ -290,7 +290,7 @@ class _Hub:
             # An ordinary call is read again at its compilation; only ``.trace`` / ``.lower`` are
             # read now, as their compilation happens later, away from the arguments.
             if call is not None and not call.called:
-                signature = _signature(call)
+                signature = _signature_or_none(call)
                 notes.traced_calls[name] = (signature, _frames(frame))
             del call
         except Exception as exc:
@@ -348,7 +348,7 @@ class _Hub:
         namer = next((log.cell_namer for log in wanted if log.cell_namer is not no_cells), no_cells)
         frames = None
         if call is not None and call.called:
-            signature = _signature(call)
+            signature = _signature_or_none(call)
         elif traced is not None:
             signature, frames = traced
         else:
@@ -440,6 +440,16 @@ def _signature(call) -> CallSignature:
         options=options,
         config=_jax_private.tracing_context(),
     )
+
+
+def _signature_or_none(call) -> CallSignature | None:
+    """The call's signature; ``None`` if describing it failed (a static argument whose ``repr`` or
+    ``hash`` raises, an exotic callee): the event is still recorded, from what else is known."""
+    try:
+        return _signature(call)
+    except Exception as exc:
+        _HUB._failed(exc)
+        return None
 
 
 def _frames(frame) -> list[tuple[str, int, str]]:

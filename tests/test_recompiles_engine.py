@@ -660,3 +660,24 @@ def test_a_function_first_traced_inside_another_then_called_alone_is_a_first_cal
         inner(jnp.ones(2))
     assert kinds(log) == [["first_call"], ["first_call"]]
     assert [e.function for e in log.events] == ["outer", "inner"]
+
+
+def test_a_static_argument_whose_repr_raises_still_gives_an_event():
+    class Opaque:
+        def __repr__(self):
+            raise RuntimeError("no repr for you")
+
+        def __hash__(self):
+            return 1
+
+        def __eq__(self, other):
+            return isinstance(other, Opaque)
+
+    @functools.partial(jax.jit, static_argnums=(1,))
+    def with_opaque(x, config):
+        return x + 1
+
+    with watch_recompiles() as log:
+        with_opaque(jnp.ones(2), Opaque())
+        with_opaque(jnp.ones(3), Opaque())
+    assert kinds(log) == [["first_call"], ["shape"]]
