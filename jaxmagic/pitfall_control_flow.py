@@ -1,0 +1,185 @@
+"""``python-control-flow``: Python's ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value.
+
+The fix marks the argument static where it is a scalar argument of a jitted function, and rewrites
+the statement with ``jax.lax.cond`` / ``jnp.where`` / ``jax.lax.while_loop`` / ``checkify``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import jax
+
+from jaxmagic import branch_rewrites, clues, rewrites
+from jaxmagic.clues import Span, UserFrame
+from jaxmagic.doctor import Diagnosis
+from jaxmagic.pitfalls import Case, cell_of, depends_on, function_source, kind_of, magic_hint, plural, static_fix
+
+
+# python-control-flow
+
+
+_CONSTRUCTS = {
+    "if": "`if {cond}:`",
+    "while": "`while {cond}:`",
+    "assert": "`assert {cond}`",
+    "ternary": "`... if {cond} else ...`",
+    "bool": "`bool({cond})`",
+    "and-or": "`and` / `or` on `{cond}`",
+    "not": "`not {cond}`",
+    "other": "`{cond}` as a True / False",
+}
+
+
+def _condition(case: Case, frame: UserFrame):
+    """What asked for a truth value (``if``, ``while``, ``bool()``...) and the condition's node."""
+    parsed = case.parsed(frame)
+    if parsed is None:
+        return "other", None, None
+    span = frame.span()
+    statement = clues.statement_at(parsed.tree, frame.line)
+    node = clues.node_at(parsed.tree, span)
+    if isinstance(statement, (ast.If, ast.While, ast.Assert)) and span is not None:
+        test = Span.of(statement.test)
+        # A bare name as the test: the jump's position is the whole statement, not the name.
+        if test.contains(span) or (span.contains(test) and span.line == statement.lineno):
+            kind = {ast.If: "if", ast.While: "while", ast.Assert: "assert"}[type(statement)]
+            return kind, statement.test, statement
+    if node is not None:
+        ternary = node if isinstance(node, ast.IfExp) else clues.enclosing(parsed.tree, node, ast.IfExp)
+        if ternary is not None and (ternary is node or Span.of(ternary.test).contains(Span.of(node))):
+            return "ternary", ternary.test, ternary
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool" and node.args:
+            return "bool", node.args[0], node
+        if isinstance(node, ast.BoolOp):
+            return "and-or", node, node
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return "not", node.operand, node
+    return "other", node, statement
+
+
+def _parent_of(tree: ast.AST, child: ast.AST) -> ast.AST | None:
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and child in block:
+                return node
+    return None
+
+
+def python_control_flow(case: Case) -> Diagnosis | None:
+    exc = case.exc
+    ambiguous = isinstance(exc, ValueError) and "truth value of an array" in case.message
+    if not (isinstance(exc, jax.errors.TracerBoolConversionError) or ambiguous):
+        return None
+    frame = case.innermost
+    if frame is None:
+        return None
+    kind, cond, holder = _condition(case, frame)
+    traced_names = [n for n in (clues.names_in(cond) if cond is not None else []) if clues.is_tracer(frame.lookup(n))]
+    if ambiguous and not traced_names:
+        return None  # NumPy's own ambiguity outside any trace: a plain bug, not a JIT trap
+    cond_text = case.text(frame, cond) if cond is not None else (frame.source_line(case.cell_namer).text or "the condition")
+    depends = depends_on(case, frame, cond)
+    variable = depends[0] if depends else None
+    where = case.where(frame)
+    fname = case.function_name or frame.function
+    jn = case.names(frame)
+    scalar = not ambiguous and not case.batched  # under vmap a condition holds one value per example
+    static_names = case.scalar_arguments(depends) if not ambiguous else []
+
+    construct = _CONSTRUCTS[kind].format(cond=cond_text)
+    if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
+        value = case.traced_value(variable)
+        what = f"`{variable}` is an argument of `{fname}`, so {'`jax.jit`' if case.under_jit else 'JAX'} traces it: while `{fname}` is traced, `{variable}` stands for any {kind_of(value)}, with no value yet."
+    elif variable is not None:
+        what = (f"`{cond_text}` depends on `{variable}`, which is traced: while JAX traces `{fname}` it "
+                f"has no value yet, only a shape and a dtype.")
+    else:
+        what = f"`{cond_text}` is a traced value: while JAX traces `{fname}` it has no value yet."
+    why = f" Python's {construct} at {cell_of(where)} needs a real True or False to decide, so tracing stops there."
+    if ambiguous:
+        why += " (It is an array of several values, too, and an array has no single truth value.)"
+
+    fixes: list[tuple[str, str]] = []
+    if static_names:
+        code = static_fix(case, static_names)
+        if code:
+            fixes.append((
+                f"Mark {plural(static_names)} static: JAX then compiles `{fname}` once per value it is called with, "
+                f"and your {f'`{kind}`' if kind in ('if', 'while') else 'condition'} sees a plain Python value.",
+                code,
+            ))
+    rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, scalar)
+    if rewrite is not None:
+        fixes.append(rewrite)
+    if kind == "assert" and isinstance(holder, ast.Assert):
+        fixes.append(_assert_rewrite(case, frame, holder, jn))
+    if not fixes:
+        fixes.append(("Let the compiled code decide, with JAX's own control flow:", _control_flow_template(kind, cond_text, jn)))
+    fixes += magic_hint(case, static_names)
+    (note, fix), *others = fixes
+    return case.diagnosis(
+        "python-control-flow",
+        explanation=what + why,
+        fix=fix,
+        fix_note=note,
+        alternatives=tuple((label, code) for label, code in others),
+        where=where,
+        variable=variable,
+        static_argnames=tuple(static_names) if fixes[0][1] and static_names and note.startswith("Mark") else (),
+    )
+
+
+def _control_flow_rewrite(case: Case, frame: UserFrame, kind: str, holder, jn, scalar: bool):
+    parsed = case.parsed(frame)
+    found = clues.function_of_code(frame.code)
+    if parsed is None or holder is None:
+        return None
+    function = found[1] if found else parsed.tree
+    edit = None
+    if kind == "if" and isinstance(holder, ast.If):
+        edit = branch_rewrites.if_rewrite(holder, _parent_of(function, holder) or function, parsed.lines, jnp=jn.jnp, lax=jn.lax, scalar=scalar)
+        if edit is not None:
+            uses_cond = ".cond(" in edit.text
+            label = (
+                f"Keep it traced and let the compiled code choose: `{jn.lax}.cond` runs only the branch it needs "
+                f"(both branches must give the same shape and dtype)." if uses_cond else
+                f"Keep it traced and let the compiled code choose: `{jn.jnp}.where` computes both values and picks one per element."
+            )
+    elif kind == "while" and isinstance(holder, ast.While):
+        edit = branch_rewrites.while_rewrite(holder, function, parsed.lines, lax=jn.lax)
+        label = f"Keep it traced and loop inside the compiled code with `{jn.lax}.while_loop` (the loop state keeps one shape and dtype)."
+    elif kind == "ternary" and isinstance(holder, ast.IfExp):
+        edit = branch_rewrites.ternary_rewrite(holder, parsed.lines, jnp=jn.jnp)
+        label = f"Keep it traced and choose with `{jn.jnp}.where`, which computes both values and picks one per element."
+    if edit is None:
+        return None
+    code = function_source(case, frame, [edit])
+    return (label, code) if code else None
+
+
+def _assert_rewrite(case: Case, frame: UserFrame, node: ast.Assert, jn) -> tuple[str, str]:
+    """``assert cond, msg`` -> ``checkify.check(cond, msg)``, run through ``checkify.checkify``."""
+    cond = case.text(frame, node.test)
+    message = case.text(frame, node.msg) if node.msg is not None else f'"{cond} failed"'
+    edit = rewrites.Edit(Span.of(node), f"checkify.check({cond}, {message})")
+    body = function_source(case, frame, [edit]) or edit.text
+    name = case.function_name or frame.function
+    code = (f"from jax.experimental import checkify\n\n{body}\n\n"
+            f"error, result = checkify.checkify({name})(...)   # the check runs in the compiled code\n"
+            f"error.throw()   # raises here if it failed")
+    return (f"Check it inside the compiled code with `checkify`, which reports the failure after the call "
+            f"(or check the result outside the jitted function):", code)
+
+
+def _control_flow_template(kind: str, cond: str, jn) -> str:
+    if kind == "while":
+        return (f"state = {jn.lax}.while_loop(lambda state: <condition on state>, body_function, initial_state)"
+                f"\n# your condition: {cond}")
+    return (f"result = {jn.jnp}.where({cond}, value_if_true, value_if_false)\n"
+            f"# or, to run only one of two functions:\n"
+            f"result = {jn.lax}.cond({cond}, true_function, false_function, operand)")
+
+
+# ------------------------------------------------------------------------------------------------

@@ -1,0 +1,151 @@
+"""``tracer-leak``: a jitted function kept a traced value outside itself (a global, a list,
+``self``), and using it later raised ``UnexpectedTracerError``.
+
+JAX's message names the function and the line that made the value; the doctor finds the statement
+that stored it and rewrites the function to return the value instead.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import jax
+
+from jaxmagic import clues, rewrites, sources
+from jaxmagic.clues import Span
+from jaxmagic.doctor import Diagnosis
+
+_STORE_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
+
+
+def _locals_of(fnode: ast.AST) -> set[str]:
+    args = fnode.args
+    found = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    found.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    declared = set()
+    for node in ast.walk(fnode):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+    for node in ast.walk(fnode):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in declared:
+            found.add(node.id)
+    return found
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _stores(fnode: ast.AST) -> list[tuple[ast.stmt, str, ast.AST | None]]:
+    """Statements that keep a value outside the function: ``(statement, where it goes, stored value)``."""
+    local = _locals_of(fnode)
+    declared = set()
+    for node in ast.walk(fnode):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+    found = []
+    for stmt in ast.walk(fnode):
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id in declared:
+                    found.append((stmt, f"the global `{target.id}`", stmt.value))
+                elif isinstance(target, ast.Attribute):
+                    found.append((stmt, f"`{ast.unparse(target)}`", stmt.value))
+                elif isinstance(target, ast.Subscript) and _root_name(target) not in local:
+                    found.append((stmt, f"`{ast.unparse(target.value)}`", stmt.value))
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            func = stmt.value.func
+            if isinstance(func, ast.Attribute) and func.attr in _STORE_METHODS:
+                root = _root_name(func.value)
+                if root is not None and (root not in local or isinstance(func.value, ast.Attribute)):
+                    value = stmt.value.args[-1] if stmt.value.args else None
+                    found.append((stmt, f"`{ast.unparse(func.value)}`", value))
+    return sorted(found, key=lambda item: item[0].lineno)
+
+
+def _returns(fnode: ast.AST) -> list[ast.Return]:
+    found = []
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Return):
+                found.append(child)
+            visit(child)
+
+    visit(fnode)
+    return found
+
+
+def tracer_leak(case) -> Diagnosis | None:
+    if not (isinstance(case.exc, jax.errors.UnexpectedTracerError) or "Leaked trace" in case.message):
+        return None
+    traced = case.traced
+    origin = clues.leak_origin(case.message)
+    usage = case.where(case.innermost)
+    if traced is None:
+        return None
+    parsed = clues.parse_around(traced.file, traced.line)
+    fnode = clues.function_node(parsed, traced.name, traced.line) if parsed else None
+    if fnode is None or not isinstance(fnode, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    created = clues.statement_at(parsed.tree, origin[1]) if origin else None
+    variable = None
+    if isinstance(created, ast.Assign) and isinstance(created.targets[0], ast.Name):
+        variable = created.targets[0].id
+    stores = _stores(fnode)
+    chosen = None
+    for stmt, destination, value in stores:
+        mentions = value is not None and variable is not None and variable in clues.names_in(value)
+        if stmt is created or mentions:
+            chosen = (stmt, destination, value)
+            break
+    if chosen is None and stores:
+        chosen = stores[0]
+    if chosen is None:
+        return None
+    stmt, destination, value = chosen
+    if variable is None or stmt is created:
+        # ``global g; g = f(x)``: the stored expression is the value to hand back.
+        variable = _root_name(stmt.targets[0]) if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) else (
+            value.id if isinstance(value, ast.Name) else variable)
+    where = sources.source_line(parsed.file, stmt.lineno, traced.name, case.cell_namer)
+    created_at = sources.source_line(parsed.file, origin[1], traced.name, case.cell_namer) if origin else None
+    returned = variable or (clues.source_of(parsed, value) if value is not None else "the value")
+    edits = []
+    declared = [n for n in ast.walk(fnode) if isinstance(n, ast.Global)]
+    if stmt is created or (isinstance(stmt, ast.Assign) and destination.startswith("the global")):
+        for decl in declared:
+            if variable in decl.names:
+                rest = [n for n in decl.names if n != variable]
+                edits.append(rewrites.Edit(Span.of(decl), f"global {', '.join(rest)}" if rest else ""))
+    else:
+        edits.append(rewrites.Edit(Span.of(stmt), ""))
+    for ret in _returns(fnode):
+        text = f"return {clues.source_of(parsed, ret.value)}, {returned}" if ret.value is not None else f"return {returned}"
+        edits.append(rewrites.Edit(Span.of(ret), text, comment=f"hand `{returned}` back instead of storing it"))
+    if not _returns(fnode):
+        last = fnode.body[-1]
+        edits.append(rewrites.Edit(Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f"\nreturn {returned}"))
+    fix = rewrites.with_edits(parsed.lines, rewrites.function_first_line(fnode), fnode.end_lineno, edits)
+    fix += f"\n\n# the caller keeps it:  result, {returned} = {traced.name}(...)"
+    explanation = (
+        f"`{returned}` was computed inside `{traced.name}` while JAX traced it"
+        f"{f' ({created_at.label})' if created_at else ''}, and `{traced.name}` stored it in {destination} "
+        f"({where.label}) instead of returning it. Outside the trace that stored value is a stand-in "
+        f"(a tracer) with no value, so using it{f' at {usage.label}' if usage else ''} fails."
+    )
+    return case.diagnosis(
+        "tracer-leak",
+        explanation=explanation,
+        fix=fix,
+        fix_note=f"Return `{returned}` from `{traced.name}` (a jitted function hands back everything through its return value).",
+        where=where,
+        variable=returned,
+        function=traced.name,
+        alternatives=((f"To debug, print it from inside the compiled code instead:", f'{rewrites.jax_names(case.innermost.frame.f_globals).jax if case.innermost else "jax"}.debug.print("{returned} = {{}}", {returned})'),),
+    )
