@@ -156,15 +156,27 @@ def _slice_rewrite(case: Case, frame: UserFrame, node: ast.Subscript, statement:
             edit = rewrites.Edit(Span.of(node), f"{jn.lax}.dynamic_slice_in_dim({array}, {lower}, {sl.upper.right.value})")
             code = function_source(case, frame, [edit])
             return (f"The length is fixed, only the start is traced: `{jn.lax}.dynamic_slice_in_dim` takes a traced start.", code) if code else None
-    value = case.traced_value(array, frame) if isinstance(node.value, ast.Name) else MISSING
-    ndim = getattr(value, "ndim", 1) or 1
+    edits = mask_edits(case, frame, node, statement, jn)
+    code = function_source(case, frame, edits) if edits else None
+    return ("Keep the shape fixed and mask instead (pad + mask): rows outside the slice become 0.", code) if code else None
+
+
+def mask_edits(case: Case, frame: UserFrame, node: ast.Subscript, statement: ast.stmt, jn) -> list[rewrites.Edit] | None:
+    """``x[a:b]`` -> ``jnp.where(keep, x, 0)`` with ``keep`` computed just before the statement:
+    the same shape on every call, the rows outside the slice zeroed."""
+    sl = node.slice
+    if not isinstance(sl, ast.Slice) or sl.step is not None:
+        return None
+    array = case.text(frame, node.value)
     conditions = []
-    if lower is not None:
-        conditions.append(f"(index >= {lower})")
-    if upper is not None:
-        conditions.append(f"(index < {upper})")
+    if sl.lower is not None:
+        conditions.append(f"(index >= {case.text(frame, sl.lower)})")
+    if sl.upper is not None:
+        conditions.append(f"(index < {case.text(frame, sl.upper)})")
     if not conditions:
         return None
+    value = case.traced_value(array, frame) if isinstance(node.value, ast.Name) else MISSING
+    ndim = getattr(value, "ndim", 1) or 1
     keep = " & ".join(conditions) if len(conditions) > 1 else conditions[0][1:-1]
     expand = "" if ndim <= 1 else "[:, " + ", ".join(["None"] * (ndim - 1)) + "]"
     insert = rewrites.Edit(
@@ -172,8 +184,7 @@ def _slice_rewrite(case: Case, frame: UserFrame, node: ast.Subscript, statement:
         f"index = {jn.jnp}.arange({array}.shape[0])\nkeep = {keep}\n",
     )
     replace = rewrites.Edit(Span.of(node), f"{jn.jnp}.where(keep{expand}, {array}, 0)", comment="fixed shape: the rows outside the slice are 0")
-    code = function_source(case, frame, [insert, replace])
-    return ("Keep the shape fixed and mask instead (pad + mask): rows outside the slice become 0.", code) if code else None
+    return [insert, replace]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -150,6 +150,27 @@ def _library_conversion(case: Case, frame: UserFrame, call: ast.Call) -> Diagnos
 # python-scalar-conversion
 
 
+def _later_slice_by(case: Case, frame: UserFrame, conversion: ast.AST):
+    """For ``k = int(...)``: the first later ``x[:k]`` (and its statement) in the same function."""
+    parsed = case.parsed(frame)
+    found = clues.function_of_code(frame.code)
+    statement = clues.statement_at(parsed.tree, frame.line) if parsed else None
+    if found is None or not isinstance(statement, ast.Assign) or statement.value is not conversion:
+        return None
+    if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+        return None
+    name = statement.targets[0].id
+    function = found[1]
+    for node in sorted(clues.nodes_in(function, ast.Subscript), key=lambda n: (n.lineno, n.col_offset)):
+        if node.lineno <= statement.end_lineno or not isinstance(node.slice, ast.Slice):
+            continue
+        bounds = [b for b in (node.slice.lower, node.slice.upper) if b is not None]
+        if any(name in clues.names_in(b) for b in bounds):
+            later = clues.statement_at(function, node.lineno)
+            return (node, later) if later is not None else None
+    return None
+
+
 def _math_function(node: ast.AST, frame: UserFrame) -> str | None:
     """``"sqrt"`` for a call of ``math.sqrt`` (when ``jax.numpy`` has a ``sqrt``)."""
     import math
@@ -203,6 +224,16 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
         edit, shown = rewrites.Edit(Span.of(node.value), f"{jn.jnp}.asarray({seq})"), f"{seq}[{index}]"
     else:
         return None
+    edits = [edit]
+    size_use = _later_slice_by(case, frame, node)
+    if size_use is not None:
+        # k = int(x.sum()); x[:k]: a length from the data cannot be compiled; mask to it instead.
+        from jaxmagic.pitfall_shapes import mask_edits
+
+        sliced, statement = size_use
+        masked = mask_edits(case, frame, sliced, statement, jn)
+        if masked:
+            edits += masked
     depends = depends_on(case, frame, value_node)
     variable = depends[0] if depends else None
     fname = case.function_name or frame.function
@@ -232,8 +263,10 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
     return case.diagnosis(
         "python-scalar-conversion",
         explanation=what,
-        fix=function_source(case, frame, [edit]) or edit.text,
-        fix_note=note,
+        fix=function_source(case, frame, edits) or edit.text,
+        fix_note=note if len(edits) == 1 else (
+            note + " It is then used as a length: a length computed from the data cannot be compiled "
+            "(XLA compiles for fixed shapes), so the slice keeps its full length and masks the rest."),
         alternatives=tuple(alternatives),
         where=where,
         variable=variable,

@@ -577,3 +577,19 @@ def test_nonzero_gets_a_fixed_size():
     assert "size=(x > 1).size" in found.fix
     apply(found.fix, ns)
     assert ns["big"](X).tolist() == [1, 2, 3, -1]
+
+
+def test_a_length_computed_from_the_data_is_masked_not_converted():
+    source = """
+    @jax.jit
+    def head(points):
+        k = int(points.sum())
+        return points[:k]
+    """
+    found, ns, _ = diagnosed(source, "head(points)", points=np.ones((6, 2), np.float32) / 4)
+    assert found.pitfall == "python-scalar-conversion" and found.variable == "points"
+    assert "k = points.sum().astype(int)" in found.fix and "jnp.where(keep[:, None], points, 0)" in found.fix
+    assert "cannot be compiled" in found.fix_note
+    apply(found.fix, ns)
+    expected = np.where(np.arange(6)[:, None] < 3, np.full((6, 2), 0.25), 0)
+    np.testing.assert_allclose(ns["head"](np.ones((6, 2), np.float32) / 4), expected)
