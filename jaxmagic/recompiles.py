@@ -32,7 +32,7 @@ from typing import Callable, Iterable
 
 from jaxmagic.causes import CAUSE_KINDS, Cause, repeated_headline
 from jaxmagic.report import Report
-from jaxmagic.signatures import changed_axes
+from jaxmagic.differences import changed_axes
 from jaxmagic.sources import CellNamer, SourceLine, no_cells
 
 __all__ = ["Cause", "CAUSE_KINDS", "RecompileEvent", "RecompileLog", "RecompileLimitExceeded"]

@@ -25,15 +25,16 @@ import logging
 import sys
 import threading
 import time
-import weakref
 from typing import Iterator
 
 from jaxmagic import _jax_private
-from jaxmagic.causes import Cause
-from jaxmagic.explanations import TRACING_MISS, explained_function, is_explanation, parse_explanation
+from jaxmagic.explanations import TRACING_MISS, explained_function, is_explanation
 from jaxmagic.recompiles import DEFAULT_CAPACITY, RecompileEvent, RecompileLog
-from jaxmagic.signatures import CallSignature, describe_call, function_identity, nearest
-from jaxmagic.sources import CellNamer, SourceLine, is_jaxmagic_file, no_cells, pick_user_frame, source_line
+from jaxmagic.attribution import (attributed_to, base_name, decide_causes, is_internal, persistent_cache_in_use,
+                                  signature_or_none, stack_frames, user_function_inside)
+from jaxmagic.differences import nearest
+from jaxmagic.signatures import CallSignature, function_identity
+from jaxmagic.sources import CellNamer, no_cells, pick_user_frame, source_line
 
 PERSISTENT_CACHE_HIT = "/jax/compilation_cache/cache_hits"
 PERSISTENT_CACHE_MISS = "/jax/compilation_cache/cache_misses"
@@ -290,8 +291,8 @@ class _Hub:
             # An ordinary call is read again at its compilation; only ``.trace`` / ``.lower`` are
             # read now, as their compilation happens later, away from the arguments.
             if call is not None and not call.called:
-                signature = _signature_or_none(call)
-                notes.traced_calls[name] = (signature, _frames(frame))
+                signature = signature_or_none(call, self._failed)
+                notes.traced_calls[name] = (signature, stack_frames(frame))
             del call
         except Exception as exc:
             self._failed(exc)
@@ -301,7 +302,7 @@ class _Hub:
 
     def _compiled(self, jax_name: str, backend_s: float, frame):
         notes = self.notes
-        base = _base_name(jax_name)
+        base = base_name(jax_name)
         trace_s = notes.traces.pop(base, 0.0)
         lower_s = notes.lowers.pop(jax_name, 0.0)
         persistent, notes.persistent = notes.persistent, None
@@ -334,8 +335,8 @@ class _Hub:
         fun = call.fun if call is not None else None
         raw = explanations.get(id(fun)) if fun is not None else None
         raw = raw or explanations.get(base)
-        internal = _is_internal(fun)
-        user_function = _user_function_inside(fun) if internal and not _jax_private.is_primitive_wrapper(fun) else None
+        internal = is_internal(fun)
+        user_function = user_function_inside(fun) if internal and not _jax_private.is_primitive_wrapper(fun) else None
         if user_function is not None:  # e.g. pmap: JAX jits its own wrapper of the user's function
             internal = False
         shown = user_function if user_function is not None else fun
@@ -348,25 +349,25 @@ class _Hub:
         namer = next((log.cell_namer for log in wanted if log.cell_namer is not no_cells), no_cells)
         frames = None
         if call is not None and call.called:
-            signature = _signature_or_none(call)
+            signature = signature_or_none(call, self._failed)
         elif traced is not None:
             signature, frames = traced
         else:
             signature = None
         if signature is not None and user_function is not None:
-            signature = _as_function(signature, user_function, name)
+            signature = attributed_to(signature, user_function, name)
         elif signature is not None and _jax_private.is_primitive_wrapper(fun):
             # JAX makes one wrapper per primitive and parameters: each is its own function.
             signature = dataclasses.replace(signature, family=signature.family + (id(fun),))
         del call, fun, shown, user_function
-        site = pick_user_frame(frames if frames is not None else _frames(frame))
+        site = pick_user_frame(frames if frames is not None else stack_frames(frame))
         call_site = source_line(*site, cell_namer=namer) if site else None
         with self.lock:
             earlier = self.memory.earlier(signature.family) if signature is not None else []
             closest, own = nearest(earlier, signature) if signature is not None else (None, [])
             seen = self.memory.seen_name(name)
             self.memory.add(signature, name)
-        causes = _decide(name, signature, closest, own, raw, seen, internal=internal)
+        causes = decide_causes(name, signature, closest, own, raw, seen, internal=internal)
         defined = signature.defined_at if signature is not None else None
         event = RecompileEvent(
             function=name,
@@ -378,7 +379,7 @@ class _Hub:
             trace_s=trace_s,
             lower_s=lower_s,
             backend_s=backend_s,
-            persistent_cache=persistent if persistent is not None else (False if _persistent_enabled() else None),
+            persistent_cache=persistent if persistent is not None else (False if persistent_cache_in_use() else None),
             internal=internal,
             signature=signature.summary() if signature is not None else "",
             jax_name=jax_name,
@@ -421,113 +422,3 @@ def _explanation_key(message: str):
     finally:
         del frame
     return explained_function(message) or ""
-
-
-def _base_name(jax_name: str) -> str:
-    """``jit(f)`` -> ``f`` (the name JAX gives the trace event and its explanation)."""
-    if jax_name.startswith("jit(") and jax_name.endswith(")"):
-        return jax_name[4:-1]
-    return jax_name
-
-
-def _signature(call) -> CallSignature:
-    static_argnums, static_argnames = _jax_private.jit_info_static(call.jit_info)
-    options = {"static_argnums": static_argnums, "static_argnames": tuple(sorted(static_argnames))}
-    options.update(_jax_private.jit_info_options(call.jit_info))
-    return describe_call(
-        call.fun, call.args, call.kwargs,
-        static_argnums=static_argnums, static_argnames=static_argnames,
-        options=options,
-        config=_jax_private.tracing_context(),
-    )
-
-
-def _signature_or_none(call) -> CallSignature | None:
-    """The call's signature; ``None`` if describing it failed (a static argument whose ``repr`` or
-    ``hash`` raises, an exotic callee): the event is still recorded, from what else is known."""
-    try:
-        return _signature(call)
-    except Exception as exc:
-        _HUB._failed(exc)
-        return None
-
-
-def _frames(frame) -> list[tuple[str, int, str]]:
-    """``(file, line, function)`` from ``frame`` outward: where to look for the user's call site."""
-    frames = []
-    while frame is not None and len(frames) < 200:
-        frames.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
-        frame = frame.f_back
-    return frames
-
-
-def _as_function(signature: CallSignature, function, name: str) -> CallSignature:
-    """The signature, attributed to ``function`` (the user's function inside JAX's wrapper)."""
-    _, family, defined_at = function_identity(function)
-    return dataclasses.replace(signature, function=name, family=family, defined_at=defined_at,
-                               function_id=id(function), function_ref=_weakref_or_none(function))
-
-
-def _weakref_or_none(obj):
-    try:
-        return weakref.ref(obj)
-    except TypeError:
-        return None
-
-
-def _user_function_inside(fun):
-    """The user's function that a JAX-internal wrapper calls (``pmap`` jits such a wrapper)."""
-    try:
-        for candidate in _jax_private.wrapped_callables(fun):
-            if not _is_internal(candidate) and getattr(candidate, "__code__", None) is not None:
-                return candidate
-    except Exception:
-        return None
-    return None
-
-
-def _is_internal(fun) -> bool:
-    """JAX's own compilations (an eager primitive, a ``jnp`` helper) and jaxmagic's own wrappers."""
-    if fun is None:
-        return False
-    if _jax_private.is_primitive_wrapper(fun):
-        return True
-    from jaxmagic.signatures import _innermost
-
-    code = getattr(_innermost(fun), "__code__", None)
-    if code is None:
-        return False
-    return _jax_private.is_jax_internal_file(code.co_filename) or is_jaxmagic_file(code.co_filename)
-
-
-def _persistent_enabled() -> bool:
-    try:
-        return _jax_private.persistent_cache_enabled()
-    except Exception:
-        return False
-
-
-def _decide(name: str, signature: CallSignature | None, closest: CallSignature | None, own: list[Cause],
-            raw: str | None, seen: bool, *, internal: bool) -> list[Cause]:
-    """The causes of one compilation: jaxmagic's own comparison first; JAX's explanation where
-    jaxmagic has nothing to compare with; ``unknown`` (never nothing) where neither can tell."""
-    parsed = parse_explanation(raw, signature) if raw else None
-    if signature is None:
-        if parsed:
-            return parsed
-        if seen:
-            return [Cause("unknown", message=f"`{name}` compiled again; jaxmagic could not see this call's "
-                                             "arguments (compiled ahead of time, or by a transformation other than jax.jit)")]
-        return [Cause("first_call", message=f"first compilation of `{name}` seen")]
-    if closest is None:
-        if parsed and any(c.kind != "first_call" for c in parsed):
-            return parsed
-        return [Cause("first_call", after=signature.summary(),
-                      message=f"first compilation of `{name}` for {signature.summary()}")]
-    if own:
-        return own
-    if parsed and any(c.kind not in ("unknown", "first_call") for c in parsed):
-        return parsed
-    return [Cause("unknown", message=f"`{name}` compiled again with the same arguments, options and settings as "
-                                     "before: JAX's in-memory caches no longer held it (jax.clear_caches(), an "
-                                     "evicted entry, or a jitted function created again)")]

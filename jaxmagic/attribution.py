@@ -1,0 +1,134 @@
+"""Who compiled, with which arguments, and why: turning one JAX compilation into its causes.
+
+Given the jitted call read from the stack (``_jax_private.jit_call_in_progress``), this module
+names the function (the user's own, even inside a JAX wrapper such as ``pmap``'s), tells JAX's
+internal compilations from the user's, describes the call's ``CallSignature`` and decides the
+causes: jaxmagic's comparison first, JAX's explanation where there is nothing to compare with,
+``unknown`` where neither can tell.
+
+>>> base_name("jit(step)"), base_name("pmap(f)")
+('step', 'pmap(f)')
+>>> [c.kind for c in decide_causes("f", None, None, [], None, seen=False, internal=False)]
+['first_call']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import weakref
+from typing import Callable
+
+from jaxmagic import _jax_private
+from jaxmagic.causes import Cause
+from jaxmagic.explanations import parse_explanation
+from jaxmagic.signatures import CallSignature, describe_call, function_identity, innermost
+from jaxmagic.sources import is_jaxmagic_file
+
+
+def base_name(jax_name: str) -> str:
+    """``jit(f)`` -> ``f`` (the name JAX gives the trace event and its explanation)."""
+    if jax_name.startswith("jit(") and jax_name.endswith(")"):
+        return jax_name[4:-1]
+    return jax_name
+
+
+def call_signature(call) -> CallSignature:
+    static_argnums, static_argnames = _jax_private.jit_info_static(call.jit_info)
+    options = {"static_argnums": static_argnums, "static_argnames": tuple(sorted(static_argnames))}
+    options.update(_jax_private.jit_info_options(call.jit_info))
+    return describe_call(
+        call.fun, call.args, call.kwargs,
+        static_argnums=static_argnums, static_argnames=static_argnames,
+        options=options,
+        config=_jax_private.tracing_context(),
+    )
+
+
+def signature_or_none(call, on_error: Callable[[BaseException], None] | None = None) -> CallSignature | None:
+    """The call's signature; ``None`` if describing it failed (a static argument whose ``repr`` or
+    ``hash`` raises, an exotic callee): the event is still recorded, from what else is known."""
+    try:
+        return call_signature(call)
+    except Exception as exc:
+        if on_error is not None:
+            on_error(exc)
+        return None
+
+
+def stack_frames(frame) -> list[tuple[str, int, str]]:
+    """``(file, line, function)`` from ``frame`` outward: where to look for the user's call site."""
+    frames = []
+    while frame is not None and len(frames) < 200:
+        frames.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
+        frame = frame.f_back
+    return frames
+
+
+def attributed_to(signature: CallSignature, function, name: str) -> CallSignature:
+    """The signature, attributed to ``function`` (the user's function inside JAX's wrapper)."""
+    _, family, defined_at = function_identity(function)
+    return dataclasses.replace(signature, function=name, family=family, defined_at=defined_at,
+                               function_id=id(function), function_ref=weak_reference(function))
+
+
+def weak_reference(obj):
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return None
+
+
+def user_function_inside(fun):
+    """The user's function that a JAX-internal wrapper calls (``pmap`` jits such a wrapper)."""
+    try:
+        for candidate in _jax_private.wrapped_callables(fun):
+            if not is_internal(candidate) and getattr(candidate, "__code__", None) is not None:
+                return candidate
+    except Exception:
+        return None
+    return None
+
+
+def is_internal(fun) -> bool:
+    """JAX's own compilations (an eager primitive, a ``jnp`` helper) and jaxmagic's own wrappers."""
+    if fun is None:
+        return False
+    if _jax_private.is_primitive_wrapper(fun):
+        return True
+    code = getattr(innermost(fun), "__code__", None)
+    if code is None:
+        return False
+    return _jax_private.is_jax_internal_file(code.co_filename) or is_jaxmagic_file(code.co_filename)
+
+
+def persistent_cache_in_use() -> bool:
+    try:
+        return _jax_private.persistent_cache_enabled()
+    except Exception:
+        return False
+
+
+def decide_causes(name: str, signature: CallSignature | None, closest: CallSignature | None, own: list[Cause],
+            raw: str | None, seen: bool, *, internal: bool) -> list[Cause]:
+    """The causes of one compilation: jaxmagic's own comparison first; JAX's explanation where
+    jaxmagic has nothing to compare with; ``unknown`` (never nothing) where neither can tell."""
+    parsed = parse_explanation(raw, signature) if raw else None
+    if signature is None:
+        if parsed:
+            return parsed
+        if seen:
+            return [Cause("unknown", message=f"`{name}` compiled again; jaxmagic could not see this call's "
+                                             "arguments (compiled ahead of time, or by a transformation other than jax.jit)")]
+        return [Cause("first_call", message=f"first compilation of `{name}` seen")]
+    if closest is None:
+        if parsed and any(c.kind != "first_call" for c in parsed):
+            return parsed
+        return [Cause("first_call", after=signature.summary(),
+                      message=f"first compilation of `{name}` for {signature.summary()}")]
+    if own:
+        return own
+    if parsed and any(c.kind not in ("unknown", "first_call") for c in parsed):
+        return parsed
+    return [Cause("unknown", message=f"`{name}` compiled again with the same arguments, options and settings as "
+                                     "before: JAX's in-memory caches no longer held it (jax.clear_caches(), an "
+                                     "evicted entry, or a jitted function created again)")]

@@ -1,0 +1,261 @@
+"""Every difference between two calls of a jitted function, as ``Cause`` objects naming parameters.
+
+``differences`` compares two ``CallSignature`` objects: the function object, the jit options,
+JAX's settings, then each parameter (how it was passed, its static value, its pytree structure,
+each leaf's shape, dtype, weak type, device and sharding). ``nearest`` picks, among earlier
+signatures, the one with the fewest differences: that is what a new compilation is explained
+against.
+
+>>> import jax.numpy as jnp
+>>> from jaxmagic.signatures import describe_call
+>>> def f(x, n):
+...     return x * n
+>>> before = describe_call(f, (jnp.ones(3), 2), {}, static_argnums=(1,))
+>>> after = describe_call(f, (jnp.ones(4), 3), {}, static_argnums=(1,))
+>>> [(c.kind, c.argument, c.before, c.after) for c in differences(before, after)]
+[('shape', 'x', 'f32[3]', 'f32[4]'), ('static_value', 'n', '2', '3')]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from jaxmagic.causes import Cause, advice_for
+from jaxmagic.signatures import CallSignature, LeafType, ParamSignature, shorten
+
+# ----------------------------------------------------------------------------------------------
+# Differences
+
+
+def differences(before: CallSignature, after: CallSignature) -> list[Cause]:
+    """Every difference between an earlier call and this one, as ``Cause`` objects.
+
+    The function object comes first, then the jit options and JAX's configuration, then each
+    parameter in the order of the call.
+    """
+    causes: list[Cause] = []
+    if not before.is_same_function(after):
+        causes.append(_redefined(before, after))
+    causes.extend(_option_causes(before.options, after.options))
+    causes.extend(_config_causes(before.config, after.config))
+    old_params = {p.name: p for p in before.params}
+    seen = set()
+    for param in after.params:
+        seen.add(param.name)
+        old = old_params.get(param.name)
+        if old is None:
+            if param.passed != "default":
+                causes.append(Cause("pytree_structure", argument=param.name, before="(not passed)",
+                                    after=param.describe(), message=f"`{param.name}` is passed now and was not before"))
+            continue
+        causes.extend(_param_causes(old, param))
+    for param in before.params:
+        if param.name not in seen and param.passed != "default":
+            causes.append(Cause("pytree_structure", argument=param.name, before=param.describe(), after="(not passed)",
+                                message=f"`{param.name}` was passed before and is not now"))
+    return causes
+
+
+def _redefined(before: CallSignature, after: CallSignature) -> Cause:
+    from jaxmagic.sources import source_line
+
+    name = after.function
+    old_site, new_site = before.defined_at, after.defined_at
+    same_place = old_site is not None and old_site == new_site
+    where = ""
+    if new_site is not None:
+        where = f" (defined at {source_line(new_site[0], new_site[1], name).label})"
+    message = f"`{name}` is a new function object{where}: JAX caches compilations per function object, so it compiles anew"
+    return Cause(
+        "redefined_function",
+        argument=name,
+        before=_site_text(old_site),
+        after=_site_text(new_site),
+        message=message,
+        advice=advice_for("redefined_function", name, variant=None if same_place or new_site is None else "redefined_elsewhere"),
+    )
+
+
+def _site_text(site: tuple[str, int] | None) -> str | None:
+    if site is None:
+        return None
+    import os
+
+    return f"{os.path.basename(site[0])}:{site[1]}"
+
+
+# JAX completes positions from names and back: a pair changes together and is reported once.
+_OPTION_PAIRS = (("static_argnums", "static_argnames"), ("donate_argnums", "donate_argnames"))
+
+
+def _option_causes(before, after) -> list[Cause]:
+    old, new = dict(before), dict(after)
+    causes = []
+    paired = {name for pair in _OPTION_PAIRS for name in pair}
+    for nums, names in _OPTION_PAIRS:
+        if old.get(nums) != new.get(nums) or old.get(names) != new.get(names):
+            causes.append(Cause("jit_options", argument=nums if old.get(nums) != new.get(nums) else names,
+                                before=_pair_text(old.get(nums), old.get(names)),
+                                after=_pair_text(new.get(nums), new.get(names))))
+    for name in sorted((set(old) | set(new)) - paired):
+        if old.get(name) != new.get(name):
+            shown = _option_name(name)
+            causes.append(Cause("jit_options", argument=shown, before=shorten(repr(old.get(name))), after=shorten(repr(new.get(name)))))
+    return causes
+
+
+def _pair_text(nums, names) -> str:
+    """``(1,) · n``: positions, and the parameter names JAX resolved them to."""
+    text = repr(tuple(nums or ()))
+    return f"{text} · {', '.join(names)}" if names else text
+
+
+def _option_name(name: str) -> str:
+    return {"compiler_options_kvs": "compiler_options", "in_shardings_leaves": "in_shardings",
+            "out_shardings_leaves": "out_shardings", "in_layouts_leaves": "in_layouts",
+            "out_layouts_leaves": "out_layouts"}.get(name, name)
+
+
+def _config_causes(before, after) -> list[Cause]:
+    old, new = dict(before), dict(after)
+    causes = []
+    for name in sorted(set(old) & set(new)):
+        if old[name] != new[name]:
+            causes.append(Cause("config", argument=name, before=shorten(repr(old[name])), after=shorten(repr(new[name]))))
+    return causes
+
+
+def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
+    name = new.name
+    if old.passed != new.passed and "default" not in (old.passed, new.passed):
+        style = {"position": "by position", "keyword": "by keyword"}
+        return [Cause("pytree_structure", argument=name, before=style[old.passed], after=style[new.passed],
+                      message=f"`{name}` was passed {style[new.passed]} this time and {style[old.passed]} before; "
+                              "JAX keys its cache on how each argument is passed",
+                      advice=advice_for("pytree_structure", name, variant="passing_style"))]
+    if old.passed == "default" or new.passed == "default":
+        if old.passed == new.passed:
+            return []
+        return [Cause("pytree_structure", argument=name, before=old.describe(), after=new.describe(),
+                      message=f"`{name}` was {'left at its default' if new.passed == 'default' else 'passed explicitly'} "
+                              f"this time and {'passed explicitly' if new.passed == 'default' else 'left at its default'} before")]
+    if old.static != new.static:
+        return []  # the jit options changed (static_argnums): reported as jit_options
+    if new.static:
+        if old.value.key != new.value.key:
+            if old.value.text == new.value.text:
+                return [Cause("static_value", argument=name, before=old.value.text, after=new.value.text,
+                              message=f"static argument `{name}` is a new object that is not equal to the old one "
+                                      f"({new.value.text}); JAX compares static arguments with == and hash",
+                              detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents")]
+            return [Cause("static_value", argument=name, before=old.value.text, after=new.value.text)]
+        return []
+    causes = []
+    if old.structure != new.structure:
+        causes.append(_structure_cause(old, new))
+    old_leaves = dict(old.leaves)
+    for path, leaf in new.leaves:
+        previous = old_leaves.get(path)
+        if previous is not None:
+            causes.extend(_leaf_causes(new.leaf_name(path), previous, leaf))
+    return causes
+
+
+def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
+    old_paths = [p for p, _ in old.leaves]
+    new_paths = [p for p, _ in new.leaves]
+    added = [p for p in new_paths if p not in old_paths]
+    removed = [p for p in old_paths if p not in new_paths]
+    parts = []
+    if added:
+        parts.append("added " + ", ".join(added[:4]) + (" …" if len(added) > 4 else ""))
+    if removed:
+        parts.append("removed " + ", ".join(removed[:4]) + (" …" if len(removed) > 4 else ""))
+    detail = "; ".join(parts) or "its containers changed type or None entries moved"
+    return Cause("pytree_structure", argument=new.name, before=old.describe(), after=new.describe(),
+                 message=f"structure of `{new.name}` changed: {detail}", detail=detail)
+
+
+def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
+    causes = []
+    if old.shape != new.shape:
+        detail = _axes_changed(old.shape, new.shape)
+        causes.append(Cause("shape", argument=name, before=old.type_text, after=new.type_text,
+                            message=f"shape of `{name}` changed: {old.type_text} → {new.type_text}" + (f" ({detail})" if detail else ""),
+                            detail=detail))
+    if old.dtype != new.dtype:
+        python = not {old.origin, new.origin} <= {"array", "numpy"}
+        message = f"dtype of `{name}` changed: {old.dtype} → {new.dtype}"
+        if python and old.origin != new.origin:
+            message = f"`{name}` is {_kind_of_value(new)} now and was {_kind_of_value(old)} before"
+        causes.append(Cause("dtype", argument=name, before=old.describe() if python else old.type_text,
+                            after=new.describe() if python else new.type_text, message=message,
+                            advice=advice_for("dtype", name, variant="python_dtype" if python else None)))
+    if old.weak != new.weak:
+        causes.append(Cause("weak_type", argument=name, before=old.describe(), after=new.describe(),
+                            message=f"`{name}` is {_kind_of_value(new)} now and was {_kind_of_value(old)} before; "
+                                    "JAX compiles weakly typed Python scalars and arrays separately"))
+    if old.placement != new.placement:
+        if old.sharded or new.sharded:
+            causes.append(Cause("sharding", argument=name, before=_where(old), after=_where(new)))
+        else:
+            causes.append(Cause("device", argument=name, before=_where(old), after=_where(new)))
+    return causes
+
+
+def _kind_of_value(leaf: LeafType) -> str:
+    if leaf.weak:
+        article = "an" if leaf.origin[:1] in "aeiou" else "a"
+        return f"{article} Python {leaf.origin} (weak {leaf.type_text})" if leaf.origin not in ("array", "numpy") else f"a weakly typed {leaf.type_text}"
+    return f"a {leaf.type_text} array"
+
+
+def _where(leaf: LeafType) -> str:
+    return leaf.placement or "default device (uncommitted)"
+
+
+def _axes_changed(old: tuple | None, new: tuple | None) -> str | None:
+    """``axis 0: 3 → 4`` (or ``rank 1 → 2``)."""
+    if old is None or new is None:
+        return None
+    if len(old) != len(new):
+        return f"rank {len(old)} → {len(new)}"
+    changed = [f"axis {i}: {a} → {b}" for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    return ", ".join(changed) or None
+
+
+def changed_axes(cause: Cause) -> list[int]:
+    """The axes a shape cause changed (from its detail), for headlines such as "on axis 0".
+
+    >>> changed_axes(Cause("shape", argument="x", before="f32[3,2]", after="f32[4,2]", detail="axis 0: 3 → 4"))
+    [0]
+    """
+    if cause.kind != "shape" or not cause.detail:
+        return []
+    return [int(part.split(":")[0].split()[1]) for part in cause.detail.split(", ") if part.startswith("axis ")]
+
+
+# ----------------------------------------------------------------------------------------------
+# Choosing what to compare with
+
+
+def nearest(earlier: Sequence[CallSignature], now: CallSignature) -> tuple[CallSignature | None, list[Cause]]:
+    """The earlier signature with the fewest differences (the latest among equals), and those
+    differences. ``(None, [])`` when there is nothing earlier.
+
+    >>> import numpy as np
+    >>> from jaxmagic.signatures import describe_call
+    >>> def f(x):
+    ...     return x
+    >>> calls = [describe_call(f, (np.ones(n, dtype),), {}) for n, dtype in ((3, "f4"), (5, "i4"))]
+    >>> closest, causes = nearest(calls, describe_call(f, (np.ones(4, "f4"),), {}))
+    >>> closest is calls[0], [c.kind for c in causes]
+    (True, ['shape'])
+    """
+    best: tuple[CallSignature | None, list[Cause]] = (None, [])
+    best_count = None
+    for candidate in earlier:
+        causes = differences(candidate, now)
+        if best_count is None or len(causes) <= best_count:
+            best, best_count = (candidate, causes), len(causes)
+    return best
