@@ -51,7 +51,11 @@ def _kind(dtype) -> str:
 
 @dataclass(frozen=True)
 class Mismatch:
-    """Where two outputs first differ, and how."""
+    """Where two outputs first differ, and how.
+
+    >>> str(Mismatch("output[0]", "the shape differs: (3,) vs (4,)"))
+    'output[0]: the shape differs: (3,) vs (4,)'
+    """
 
     where: str
     detail: str

@@ -97,6 +97,13 @@ class Comparison(Report):
     - ``warnings``: what may make the figures misleading; ``notes``: how the modes were set up.
     - ``setups``: mode -> one line on how it ran; ``budget``, ``elapsed`` (seconds),
       ``interrupted`` (Ctrl-C stopped the timing), ``devices`` (``8 × cpu``), ``name``.
+
+    >>> result = Comparison(
+    ...     name="f(x)", modes={"eager": Timing("eager", [1e-3], 10), "jit": Timing("jit", [1e-4], 100)},
+    ...     first_calls={"jit": CompileCost(0.001, 0.002, 0.02, 0.025)}, memory={}, warnings=[], notes=[],
+    ...     setups={}, budget=6.0, elapsed=1.0, interrupted=False, devices="1 × cpu", requested=("eager", "jit"))
+    >>> round(result.speedup, 6), result.break_even_calls
+    (10.0, 28)
     """
 
     _renderer = "jaxmagic.render.comparison"

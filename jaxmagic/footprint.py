@@ -32,7 +32,13 @@ _MEMORY_FIELDS = {
 
 def compiled_memory(compiled) -> dict[str, int]:
     """``{"arguments", "outputs", "aliased", "temporaries", "code"}`` bytes of a compiled program
-    (per device), from ``jax.stages.Compiled.memory_analysis()``; ``{}`` where XLA gives none."""
+    (per device), from ``jax.stages.Compiled.memory_analysis()``; ``{}`` where XLA gives none.
+
+    >>> import jax, jax.numpy as jnp
+    >>> compiled = jax.jit(lambda v: v * 2).trace(jnp.ones(8)).lower().compile()
+    >>> compiled_memory(compiled)["arguments"]
+    32
+    """
     try:
         stats = compiled.memory_analysis()
     except Exception:  # some backends do not implement it

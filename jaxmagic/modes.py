@@ -90,7 +90,11 @@ def describe_devices() -> str:
 
 
 def simulated_devices() -> bool:
-    """True when JAX's several devices are CPU devices (simulated with ``XLA_FLAGS``, sharing cores)."""
+    """True when JAX's several devices are CPU devices (simulated with ``XLA_FLAGS``, sharing cores).
+
+    >>> simulated_devices() == (jax.device_count() > 1 and jax.devices()[0].platform == "cpu")
+    True
+    """
     devices = jax.devices()
     return len(devices) > 1 and all(d.platform == "cpu" for d in devices)
 
@@ -107,6 +111,12 @@ class Runner:
     fresh copies (see ``fresh_arguments``), never the caller's own arrays. ``jitted`` is the
     ``jax.jit`` / ``jax.pmap`` object of a compiled mode (``None`` for eager); ``to_reference``
     turns an output into one comparable with the eager output (``None``: not comparable).
+
+    >>> import jax.numpy as jnp
+    >>> from jaxmagic.call import Call
+    >>> eager = build("eager", Call(jnp.cos, (jnp.zeros(2),), {}))
+    >>> eager.compiles, eager.setup, eager.call().tolist()
+    (False, 'op by op under jax.disable_jit()', [1.0, 1.0])
     """
 
     mode: str

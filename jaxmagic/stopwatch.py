@@ -70,6 +70,13 @@ def compile_events() -> Iterator[dict[str, list[float]]]:
     """Collect the durations JAX records for tracing, lowering and compiling in this thread.
 
     Yields ``{"trace": [...], "lower": [...], "compile": [...]}`` (seconds), filled as JAX works.
+
+    >>> import jax.numpy as jnp
+    >>> ones = jnp.ones(3)
+    >>> with compile_events() as events:
+    ...     _ = jax.jit(lambda v: jnp.sinh(v) * 7)(ones)
+    >>> len(events["compile"])
+    1
     """
     kinds = {name: kind for kind, name in _jax_private.compile_event_names().items()}
     found: dict[str, list[float]] = {kind: [] for kind in kinds.values()}
@@ -90,7 +97,12 @@ def compile_events() -> Iterator[dict[str, list[float]]]:
 
 def waiter(output: Any) -> Callable[[Any], Any]:
     """How to wait for outputs shaped like ``output``: a single array's own method, or
-    ``jax.block_until_ready`` on the whole pytree."""
+    ``jax.block_until_ready`` on the whole pytree.
+
+    >>> import jax.numpy as jnp
+    >>> waiter({"a": jnp.ones(2)}) is jax.block_until_ready, waiter(jnp.ones(2)) is jax.block_until_ready
+    (True, False)
+    """
     if isinstance(output, jax.Array):
         return _wait_array
     return jax.block_until_ready
@@ -151,7 +163,11 @@ def _array_loop(fn, args, kwargs, loops):
 @dataclass(frozen=True)
 class Estimate:
     """Seconds per call from a short run: ``timed`` (what a repeat measures), ``wall`` (what it
-    costs, donated copies included), over ``calls`` calls."""
+    costs, donated copies included), over ``calls`` calls.
+
+    >>> Estimate(timed=1e-5, wall=1.2e-5, calls=2000).calls
+    2000
+    """
 
     timed: float
     wall: float
@@ -197,7 +213,14 @@ def timer_overhead() -> float:
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """Garbage collection off while timing, as ``timeit`` does (a collection is not the call's cost)."""
+    """Garbage collection off while timing, as ``timeit`` does (a collection is not the call's cost).
+
+    >>> with gc_paused():
+    ...     gc.isenabled()
+    False
+    >>> gc.isenabled()
+    True
+    """
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -208,7 +231,14 @@ def gc_paused() -> Iterator[None]:
 
 
 class LineCounter:
-    """A stand-in for ``sys.stdout`` that counts the lines written to it: ``counts[key]`` grows."""
+    """A stand-in for ``sys.stdout`` that counts the lines written to it: ``counts[key]`` grows.
+
+    >>> counts = {}
+    >>> with contextlib.redirect_stdout(LineCounter(counts, "eager")):
+    ...     print("one"); print("two")
+    >>> counts
+    {'eager': 2}
+    """
 
     def __init__(self, counts: dict, key: str):
         self.counts, self.key = counts, key
