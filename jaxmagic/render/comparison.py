@@ -123,7 +123,8 @@ def _eager_memory_line(report) -> str:
     if not stats or "intermediates" not in stats:
         return ""
     compiled = {m: s for m, s in report.memory.items() if m != "eager" and "temporaries" in s}
-    line = f"eager writes out at least {format_bytes(stats['intermediates'])} of intermediate arrays, one per operation"
+    line = (f"besides its outputs, eager writes out at least {format_bytes(stats['intermediates'])} of intermediate "
+            f"arrays, one per operation")
     if "jit" in compiled:
         line += f"; jit needs {format_bytes(compiled['jit']['temporaries'])} of temporaries"
     return line + "."
