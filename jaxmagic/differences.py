@@ -36,8 +36,10 @@ def differences(before: CallSignature, after: CallSignature) -> list[Cause]:
     causes: list[Cause] = []
     if not before.is_same_function(after):
         causes.append(_redefined(before, after))
-    causes.extend(_option_causes(before.options, after.options))
-    causes.extend(_config_causes(before.config, after.config))
+    if before.options != after.options:
+        causes.extend(_option_causes(before.options, after.options))
+    if before.config != after.config:
+        causes.extend(_config_causes(before.config, after.config))
     old_params = {p.name: p for p in before.params}
     seen = set()
     for param in after.params:
@@ -48,7 +50,8 @@ def differences(before: CallSignature, after: CallSignature) -> list[Cause]:
                 causes.append(Cause("pytree_structure", argument=param.name, before="(not passed)",
                                     after=param.describe(), message=f"`{param.name}` is passed now and was not before"))
             continue
-        causes.extend(_param_causes(old, param))
+        if old != param:
+            causes.extend(_param_causes(old, param))
     for param in before.params:
         if param.name not in seen and param.passed != "default":
             causes.append(Cause("pytree_structure", argument=param.name, before=param.describe(), after="(not passed)",
@@ -252,10 +255,54 @@ def nearest(earlier: Sequence[CallSignature], now: CallSignature) -> tuple[CallS
     >>> closest is calls[0], [c.kind for c in causes]
     (True, ['shape'])
     """
-    best: tuple[CallSignature | None, list[Cause]] = (None, [])
-    best_count = None
+    closest, best = None, None
     for candidate in earlier:
-        causes = differences(candidate, now)
-        if best_count is None or len(causes) <= best_count:
-            best, best_count = (candidate, causes), len(causes)
-    return best
+        count = distance(candidate, now)
+        if best is None or count <= best:
+            closest, best = candidate, count
+    if closest is None:
+        return None, []
+    return closest, differences(closest, now)
+
+
+def distance(before: CallSignature, after: CallSignature) -> int:
+    """How many differences ``differences`` would list, counted without building them (cheap:
+    a compilation compares against many earlier signatures, but explains against one)."""
+    count = 0 if before.is_same_function(after) else 1
+    if before.options != after.options:
+        old, new = dict(before.options), dict(after.options)
+        count += sum(old.get(k) != new.get(k) for k in set(old) | set(new))
+    if before.config != after.config:
+        old, new = dict(before.config), dict(after.config)
+        count += sum(old[k] != new[k] for k in set(old) & set(new))
+    old_params = {p.name: p for p in before.params}
+    names = set()
+    for param in after.params:
+        names.add(param.name)
+        old = old_params.get(param.name)
+        if old is None:
+            count += param.passed != "default"
+        elif old != param:
+            count += _param_distance(old, param)
+    count += sum(1 for p in before.params if p.name not in names and p.passed != "default")
+    return count
+
+
+def _param_distance(old: ParamSignature, new: ParamSignature) -> int:
+    # In the order of ``_param_causes``, which lists one cause for each of these.
+    if old.passed != new.passed:
+        return 1
+    if old.passed == "default":
+        return 0
+    if old.static != new.static:
+        return 0  # counted among the jit options (static_argnums changed)
+    if new.static:
+        return int(old.value.key != new.value.key)
+    count = int(old.structure != new.structure)
+    old_leaves = dict(old.leaves)
+    for path, leaf in new.leaves:
+        previous = old_leaves.get(path)
+        if previous is not None and previous != leaf:
+            count += ((previous.shape != leaf.shape) + (previous.dtype != leaf.dtype)
+                      + (previous.weak != leaf.weak) + (previous.placement != leaf.placement))
+    return max(count, 1)

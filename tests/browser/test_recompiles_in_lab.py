@@ -39,6 +39,7 @@ def test_live_panel_and_cell_table(open_notebook):
     table.wait_for()
     assert table.locator(".jm-recompile-row").count() == 2
     assert table.locator(".jm-recompile-row .jm-site").first.inner_text().endswith("line 2")
+    notebook.screenshot("recompiles-cell", table)
 
     panel.locator(".jm-recompile-clear").click()
     panel.page.wait_for_function(
