@@ -111,7 +111,8 @@ def _next_statement(parent: ast.AST, node: ast.stmt) -> ast.stmt | None:
 
 def if_rewrite(node: ast.If, parent: ast.AST, lines: Sequence[str], *, jnp: str, lax: str, scalar: bool) -> Edit | None:
     """``if c: return a / else: return b`` -> ``return lax.cond(c, ...)`` (``jnp.where`` for arrays);
-    ``if c: y = a / else: y = b`` -> ``y = jnp.where(c, a, b)``. ``None`` for other shapes of ``if``."""
+    ``if c: y = a / else: y = b`` -> ``y = jnp.where(c, a, b)``. ``None`` for other shapes of ``if``
+    (the module's example shows the second)."""
     shape = _branch(node.body)
     if shape is None:
         return None
@@ -136,7 +137,12 @@ def if_rewrite(node: ast.If, parent: ast.AST, lines: Sequence[str], *, jnp: str,
 
 
 def ternary_rewrite(node: ast.IfExp, lines: Sequence[str], *, jnp: str) -> Edit:
-    """``a if c else b`` -> ``jnp.where(c, a, b)``."""
+    """``a if c else b`` -> ``jnp.where(c, a, b)``.
+
+    >>> lines = ("y = x if x > 0 else 0.0",)
+    >>> ternary_rewrite(ast.parse(lines[0]).body[0].value, lines, jnp="jnp").text
+    'jnp.where(x > 0, x, 0.0)'
+    """
     return Edit(Span.of(node), f"{jnp}.where({_src(lines, node.test)}, {_src(lines, node.body)}, {_src(lines, node.orelse)})")
 
 
@@ -184,7 +190,13 @@ def _tuple(names: list[str]) -> str:
 
 
 def while_rewrite(node: ast.While, function: ast.AST, lines: Sequence[str], *, lax: str) -> Edit | None:
-    """``while c: body`` -> ``jax.lax.while_loop`` carrying the variables the body assigns."""
+    r"""``while c: body`` -> ``jax.lax.while_loop`` carrying the variables the body assigns.
+
+    >>> lines = ("def f(x, n):", "    while n > 0:", "        x = x * 2", "        n = n - 1", "    return x")
+    >>> function = ast.parse("\n".join(lines)).body[0]
+    >>> print(while_rewrite(function.body[0], function, lines, lax="lax").text.splitlines()[-1])
+    x, n = lax.while_loop(loop_condition, loop_body, (x, n))
+    """
     if node.orelse or _escapes(node.body) or node.body[0].lineno == node.lineno:
         return None
     defined = _defined_before(function, node.lineno)
@@ -209,7 +221,13 @@ def while_rewrite(node: ast.While, function: ast.AST, lines: Sequence[str], *, l
 
 
 def fori_rewrite(node: ast.For, function: ast.AST, lines: Sequence[str], *, lax: str) -> Edit | None:
-    """``for i in range(a, b): body`` -> ``jax.lax.fori_loop(a, b, ...)`` carrying assigned variables."""
+    r"""``for i in range(a, b): body`` -> ``jax.lax.fori_loop(a, b, ...)`` carrying assigned variables.
+
+    >>> lines = ("def f(x, n):", "    total = 0.0", "    for i in range(n):", "        total += x[i]", "    return total")
+    >>> function = ast.parse("\n".join(lines)).body[0]
+    >>> print(fori_rewrite(function.body[1], function, lines, lax="lax").text.splitlines()[-1])
+    total = lax.fori_loop(0, n, loop_body, total)
+    """
     call = node.iter
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "range"):
         return None

@@ -43,7 +43,7 @@ _LEAK_CREATED_RE = re.compile(r"The leaked intermediate value was created on lin
 
 @dataclass(frozen=True)
 class TracedFunction:
-    """The function JAX was tracing when it raised, as its message names it."""
+    """The function JAX was tracing when it raised, as its message names it (see ``traced_function``)."""
 
     name: str
     file: str
@@ -54,7 +54,11 @@ class TracedFunction:
 
 
 def traced_function(message: str) -> TracedFunction | None:
-    """The traced function, and the arguments the failing value depends on, from JAX's message."""
+    """The traced function, and the arguments the failing value depends on, from JAX's message.
+
+    >>> traced_function("Attempted boolean conversion of traced array.") is None
+    True
+    """
     match = _TRACED_RE.search(message)
     if match is None:
         return None
@@ -88,7 +92,11 @@ def split_argument_names(text: str) -> tuple[str, ...]:
 
 
 def leak_origin(message: str) -> tuple[str, int] | None:
-    """``(file, line)`` where a leaked tracer was created, from an ``UnexpectedTracerError``."""
+    """``(file, line)`` where a leaked tracer was created, from an ``UnexpectedTracerError``.
+
+    >>> leak_origin("The leaked intermediate value was created on line /src/m.py:9:8 (step). ")
+    ('/src/m.py', 9)
+    """
     match = _LEAK_CREATED_RE.search(message)
     return (match.group("file"), int(match.group("line"))) if match else None
 
@@ -99,7 +107,12 @@ def leak_origin(message: str) -> tuple[str, int] | None:
 
 @dataclass(frozen=True)
 class Span:
-    """Where an expression stands: lines, and UTF-8 byte columns (as in ``ast`` and ``co_positions``)."""
+    """Where an expression stands: lines, and UTF-8 byte columns (as in ``ast`` and ``co_positions``).
+
+    >>> call = ast.parse("y = f(x)").body[0].value
+    >>> Span.of(call), Span(1, 1, 0, 8).contains(Span.of(call))
+    (Span(line=1, end_line=1, col=4, end_col=8), True)
+    """
 
     line: int
     end_line: int
@@ -116,7 +129,17 @@ class Span:
 
 @dataclass(eq=False)
 class UserFrame:
-    """One frame of the user's code in a traceback, with the instruction it stopped at."""
+    """One frame of the user's code in a traceback, with the instruction it stopped at.
+
+    >>> def divide(a):
+    ...     return a / 0
+    >>> try:
+    ...     divide(1)
+    ... except ZeroDivisionError as exc:
+    ...     frame = user_frames(exc.__traceback__)[-1]
+    >>> frame.function, frame.lookup("a"), frame.span().col
+    ('divide', 1, 11)
+    """
 
     frame: types.FrameType
     line: int
@@ -161,7 +184,14 @@ class UserFrame:
 
 
 def resolve(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
-    """Look up ``a`` or ``a.b.c`` (no calls, no subscripts: nothing of the user's runs)."""
+    """Look up ``a`` or ``a.b.c`` (no calls, no subscripts: nothing of the user's runs).
+
+    >>> import math
+    >>> resolve(ast.parse("math.pi", mode="eval").body, {"math": math}.get)
+    3.141592653589793
+    >>> resolve(ast.parse("f(x)", mode="eval").body, {}.get) is MISSING
+    True
+    """
     if isinstance(node, ast.Name):
         return lookup(node.id)
     if isinstance(node, ast.Attribute):
@@ -174,7 +204,11 @@ def resolve(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
 
 
 def is_user_file(filename: str) -> bool:
-    """True for the user's own files and notebook cells (not JAX, jaxmagic, IPython or a library)."""
+    """True for the user's own files and notebook cells (not JAX, jaxmagic, IPython or a library).
+
+    >>> is_user_file("<ipython-input-3-1f2e>"), is_user_file(ast.__file__)
+    (True, False)
+    """
     if sources.is_jaxmagic_file(filename):
         return False
     try:
@@ -188,7 +222,7 @@ def is_user_file(filename: str) -> bool:
 
 
 def user_frames(tb: types.TracebackType | None) -> list[UserFrame]:
-    """The user's frames of a traceback, outermost first."""
+    """The user's frames of a traceback, outermost first (see ``UserFrame``)."""
     frames = []
     while tb is not None:
         if is_user_file(tb.tb_frame.f_code.co_filename):
@@ -198,7 +232,14 @@ def user_frames(tb: types.TracebackType | None) -> list[UserFrame]:
 
 
 def is_tracer(value: Any) -> bool:
-    """True for JAX's stand-in for a value while it traces."""
+    """True for JAX's stand-in for a value while it traces.
+
+    >>> import jax, jax.numpy as jnp
+    >>> seen = []
+    >>> _ = jax.make_jaxpr(lambda x: seen.append(is_tracer(x)) or x)(jnp.ones(2))
+    >>> seen, is_tracer(jnp.ones(2))
+    ([True], False)
+    """
     try:
         import jax
 
@@ -213,7 +254,7 @@ def is_tracer(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class ParsedSource:
-    """A parsed module, cell or function block, its node positions as in the file."""
+    """A parsed module, cell or function block, its node positions as in the file (``parse_file``)."""
 
     file: str
     lines: tuple[str, ...]  # the file's lines, newline-free
@@ -221,6 +262,7 @@ class ParsedSource:
 
 
 def file_lines(filename: str) -> tuple[str, ...]:
+    """The lines of a file or notebook cell, as Python's ``linecache`` has them (newline-free)."""
     return tuple(line.rstrip("\r\n") for line in linecache.getlines(filename))
 
 
@@ -233,7 +275,13 @@ def _parse_text(text: str) -> ast.Module | None:
 
 
 def parse_file(filename: str) -> ParsedSource | None:
-    """The whole file (or cell) parsed, or ``None`` where it is not plain Python."""
+    r"""The whole file (or cell) parsed, or ``None`` where it is not plain Python.
+
+    >>> import linecache
+    >>> linecache.cache["<demo-cell>"] = (13, None, ["y = f(x) + 1\n"], "<demo-cell>")
+    >>> type(parse_file("<demo-cell>").tree).__name__
+    'Module'
+    """
     lines = file_lines(filename)
     if not lines:
         return None
@@ -242,9 +290,15 @@ def parse_file(filename: str) -> ParsedSource | None:
 
 
 def parse_block(filename: str, first_line: int) -> ParsedSource | None:
-    """The indented block (a ``def``, a statement) starting at ``first_line``, parsed alone.
+    r"""The indented block (a ``def``, a statement) starting at ``first_line``, parsed alone.
 
     For files that do not parse as a whole, e.g. a ``%%jaxpr`` cell whose first line is the magic.
+
+    >>> import linecache
+    >>> cell = ["%%jaxpr\n", "def f(x):\n", "    return x\n", "f(1)\n"]
+    >>> linecache.cache["<demo-magic-cell>"] = (40, None, cell, "<demo-magic-cell>")
+    >>> parse_block("<demo-magic-cell>", 2).tree.body[0].lineno
+    2
     """
     lines = file_lines(filename)
     if not (1 <= first_line <= len(lines)):
@@ -277,7 +331,14 @@ def _copy_shifted(tree: ast.Module, lines: int, cols: int) -> ast.Module:
 
 
 def parse_around(filename: str, line: int) -> ParsedSource | None:
-    """The file parsed as a whole, or failing that the top-level block holding ``line``."""
+    r"""The file parsed as a whole, or failing that the top-level block holding ``line``.
+
+    >>> import linecache
+    >>> cell = ["%%jaxpr\n", "def f(x):\n", "    return x\n", "f(1)\n"]
+    >>> linecache.cache["<demo-magic-cell>"] = (40, None, cell, "<demo-magic-cell>")
+    >>> [type(n).__name__ for n in parse_around("<demo-magic-cell>", 3).tree.body]
+    ['FunctionDef']
+    """
     parsed = parse_file(filename)
     if parsed is not None:
         return parsed
@@ -295,7 +356,12 @@ def parse_around(filename: str, line: int) -> ParsedSource | None:
 
 
 def function_node(parsed: ParsedSource, name: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None:
-    """The ``def name`` (or lambda) that starts at ``line`` (its first decorator, or its ``def``)."""
+    r"""The ``def name`` (or lambda) that starts at ``line`` (its first decorator, or its ``def``).
+
+    >>> source = ParsedSource("<demo>", (), ast.parse("@jit\ndef f(x):\n    return x"))
+    >>> function_node(source, "f", 1).lineno
+    2
+    """
     best = None
     for node in ast.walk(parsed.tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
@@ -310,7 +376,12 @@ def function_node(parsed: ParsedSource, name: str, line: int) -> ast.FunctionDef
 
 
 def function_of_code(code: types.CodeType) -> tuple[ParsedSource, ast.AST] | None:
-    """The parsed source and the ``def`` node of a code object."""
+    """The parsed source and the ``def`` node of a code object.
+
+    >>> parsed, node = function_of_code(function_of_code.__code__)
+    >>> node.name
+    'function_of_code'
+    """
     parsed = parse_file(code.co_filename) or parse_block(code.co_filename, code.co_firstlineno)
     if parsed is None:
         return None
@@ -319,11 +390,21 @@ def function_of_code(code: types.CodeType) -> tuple[ParsedSource, ast.AST] | Non
 
 
 def nodes_in(tree: ast.AST, kind=ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``kind`` in ``tree``.
+
+    >>> len(list(nodes_in(ast.parse("f(g(x))"), ast.Call)))
+    2
+    """
     return (n for n in ast.walk(tree) if isinstance(n, kind))
 
 
 def node_at(tree: ast.AST, span: Span | None, kind=ast.expr) -> ast.AST | None:
-    """The node of ``kind`` exactly at ``span``; else the smallest one that contains it."""
+    """The node of ``kind`` exactly at ``span``; else the smallest one that contains it.
+
+    >>> tree = ast.parse("y = f(x) + 1")
+    >>> ast.unparse(node_at(tree, Span(1, 1, 4, 8)))
+    'f(x)'
+    """
     if span is None:
         return None
     exact, containing = None, None
@@ -342,7 +423,12 @@ def node_at(tree: ast.AST, span: Span | None, kind=ast.expr) -> ast.AST | None:
 
 
 def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
-    """The innermost statement whose own header holds ``line`` (an ``if`` for its test line)."""
+    r"""The innermost statement whose own header holds ``line`` (an ``if`` for its test line).
+
+    >>> tree = ast.parse("if x:\n    y = 1")
+    >>> type(statement_at(tree, 1)).__name__, type(statement_at(tree, 2)).__name__
+    ('If', 'Assign')
+    """
     found = None
     for node in ast.walk(tree):
         if isinstance(node, ast.stmt) and node.lineno <= line <= node.end_lineno:
@@ -352,7 +438,13 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
 
 
 def enclosing(tree: ast.AST, target: ast.AST, kind) -> ast.AST | None:
-    """The innermost node of ``kind`` that contains ``target``."""
+    """The innermost node of ``kind`` that contains ``target``.
+
+    >>> tree = ast.parse("f(g(x))")
+    >>> x = next(n for n in nodes_in(tree, ast.Name) if n.id == "x")
+    >>> ast.unparse(enclosing(tree, x, ast.Call))
+    'g(x)'
+    """
     found = None
     span = Span.of(target)
     for node in ast.walk(tree):
@@ -363,7 +455,11 @@ def enclosing(tree: ast.AST, target: ast.AST, kind) -> ast.AST | None:
 
 
 def names_in(node: ast.AST) -> list[str]:
-    """Names read in an expression, in order, each once."""
+    """Names read in an expression, in order, each once.
+
+    >>> names_in(ast.parse("x[:n] + x", mode="eval"))
+    ['x', 'n']
+    """
     seen = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in seen:
@@ -372,7 +468,11 @@ def names_in(node: ast.AST) -> list[str]:
 
 
 def segment(lines: tuple[str, ...], span: Span) -> str:
-    """The source text at ``span`` (columns are UTF-8 byte offsets)."""
+    """The source text at ``span`` (columns are UTF-8 byte offsets).
+
+    >>> segment(("s = '词' + f(x)",), Span(1, 1, 12, 16))
+    'f(x)'
+    """
     if span.line == span.end_line:
         raw = lines[span.line - 1].encode()
         return raw[span.col:span.end_col].decode(errors="replace")
@@ -383,4 +483,5 @@ def segment(lines: tuple[str, ...], span: Span) -> str:
 
 
 def source_of(parsed: ParsedSource, node: ast.AST) -> str:
+    """The source text of ``node`` as written (comments and spacing kept)."""
     return segment(parsed.lines, Span.of(node))

@@ -35,7 +35,11 @@ DOCS = "docs/pitfalls.md"
 
 @dataclass(frozen=True)
 class Pitfall:
-    """One trap the doctor knows: a stable id, a title in plain words, error or warning."""
+    """One trap the doctor knows: a stable id, a title in plain words, error or warning.
+
+    >>> PITFALLS["baked-global"].severity
+    'warning'
+    """
 
     id: str
     title: str
@@ -118,6 +122,9 @@ def use_cell_namer(namer: CellNamer | None) -> None:
     """How diagnoses name notebook cells (``In [4] line 3``) when no namer is passed.
 
     The IPython layer sets it when the extension loads and resets it on unload.
+
+    >>> use_cell_namer(lambda filename: "In [7]" if filename == "<cell-7>" else None)
+    >>> use_cell_namer(None)  # back to plain file names
     """
     global _cell_namer
     _cell_namer = namer or no_cells
@@ -128,6 +135,9 @@ def diagnose(exception: BaseException, fn: Callable | None = None, *, cell_namer
 
     ``fn`` is the function that was called (a jitted function, or the plain function a tool
     jitted), where known. Never raises: a failure to diagnose is ``None``.
+
+    >>> diagnose(ZeroDivisionError("division by zero")) is None
+    True
     """
     try:
         from jaxmagic import pitfalls
@@ -167,7 +177,11 @@ def observe_trace(
 
 
 class PrintedText:
-    """What was printed inside a ``watch_prints()`` block (it still reached the screen)."""
+    """What was printed inside a ``watch_prints()`` block (it still reached the screen).
+
+    >>> PrintedText().text
+    ''
+    """
 
     def __init__(self):
         self._buffer = io.StringIO()

@@ -19,7 +19,10 @@ import jax
 from jaxmagic import _jax_private, clues, rewrites, sources
 from jaxmagic.clues import MISSING, ParsedSource, Span, UserFrame
 from jaxmagic.doctor import Diagnosis
+from jaxmagic.pitfalls import cell_of
 
+MAX_SEARCHED_FILES = 60  # cells and files searched for the call that donated an array
+MAX_SEARCHED_LINES = 5000
 _UNHASHABLE_RE = re.compile(r"object of type <class '(?P<type>[\w.]+)'>, (?P<value>.*?)\. The error was", re.S)
 
 
@@ -91,6 +94,18 @@ def _hashable_form(case, frame: UserFrame, node: ast.expr) -> str | None:
 
 
 def unhashable_static(case) -> Diagnosis | None:
+    """``unhashable-static``: a list, dict or array passed where ``jax.jit`` expects a static value.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic.pitfalls import Case
+    >>> tile = jax.jit(lambda x, reps: jnp.tile(x, reps), static_argnums=1)
+    >>> try:
+    ...     tile(jnp.ones(2), [2])
+    ... except ValueError as exc:
+    ...     found = unhashable_static(Case(exc, None, lambda filename: None))
+    >>> found.pitfall, found.variable, found.fix
+    ('unhashable-static', 'reps', 'tile(jnp.ones(2), (2,))')
+    """
     if not (isinstance(case.exc, (ValueError, TypeError)) and "Non-hashable static arguments are not supported" in case.message):
         return None
     frame = case.innermost
@@ -129,7 +144,7 @@ def unhashable_static(case) -> Diagnosis | None:
     explanation = (
         f"{what} is a static argument of `{fname}`{how}: JAX compiles one version per static value and finds "
         f"it again by the value's hash, so a static value must be hashable. Here it got a {type_name}"
-        f"{written}{f' holding {shown_value}' if shown_value and argument is None else ''}, which is not ({sources_label(where)})."
+        f"{written}{f' holding {shown_value}' if shown_value and argument is None else ''}, which is not ({cell_of(where)})."
     )
     replacement = _hashable_form(case, frame, argument) if argument is not None else None
     parsed = case.parsed(frame)
@@ -173,10 +188,6 @@ def _tuple_text(shown: str) -> str | None:
     return "(" + ", ".join(numbers) + ("," if len(numbers) == 1 else "") + ")"
 
 
-def sources_label(where) -> str:
-    return where.label if where is not None else "your code"
-
-
 # ------------------------------------------------------------------------------------------------
 # donated-buffer
 
@@ -205,20 +216,24 @@ def _donated_positions(fn: Any) -> tuple[set[int], set[str]]:
 
 
 def _candidate_sources(case, frame: UserFrame) -> list[ParsedSource]:
-    """Where a donation may have been written: this file or cell first, then the other cells."""
+    """Where a donation may have been written: this file or cell first, then the notebook's other
+    cells (latest first), then the user's other code Python has seen (latest first)."""
     found = []
     here = case.parsed(frame)
     if here is not None:
         found.append(here)
-    cells = []
-    for filename in list(linecache.cache):
+    cells, others = [], []
+    for filename in reversed(list(linecache.cache)):
         if filename == frame.file:
             continue
         label = case.cell_namer(filename)
         if label:
             number = re.search(r"\d+", label)
             cells.append((int(number.group(0)) if number else 0, filename))
-    for _, filename in sorted(cells, reverse=True)[:50]:
+        elif clues.is_user_file(filename) and len(linecache.cache[filename][2]) <= MAX_SEARCHED_LINES:
+            others.append(filename)
+    ordered = [filename for _, filename in sorted(cells, reverse=True)] + others
+    for filename in ordered[:MAX_SEARCHED_FILES]:
         parsed = clues.parse_file(filename)
         if parsed is not None:
             found.append(parsed)
@@ -247,6 +262,20 @@ def _find_donation(case, frame: UserFrame, variable: str):
 
 
 def donated_buffer(case) -> Diagnosis | None:
+    """``donated-buffer``: an array read after it was donated to a jitted function.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic.pitfalls import Case
+    >>> step = jax.jit(lambda p: p * 2, donate_argnums=0)
+    >>> p = jnp.ones(2)
+    >>> try:
+    ...     q = step(p)
+    ...     r = p + 1
+    ... except RuntimeError as exc:
+    ...     found = donated_buffer(Case(exc, None, lambda filename: None))
+    >>> found.variable, found.fix.splitlines()[0]
+    ('p', "p = step(p)  # the result takes the donated `p`'s place")
+    """
     message = case.message
     if not ("Array has been deleted" in message or "has been deleted or donated" in message):
         return None
@@ -269,9 +298,9 @@ def donated_buffer(case) -> Diagnosis | None:
     if donation is None:
         explanation = (
             f"`{variable}` was donated to a jitted function (`donate_argnums`): JAX reused its memory for that "
-            f"function's result and deleted the array, so `{variable}` cannot be read any more ({sources_label(where)})."
+            f"function's result and deleted the array, so `{variable}` cannot be read any more ({cell_of(where)})."
         )
-        fix = f"{variable} = step({variable}, ...)   # keep using what the jitted call returned, under the same name"
+        fix = f"{variable} = jitted_function({variable}, ...)   # keep what the call that donated it returned, under the same name"
         note = "Use the jitted call's result from then on; rebinding the same name makes that hard to get wrong."
         return case.diagnosis("donated-buffer", explanation=explanation, fix=fix, fix_note=note, where=where, variable=variable, function=None)
     parsed, call, callee, parameter = donation
@@ -280,7 +309,7 @@ def donated_buffer(case) -> Diagnosis | None:
     explanation = (
         f"`{variable}` was donated to `{fname}` (its parameter `{parameter}` is in `donate_argnums`) at "
         f"{donated_at.label}: JAX reused the array's memory for `{fname}`'s result and deleted it. "
-        f"Reading `{variable}` afterwards ({sources_label(where)}) finds nothing there."
+        f"Reading `{variable}` afterwards ({cell_of(where)}) finds nothing there."
     )
     donating = clues.statement_at(parsed.tree, call.lineno)
     edits, note = [], ""

@@ -68,6 +68,21 @@ def _parent_of(tree: ast.AST, child: ast.AST) -> ast.AST | None:
 
 
 def python_control_flow(case: Case) -> Diagnosis | None:
+    """``python-control-flow``: ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic.pitfalls import Case
+    >>> def halve(x, n):
+    ...     while n > 0:
+    ...         x, n = x / 2, n - 1
+    ...     return x
+    >>> try:
+    ...     jax.jit(halve)(jnp.ones(2), 3)
+    ... except Exception as exc:
+    ...     found = python_control_flow(Case(exc, None, lambda filename: None))
+    >>> found.variable, found.where.text, found.static_argnames
+    ('n', 'while n > 0:', ('n',))
+    """
     exc = case.exc
     ambiguous = isinstance(exc, ValueError) and "truth value of an array" in case.message
     if not (isinstance(exc, jax.errors.TracerBoolConversionError) or ambiguous):

@@ -82,6 +82,24 @@ def _returns(fnode: ast.AST) -> list[ast.Return]:
 
 
 def tracer_leak(case) -> Diagnosis | None:
+    """``tracer-leak``: a traced value stored outside its function, used after the trace.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic.pitfalls import Case
+    >>> kept = []
+    >>> @jax.jit
+    ... def step(x):
+    ...     y = jnp.sin(x)
+    ...     kept.append(y)
+    ...     return y * 2
+    >>> _ = step(jnp.ones(2))
+    >>> try:
+    ...     kept[0] + 1
+    ... except Exception as exc:
+    ...     found = tracer_leak(Case(exc, None, lambda filename: None))
+    >>> found.variable, found.where.text
+    ('y', 'kept.append(y)')
+    """
     if not (isinstance(case.exc, jax.errors.UnexpectedTracerError) or "Leaked trace" in case.message):
         return None
     traced = case.traced

@@ -31,6 +31,19 @@ _SHAPE_MESSAGES = (
 
 
 def traced_shape(case: Case) -> Diagnosis | None:
+    """``traced-shape``: a size, slice bound, ``range()`` count or mask from a traced value.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic.pitfalls import Case
+    >>> def zeros_like_n(x, n):
+    ...     return jnp.zeros(n)
+    >>> try:
+    ...     jax.jit(zeros_like_n)(jnp.ones(2), 3)
+    ... except TypeError as exc:
+    ...     found = traced_shape(Case(exc, None, lambda filename: None))
+    >>> found.pitfall, found.variable, found.static_argnames
+    ('traced-shape', 'n', ('n',))
+    """
     exc = case.exc
     frame = case.innermost
     if frame is None:
@@ -163,7 +176,10 @@ def _slice_rewrite(case: Case, frame: UserFrame, node: ast.Subscript, statement:
 
 def mask_edits(case: Case, frame: UserFrame, node: ast.Subscript, statement: ast.stmt, jn) -> list[rewrites.Edit] | None:
     """``x[a:b]`` -> ``jnp.where(keep, x, 0)`` with ``keep`` computed just before the statement:
-    the same shape on every call, the rows outside the slice zeroed."""
+    the same shape on every call, the rows outside the slice zeroed (``None`` for a strided slice).
+
+    See ``docs/pitfalls.md#traced-shape`` for the code it writes.
+    """
     sl = node.slice
     if not isinstance(sl, ast.Slice) or sl.step is not None:
         return None

@@ -44,6 +44,19 @@ def _jnp_path(func_node: ast.AST, frame: UserFrame) -> tuple[str, str] | None:
 
 
 def numpy_in_jit(case: Case) -> Diagnosis | None:
+    """``numpy-in-jit``: a NumPy (or SciPy) function called on a traced value.
+
+    >>> import jax, jax.numpy as jnp, numpy as np
+    >>> from jaxmagic.pitfalls import Case
+    >>> def smooth(x):
+    ...     return np.exp(x) + 1
+    >>> try:
+    ...     jax.jit(smooth)(jnp.ones(2))
+    ... except TypeError as exc:
+    ...     found = numpy_in_jit(Case(exc, None, lambda filename: None))
+    >>> found.fix.splitlines()[-1].strip()
+    'return jnp.exp(x) + 1'
+    """
     exc = case.exc
     frame = case.innermost
     if frame is None:
@@ -187,6 +200,20 @@ def _math_function(node: ast.AST, frame: UserFrame) -> str | None:
 
 
 def python_scalar_conversion(case: Case) -> Diagnosis | None:
+    """``python-scalar-conversion``: ``int()``, ``float()``, ``.item()``, ``math.*`` on a traced value,
+    or a Python list indexed by one.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic.pitfalls import Case
+    >>> def mean(x):
+    ...     return x.sum().item() / 2
+    >>> try:
+    ...     jax.jit(mean)(jnp.ones(2))
+    ... except TypeError as exc:
+    ...     found = python_scalar_conversion(Case(exc, None, lambda filename: None))
+    >>> found.fix.splitlines()[-1].strip()
+    'return x.sum() / 2'
+    """
     exc = case.exc
     frame = case.innermost
     if frame is None or isinstance(exc, jax.errors.TracerBoolConversionError):
@@ -280,7 +307,20 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
 
 def formatted_print(case: Case) -> Diagnosis | None:
     """``print(f"{loss:.3f}")`` (or a logging call) inside a jitted function: a traced value
-    cannot be formatted as a number, and the call would run only while tracing anyway."""
+    cannot be formatted as a number, and the call would run only while tracing anyway.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic.pitfalls import Case
+    >>> def show(x):
+    ...     print(f"sum {x.sum():.2f}")
+    ...     return x
+    >>> try:
+    ...     jax.jit(show)(jnp.ones(2))
+    ... except TypeError as exc:
+    ...     found = formatted_print(Case(exc, None, lambda filename: None))
+    >>> found.fix.splitlines()[1].strip()
+    'jax.debug.print("sum {:.2f}", x.sum())'
+    """
     if not (isinstance(case.exc, TypeError) and "unsupported format string passed to" in case.message and "Tracer" in case.message):
         return None
     frame = case.innermost

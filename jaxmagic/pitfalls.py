@@ -22,7 +22,19 @@ from jaxmagic.sources import CellNamer, SourceLine
 
 
 class Case:
-    """One exception as the doctor reads it."""
+    """One exception as the doctor reads it: the user's frames, the function JAX was tracing and
+    its frame, the caller's frame, and the parsed source of each (cached).
+
+    >>> import jax, jax.numpy as jnp
+    >>> def first(x, n):
+    ...     return x[:n]
+    >>> try:
+    ...     jax.jit(first)(jnp.ones(3), 2)
+    ... except IndexError as exc:
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> case.traced_frame.function, case.parameters(), case.under_jit
+    ('first', ['x', 'n'], True)
+    """
 
     def __init__(self, exc: BaseException, fn: Callable | None, cell_namer: CellNamer):
         self.exc = exc
@@ -168,7 +180,11 @@ class Case:
 
 
 def function_source(case: Case, frame: UserFrame, edits: list[rewrites.Edit]) -> str | None:
-    """The function ``frame`` runs, with ``edits`` applied (its statement alone at top level)."""
+    """The function ``frame`` runs, with ``edits`` applied (its statement alone at top level).
+
+    Used by every recogniser to write its fix as the user's own function changed (see
+    ``rewrites.with_edits`` for an example of edits).
+    """
     parsed = case.parsed(frame)
     if parsed is None:
         return None
@@ -184,7 +200,20 @@ def function_source(case: Case, frame: UserFrame, edits: list[rewrites.Edit]) ->
 
 def static_fix(case: Case, names: list[str]) -> str | None:
     """The traced function's ``jax.jit`` with ``names`` made static, written where the user jits it:
-    its decorator, a ``g = jax.jit(f)`` line, a ``jax.jit(f)(...)`` call, or a new decorator."""
+    its decorator, a ``g = jax.jit(f)`` line, a ``jax.jit(f)(...)`` call, or a new decorator.
+
+    >>> import jax, jax.numpy as jnp
+    >>> @jax.jit
+    ... def first(x, n):
+    ...     return x[:n]
+    >>> try:
+    ...     first(jnp.ones(3), 2)
+    ... except IndexError as exc:
+    ...     print(static_fix(Case(exc, None, lambda filename: None), ["n"]))
+    @jax.jit(static_argnames=("n",))
+    def first(x, n):
+        return x[:n]
+    """
     frame = case.traced_frame
     if frame is None or not names:
         return None
@@ -256,7 +285,10 @@ def _jit_written_elsewhere(case: Case, function_name: str):
 
 
 def magic_hint(case: Case, names: list[str]) -> list[tuple[str, str]]:
-    """When a tool (a jaxmagic magic) jitted the function, its ``-s`` option does the same for one call."""
+    """When a tool (a jaxmagic magic) jitted the function, its ``-s`` option does the same for one call.
+
+    ``[]`` when the user jitted it (the hint needs ``case.fn``, the plain function a magic traced).
+    """
     if not names or case.fn is None or case.call_site is not None or rewrites.python_function(case.fn) is None:
         return []
     if _jax_private.is_jitted(case.fn):
@@ -267,15 +299,31 @@ def magic_hint(case: Case, names: list[str]) -> list[tuple[str, str]]:
 
 
 def cell_of(where: SourceLine | None) -> str:
+    """How an explanation names a line: ``In [4] line 3``, ``model.py:12``.
+
+    >>> cell_of(SourceLine(file="m.py", line=12, function="f", text="")), cell_of(None)
+    ('m.py:12', 'your code')
+    """
     return where.label if where is not None else "your code"
 
 
 def plural(names: list[str]) -> str:
+    """Names quoted for an explanation, joined with "and".
+
+    >>> plural(["n"]), plural(["n", "mode", "k"])
+    ('`n`', '`n`, `mode` and `k`')
+    """
     quoted = [f"`{n}`" for n in names]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
 def kind_of(value: Any) -> str:
+    """A traced value described in words: ``boolean``, ``float array of shape (3,)``.
+
+    >>> import numpy as np
+    >>> kind_of(np.ones(3, np.float32)), kind_of(np.bool_(True)), kind_of("x")
+    ('float array of shape (3,)', 'boolean', 'value')
+    """
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
     if dtype is None:
@@ -287,7 +335,11 @@ def kind_of(value: Any) -> str:
 
 
 def depends_on(case: Case, frame: UserFrame, node: ast.AST | None) -> list[str]:
-    """The traced names a failing expression reads: JAX's arguments first, then traced locals."""
+    """The traced names a failing expression reads: JAX's arguments first, then traced locals.
+
+    For ``points[:n]`` inside ``f(points, n)``, JAX's message names no argument; ``n`` is found as
+    the name in the slice whose value is a tracer.
+    """
     in_node = clues.names_in(node) if node is not None else []
     arguments = list(case.traced.arguments) if case.traced and clues.is_user_file(case.traced.file) else []
     named = [a for a in arguments if a in in_node] or [n for n in in_node if clues.is_tracer(frame.lookup(n))]
@@ -299,7 +351,11 @@ def depends_on(case: Case, frame: UserFrame, node: ast.AST | None) -> list[str]:
 
 
 def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNamer) -> Diagnosis | None:
-    """Try every recogniser on the exception (and on the one it was raised from)."""
+    """Try every recogniser on the exception (and on the one it was raised from).
+
+    >>> recognise(KeyError("k"), None, lambda filename: None) is None
+    True
+    """
     from jaxmagic import pitfall_calls, pitfall_control_flow, pitfall_leak, pitfall_shapes, pitfall_values
 
     recognisers = (

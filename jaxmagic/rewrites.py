@@ -25,7 +25,10 @@ MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace the source at ``span`` with ``text`` (several lines keep the first line's indent)."""
+    """Replace the source at ``span`` with ``text`` (several lines keep the first line's indent).
+
+    An empty span inserts; an empty ``text`` deletes (see ``with_edits``).
+    """
 
     span: Span
     text: str
@@ -41,6 +44,11 @@ def with_edits(lines: Sequence[str], first: int, last: int, edits: Iterable[Edit
 
     Lines left empty by a deletion go; a result longer than ``MAX_FIX_LINES`` keeps the first
     lines (decorators, ``def``) and the changed ones, ``...`` standing for the rest.
+
+    >>> lines = ("def f(x):", "    print(x)", "    return x")
+    >>> print(with_edits(lines, 1, 3, [Edit(Span(2, 2, 4, 12), "")]))
+    def f(x):
+        return x
     """
     region = [str(line) for line in lines[first - 1:last]]
     changed: set[int] = set()  # region line indexes holding new text
@@ -91,16 +99,17 @@ def _elide(lines: list[str], changed: list[int]) -> list[str]:
     return out
 
 
-def indent_of(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
-
-
 # ------------------------------------------------------------------------------------------------
 # Names the user knows JAX by
 
 
 def alias(namespace: dict, target: Any, default: str) -> str:
-    """The name bound to ``target`` in ``namespace`` (``jnp`` for ``jax.numpy``), else ``default``."""
+    """The name bound to ``target`` in ``namespace`` (``jnp`` for ``jax.numpy``), else ``default``.
+
+    >>> import numpy
+    >>> alias({"onp": numpy}, numpy, "np"), alias({}, numpy, "np")
+    ('onp', 'np')
+    """
     preferred = default.split(".")[0]
     names = [name for name, value in namespace.items() if value is target and not name.startswith("_")]
     if preferred in names:
@@ -109,7 +118,14 @@ def alias(namespace: dict, target: Any, default: str) -> str:
 
 
 def jax_names(namespace: dict) -> "JaxNames":
-    """How to spell ``jax``, ``jax.numpy``, ``jax.lax`` and ``jax.jit`` in the user's code."""
+    """How to spell ``jax``, ``jax.numpy``, ``jax.lax`` and ``jax.jit`` in the user's code.
+
+    >>> import jax, jax.numpy
+    >>> jax_names({"jax": jax, "jn": jax.numpy})
+    JaxNames(jax='jax', jnp='jn', lax='jax.lax', jit='jax.jit')
+    >>> jax_names({"jit": jax.jit}).jit
+    'jit'
+    """
     import jax
     import jax.numpy as jnp
 
@@ -123,6 +139,8 @@ def jax_names(namespace: dict) -> "JaxNames":
 
 @dataclass(frozen=True)
 class JaxNames:
+    """The user's names for ``jax``, ``jax.numpy``, ``jax.lax`` and ``jax.jit`` (see ``jax_names``)."""
+
     jax: str
     jnp: str
     lax: str
@@ -145,7 +163,11 @@ def names_tuple(names: Sequence[str]) -> str:
 
 @functools.lru_cache(maxsize=1)
 def jit_takes_options_alone() -> bool:
-    """True where ``jax.jit(static_argnames=...)`` returns a decorator (newer JAX)."""
+    """True where ``jax.jit(static_argnames=...)`` returns a decorator (newer JAX).
+
+    >>> isinstance(jit_takes_options_alone(), bool)
+    True
+    """
     import jax
 
     try:
@@ -157,7 +179,7 @@ def jit_takes_options_alone() -> bool:
 
 @dataclass(frozen=True)
 class JitUse:
-    """Where a function is wrapped in ``jax.jit``: a decorator or a call, as written."""
+    """Where a function is wrapped in ``jax.jit``: a decorator or a call, as written (``jit_use``)."""
 
     node: ast.expr  # the decorator expression, or the ``jax.jit(...)`` call
     kind: str  # "bare" (@jax.jit), "call" (@jax.jit(...), jax.jit(f, ...)) or "partial"
@@ -165,7 +187,15 @@ class JitUse:
 
 
 def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
-    """``node`` as a use of ``jax.jit``: ``jax.jit``, ``jit(...)``, ``partial(jax.jit, ...)``."""
+    """``node`` as a use of ``jax.jit``: ``jax.jit``, ``jit(...)``, ``partial(jax.jit, ...)``.
+
+    >>> import functools, jax
+    >>> names = {"jax": jax, "partial": functools.partial}.get
+    >>> jit_use(ast.parse("partial(jax.jit, static_argnums=1)", mode="eval").body, names).kind
+    'partial'
+    >>> jit_use(ast.parse("print", mode="eval").body, names) is None
+    True
+    """
     import jax
 
     from jaxmagic.clues import resolve
@@ -182,6 +212,13 @@ def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
 
 
 def decorator_jit(fnode: ast.AST, lookup: Callable[[str], Any]) -> JitUse | None:
+    r"""The ``jax.jit`` among a ``def``'s decorators, or ``None``.
+
+    >>> import jax
+    >>> fnode = ast.parse("@jax.jit\ndef f(x):\n    return x").body[0]
+    >>> decorator_jit(fnode, {"jax": jax}.get).kind
+    'bare'
+    """
     for decorator in getattr(fnode, "decorator_list", []):
         use = jit_use(decorator, lookup)
         if use is not None:
@@ -190,7 +227,11 @@ def decorator_jit(fnode: ast.AST, lookup: Callable[[str], Any]) -> JitUse | None
 
 
 def static_names_of(call: ast.Call | None) -> list[str]:
-    """The names an existing ``static_argnames=`` keyword lists (constants only)."""
+    """The names an existing ``static_argnames=`` keyword lists (constants only).
+
+    >>> static_names_of(ast.parse("jit(f, static_argnames='n')", mode="eval").body)
+    ['n']
+    """
     if call is None:
         return []
     for keyword in call.keywords:
@@ -204,7 +245,14 @@ def static_names_of(call: ast.Call | None) -> list[str]:
 
 
 def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit_name: str) -> Edit:
-    """The edit that makes ``names`` static in this use of ``jax.jit`` (other options kept)."""
+    """The edit that makes ``names`` static in this use of ``jax.jit`` (other options kept).
+
+    >>> import jax
+    >>> lines = ("g = jax.jit(f, donate_argnums=0)",)
+    >>> use = jit_use(ast.parse(lines[0]).body[0].value, {"jax": jax}.get)
+    >>> with_edits(lines, 1, 1, [add_static_edit(use, ["n"], lines, "jax.jit")])
+    'g = jax.jit(f, donate_argnums=0, static_argnames=("n",))'
+    """
     merged = list(dict.fromkeys([*static_names_of(use.options), *names]))
     value = names_tuple(merged)
     if use.kind == "bare":
@@ -230,25 +278,38 @@ def _text(lines: Sequence[str], span: Span) -> str:
 
 
 def function_first_line(fnode: ast.AST) -> int:
-    """The first line of a ``def``: its first decorator's."""
+    r"""The first line of a ``def``: its first decorator's.
+
+    >>> function_first_line(ast.parse("@a\n@b\ndef f():\n    pass").body[0])
+    1
+    """
     return min([fnode.lineno] + [d.lineno for d in getattr(fnode, "decorator_list", [])])
 
 
 def insert_decorator_edit(fnode: ast.AST, text: str) -> Edit:
-    """An edit that puts ``@text`` on its own line above the ``def`` (and its other decorators)."""
+    r"""An edit that puts ``@text`` on its own line above the ``def`` (and its other decorators).
+
+    >>> lines = ("def f(x, n):", "    return x[:n]")
+    >>> edit = insert_decorator_edit(ast.parse("\n".join(lines)).body[0], "jax.jit")
+    >>> print(with_edits(lines, 1, 2, [edit]))
+    @jax.jit
+    def f(x, n):
+        return x[:n]
+    """
     first = function_first_line(fnode)
     anchor = Span(first, first, fnode.col_offset, fnode.col_offset)
     return Edit(anchor, f"@{text}\n")
 
 
-def function_namespace(fn: Any) -> dict:
-    """The globals a Python function (or what wraps one) reads its names from."""
-    inner = python_function(fn)
-    return getattr(inner, "__globals__", {}) if inner is not None else {}
-
-
 def python_function(fn: Any) -> types.FunctionType | None:
-    """The plain Python function behind a jitted function, partial, bound method or callable object."""
+    """The plain Python function behind a jitted function, partial, bound method or callable object.
+
+    >>> import functools
+    >>> def f(x, n):
+    ...     return x
+    >>> python_function(functools.partial(f, n=2)) is f, python_function(len)
+    (True, None)
+    """
     seen = 0
     while fn is not None and seen < 8:
         seen += 1
@@ -269,6 +330,11 @@ def python_function(fn: Any) -> types.FunctionType | None:
 
 
 def lookup_in(namespace: dict) -> Callable[[str], Any]:
+    """Name -> value in ``namespace`` then the builtins (``MISSING`` for neither).
+
+    >>> lookup_in({"x": 1})("x"), lookup_in({})("len") is len
+    (1, True)
+    """
     import builtins
 
     def lookup(name: str) -> Any:

@@ -32,7 +32,14 @@ _TRACER_TEXT = re.compile(r"(?:\w*Tracer\([^)]*\)|Traced<[^>]*>(?:with<\w+>)?)")
 
 @dataclass(frozen=True)
 class Load:
-    """One place a function reads a name: which function, which code object, which line."""
+    """One place a function reads a global name: which function, which code object, which line.
+
+    >>> scale = 2.0
+    >>> def f(x):
+    ...     return x * scale
+    >>> [(load.name, load.line) for load in _global_loads(f)]
+    [('scale', 2)]
+    """
 
     function: types.FunctionType
     code: types.CodeType
@@ -56,7 +63,15 @@ def _global_loads(function: types.FunctionType) -> Iterator[Load]:
 
 
 def user_functions(fn: Any) -> list[types.FunctionType]:
-    """The traced function and the user's own functions it reads as globals (its helpers)."""
+    """The traced function and the user's own functions it reads as globals (its helpers).
+
+    >>> def helper(x):
+    ...     return x + 1
+    >>> def f(x):
+    ...     return helper(x) * 2
+    >>> [g.__name__ for g in user_functions(f)]
+    ['f', 'helper']
+    """
     first = rewrites.python_function(fn)
     if first is None:
         return []
@@ -77,6 +92,14 @@ def user_functions(fn: Any) -> list[types.FunctionType]:
 
 
 def observe(fn: Any, closed_jaxpr: Any, printed_text: str | None, cell_namer: CellNamer) -> list[Diagnosis]:
+    """Every trace-time warning for ``fn`` and its helpers (``doctor.observe_trace`` calls it).
+
+    >>> def f(x):
+    ...     print(x)
+    ...     return x
+    >>> [d.pitfall for d in observe(f, None, "JitTracer(float32[2])", lambda filename: None)]
+    ['print-side-effect']
+    """
     functions = user_functions(fn)
     found: list[Diagnosis] = []
     found += print_side_effects(functions, printed_text, cell_namer)
@@ -153,6 +176,17 @@ def _escape_braces(text: str) -> str:
 
 
 def print_side_effects(functions, printed_text: str | None, cell_namer: CellNamer) -> list[Diagnosis]:
+    """``print-side-effect``: each ``print`` call in the functions (at most ``MAX_PRINT_WARNINGS``).
+
+    ``printed_text`` (what the trace printed) is quoted when it shows a tracer.
+
+    >>> def f(x):
+    ...     print("x is", x)
+    ...     return x
+    >>> (found,) = print_side_effects([f], "x is JitTracer(float32[2])", lambda filename: None)
+    >>> found.fix.splitlines()[1].strip()
+    'jax.debug.print("x is {}", x)'
+    """
     found = []
     tracers = _TRACER_TEXT.findall(printed_text or "")
     printed_lines = [line for line in (printed_text or "").splitlines() if _TRACER_TEXT.search(line)]
@@ -270,6 +304,18 @@ def _describe(value: Any) -> str:
 
 
 def baked_globals(functions, closed_jaxpr: Any, cell_namer: CellNamer) -> list[Diagnosis]:
+    """``baked-global``: global numbers and arrays a function reads (one warning per function).
+
+    A JAX array is reported only when ``closed_jaxpr`` holds it as a constant (read for its
+    shape alone, it is not compiled in); names in capitals are constants by convention.
+
+    >>> rate, EPSILON = 0.1, 1e-6
+    >>> def step(x):
+    ...     return x * rate + EPSILON
+    >>> (found,) = baked_globals([step], None, lambda filename: None)
+    >>> found.variable, found.fix.splitlines()[0]
+    ('rate', 'def step(x, rate):')
+    """
     import jax
 
     constant_ids = _constant_ids(closed_jaxpr)
@@ -373,6 +419,16 @@ def _numpy_uses(closed_jaxpr: Any) -> Iterator[tuple[str, int, str]]:
 
 
 def numpy_on_tracers(functions, closed_jaxpr: Any, cell_namer: CellNamer) -> list[Diagnosis]:
+    """``numpy-in-jit`` warnings: NumPy functions that worked on a traced value by handing the work
+    to the array's own method, found from the source line JAX recorded for each equation.
+
+    >>> import jax, jax.numpy as jnp, numpy as np
+    >>> def f(x):
+    ...     return np.mean(x) * x
+    >>> (found,) = numpy_on_tracers([f], jax.make_jaxpr(f)(jnp.ones(2)), lambda filename: None)
+    >>> found.severity, found.fix.splitlines()[-1].strip()
+    ('warning', 'return jnp.mean(x) * x')
+    """
     import jax.numpy as jnp
 
     by_file = {}

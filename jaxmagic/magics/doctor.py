@@ -37,7 +37,12 @@ class _Hook:
 
 
 def hook_installed(shell) -> bool:
-    """True while the doctor diagnoses exceptions of ordinary cells on ``shell``."""
+    """True while the doctor diagnoses exceptions of ordinary cells on ``shell``.
+
+    >>> from IPython.core.interactiveshell import InteractiveShell
+    >>> hook_installed(InteractiveShell.instance()) in (True, False)
+    True
+    """
     state = getattr(shell, _STATE, None)
     return state is not None and state.active
 
@@ -73,7 +78,10 @@ def _handle(shell, state: _Hook, etype, value, tb, tb_offset=None):
 
 
 def install_hook(shell) -> None:
-    """Put the doctor's handler in front of any custom exception handler already installed."""
+    """Put the doctor's handler in front of any custom exception handler already installed.
+
+    Installing twice installs once; see ``uninstall_hook`` for an example.
+    """
     state = getattr(shell, _STATE, None)
     if state is not None:
         if shell.CustomTB is state.handler or shell.custom_exceptions:
@@ -91,7 +99,20 @@ def install_hook(shell) -> None:
 
 
 def uninstall_hook(shell) -> None:
-    """Remove the doctor's handler, restoring the one it found exactly (a no-op when none is installed)."""
+    """Remove the doctor's handler, restoring the one it found exactly (a no-op when none is installed).
+
+    >>> from IPython.core.interactiveshell import InteractiveShell
+    >>> shell = InteractiveShell.instance()
+    >>> was_on, before = hook_installed(shell), shell.CustomTB
+    >>> uninstall_hook(shell); install_hook(shell); install_hook(shell)
+    >>> hook_installed(shell), getattr(shell, _STATE).previous_handler is not shell.CustomTB
+    (True, True)
+    >>> uninstall_hook(shell)
+    >>> shell.CustomTB is before or was_on
+    True
+    >>> if was_on:
+    ...     install_hook(shell)
+    """
     state = getattr(shell, _STATE, None)
     if state is None:
         return
@@ -110,6 +131,7 @@ def install(shell) -> None:
 
 
 def uninstall(shell) -> None:
+    """``%unload_ext jaxmagic``: the hook goes, cells are named as plain files again."""
     uninstall_hook(shell)
     doctor.use_cell_namer(None)
 
@@ -119,7 +141,10 @@ def uninstall(shell) -> None:
 
 
 def show_warnings(shell, warnings: list, *, plain: bool = False) -> None:
-    """Show the doctor's trace-time warnings, each as its own card (or text)."""
+    """Show the doctor's trace-time warnings, each as its own card (or text); see ``%jaxpr``.
+
+    >>> show_warnings(None, [])  # nothing to show
+    """
     for warning in warnings:
         common.show(shell, warning, plain=plain, text=render.text)
 
@@ -130,6 +155,8 @@ def show_warnings(shell, warnings: list, *, plain: bool = False) -> None:
 
 @dataclass(frozen=True)
 class Subcommand:
+    """One ``%jaxmagic <name>`` command: what runs, its usage line, one line of help."""
+
     run: Callable[[Any, str], Any]  # (shell, the rest of the line) -> result
     usage: str
     help: str
@@ -139,7 +166,14 @@ SUBCOMMANDS: dict[str, Subcommand] = {}
 
 
 def subcommand(name: str, usage: str, help: str):
-    """Register ``%jaxmagic <name> ...``."""
+    """Register ``%jaxmagic <name> ...``.
+
+    >>> @subcommand("hello", "%jaxmagic hello", "say hello")
+    ... def _hello(shell, rest):
+    ...     print("hello", rest)
+    >>> SUBCOMMANDS.pop("hello").usage
+    '%jaxmagic hello'
+    """
 
     def register(run):
         SUBCOMMANDS[name] = Subcommand(run, usage, help)
@@ -190,7 +224,11 @@ def _usage() -> str:
 
 @magics_class
 class DoctorMagics(Magics):
-    """The ``%jaxmagic`` magic."""
+    """The ``%jaxmagic`` magic: ``%jaxmagic doctor on|off|status|last`` (``SUBCOMMANDS`` lists them all).
+
+    >>> sorted(DoctorMagics.magics["line"])
+    ['jaxmagic']
+    """
 
     @no_var_expand
     @line_magic

@@ -39,7 +39,13 @@ def _heading(diagnosis) -> str:
 
 
 def html(diagnosis) -> str:
-    """The diagnosis as a self-contained HTML card (scoped CSS, no JavaScript)."""
+    """The diagnosis as a self-contained HTML card (scoped CSS, no JavaScript).
+
+    >>> from jaxmagic.doctor import Diagnosis
+    >>> card = html(Diagnosis("traced-shape", explanation="`n` is <traced>.", fix="x[:n]"))
+    >>> 'data-pitfall="traced-shape"' in card, "<code>n</code> is &lt;traced&gt;." in card
+    (True, True)
+    """
     severity = "warning" if diagnosis.severity == "warning" else "error"
     parts = [
         f'<div class="{theme.ROOT_CLASS} jm-diagnosis" data-pitfall="{escape(diagnosis.pitfall)}" data-severity="{severity}">',
@@ -79,7 +85,16 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 
 def text(diagnosis, *, color: bool = False) -> str:
-    """The diagnosis as terminal text (ANSI colours with ``color=True``)."""
+    """The diagnosis as terminal text (ANSI colours with ``color=True``).
+
+    >>> from jaxmagic.doctor import Diagnosis
+    >>> print(text(Diagnosis("traced-shape", explanation="`n` is traced.", fix="x[:n]")))
+    jaxmagic doctor · error: A size or slice that depends on a traced value [traced-shape]
+      `n` is traced.
+      Fix:
+        x[:n]
+      docs/pitfalls.md#traced-shape
+    """
 
     def code(snippet: str) -> str:
         if color:
