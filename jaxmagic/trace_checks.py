@@ -398,21 +398,47 @@ def _numpy_file(filename: str) -> bool:
     return f"{os.sep}numpy{os.sep}" in filename
 
 
+def _reads_numpy(function: types.FunctionType) -> bool:
+    """True when the function reads a global that is NumPy or comes from it (``np``, ``mean``)."""
+    for load in _global_loads(function):
+        value = function.__globals__.get(load.name)
+        module = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+        if value is not None and (module == "numpy" or str(module).startswith("numpy.") or type(value).__name__ == "ufunc"):
+            return True
+    return False
+
+
 def _numpy_uses(closed_jaxpr: Any) -> Iterator[tuple[str, int, str]]:
     """``(file, line, numpy function)`` for each equation that a NumPy function made from user code."""
     from jaxmagic.listing import sub_jaxprs
+
+    kinds: dict[str, str] = {}  # file name -> "jax", "numpy", "user" or "other", worked out once each
+
+    def kind(filename: str) -> str:
+        found = kinds.get(filename)
+        if found is None:
+            if _jax_private.is_jax_internal_file(filename):
+                found = "jax"
+            elif _numpy_file(filename):
+                found = "numpy"
+            else:
+                found = "user" if clues.is_user_file(filename) else "other"
+            kinds[filename] = found
+        return found
 
     stack = [getattr(closed_jaxpr, "jaxpr", closed_jaxpr)]
     while stack:
         jaxpr = stack.pop()
         for eqn in jaxpr.eqns:
-            frames = [f for f in _jax_private.traceback_frames(eqn.source_info) if not _jax_private.is_jax_internal_file(f[0])]
             numpy_function = None
-            for file, line, function in frames:  # innermost first
-                if _numpy_file(file):
+            for file, line, function in _jax_private.traceback_frames(eqn.source_info):  # innermost first
+                where = kind(file)
+                if where == "jax":
+                    continue
+                if where == "numpy":
                     numpy_function = function.rsplit(".", 1)[-1]  # the outermost NumPy frame names the call
                     continue
-                if numpy_function is not None and clues.is_user_file(file):
+                if numpy_function is not None and where == "user":
                     yield file, line, numpy_function
                 break
             stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
@@ -431,6 +457,8 @@ def numpy_on_tracers(functions, closed_jaxpr: Any, cell_namer: CellNamer) -> lis
     """
     import jax.numpy as jnp
 
+    if not any(_reads_numpy(function) for function in functions):
+        return []  # no NumPy in sight: no need to walk every equation's traceback
     by_file = {}
     for function in functions:
         for code in _codes(function.__code__):
