@@ -89,11 +89,24 @@ def user_function_inside(fun):
     return None
 
 
+def is_jaxmagics_own(fun) -> bool:
+    """A function jaxmagic itself jits: ``%jitcompare``'s fresh timing wrappers, or any function
+    written in jaxmagic's files. What it compiles is jaxmagic's measurement, not the user's code."""
+    try:
+        from jaxmagic.modes import is_timing_wrapper
+    except ImportError:  # %jitcompare's engine is optional to this one
+        is_timing_wrapper = None
+    if is_timing_wrapper is not None and is_timing_wrapper(fun):
+        return True
+    code = getattr(fun, "__code__", None)
+    return code is not None and is_jaxmagic_file(code.co_filename)
+
+
 def is_internal(fun) -> bool:
     """JAX's own compilations (an eager primitive, a ``jnp`` helper) and jaxmagic's own wrappers."""
     if fun is None:
         return False
-    if _jax_private.is_primitive_wrapper(fun):
+    if _jax_private.is_primitive_wrapper(fun) or is_jaxmagics_own(fun):
         return True
     code = getattr(innermost(fun), "__code__", None)
     if code is None:

@@ -30,8 +30,8 @@ from typing import Iterator
 from jaxmagic import _jax_private
 from jaxmagic.explanations import TRACING_MISS, explained_function, is_explanation
 from jaxmagic.recompiles import DEFAULT_CAPACITY, RecompileEvent, RecompileLog
-from jaxmagic.attribution import (attributed_to, base_name, decide_causes, is_internal, persistent_cache_in_use,
-                                  signature_or_none, stack_frames, user_function_inside)
+from jaxmagic.attribution import (attributed_to, base_name, decide_causes, is_internal, is_jaxmagics_own,
+                                  persistent_cache_in_use, signature_or_none, stack_frames, user_function_inside)
 from jaxmagic.differences import nearest
 from jaxmagic.signatures import CallSignature, function_identity
 from jaxmagic.sources import CellNamer, no_cells, pick_user_frame, source_line
@@ -336,7 +336,8 @@ class _Hub:
         raw = explanations.get(id(fun)) if fun is not None else None
         raw = raw or explanations.get(base)
         internal = is_internal(fun)
-        user_function = user_function_inside(fun) if internal and not _jax_private.is_primitive_wrapper(fun) else None
+        jax_wrapper = internal and not _jax_private.is_primitive_wrapper(fun) and not is_jaxmagics_own(fun)
+        user_function = user_function_inside(fun) if jax_wrapper else None
         if user_function is not None:  # e.g. pmap: JAX jits its own wrapper of the user's function
             internal = False
         shown = user_function if user_function is not None else fun

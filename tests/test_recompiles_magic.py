@@ -347,3 +347,14 @@ def test_a_trailing_semicolon_hides_the_cells_value(run):
     run("@jax.jit\ndef quiet(x):\n    return x + 1").assert_ok()
     assert run("%%recompiles\nquiet(jnp.ones(2));").assert_ok().result is None
     assert run("%%recompiles\nquiet(jnp.ones(2))").assert_ok().result is not None
+
+
+def test_jitcompare_measurements_are_not_counted_as_the_users_recompilations(ip, run):
+    run("@jax.jit\ndef timed(x):\n    return x * 2 + 1\nv = jnp.ones(8)\ntimed(v)").assert_ok()
+    run("%recompiles on").assert_ok()
+    run("%jitcompare -n 2 -r 2 --plain timed(v)").assert_ok()
+    assert session(ip).log.total == 0, session(ip).log.events
+    run("%recompiles on --all").assert_ok()
+    run("%jitcompare -n 2 -r 2 --plain timed(v)").assert_ok()
+    timing = [e for e in session(ip).log.events if e.function == "timed"]
+    assert timing and all(e.internal for e in timing), "shown with --all, marked as not the user's"
