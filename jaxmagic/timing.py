@@ -66,14 +66,15 @@ def compare(
     every mode's result matches eager's. A Ctrl-C stops the timing: the report holds what was
     measured and says so.
     """
-    chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol)
+    chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol,
+                            split=split)
     session = _Session(call, chosen, repeat=int(repeat), loops=None if loops is None else int(loops),
                        budget=float(budget), split=split, rtol=rtol, atol=atol)
     return session.run()
 
 
 def check_settings(*, modes=None, repeat=DEFAULT_REPEAT, loops=None, budget=DEFAULT_BUDGET_S,
-                   rtol=None, atol=None) -> tuple[str, ...]:
+                   rtol=None, atol=None, split=None) -> tuple[str, ...]:
     """A ``UsageProblem`` for any setting ``compare`` cannot use; the modes chosen otherwise.
 
     >>> check_settings(modes="jit,eager", loops=10)
@@ -95,7 +96,14 @@ def check_settings(*, modes=None, repeat=DEFAULT_REPEAT, loops=None, budget=DEFA
         if value is not None and not value >= 0:
             raise UsageProblem(f"%jitcompare: {flag} must be zero or positive, not {value}.",
                                example=f"%jitcompare {flag} 1e-3 f(x)")
-    return mode_setup.parse_modes(modes)
+    chosen = mode_setup.parse_modes(modes)
+    if split is not None and not set(chosen) & set(mode_setup.MULTI_DEVICE_MODES):
+        raise UsageProblem(
+            f"%jitcompare: --split chooses the arguments that sharded and pmap spread over the devices, "
+            f"and the modes asked for ({', '.join(chosen)}) include neither.",
+            example="%jitcompare --modes eager,jit,sharded --split batch step(params, batch)",
+        )
+    return chosen
 
 
 @dataclass

@@ -39,6 +39,7 @@ CASES = [
                                        "XLA_FLAGS=--xla_force_host_platform_device_count=8", "before JAX starts"]),
     ("%jitcompare --modes eager,sharded f(x)", ["`sharded` spreads the work", "XLA_FLAGS="]),
     ("%jitcompare --bogus f(x)", ["unrecognized arguments: --bogus"]),
+    ("%jitcompare --split x f(x)", ["--split chooses the arguments that sharded and pmap spread", "include neither"]),
 ]
 
 

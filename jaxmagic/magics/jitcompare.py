@@ -53,13 +53,13 @@ class JitCompareMagics(Magics):
         found = None
         with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb):
             settings = dict(modes=options.modes, repeat=options.repeat, loops=options.loops,
-                            budget=options.budget, rtol=options.rtol, atol=options.atol)
+                            budget=options.budget, rtol=options.rtol, atol=options.atol, split=options.split)
             check_settings(**settings)  # before the cell runs: bad options leave the namespace alone
             found = common.find_call(
                 self.shell, line_call=call_text, cell=cell, magic="jitcompare", magic_line=line,
                 static=options.static, local_ns=local_ns,
             )
-            report = compare(found.call, split=options.split, **settings)
+            report = compare(found.call, **settings)
         if not options.quiet:
             common.show(self.shell, report, plain=options.plain, text=render.text)
         if options.output:
