@@ -398,6 +398,15 @@ def nodes_in(tree: ast.AST, kind=ast.AST) -> Iterator[ast.AST]:
     return (n for n in ast.walk(tree) if isinstance(n, kind))
 
 
+def _around(tree: ast.AST, line: int) -> ast.AST:
+    """The top-level statement of a module holding ``line`` (the module itself otherwise): what
+    the searches below walk, so that their cost is that of one function, not of a whole file."""
+    for node in getattr(tree, "body", []) if isinstance(tree, ast.Module) else []:
+        if node.lineno <= line <= node.end_lineno:
+            return node
+    return tree
+
+
 def node_at(tree: ast.AST, span: Span | None, kind=ast.expr) -> ast.AST | None:
     """The node of ``kind`` exactly at ``span``; else the smallest one that contains it.
 
@@ -408,7 +417,7 @@ def node_at(tree: ast.AST, span: Span | None, kind=ast.expr) -> ast.AST | None:
     if span is None:
         return None
     exact, containing = None, None
-    for node in ast.walk(tree):
+    for node in ast.walk(_around(tree, span.line)):
         if not isinstance(node, kind) or getattr(node, "end_lineno", None) is None:
             continue
         node_span = Span.of(node)
@@ -430,7 +439,7 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     ('If', 'Assign')
     """
     found = None
-    for node in ast.walk(tree):
+    for node in ast.walk(_around(tree, line)):
         if isinstance(node, ast.stmt) and node.lineno <= line <= node.end_lineno:
             if found is None or Span.of(found).contains(Span.of(node)):
                 found = node
@@ -447,7 +456,7 @@ def enclosing(tree: ast.AST, target: ast.AST, kind) -> ast.AST | None:
     """
     found = None
     span = Span.of(target)
-    for node in ast.walk(tree):
+    for node in ast.walk(_around(tree, span.line)):
         if isinstance(node, kind) and getattr(node, "end_lineno", None) is not None and node is not target:
             if Span.of(node).contains(span) and (found is None or Span.of(found).contains(Span.of(node))):
                 found = node
