@@ -54,11 +54,13 @@ def _signature(fn: Any) -> inspect.Signature | None:
 def _jitted_callee(case, frame: UserFrame) -> tuple[ast.Call | None, Any]:
     """The call at the frame's position and the ``jax.jit`` object it calls (or ``case.fn``)."""
     call = case.expression(frame, ast.Call)
-    callee = frame.resolve(call.func) if isinstance(call, ast.Call) else MISSING
-    if callee is MISSING and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-        owner = frame.resolve(call.func.value) if isinstance(call.func.value, ast.Name) else MISSING
-        owner = frame.lookup(call.func.value.id) if isinstance(call.func.value, ast.Name) else owner
-        callee = inspect.getattr_static(owner, call.func.attr, MISSING) if owner is not MISSING else MISSING
+    callee = MISSING
+    if isinstance(call, ast.Call):
+        callee = frame.resolve(call.func)
+        if callee is MISSING and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name):
+            # model.step(...): looked up statically, so that a property of the user's object does not run here
+            owner = frame.lookup(call.func.value.id)
+            callee = inspect.getattr_static(owner, call.func.attr, MISSING) if owner is not MISSING else MISSING
     if not _jax_private.is_jitted(callee) and case.fn is not None and _jax_private.is_jitted(case.fn):
         callee = case.fn
     return (call if isinstance(call, ast.Call) else None), callee
