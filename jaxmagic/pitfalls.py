@@ -195,7 +195,7 @@ def function_source(case: Case, frame: UserFrame, edits: list[rewrites.Edit]) ->
     else:
         lines = [e.span.line for e in edits] + [e.span.end_line for e in edits]
         first, last = (min(lines), max(lines)) if lines else (frame.line, frame.line)
-    return rewrites.with_edits(parsed.lines, first, last, edits)
+    return rewrites.with_edits(parsed.lines, first, last, edits, show=[frame.line])
 
 
 def static_fix(case: Case, names: list[str]) -> str | None:
@@ -234,7 +234,7 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     first, last = rewrites.function_first_line(fnode), fnode.end_lineno
     use = rewrites.decorator_jit(fnode, frame.lookup)
     if use is not None:
-        return rewrites.with_edits(parsed.lines, first, last, [rewrites.add_static_edit(use, names, parsed.lines, jn.jit)])
+        return rewrites.with_edits(parsed.lines, first, last, [rewrites.add_static_edit(use, names, parsed.lines, jn.jit)], show=[frame.line])
     elsewhere = _jit_written_elsewhere(case, fnode.name)
     if elsewhere is not None:
         where, stmt, use = elsewhere
@@ -244,7 +244,7 @@ def static_fix(case: Case, names: list[str]) -> str | None:
         f"{jn.jit}(static_argnames={value})" if rewrites.jit_takes_options_alone()
         else f"functools.partial({jn.jit}, static_argnames={value})"
     )
-    return rewrites.with_edits(parsed.lines, first, last, [rewrites.insert_decorator_edit(fnode, decorator)])
+    return rewrites.with_edits(parsed.lines, first, last, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line])
 
 
 def _jit_written_elsewhere(case: Case, function_name: str):

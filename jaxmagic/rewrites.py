@@ -39,11 +39,13 @@ def _char_col(line: str, byte_col: int) -> int:
     return len(line.encode()[:byte_col].decode(errors="ignore"))
 
 
-def with_edits(lines: Sequence[str], first: int, last: int, edits: Iterable[Edit], *, elide: bool = True) -> str:
+def with_edits(lines: Sequence[str], first: int, last: int, edits: Iterable[Edit], *, elide: bool = True,
+               show: Iterable[int] = ()) -> str:
     """Lines ``first..last`` (1-based, inclusive) with ``edits`` applied, dedented.
 
     Lines left empty by a deletion go; a result longer than ``MAX_FIX_LINES`` keeps the first
-    lines (decorators, ``def``) and the changed ones, ``...`` standing for the rest.
+    lines (decorators, ``def``), the changed ones and the lines ``show`` names (the user's failing
+    line, say), ``...`` standing for the rest.
 
     >>> lines = ("def f(x):", "    print(x)", "    return x")
     >>> print(with_edits(lines, 1, 3, [Edit(Span(2, 2, 4, 12), "")]))
@@ -52,6 +54,7 @@ def with_edits(lines: Sequence[str], first: int, last: int, edits: Iterable[Edit
     """
     region = [str(line) for line in lines[first - 1:last]]
     changed: set[int] = set()  # region line indexes holding new text
+    shown = {line - first for line in show if first <= line <= last}  # region indexes to keep in view
     for edit in sorted(edits, key=lambda e: (e.span.line, e.span.col), reverse=True):
         start, end = edit.span.line - first, edit.span.end_line - first
         head_line, tail_line = region[start], region[end]
@@ -72,9 +75,10 @@ def with_edits(lines: Sequence[str], first: int, last: int, edits: Iterable[Edit
         shift = len(new_lines) - removed
         changed = {i if i < start else i + shift for i in changed if i < start or i > end}
         changed.update(range(start, start + len(new_lines)))
+        shown = {i if i < start else i + shift for i in shown if i < start or i > end}
     keep = [(i, line) for i, line in enumerate(region) if line.strip() or i not in changed]
     text_lines = [line for _, line in keep]
-    changed_positions = [n for n, (i, _) in enumerate(keep) if i in changed]
+    changed_positions = [n for n, (i, _) in enumerate(keep) if i in changed or i in shown]
     if elide and len(text_lines) > MAX_FIX_LINES:
         text_lines = _elide(text_lines, changed_positions)
     return textwrap.dedent("\n".join(text_lines)).strip("\n")

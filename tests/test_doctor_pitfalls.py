@@ -593,3 +593,22 @@ def test_a_length_computed_from_the_data_is_masked_not_converted():
     apply(found.fix, ns)
     expected = np.where(np.arange(6)[:, None] < 3, np.full((6, 2), 0.25), 0)
     np.testing.assert_allclose(ns["head"](np.ones((6, 2), np.float32) / 4), expected)
+
+
+def test_a_long_function_is_shown_around_the_change_only():
+    body = "\n".join(f"    x = x + {i}" for i in range(30))
+    source = f"""
+@jax.jit
+def long_one(x, flag):
+{body}
+    if flag:
+        return x
+    return -x
+"""
+    found, ns, _ = diagnosed(source, "long_one(x, True)", x=X)
+    lines = found.fix.splitlines()
+    assert lines[:2] == ['@jax.jit(static_argnames=("flag",))', "def long_one(x, flag):"]
+    assert "    ..." in lines and len(lines) < 12
+    assert "    if flag:" in lines  # the line that failed stays in view
+    changed = found.alternatives[0][1]
+    assert "return jax.lax.cond(flag, lambda: x, lambda: -x)" in changed and "    ..." in changed.splitlines()
