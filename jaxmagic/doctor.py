@@ -191,7 +191,9 @@ class PrintedText:
         return self._buffer.getvalue()
 
 
-class _Tee(io.TextIOBase):
+class _Tee:
+    """Writes to the real stream and to a copy; everything else is the real stream's (encoding...)."""
+
     def __init__(self, target, copy: io.StringIO):
         self._target, self._copy = target, copy
 
