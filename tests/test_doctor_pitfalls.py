@@ -612,3 +612,32 @@ def long_one(x, flag):
     assert "    if flag:" in lines  # the line that failed stays in view
     changed = found.alternatives[0][1]
     assert "return jax.lax.cond(flag, lambda: x, lambda: -x)" in changed and "    ..." in changed.splitlines()
+
+
+def test_static_names_are_merged_into_a_partial_jit_decorator():
+    source = """
+    from functools import partial
+
+    @partial(jax.jit, static_argnames=("mode",))
+    def scale(x, mode, n):
+        if n > 2:
+            return x * mode
+        return x
+    """
+    found, ns, _ = diagnosed(source, "scale(x, 2, 3)", x=X)
+    assert found.fix.startswith('@partial(jax.jit, static_argnames=("mode", "n"))')
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["scale"](X, 2, 3), X * 2)
+
+
+def test_jit_written_at_the_call_site_gets_the_static_argument_there():
+    source = """
+    def sign(x, n):
+        if n > 2:
+            return x
+        return -x
+    """
+    found, ns, _ = diagnosed(source, "y = jax.jit(sign)(x, 3)", x=X)
+    assert found.fix == 'y = jax.jit(sign, static_argnames=("n",))(x, 3)'
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["y"], X)
