@@ -23,7 +23,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax
 import jax.numpy as jnp
 
-from jaxmagic.causes import Cause
+from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles import RecompileEvent, RecompileLog
 from jaxmagic.render import recompiles as render
 from jaxmagic.sources import SourceLine

@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxmagic import clues
+from jaxmagic.doctor import clues
 
 
 def raised(fn, *args):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jaxmagic
-from jaxmagic import agreement, footprint, modes, stopwatch
+from jaxmagic.timing import agreement, footprint, modes, stopwatch
 from jaxmagic.call import Call
 from jaxmagic.errors import UsageProblem
 from jaxmagic.timing import Timing, _timing_warnings, break_even, compare

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from jaxmagic.comparison import Comparison, CompileCost, Timing
+from jaxmagic.timing.comparison import Comparison, CompileCost, Timing
 from jaxmagic.render import comparison as render
 
 

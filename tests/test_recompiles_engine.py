@@ -19,9 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmagic import watch
+from jaxmagic.recompiles import watch
 from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog
-from jaxmagic.watch import watch_recompiles
+from jaxmagic.recompiles.watch import watch_recompiles
 
 
 def kinds(log, function=None):

@@ -14,7 +14,9 @@ import jax
 import pytest
 from conftest import assert_no_internals
 
-from jaxmagic import _jax_private, watch
+from jaxmagic import _jax_private
+
+from jaxmagic.recompiles import watch
 from jaxmagic.magics import recompiles as magic_module
 from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog
 

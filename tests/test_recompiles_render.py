@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from jaxmagic.causes import CAUSE_KINDS, Cause
-from jaxmagic.explanations import argument_for_path, parse_explanation
+from jaxmagic.recompiles.causes import CAUSE_KINDS, Cause
+from jaxmagic.recompiles.explanations import argument_for_path, parse_explanation
 from jaxmagic.recompiles import RecompileEvent, RecompileLog
 from jaxmagic.render import recompiles as render
 from jaxmagic.render.panel import ALL, RecompilePanel
@@ -293,7 +293,7 @@ def test_jax_explanations_become_causes(name, expected):
 def test_input_paths_become_parameter_names_with_the_calls_signature():
     import jax.numpy as jnp
 
-    from jaxmagic.signatures import describe_call
+    from jaxmagic.recompiles.signatures import describe_call
 
     def f(x, n, params):
         return x
@@ -311,8 +311,8 @@ def test_distance_counts_what_differences_lists():
 
     import jax.numpy as jnp
 
-    from jaxmagic.differences import differences, distance
-    from jaxmagic.signatures import describe_call
+    from jaxmagic.recompiles.differences import differences, distance
+    from jaxmagic.recompiles.signatures import describe_call
 
     def f(x, params, n=1, *, mode="a"):
         return x

@@ -2,7 +2,7 @@
 
 ``%%recompiles [FN ...]`` runs the cell and reports each compilation in it; ``%recompiles on``
 watches the whole session in a live panel (``off``, ``clear``, ``show [FN]``). The engine is
-``jaxmagic.watch`` / ``jaxmagic.recompiles``; this module only wires it to the shell.
+``jaxmagic.recompiles.watch`` / ``jaxmagic.recompiles``; this module only wires it to the shell.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from jaxmagic.report import Report
-from jaxmagic.stopwatch import CompileCost
+from jaxmagic.timing.stopwatch import CompileCost
 
 __all__ = ["Comparison", "CompileCost", "Timing", "break_even"]
 

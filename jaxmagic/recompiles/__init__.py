@@ -1,7 +1,7 @@
 """Every compilation of a watched scope, with its causes: ``RecompileEvent`` and ``RecompileLog``.
 
 A ``RecompileLog`` collects the ``RecompileEvent`` of each compilation while it watches (see
-``jaxmagic.watch``): which function compiled, where it was called, how long tracing, lowering and
+``jaxmagic.recompiles.watch``): which function compiled, where it was called, how long tracing, lowering and
 XLA took, and why it compiled again (``Cause`` objects naming the parameter that changed). The log
 is a bounded ring buffer; its ``counts`` keep counting past it. When one function keeps compiling
 for the same cause, ``headlines`` says so with the fix.
@@ -30,9 +30,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from jaxmagic.causes import CAUSE_KINDS, Cause, repeated_headline
+from jaxmagic.recompiles.causes import CAUSE_KINDS, Cause, repeated_headline
 from jaxmagic.report import Report
-from jaxmagic.differences import changed_axes
+from jaxmagic.recompiles.differences import changed_axes
 from jaxmagic.sources import CellNamer, SourceLine, no_cells
 
 __all__ = ["Cause", "CAUSE_KINDS", "RecompileEvent", "RecompileLog", "RecompileLimitExceeded"]
@@ -324,14 +324,14 @@ class RecompileLog(Report):
     # -- watching --------------------------------------------------------------------------------
     def start(self) -> "RecompileLog":
         """Start receiving compilations (JAX's listeners are installed while any log watches)."""
-        from jaxmagic import watch
+        from jaxmagic.recompiles import watch
 
         watch.attach(self)
         return self
 
     def stop(self) -> "RecompileLog":
         """Stop receiving compilations; when no log watches any more, JAX is left as it was."""
-        from jaxmagic import watch
+        from jaxmagic.recompiles import watch
 
         watch.detach(self)
         return self

@@ -7,7 +7,7 @@ signatures, the one with the fewest differences: that is what a new compilation 
 against.
 
 >>> import jax.numpy as jnp
->>> from jaxmagic.signatures import describe_call
+>>> from jaxmagic.recompiles.signatures import describe_call
 >>> def f(x, n):
 ...     return x * n
 >>> before = describe_call(f, (jnp.ones(3), 2), {}, static_argnums=(1,))
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from jaxmagic.causes import Cause, advice_for
-from jaxmagic.signatures import CallSignature, LeafType, ParamSignature, shorten
+from jaxmagic.recompiles.causes import Cause, advice_for
+from jaxmagic.recompiles.signatures import CallSignature, LeafType, ParamSignature, shorten
 
 # ----------------------------------------------------------------------------------------------
 # Differences
@@ -247,7 +247,7 @@ def nearest(earlier: Sequence[CallSignature], now: CallSignature) -> tuple[CallS
     differences. ``(None, [])`` when there is nothing earlier.
 
     >>> import numpy as np
-    >>> from jaxmagic.signatures import describe_call
+    >>> from jaxmagic.recompiles.signatures import describe_call
     >>> def f(x):
     ...     return x
     >>> calls = [describe_call(f, (np.ones(n, dtype),), {}) for n, dtype in ((3, "f4"), (5, "i4"))]

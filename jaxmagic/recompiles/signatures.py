@@ -4,7 +4,7 @@
 how it was passed, its static value or its pytree structure and leaf types (shape, dtype, weak
 type, device or sharding); plus the jit options and JAX's tracing configuration. A signature
 holds no reference to the user's arrays, and only a weak one to the function. What differs
-between two signatures is ``jaxmagic.differences``' job.
+between two signatures is ``jaxmagic.recompiles.differences``' job.
 
 >>> import jax.numpy as jnp
 >>> def f(x, n):

@@ -23,11 +23,11 @@ import warnings as python_warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from jaxmagic import agreement, footprint, modes as mode_setup, stopwatch
+from jaxmagic.timing import agreement, footprint, modes as mode_setup, stopwatch
 from jaxmagic.call import Call
-from jaxmagic.comparison import Comparison, CompileCost, Timing, break_even
+from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.stopwatch import TIMER
+from jaxmagic.timing.stopwatch import TIMER
 
 DEFAULT_REPEAT = 7
 DEFAULT_BUDGET_S = 6.0

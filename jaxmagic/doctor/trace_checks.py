@@ -20,8 +20,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from jaxmagic import _jax_private, clues, rewrites, sources
-from jaxmagic.clues import Span
+from jaxmagic import _jax_private, sources
+
+from jaxmagic.doctor import clues, rewrites
+from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor import Diagnosis
 from jaxmagic.sources import CellNamer
 

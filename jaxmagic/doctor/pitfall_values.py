@@ -9,10 +9,10 @@ import ast
 
 import jax
 
-from jaxmagic import clues, rewrites
-from jaxmagic.clues import MISSING, Span, UserFrame
+from jaxmagic.doctor import clues, rewrites
+from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 from jaxmagic.doctor import Diagnosis
-from jaxmagic.pitfalls import Case, cell_of, depends_on, function_source, plural, static_fix
+from jaxmagic.doctor.pitfalls import Case, cell_of, depends_on, function_source, plural, static_fix
 
 
 # numpy-in-jit
@@ -47,7 +47,7 @@ def numpy_in_jit(case: Case) -> Diagnosis | None:
     """``numpy-in-jit``: a NumPy (or SciPy) function called on a traced value.
 
     >>> import jax, jax.numpy as jnp, numpy as np
-    >>> from jaxmagic.pitfalls import Case
+    >>> from jaxmagic.doctor.pitfalls import Case
     >>> def smooth(x):
     ...     return np.exp(x) + 1
     >>> try:
@@ -204,7 +204,7 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
     or a Python list indexed by one.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.pitfalls import Case
+    >>> from jaxmagic.doctor.pitfalls import Case
     >>> def mean(x):
     ...     return x.sum().item() / 2
     >>> try:
@@ -255,7 +255,7 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
     size_use = _later_slice_by(case, frame, node)
     if size_use is not None:
         # k = int(x.sum()); x[:k]: a length from the data cannot be compiled; mask to it instead.
-        from jaxmagic.pitfall_shapes import mask_edits
+        from jaxmagic.doctor.pitfall_shapes import mask_edits
 
         sliced, statement = size_use
         masked = mask_edits(case, frame, sliced, statement, jn)
@@ -310,7 +310,7 @@ def formatted_print(case: Case) -> Diagnosis | None:
     cannot be formatted as a number, and the call would run only while tracing anyway.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.pitfalls import Case
+    >>> from jaxmagic.doctor.pitfalls import Case
     >>> def show(x):
     ...     print(f"sum {x.sum():.2f}")
     ...     return x
@@ -332,7 +332,7 @@ def formatted_print(case: Case) -> Diagnosis | None:
     call = node if isinstance(node, ast.Call) else clues.enclosing(parsed.tree, node, ast.Call)
     if joined is None or call is None:
         return None
-    from jaxmagic.trace_checks import debug_print_call
+    from jaxmagic.doctor.trace_checks import debug_print_call
 
     jn = case.names(frame)
     is_print = isinstance(call.func, ast.Name) and call.func.id == "print"

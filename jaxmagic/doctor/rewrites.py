@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from jaxmagic.clues import MISSING, Span
+from jaxmagic.doctor.clues import MISSING, Span
 
 MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
 
@@ -202,7 +202,7 @@ def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
     """
     import jax
 
-    from jaxmagic.clues import resolve
+    from jaxmagic.doctor.clues import resolve
 
     if resolve(node, lookup) is jax.jit:
         return JitUse(node, "bare", None)
@@ -276,7 +276,7 @@ def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit
 
 
 def _text(lines: Sequence[str], span: Span) -> str:
-    from jaxmagic.clues import segment
+    from jaxmagic.doctor.clues import segment
 
     return segment(tuple(lines), span)
 

@@ -10,10 +10,10 @@ import ast
 
 import jax
 
-from jaxmagic import branch_rewrites, clues, rewrites
-from jaxmagic.clues import Span, UserFrame
+from jaxmagic.doctor import branch_rewrites, clues, rewrites
+from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor import Diagnosis
-from jaxmagic.pitfalls import Case, cell_of, depends_on, function_source, kind_of, magic_hint, plural, static_fix
+from jaxmagic.doctor.pitfalls import Case, cell_of, depends_on, function_source, kind_of, magic_hint, plural, static_fix
 
 
 # python-control-flow
@@ -71,7 +71,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     """``python-control-flow``: ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.pitfalls import Case
+    >>> from jaxmagic.doctor.pitfalls import Case
     >>> def halve(x, n):
     ...     while n > 0:
     ...         x, n = x / 2, n - 1

@@ -16,8 +16,8 @@ import ast
 import textwrap
 from typing import Sequence
 
-from jaxmagic.clues import Span, segment
-from jaxmagic.rewrites import Edit
+from jaxmagic.doctor.clues import Span, segment
+from jaxmagic.doctor.rewrites import Edit
 
 
 def _src(lines: Sequence[str], node: ast.AST) -> str:

@@ -19,9 +19,9 @@ import weakref
 from typing import Callable
 
 from jaxmagic import _jax_private
-from jaxmagic.causes import Cause
-from jaxmagic.explanations import parse_explanation
-from jaxmagic.signatures import CallSignature, describe_call, function_identity, innermost
+from jaxmagic.recompiles.causes import Cause
+from jaxmagic.recompiles.explanations import parse_explanation
+from jaxmagic.recompiles.signatures import CallSignature, describe_call, function_identity, innermost
 from jaxmagic.sources import is_jaxmagic_file
 
 
@@ -93,7 +93,7 @@ def is_jaxmagics_own(fun) -> bool:
     """A function jaxmagic itself jits: ``%jitcompare``'s fresh timing wrappers, or any function
     written in jaxmagic's files. What it compiles is jaxmagic's measurement, not the user's code."""
     try:
-        from jaxmagic.modes import is_timing_wrapper
+        from jaxmagic.timing.modes import is_timing_wrapper
     except ImportError:  # %jitcompare's engine is optional to this one
         is_timing_wrapper = None
     if is_timing_wrapper is not None and is_timing_wrapper(fun):

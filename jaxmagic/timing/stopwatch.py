@@ -3,7 +3,7 @@ timed apart with the compile work JAX records during it, and loops are sized tim
 
 >>> import jax.numpy as jnp
 >>> from jaxmagic.call import Call
->>> from jaxmagic.modes import build
+>>> from jaxmagic.timing.modes import build
 >>> runner = build("jit", Call(jnp.cos, (jnp.ones(4),), {}))
 >>> first, output = first_call(runner)
 >>> first.compilations >= 1, first.first_call_s >= first.compile_s > 0

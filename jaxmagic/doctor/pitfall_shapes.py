@@ -9,10 +9,10 @@ import ast
 
 import jax
 
-from jaxmagic import branch_rewrites, clues, rewrites
-from jaxmagic.clues import MISSING, Span, UserFrame
+from jaxmagic.doctor import branch_rewrites, clues, rewrites
+from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 from jaxmagic.doctor import Diagnosis
-from jaxmagic.pitfalls import Case, cell_of, depends_on, function_source, magic_hint, plural, static_fix
+from jaxmagic.doctor.pitfalls import Case, cell_of, depends_on, function_source, magic_hint, plural, static_fix
 
 
 # traced-shape
@@ -34,7 +34,7 @@ def traced_shape(case: Case) -> Diagnosis | None:
     """``traced-shape``: a size, slice bound, ``range()`` count or mask from a traced value.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.pitfalls import Case
+    >>> from jaxmagic.doctor.pitfalls import Case
     >>> def zeros_like_n(x, n):
     ...     return jnp.zeros(n)
     >>> try:

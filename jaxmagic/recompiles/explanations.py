@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from jaxmagic.causes import Cause
+from jaxmagic.recompiles.causes import Cause
 
 TRACING_MISS = "TRACING CACHE MISS"
 # Messages JAX logs at WARNING only because jax_explain_cache_misses is on.

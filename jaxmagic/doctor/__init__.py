@@ -140,7 +140,7 @@ def diagnose(exception: BaseException, fn: Callable | None = None, *, cell_namer
     True
     """
     try:
-        from jaxmagic import pitfalls
+        from jaxmagic.doctor import pitfalls
 
         return pitfalls.recognise(exception, fn, cell_namer or _cell_namer)
     except Exception:
@@ -168,7 +168,7 @@ def observe_trace(
     ['baked-global']
     """
     try:
-        from jaxmagic import trace_checks
+        from jaxmagic.doctor import trace_checks
 
         fn = getattr(call_or_fn, "function", None) or call_or_fn
         return trace_checks.observe(fn, closed_jaxpr, printed_text, cell_namer or _cell_namer)

@@ -11,8 +11,10 @@ import ast
 
 import jax
 
-from jaxmagic import clues, rewrites, sources
-from jaxmagic.clues import Span
+from jaxmagic.doctor import clues, rewrites
+
+from jaxmagic import sources
+from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor import Diagnosis
 
 _STORE_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
@@ -85,7 +87,7 @@ def tracer_leak(case) -> Diagnosis | None:
     """``tracer-leak``: a traced value stored outside its function, used after the trace.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.pitfalls import Case
+    >>> from jaxmagic.doctor.pitfalls import Case
     >>> kept = []
     >>> @jax.jit
     ... def step(x):

@@ -14,8 +14,10 @@ import os
 import re
 from typing import Any, Callable
 
-from jaxmagic import _jax_private, clues, rewrites
-from jaxmagic.clues import MISSING, ParsedSource, UserFrame
+from jaxmagic import _jax_private
+
+from jaxmagic.doctor import clues, rewrites
+from jaxmagic.doctor.clues import MISSING, ParsedSource, UserFrame
 from jaxmagic.doctor import Diagnosis
 from jaxmagic.errors import UserCodeError
 from jaxmagic.sources import CellNamer, SourceLine
@@ -356,7 +358,7 @@ def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNam
     >>> recognise(KeyError("k"), None, lambda filename: None) is None
     True
     """
-    from jaxmagic import pitfall_calls, pitfall_control_flow, pitfall_leak, pitfall_shapes, pitfall_values
+    from jaxmagic.doctor import pitfall_calls, pitfall_control_flow, pitfall_leak, pitfall_shapes, pitfall_values
 
     recognisers = (
         pitfall_calls.unhashable_static,

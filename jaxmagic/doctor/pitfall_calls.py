@@ -16,10 +16,12 @@ from typing import Any
 
 import jax
 
-from jaxmagic import _jax_private, clues, rewrites, sources
-from jaxmagic.clues import MISSING, ParsedSource, Span, UserFrame
+from jaxmagic import _jax_private, sources
+
+from jaxmagic.doctor import clues, rewrites
+from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, UserFrame
 from jaxmagic.doctor import Diagnosis
-from jaxmagic.pitfalls import cell_of
+from jaxmagic.doctor.pitfalls import cell_of
 
 MAX_SEARCHED_FILES = 60  # cells and files searched for the call that donated an array
 MAX_SEARCHED_LINES = 5000
@@ -99,7 +101,7 @@ def unhashable_static(case) -> Diagnosis | None:
     """``unhashable-static``: a list, dict or array passed where ``jax.jit`` expects a static value.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.pitfalls import Case
+    >>> from jaxmagic.doctor.pitfalls import Case
     >>> tile = jax.jit(lambda x, reps: jnp.tile(x, reps), static_argnums=1)
     >>> try:
     ...     tile(jnp.ones(2), [2])
@@ -267,7 +269,7 @@ def donated_buffer(case) -> Diagnosis | None:
     """``donated-buffer``: an array read after it was donated to a jitted function.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.pitfalls import Case
+    >>> from jaxmagic.doctor.pitfalls import Case
     >>> step = jax.jit(lambda p: p * 2, donate_argnums=0)
     >>> p = jnp.ones(2)
     >>> try:
