@@ -52,9 +52,54 @@ def test_every_jaxpr_magic_showed_its_view(executed_tour):
     assert "<details" in by_source["%jaxpr good_activation(x, True)"]
 
 
+def _cell(notebook, starts_with):
+    matches = [c for c in notebook.cells if c.cell_type == "code" and c.source.lstrip().startswith(starts_with)]
+    assert matches, f"no cell starts with {starts_with!r}"
+    return matches[0]
+
+
+def _all_outputs_html(cell):
+    return "".join(_html_outputs(cell))
+
+
+def test_the_traps_fail_with_the_doctors_card(executed_tour):
+    expected = {
+        "@jit\ndef bad_activation": "python-control-flow",
+        "@jit\ndef bad_example": "traced-shape",
+        "from functools import partial\n\n@partial(jax.jit, static_argnums": "unhashable-static",
+        "new_weights = sgd_update": "donated-buffer",
+    }
+    for start, pitfall in expected.items():
+        cell = _cell(executed_tour, start)
+        assert "raises-exception" in cell.metadata.get("tags", [])
+        assert any(o.output_type == "error" for o in cell.outputs), start
+        assert f'data-pitfall="{pitfall}"' in _all_outputs_html(cell), start
+    warning = _all_outputs_html(_cell(executed_tour, "%jaxpr train_step"))
+    assert 'data-pitfall="print-side-effect"' in warning and 'data-severity="warning"' in warning
+
+
+def test_jitcompare_cells_show_tables_with_every_mode(executed_tour):
+    html = _all_outputs_html(_cell(executed_tour, "%jitcompare --modes eager,jit,sharded,pmap"))
+    assert "jm-comparison" in html and "<svg" in html
+    for mode in ("eager", "jit", "sharded", "pmap"):
+        assert f">{mode}<" in html, mode
+    donation = _all_outputs_html(_cell(executed_tour, "%jitcompare --budget 2 sgd_update"))
+    assert "aliased (donated)" in donation and "256.0 KiB" in donation
+
+
+def test_recompiles_cells_name_the_causes(executed_tour):
+    static = _all_outputs_html(_cell(executed_tour, "%%recompiles\nprocess_lidar"))
+    assert "jm-cause-static_value" in static and "num_points" in static
+    shown = _all_outputs_html(_cell(executed_tour, "%recompiles show step"))
+    assert "jm-cause-shape" in shown and "jm-cause-dtype" in shown
+    assert shown.count("jm-cause-shape") >= 4  # four batch sizes, then one bucket
+
+
 def test_html_export_keeps_the_highlighting_and_the_nested_blocks(executed_tour):
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(executed_tour)
     assert ".jaxmagic .jm-tnf" in body  # the scoped stylesheet survives
     assert '<span class="jm-tnf">dot_general</span>' in body
     assert '<details class="jm-nested">' in body
+    assert "jm-recompile-log" in body and "jm-cause-shape" in body  # the recompile table survives export
+    assert "jm-comparison" in body and "jm-diagnosis" in body
     assert "<script" not in body.split("jm-jaxpr-report", 1)[1].split("</div></div>", 1)[0]
