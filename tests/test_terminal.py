@@ -34,3 +34,18 @@ def test_jaxpr_in_a_dumb_terminal_is_plain_text():
 def test_no_color_is_honoured():
     out = terminal_session("%jaxpr jnp.sin(x)", TERM="xterm-256color", NO_COLOR="1")
     assert "    b:f32[3] = sin a" in out
+
+
+def test_jitcompare_in_a_terminal_prints_an_aligned_table():
+    out = terminal_session("%jitcompare -n 3 -r 2 jnp.sin(x)", TERM="dumb")
+    rows = [line for line in out.splitlines() if line.startswith(("eager ", "jit "))]
+    assert len(rows) >= 2, out
+    header = next(line for line in out.splitlines() if line.startswith("mode "))
+    assert header.index("median") < header.index("best") < header.index("worst")
+    assert "jit pays off after" in out or "never" in out
+
+
+def test_doctor_in_a_terminal_explains_a_trap_in_a_magic():
+    out = terminal_session("%jaxpr (lambda v: v if v.sum() > 0 else -v)(x)", TERM="dumb")
+    assert "jaxmagic doctor" in out and "python-control-flow" in out
+    assert "jaxmagic/" not in out

@@ -77,6 +77,9 @@ STYLESHEET = f"""
   border-bottom:1px solid var(--jp-border-color2,#e0e0e0)}}
 .{ROOT_CLASS} table.jm-table th:first-child,.{ROOT_CLASS} table.jm-table td:first-child{{text-align:left}}
 .{ROOT_CLASS} table.jm-table th{{font-weight:600;color:var(--jp-content-font-color1,#212121)}}
+.{ROOT_CLASS} table.jm-modes :is(th,td),.{ROOT_CLASS} table.jm-first-calls :is(th,td),
+.{ROOT_CLASS} table.jm-memory :is(th,td),.{ROOT_CLASS} table.jm-cost :is(th,td){{white-space:nowrap}}
+.{ROOT_CLASS} table.jm-first-calls th:last-child{{white-space:normal}}
 .{ROOT_CLASS} .jm-card{{border:1px solid var(--jp-border-color1,#bdbdbd);border-left:4px solid var(--jp-warn-color0,#bf360c);
   border-radius:3px;padding:6px 10px;margin:4px 0;background:var(--jp-layout-color1,#fff)}}
 .{ROOT_CLASS} .jm-card h4{{margin:0 0 4px 0;font-size:var(--jp-ui-font-size2,15px)}}

@@ -23,6 +23,8 @@ import nbformat
 import pytest
 
 ARTIFACTS = pathlib.Path(__file__).resolve().parent.parent / "artifacts"
+# With JAXMAGIC_UPDATE_DOCS_IMAGES=1 the screenshots also replace those the README and docs show.
+DOCS_IMAGES = pathlib.Path(__file__).resolve().parents[2] / "docs" / "images"
 CHROMIUM = os.environ.get("JAXMAGIC_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
 LAUNCH_FLAGS = [
     "--no-sandbox",
@@ -184,6 +186,9 @@ class Notebook:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         path = ARTIFACTS / f"{name}.png"
         (locator or self.page).screenshot(path=str(path))
+        if os.environ.get("JAXMAGIC_UPDATE_DOCS_IMAGES") == "1":
+            DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, DOCS_IMAGES / path.name)
         return path
 
 

@@ -1,0 +1,38 @@
+"""%jitcompare in a real JupyterLab, in a real browser: the modes table with its bars, the first
+calls split into coloured segments, readable without any JavaScript of ours."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CELLS = [
+    "%load_ext jaxmagic\nimport jax, jax.numpy as jnp\nx = jnp.ones((128, 128))",
+    "def layer(x):\n    return jnp.tanh(x @ x).sum()",
+    "%jitcompare -n 5 -r 3 layer(x)",
+]
+
+
+def test_modes_table_with_bars_and_first_call_split(open_notebook):
+    notebook = open_notebook("jitcompare.ipynb", CELLS)
+    notebook.run_all()
+    view = notebook.output(2).locator(".jaxmagic.jm-comparison")
+    view.wait_for()
+    assert "faster than eager" in view.locator(".jm-summary").inner_text() or "slower" in view.locator(".jm-summary").inner_text()
+
+    modes = view.locator("table.jm-modes")
+    assert modes.locator("tr").count() == 3  # header, eager, jit
+    bars = modes.locator("svg.jm-bars")
+    assert bars.count() == 2
+    eager_bar = bars.nth(0).locator("rect.jm-bar").first
+    jit_bar = bars.nth(1).locator("rect.jm-bar").first
+    eager_width = float(eager_bar.get_attribute("width"))
+    jit_width = float(jit_bar.get_attribute("width"))
+    assert eager_width > 0 and jit_width > 0
+    assert eager_bar.bounding_box()["width"] > 0  # drawn, not just present
+    assert eager_bar.evaluate("e => getComputedStyle(e).fill") != jit_bar.evaluate("e => getComputedStyle(e).fill")
+
+    first_calls = view.locator("table.jm-first-calls")
+    for segment in ("trace", "lower", "compile", "run"):
+        assert first_calls.locator(f"rect.jm-bar-{segment}").count() >= 1, segment
+    assert view.locator("script").count() == 0
+    notebook.screenshot("jitcompare", view)
