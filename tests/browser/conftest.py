@@ -75,6 +75,11 @@ class Lab:
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "JAX_PLATFORMS": "cpu", "JUPYTER_CONFIG_DIR": str(root / ".jupyter"),
                "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings"), "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces")}
+        # No news or update toasts over the views the tests look at and photograph.
+        settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
+        settings.mkdir(parents=True, exist_ok=True)
+        (settings / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false", "checkForUpdates": False}))
         self.log = open(root / "lab.log", "w")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
