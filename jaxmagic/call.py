@@ -286,7 +286,7 @@ def resolve_call(
     check_callable(fn, text=ast.unparse(node.func), magic=magic)
     options = _jax_private.jit_options(fn) if _jax_private.is_jitted(fn) else _jax_private.JitOptions()
     static_argnums, static_argnames = parse_static(static, unwrap_jit(fn), args, magic=magic)
-    return Call(
+    call = Call(
         fn=fn,
         args=tuple(args),
         kwargs=dict(kwargs),
@@ -295,6 +295,46 @@ def resolve_call(
         donate_argnums=options.donate_argnums,
         source=ast.unparse(node),
     )
+    check_static_values(call, magic=magic)
+    return call
+
+
+def check_static_values(call: Call, *, magic: str = "%jaxpr") -> None:
+    """A ``UsageProblem`` when a static argument's value cannot be hashed (a list, a dict, an array):
+    JAX finds a compiled version again by the hash of each static value.
+
+    >>> def f(x, shape):
+    ...     return x
+    >>> check_static_values(Call(f, (1.0, [2, 3]), {}, static_argnums=(1,)))
+    Traceback (most recent call last):
+    ...
+    jaxmagic.errors.UsageProblem: %jaxpr: `shape` is static, but its value [2, 3] is a list, which cannot be hashed. JAX finds each compiled version again by the hash of its static values: pass a hashable value (a tuple instead of a list, a number instead of an array), or leave `shape` dynamic.
+    """
+    sig = call.signature
+    positional = [name for name, p in (sig.parameters.items() if sig else ())
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    static = [(f"`{positional[i]}`" if i < len(positional) else f"Argument {i}", call.args[i])
+              for i in call.static_argnums if i < len(call.args)]
+    static += [(f"`{name}`", call.kwargs[name]) for name in call.static_argnames if name in call.kwargs]
+    for name, value in static:
+        try:
+            hash(value)
+        except Exception:
+            shown = " ".join(_short_repr(value).split())
+            kind = "an array" if hasattr(value, "shape") and hasattr(value, "dtype") else f"a {type(value).__name__}"
+            raise UsageProblem(
+                f"{magic}: {name} is static, but its value {shown} is {kind}, which cannot be "
+                f"hashed. JAX finds each compiled version again by the hash of its static values: pass a hashable "
+                f"value (a tuple instead of a list, a number instead of an array), or leave {name} dynamic."
+            ) from None
+
+
+def _short_repr(value: Any, limit: int = 60) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _evaluate(node: ast.Call, namespace: dict, local_namespace: Mapping | None, filename: str, magic: str):
@@ -403,6 +443,21 @@ def parse_static(
                     f"its parameters are: {accepted}.",
                     example=f"{magic} -s n {CALL_EXAMPLE}",
                 )
+            kind = params[item].kind if item in params else None
+            if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                by = "position" if kind is inspect.Parameter.VAR_POSITIONAL else "keyword name"
+                star = "*" if kind is inspect.Parameter.VAR_POSITIONAL else "**"
+                raise UsageProblem(
+                    f"{magic}: -s {item}: `{star}{item}` collects several arguments; mark the ones to make static "
+                    f"one by one, by {by}.",
+                    example=f"{magic} -s 1 {CALL_EXAMPLE}",
+                )
+            if kind is inspect.Parameter.POSITIONAL_ONLY:  # JAX takes these by position only
+                position = positional.index(item)
+                if position in nums:
+                    raise UsageProblem(f"{magic}: -s names parameter `{item}` twice (by name and as position {position}).")
+                nums.append(position)
+                continue
             if item in names:
                 raise UsageProblem(f"{magic}: -s names `{item}` twice.")
             names.append(item)

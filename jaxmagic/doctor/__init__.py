@@ -27,6 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
+from jaxmagic import streams
 from jaxmagic.report import Report
 from jaxmagic.sources import CellNamer, SourceLine, no_cells
 
@@ -221,9 +222,6 @@ def watch_prints() -> Iterator[PrintedText]:
     'tracing\\n'
     """
     printed = PrintedText()
-    previous = sys.stdout
-    sys.stdout = _Tee(previous, printed._buffer)
-    try:
+    # Only this thread's lines are copied: a background thread printing meanwhile is not the call's.
+    with streams.this_thread_writes_to(_Tee(sys.stdout, printed._buffer)):
         yield printed
-    finally:
-        sys.stdout = previous

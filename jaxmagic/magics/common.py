@@ -214,6 +214,30 @@ class MagicFailure(Exception):
         return self._lines
 
 
+class MagicInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or a ``KeyboardInterrupt`` the user's code raised) inside a magic. Still a
+    ``KeyboardInterrupt`` to whoever catches it; IPython shows it with the user's frames only."""
+
+    def __init__(self, original: BaseException, lines: list[str]):
+        super().__init__(*original.args)
+        self.original = original
+        self._lines = lines
+
+    def _render_traceback_(self) -> list[str]:
+        return self._lines
+
+
+def interrupted(shell, exc: KeyboardInterrupt) -> MagicInterrupted:
+    """The interruption to raise in place of ``exc``: the same, without jaxmagic's frames."""
+    tb = user_traceback(exc.__traceback__)
+    exc.__traceback__ = tb
+    try:
+        lines = list(shell.InteractiveTB.structured_traceback(type(exc), exc, tb))
+    except Exception:  # showing where it stopped must never hide that it stopped
+        lines = [f"{type(exc).__name__}: {exc}".rstrip(": ")]
+    return MagicInterrupted(exc, lines)
+
+
 def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
     """The traceback without jaxmagic's frames: what remains is the user's code (and JAX's)."""
     frames = []
@@ -285,8 +309,9 @@ def jax_config_kept() -> Iterator[None]:
 @contextlib.contextmanager
 def guarded(shell, *, fn_hint: Callable[[], Any] = lambda: None, full_traceback: bool = False, keep_config: bool = True):
     """Turn jaxmagic's failures into what a user should see: a ``UsageError`` for bad input, the
-    user's own traceback (and the doctor's note) for an error in their code; never jaxmagic's
-    internals. JAX's configuration is restored whatever happens.
+    user's own traceback (and the doctor's note) for an error in their code, a ``KeyboardInterrupt``
+    showing the user's frames for Ctrl-C; never jaxmagic's internals. JAX's configuration is
+    restored whatever happens.
     """
     __tracebackhide__ = True
     config = jax_config_kept() if keep_config else contextlib.nullcontext()
@@ -297,8 +322,10 @@ def guarded(shell, *, fn_hint: Callable[[], Any] = lambda: None, full_traceback:
             raise UsageError(str(problem)) from None
         except UserCodeError as err:
             raise failure(shell, err, fn=fn_hint(), full_traceback=full_traceback) from None
-        except (UsageError, MagicFailure, KeyboardInterrupt):
+        except (UsageError, MagicFailure, MagicInterrupted):
             raise
+        except KeyboardInterrupt as interruption:
+            raise interrupted(shell, interruption) from None
         except Exception as exc:
             if full_traceback:
                 raise

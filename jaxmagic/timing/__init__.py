@@ -17,12 +17,12 @@ output, within a time budget.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings as python_warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from jaxmagic import streams
 from jaxmagic.timing import agreement, footprint, modes as mode_setup, stopwatch
 from jaxmagic.call import Call
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even
@@ -377,8 +377,9 @@ class _Session:
 
     def _quiet(self, mode: str):
         """What the function prints after its first call goes to a sink that counts the lines: a
-        function that prints would otherwise fill the notebook with thousands of them."""
-        return contextlib.redirect_stdout(stopwatch.LineCounter(self.printed, mode))
+        function that prints would otherwise fill the notebook with thousands of them. Only this
+        thread's lines: what a background thread prints meanwhile is neither hidden nor counted."""
+        return streams.this_thread_writes_to(stopwatch.LineCounter(self.printed, mode))
 
     def _print_notes(self) -> None:
         for mode, lines in self.printed.items():
