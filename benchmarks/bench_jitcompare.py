@@ -66,7 +66,8 @@ def _shell():
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "jaxmagic")
+    if "jaxmagic" not in shell.extension_manager.loaded:
+        shell.run_line_magic("load_ext", "jaxmagic")
     return shell
 
 
@@ -159,6 +160,29 @@ def run(quick: bool = False) -> list[dict]:
     rows = [row for label in labels for row in fidelity(shell, label, rounds, quick)]
     rows.append(cost(shell, quick))
     return rows
+
+
+def scaling(quick: bool = False) -> dict:
+    """Wall time of one default ``%jitcompare`` against the function's own jit time per call,
+    from ~10 µs to ~100 ms (for the scale plot). The budget caps it: it should grow at most
+    linearly, and flatten once the budget binds."""
+    shell = _shell()
+    sizes = (16, 256) if quick else (16, 128, 384, 768, 1600, 2600)
+    options = "-r 2 -n 1" if quick else ""
+    points = []
+    for size in sizes:
+        a = jnp.ones((size, size)) / size
+        shell.user_ns.update(bench_fn=_matmul_tanh, bench_x=a)
+        per_call, _ = hand_timing(_matmul_tanh, a, repeat=3)
+        start = time.perf_counter()
+        _run_cell(shell, f"%jitcompare -q {options} bench_fn(bench_x)")
+        points.append((per_call, time.perf_counter() - start))
+    return {
+        "%jitcompare wall time": {
+            "x": "the function's own jit time per call (s)", "y": "seconds for one default %jitcompare",
+            "series": {"%jitcompare (eager and jit)": points},
+        }
+    }
 
 
 if __name__ == "__main__":

@@ -59,3 +59,15 @@ def _run_python(ip, body: str):
     except Exception as exc:  # reported by the caller with the example's text
         return exc
     return None
+
+
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_local_link_and_image_exists(page):
+    missing = [
+        target for target in LINK.findall(page.read_text(encoding="utf-8"))
+        if "://" not in target and not (page.parent / target).exists()
+    ]
+    assert missing == []
