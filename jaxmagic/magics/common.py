@@ -36,13 +36,15 @@ def split_options(parser, line: str, magic: str):
     line = line.strip()
     boundaries = sorted({len(line), 0, *(m.start() for m in re.finditer(r"(?<=\s)\S", line))}, reverse=True)
     informative_error = None
+    error_before_a_call = False  # the options' own error is clearest where the call follows them
     for boundary in boundaries:
         prefix, rest = line[:boundary].strip(), line[boundary:].strip()
         try:
             options = parser.parse_argstring(prefix)
         except (UsageError, ValueError) as exc:
-            if informative_error is None and (not rest or _is_call(rest)):
-                informative_error = exc
+            before_a_call = bool(rest) and _is_call(rest)
+            if (informative_error is None and not rest) or (before_a_call and not error_before_a_call):
+                informative_error, error_before_a_call = exc, before_a_call
             continue
         if rest.startswith("-") and not _is_call(rest) and informative_error is not None:
             break
@@ -77,7 +79,7 @@ def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line
     shown_as = f"%{magic}" if cell is None else f"%%{magic}"
     if cell is None:
         text = line_call
-        if not text.strip():
+        if not text.strip() or text.lstrip().startswith("#"):
             raise UsageProblem(
                 f"%{magic} needs a call expression after its options (or use the cell form, "
                 f"%%{magic}, with the call as the cell's last statement).",

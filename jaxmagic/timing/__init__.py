@@ -142,6 +142,8 @@ class _Session:
         self.start = TIMER()
         self.deadline = self.start + self.budget
         interrupted = False
+        if _jit_disabled() and any(mode != "eager" for mode in self.modes):
+            self.notes.append(JIT_DISABLED_NOTE)
         with python_warnings.catch_warnings(record=True) as caught:
             python_warnings.simplefilter("always")
             try:
@@ -423,6 +425,16 @@ def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_ti
                 f"weigh on the figure. Leave out -n to let %jitcompare size the repeats, or raise it."
             )
     return found
+
+
+JIT_DISABLED_NOTE = ("jax_disable_jit is on in this session: the compiled modes were timed with jit on all the "
+                     "same (jax.disable_jit(False) around their calls only); the setting itself is unchanged.")
+
+
+def _jit_disabled() -> bool:
+    import jax
+
+    return bool(jax.config.jax_disable_jit)
 
 
 def _leaves(tree) -> list:

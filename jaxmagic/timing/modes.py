@@ -131,8 +131,13 @@ class Runner:
     notes: list[str] = field(default_factory=list)
 
     def context(self) -> ContextManager:
-        """What every call of this mode runs inside (eager: ``jax.disable_jit()``)."""
-        return jax.disable_jit() if self.mode == "eager" else contextlib.nullcontext()
+        """What every call of this mode runs inside (eager: ``jax.disable_jit()``). A compiled mode
+        runs compiled even where the session has switched jit off (``jax_disable_jit``)."""
+        if self.mode == "eager":
+            return jax.disable_jit()
+        if jax.config.jax_disable_jit:
+            return jax.disable_jit(False)
+        return contextlib.nullcontext()
 
     def fresh_arguments(self) -> tuple[tuple, dict]:
         """The arguments, with a new copy of each donated one (the copy is ready when returned)."""
