@@ -17,6 +17,7 @@ import functools
 import linecache
 import os
 import sys
+import types
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
@@ -60,6 +61,23 @@ def no_cells(filename: str) -> None:
 def is_jaxmagic_file(filename: str) -> bool:
     """True for jaxmagic's own source files (never shown as the user's line)."""
     return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+
+
+def without_jaxmagic_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback without jaxmagic's own frames: what remains is the user's code (and JAX's).
+
+    >>> without_jaxmagic_frames(None) is None
+    True
+    """
+    frames = []
+    while tb is not None:
+        if not is_jaxmagic_file(tb.tb_frame.f_code.co_filename):
+            frames.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
+        tb = tb.tb_next
+    trimmed = None
+    for frame, lasti, lineno in reversed(frames):
+        trimmed = types.TracebackType(trimmed, frame, lasti, lineno)
+    return trimmed
 
 
 def is_library_file(filename: str) -> bool:

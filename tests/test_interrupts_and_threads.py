@@ -162,6 +162,28 @@ def test_interrupt_under_the_session_watch_leaves_it_working(ip, run, interrupte
     assert jax.config.values["jax_explain_cache_misses"] is False
 
 
+def test_interrupt_while_the_watch_reads_a_compilation_shows_no_internals(ip, run):
+    # A static value whose repr raises KeyboardInterrupt: as if Ctrl-C arrived just as jaxmagic's
+    # listener described the compiled call.
+    run("class Touchy:\n"
+        "    def __hash__(self):\n        return 1\n"
+        "    def __eq__(self, other):\n        return isinstance(other, Touchy)\n"
+        "    def __repr__(self):\n        raise KeyboardInterrupt\n"
+        "touchy = jax.jit(lambda a, s: a * 2, static_argnums=1)\nx = jnp.ones(3)").assert_ok()
+    run("%recompiles on").assert_ok()
+    try:
+        result = run("touchy(x, Touchy())")
+        assert isinstance(result.error, KeyboardInterrupt)
+        assert "raise KeyboardInterrupt" in result.shown_traceback
+        assert_no_internals(result)
+        run("later = jax.jit(lambda a: a - 1)\nlater(x)").assert_ok()
+        log = run("%recompiles -o show").assert_ok().result
+        assert log.counts.get("<lambda>", 0) >= 1  # the watch goes on
+    finally:
+        run("%recompiles off")
+    assert not watch.is_installed()
+
+
 # ------------------------------------------------------------------------------------------------
 # Threads
 

@@ -242,15 +242,7 @@ def interrupted(shell, exc: KeyboardInterrupt) -> MagicInterrupted:
 
 def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
     """The traceback without jaxmagic's frames: what remains is the user's code (and JAX's)."""
-    frames = []
-    while tb is not None:
-        if not sources.is_jaxmagic_file(tb.tb_frame.f_code.co_filename):
-            frames.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
-        tb = tb.tb_next
-    trimmed = None
-    for frame, lasti, lineno in reversed(frames):
-        trimmed = types.TracebackType(trimmed, frame, lasti, lineno)
-    return trimmed
+    return sources.without_jaxmagic_frames(tb)
 
 
 def diagnose(exc: BaseException, fn: Callable | None = None):

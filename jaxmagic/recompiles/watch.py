@@ -21,6 +21,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import functools
 import logging
 import sys
 import threading
@@ -34,7 +35,7 @@ from jaxmagic.recompiles.attribution import (attributed_to, base_name, decide_ca
                                   persistent_cache_in_use, signature_or_none, stack_frames, user_function_inside)
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
-from jaxmagic.sources import CellNamer, no_cells, pick_user_frame, source_line
+from jaxmagic.sources import CellNamer, no_cells, pick_user_frame, source_line, without_jaxmagic_frames
 
 PERSISTENT_CACHE_HIT = "/jax/compilation_cache/cache_hits"
 PERSISTENT_CACHE_MISS = "/jax/compilation_cache/cache_misses"
@@ -197,9 +198,9 @@ class _Hub:
         self.installation: _Installation | None = None
         self.filter = _ExplanationFilter(self)
         self.errors: collections.deque[str] = collections.deque(maxlen=20)
-        # Bound methods are made once, so that unregistering finds the very object registered.
-        self.duration_listener = self.on_duration
-        self.event_listener = self.on_event
+        # Made once, so that unregistering finds the very object registered.
+        self.duration_listener = _interruptible(self.on_duration)
+        self.event_listener = _interruptible(self.on_event)
         self.trace_event = self.lower_event = self.compile_event = None
 
     # -- attaching logs ------------------------------------------------------------------------
@@ -402,6 +403,21 @@ class _Hub:
 
     def _failed(self, exc: BaseException) -> None:
         self.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def _interruptible(listener):
+    """A listener that lets Ctrl-C through as the user's own: a ``KeyboardInterrupt`` that arrives
+    while jaxmagic reads a compilation stops the user's cell, showing none of jaxmagic's frames."""
+
+    @functools.wraps(listener)
+    def listen(*args, **kwargs):
+        __tracebackhide__ = True  # IPython leaves this frame out of the traceback it shows
+        try:
+            return listener(*args, **kwargs)
+        except KeyboardInterrupt as interruption:
+            raise interruption.with_traceback(without_jaxmagic_frames(interruption.__traceback__))
+
+    return listen
 
 
 _HUB = _Hub()
