@@ -78,6 +78,9 @@ def markdown(rows: list[dict], seconds: float, plot_name: str | None) -> str:
         out.append(f"| {r['goal']} | {r['measured']:.3f} | {r['target']} | {verdict} | {r['detail']} |")
     if plot_name:
         out += ["", "## How the costs grow", "", f"![how the costs grow]({plot_name})", ""]
+    notes = HERE / "notes.md"
+    if notes.exists():  # what limits a goal, and what the figures mean: written by hand
+        out += ["", notes.read_text(encoding="utf-8").strip()]
     return "\n".join(out) + "\n"
 
 
