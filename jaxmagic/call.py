@@ -329,6 +329,47 @@ def check_static_values(call: Call, *, magic: str = "%jaxpr") -> None:
             ) from None
 
 
+def check_traceable(call: Call, *, magic: str = "%jaxpr") -> None:
+    """A ``UsageProblem`` when a dynamic (not static) argument is or holds a string: ``jax.jit``
+    traces arrays and numbers, and a string can only be a static argument.
+
+    >>> def greet(x, name):
+    ...     return x
+    >>> check_traceable(Call(greet, (1.0, "hi"), {}))
+    Traceback (most recent call last):
+    ...
+    jaxmagic.errors.UsageProblem: %jaxpr: `name` is the string 'hi', and jax.jit traces arrays and numbers, not strings. Mark it static, so that its value is part of the compiled code: -s name
+    Example: %jaxpr -s name greet(...)
+    >>> check_traceable(Call(greet, (1.0, "hi"), {}, static_argnums=(1,)))
+    """
+    import jax
+
+    sig = call.signature
+    positional = [name for name, p in (sig.parameters.items() if sig else ())
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    dynamic = [(positional[i] if i < len(positional) else str(i), value)
+               for i, value in enumerate(call.args) if not call.is_static(position=i)]
+    dynamic += [(name, value) for name, value in call.kwargs.items() if not call.is_static(name=name)]
+    for name, value in dynamic:
+        text = next((leaf for leaf in jax.tree_util.tree_leaves(value) if isinstance(leaf, (str, bytes))), None)
+        if text is None:
+            continue
+        shown = f"`{name}`" if not name.isdigit() else f"Argument {name}"
+        if text is value:
+            what = f"{shown} is the string {_short_repr(value)}"
+        else:
+            what = f"{shown} holds the string {_short_repr(text)}"
+        try:
+            hash(value)
+            fix = f"Mark it static, so that its value is part of the compiled code: -s {name}"
+        except Exception:
+            fix = "Pass only arrays and numbers there, and strings as separate static arguments (-s NAME)"
+        raise UsageProblem(
+            f"{magic}: {what}, and jax.jit traces arrays and numbers, not strings. {fix}",
+            example=f"{magic} -s {name} {call.source or callable_name(call.fn) + '(...)'}",
+        )
+
+
 def _short_repr(value: Any, limit: int = 60) -> str:
     try:
         text = repr(value)

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 
 import jax
 
-from jaxmagic.call import Call
+from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.listing import count_eqns, listing, primitive_counts
 from jaxmagic.report import Report
@@ -201,6 +201,7 @@ def trace(
             f"unknown transform {unknown[0]!r}; choose from: {', '.join(TRANSFORMS)}.",
             example="%jaxpr -t vmap -t grad f(x)",
         )
+    check_traceable(call)
     if transforms:
         fn, args, kwargs = call.dynamic()
         if not args:

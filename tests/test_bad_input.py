@@ -196,6 +196,11 @@ CASES = [
     Case("%jaxpr -s n f(x, [1, 2])", USAGE, ("`n` is static", "is a list, which cannot be hashed")),
     Case(f"%jitcompare {QUICK} -s n f(x, {{'a': 1}})", USAGE, ("is a dict, which cannot be hashed",)),
     Case("%jaxpr jitted_static(x, jnp.ones(2))", USAGE, ("`n` is static", "is an array")),
+    # -- strings where jax.jit traces arrays ---------------------------------------------------------
+    Case("%jaxpr f(x, 'a string')", USAGE, ("`n` is the string 'a string'", "-s n")),
+    Case(f"%jitcompare {QUICK} f(x, n='abc')", USAGE, ("`n` is the string 'abc'",)),
+    Case("%jaxpr f(x, {'label': 'abc'})", USAGE, ("`n` holds the string 'abc'",)),
+    Case("%jaxpr -s n f(x, 'abc')", USER, ("Only integer scalar arrays",)),  # static now: f itself fails
     # -- jax.disable_jit() active globally ---------------------------------------------------------
     Case("%jaxpr f(x, 2)", OK, ("sin",), around=JIT_OFF),
     Case(f"%jitcompare -o {QUICK} f(x, 2)", OK, around=JIT_OFF,
@@ -206,10 +211,12 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def namespace(ip):
+    saved = {name: ip.user_ns[name] for name in SETUP_NAMES if name in ip.user_ns}
     ip.run_cell(SETUP, store_history=False)
     yield
     for name in SETUP_NAMES:
         ip.user_ns.pop(name, None)
+    ip.user_ns.update(saved)  # what the session had before (jax, jnp, ...) stays for the other tests
 
 
 def test_the_corpus_is_large_and_covers_every_magic():

@@ -175,10 +175,12 @@ def jaxmagic_lines(draw) -> str:
 
 @pytest.fixture(scope="module")
 def namespace(ip):
+    saved = {name: ip.user_ns[name] for name in SETUP_NAMES if name in ip.user_ns}
     ip.run_cell(SETUP, store_history=False)
     yield
     for name in SETUP_NAMES:
         ip.user_ns.pop(name, None)
+    ip.user_ns.update(saved)  # what the session had before (jax, jnp, ...) stays for the other tests
 
 
 EXPLAIN = ("jax_explain_cache_misses",)  # on while a %recompiles watch runs, by design

@@ -97,10 +97,12 @@ def assert_inert(html: str, *shown_as_text: str) -> Markup:
 
 @pytest.fixture(scope="module")
 def hostile(ip):
+    saved = {name: ip.user_ns[name] for name in NAMES if name in ip.user_ns}
     ip.run_cell(SETUP, store_history=True)
     yield
     for name in NAMES:
         ip.user_ns.pop(name, None)
+    ip.user_ns.update(saved)  # what the session had before (jax, jnp, ...) stays for the other tests
 
 
 QUICK = "-n 1 -r 1 --budget 0.1"

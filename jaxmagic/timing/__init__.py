@@ -24,7 +24,7 @@ from typing import Sequence
 
 from jaxmagic import streams
 from jaxmagic.timing import agreement, footprint, modes as mode_setup, stopwatch
-from jaxmagic.call import Call
+from jaxmagic.call import Call, check_traceable
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.timing.stopwatch import TIMER
@@ -68,6 +68,8 @@ def compare(
     """
     chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol,
                             split=split)
+    if any(mode != "eager" for mode in chosen):
+        check_traceable(call, magic="%jitcompare")
     session = _Session(call, chosen, repeat=int(repeat), loops=None if loops is None else int(loops),
                        budget=float(budget), split=split, rtol=rtol, atol=atol)
     return session.run()
