@@ -119,6 +119,9 @@ CASES = [
     Case("%recompiles sometimes", USAGE, ("unknown sub-command `sometimes`",)),
     Case("%recompiles off now", USAGE, ("takes no further arguments",)),
     Case("%recompiles on 1bad", USAGE, ("not a function name",)),
+    Case("%recompiles on 'unclosed", USAGE, ("No closing quotation",)),
+    Case("%%recompiles \"unclosed\njitted(x)", USAGE, ("No closing quotation",)),
+    Case("%jaxpr -s 'n f(x, 2)", USAGE, ("No closing quotation",)),
     Case("%jaxmagic doctor sometimes", USAGE, ("takes one of: on, off, status, last",)),
     Case("%jaxmagic nope", USAGE, ("has no command `nope`",)),
     # -- calls to undefined names, non-callables, generators, async functions, classes ------------
@@ -142,6 +145,9 @@ CASES = [
     Case("%jaxpr raises(x)", USER, ("raised by the user's own code", "raised while tracing raises")),
     Case(f"%jitcompare {QUICK} raises(x)", USER, ("raised by the user's own code", "in eager mode")),
     Case("%%recompiles\nraises(x)", USER, ("raised by the user's own code",)),
+    Case(f"%%jitcompare {QUICK}\nstate = [0]\ndef flaky(a):\n    state[0] += 1\n    if state[0] >= 3:\n"
+         "        raise ValueError('a later call failed')\n    return a * 2\nflaky(x)", USER,
+         ("a later call failed", "its first calls had run without error"), defines=frozenset({"state", "flaky"})),
     Case("%%jaxpr\nkept = 1\nraises(x)", USER, ("raised by the user's own code",), defines=frozenset({"kept"})),
     Case("%%recompiles\nkept = jitted(x)\nraise RuntimeError('after the call')", USER, ("after the call",),
          defines=frozenset({"kept"})),

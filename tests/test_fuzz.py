@@ -36,6 +36,12 @@ def returns_str(x):
     return "text"
 def gen(x):
     yield x
+tick = [0]
+def sometimes(x):
+    tick[0] += 1
+    if tick[0] % 3 == 0:
+        raise ValueError("every third call fails")
+    return x * 2
 number = 3
 jitted = jax.jit(lambda x, n=1: x * n, static_argnames="n")
 class Scale:
@@ -44,7 +50,7 @@ class Scale:
 scale = Scale()
 '''
 SETUP_NAMES = {"functools", "jax", "jnp", "x", "ints", "empty", "f", "kwonly", "varargs", "raises", "branchy",
-               "returns_str", "gen", "number", "jitted", "Scale", "scale"}
+               "returns_str", "gen", "tick", "sometimes", "number", "jitted", "Scale", "scale"}
 
 EXAMPLES = {"jaxpr": 400, "jitcompare": 220, "recompiles": 200, "cells": 150, "jaxmagic": 60}
 FUZZ = settings(
@@ -59,7 +65,7 @@ FUZZ = settings(
 # examples get as far as tracing, timing and rendering, and some probe every refusal.
 
 CALLEES = (["f", "kwonly", "varargs", "jitted", "scale", "jnp.sin", "jnp.sum", "(lambda a: a * 2)",
-            "functools.partial(f, n=3)", "jax.jit(f)", "scale.__call__", "raises", "branchy"],
+            "functools.partial(f, n=3)", "jax.jit(f)", "scale.__call__", "raises", "branchy", "sometimes"],
            ["returns_str", "gen", "number", "len", "print", "undefined_name", "x", "Scale", "(lambda *a: a)"])
 ARGUMENTS = (["x", "ints", "empty", "2", "2.5", "-1", "True", "jnp.float32(1)", "(x, x)", "{'a': x}",
               "x.astype(jnp.bfloat16)", "x.astype(jnp.complex64)", "jnp.ones((1,) * 8)"],
@@ -105,7 +111,7 @@ JAXPR_OPTIONS = (
      ("--stage", (["jaxpr", "stablehlo", "hlo"], ["llvm"])), ("--cost", None), ("--no-source", None),
      ("--max-eqns", (["1", "3", "400"], ["0", "-3", "many", "99999999999999999999"])), ("--plain", None), ("--tb", None),
      ("-o", None)],
-    [("--bogus", None), ("-", None), ("--", None), ("-s", ()), ("-t", ()), ("--max-eqns", ())],
+    [("--bogus", None), ("-", None), ("--", None), ("-s", ()), ("-t", ()), ("--max-eqns", ()), ("'unclosed", None)],
 )
 JITCOMPARE_OPTIONS = (
     [("--modes", (["eager", "jit", "eager,jit", "jit,eager", "all"], ["sharded", "pmap", "turbo", "", ",", "eager,,jit"])),
@@ -113,7 +119,7 @@ JITCOMPARE_OPTIONS = (
      ("--budget", (["0.02", "0.05", "inf"], ["0", "-1", "nan", "soon"])), ("-s", STATIC),
      ("--rtol", (["0", "1e-3"], ["-1", "nan", "x"])), ("--atol", (["0", "1e9", "inf"], ["-inf"])),
      ("--plain", None), ("--tb", None), ("-q", None), ("-o", None)],
-    [("--bogus", None), ("-n", ()), ("--budget", ()), ("--split", (["x"], ["n", "bogus", ""]))],
+    [("--bogus", None), ("-n", ()), ("--budget", ()), ("--split", (["x"], ["n", "bogus", ""])), ('"unclosed', None)],
 )
 # Every %jitcompare example starts from one timed call per mode in a tiny budget; the drawn options
 # may override these (argparse keeps the last), with values that stay just as small.
@@ -132,7 +138,7 @@ def jitcompare_lines(draw) -> str:
 
 RECOMPILES_COMMANDS = (["on", "off", "clear", "show", ""], ["sometimes", "1bad", "-1", "'two words'"])
 RECOMPILES_WORDS = (["f", "jitted", "Scale.__call__", "--all", "--max 0", "--max 2", "--plain", "-o", "--tb"],
-                    ["step", "1bad", "a.b", "--max", "-1", "--max -1", "--bogus", "-", "on", "'two words'"])
+                    ["step", "1bad", "a.b", "--max", "-1", "--max -1", "--bogus", "-", "on", "'two words'", "'unclosed"])
 
 
 @st.composite
@@ -165,7 +171,7 @@ def cells(draw) -> str:
 
 @st.composite
 def jaxmagic_lines(draw) -> str:
-    words = [pick(draw, (["doctor"], ["help", "-h", "nope", "--x", ""]))]
+    words = [pick(draw, (["doctor"], ["help", "-h", "nope", "--x", "", "'unclosed"]))]
     words += [pick(draw, (["on", "off", "status", "last"], ["doctor", "nope", "--x"])) for _ in range(draw(st.integers(0, 2)))]
     return "%jaxmagic " + " ".join(words)
 

@@ -161,7 +161,7 @@ class RecompilesMagics(Magics):
         magic = "%%recompiles" if cell is not None else "%recompiles"
         try:
             options = self.recompiles.parser.parse_argstring(line)
-        except UsageError as exc:
+        except (UsageError, ValueError) as exc:  # ValueError: an unclosed quote
             raise UsageError(f"{magic}: {exc}\nAccepted:\n{ACCEPTED}") from None
         if cell is not None:
             return self._cell(options, line, cell)

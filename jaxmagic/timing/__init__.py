@@ -154,9 +154,9 @@ class _Session:
                 self._first_calls()
                 self._check_results()
                 self._memory()
-                self._estimates()
+                self._later_calls(self._estimates)
                 self._plan()
-                self._repeats()
+                self._later_calls(self._repeats)
             except KeyboardInterrupt:
                 interrupted = True
                 self.warnings.append(
@@ -165,6 +165,17 @@ class _Session:
         self._jax_warnings(caught)
         self._print_notes()
         return self._report(interrupted)
+
+    def _later_calls(self, step) -> None:
+        """Run ``step``, which calls the user's function again: an error there is the user's own."""
+        try:
+            step()
+        except (UsageProblem, UserCodeError):
+            raise
+        except Exception as exc:
+            raise UserCodeError(
+                exc, during=f"timing {self.call.name}, {self.phase} (its first calls had run without error)"
+            ) from None
 
     def _build(self, mode: str) -> None:
         self.phase = f"setting up the {mode} mode"
