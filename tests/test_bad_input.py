@@ -5,6 +5,11 @@ defined, and JAX's configuration is what it was."""
 
 from __future__ import annotations
 
+import json
+import os
+import pathlib
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -269,3 +274,60 @@ def test_limit_outcome_is_the_recompile_limit_with_its_causes(run, namespace):
     result = run("%%recompiles --max 0\njax.jit(lambda a: a * 2)(x)")
     assert assert_clean(result) == LIMIT
     assert "the limit is 0 times (--max 0)" in str(result.error)
+
+
+# ------------------------------------------------------------------------------------------------
+# Several devices: sharded and pmap modes meet the same input, in a process with eight CPU devices
+
+DEVICE_CASES = [
+    ("%jitcompare --modes all -n 1 -r 1 --budget 0.5 jnp.sum(jnp.zeros((0, 3)))", OK),
+    ("%jitcompare --modes all -n 1 -r 1 --budget 0.5 f(jnp.ones(8).astype(jnp.bfloat16), 2)", OK),
+    ("%jitcompare --modes all -n 1 -r 1 --budget 0.5 f(jnp.ones((8,) + (1,) * 30), 2)", OK),
+    ("%jitcompare --modes all -n 1 -r 1 --budget 0.5 returns_tree(jnp.ones(8))", OK),
+    ("%jitcompare --modes all -n 1 -r 1 --budget 0.5 kwonly(jnp.ones(8), scale=jnp.ones(8))", OK),
+    ("%jitcompare --modes all -n 1 -r 1 --budget 0.5 jnp.cumsum(jnp.arange(8))", OK),
+    ("%jitcompare --modes all -n 1 -r 1 --budget 0.5 f(2.0, 3)", USAGE),
+    ("%jitcompare --modes pmap -n 1 -r 1 --budget 0.5 jnp.sin(jnp.ones(7))", USAGE),
+    ("%jitcompare --modes sharded --split n -n 1 -r 1 --budget 0.5 f(jnp.ones(8), 2)", USAGE),
+    ("%jitcompare --modes all -n 1 -r 1 --budget 0.5 raises(jnp.ones(8))", USER),
+]
+
+DEVICE_SCRIPT = r'''
+import json, os, sys
+sys.path.insert(0, os.environ["JAXMAGIC_TESTS"])
+import jax
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+from conftest import CellResult, strip_ansi
+from outcomes import Snapshot, assert_clean
+
+shell = InteractiveShell.instance()
+shell.run_line_magic("load_ext", "jaxmagic")
+shell.run_cell(os.environ["JAXMAGIC_SETUP"])
+found = []
+for cell in json.loads(os.environ["JAXMAGIC_CELLS"]):
+    before = Snapshot(shell)
+    with capture_output() as captured:
+        outcome = shell.run_cell(cell, store_history=True)
+    result = CellResult(error=outcome.error_in_exec or outcome.error_before_exec, stdout=strip_ansi(captured.stdout),
+                        stderr=strip_ansi(captured.stderr), outputs=[o.data for o in captured.outputs])
+    try:
+        kind = assert_clean(result)
+        before.assert_kept()
+    except AssertionError as exc:
+        kind = f"unclean: {exc}"
+    found.append(kind)
+print(json.dumps({"devices": jax.device_count(), "found": found}))
+'''
+
+
+@pytest.mark.slow
+def test_bad_or_unusual_input_with_eight_devices():
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=8",
+               JAXMAGIC_TESTS=str(pathlib.Path(__file__).parent), JAXMAGIC_SETUP=SETUP,
+               JAXMAGIC_CELLS=json.dumps([cell for cell, _ in DEVICE_CASES]))
+    out = subprocess.run([sys.executable, "-c", DEVICE_SCRIPT], capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["devices"] == 8
+    assert dict(zip((c for c, _ in DEVICE_CASES), result["found"])) == dict(DEVICE_CASES)
