@@ -150,7 +150,7 @@ CASES = [
     Case("%jaxpr raises(x)", USER, ("raised by the user's own code", "raised while tracing raises")),
     Case(f"%jitcompare {QUICK} raises(x)", USER, ("raised by the user's own code", "in eager mode")),
     Case("%%recompiles\nraises(x)", USER, ("raised by the user's own code",)),
-    Case(f"%%jitcompare {QUICK}\nstate = [0]\ndef flaky(a):\n    state[0] += 1\n    if state[0] >= 3:\n"
+    Case("%%jitcompare -n 1 -r 2 --budget 5\nstate = [0]\ndef flaky(a):\n    state[0] += 1\n    if state[0] >= 3:\n"
          "        raise ValueError('a later call failed')\n    return a * 2\nflaky(x)", USER,
          ("a later call failed", "its first calls had run without error"), defines=frozenset({"state", "flaky"})),
     Case("%%jaxpr\nkept = 1\nraises(x)", USER, ("raised by the user's own code",), defines=frozenset({"kept"})),
