@@ -148,7 +148,8 @@ def test_doctor_card_for_an_ordinary_cell_quotes_the_users_line_and_fix(run, hos
     shown = run("jax.jit(branchy)(v)")
     assert shown.error is not None
     card = next(o["text/html"] for o in shown.outputs if "data-pitfall" in o.get("text/html", ""))
-    assert_inert(card, IMG, SCRIPT)  # the line with its comment; the fix is the function, docstring included
+    # the line with its comment; the fix is the function rewritten, its docstring and comments included
+    assert_inert(card, IMG, SCRIPT, f"{IMG} in a docstring")
 
 
 def test_doctor_card_under_a_magic_and_trace_warnings(run, hostile):
