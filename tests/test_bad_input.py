@@ -200,6 +200,8 @@ CASES = [
     Case("%jaxpr -s x jnp.sin(x)", USAGE, ("`x` is static", "cannot be hashed")),
     # -- static arguments given twice, or unhashable -------------------------------------------------
     Case("%jaxpr -s n,n f(x, 2)", USAGE, ("names `n` twice",)),
+    Case("%jaxpr -s n -s n f(x, 2)", USAGE, ("names `n` twice",)),
+    Case("%jaxpr -o -s 1 -s k varargs(x, 2, k=3)", OK, check=_report(in_types=["f32[3]"])),  # -s given twice: both
     Case("%jaxpr -s 1,n f(x, 2)", USAGE, ("names parameter `n` twice",)),
     Case(f"%jitcompare {QUICK} -s 1,1 f(x, 2)", USAGE, ("names argument 1 twice",)),
     Case("%jaxpr f(x, n=1, n=2)", USAGE, ("keyword argument", "twice")),

@@ -69,12 +69,15 @@ class FoundCall:
 
 
 def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line: str,
-              static: str | None, local_ns: dict | None = None) -> FoundCall:
+              static: str | list[str] | None, local_ns: dict | None = None) -> FoundCall:
     """The line form evaluates ``line_call``; the cell form runs the cell but its last statement first.
+    ``static`` is ``-s`` as given, once or several times (``-s 1 -s mode`` is ``-s 1,mode``).
 
     Raises ``UsageProblem`` for what the user typed, ``UserCodeError`` when the user's code raised.
     """
     __tracebackhide__ = True
+    if isinstance(static, (list, tuple)):
+        static = ",".join(static)
     namer = cell_namer(shell)
     shown_as = f"%{magic}" if cell is None else f"%%{magic}"
     if cell is None:

@@ -17,7 +17,8 @@ class JaxprMagics(Magics):
     """The ``%jaxpr`` magic."""
 
     @magic_arguments()
-    @argument("-s", "--static", metavar="NAMES", help="parameters to treat as static, by name or position: -s n, -s 1,mode")
+    @argument("-s", "--static", metavar="NAMES", action="append",
+              help="parameters to treat as static, by name or position: -s n, -s 1,mode (or -s 1 -s mode)")
     @argument("-t", "--transform", action="append", default=[], choices=sorted(TRANSFORMS),
               help="apply a transform first; repeat to compose, outermost first: -t vmap -t grad shows vmap(grad(f))")
     @argument("--stage", choices=STAGES, default="jaxpr",

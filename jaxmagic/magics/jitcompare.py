@@ -25,7 +25,8 @@ class JitCompareMagics(Magics):
               help=f"repeats per mode (default {DEFAULT_REPEAT})")
     @argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
               help=f"time allowed for the whole comparison, first calls included (default {DEFAULT_BUDGET_S:g})")
-    @argument("-s", "--static", metavar="NAMES", help="parameters to treat as static, by name or position: -s n, -s 1,mode")
+    @argument("-s", "--static", metavar="NAMES", action="append",
+              help="parameters to treat as static, by name or position: -s n, -s 1,mode (or -s 1 -s mode)")
     @argument("--split", metavar="NAMES",
               help="sharded/pmap: arguments whose leading axis is split over the devices (default: every array argument)")
     @argument("--rtol", type=float, default=None, help="relative tolerance when comparing results with eager's")
