@@ -7,10 +7,8 @@ Goals: each view at most 2x JAX's own time; the displayed HTML under 2 MB.
 
 from __future__ import annotations
 
-import statistics
 import time
 
-import jax
 import jax.numpy as jnp
 
 from jaxmagic.call import Call

@@ -77,3 +77,16 @@ class Snapshot:
     def forget_new_names(self) -> None:
         for name in self.new_names():
             self.shell.user_ns.pop(name, None)
+
+
+def assert_usage_error(run, shell, cell: str, expected_words) -> str:
+    """``cell`` is refused with a ``UsageError`` that contains each of ``expected_words``; nothing of
+    jaxmagic's internals is shown; the namespace and JAX's configuration are kept. Returns the message."""
+    before = Snapshot(shell)
+    shown = run(cell)
+    assert shown.usage_error is not None, f"expected a UsageError, got {shown.error!r}\n{shown.stdout}"
+    for words in expected_words:
+        assert words in shown.usage_error, shown.usage_error
+    assert_no_internals(shown)
+    before.assert_kept()
+    return shown.usage_error

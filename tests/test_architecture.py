@@ -52,3 +52,11 @@ def test_importing_every_engine_loads_neither_ipython_nor_ipywidgets():
 def test_modules_stay_small():
     big = {str(p.relative_to(PACKAGE)): p.stat().st_size for p in PACKAGE.rglob("*.py") if p.stat().st_size > 32_000}
     assert big == {}, "split these into modules with one job each"
+
+
+def test_no_unused_or_undefined_names():
+    ruff = pathlib.Path(sys.executable).with_name("ruff")
+    root = PACKAGE.parent
+    done = subprocess.run([str(ruff), "check", "--output-format", "concise", "jaxmagic", "tests", "benchmarks", "demo"],
+                          capture_output=True, text=True, cwd=root)
+    assert done.returncode == 0, done.stdout

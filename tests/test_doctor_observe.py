@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import jax
 import numpy as np
-import pytest
 
 from conftest import assert_no_internals
 from doctor_cases import apply, line_of, namespace, run

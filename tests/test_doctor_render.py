@@ -7,7 +7,6 @@ import re
 import pytest
 
 from jaxmagic.doctor import PITFALLS, Diagnosis
-from jaxmagic.render import diagnosis as render
 from jaxmagic.sources import SourceLine
 
 

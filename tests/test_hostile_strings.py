@@ -126,7 +126,7 @@ def test_jaxpr_view_names_and_source_lines(run, hostile, options):
 
 
 def test_jaxpr_view_argument_names_from_keywords(run, hostile):
-    shown = run(f"%jaxpr keywords(**{{IMG: v, SCRIPT: v}})").assert_ok()
+    shown = run("%jaxpr keywords(**{IMG: v, SCRIPT: v})").assert_ok()
     assert_inert(shown.html, "keywords")
 
 

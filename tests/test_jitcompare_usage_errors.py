@@ -3,7 +3,7 @@ example; nothing of jaxmagic's internals; the namespace and JAX's configuration 
 
 import jax
 import pytest
-from conftest import assert_no_internals
+from outcomes import assert_usage_error
 
 SETUP = (
     "x = jnp.ones(8)\n"
@@ -46,16 +46,7 @@ CASES = [
 @pytest.mark.parametrize("cell, expected", CASES, ids=[c for c, _ in CASES])
 def test_bad_input_is_a_clear_usage_error(run, ip, cell, expected):
     run(SETUP).assert_ok()
-    names_before = set(ip.user_ns)
-    config_before = dict(jax.config.values)
-    shown = run(cell)
-    assert shown.usage_error is not None, f"expected a UsageError, got {shown.error!r}\n{shown.stdout}"
-    for words in expected:
-        assert words in shown.usage_error, shown.usage_error
-    assert_no_internals(shown)
-    new_names = {n for n in set(ip.user_ns) - names_before if not n.startswith("_")}
-    assert new_names == set()
-    assert dict(jax.config.values) == config_before
+    assert_usage_error(run, ip, cell, expected)
 
 
 def test_bad_options_are_refused_before_the_cell_runs(run, ip):

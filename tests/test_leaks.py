@@ -11,8 +11,6 @@ import logging
 import os
 import subprocess
 import sys
-import textwrap
-import weakref
 
 import jax
 import pytest

@@ -3,8 +3,6 @@
 import subprocess
 import sys
 
-import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 
 def test_import_pulls_in_neither_ipython_nor_ipywidgets_nor_jax():

@@ -5,7 +5,6 @@ import pathlib
 import subprocess
 import sys
 
-import pytest
 
 IPYTHON = pathlib.Path(sys.executable).with_name("ipython")
 SESSION = "%load_ext jaxmagic\nimport jax.numpy as jnp\nx = jnp.ones(3)\n{magic}\nexit\n"

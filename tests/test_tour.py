@@ -1,6 +1,5 @@
 """The tour notebook runs end to end in a real Jupyter kernel, and its HTML export keeps the views."""
 
-import os
 import pathlib
 import sys
 

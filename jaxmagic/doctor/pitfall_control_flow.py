@@ -184,8 +184,8 @@ def _assert_rewrite(case: Case, frame: UserFrame, node: ast.Assert, jn) -> tuple
     code = (f"from jax.experimental import checkify\n\n{body}\n\n"
             f"error, result = checkify.checkify({name})(...)   # the check runs in the compiled code\n"
             f"error.throw()   # raises here if it failed")
-    return (f"Check it inside the compiled code with `checkify`, which reports the failure after the call "
-            f"(or check the result outside the jitted function):", code)
+    return ("Check it inside the compiled code with `checkify`, which reports the failure after the call "
+            "(or check the result outside the jitted function):", code)
 
 
 def _control_flow_template(kind: str, cond: str, jn) -> str:

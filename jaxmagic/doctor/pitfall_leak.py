@@ -167,5 +167,5 @@ def tracer_leak(case) -> Diagnosis | None:
         where=where,
         variable=returned,
         function=traced.name,
-        alternatives=((f"To debug, print it from inside the compiled code instead:", f'{rewrites.jax_names(case.innermost.frame.f_globals).jax if case.innermost else "jax"}.debug.print("{returned} = {{}}", {returned})'),),
+        alternatives=(("To debug, print it from inside the compiled code instead:", f'{rewrites.jax_names(case.innermost.frame.f_globals).jax if case.innermost else "jax"}.debug.print("{returned} = {{}}", {returned})'),),
     )

@@ -156,13 +156,11 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
 
 
 def _slice_rewrite(case: Case, frame: UserFrame, node: ast.Subscript, statement: ast.stmt, jn):
-    parsed = case.parsed(frame)
     sl = node.slice
     if sl.step is not None:
         return None
     array = case.text(frame, node.value)
     lower = case.text(frame, sl.lower) if sl.lower is not None else None
-    upper = case.text(frame, sl.upper) if sl.upper is not None else None
     # x[i:i + 3]: a fixed length at a traced position is what lax.dynamic_slice_in_dim is for.
     if sl.lower is not None and isinstance(sl.upper, ast.BinOp) and isinstance(sl.upper.op, ast.Add):
         if ast.dump(sl.upper.left) == ast.dump(sl.lower) and isinstance(sl.upper.right, ast.Constant):
