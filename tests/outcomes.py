@@ -8,6 +8,8 @@ the user's namespace holds what the cell defined, and JAX's configuration is wha
 
 from __future__ import annotations
 
+import contextlib
+
 import jax
 from IPython.core.error import UsageError
 
@@ -90,3 +92,15 @@ def assert_usage_error(run, shell, cell: str, expected_words) -> str:
     assert_no_internals(shown)
     before.assert_kept()
     return shown.usage_error
+
+
+@contextlib.contextmanager
+def defined_in_session(shell, setup: str, names: set[str]):
+    """Run ``setup`` (which defines ``names``) for a module's tests; afterwards give the session back
+    what it had under those names before (``jax``, ``jnp``, ...)."""
+    saved = {name: shell.user_ns[name] for name in names if name in shell.user_ns}
+    shell.run_cell(setup, store_history=False)
+    yield
+    for name in names:
+        shell.user_ns.pop(name, None)
+    shell.user_ns.update(saved)

@@ -16,7 +16,7 @@ from typing import Callable
 import pytest
 
 from conftest import assert_no_internals
-from outcomes import LIMIT, OK, USAGE, USER, Snapshot, assert_clean
+from outcomes import LIMIT, OK, USAGE, USER, Snapshot, assert_clean, defined_in_session
 
 QUICK = "-n 1 -r 1 --budget 0.1"  # %jitcompare: one call per mode, so the corpus stays fast
 PLAIN = "plain cell"  # an ordinary cell: the user's own error, with the doctor's card under it
@@ -224,12 +224,8 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def namespace(ip):
-    saved = {name: ip.user_ns[name] for name in SETUP_NAMES if name in ip.user_ns}
-    ip.run_cell(SETUP, store_history=False)
-    yield
-    for name in SETUP_NAMES:
-        ip.user_ns.pop(name, None)
-    ip.user_ns.update(saved)  # what the session had before (jax, jnp, ...) stays for the other tests
+    with defined_in_session(ip, SETUP, SETUP_NAMES):
+        yield
 
 
 def test_the_corpus_is_large_and_covers_every_magic():

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from outcomes import Snapshot, assert_clean
+from outcomes import Snapshot, assert_clean, defined_in_session
 
 SETUP = '''
 import functools
@@ -181,12 +181,8 @@ def jaxmagic_lines(draw) -> str:
 
 @pytest.fixture(scope="module")
 def namespace(ip):
-    saved = {name: ip.user_ns[name] for name in SETUP_NAMES if name in ip.user_ns}
-    ip.run_cell(SETUP, store_history=False)
-    yield
-    for name in SETUP_NAMES:
-        ip.user_ns.pop(name, None)
-    ip.user_ns.update(saved)  # what the session had before (jax, jnp, ...) stays for the other tests
+    with defined_in_session(ip, SETUP, SETUP_NAMES):
+        yield
 
 
 EXPLAIN = ("jax_explain_cache_misses",)  # on while a %recompiles watch runs, by design

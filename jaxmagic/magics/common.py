@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 from IPython.core.error import UsageError
+from IPython.core.magic_arguments import argument
 
 from jaxmagic import call as calls
 from jaxmagic import sources
@@ -23,6 +24,30 @@ from jaxmagic.errors import UsageProblem, UserCodeError
 
 # ------------------------------------------------------------------------------------------------
 # Options and the call
+
+STATIC_OPTION = argument(
+    "-s", "--static", metavar="NAMES", action="append",
+    help="parameters to treat as static, by name or position: -s n, -s 1,mode (or -s 1 -s mode)")
+
+
+def shared_options(report_name: str):
+    """The options every magic takes: ``--plain``, ``--tb`` and ``-o`` (which returns ``report_name``).
+
+    Put it right under the magic's own ``@argument`` lines.
+    """
+    options = (
+        argument("--plain", action="store_true", help="print plain text only"),
+        argument("--tb", action="store_true", help="when your code raises, show its full traceback"),
+        argument("-o", "--output", action="store_true", help=f"return the {report_name}"),
+    )
+
+    def add(magic_func):
+        for option in reversed(options):
+            magic_func = option(magic_func)
+        return magic_func
+
+    return add
+
 
 
 def split_options(parser, line: str, magic: str):

@@ -17,8 +17,7 @@ class JaxprMagics(Magics):
     """The ``%jaxpr`` magic."""
 
     @magic_arguments()
-    @argument("-s", "--static", metavar="NAMES", action="append",
-              help="parameters to treat as static, by name or position: -s n, -s 1,mode (or -s 1 -s mode)")
+    @common.STATIC_OPTION
     @argument("-t", "--transform", action="append", default=[], choices=sorted(TRANSFORMS),
               help="apply a transform first; repeat to compose, outermost first: -t vmap -t grad shows vmap(grad(f))")
     @argument("--stage", choices=STAGES, default="jaxpr",
@@ -27,9 +26,7 @@ class JaxprMagics(Magics):
     @argument("--no-source", action="store_true", help="hide the source line beside each equation")
     @argument("--max-eqns", type=int, default=DEFAULT_MAX_EQNS, metavar="N",
               help=f"show at most N equations (default {DEFAULT_MAX_EQNS}); the report keeps them all")
-    @argument("--plain", action="store_true", help="print plain text only")
-    @argument("--tb", action="store_true", help="when your code raises, show its full traceback")
-    @argument("-o", "--output", action="store_true", help="return the JaxprReport")
+    @common.shared_options("JaxprReport")
     @no_var_expand
     @needs_local_scope
     @line_cell_magic

@@ -25,16 +25,13 @@ class JitCompareMagics(Magics):
               help=f"repeats per mode (default {DEFAULT_REPEAT})")
     @argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
               help=f"time allowed for the whole comparison, first calls included (default {DEFAULT_BUDGET_S:g})")
-    @argument("-s", "--static", metavar="NAMES", action="append",
-              help="parameters to treat as static, by name or position: -s n, -s 1,mode (or -s 1 -s mode)")
+    @common.STATIC_OPTION
     @argument("--split", metavar="NAMES",
               help="sharded/pmap: arguments whose leading axis is split over the devices (default: every array argument)")
     @argument("--rtol", type=float, default=None, help="relative tolerance when comparing results with eager's")
     @argument("--atol", type=float, default=None, help="absolute tolerance when comparing results with eager's")
-    @argument("--plain", action="store_true", help="print plain text only")
-    @argument("--tb", action="store_true", help="when your code raises, show its full traceback")
     @argument("-q", "--quiet", action="store_true", help="show nothing (use with -o)")
-    @argument("-o", "--output", action="store_true", help="return the Comparison")
+    @common.shared_options("Comparison")
     @no_var_expand
     @needs_local_scope
     @line_cell_magic

@@ -139,9 +139,7 @@ class RecompilesMagics(Magics):
               help="also show JAX's internal compilations (each primitive compiled once in eager mode, jnp helpers)")
     @argument("--max", type=_limit, metavar="N", default=None,
               help="fail when a watched function compiles more than N times (--max 0: no compilation at all)")
-    @argument("--plain", action="store_true", help="print plain text only")
-    @argument("--tb", action="store_true", help="when your code raises, show its full traceback")
-    @argument("-o", "--output", action="store_true", help="return the RecompileLog")
+    @common.shared_options("RecompileLog")
     @no_var_expand
     @needs_local_scope
     @line_cell_magic
