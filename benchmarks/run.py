@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib
+import json
 import math
 import os
 import pathlib
 import platform
+import subprocess
 import sys
 import time
 
@@ -26,20 +27,41 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 
-def modules() -> list:
-    names = sorted(p.stem for p in HERE.glob("bench_*.py"))
-    return [importlib.import_module(name) for name in names]
+def module_names() -> list[str]:
+    return sorted(p.stem for p in HERE.glob("bench_*.py"))
+
+
+_CHILD = """
+import json, sys
+sys.path.insert(0, {here!r})
+module = __import__({name!r})
+rows = module.run(quick={quick!r})
+scaling = getattr(module, "scaling", None)
+plots = scaling(quick={quick!r}) if scaling else {{}}
+print("\\n@@result@@" + json.dumps({{"rows": rows, "plots": plots}}))
+"""
+
+
+def run_module(name: str, quick: bool) -> tuple[list[dict], dict]:
+    """One benchmark module in a fresh process, so that no module's leftovers (large jaxprs,
+    caches, threads) weigh on another's figures."""
+    code = _CHILD.format(here=str(HERE), name=name, quick=quick)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0 or "@@result@@" not in done.stdout:
+        raise RuntimeError(f"{name} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    result = json.loads(done.stdout.rsplit("@@result@@", 1)[1])
+    plots = {title: {**spec, "series": {k: [tuple(p) for p in v] for k, v in spec["series"].items()}}
+             for title, spec in result["plots"].items()}
+    return result["rows"], plots
 
 
 def collect(quick: bool) -> tuple[list[dict], dict, float]:
     started = time.perf_counter()
     rows, plots = [], {}
-    for module in modules():
-        for row in module.run(quick=quick):
-            rows.append({**row, "suite": module.__name__.removeprefix("bench_")})
-        scaling = getattr(module, "scaling", None)
-        if scaling is not None:
-            plots.update(scaling(quick=quick))
+    for name in module_names():
+        module_rows, module_plots = run_module(name, quick)
+        rows += [{**row, "suite": name.removeprefix("bench_")} for row in module_rows]
+        plots.update(module_plots)
     return rows, plots, time.perf_counter() - started
 
 
