@@ -160,7 +160,7 @@ def test_tolerance_options_are_used_for_the_result_check(run):
     assert not [w for w in loose.warnings if "results differ" in w]
 
 
-def test_first_call_split_adds_up_to_a_first_call_measured_by_hand(run):
+def test_first_call_split_adds_up_to_the_first_call(run):
     run(
         "def heavy(x):\n"
         "    for i in range(30):\n"
