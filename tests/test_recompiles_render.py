@@ -304,29 +304,3 @@ def test_input_paths_become_parameter_names_with_the_calls_signature():
     assert argument_for_path("[1]['mode']", signature) == "mode"
     (cause,) = parse_explanation(EXPLANATIONS["static"], signature)
     assert (cause.kind, cause.argument) == ("static_value", "n")
-
-
-def test_distance_counts_what_differences_lists():
-    import functools
-
-    import jax.numpy as jnp
-
-    from jaxmagic.recompiles.differences import differences, distance
-    from jaxmagic.recompiles.signatures import describe_call
-
-    def f(x, params, n=1, *, mode="a"):
-        return x
-
-    calls = [
-        ((jnp.ones(3), {"w": jnp.ones(2)}), {}),
-        ((jnp.ones(4, jnp.int32), {"w": jnp.ones(2), "b": jnp.ones(1)}, 2), {}),
-        ((jnp.ones(3), {"w": jnp.ones((2, 2))}), {"n": 3, "mode": "b"}),
-        ((1.0, {"w": jnp.ones(2)}, 1), {}),
-    ]
-    signatures = [describe_call(f, args, kwargs, static_argnames=("mode",)) for args, kwargs in calls]
-    signatures.append(describe_call(functools.partial(f), calls[0][0], {}))
-    signatures.append(describe_call(f, calls[2][0], calls[2][1], static_argnames=("mode", "n"),
-                                    options={"static_argnames": ("mode", "n")}))
-    for before in signatures:
-        for after in signatures:
-            assert distance(before, after) == len(differences(before, after)), (before.summary(), after.summary())

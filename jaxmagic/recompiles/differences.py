@@ -255,54 +255,9 @@ def nearest(earlier: Sequence[CallSignature], now: CallSignature) -> tuple[CallS
     >>> closest is calls[0], [c.kind for c in causes]
     (True, ['shape'])
     """
-    closest, best = None, None
+    closest, closest_causes = None, []
     for candidate in earlier:
-        count = distance(candidate, now)
-        if best is None or count <= best:
-            closest, best = candidate, count
-    if closest is None:
-        return None, []
-    return closest, differences(closest, now)
-
-
-def distance(before: CallSignature, after: CallSignature) -> int:
-    """How many differences ``differences`` would list, counted without building them (cheap:
-    a compilation compares against many earlier signatures, but explains against one)."""
-    count = 0 if before.is_same_function(after) else 1
-    if before.options != after.options:
-        old, new = dict(before.options), dict(after.options)
-        count += sum(old.get(k) != new.get(k) for k in set(old) | set(new))
-    if before.config != after.config:
-        old, new = dict(before.config), dict(after.config)
-        count += sum(old[k] != new[k] for k in set(old) & set(new))
-    old_params = {p.name: p for p in before.params}
-    names = set()
-    for param in after.params:
-        names.add(param.name)
-        old = old_params.get(param.name)
-        if old is None:
-            count += param.passed != "default"
-        elif old != param:
-            count += _param_distance(old, param)
-    count += sum(1 for p in before.params if p.name not in names and p.passed != "default")
-    return count
-
-
-def _param_distance(old: ParamSignature, new: ParamSignature) -> int:
-    # In the order of ``_param_causes``, which lists one cause for each of these.
-    if old.passed != new.passed:
-        return 1
-    if old.passed == "default":
-        return 0
-    if old.static != new.static:
-        return 0  # counted among the jit options (static_argnums changed)
-    if new.static:
-        return int(old.value.key != new.value.key)
-    count = int(old.structure != new.structure)
-    old_leaves = dict(old.leaves)
-    for path, leaf in new.leaves:
-        previous = old_leaves.get(path)
-        if previous is not None and previous != leaf:
-            count += ((previous.shape != leaf.shape) + (previous.dtype != leaf.dtype)
-                      + (previous.weak != leaf.weak) + (previous.placement != leaf.placement))
-    return max(count, 1)
+        causes = differences(candidate, now)
+        if closest is None or len(causes) <= len(closest_causes):
+            closest, closest_causes = candidate, causes
+    return closest, closest_causes
