@@ -35,6 +35,14 @@ def jit_options(fn: Any) -> JitOptions:
     )
 
 
+def is_dropped_variable(var: Any) -> bool:
+    """True for an equation's output that nothing uses, which JAX prints as ``_`` (``core.DropVar``;
+    ``jax.extend.core`` exports it only from JAX 0.9)."""
+    from jax._src import core
+
+    return isinstance(var, core.DropVar)
+
+
 def traceback_frames(source_info: Any) -> Iterator[tuple[str, int, str]]:
     """``(file, line, function)`` of each frame that JAX recorded for an equation, innermost first.
 
@@ -52,6 +60,34 @@ def is_jax_internal_file(filename: str) -> bool:
     from jax._src import source_info_util
 
     return not source_info_util.is_user_filename(filename)
+
+
+def unregister_duration_listener(listener: Any) -> None:
+    """Remove a ``jax.monitoring`` duration listener (public from JAX 0.9; before, only
+    ``jax._src.monitoring`` can remove one)."""
+    from jax import monitoring
+
+    public = getattr(monitoring, "unregister_event_duration_listener", None)
+    if public is not None:
+        public(listener)
+        return
+    from jax._src import monitoring as private_monitoring
+
+    private_monitoring._unregister_event_duration_listener_by_callback(listener)
+
+
+def unregister_event_listener(listener: Any) -> None:
+    """Remove a ``jax.monitoring`` event listener (public from JAX 0.9; before, only
+    ``jax._src.monitoring`` can remove one)."""
+    from jax import monitoring
+
+    public = getattr(monitoring, "unregister_event_listener", None)
+    if public is not None:
+        public(listener)
+        return
+    from jax._src import monitoring as private_monitoring
+
+    private_monitoring._unregister_event_listener_by_callback(listener)
 
 
 def compile_event_names() -> dict[str, str]:
@@ -141,7 +177,10 @@ def tracing_context() -> dict[str, Any]:
     """JAX's settings that are part of every tracing cache key (``config.trace_context()``), by name."""
     from jax._src import config
 
-    names, values = config.trace_context_names(), config.trace_context()
+    names_of = getattr(config, "trace_context_names", None)  # from JAX 0.9; before, unnamed
+    if names_of is None:
+        return {}
+    names, values = names_of(), config.trace_context()
     if len(names) != len(values):
         return {}
     return dict(zip(names, values))
@@ -154,11 +193,13 @@ def is_primitive_wrapper(fun: Any) -> bool:
 
 def explanation_logger_names() -> tuple[str, ...]:
     """The loggers on which JAX writes its cache-miss explanations (``jax_explain_cache_misses``):
-    the tracing cache (``partial_eval``) and the persistent compilation cache."""
-    from jax._src import compilation_cache, compiler
+    the tracing cache's (``partial_eval`` from JAX 0.9, ``pjit`` before) and the persistent
+    compilation cache's."""
+    from jax._src import compilation_cache, compiler, pjit
     from jax._src.interpreters import partial_eval
 
-    return (partial_eval.logger.name, compiler.logger.name, compilation_cache.logger.name)
+    modules = (partial_eval, pjit, compiler, compilation_cache)
+    return tuple(module.logger.name for module in modules if hasattr(module, "logger"))
 
 
 def persistent_cache_enabled() -> bool:
@@ -181,6 +222,8 @@ def wrapped_callables(fun: Any, depth: int = 4) -> Iterator[Any]:
                 value = cell.cell_contents
             except ValueError:
                 continue
+            if isinstance(getattr(value, "__self__", None), linear_util.WrappedFun):
+                value = value.__self__  # its bound ``call_wrapped`` (JAX 0.8's pmap)
             if isinstance(value, linear_util.WrappedFun):
                 value = value.f
             if callable(value) and id(value) not in seen:

@@ -18,6 +18,7 @@ from typing import Iterator
 
 from jax.extend import core as jcore
 
+from jaxmagic import _jax_private
 from jaxmagic.sources import CellNamer, SourceLine, no_cells, user_source_line
 
 PARAM_TEXT_LIMIT = 80
@@ -64,7 +65,7 @@ class Namer:
     def __call__(self, var) -> str:
         if isinstance(var, jcore.Literal):
             return f"{_literal_text(var.val)}:{_type_text(var.aval)}"
-        if isinstance(var, jcore.DropVar):
+        if _jax_private.is_dropped_variable(var):
             return "_"
         key = id(var)
         name = self._names.get(key)
@@ -74,7 +75,7 @@ class Namer:
 
     def binder(self, var) -> str:
         """``name:type`` as in a binding position."""
-        if isinstance(var, jcore.DropVar):
+        if _jax_private.is_dropped_variable(var):
             return f"_:{_type_text(var.aval)}"
         return f"{self(var)}:{_type_text(var.aval)}"
 

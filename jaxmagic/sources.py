@@ -25,7 +25,7 @@ from jaxmagic import _jax_private
 
 CellNamer = Callable[[str], Optional[str]]
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__))
 _LIBRARY_DIRS = tuple(
     {os.path.normpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if p}
     | {os.path.normpath(p) for p in sys.path if p.endswith(("site-packages", "dist-packages"))}
@@ -58,9 +58,12 @@ def no_cells(filename: str) -> None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def is_jaxmagic_file(filename: str) -> bool:
-    """True for jaxmagic's own source files (never shown as the user's line)."""
-    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+    """True for jaxmagic's own source files (never shown as the user's line): files inside the
+    package's directory, symbolic links resolved, wherever that directory is and whatever it is
+    called."""
+    return os.path.realpath(filename).startswith(_PACKAGE_DIR + os.sep)
 
 
 def without_jaxmagic_frames(tb: types.TracebackType | None) -> types.TracebackType | None:

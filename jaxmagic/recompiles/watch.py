@@ -247,9 +247,9 @@ class _Hub:
 
         installation, self.installation = self.installation, None
         with contextlib.suppress(Exception):
-            monitoring.unregister_event_duration_listener(self.duration_listener)
+            _jax_private.unregister_duration_listener(self.duration_listener)
         with contextlib.suppress(Exception):
-            monitoring.unregister_event_listener(self.event_listener)
+            _jax_private.unregister_event_listener(self.event_listener)
         if not installation.explain_was_on and jax.config.values.get("jax_explain_cache_misses"):
             jax.config.update("jax_explain_cache_misses", False)
         for logger in installation.loggers:

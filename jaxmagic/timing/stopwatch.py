@@ -92,7 +92,7 @@ def compile_events() -> Iterator[dict[str, list[float]]]:
         yield found
     finally:
         with contextlib.suppress(Exception):
-            jax.monitoring.unregister_event_duration_listener(listen)
+            _jax_private.unregister_duration_listener(listen)
 
 
 def waiter(output: Any) -> Callable[[Any], Any]:
