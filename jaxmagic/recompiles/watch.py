@@ -243,7 +243,6 @@ class _Hub:
 
     def _uninstall(self) -> None:
         import jax
-        from jax import monitoring
 
         installation, self.installation = self.installation, None
         with contextlib.suppress(Exception):
