@@ -21,13 +21,9 @@ class Report:
     """Base of ``JaxprReport``, ``Comparison``, ``RecompileLog`` and ``Diagnosis``."""
 
     _renderer: str = ""  # module path of the renderer: ``jaxmagic.render.<name>``
-    # True for the single echo of a report that a magic has just shown and returned with ``-o``.
-    _echo_as_repr: bool = False
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """``text/plain`` and ``text/html`` together, honouring IPython's include / exclude."""
-        if self._echo_as_repr:
-            return {"text/plain": repr(self)}
         renderers = {"text/plain": self.to_text, "text/html": self.to_html}
         wanted = [m for m in renderers if (not include or m in include) and not (exclude and m in exclude)]
         return {mime: renderers[mime]() for mime in wanted}

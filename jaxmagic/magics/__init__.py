@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import importlib
 
-# Modules of this package that define a ``Magics`` class named in ``MAGICS`` and, optionally,
-# ``install(shell)`` / ``uninstall(shell)`` for the hooks they add to the session.
+# Modules of this package that define a ``Magics`` class (named here; None for a module that only
+# hooks into the shell) and, optionally, ``install(shell)`` / ``uninstall(shell)`` for the hooks
+# they add to the session.
 PARTS = {
+    "jaxmagic.magics.echo": None,
     "jaxmagic.magics.jaxpr": "JaxprMagics",
     "jaxmagic.magics.jitcompare": "JitCompareMagics",
     "jaxmagic.magics.doctor": "DoctorMagics",
@@ -27,14 +29,15 @@ def _parts():
             if exc.name == module_name:
                 continue
             raise
-        yield module, getattr(module, class_name)
+        yield module, getattr(module, class_name) if class_name else None
 
 
 def load(shell) -> None:
     """Register the magics (replacing any earlier registration) and install each part's hooks."""
     unload(shell)
     for module, magics_class in _parts():
-        shell.register_magics(magics_class)
+        if magics_class is not None:
+            shell.register_magics(magics_class)
         install = getattr(module, "install", None)
         if install is not None:
             install(shell)
@@ -47,6 +50,8 @@ def unload(shell) -> None:
         uninstall = getattr(module, "uninstall", None)
         if uninstall is not None:
             uninstall(shell)
+        if magics_class is None:
+            continue
         for kind, names in magics_class.magics.items():
             for name in names:
                 registered = manager.magics[kind].get(name)

@@ -209,24 +209,6 @@ def show(shell, report, *, plain: bool = False, text: Callable[..., str] | None 
     display(report)
 
 
-def returned(shell, report, *, shown: bool):
-    """Hand ``-o``'s report back; when it was just shown, its echo as the cell's value is one line.
-
-    Like ``%timeit -o``: the cell shows the full view once, and ``Out[n]`` holds the report
-    (shown as ``<JaxprReport ...>`` that once; later displays of it show the full view).
-    """
-    if shown:
-        report._echo_as_repr = True
-
-        def restore(*_):
-            report._echo_as_repr = False
-            with contextlib.suppress(ValueError):
-                shell.events.unregister("post_run_cell", restore)
-
-        shell.events.register("post_run_cell", restore)
-    return report
-
-
 # ------------------------------------------------------------------------------------------------
 # Failing cleanly
 

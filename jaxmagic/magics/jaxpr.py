@@ -6,7 +6,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_loca
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jaxmagic import doctor
-from jaxmagic.magics import common
+from jaxmagic.magics import common, echo
 from jaxmagic.magics import doctor as doctor_magics
 from jaxmagic.render import jaxpr as render
 from jaxmagic.stages import DEFAULT_MAX_EQNS, STAGES, TRANSFORMS, trace
@@ -64,5 +64,5 @@ class JaxprMagics(Magics):
             warnings = doctor.observe_trace(found.call, report.jaxpr, printed.text, cell_namer=found.cell_namer)
             doctor_magics.show_warnings(self.shell, warnings, plain=options.plain)
         if options.output:
-            return common.returned(self.shell, report, shown=True)
+            return echo.returned(self.shell, report, shown=True)
         return None

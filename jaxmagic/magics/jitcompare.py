@@ -6,7 +6,7 @@ from __future__ import annotations
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from jaxmagic.magics import common
+from jaxmagic.magics import common, echo
 from jaxmagic.timing.modes import MODES
 from jaxmagic.render import comparison as render
 from jaxmagic.timing import DEFAULT_BUDGET_S, DEFAULT_REPEAT, check_settings, compare
@@ -61,5 +61,5 @@ class JitCompareMagics(Magics):
         if not options.quiet:
             common.show(self.shell, report, plain=options.plain, text=render.text)
         if options.output:
-            return common.returned(self.shell, report, shown=True)
+            return echo.returned(self.shell, report, shown=True)
         return None

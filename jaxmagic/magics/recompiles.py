@@ -20,7 +20,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_loca
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.magics import common
+from jaxmagic.magics import common, echo
 from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog, matches
 from jaxmagic.render import recompiles as render
 
@@ -212,7 +212,7 @@ class RecompilesMagics(Magics):
         if previous is not None and previous.watching:
             print("Restarted the session watch with the new options (the previous log was replaced).")
         self._show_live(session, log, None, plain=options.plain)
-        return common.returned(self.shell, log, shown=True) if options.output else None
+        return echo.returned(self.shell, log, shown=True) if options.output else None
 
     def _off(self, session: _Session, options):
         log = session.log
@@ -241,7 +241,7 @@ class RecompilesMagics(Magics):
             self._show_live(session, log, names[0] if names else None, plain=options.plain)
         else:
             common.show(self.shell, shown, plain=options.plain, text=render.text)
-        return common.returned(self.shell, shown, shown=True) if options.output else None
+        return echo.returned(self.shell, shown, shown=True) if options.output else None
 
     def _show_live(self, session: _Session, log: RecompileLog, function: str | None, *, plain: bool) -> None:
         if plain or common.is_terminal(self.shell):
@@ -285,7 +285,7 @@ class RecompilesMagics(Magics):
         if limit is not None:
             raise limit
         if options.output:
-            return common.returned(self.shell, log, shown=True)
+            return echo.returned(self.shell, log, shown=True)
         return value
 
     def _run(self, line: str, cell: str):
