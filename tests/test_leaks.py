@@ -5,6 +5,7 @@ a magic's report, once let go, keeps the user's function and arrays alive no lon
 
 from __future__ import annotations
 
+import collections
 import gc
 import json
 import logging
@@ -118,8 +119,15 @@ def _our_hooks(shell) -> dict:
 
     explanation_filters = [f for name in _jax_private.explanation_logger_names()
                            for f in logging.getLogger(name).filters if ours(f)]
+    def module_of(fn) -> str:
+        owner = getattr(fn, "__self__", None)
+        return getattr(owner if owner is not None else fn, "__module__", "")
+
+    per_event_and_module = collections.Counter(
+        (event, module_of(cb)) for event, callbacks in shell.events.callbacks.items() for cb in callbacks if ours(cb))
     return {
-        "cell hooks": sum(ours(cb) for callbacks in shell.events.callbacks.values() for cb in callbacks),
+        # the most hooks one module of jaxmagic holds on one of IPython's events
+        "cell hooks": max(per_event_and_module.values(), default=0),
         "duration listeners": sum(ours(fn) for fn in monitoring.get_event_duration_listeners()),
         "event listeners": sum(ours(fn) for fn in monitoring.get_event_listeners()),
         "exception hooks": int(getattr(shell, "_jaxmagic_doctor_hook", None) is not None),
