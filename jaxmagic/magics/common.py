@@ -244,7 +244,7 @@ def interrupted(shell, exc: KeyboardInterrupt) -> MagicInterrupted:
     tb = user_traceback(exc.__traceback__)
     exc.__traceback__ = tb
     try:
-        lines = list(shell.InteractiveTB.structured_traceback(type(exc), exc, tb))
+        lines = list(shell.InteractiveTB.structured_traceback(type(exc), exc, tb, tb_offset=0))
     except Exception:  # showing where it stopped must never hide that it stopped
         lines = [f"{type(exc).__name__}: {exc}".rstrip(": ")]
     return MagicInterrupted(exc, lines)
@@ -278,7 +278,7 @@ def failure(shell, err: UserCodeError, *, fn: Callable | None = None, full_trace
     if diagnosis is not None and not full_traceback:
         note = f"{type(exc).__name__} while {err.during}: {_first_line(exc)}  (add --tb for the full traceback)"
         return MagicFailure(exc, [note])
-    lines = shell.InteractiveTB.structured_traceback(type(exc), exc, tb)
+    lines = shell.InteractiveTB.structured_traceback(type(exc), exc, tb, tb_offset=0)
     if err.during and not err.during.startswith("running the cell"):
         lines = [f"(raised while {err.during})"] + list(lines)
     return MagicFailure(exc, list(lines))
