@@ -1,10 +1,15 @@
 # Two commands do all the set-up: `make demo` and `make test`.
-PYTHON ?= python3
-VENV   := .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+# The virtual environments may live outside the checkout (VENV=..., FLOOR_VENV=...), so that the
+# suite also runs from a read-only checkout.
+PYTHON     ?= python3
+VENV       ?= .venv
+FLOOR_VENV ?= .venv-floor
+PY         := $(VENV)/bin/python
+FLOOR_PY   := $(FLOOR_VENV)/bin/python
+STAMP      := $(VENV)/.installed
+FLOOR_STAMP := $(FLOOR_VENV)/.installed
 
-.PHONY: demo test bench venv chromium clean
+.PHONY: demo test test-floor bench venv chromium clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,12 +31,23 @@ chromium:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing and cannot be installed here: the browser tests will be skipped"; fi; }
 
+# The whole suite on the newest versions the package registry serves.
 test: $(STAMP) chromium
 	$(PY) -m pytest
+
+# The suite (browser tests aside) on the oldest versions jaxmagic supports, pinned exactly.
+$(FLOOR_STAMP): pyproject.toml floor-constraints.txt
+	$(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_PY) -m pip install --quiet --upgrade pip
+	PIP_CONSTRAINT=$(CURDIR)/floor-constraints.txt $(FLOOR_PY) -m pip install --quiet -e '.[test]'
+	touch $(FLOOR_STAMP)
+
+test-floor: $(FLOOR_STAMP)
+	PIP_CONSTRAINT=$(CURDIR)/floor-constraints.txt $(FLOOR_PY) -m pytest -m "not browser"
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) demo/tour.html tests/artifacts
+	rm -rf $(VENV) $(FLOOR_VENV) demo/tour.html

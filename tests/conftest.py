@@ -16,6 +16,28 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
+VERSIONS_SHOWN = ("jax", "jaxlib", "ipython", "ipywidgets", "pygments", "flax", "equinox", "optax", "jupyterlab")
+
+
+def pytest_report_header(config):
+    """The versions this run uses, at the top of its output (the suite runs on the newest and on
+    the oldest supported versions)."""
+    from importlib import metadata
+
+    def version(name):
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    import jaxmagic
+
+    return [
+        "versions: " + ", ".join(f"{name} {version(name)}" for name in VERSIONS_SHOWN),
+        f"jaxmagic from {os.path.dirname(os.path.realpath(jaxmagic.__file__))}",
+    ]
+
+
 PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "jaxmagic")
 
 

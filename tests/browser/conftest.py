@@ -3,7 +3,7 @@
 Chromium is Debian's (``/usr/bin/chromium``), launched through Playwright's ``executable_path``:
 browser downloads do not work here. Without Chromium (or Playwright, or JupyterLab) the tests are
 skipped with a loud reason, unless ``JAXMAGIC_REQUIRE_BROWSER=1`` (set by ``.ci/run``), which turns
-the skip into a failure. Screenshots land in ``tests/artifacts/``.
+the skip into a failure. Screenshots land in a temporary folder (``$JAXMAGIC_ARTIFACTS`` if set).
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
 import nbformat
 import pytest
 
-ARTIFACTS = pathlib.Path(__file__).resolve().parent.parent / "artifacts"
+# Screenshots go to a temporary folder (the checkout may be read-only), or to JAXMAGIC_ARTIFACTS.
+ARTIFACTS = pathlib.Path(os.environ.get("JAXMAGIC_ARTIFACTS") or pathlib.Path(tempfile.gettempdir()) / "jaxmagic-screenshots")
 # With JAXMAGIC_UPDATE_DOCS_IMAGES=1 the screenshots also replace those the README and docs show.
 DOCS_IMAGES = pathlib.Path(__file__).resolve().parents[2] / "docs" / "images"
 CHROMIUM = os.environ.get("JAXMAGIC_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
