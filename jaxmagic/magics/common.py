@@ -59,6 +59,7 @@ def split_options(parser, line: str, magic: str):
     """
     __tracebackhide__ = True
     line = line.strip()
+    check_option_spelling(parser, line, magic)
     boundaries = sorted({len(line), 0, *(m.start() for m in re.finditer(r"(?<=\s)\S", line))}, reverse=True)
     informative_error = None
     error_before_a_call = False  # the options' own error is clearest where the call follows them
@@ -76,6 +77,25 @@ def split_options(parser, line: str, magic: str):
         return options, rest
     message = str(informative_error) if informative_error else f"cannot read the options of {magic}"
     raise UsageError(f"{magic}: {message}\n{parser.format_usage().strip()}")
+
+
+def check_option_spelling(parser, line: str, magic: str) -> None:
+    """A long option written with one dash (``-stage hlo``) is a usage error that names the option,
+    rather than a short option with a value glued on (``-s tage``) or the start of a call.
+
+    Only the words before the call (the first word with a parenthesis) are looked at.
+    """
+    long_options = [o for o in parser._option_string_actions if o.startswith("--")]
+    for word in line.split():
+        if "(" in word:
+            return
+        if not (word.startswith("-") and not word.startswith("--") and len(word) > 3 and word[1].isalpha()):
+            continue
+        spelled = "--" + word[1:].split("=")[0]
+        meant = [o for o in long_options if o == spelled] or [o for o in long_options if o.startswith(spelled)]
+        if len(meant) == 1:
+            raise UsageError(f"{magic}: `{word}` is not an option; long options take two dashes: {meant[0]}\n"
+                             f"{parser.format_usage().strip()}")
 
 
 def _is_call(text: str) -> bool:

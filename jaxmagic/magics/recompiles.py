@@ -157,6 +157,7 @@ class RecompilesMagics(Magics):
         """
         __tracebackhide__ = True
         magic = "%%recompiles" if cell is not None else "%recompiles"
+        common.check_option_spelling(self.recompiles.parser, line, magic)
         try:
             options = self.recompiles.parser.parse_argstring(line)
         except (UsageError, ValueError) as exc:  # ValueError: an unclosed quote
