@@ -114,11 +114,13 @@ class FoundCall:
 
 
 def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line: str,
-              static: str | list[str] | None, local_ns: dict | None = None) -> FoundCall:
+              static: str | list[str] | None, local_ns: dict | None = None,
+              after_body: Callable[[], None] | None = None) -> FoundCall:
     """The line form evaluates ``line_call``; the cell form runs the cell but its last statement first.
     ``static`` is ``-s`` as given, once or several times (``-s 1 -s mode`` is ``-s 1,mode``).
 
     Raises ``UsageProblem`` for what the user typed, ``UserCodeError`` when the user's code raised.
+    ``after_body`` is called once the cell's body has run (before the call is resolved).
     """
     __tracebackhide__ = True
     if isinstance(static, (list, tuple)):
@@ -138,6 +140,8 @@ def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line
         plan = calls.split_cell(cell, line_call=line_call, magic=shown_as)
         filename = cache_cell(shell, f"%%{magic} {magic_line}".rstrip() + "\n" + cell)
         calls.run_body(plan.body, shell.user_ns, filename)
+        if after_body is not None:
+            after_body()
         text = plan.call_text
         line = plan.call_line
     call = calls.resolve_call(
@@ -314,20 +318,40 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else ""
 
 
-@contextlib.contextmanager
-def jax_config_kept() -> Iterator[None]:
-    """Whatever happens inside, JAX's configuration is as it was afterwards."""
-    import jax
+class ConfigKept:
+    """JAX's configuration as it was, to be given back when a magic ends. What the cell's own body
+    sets on purpose (``jax.config.update`` in a ``%%jaxpr`` cell) is taken as the new state."""
 
-    before = dict(jax.config.values)
-    try:
-        yield
-    finally:
+    def __init__(self):
+        import jax
+
+        self.before = dict(jax.config.values)
+
+    def accept_current(self) -> None:
+        """The settings as they are now are the user's: keep them (call after the cell's body ran)."""
+        import jax
+
+        self.before = dict(jax.config.values)
+
+    def restore(self) -> None:
+        import jax
+
         after = jax.config.values
-        for name, value in before.items():
+        for name, value in self.before.items():
             if after.get(name) is not value and after.get(name) != value:
                 with contextlib.suppress(Exception):
                     jax.config.update(name, value)
+
+
+@contextlib.contextmanager
+def jax_config_kept() -> Iterator[ConfigKept]:
+    """Whatever happens inside, JAX's configuration is as it was afterwards (or as the cell's own
+    body left it, once ``accept_current`` was called)."""
+    kept = ConfigKept()
+    try:
+        yield kept
+    finally:
+        kept.restore()
 
 
 @contextlib.contextmanager
@@ -339,9 +363,9 @@ def guarded(shell, *, fn_hint: Callable[[], Any] = lambda: None, full_traceback:
     """
     __tracebackhide__ = True
     config = jax_config_kept() if keep_config else contextlib.nullcontext()
-    with config:
+    with config as kept:
         try:
-            yield
+            yield kept
         except UsageProblem as problem:
             raise UsageError(str(problem)) from None
         except UserCodeError as err:

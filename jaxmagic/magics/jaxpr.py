@@ -44,10 +44,10 @@ class JaxprMagics(Magics):
         if options.max_eqns is not None and options.max_eqns < 1:
             raise common.UsageError("--max-eqns must be a positive number of equations, e.g. --max-eqns 200")
         found = None
-        with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb):
+        with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
             found = common.find_call(
                 self.shell, line_call=call_text, cell=cell, magic="jaxpr", magic_line=line,
-                static=options.static, local_ns=local_ns,
+                static=options.static, local_ns=local_ns, after_body=config.accept_current,
             )
             with doctor.watch_prints() as printed:
                 report = trace(

@@ -49,13 +49,13 @@ class JitCompareMagics(Magics):
         magic = "%%jitcompare" if cell is not None else "%jitcompare"
         options, call_text = common.split_options(self.jitcompare.parser, line, magic)
         found = None
-        with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb):
+        with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
             settings = dict(modes=options.modes, repeat=options.repeat, loops=options.loops,
                             budget=options.budget, rtol=options.rtol, atol=options.atol, split=options.split)
             check_settings(**settings)  # before the cell runs: bad options leave the namespace alone
             found = common.find_call(
                 self.shell, line_call=call_text, cell=cell, magic="jitcompare", magic_line=line,
-                static=options.static, local_ns=local_ns,
+                static=options.static, local_ns=local_ns, after_body=config.accept_current,
             )
             report = compare(found.call, **settings)
         if not options.quiet:
