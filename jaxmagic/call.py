@@ -18,7 +18,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from jaxmagic import _jax_private
+from jaxmagic import _jax_private, libraries
 from jaxmagic.errors import UsageProblem, UserCodeError
 
 CALL_EXAMPLE = "f(x, 3)"
@@ -29,7 +29,10 @@ class Call:
     """One call to trace, time or watch: the callee as the user wrote it, and its arguments.
 
     ``static_argnums`` / ``static_argnames`` / ``donate_argnums`` merge the callee's own ``jax.jit``
-    options with those asked for on the magic's line (``-s``).
+    options with those asked for on the magic's line (``-s``). ``library`` is set for a callee
+    jitted by ``nnx.jit`` or ``eqx.filter_jit``, which is traced and timed with its library's own
+    semantics. ``automatic_static`` names the function-valued arguments made static because JAX
+    cannot trace a function (``lax.while_loop(cond_fun, body_fun, 0)``).
     """
 
     fn: Callable
@@ -39,7 +42,9 @@ class Call:
     static_argnames: tuple[str, ...] = ()
     donate_argnums: tuple[int, ...] = ()
     source: str = ""
-    function: Callable = field(default=None)  # the Python function under any jax.jit wrapper
+    function: Callable = field(default=None)  # the Python function under any jit wrapper
+    library: libraries.LibraryJit | None = None
+    automatic_static: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.function is None:
@@ -65,8 +70,14 @@ class Call:
         return signature_of(self.function)
 
     def jit(self, **options) -> Callable:
-        """``jax.jit`` of the callee with its static and donated arguments (``options`` override)."""
+        """``jax.jit`` of the callee with its static and donated arguments (``options`` override).
+
+        A callee jitted by a library gets a fresh wrapper of that library instead (its own options).
+        """
         import jax
+
+        if self.library is not None:
+            return LibraryJitted(self.library)
 
         settings = dict(
             static_argnums=self.static_argnums,
@@ -88,6 +99,13 @@ class Call:
         Transforms such as ``jax.grad`` and ``jax.vmap`` apply to this function: static arguments
         are baked in, so ``grad`` differentiates with respect to the first dynamic argument.
         """
+        if self.library is not None:
+            raise UsageProblem(
+                f"`{self.name}` is jitted with {self.library.decorator}, whose arguments are not all arrays; "
+                f"a transform cannot be applied from the outside. Apply it inside the function instead "
+                f"(jax.grad / nnx.grad / eqx.filter_grad) and call that.",
+                example="%jaxpr train_step(model, x, y)   # with nnx.grad inside train_step",
+            )
         args, kwargs, function = self.args, self.kwargs, self.function
         dynamic_positions = [i for i in range(len(args)) if not self.is_static(position=i)]
         static_kwargs = {k: v for k, v in kwargs.items() if self.is_static(name=k)}
@@ -139,11 +157,79 @@ def complete_static(fn: Callable, nums: tuple[int, ...], names: tuple[str, ...])
     return tuple(sorted(nums)), tuple(names)
 
 
+class LibraryJitted:
+    """A library jit (``nnx.jit``, ``eqx.filter_jit``) seen as ``jax.jit`` is: called, traced and
+    lowered, each time through a fresh wrapper of that library."""
+
+    def __init__(self, library: libraries.LibraryJit):
+        self.library = library
+        self._wrapper = library.rewrap()
+
+    def __call__(self, *args, **kwargs):
+        return self._wrapper(*args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        return self.library.trace(*args, **kwargs)
+
+    def lower(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).lower()
+
+
 def unwrap_jit(fn: Callable) -> Callable:
-    """The Python function inside a ``jax.jit`` wrapper (the callee itself otherwise)."""
+    """The Python function inside a ``jax.jit``, ``nnx.jit`` or ``eqx.filter_jit`` wrapper (the
+    callee itself otherwise).
+
+    >>> import jax
+    >>> def f(x):
+    ...     return x
+    >>> unwrap_jit(jax.jit(f)) is f, unwrap_jit(f) is f
+    (True, True)
+    """
     if _jax_private.is_jitted(fn):
         return fn.__wrapped__
+    library = libraries.recognise(fn)
+    if library is not None:
+        return library.function
     return fn
+
+
+def bind_jitted_method(fn: Any, args: tuple) -> tuple[Any, tuple]:
+    """A method jitted in its class body (``@partial(jax.jit, static_argnums=0)`` on
+    ``def calc(self, y)``), taken from an instance: the jitted function, with the instance as its
+    first argument (``self`` is an argument of the jitted function, static or not).
+    """
+    if not (inspect.isroutine(fn) or _is_jit_wrapper(fn) or isinstance(fn, functools.partial)):
+        method = getattr(fn, "__call__", None)  # an object (a module) whose __call__ is jitted
+        if method is not None and method is not fn and bind_jitted_method(method, args)[0] is not method:
+            return bind_jitted_method(method, args)
+    inner = getattr(fn, "__func__", None)
+    if inspect.ismethod(fn) and inner is not None and _is_jit_wrapper(inner):
+        return inner, (fn.__self__, *args)
+    # Equinox binds a filter_jit method as ``eqx.Partial(wrapper, instance)``
+    inner, bound, bound_kwargs = getattr(fn, "func", None), getattr(fn, "args", None), getattr(fn, "keywords", None)
+    if type(fn).__qualname__ == "Partial" and _is_jit_wrapper(inner) and isinstance(bound, tuple) and not bound_kwargs:
+        return inner, (*bound, *args)
+    return fn, args
+
+
+def _is_jit_wrapper(fn: Any) -> bool:
+    return fn is not None and (_jax_private.is_jitted(fn) or libraries.recognise(fn) is not None)
+
+
+def is_function_value(value: Any) -> bool:
+    """True for a function passed as an argument (a ``def``, lambda, partial, builtin or jitted
+    function): JAX cannot trace it, so it can only be static. Modules and other callable objects
+    that hold arrays are not functions here.
+
+    >>> import functools, jax.numpy as jnp
+    >>> is_function_value(jnp.sin), is_function_value(functools.partial(max, 1)), is_function_value(3)
+    (True, True, False)
+    """
+    if isinstance(value, functools.partial):
+        return True
+    if inspect.isfunction(value) or inspect.ismethod(value) or inspect.isbuiltin(value):
+        return True
+    return _jax_private.is_jitted(value) or libraries.recognise(value) is not None
 
 
 def callable_name(fn: Any) -> str:
@@ -284,19 +370,39 @@ def resolve_call(
     ast.increment_lineno(node, line - 1)
     fn, args, kwargs = _evaluate(node, namespace, local_namespace, filename, magic)
     check_callable(fn, text=ast.unparse(node.func), magic=magic)
-    options = _jax_private.jit_options(fn) if _jax_private.is_jitted(fn) else _jax_private.JitOptions()
+    fn, args = bind_jitted_method(fn, tuple(args))
+    library = libraries.recognise(fn)
+    if library is not None:
+        options = _jax_private.JitOptions(library.static_argnums, library.static_argnames, library.donate_argnums)
+    elif _jax_private.is_jitted(fn):
+        options = _jax_private.jit_options(fn)
+    else:
+        options = _jax_private.JitOptions()
     static_argnums, static_argnames = parse_static(static, unwrap_jit(fn), args, magic=magic)
+    automatic_nums, automatic_names = (), ()
+    if library is None and not _jax_private.is_jitted(fn):  # a jitted callee keeps its own options
+        automatic_nums = tuple(i for i, a in enumerate(args) if is_function_value(a))
+        automatic_names = tuple(k for k, v in kwargs.items() if is_function_value(v))
     call = Call(
         fn=fn,
         args=tuple(args),
         kwargs=dict(kwargs),
-        static_argnums=_merge(options.static_argnums, static_argnums),
-        static_argnames=_merge(options.static_argnames, static_argnames),
+        static_argnums=_merge(options.static_argnums, static_argnums + automatic_nums),
+        static_argnames=_merge(options.static_argnames, static_argnames + automatic_names),
         donate_argnums=options.donate_argnums,
         source=ast.unparse(node),
+        library=library,
+        automatic_static=_parameter_names(unwrap_jit(fn), automatic_nums) + automatic_names,
     )
     check_static_values(call, magic=magic)
     return call
+
+
+def _parameter_names(fn: Callable, positions: tuple[int, ...]) -> tuple[str, ...]:
+    sig = signature_of(fn)
+    positional = [name for name, p in (sig.parameters.items() if sig else ())
+                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    return tuple(positional[i] if i < len(positional) else f"argument {i}" for i in positions)
 
 
 def check_static_values(call: Call, *, magic: str = "%jaxpr") -> None:
@@ -344,6 +450,8 @@ def check_traceable(call: Call, *, magic: str = "%jaxpr") -> None:
     """
     import jax
 
+    if call.library is not None and call.library.all_non_arrays_static:
+        return  # eqx.filter_jit: every leaf that is not an array is static
     sig = call.signature
     positional = [name for name, p in (sig.parameters.items() if sig else ())
                   if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]

@@ -1,0 +1,90 @@
+"""Callees jitted by a library that builds on ``jax.jit``: Flax NNX's ``nnx.jit`` and Equinox's
+``eqx.filter_jit``. Each is traced, lowered and re-wrapped with the library's own semantics (NNX
+splits and merges the module graph; Equinox makes every non-array leaf static), never re-wrapped
+in plain ``jax.jit``.
+
+Such an object exists only once its library is imported, so recognising one imports nothing.
+
+>>> import jax.numpy as jnp
+>>> recognise(jnp.sin) is None
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from jaxmagic import _jax_private
+
+
+@dataclass(frozen=True)
+class LibraryJit:
+    """A callee wrapped by a library's jit.
+
+    ``decorator`` is how the user wrote it (``nnx.jit``, ``eqx.filter_jit``); ``function`` the
+    Python function inside; ``static_argnums`` / ``static_argnames`` / ``donate_argnums`` the
+    options it was made with, where the library has them; ``all_non_arrays_static`` is Equinox's rule.
+    """
+
+    decorator: str
+    function: Callable
+    rewrap: Callable[[], Callable]  # a fresh wrapper with the same options: compiles anew
+    trace: Callable[..., Any]  # trace(*args, **kwargs) -> jax.stages.Traced
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    donate_argnums: tuple[int, ...] = ()
+    all_non_arrays_static: bool = False
+
+
+def recognise(fn: Any) -> LibraryJit | None:
+    """The library jit that wraps ``fn``, or ``None`` for anything else."""
+    kind = (type(fn).__module__, type(fn).__qualname__)
+    if kind == ("flax.nnx.transforms.compilation", "JitWrapped"):
+        return _nnx(fn)
+    if kind == ("equinox._jit", "_JitWrapper"):
+        return _equinox(fn)
+    return None
+
+
+def _nnx(wrapped: Any) -> LibraryJit:
+    from flax import nnx
+
+    options = _jax_private.jit_options(wrapped.jitted_fn)  # NNX passes its options to jax.jit
+
+    def rewrap():
+        return nnx.jit(wrapped.fun, static_argnums=options.static_argnums or None,
+                       static_argnames=options.static_argnames or None,
+                       donate_argnums=options.donate_argnums or None,
+                       donate_argnames=options.donate_argnames or None)
+
+    def trace(*args, **kwargs):
+        return rewrap().trace(*args, **kwargs).traced  # NNX's Traced holds JAX's
+
+    return LibraryJit("nnx.jit", wrapped.fun, rewrap, trace, static_argnums=options.static_argnums,
+                      static_argnames=options.static_argnames, donate_argnums=options.donate_argnums)
+
+
+def _equinox(wrapped: Any) -> LibraryJit:
+    import equinox as eqx
+    import jax
+
+    donate = {(True, True): "all", (False, True): "all-except-first"}.get(
+        (bool(wrapped.donate_first), bool(wrapped.donate_rest)), "none")
+    function = wrapped.__wrapped__  # ``fn`` is only its name
+
+    def rewrap():
+        return eqx.filter_jit(function, donate=donate)
+
+    def trace(*args, **kwargs):
+        # As filter_jit does: arrays are traced, every other leaf is part of the compiled code.
+        (dynamic_args, dynamic_kwargs), static = eqx.partition((args, kwargs), eqx.is_array)
+
+        def with_static_leaves(*dynamic_args, **dynamic_kwargs):
+            full_args, full_kwargs = eqx.combine((dynamic_args, dynamic_kwargs), static)
+            return function(*full_args, **full_kwargs)
+
+        with_static_leaves.__name__ = getattr(function, "__name__", "filter_jit")
+        return jax.jit(with_static_leaves).trace(*dynamic_args, **dynamic_kwargs)
+
+    return LibraryJit("eqx.filter_jit", function, rewrap, trace, all_non_arrays_static=True)
