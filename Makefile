@@ -39,11 +39,11 @@ test: $(STAMP) chromium
 $(FLOOR_STAMP): pyproject.toml floor-constraints.txt
 	$(PYTHON) -m venv $(FLOOR_VENV)
 	$(FLOOR_PY) -m pip install --quiet --upgrade pip
-	PIP_CONSTRAINT="$(CURDIR)/floor-constraints.txt" $(FLOOR_PY) -m pip install --quiet -e '.[test]'
+	$(FLOOR_PY) -m pip install --quiet --constraint "$(CURDIR)/floor-constraints.txt" -e '.[test]'
 	touch $(FLOOR_STAMP)
 
 test-floor: $(FLOOR_STAMP)
-	PIP_CONSTRAINT="$(CURDIR)/floor-constraints.txt" $(FLOOR_PY) -m pytest -m "not browser"
+	JAXMAGIC_CONSTRAINTS="$(CURDIR)/floor-constraints.txt" $(FLOOR_PY) -m pytest -m "not browser"
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'

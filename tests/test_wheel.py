@@ -62,7 +62,7 @@ def test_the_wheel_installs_and_works_without_the_test_extra(tmp_path):
     run([sys.executable, "-m", "venv", str(venv)])
     python = venv / "bin" / "python"
     install = [str(python), "-m", "pip", "install", "--quiet", str(wheel)]
-    constraints = os.environ.get("PIP_CONSTRAINT")  # the floor run installs its pinned versions
+    constraints = os.environ.get("JAXMAGIC_CONSTRAINTS")  # the floor run installs its pinned versions
     if constraints:
         install += ["--constraint", constraints]
     run(install)
