@@ -284,68 +284,6 @@ def parse_call_expression(text: str, *, magic: str = "%jaxpr") -> ast.Call:
     return tree.body
 
 
-@dataclass(frozen=True)
-class CellPlan:
-    """A cell split into the statements that run normally and the call that the magic works on."""
-
-    body: ast.Module | None  # statements to run first, line numbers as in the cell (None: nothing)
-    call_text: str
-    call_line: int = 1  # the cell line the call stands on (1: the magic's own line)
-
-
-def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_line: int = 2) -> CellPlan:
-    """Split a cell: all statements but the last run normally; the last must be a call.
-
-    A call given on the magic's own line (``line_call``) takes the place of the last statement,
-    and then every statement of the cell runs. ``first_line`` is the cell line number of the
-    cell's first statement (2: right under the magic's line), so tracebacks and source lines
-    point into the cell as the user sees it.
-
-    >>> plan = split_cell("y = 2\\nf(y)")
-    >>> plan.call_text, len(plan.body.body)
-    ('f(y)', 1)
-    """
-    try:
-        module = ast.parse(cell)
-    except SyntaxError as exc:
-        line = (exc.lineno or 1) + first_line - 1
-        raise UsageProblem(
-            f"{magic}: the cell is not valid Python (line {line}: {exc.msg}).",
-            example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
-        ) from None
-    ast.increment_lineno(module, first_line - 1)
-    statements = module.body
-    if line_call.strip():
-        parse_call_expression(line_call, magic=magic)
-        return CellPlan(body=module if statements else None, call_text=line_call.strip(), call_line=1)
-    if not statements:
-        raise UsageProblem(
-            f"{magic} needs a cell whose last statement is a call expression (the cell is empty).",
-            example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
-        )
-    last = statements[-1]
-    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
-        shown = ast.unparse(last).splitlines()[0]
-        raise UsageProblem(
-            f"{magic}: the cell's last statement must be a call expression, the call to work on; "
-            f"it is `{shown}`.",
-            example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
-        )
-    module.body = statements[:-1]
-    return CellPlan(body=module if module.body else None, call_text=ast.unparse(last.value), call_line=last.lineno)
-
-
-def run_body(body: ast.Module | None, namespace: dict, filename: str) -> None:
-    """Run the cell's leading statements in the user's namespace, as a normal cell would."""
-    if body is None:
-        return
-    code = compile(body, filename, "exec")
-    try:
-        exec(code, namespace)
-    except Exception as exc:
-        raise UserCodeError(exc, during="running the cell") from None
-
-
 # --------------------------------------------------------------------------------------------
 # Evaluating the callee and its arguments
 

@@ -18,6 +18,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument
 
 from jaxmagic import call as calls
+from jaxmagic import cell as cells
 from jaxmagic import sources
 from jaxmagic.errors import UsageProblem, UserCodeError
 
@@ -137,9 +138,9 @@ def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line
             )
         filename, line = _locate_line_magic(shell, magic)
     else:
-        plan = calls.split_cell(cell, line_call=line_call, magic=shown_as)
+        plan = cells.split_cell(shell.transform_cell(cell), line_call=line_call, magic=shown_as)
         filename = cache_cell(shell, f"%%{magic} {magic_line}".rstrip() + "\n" + cell)
-        calls.run_body(plan.body, shell.user_ns, filename)
+        cells.run_body(plan.body, shell.user_ns, filename)
         if after_body is not None:
             after_body()
         text = plan.call_text

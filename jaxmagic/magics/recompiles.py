@@ -19,7 +19,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic import cell as cells
 from jaxmagic.magics import common, echo
 from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog, matches
 from jaxmagic.render import recompiles as render
@@ -295,26 +295,8 @@ class RecompilesMagics(Magics):
         __tracebackhide__ = True
         shell = self.shell
         filename = common.cache_cell(shell, f"%%recompiles {line}".rstrip() + "\n" + cell)
-        source = shell.transform_cell(cell)
-        try:
-            tree = ast.parse(source, filename)
-        except SyntaxError as exc:
-            raise UsageProblem(f"%%recompiles: the cell is not valid Python (line {(exc.lineno or 1) + 1}: {exc.msg}).",
-                               example="%%recompiles\nfor n in (3, 4):\n    f(jnp.ones(n))") from None
-        ast.increment_lineno(tree, 1)
-        last = None
-        quiet = source.rstrip().endswith(";")  # like any cell: a trailing semicolon shows no value
-        if tree.body and isinstance(tree.body[-1], ast.Expr) and not quiet:
-            last = ast.Expression(tree.body.pop().value)
-        try:
-            exec(compile(tree, filename, "exec"), shell.user_ns)
-            if last is not None:
-                return eval(compile(last, filename, "eval"), shell.user_ns)
-            return None
-        except RecompileLimitExceeded:
-            raise
-        except Exception as exc:
-            raise UserCodeError(exc, during="running the cell") from None
+        return cells.run_cell_value(shell.transform_cell(cell), shell.user_ns, filename, magic="%%recompiles",
+                                    passthrough=(RecompileLimitExceeded,))
 
 
 def _check_names(names: list[str], magic: str) -> None:

@@ -1,0 +1,129 @@
+"""A cell that ends in a call: the statements that run as in any cell, and the call a magic works on.
+
+Every cell magic runs its cell through here (after IPython's own input transformations, so that
+``%time`` lines and other magics inside the cell work as in any cell).
+
+>>> plan = split_cell("y = 2\\nf(y)")
+>>> plan.call_text, len(plan.body.body)
+('f(y)', 1)
+>>> namespace = {}
+>>> run_cell_value("a = 2\\na * 21", namespace, "<cell>"), namespace["a"]
+(42, 2)
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jaxmagic.call import parse_call_expression
+from jaxmagic.errors import UsageProblem, UserCodeError
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """A cell split into the statements that run normally and the call that the magic works on."""
+
+    body: ast.Module | None  # statements to run first, line numbers as in the cell (None: nothing)
+    call_text: str
+    call_line: int = 1  # the cell line the call stands on (1: the magic's own line)
+
+
+def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_line: int = 2) -> CellPlan:
+    """Split a cell: all statements but the last run normally; the last must be a call.
+
+    A call given on the magic's own line (``line_call``) takes the place of the last statement,
+    and then every statement of the cell runs. ``first_line`` is the cell line number of the
+    cell's first statement (2: right under the magic's line), so tracebacks and source lines
+    point into the cell as the user sees it.
+
+    >>> split_cell("y = 2\\nf(y)").call_line
+    3
+    """
+    try:
+        module = ast.parse(cell)
+    except SyntaxError as exc:
+        line = (exc.lineno or 1) + first_line - 1
+        raise UsageProblem(
+            f"{magic}: the cell is not valid Python (line {line}: {exc.msg}).",
+            example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
+        ) from None
+    ast.increment_lineno(module, first_line - 1)
+    statements = module.body
+    if line_call.strip():
+        parse_call_expression(line_call, magic=magic)
+        return CellPlan(body=module if statements else None, call_text=line_call.strip(), call_line=1)
+    if not statements:
+        raise UsageProblem(
+            f"{magic} needs a cell whose last statement is a call expression (the cell is empty).",
+            example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
+        )
+    last = statements[-1]
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+        shown = ast.unparse(last).splitlines()[0]
+        raise UsageProblem(
+            f"{magic}: the cell's last statement must be a call expression, the call to work on; "
+            f"it is `{shown}`.",
+            example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
+        )
+    module.body = statements[:-1]
+    return CellPlan(body=module if module.body else None, call_text=ast.unparse(last.value), call_line=last.lineno)
+
+
+def run_body(body: ast.Module | None, namespace: dict, filename: str) -> None:
+    """Run the cell's leading statements in the user's namespace, as a normal cell would."""
+    if body is None:
+        return
+    code = compile(body, filename, "exec")
+    try:
+        exec(code, namespace)
+    except Exception as exc:
+        raise UserCodeError(exc, during="running the cell") from None
+
+
+def run_cell_value(source: str, namespace: dict, filename: str, *, magic: str = "%%recompiles",
+                   first_line: int = 2, passthrough: tuple[type[BaseException], ...] = ()) -> object:
+    """Run a whole cell as IPython would and return its value: the last statement's, when it is an
+    expression and the cell does not end in a semicolon (``f(x);  # comment`` is quiet too).
+    Exceptions of the ``passthrough`` types are raised as they are; others are the user's."""
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as exc:
+        raise UsageProblem(
+            f"{magic}: the cell is not valid Python (line {(exc.lineno or 1) + first_line - 1}: {exc.msg}).",
+            example=f"{magic}\nfor n in (3, 4):\n    f(jnp.ones(n))",
+        ) from None
+    ast.increment_lineno(tree, first_line - 1)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr) and not ends_quietly(source):
+        last = ast.Expression(tree.body.pop().value)
+    try:
+        exec(compile(tree, filename, "exec"), namespace)
+        if last is not None:
+            return eval(compile(last, filename, "eval"), namespace)
+        return None
+    except passthrough:
+        raise
+    except Exception as exc:
+        raise UserCodeError(exc, during="running the cell") from None
+
+
+def ends_quietly(source: str) -> bool:
+    """True when a cell's value is not shown: its last code line ends in ``;`` (a comment after it
+    does not count), as IPython decides.
+
+    >>> ends_quietly("f(x);  # done"), ends_quietly("f(x)"), ends_quietly("s = 'a;'")
+    (True, False, False)
+    """
+    import io
+    import tokenize
+
+    last = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER,
+                                  tokenize.INDENT, tokenize.DEDENT):
+                last = token
+    except (tokenize.TokenError, SyntaxError):
+        return source.rstrip().endswith(";")
+    return last is not None and last.type == tokenize.OP and last.string == ";"
