@@ -1,7 +1,9 @@
 """The house rules that keep jaxmagic easy to change, checked on the code itself.
 
-Engines (everything outside ``magics/`` and ``render/``) never import IPython, ipywidgets or the
-renderers at module level: they work from a plain script and are tested without a shell.
+Engines (everything outside ``magics/`` and ``render/``) never import IPython, ipywidgets, the
+renderers or the magics, at module level or inside a function: they work from a plain script and
+are tested without a shell. No two modules import each other, however indirectly, counting the
+imports inside functions too.
 """
 
 import ast
@@ -13,21 +15,68 @@ import pytest
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "jaxmagic"
 FRONT_ENDS = ("IPython", "ipywidgets", "jaxmagic.render", "jaxmagic.magics")
+# The package's entry points (``%load_ext``, ``python -m jaxmagic``) wire the front ends in.
+ENTRY_POINTS = ("__init__.py", "__main__.py")
 ENGINES = sorted(
     p for p in PACKAGE.rglob("*.py")
-    if "__pycache__" not in p.parts and p.relative_to(PACKAGE).parts[0] not in ("magics", "render")
+    if "__pycache__" not in p.parts and p.relative_to(PACKAGE).parts[0] not in ("magics", "render", *ENTRY_POINTS)
 )
 
 
-def module_level_imports(path: pathlib.Path) -> list[str]:
+def imports(path: pathlib.Path) -> list[str]:
+    """Every module ``path`` imports, at any level (``from a import b`` counts as ``a`` and ``a.b``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names = []
-    for node in tree.body:  # top level only: imports inside functions load lazily
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.append(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
     return names
+
+
+def package_import_graph() -> dict[str, set[str]]:
+    modules = {module_name(p) for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    graph = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "__pycache__" in path.parts:
+            continue
+        name = module_name(path)
+        parents = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
+        # a module importing its own parent package is how a package's parts find each other
+        graph[name] = {n for n in imports(path) if n in modules and n != name and n not in parents}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -36,9 +85,17 @@ def module_name(path: pathlib.Path) -> str:
 
 
 @pytest.mark.parametrize("path", ENGINES, ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_engines_import_no_front_end_at_module_level(path):
-    offending = [n for n in module_level_imports(path) if n.startswith(FRONT_ENDS)]
+def test_engines_import_no_front_end_at_any_level(path):
+    offending = [n for n in imports(path) if n.startswith(FRONT_ENDS)]
     assert offending == []
+
+
+def test_no_import_circles_counting_imports_inside_functions():
+    assert circles(package_import_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_importing_every_engine_loads_neither_ipython_nor_ipywidgets():
