@@ -256,6 +256,20 @@ def signature_of(fn: Callable) -> inspect.Signature | None:
         return None
 
 
+def positional_parameters(fn: Callable) -> list[str]:
+    """The names of the parameters that can be given by position, in order (``[]`` where Python
+    cannot tell).
+
+    >>> def f(x, /, n, *rest, mode="a"):
+    ...     pass
+    >>> positional_parameters(f)
+    ['x', 'n']
+    """
+    sig = signature_of(fn)
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [name for name, p in (sig.parameters.items() if sig else ()) if p.kind in kinds]
+
+
 # --------------------------------------------------------------------------------------------
 # Parsing what the user typed
 
@@ -337,9 +351,7 @@ def resolve_call(
 
 
 def _parameter_names(fn: Callable, positions: tuple[int, ...]) -> tuple[str, ...]:
-    sig = signature_of(fn)
-    positional = [name for name, p in (sig.parameters.items() if sig else ())
-                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    positional = positional_parameters(fn)
     return tuple(positional[i] if i < len(positional) else f"argument {i}" for i in positions)
 
 
@@ -354,9 +366,7 @@ def check_static_values(call: Call, *, magic: str = "%jaxpr") -> None:
     ...
     jaxmagic.errors.UsageProblem: %jaxpr: `shape` is static, but its value [2, 3] is a list, which cannot be hashed. JAX finds each compiled version again by the hash of its static values: pass a hashable value (a tuple instead of a list, a number instead of an array), or leave `shape` dynamic.
     """
-    sig = call.signature
-    positional = [name for name, p in (sig.parameters.items() if sig else ())
-                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    positional = positional_parameters(call.function)
     static = [(f"`{positional[i]}`" if i < len(positional) else f"Argument {i}", call.args[i])
               for i in call.static_argnums if i < len(call.args)]
     static += [(f"`{name}`", call.kwargs[name]) for name in call.static_argnames if name in call.kwargs]
@@ -390,9 +400,7 @@ def check_traceable(call: Call, *, magic: str = "%jaxpr") -> None:
 
     if call.library is not None and call.library.all_non_arrays_static:
         return  # eqx.filter_jit: every leaf that is not an array is static
-    sig = call.signature
-    positional = [name for name, p in (sig.parameters.items() if sig else ())
-                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    positional = positional_parameters(call.function)
     dynamic = [(positional[i] if i < len(positional) else str(i), value)
                for i, value in enumerate(call.args) if not call.is_static(position=i)]
     dynamic += [(name, value) for name, value in call.kwargs.items() if not call.is_static(name=name)]
@@ -500,11 +508,7 @@ def parse_static(
     params = sig.parameters if sig is not None else {}
     has_var_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     has_var_args = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values())
-    positional = [
-        name
-        for name, p in params.items()
-        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    ]
+    positional = positional_parameters(fn)
     accepted = ", ".join(params) or "(none)"
     nums: list[int] = []
     names: list[str] = []
