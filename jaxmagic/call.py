@@ -45,6 +45,9 @@ class Call:
     function: Callable = field(default=None)  # the Python function under any jit wrapper
     library: libraries.LibraryJit | None = None
     automatic_static: tuple[str, ...] = ()
+    # Arguments hold leaves jax.jit cannot trace (an Equinox module's activation function): those
+    # leaves are static, the way eqx.filter_jit treats them.
+    untraceable_leaves: bool = False
 
     def __post_init__(self):
         if self.function is None:
@@ -78,6 +81,9 @@ class Call:
 
         if self.library is not None:
             return LibraryJitted(self.library)
+        if self.untraceable_leaves and not options:
+            return UntraceableLeavesStatic(self.function, self.static_argnums, self.static_argnames,
+                                           self.donate_argnums)
 
         settings = dict(
             static_argnums=self.static_argnums,
@@ -105,6 +111,13 @@ class Call:
                 f"a transform cannot be applied from the outside. Apply it inside the function instead "
                 f"(jax.grad / nnx.grad / eqx.filter_grad) and call that.",
                 example="%jaxpr train_step(model, x, y)   # with nnx.grad inside train_step",
+            )
+        if self.untraceable_leaves:
+            raise UsageProblem(
+                f"the arguments of `{self.name}` hold leaves that are not arrays (functions or other objects, "
+                f"such as an Equinox module's activation); a transform applied from the outside would try to "
+                f"differentiate or map them. Use the filtered transform as the call instead.",
+                example=f"%jaxpr eqx.filter_grad({self.name})(...)",
             )
         args, kwargs, function = self.args, self.kwargs, self.function
         dynamic_positions = [i for i in range(len(args)) if not self.is_static(position=i)]
@@ -175,6 +188,102 @@ class LibraryJitted:
         return self.trace(*args, **kwargs).lower()
 
 
+class UntraceableLeavesStatic:
+    """``jax.jit`` of a function whose arguments hold leaves JAX cannot trace (functions, other
+    objects): those leaves are part of the compiled code, every traceable leaf is an input.
+
+    The jitted function is made once per set of untraceable leaves (by identity), so calling it
+    again with the same arguments hits JAX's cache.
+    """
+
+    def __init__(self, function: Callable, static_argnums=(), static_argnames=(), donate_argnums=()):
+        self.function = function
+        self.options = dict(static_argnums=static_argnums, static_argnames=static_argnames)
+        self.donate_argnums = donate_argnums
+        self._jitted: dict = {}
+
+    def _split(self, args: tuple, kwargs: dict):
+        import jax
+
+        static_positions = set(self.options["static_argnums"])
+        static_names = set(self.options["static_argnames"])
+        shown = (tuple(None if i in static_positions else a for i, a in enumerate(args)),
+                 {k: None if k in static_names else v for k, v in kwargs.items()})
+        leaves, tree = jax.tree_util.tree_flatten(shown)
+        untraceable = tuple(i for i, leaf in enumerate(leaves) if not is_traceable_leaf(leaf))
+        key = (tree, untraceable, tuple(id(leaves[i]) for i in untraceable))
+        jitted = self._jitted.get(key)
+        if jitted is None:
+            kept = {i: leaves[i] for i in untraceable}
+            function = self.function
+
+            def with_static_leaves(dynamic_args, dynamic_kwargs, static_args, static_kwargs):
+                dynamic = jax.tree_util.tree_leaves((dynamic_args, dynamic_kwargs))
+                it = iter(dynamic)
+                full = [kept[i] if i in kept else next(it) for i in range(len(leaves))]
+                full_args, full_kwargs = jax.tree_util.tree_unflatten(tree, full)
+                full_args = tuple(static_args.get(i, a) for i, a in enumerate(full_args))
+                full_kwargs = {k: static_kwargs.get(k, v) for k, v in full_kwargs.items()}
+                return function(*full_args, **full_kwargs)
+
+            with_static_leaves.__name__ = getattr(function, "__name__", "function")
+            with_static_leaves.__qualname__ = getattr(function, "__qualname__", with_static_leaves.__name__)
+            jitted = self._jitted[key] = jax.jit(with_static_leaves, static_argnums=(2, 3))
+        dynamic = [leaf for i, leaf in enumerate(leaves) if i not in untraceable]
+        dynamic_args, dynamic_kwargs = _dynamic_tree(tree, leaves, untraceable, dynamic)
+        static_args = _Frozen({i: args[i] for i in static_positions if i < len(args)})
+        static_kwargs = _Frozen({k: kwargs[k] for k in static_names if k in kwargs})
+        return jitted, (dynamic_args, dynamic_kwargs, static_args, static_kwargs)
+
+    def __call__(self, *args, **kwargs):
+        jitted, arguments = self._split(args, kwargs)
+        return jitted(*arguments)
+
+    def trace(self, *args, **kwargs):
+        jitted, arguments = self._split(args, kwargs)
+        return jitted.trace(*arguments)
+
+    def lower(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).lower()
+
+
+class _Frozen(dict):
+    """A dict of static argument values, hashable (JAX keys compiled code by its hash)."""
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.items(), key=lambda kv: str(kv[0]))))
+
+
+def _dynamic_tree(tree, leaves, untraceable, dynamic):
+    import jax
+
+    it = iter(dynamic)
+    placed = [None if i in untraceable else next(it) for i in range(len(leaves))]
+    return jax.tree_util.tree_unflatten(tree, placed)
+
+
+def is_traceable_leaf(leaf: Any) -> bool:
+    """True for a leaf ``jax.jit`` can trace: an array, a NumPy scalar, a Python number or bool.
+
+    >>> import jax.numpy as jnp
+    >>> is_traceable_leaf(jnp.ones(2)), is_traceable_leaf(3), is_traceable_leaf(jnp.tanh)
+    (True, True, False)
+    """
+    import jax
+    import numpy as np
+
+    return isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic, jax.Array))
+
+
+def has_untraceable_leaves(args: tuple, kwargs: dict) -> bool:
+    """True when some leaf of the arguments is neither traceable nor a string (strings are a usage
+    error of their own: see ``check_traceable``)."""
+    import jax
+
+    return any(not is_traceable_leaf(leaf) and not isinstance(leaf, (str, bytes))
+               for leaf in jax.tree_util.tree_leaves((args, kwargs)))
+
+
 def unwrap_jit(fn: Callable) -> Callable:
     """The Python function inside a ``jax.jit``, ``nnx.jit`` or ``eqx.filter_jit`` wrapper (the
     callee itself otherwise).
@@ -194,22 +303,42 @@ def unwrap_jit(fn: Callable) -> Callable:
 
 
 def bind_jitted_method(fn: Any, args: tuple) -> tuple[Any, tuple]:
-    """A method jitted in its class body (``@partial(jax.jit, static_argnums=0)`` on
-    ``def calc(self, y)``), taken from an instance: the jitted function, with the instance as its
-    first argument (``self`` is an argument of the jitted function, static or not).
+    """The callee as a function of all its arrays: a method jitted in its class body
+    (``@partial(jax.jit, static_argnums=0)`` on ``def calc(self, y)``), taken from an instance, is
+    that jitted function with the instance as its first argument; so is an object whose
+    ``__call__`` is jitted (an Equinox module's ``filter_jit``), and an object that holds arrays
+    (a model called directly), so that its arrays are inputs rather than constants baked in.
     """
-    if not (inspect.isroutine(fn) or _is_jit_wrapper(fn) or isinstance(fn, functools.partial)):
-        method = getattr(fn, "__call__", None)  # an object (a module) whose __call__ is jitted
-        if method is not None and method is not fn and bind_jitted_method(method, args)[0] is not method:
-            return bind_jitted_method(method, args)
-    inner = getattr(fn, "__func__", None)
-    if inspect.ismethod(fn) and inner is not None and _is_jit_wrapper(inner):
-        return inner, (fn.__self__, *args)
-    # Equinox binds a filter_jit method as ``eqx.Partial(wrapper, instance)``
-    inner, bound, bound_kwargs = getattr(fn, "func", None), getattr(fn, "args", None), getattr(fn, "keywords", None)
-    if type(fn).__qualname__ == "Partial" and _is_jit_wrapper(inner) and isinstance(bound, tuple) and not bound_kwargs:
-        return inner, (*bound, *args)
+    bound = _unbind_jit_wrapper(fn, args)
+    if bound is not None:
+        return bound
+    if inspect.isroutine(fn) or _is_jit_wrapper(fn) or isinstance(fn, functools.partial) or inspect.isclass(fn):
+        return fn, args
+    bound = _unbind_jit_wrapper(getattr(fn, "__call__", None), args)
+    if bound is not None:
+        return bound
+    call_method = getattr(type(fn), "__call__", None)
+    if inspect.isfunction(call_method) and _holds_arrays(fn):
+        return call_method, (fn, *args)
     return fn, args
+
+
+def _unbind_jit_wrapper(method: Any, args: tuple) -> tuple[Any, tuple] | None:
+    inner = getattr(method, "__func__", None)
+    if inspect.ismethod(method) and _is_jit_wrapper(inner):
+        return inner, (method.__self__, *args)
+    # Equinox binds a filter_jit method as ``eqx.Partial(wrapper, instance)``
+    inner, bound, keywords = getattr(method, "func", None), getattr(method, "args", None), getattr(method, "keywords", None)
+    if type(method).__qualname__ == "Partial" and _is_jit_wrapper(inner) and isinstance(bound, tuple) and not keywords:
+        return inner, (*bound, *args)
+    return None
+
+
+def _holds_arrays(obj: Any) -> bool:
+    import jax
+
+    leaves = jax.tree_util.tree_leaves(obj)
+    return leaves != [obj] and any(isinstance(leaf, jax.Array) for leaf in leaves)
 
 
 def _is_jit_wrapper(fn: Any) -> bool:
@@ -335,6 +464,9 @@ def resolve_call(
     if library is None and not _jax_private.is_jitted(fn):  # a jitted callee keeps its own options
         automatic_nums = tuple(i for i, a in enumerate(args) if is_function_value(a))
         automatic_names = tuple(k for k, v in kwargs.items() if is_function_value(v))
+    untraceable = library is None and not _jax_private.is_jitted(fn) and has_untraceable_leaves(
+        tuple(a for i, a in enumerate(args) if i not in static_argnums + automatic_nums + options.static_argnums),
+        {k: v for k, v in kwargs.items() if k not in static_argnames + automatic_names})
     call = Call(
         fn=fn,
         args=tuple(args),
@@ -345,6 +477,7 @@ def resolve_call(
         source=ast.unparse(node),
         library=library,
         automatic_static=_parameter_names(unwrap_jit(fn), automatic_nums) + automatic_names,
+        untraceable_leaves=untraceable,
     )
     check_static_values(call, magic=magic)
     return call

@@ -50,6 +50,11 @@ class Net(eqx.Module):
 
 net = Net(jnp.array([1.0, -2.0, 3.0]), act="tanh")
 
+def loss(model, x, y):
+    return jnp.mean((jax.vmap(model)(x) - y) ** 2)
+
+ys = jnp.zeros((4, 2))
+
 def cond_fun(i):
     return i < 10
 
@@ -127,3 +132,26 @@ def test_function_valued_arguments_are_static_by_themselves(ip, run, libraries_d
 def test_a_transform_of_a_library_jitted_callee_names_the_idiom_that_works(run, libraries_defined):
     shown = run("%jaxpr -t grad batched(mlp, xs)")
     assert shown.usage_error and "eqx.filter_jit" in shown.usage_error and "eqx.filter_grad" in shown.usage_error
+
+
+def test_untraceable_leaves_of_a_plain_callee_s_arguments_are_static(ip, run, libraries_defined):
+    report = run("%jaxpr -o loss(mlp, xs, ys)").assert_ok().result
+    ns = ip.user_ns
+    assert len(report.jaxpr.in_avals) == 6 + 2, "the MLP's six arrays and the batch are inputs; its activation is not"
+    assert_traced_program_computes_the_call(report, (ns["mlp"], ns["xs"], ns["ys"]), ns["loss"](ns["mlp"], ns["xs"], ns["ys"]))
+
+
+def test_a_module_that_holds_arrays_is_an_input_not_a_constant(ip, run, libraries_defined):
+    report = run("%jaxpr -o mlp(x)").assert_ok().result
+    ns = ip.user_ns
+    assert len(report.jaxpr.in_avals) == 6 + 1 and not report.jaxpr.consts
+    assert_traced_program_computes_the_call(report, (ns["mlp"], ns["x"]), ns["mlp"](ns["x"]))
+    nnx_report = run("%jaxpr -o linear(xs)").assert_ok().result
+    assert [str(a) for a in nnx_report.jaxpr.in_avals] == ["float32[2]", "float32[3,2]", "float32[4,3]"]
+
+
+def test_grad_over_untraceable_leaves_names_the_filtered_transform(run, libraries_defined):
+    shown = run("%jaxpr -t grad loss(mlp, xs, ys)")
+    assert shown.usage_error and "eqx.filter_grad(loss)" in shown.usage_error
+    report = run("%jaxpr -o eqx.filter_grad(loss)(mlp, xs, ys)").assert_ok().result
+    assert report.primitive_counts["dot_general"] >= 6
