@@ -35,6 +35,7 @@ class LibraryJit:
     static_argnames: tuple[str, ...] = ()
     donate_argnums: tuple[int, ...] = ()
     all_non_arrays_static: bool = False
+    donates: bool = False  # some argument's buffers are donated
 
 
 def recognise(fn: Any) -> LibraryJit | None:
@@ -62,7 +63,8 @@ def _nnx(wrapped: Any) -> LibraryJit:
         return rewrap().trace(*args, **kwargs).traced  # NNX's Traced holds JAX's
 
     return LibraryJit("nnx.jit", wrapped.fun, rewrap, trace, static_argnums=options.static_argnums,
-                      static_argnames=options.static_argnames, donate_argnums=options.donate_argnums)
+                      static_argnames=options.static_argnames, donate_argnums=options.donate_argnums,
+                      donates=bool(options.donate_argnums or options.donate_argnames))
 
 
 def _equinox(wrapped: Any) -> LibraryJit:
@@ -87,4 +89,4 @@ def _equinox(wrapped: Any) -> LibraryJit:
         with_static_leaves.__name__ = getattr(function, "__name__", "filter_jit")
         return jax.jit(with_static_leaves).trace(*dynamic_args, **dynamic_kwargs)
 
-    return LibraryJit("eqx.filter_jit", function, rewrap, trace, all_non_arrays_static=True)
+    return LibraryJit("eqx.filter_jit", function, rewrap, trace, all_non_arrays_static=True, donates=donate != "none")

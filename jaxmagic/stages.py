@@ -22,6 +22,7 @@ from typing import Callable, Sequence
 
 import jax
 
+from jaxmagic import profiling
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.listing import count_eqns, listing, primitive_counts
@@ -47,7 +48,10 @@ class JaxprReport(Report):
     ``bytes accessed``, ``transcendentals``, ...), ``memory`` (byte counts),
     ``primitive_counts`` (nested jaxprs included), ``n_eqns`` (equations, nested included),
     ``source_lines`` (top-level equation index -> the user's ``SourceLine``), ``in_types`` and
-    ``out_types`` (``f32[3]``...), ``name`` (``vmap(grad(f))``).
+    ``out_types`` (``f32[3]``...), ``name`` (``vmap(grad(f))``). With ``trace(..., profile=N)``:
+    ``profile`` (a ``profiling.Profile``), ``line_times`` (source line label -> device seconds per
+    call, hottest first) and ``kernels`` (each with ``name``, ``seconds``, ``lines``); ``None``
+    otherwise.
 
     What the display shows is set by ``stage``, ``show_source``, ``show_cost`` and ``max_eqns``;
     the report always keeps everything.
@@ -74,6 +78,17 @@ class JaxprReport(Report):
         self.show_source = show_source
         self.show_cost = show_cost
         self.max_eqns = max_eqns
+        self.profile: profiling.Profile | None = None
+
+    @property
+    def line_times(self) -> dict[str, float] | None:
+        """Source line label -> device seconds per call, hottest first (``--profile`` only)."""
+        return self.profile.line_times if self.profile is not None else None
+
+    @property
+    def kernels(self) -> tuple | None:
+        """The kernels XLA ran, hottest first: ``name``, ``seconds`` per call, ``lines`` (``--profile`` only)."""
+        return self.profile.kernels if self.profile is not None else None
 
     # -- stages ------------------------------------------------------------------------------
     @functools.cached_property
@@ -191,8 +206,10 @@ def trace(
     show_source: bool = True,
     show_cost: bool = False,
     max_eqns: int = DEFAULT_MAX_EQNS,
+    profile: int = 0,
 ) -> JaxprReport:
-    """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``."""
+    """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``;
+    with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``)."""
     if stage not in STAGES:
         raise UsageProblem(f"unknown stage {stage!r}; choose one of: {', '.join(STAGES)}.", example="%jaxpr --stage hlo f(x)")
     unknown = [t for t in transforms if t not in TRANSFORMS]
@@ -225,7 +242,7 @@ def trace(
         raise UserCodeError(exc, during=f"tracing {call.name}") from None
     except Exception as exc:
         raise UserCodeError(exc, during=f"tracing {call.name}") from None
-    return JaxprReport(
+    report = JaxprReport(
         traced,
         name=transformed_name(call.name, transforms),
         cell_namer=cell_namer,
@@ -234,6 +251,11 @@ def trace(
         show_cost=show_cost,
         max_eqns=max_eqns,
     )
+    if profile:
+        report.profile = profiling.profile(jitted, args, kwargs, name=report.name, calls=profile,
+                                           cell_namer=cell_namer, copy_arguments=bool(call.donate_argnums or (
+                                               call.library is not None and call.library.donates)))
+    return report
 
 
 _TRANSFORM_MISUSE = {

@@ -24,6 +24,9 @@ class JaxprMagics(Magics):
               help="what to show: the jaxpr (default), the StableHLO it lowers to, or XLA's optimized HLO")
     @argument("--cost", action="store_true", help="add XLA's cost estimate (FLOPs, bytes) and memory sizes")
     @argument("--no-source", action="store_true", help="hide the source line beside each equation")
+    @argument("--profile", nargs="?", type=int, const=5, default=None, metavar="CALLS",
+              help="run the compiled call CALLS times (default 5) under JAX's profiler and show the device "
+                   "time of each of your source lines, hottest first, and the kernels each ended up in")
     @argument("--max-eqns", type=int, default=DEFAULT_MAX_EQNS, metavar="N",
               help=f"show at most N equations (default {DEFAULT_MAX_EQNS}); the report keeps them all")
     @common.shared_options("JaxprReport")
@@ -41,6 +44,8 @@ class JaxprMagics(Magics):
         """
         __tracebackhide__ = True
         options, call_text = common.split_options(self.jaxpr.parser, line, "%%jaxpr" if cell is not None else "%jaxpr")
+        if options.profile is not None and options.profile < 1:
+            raise common.UsageError("--profile takes a positive number of calls to measure, e.g. --profile 10")
         if options.max_eqns is not None and options.max_eqns < 1:
             raise common.UsageError("--max-eqns must be a positive number of equations, e.g. --max-eqns 200")
         found = None
@@ -58,6 +63,7 @@ class JaxprMagics(Magics):
                     show_source=not options.no_source,
                     show_cost=options.cost,
                     max_eqns=options.max_eqns,
+                    profile=options.profile or 0,
                 )
             report.prepare()
             common.show(self.shell, report, plain=options.plain, text=render.text)

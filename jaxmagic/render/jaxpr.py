@@ -14,6 +14,7 @@ from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 
 from jaxmagic.listing import Record, listing
+from jaxmagic.render import profile as profile_view
 from jaxmagic.render import theme
 from jaxmagic.render.lexers import LEXERS
 from jaxmagic.render.theme import escape
@@ -117,6 +118,8 @@ def text(report, *, color: bool = False) -> str:
         rows = _cost_rows(report)
         width = max(len(k) for k, _ in rows) if rows else 0
         parts.append("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows))
+    if report.profile is not None:
+        parts.insert(1, profile_view.text(report.profile))
     return "\n".join(parts)
 
 
@@ -159,7 +162,9 @@ def html(report) -> str:
         )
         body = f'<pre class="jm-block jm-{escape(report.stage)}">{highlighted}</pre>{more}'
     cost = _cost_html(report) if report.show_cost else ""
-    return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{body}{cost}</div>'
+    profiled = profile_view.html(report.profile) if report.profile is not None else ""
+    return (f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}'
+            f"{cost}</div>")
 
 
 def _summary_html(report) -> str:

@@ -88,6 +88,9 @@ STYLESHEET = f"""
 .{ROOT_CLASS} svg.jm-bars{{vertical-align:middle;overflow:visible}}
 .{ROOT_CLASS} .jm-bar{{fill:var(--jp-brand-color1,#1976d2)}}
 .{ROOT_CLASS} .jm-bar-eager{{fill:var(--jp-content-font-color3,#9e9e9e)}}
+.{ROOT_CLASS} td.jm-barcell{{width:10em}}
+.{ROOT_CLASS} .jm-line-bar{{display:inline-block;height:.75em;background:var(--jp-brand-color1,#1976d2)}}
+.{ROOT_CLASS} td.jm-num{{text-align:right;white-space:nowrap}}
 .{ROOT_CLASS} .jm-bar-trace{{fill:#8e24aa}}
 .{ROOT_CLASS} .jm-bar-lower{{fill:#3949ab}}
 .{ROOT_CLASS} .jm-bar-compile{{fill:var(--jp-warn-color1,#f57c00)}}

@@ -1,0 +1,216 @@
+"""Which of the user's source lines each instruction of XLA's optimized HLO came from.
+
+XLA keeps JAX's stack frames on every instruction: as a stack-frame table referenced by
+``stack_frame_id`` (JAX 0.9 and later), or as ``source_file`` / ``source_line`` on the instruction
+(before). A fusion is one kernel; its lines are those of every instruction inside it.
+
+>>> import jax, jax.numpy as jnp
+>>> def f(x):
+...     y = jnp.sin(x)
+...     return jnp.cos(y) * 2
+>>> hlo = jax.jit(f).trace(jnp.ones(8)).lower().compile().as_text()
+>>> sources = kernel_lines(hlo)
+>>> sorted({line.line for lines in sources.values() for line in lines}) == [2, 3]
+True
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from jaxmagic.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
+
+_TABLE_HEADERS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+_NUMBERED_STRING = re.compile(r'^(\d+) "(.*)"$')
+_FILE_LOCATION = re.compile(r"^(\d+) \{file_name_id=(\d+) function_name_id=(\d+) line=(\d+)")
+_STACK_FRAME = re.compile(r"^(\d+) \{file_location_id=(\d+) parent_frame_id=(\d+)")
+_COMPUTATION = re.compile(r"^(?:ENTRY )?%?([\w.\-]+) .*\{\s*$")
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%?([\w.\-]+) = ")
+_CALLS = re.compile(r"\b(?:calls|to_apply|body|condition)=%?([\w.\-]+)|\bbranch_computations=\{([^}]*)\}")
+_STACK_FRAME_ID = re.compile(r"stack_frame_id=(\d+)")
+_OPERAND = re.compile(r"%([\w.\-]+)")
+_SOURCE = re.compile(r'source_file="((?:[^"\\]|\\.)*)" source_line=(\d+)')
+
+
+@dataclass(frozen=True)
+class HloInstruction:
+    """One instruction of the optimized module: its computation, and the computations it calls."""
+
+    name: str
+    computation: str
+    calls: tuple[str, ...]
+    frames: tuple[tuple[str, int, str], ...]  # JAX's stack for it, innermost first
+    opcode: str = ""
+
+
+def parse(hlo_text: str) -> dict[str, HloInstruction]:
+    """Every instruction of ``hlo_text`` by name. An instruction XLA left without a source (a dot
+    it rewrote, a layout copy) takes the frames of the instruction that uses its result."""
+    instructions, users = _parse(hlo_text)
+    framed_computations = {i.computation for i in instructions.values() if i.frames}
+    for name, instruction in list(instructions.items()):
+        if instruction.frames or any(c in framed_computations for c in instruction.calls):
+            continue
+        inherited, seen, queue = (), {name}, list(users.get(name, ()))
+        while queue and not inherited:
+            user = queue.pop(0)
+            if user in seen or user not in instructions:
+                continue
+            seen.add(user)
+            inherited = instructions[user].frames
+            queue.extend(users.get(user, ()))
+        if inherited:  # a fusion with no source inside is timed as its own instruction
+            instructions[name] = HloInstruction(name, instruction.computation, (), inherited, instruction.opcode)
+    return instructions
+
+
+def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str]]]:
+    lines = hlo_text.splitlines()
+    stacks = _stack_table(lines)
+    instructions: dict[str, HloInstruction] = {}
+    users: dict[str, list[str]] = {}
+    computation = ""
+    for line in lines:
+        header = _COMPUTATION.match(line)
+        if header and " = " not in line.split("{")[0]:
+            computation = header.group(1)
+            continue
+        found = _INSTRUCTION.match(line)
+        if not found:
+            continue
+        calls = tuple(name.strip().lstrip("%") for single, several in _CALLS.findall(line)
+                      for name in (single or several).split(",") if name.strip())
+        frames: tuple = ()
+        frame_id = _STACK_FRAME_ID.search(line)
+        if frame_id:
+            frames = stacks.get(int(frame_id.group(1)), ())
+        else:
+            source = _SOURCE.search(line)
+            if source:
+                frames = ((source.group(1).encode().decode("unicode_escape"), int(source.group(2)), ""),)
+        instructions[found.group(1)] = HloInstruction(found.group(1), computation, calls, frames,
+                                                      _opcode(line[found.end():]))
+        operands = line[found.end():].split("metadata=")[0]
+        for operand in _OPERAND.findall(operands):
+            if operand not in calls:
+                users.setdefault(operand, []).append(found.group(1))
+    return instructions, users
+
+
+def kernel_lines(hlo_text: str, cell_namer: CellNamer = no_cells) -> dict[str, list[SourceLine]]:
+    """For each instruction, the user's source lines behind it and behind everything it calls
+    (a fusion's fused computation, a loop's body), the most frequent first."""
+    instructions = parse(hlo_text)
+    by_computation: dict[str, list[HloInstruction]] = {}
+    for instruction in instructions.values():
+        by_computation.setdefault(instruction.computation, []).append(instruction)
+
+    def frames_inside(instruction: HloInstruction, seen: set) -> Counter:
+        counted = Counter()
+        frame = pick_user_frame(instruction.frames) if not instruction.calls else None  # a fusion: its insides
+        if frame is not None:
+            counted[frame[:2]] += 1
+        for name in instruction.calls:
+            if name in seen:
+                continue
+            seen.add(name)
+            for inner in by_computation.get(name, ()):
+                counted.update(frames_inside(inner, seen))
+        return counted
+
+    named: dict[tuple[str, int], SourceLine] = {}
+    result = {}
+    for name, instruction in instructions.items():
+        counted = frames_inside(instruction, set())
+        lines = []
+        for (file, line), _ in counted.most_common():
+            if (file, line) not in named:
+                named[file, line] = source_line(file, line, "", cell_namer=cell_namer)
+            lines.append(named[file, line])
+        result[name] = lines
+    return result
+
+
+def line_weights(hlo_text: str, instruction: str, cell_namer: CellNamer = no_cells) -> dict[str, float]:
+    """How a kernel's time divides among the source lines fused into it: in proportion to the
+    instructions each line contributed (labels -> fractions that add up to 1)."""
+    instructions = parse(hlo_text)
+    if instruction not in instructions:
+        return {}
+    by_computation: dict[str, list[HloInstruction]] = {}
+    for item in instructions.values():
+        by_computation.setdefault(item.computation, []).append(item)
+    counted: Counter = Counter()
+    stack, seen = [instructions[instruction]], set()
+    while stack:
+        item = stack.pop()
+        frame = pick_user_frame(item.frames) if not item.calls else None
+        if frame is not None:
+            counted[source_line(frame[0], frame[1], "", cell_namer=cell_namer).label] += 1
+        for name in item.calls:
+            if name not in seen:
+                seen.add(name)
+                stack.extend(by_computation.get(name, ()))
+    total = sum(counted.values())
+    return {label: n / total for label, n in counted.items()} if total else {}
+
+
+def _stack_table(lines: list[str]) -> dict[int, tuple[tuple[str, int, str], ...]]:
+    """The stack-frame table at the top of the module: frame id -> frames, innermost first."""
+    tables: dict[str, list[str]] = {}
+    current = None
+    for line in lines:
+        stripped = line.strip()
+        if stripped in _TABLE_HEADERS:
+            current = tables.setdefault(stripped, [])
+        elif not stripped or stripped.startswith(("%", "ENTRY", "HloModule")):
+            current = None
+        elif current is not None:
+            current.append(stripped)
+    if "StackFrames" not in tables:
+        return {}
+    files = {int(m.group(1)): _unescape(m.group(2)) for m in map(_NUMBERED_STRING.match, tables.get("FileNames", [])) if m}
+    functions = {int(m.group(1)): _unescape(m.group(2))
+                 for m in map(_NUMBERED_STRING.match, tables.get("FunctionNames", [])) if m}
+    locations = {}
+    for m in map(_FILE_LOCATION.match, tables.get("FileLocations", [])):
+        if m:
+            locations[int(m.group(1))] = (files.get(int(m.group(2)), "?"), int(m.group(4)),
+                                          functions.get(int(m.group(3)), ""))
+    parents = {}
+    for m in map(_STACK_FRAME.match, tables["StackFrames"]):
+        if m:  # XLA prints the parent's id plus one: 1 is the first frame's parent, none
+            parents[int(m.group(1))] = (int(m.group(2)), int(m.group(3)) - 1)
+    stacks = {}
+    for frame_id in parents:
+        chain, current_id, seen = [], frame_id, set()
+        while current_id in parents and current_id not in seen:
+            seen.add(current_id)
+            location, parent = parents[current_id]
+            if location in locations:
+                chain.append(locations[location])
+            current_id = parent
+        stacks[frame_id] = tuple(chain)
+    return stacks
+
+
+def _opcode(rest: str) -> str:
+    """The opcode after an instruction's result shape: ``f32[4]{0} sine(%p)`` -> ``sine``; the shape
+    may be a tuple ``(f32[], s32[4])``."""
+    if rest.startswith("("):
+        depth = 0
+        for index, char in enumerate(rest):
+            depth += char == "("
+            depth -= char == ")"
+            if depth == 0:
+                rest = rest[index + 1:]
+                break
+    else:
+        rest = rest.split(" ", 1)[1] if " " in rest else ""
+    return rest.strip().split("(", 1)[0].strip()
+
+
+def _unescape(text: str) -> str:
+    return text.replace('\\"', '"').replace("\\\\", "\\")

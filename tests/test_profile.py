@@ -1,0 +1,81 @@
+"""``%jaxpr --profile``: the device time of each of the user's source lines, hottest first, and the
+kernels (fusions) each ended up in; truth from XLA's own compiled module and JAX's profiler."""
+
+import glob
+import os
+import tempfile
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxmagic import hlo_sources, profiling
+
+SETUP = '''def mlp(params, x):
+    h = jnp.tanh(x @ params["w1"] + params["b1"])
+    logits = h @ params["w2"]
+    return jax.nn.log_softmax(logits)
+
+params = {"w1": jnp.ones((256, 512)) * 0.01, "b1": jnp.ones(512), "w2": jnp.ones((512, 10))}
+batch = jnp.ones((128, 256))
+'''
+
+
+@pytest.fixture
+def mlp_defined(run):
+    run(SETUP).assert_ok()
+
+
+def test_profile_names_the_user_s_lines_hottest_first(ip, run, mlp_defined):
+    shown = run("%jaxpr -o --profile 3 mlp(params, batch)").assert_ok()
+    report = shown.result
+    labels = list(report.line_times)
+    cell = labels[0].split(" line ")[0]
+    assert labels[:3] == [f"{cell} line 2", f"{cell} line 3", f"{cell} line 4"], labels
+    total = sum(report.line_times.values())
+    assert total == pytest.approx(report.profile.device_seconds, rel=1e-6)
+    assert report.profile.attributed_share >= 0.9
+    # every kernel is an instruction of the module XLA compiled for this call
+    compiled = jax.jit(ip.user_ns["mlp"]).lower(ip.user_ns["params"], ip.user_ns["batch"]).compile().as_text()
+    instructions = hlo_sources.parse(compiled)
+    assert {k.name for k in report.kernels} <= set(instructions)
+    assert any(f"{cell} line 2" in k.lines for k in report.kernels)
+    assert "device time per call" in shown.text and "jm-profile" in shown.html
+    assert 'h = jnp.tanh(x @ params["w1"] + params["b1"])' in shown.text
+
+
+def test_without_profile_there_are_no_line_times(run, mlp_defined):
+    report = run("%jaxpr -o mlp(params, batch)").assert_ok().result
+    assert report.line_times is None and report.kernels is None and report.profile is None
+
+
+def test_the_profiler_s_files_are_removed(run, mlp_defined):
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "jaxmagic-profile-*")))
+    run("%jaxpr --profile 2 mlp(params, batch)").assert_ok()
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "jaxmagic-profile-*"))) == before
+
+
+def test_a_donating_callee_is_profiled_on_copies(ip, run):
+    run("import functools\n@functools.partial(jax.jit, donate_argnums=0)\ndef step(v):\n    return v * 2 + 1\n"
+        "kept = jnp.ones(1000)").assert_ok()
+    run("%jaxpr --profile 2 step(kept)").assert_ok()
+    assert not ip.user_ns["kept"].is_deleted() and float(ip.user_ns["kept"].sum()) == 1000.0
+
+
+def test_a_scan_body_s_lines_are_attributed():
+    def rnn(w, xs):
+        def step(h, x):
+            h = jnp.tanh(h @ w + x)
+            return h, h.sum()
+        return jax.lax.scan(step, jnp.zeros(64), xs)[1]
+
+    result = profiling.profile(jax.jit(rnn), (jnp.ones((64, 64)) * 0.01, jnp.ones((20, 64))), {}, calls=2)
+    assert result.attributed_share >= 0.9
+    lines = {label.rsplit(":", 1)[-1] for label in result.line_times}
+    assert str(rnn.__code__.co_firstlineno + 2) in lines, result.line_times
+
+
+@pytest.mark.parametrize("value", ["0", "-2"])
+def test_profile_needs_a_positive_number_of_calls(run, mlp_defined, value):
+    shown = run(f"%jaxpr --profile {value} mlp(params, batch)")
+    assert shown.usage_error and "--profile" in shown.usage_error
