@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from jaxmagic.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
 
-_TABLE_HEADERS = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+STACK_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _NUMBERED_STRING = re.compile(r'^(\d+) "(.*)"$')
 _FILE_LOCATION = re.compile(r"^(\d+) \{file_name_id=(\d+) function_name_id=(\d+) line=(\d+)")
 _STACK_FRAME = re.compile(r"^(\d+) \{file_location_id=(\d+) parent_frame_id=(\d+)")
@@ -163,7 +163,7 @@ def _stack_table(lines: list[str]) -> dict[int, tuple[tuple[str, int, str], ...]
     current = None
     for line in lines:
         stripped = line.strip()
-        if stripped in _TABLE_HEADERS:
+        if stripped in STACK_TABLES:
             current = tables.setdefault(stripped, [])
         elif not stripped or stripped.startswith(("%", "ENTRY", "HloModule")):
             current = None
@@ -214,3 +214,90 @@ def _opcode(rest: str) -> str:
 
 def _unescape(text: str) -> str:
     return text.replace('\\"', '"').replace("\\\\", "\\")
+
+
+# Instructions that are bookkeeping, not work: left out of the kernel view.
+BOOKKEEPING = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast", "copy-start", "copy-done"})
+
+
+@dataclass(frozen=True)
+class KernelGroup:
+    """One kernel of the optimized module as XLA runs it: a fusion (``kind`` ``kLoop``,
+    ``kInput``, ``kCustom``...) or a single instruction, the source lines fused into it (in
+    source order), the
+    instruction's text and the text of the computation it calls; a loop's or branch's kernels
+    are its ``inner`` groups.
+    """
+
+    name: str
+    opcode: str
+    kind: str
+    lines: tuple[str, ...]
+    text: str
+    called: str = ""
+    inner: tuple["KernelGroup", ...] = ()
+
+
+_KIND = re.compile(r"\bkind=(k\w+)")
+
+
+def kernel_groups(hlo_text: str, cell_namer: CellNamer = no_cells) -> list[KernelGroup]:
+    """The entry computation's kernels in the order XLA runs them, with their source lines.
+
+    >>> import jax, jax.numpy as jnp
+    >>> def f(x):
+    ...     return jnp.cos(jnp.sin(x) * 2)
+    >>> groups = kernel_groups(jax.jit(f).trace(jnp.ones(8)).lower().compile().as_text())
+    >>> [g.opcode for g in groups], len(groups[0].lines)
+    (['fusion'], 1)
+    """
+    instructions = parse(hlo_text)
+    blocks, order, entry = _computation_blocks(hlo_text)
+    lines_of = kernel_lines(hlo_text, cell_namer)
+
+    def groups_in(computation: str, depth: int) -> tuple[KernelGroup, ...]:
+        found = []
+        for name in order.get(computation, ()):
+            instruction = instructions.get(name)
+            if instruction is None or instruction.opcode in BOOKKEEPING:
+                continue
+            text = blocks.get(computation, {}).get(name, "")
+            nested: tuple = ()
+            if instruction.opcode in ("while", "conditional", "call") and depth < 4:
+                nested = tuple(g for called in instruction.calls for g in groups_in(called, depth + 1))
+            called = "\n".join(blocks.get(c, {}).get("", "") for c in instruction.calls) \
+                if instruction.opcode == "fusion" else ""
+            kind = _KIND.search(text)
+            in_order = sorted(lines_of.get(name, ()), key=lambda line: (line.file, line.line))
+            found.append(KernelGroup(name, instruction.opcode, kind.group(1) if kind else "",
+                                     tuple(line.label for line in in_order), text, called, nested))
+        return tuple(found)
+
+    return list(groups_in(entry, 0))
+
+
+def _computation_blocks(hlo_text: str) -> tuple[dict[str, dict[str, str]], dict[str, list[str]], str]:
+    """Each computation's instruction lines by name ("" holds the whole computation's text), the
+    order of its instructions, and the entry computation's name."""
+    blocks: dict[str, dict[str, str]] = {}
+    order: dict[str, list[str]] = {}
+    entry, current, text = "", None, []
+    for line in hlo_text.splitlines():
+        header = _COMPUTATION.match(line)
+        if header and " = " not in line.split("{")[0]:
+            current, text = header.group(1), [line]
+            blocks[current], order[current] = {}, []
+            if line.startswith("ENTRY"):
+                entry = current
+            continue
+        if current is None:
+            continue
+        text.append(line)
+        found = _INSTRUCTION.match(line)
+        if found:
+            blocks[current][found.group(1)] = line.strip()
+            order[current].append(found.group(1))
+        if line.strip() == "}":
+            blocks[current][""] = "\n".join(text)
+            current = None
+    return blocks, order, entry

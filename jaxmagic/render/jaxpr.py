@@ -7,13 +7,13 @@ in HTML and indented in text. StableHLO and HLO views show the module text, high
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 
 from jaxmagic.listing import Record, listing
+from jaxmagic.render import hlo as hlo_view
 from jaxmagic.render import profile as profile_view
 from jaxmagic.render import theme
 from jaxmagic.render.lexers import LEXERS
@@ -44,33 +44,9 @@ def _source_comment(record: Record) -> str:
     return f"# {record.source}"
 
 
-_DEBUG_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
-_STACK_FRAME_ID = re.compile(r" stack_frame_id=\d+")
-
-
-def readable_hlo(text: str) -> str:
-    """HLO without XLA's stack-frame tables (Python call stacks, a reader's noise) and frame ids.
-
-    >>> readable_hlo('HloModule m\\n\\nFileNames\\n1 "a.py"\\n\\nENTRY %main {\\n  ROOT %x = f32[] add(), metadata={op_name="add" stack_frame_id=3}\\n}')
-    'HloModule m\\n\\nENTRY %main {\\n  ROOT %x = f32[] add(), metadata={op_name="add"}\\n}'
-    """
-    kept, skipping = [], False
-    for line in text.splitlines():
-        if line.strip() in _DEBUG_TABLES:
-            skipping = True
-            continue
-        if skipping:
-            if line.strip():
-                continue
-            skipping = False
-            continue
-        kept.append(_STACK_FRAME_ID.sub("", line))
-    return "\n".join(kept)
-
-
 def _module_text(report) -> tuple[str, int]:
     """The StableHLO or HLO text, shortened to ``MAX_MODULE_LINES``; and how many lines were cut."""
-    text = report.stablehlo if report.stage == "stablehlo" else readable_hlo(report.hlo)
+    text = report.stablehlo if report.stage == "stablehlo" else hlo_view.readable_hlo(report.hlo)
     lines = text.rstrip("\n").splitlines()
     if len(lines) <= MAX_MODULE_LINES:
         return "\n".join(lines), 0
@@ -113,6 +89,8 @@ def text(report, *, color: bool = False) -> str:
         lexer = LEXERS[report.stage]()
     if color:
         body = highlight(body, lexer, Terminal256Formatter(style="default")).rstrip("\n")
+    if report.stage == "hlo":
+        parts.append(hlo_view.text(report))
     parts.append(body)
     if report.show_cost:
         rows = _cost_rows(report)
@@ -161,6 +139,9 @@ def html(report) -> str:
             else ""
         )
         body = f'<pre class="jm-block jm-{escape(report.stage)}">{highlighted}</pre>{more}'
+        if report.stage == "hlo":
+            body = (f'{hlo_view.html(report)}<details class="jm-nested"><summary><b>the whole module</b>'
+                    f"</summary>{body}</details>")
     cost = _cost_html(report) if report.show_cost else ""
     profiled = profile_view.html(report.profile) if report.profile is not None else ""
     return (f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}'
