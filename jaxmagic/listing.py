@@ -180,6 +180,24 @@ def primitive_counts(jaxpr) -> collections.Counter:
     return counts
 
 
+def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]:
+    """Source line label -> equations it made, nested jaxprs included, the most first; equations
+    with no known line are under ``(no source line)``."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    counts: collections.Counter = collections.Counter()
+    stack = [jaxpr]
+    while stack:
+        current = stack.pop()
+        for eqn in current.eqns:
+            source = user_source_line(eqn.source_info, cell_namer)
+            counts[source.label if source is not None else NO_SOURCE_LINE] += 1
+            stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
+    return dict(counts.most_common())
+
+
+NO_SOURCE_LINE = "(no source line)"
+
+
 def listing(
     closed_jaxpr,
     *,

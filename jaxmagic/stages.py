@@ -17,17 +17,19 @@ Each stage past tracing runs only when first asked for (``report.stablehlo``, ``
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
+import time
 from typing import Callable, Sequence
 
 import jax
 
-from jaxmagic import profiling
+from jaxmagic import profiling, trace_sampling
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.listing import count_eqns, listing, primitive_counts
+from jaxmagic.listing import count_eqns, equations_by_line, listing, primitive_counts
 from jaxmagic.report import Report
-from jaxmagic.sources import CellNamer, SourceLine, no_cells
+from jaxmagic.sources import CellNamer, SourceLine, no_cells, source_line
 
 STAGES = ("jaxpr", "stablehlo", "hlo")
 TRANSFORMS: dict[str, Callable] = {
@@ -79,6 +81,31 @@ class JaxprReport(Report):
         self.show_cost = show_cost
         self.max_eqns = max_eqns
         self.profile: profiling.Profile | None = None
+        self.trace_seconds: float | None = None  # set by trace()
+        self.lower_seconds: float | None = None  # set when first lowered
+        self.compile_seconds: float | None = None  # set when first compiled
+        self.trace_samples: trace_sampling.Samples | None = None  # trace(..., sample_trace=True)
+
+    @functools.cached_property
+    def line_counts(self) -> dict[str, int]:
+        """Source line label -> equations it made (nested jaxprs included), the most first."""
+        return equations_by_line(self.jaxpr, self.cell_namer)
+
+    @property
+    def trace_line_texts(self) -> dict[str, str] | None:
+        """Source line label -> its text, for the lines the trace samples found."""
+        if self.trace_samples is None:
+            return None
+        return {line.label: line.text for line in
+                (source_line(file, number, "", self.cell_namer) for file, number in self.trace_samples.by_line)}
+
+    @property
+    def trace_line_seconds(self) -> dict[str, float] | None:
+        """Source line label -> seconds of tracing spent there (sampled), the most first."""
+        if self.trace_samples is None:
+            return None
+        return {source_line(file, line, "", self.cell_namer).label: seconds
+                for (file, line), seconds in self.trace_samples.line_seconds().items()}
 
     @property
     def line_times(self) -> dict[str, float] | None:
@@ -98,7 +125,10 @@ class JaxprReport(Report):
 
     @functools.cached_property
     def lowered(self) -> jax.stages.Lowered:
-        return self.traced.lower()
+        start = time.perf_counter()
+        lowered = self.traced.lower()
+        self.lower_seconds = time.perf_counter() - start
+        return lowered
 
     @functools.cached_property
     def stablehlo(self) -> str:
@@ -107,7 +137,11 @@ class JaxprReport(Report):
 
     @functools.cached_property
     def compiled(self) -> jax.stages.Compiled:
-        return self.lowered.compile()
+        lowered = self.lowered
+        start = time.perf_counter()
+        compiled = lowered.compile()
+        self.compile_seconds = time.perf_counter() - start
+        return compiled
 
     @functools.cached_property
     def hlo(self) -> str:
@@ -136,7 +170,7 @@ class JaxprReport(Report):
         try:
             if self.stage == "stablehlo":
                 self.stablehlo
-            if self.stage == "hlo" or self.show_cost:
+            if self.stage == "hlo" or self.show_cost or self.trace_samples is not None:
                 self.hlo, self.cost, self.memory
         except Exception as exc:
             raise UserCodeError(exc, during=f"lowering and compiling {self.name}") from None
@@ -207,9 +241,11 @@ def trace(
     show_cost: bool = False,
     max_eqns: int = DEFAULT_MAX_EQNS,
     profile: int = 0,
+    sample_trace: bool = False,
 ) -> JaxprReport:
     """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``;
-    with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``)."""
+    with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``);
+    with ``sample_trace``, sample where tracing spends its time (``report.trace_line_seconds``)."""
     if stage not in STAGES:
         raise UsageProblem(f"unknown stage {stage!r}; choose one of: {', '.join(STAGES)}.", example="%jaxpr --stage hlo f(x)")
     unknown = [t for t in transforms if t not in TRANSFORMS]
@@ -233,8 +269,12 @@ def trace(
     else:
         args, kwargs = call.args, call.kwargs
         jitted = call.jit()
+    sampling = trace_sampling.sampled_lines() if sample_trace else contextlib.nullcontext()
     try:
-        traced = jitted.trace(*args, **kwargs)
+        start = time.perf_counter()
+        with sampling as samples:
+            traced = jitted.trace(*args, **kwargs)
+        trace_seconds = time.perf_counter() - start
     except (TypeError, ValueError) as exc:
         problem = _transform_problem(exc, transforms)
         if problem is not None:
@@ -251,6 +291,7 @@ def trace(
         show_cost=show_cost,
         max_eqns=max_eqns,
     )
+    report.trace_seconds, report.trace_samples = trace_seconds, samples
     if profile:
         report.profile = profiling.profile(jitted, args, kwargs, name=report.name, calls=profile,
                                            cell_namer=cell_namer, copy_arguments=bool(call.donate_argnums or (

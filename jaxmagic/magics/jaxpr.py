@@ -27,6 +27,9 @@ class JaxprMagics(Magics):
     @argument("--profile", nargs="?", type=int, const=5, default=None, metavar="CALLS",
               help="run the compiled call CALLS times (default 5) under JAX's profiler and show the device "
                    "time of each of your source lines, hottest first, and the kernels each ended up in")
+    @argument("--compile-time", action="store_true",
+              help="show what compiling costs: tracing, lowering and XLA's compile, where tracing spent its "
+                   "time by source line (sampled) and how many equations each line made")
     @argument("--max-eqns", type=int, default=DEFAULT_MAX_EQNS, metavar="N",
               help=f"show at most N equations (default {DEFAULT_MAX_EQNS}); the report keeps them all")
     @common.shared_options("JaxprReport")
@@ -64,6 +67,7 @@ class JaxprMagics(Magics):
                     show_cost=options.cost,
                     max_eqns=options.max_eqns,
                     profile=options.profile or 0,
+                    sample_trace=options.compile_time,
                 )
             report.prepare()
             common.show(self.shell, report, plain=options.plain, text=render.text)

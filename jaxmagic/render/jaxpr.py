@@ -13,6 +13,7 @@ from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 
 from jaxmagic.listing import Record, listing
+from jaxmagic.render import compile_time as compile_time_view
 from jaxmagic.render import hlo as hlo_view
 from jaxmagic.render import profile as profile_view
 from jaxmagic.render import theme
@@ -98,6 +99,8 @@ def text(report, *, color: bool = False) -> str:
         parts.append("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows))
     if report.profile is not None:
         parts.insert(1, profile_view.text(report.profile))
+    if report.trace_samples is not None:
+        parts.insert(1, compile_time_view.text(report))
     return "\n".join(parts)
 
 
@@ -144,6 +147,8 @@ def html(report) -> str:
                     f"</summary>{body}</details>")
     cost = _cost_html(report) if report.show_cost else ""
     profiled = profile_view.html(report.profile) if report.profile is not None else ""
+    if report.trace_samples is not None:
+        profiled = compile_time_view.html(report) + profiled
     return (f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}'
             f"{cost}</div>")
 

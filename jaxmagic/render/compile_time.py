@@ -1,0 +1,71 @@
+"""What a call's compilation costs, by phase and by source line: tracing, lowering and XLA's
+compile; where tracing spent its time (sampled) and how many equations each line made. Pure
+functions of a ``JaxprReport``."""
+
+from __future__ import annotations
+
+from jaxmagic.render.theme import escape, format_count, format_seconds
+
+MAX_LINES = 12
+
+
+def phases(report) -> str:
+    """``tracing 12.3 ms · lowering 4.1 ms · XLA compile 30.2 ms``"""
+    parts = [("tracing", report.trace_seconds), ("lowering", report.lower_seconds),
+             ("XLA compile", report.compile_seconds)]
+    return " · ".join(f"{name} {format_seconds(seconds)}" for name, seconds in parts if seconds is not None)
+
+
+def _rows(report):
+    """(label, tracing seconds or None, equations, source text), the slowest to trace first, then
+    the lines with the most equations."""
+    counts = report.line_counts
+    traced = report.trace_line_seconds or {}
+    texts = {line.label: line.text for line in report.source_lines.values()}
+    texts.update(report.trace_line_texts or {})
+    labels = list(dict.fromkeys([*traced, *counts]))
+    return [(label, traced.get(label), counts.get(label, 0), texts.get(label, "")) for label in labels]
+
+
+def unrolled_hint(report) -> str:
+    """A hint when one line made most of the equations: a Python loop unrolled at trace time."""
+    counts = report.line_counts
+    total = sum(counts.values())
+    if not counts or total < 200:
+        return ""
+    label, most = next(iter(counts.items()))
+    if most / total < 0.5:
+        return ""
+    return (f"{label} made {format_count(most)} of the {format_count(total)} equations: a Python loop there runs "
+            f"at trace time, each pass adding equations. lax.fori_loop or lax.scan keeps the loop one equation "
+            f"and compiles in a time that does not grow with the number of steps.")
+
+
+def text(report) -> str:
+    rows = _rows(report)
+    lines = [f"compile time: {phases(report)}"]
+    label_width = max((len(r[0]) for r in rows[:MAX_LINES]), default=4)
+    lines.append(f"{'tracing':>9}  {'equations':>9}  {'line'.ljust(label_width)}  source")
+    for label, seconds, count, source in rows[:MAX_LINES]:
+        shown = format_seconds(seconds) if seconds is not None else "–"
+        lines.append(f"{shown:>9}  {format_count(count):>9}  {label.ljust(label_width)}  {source}")
+    if len(rows) > MAX_LINES:
+        lines.append(f"… {len(rows) - MAX_LINES} more lines")
+    hint = unrolled_hint(report)
+    if hint:
+        lines.append(hint)
+    return "\n".join(lines)
+
+
+def html(report) -> str:
+    rows = "".join(
+        f'<tr><td class="jm-num">{escape(format_seconds(seconds) if seconds is not None else "–")}</td>'
+        f'<td class="jm-num">{escape(format_count(count))}</td><td><b>{escape(label)}</b></td>'
+        f"<td><code>{escape(source)}</code></td></tr>"
+        for label, seconds, count, source in _rows(report)[:MAX_LINES]
+    )
+    hint = unrolled_hint(report)
+    hint_html = f'<div class="jm-hint">{escape(hint)}</div>' if hint else ""
+    return (f'<div class="jm-compile-time"><div class="jm-summary">compile time: {escape(phases(report))}</div>'
+            f'<table class="jm-table"><tr><th>tracing (sampled)</th><th>equations</th><th>line</th>'
+            f"<th>source</th></tr>{rows}</table>{hint_html}</div>")

@@ -1,0 +1,82 @@
+"""Where tracing spends its time, by the user's source line: the tracing thread's stack is sampled
+every millisecond, each sample going to the innermost line of the user's own code on the stack
+(the line whose Python, with the JAX work it calls, was running). Frames outside the traced call
+(jaxmagic's own, and whoever called it) are not looked at: time spent there is JAX's own set-up.
+
+For the "my compile takes a minute" question: a Python loop unrolled into thousands of equations
+shows up as the line that made them.
+
+>>> import jax, jax.numpy as jnp
+>>> def unrolled(x):
+...     for _ in range(2000):
+...         x = jnp.sin(x) + 1
+...     return x
+>>> _ = jax.jit(lambda v: jnp.sin(v) + 1).trace(jnp.ones(3))  # JAX's first-time set-up, elsewhere
+>>> with sampled_lines() as samples:
+...     _ = jax.jit(unrolled).trace(jnp.ones(3))
+>>> samples.seconds > 0 and max(samples.by_line, key=samples.by_line.get)[1] == 3
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from jaxmagic.sources import is_jaxmagic_file, pick_user_frame
+
+INTERVAL_S = 0.001
+
+
+@dataclass
+class Samples:
+    """Samples of one thread: ``by_line`` maps ``(file, line)`` to samples; ``seconds`` is how long
+    sampling ran; ``interval`` the time between samples."""
+
+    by_line: Counter = field(default_factory=Counter)
+    total: int = 0
+    seconds: float = 0.0
+    interval: float = INTERVAL_S
+
+    def line_seconds(self) -> dict[tuple[str, int], float]:
+        """Each line's share of the sampled time, in seconds, the largest first."""
+        if not self.total:
+            return {}
+        return {where: self.seconds * n / self.total for where, n in self.by_line.most_common()}
+
+
+@contextlib.contextmanager
+def sampled_lines(interval: float = INTERVAL_S) -> Iterator[Samples]:
+    """Sample the calling thread's stack while the block runs."""
+    samples = Samples(interval=interval)
+    target = threading.get_ident()
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(interval):
+            frame = sys._current_frames().get(target)
+            if frame is None:
+                continue
+            stack = []
+            while frame is not None and not is_jaxmagic_file(frame.f_code.co_filename):
+                stack.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
+                frame = frame.f_back
+            found = pick_user_frame(stack)  # only frames inside the traced call: not the magic's caller
+            samples.total += 1
+            if found is not None:
+                samples.by_line[found[:2]] += 1
+
+    sampler = threading.Thread(target=sample, name="jaxmagic-trace-sampler", daemon=True)
+    start = time.perf_counter()
+    sampler.start()
+    try:
+        yield samples
+    finally:
+        done.set()
+        sampler.join()
+        samples.seconds = time.perf_counter() - start
