@@ -16,12 +16,13 @@ from typing import Any
 
 import jax
 
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private, sources
-
-from jaxmagic.doctor import clues, rewrites
 from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, UserFrame
-from jaxmagic.doctor import Diagnosis
-from jaxmagic.doctor.pitfalls import cell_of
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.words import code, place, say
 
 MAX_SEARCHED_FILES = 60  # cells and files searched for the call that donated an array
 MAX_SEARCHED_LINES = 5000
@@ -97,11 +98,13 @@ def _hashable_form(case, frame: UserFrame, node: ast.expr) -> str | None:
     return None
 
 
+@pitfall("unhashable-static", "An unhashable value passed as a static argument", "error", order=10,
+         messages=("Non-hashable static arguments are not supported",))
 def unhashable_static(case) -> Diagnosis | None:
     """``unhashable-static``: a list, dict or array passed where ``jax.jit`` expects a static value.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.doctor.pitfalls import Case
+    >>> from jaxmagic.doctor.case import Case
     >>> tile = jax.jit(lambda x, reps: jnp.tile(x, reps), static_argnums=1)
     >>> try:
     ...     tile(jnp.ones(2), [2])
@@ -110,7 +113,7 @@ def unhashable_static(case) -> Diagnosis | None:
     >>> found.pitfall, found.variable, found.fix
     ('unhashable-static', 'reps', 'tile(jnp.ones(2), (2,))')
     """
-    if not (isinstance(case.exc, (ValueError, TypeError)) and "Non-hashable static arguments are not supported" in case.message):
+    if not (isinstance(case.exc, (ValueError, TypeError)) and case.says("unhashable-static")):
         return None
     frame = case.innermost
     if frame is None:
@@ -138,31 +141,32 @@ def unhashable_static(case) -> Diagnosis | None:
                 break
     fname = _callee_name(call, callee)
     where = case.where(frame)
-    what = f"`{parameter}`" if parameter else "A static argument"
-    written = f" (`{case.text(frame, argument)}`)" if argument is not None else ""
+    what = code(parameter) if parameter else "A static argument"
+    written = say(" ({})", code(case.text(frame, argument))) if argument is not None else ""
     how = ""
     if options is not None and parameter is not None:
         sig = _signature(callee)
         index = list(sig.parameters).index(parameter) if sig and parameter in sig.parameters else None
-        how = f" (`static_argnums=({index},)`)" if index in options.static_argnums else f' (`static_argnames=("{parameter}",)`)'
-    explanation = (
-        f"{what} is a static argument of `{fname}`{how}: JAX compiles one version per static value and finds "
-        f"it again by the value's hash, so a static value must be hashable. Here it got a {type_name}"
-        f"{written}{f' holding {shown_value}' if shown_value and argument is None else ''}, which is not ({cell_of(where)})."
-    )
+        how = say(" ({})", code(f"static_argnums=({index},)") if index in options.static_argnums
+                  else code(f'static_argnames=("{parameter}",)'))
+    explanation = say(
+        "{} is a static argument of {}{}: JAX compiles one version per static value and finds it again by the "
+        "value's hash, so a static value must be hashable. Here it got a {}{}{}, which is not ({}).",
+        what, code(fname), how, type_name, written,
+        f" holding {shown_value}" if shown_value and argument is None else "", place(where))
     replacement = _hashable_form(case, frame, argument) if argument is not None else None
     parsed = case.parsed(frame)
     statement = case.statement(frame)
     if replacement is not None and parsed is not None and statement is not None:
         fix = rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)])
-        note = f"Pass a tuple: `{replacement}` is hashable, and reads the same to code that indexes or iterates it."
+        note = say("Pass a tuple: {} is hashable, and reads the same to code that indexes or iterates it.", code(replacement))
     else:
         example = _tuple_text(shown_value) if shown_value else None
         fix = f"{fname}(..., {example or '(a, b)'})   # a tuple, not a {type_name}"
         note = "Pass a tuple (hashable) instead of a list or an array."
     alternatives = (
-        (f"If {what if parameter else 'it'} is data (numbers to compute with), not a setting, do not make it static: "
-         f"pass it as an ordinary argument, traced like the others.", ""),
+        (say("If {} is data (numbers to compute with), not a setting, do not make it static: pass it as an ordinary "
+             "argument, traced like the others.", what if parameter else "it"), ""),
     )
     return case.diagnosis(
         "unhashable-static",
@@ -265,11 +269,13 @@ def _find_donation(case, frame: UserFrame, variable: str):
     return None
 
 
+@pitfall("donated-buffer", "An array used after it was donated", "error", order=20,
+         messages=("Array has been deleted", "has been deleted or donated"))
 def donated_buffer(case) -> Diagnosis | None:
     """``donated-buffer``: an array read after it was donated to a jitted function.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.doctor.pitfalls import Case
+    >>> from jaxmagic.doctor.case import Case
     >>> step = jax.jit(lambda p: p * 2, donate_argnums=0)
     >>> p = jnp.ones(2)
     >>> try:
@@ -280,8 +286,7 @@ def donated_buffer(case) -> Diagnosis | None:
     >>> found.variable, found.fix.splitlines()[0]
     ('p', "p = step(p)  # the result takes the donated `p`'s place")
     """
-    message = case.message
-    if not ("Array has been deleted" in message or "has been deleted or donated" in message):
+    if not case.says("donated-buffer"):
         return None
     frame = case.innermost
     if frame is None:
@@ -300,21 +305,19 @@ def donated_buffer(case) -> Diagnosis | None:
     jn = rewrites.jax_names(frame.frame.f_globals)
     copy = f"{variable}.copy()" if isinstance(frame.lookup(variable), jax.Array) else f"{jn.jax}.tree_util.tree_map(lambda a: a.copy(), {variable})"
     if donation is None:
-        explanation = (
-            f"`{variable}` was donated to a jitted function (`donate_argnums`): JAX reused its memory for that "
-            f"function's result and deleted the array, so `{variable}` cannot be read any more ({cell_of(where)})."
-        )
+        explanation = say(
+            "{} was donated to a jitted function ({}): JAX reused its memory for that function's result and deleted "
+            "the array, so {} cannot be read any more ({}).", code(variable), code("donate_argnums"), code(variable), place(where))
         fix = f"{variable} = jitted_function({variable}, ...)   # keep what the call that donated it returned, under the same name"
         note = "Use the jitted call's result from then on; rebinding the same name makes that hard to get wrong."
         return case.diagnosis("donated-buffer", explanation=explanation, fix=fix, fix_note=note, where=where, variable=variable, function=None)
     parsed, call, callee, parameter = donation
     fname = _callee_name(call, callee)
     donated_at = sources.source_line(parsed.file, call.lineno, "", case.cell_namer)
-    explanation = (
-        f"`{variable}` was donated to `{fname}` (its parameter `{parameter}` is in `donate_argnums`) at "
-        f"{donated_at.label}: JAX reused the array's memory for `{fname}`'s result and deleted it. "
-        f"Reading `{variable}` afterwards ({cell_of(where)}) finds nothing there."
-    )
+    explanation = say(
+        "{} was donated to {} (its parameter {} is in {}) at {}: JAX reused the array's memory for {}'s result and "
+        "deleted it. Reading {} afterwards ({}) finds nothing there.", code(variable), code(fname), code(parameter),
+        code("donate_argnums"), place(donated_at), code(fname), code(variable), place(where))
     donating = clues.statement_at(parsed.tree, call.lineno)
     edits, note = [], ""
     if isinstance(donating, ast.Assign) and len(donating.targets) == 1:
@@ -330,16 +333,16 @@ def donated_buffer(case) -> Diagnosis | None:
         edits.append(rewrites.Edit(Span(call.lineno, call.lineno, call.col_offset, call.col_offset), f"{variable} = "))
     if edits and donating is not None:
         fix = rewrites.with_edits(parsed.lines, donating.lineno, donating.end_lineno, edits)
-        note = f"Rebind `{variable}` to the result where you donate it: the name then always holds a live array."
+        note = say("Rebind {} to the result where you donate it: the name then always holds a live array.", code(variable))
     else:
         fix = clues.source_of(parsed, donating) if donating is not None else ast.unparse(call)
         fix += f"\n# from here on, use the value this call returned instead of `{variable}`"
-        note = f"Use what `{fname}` returned from then on, not `{variable}`."
+        note = say("Use what {} returned from then on, not {}.", code(fname), code(variable))
     keep = rewrites.with_edits(parsed.lines, donating.lineno, donating.end_lineno, [rewrites.Edit(Span.of(_argument_node(call, callee, parameter)), copy)]) if donating is not None and _argument_node(call, callee, parameter) is not None else ""
     alternatives = []
     if keep:
-        alternatives.append((f"If you still need the old `{variable}`, donate a copy (it costs one copy per call):", keep))
-    alternatives.append((f"Or stop donating: remove `donate_argnums` from the `jax.jit` of `{fname}`.", ""))
+        alternatives.append((say("If you still need the old {}, donate a copy (it costs one copy per call):", code(variable)), keep))
+    alternatives.append((say("Or stop donating: remove {} from the {} of {}.", code("donate_argnums"), code("jax.jit"), code(fname)), ""))
     return case.diagnosis(
         "donated-buffer",
         explanation=explanation,

@@ -10,25 +10,36 @@ import ast
 
 import jax
 
-from jaxmagic.doctor import branch_rewrites, clues, rewrites
+import jaxmagic.doctor.branch_rewrites as branch_rewrites
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic.doctor.case import Case, depends_on, function_source, kind_of, magic_hint, static_fix
 from jaxmagic.doctor.clues import Span, UserFrame
-from jaxmagic.doctor import Diagnosis
-from jaxmagic.doctor.pitfalls import Case, cell_of, depends_on, function_source, kind_of, magic_hint, plural, static_fix
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.words import Words, code, names, place, say
 
 
 # python-control-flow
 
 
 _CONSTRUCTS = {
-    "if": "`if {cond}:`",
-    "while": "`while {cond}:`",
-    "assert": "`assert {cond}`",
-    "ternary": "`... if {cond} else ...`",
-    "bool": "`bool({cond})`",
-    "and-or": "`and` / `or` on `{cond}`",
-    "not": "`not {cond}`",
-    "other": "`{cond}` as a True / False",
+    "if": "if {cond}:",
+    "while": "while {cond}:",
+    "assert": "assert {cond}",
+    "ternary": "... if {cond} else ...",
+    "bool": "bool({cond})",
+    "not": "not {cond}",
 }
+
+
+def _construct(kind: str, cond: str) -> Words:
+    """The Python construct that asked for a truth value, in words: ``if n > 0:``, ``and`` / ``or`` on ..."""
+    if kind == "and-or":
+        return say("{} / {} on {}", code("and"), code("or"), code(cond))
+    if kind == "other":
+        return say("{} as a True / False", code(cond))
+    return say("{}", code(_CONSTRUCTS[kind].format(cond=cond)))
 
 
 def _condition(case: Case, frame: UserFrame):
@@ -67,11 +78,12 @@ def _parent_of(tree: ast.AST, child: ast.AST) -> ast.AST | None:
     return None
 
 
+@pitfall("python-control-flow", "Python if / while on a traced value", "error", order=50)
 def python_control_flow(case: Case) -> Diagnosis | None:
     """``python-control-flow``: ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.doctor.pitfalls import Case
+    >>> from jaxmagic.doctor.case import Case
     >>> def halve(x, n):
     ...     while n > 0:
     ...         x, n = x / 2, n - 1
@@ -102,28 +114,31 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     jn = case.names(frame)
     scalar = not ambiguous and not case.batched  # under vmap a condition holds one value per example
     static_names = case.scalar_arguments(depends) if not ambiguous else []
+    fixed_static = None
 
-    construct = _CONSTRUCTS[kind].format(cond=cond_text)
+    construct = _construct(kind, cond_text)
     if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
         value = case.traced_value(variable)
-        what = f"`{variable}` is an argument of `{fname}`, so {'`jax.jit`' if case.under_jit else 'JAX'} traces it: while `{fname}` is traced, `{variable}` stands for any {kind_of(value)}, with no value yet."
+        what = say("{} is an argument of {}, so {} traces it: while {} is traced, {} stands for any {}, with no value yet.",
+                   code(variable), code(fname), code("jax.jit") if case.under_jit else "JAX", code(fname), code(variable),
+                   kind_of(value))
     elif variable is not None:
-        what = (f"`{cond_text}` depends on `{variable}`, which is traced: while JAX traces `{fname}` it "
-                f"has no value yet, only a shape and a dtype.")
+        what = say("{} depends on {}, which is traced: while JAX traces {} it has no value yet, only a shape and a dtype.",
+                   code(cond_text), code(variable), code(fname))
     else:
-        what = f"`{cond_text}` is a traced value: while JAX traces `{fname}` it has no value yet."
-    why = f" Python's {construct} at {cell_of(where)} needs a real True or False to decide, so tracing stops there."
+        what = say("{} is a traced value: while JAX traces {} it has no value yet.", code(cond_text), code(fname))
+    why = say(" Python's {} at {} needs a real True or False to decide, so tracing stops there.", construct, place(where))
     if ambiguous:
         why += " (It is an array of several values, too, and an array has no single truth value.)"
 
     fixes: list[tuple[str, str]] = []
     if static_names:
-        code = static_fix(case, static_names)
-        if code:
+        fixed = fixed_static = static_fix(case, static_names)
+        if fixed:
             fixes.append((
-                f"Mark {plural(static_names)} static: JAX then compiles `{fname}` once per value it is called with, "
-                f"and your {f'`{kind}`' if kind in ('if', 'while') else 'condition'} sees a plain Python value.",
-                code,
+                say("Mark {} static: JAX then compiles {} once per value it is called with, and your {} sees a plain "
+                    "Python value.", names(static_names), code(fname), code(kind) if kind in ("if", "while") else "condition"),
+                fixed,
             ))
     rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, scalar)
     if rewrite is not None:
@@ -131,7 +146,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     if kind == "assert" and isinstance(holder, ast.Assert):
         fixes.append(_assert_rewrite(case, frame, holder, jn))
     if not fixes:
-        fixes.append(("Let the compiled code decide, with JAX's own control flow:", _control_flow_template(kind, cond_text, jn)))
+        fixes.append((say("Let the compiled code decide, with JAX's own control flow:"), _control_flow_template(kind, cond_text, jn)))
     fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
     return case.diagnosis(
@@ -142,7 +157,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
         alternatives=tuple((label, code) for label, code in others),
         where=where,
         variable=variable,
-        static_argnames=tuple(static_names) if fixes[0][1] and static_names and note.startswith("Mark") else (),
+        static_argnames=tuple(static_names) if static_names and fix == fixed_static else (),
     )
 
 
@@ -158,20 +173,23 @@ def _control_flow_rewrite(case: Case, frame: UserFrame, kind: str, holder, jn, s
         if edit is not None:
             uses_cond = ".cond(" in edit.text
             label = (
-                f"Keep it traced and let the compiled code choose: `{jn.lax}.cond` runs only the branch it needs "
-                f"(both branches must give the same shape and dtype)." if uses_cond else
-                f"Keep it traced and let the compiled code choose: `{jn.jnp}.where` computes both values and picks one per element."
+                say("Keep it traced and let the compiled code choose: {} runs only the branch it needs (both branches "
+                    "must give the same shape and dtype).", code(f"{jn.lax}.cond")) if uses_cond else
+                say("Keep it traced and let the compiled code choose: {} computes both values and picks one per "
+                    "element.", code(f"{jn.jnp}.where"))
             )
     elif kind == "while" and isinstance(holder, ast.While):
         edit = branch_rewrites.while_rewrite(holder, function, parsed.lines, lax=jn.lax)
-        label = f"Keep it traced and loop inside the compiled code with `{jn.lax}.while_loop` (the loop state keeps one shape and dtype)."
+        label = say("Keep it traced and loop inside the compiled code with {} (the loop state keeps one shape and dtype).",
+                    code(f"{jn.lax}.while_loop"))
     elif kind == "ternary" and isinstance(holder, ast.IfExp):
         edit = branch_rewrites.ternary_rewrite(holder, parsed.lines, jnp=jn.jnp)
-        label = f"Keep it traced and choose with `{jn.jnp}.where`, which computes both values and picks one per element."
+        label = say("Keep it traced and choose with {}, which computes both values and picks one per element.",
+                    code(f"{jn.jnp}.where"))
     if edit is None:
         return None
-    code = function_source(case, frame, [edit])
-    return (label, code) if code else None
+    rewritten = function_source(case, frame, [edit])
+    return (label, rewritten) if rewritten else None
 
 
 def _assert_rewrite(case: Case, frame: UserFrame, node: ast.Assert, jn) -> tuple[str, str]:
@@ -181,11 +199,11 @@ def _assert_rewrite(case: Case, frame: UserFrame, node: ast.Assert, jn) -> tuple
     edit = rewrites.Edit(Span.of(node), f"checkify.check({cond}, {message})")
     body = function_source(case, frame, [edit]) or edit.text
     name = case.function_name or frame.function
-    code = (f"from jax.experimental import checkify\n\n{body}\n\n"
-            f"error, result = checkify.checkify({name})(...)   # the check runs in the compiled code\n"
-            f"error.throw()   # raises here if it failed")
-    return ("Check it inside the compiled code with `checkify`, which reports the failure after the call "
-            "(or check the result outside the jitted function):", code)
+    snippet = (f"from jax.experimental import checkify\n\n{body}\n\n"
+               f"error, result = checkify.checkify({name})(...)   # the check runs in the compiled code\n"
+               f"error.throw()   # raises here if it failed")
+    return (say("Check it inside the compiled code with {}, which reports the failure after the call (or check the "
+                "result outside the jitted function):", code("checkify")), snippet)
 
 
 def _control_flow_template(kind: str, cond: str, jn) -> str:

@@ -11,11 +11,13 @@ import ast
 
 import jax
 
-from jaxmagic.doctor import clues, rewrites
-
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
-from jaxmagic.doctor import Diagnosis
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.words import code, place, say
 
 _STORE_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
 
@@ -53,18 +55,18 @@ def _stores(fnode: ast.AST) -> list[tuple[ast.stmt, str, ast.AST | None]]:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
                 if isinstance(target, ast.Name) and target.id in declared:
-                    found.append((stmt, f"the global `{target.id}`", stmt.value))
+                    found.append((stmt, say("the global {}", code(target.id)), stmt.value))
                 elif isinstance(target, ast.Attribute):
-                    found.append((stmt, f"`{ast.unparse(target)}`", stmt.value))
+                    found.append((stmt, say("{}", code(ast.unparse(target))), stmt.value))
                 elif isinstance(target, ast.Subscript) and _root_name(target) not in local:
-                    found.append((stmt, f"`{ast.unparse(target.value)}`", stmt.value))
+                    found.append((stmt, say("{}", code(ast.unparse(target.value))), stmt.value))
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             func = stmt.value.func
             if isinstance(func, ast.Attribute) and func.attr in _STORE_METHODS:
                 root = _root_name(func.value)
                 if root is not None and (root not in local or isinstance(func.value, ast.Attribute)):
                     value = stmt.value.args[-1] if stmt.value.args else None
-                    found.append((stmt, f"`{ast.unparse(func.value)}`", value))
+                    found.append((stmt, say("{}", code(ast.unparse(func.value))), value))
     return sorted(found, key=lambda item: item[0].lineno)
 
 
@@ -83,11 +85,12 @@ def _returns(fnode: ast.AST) -> list[ast.Return]:
     return found
 
 
+@pitfall("tracer-leak", "A traced value escaped from its function", "error", order=30, messages=("Leaked trace",))
 def tracer_leak(case) -> Diagnosis | None:
     """``tracer-leak``: a traced value stored outside its function, used after the trace.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.doctor.pitfalls import Case
+    >>> from jaxmagic.doctor.case import Case
     >>> kept = []
     >>> @jax.jit
     ... def step(x):
@@ -102,7 +105,7 @@ def tracer_leak(case) -> Diagnosis | None:
     >>> found.variable, found.where.text
     ('y', 'kept.append(y)')
     """
-    if not (isinstance(case.exc, jax.errors.UnexpectedTracerError) or "Leaked trace" in case.message):
+    if not (isinstance(case.exc, jax.errors.UnexpectedTracerError) or case.says("tracer-leak")):
         return None
     traced = case.traced
     origin = clues.leak_origin(case.message)
@@ -153,17 +156,17 @@ def tracer_leak(case) -> Diagnosis | None:
         edits.append(rewrites.Edit(Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f"\nreturn {returned}"))
     fix = rewrites.with_edits(parsed.lines, rewrites.function_first_line(fnode), fnode.end_lineno, edits)
     fix += f"\n\n# the caller keeps it:  result, {returned} = {traced.name}(...)"
-    explanation = (
-        f"`{returned}` was computed inside `{traced.name}` while JAX traced it"
-        f"{f' ({created_at.label})' if created_at else ''}, and `{traced.name}` stored it in {destination} "
-        f"({where.label}) instead of returning it. Outside the trace that stored value is a stand-in "
-        f"(a tracer) with no value, so using it{f' at {usage.label}' if usage else ''} fails."
-    )
+    explanation = say(
+        "{} was computed inside {} while JAX traced it{}, and {} stored it in {} ({}) instead of returning it. Outside "
+        "the trace that stored value is a stand-in (a tracer) with no value, so using it{} fails.",
+        code(returned), code(traced.name), say(" ({})", place(created_at)) if created_at else "", code(traced.name),
+        destination, place(where), say(" at {}", place(usage)) if usage else "")
     return case.diagnosis(
         "tracer-leak",
         explanation=explanation,
         fix=fix,
-        fix_note=f"Return `{returned}` from `{traced.name}` (a jitted function hands back everything through its return value).",
+        fix_note=say("Return {} from {} (a jitted function hands back everything through its return value).",
+                     code(returned), code(traced.name)),
         where=where,
         variable=returned,
         function=traced.name,

@@ -9,10 +9,15 @@ import ast
 
 import jax
 
-from jaxmagic.doctor import branch_rewrites, clues, rewrites
-from jaxmagic.doctor.clues import MISSING, Span, UserFrame
-from jaxmagic.doctor import Diagnosis
-from jaxmagic.doctor.pitfalls import Case, cell_of, depends_on, function_source, magic_hint, plural, static_fix
+import jaxmagic.doctor.branch_rewrites as branch_rewrites
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic.doctor.case import Case, depends_on, function_source, magic_hint, static_fix
+from jaxmagic.doctor.clues import Span, UserFrame
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.masking import mask_edits
+from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.words import code, names, place, say
 
 
 # traced-shape
@@ -30,11 +35,12 @@ _SHAPE_MESSAGES = (
 )
 
 
+@pitfall("traced-shape", "A size or slice that depends on a traced value", "error", order=70, messages=_SHAPE_MESSAGES)
 def traced_shape(case: Case) -> Diagnosis | None:
     """``traced-shape``: a size, slice bound, ``range()`` count or mask from a traced value.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.doctor.pitfalls import Case
+    >>> from jaxmagic.doctor.case import Case
     >>> def zeros_like_n(x, n):
     ...     return jnp.zeros(n)
     >>> try:
@@ -50,7 +56,7 @@ def traced_shape(case: Case) -> Diagnosis | None:
         return None
     boolean_mask = isinstance(exc, jax.errors.NonConcreteBooleanIndexError)
     index_call = isinstance(exc, jax.errors.TracerIntegerConversionError)
-    by_message = isinstance(exc, (TypeError, IndexError)) and any(m in case.message for m in _SHAPE_MESSAGES)
+    by_message = isinstance(exc, (TypeError, IndexError)) and case.says("traced-shape")
     if not (boolean_mask or index_call or by_message):
         return None
     parsed = case.parsed(frame)
@@ -77,35 +83,35 @@ def traced_shape(case: Case) -> Diagnosis | None:
         depends = [d for d in depends if d not in clues.names_in(node.value)] or depends
     variable = depends[0] if depends else None
     shown = case.text(frame, node)
-    subject = f"`{variable}`" if variable else f"`{case.text(frame, size_node)}`"
+    subject = code(variable) if variable else code(case.text(frame, size_node))
     if kind == "range":
-        what = f"`{shown}` needs a real int to know how many times to loop"
+        what = say("{} needs a real int to know how many times to loop", code(shown))
     elif kind == "slice":
-        what = f"`{shown}` would make an array whose length depends on {subject}"
+        what = say("{} would make an array whose length depends on {}", code(shown), subject)
     elif kind == "mask":
-        what = f"`{shown}` keeps only the elements where the mask is True, so the result's length depends on values"
+        what = say("{} keeps only the elements where the mask is True, so the result's length depends on values", code(shown))
     else:
-        what = f"`{shown}` makes an array whose shape depends on {subject}"
-    explanation = (
-        f"{what}, but {subject} is traced: while JAX traces `{fname}` it has no value yet. "
-        f"XLA compiles for fixed shapes, so every size must be a plain Python int when JAX traces ({cell_of(where)})."
-    )
+        what = say("{} makes an array whose shape depends on {}", code(shown), subject)
+    explanation = say(
+        "{}, but {} is traced: while JAX traces {} it has no value yet. XLA compiles for fixed shapes, so every size "
+        "must be a plain Python int when JAX traces ({}).", what, subject, code(fname), place(where))
     if kind == "mask":
-        explanation = (f"{what}; XLA compiles for fixed shapes, so a size that depends on the data cannot be "
-                       f"compiled ({cell_of(where)}).")
+        explanation = say("{}; XLA compiles for fixed shapes, so a size that depends on the data cannot be compiled ({}).",
+                          what, place(where))
 
     fixes: list[tuple[str, str]] = []
     static_names = case.scalar_arguments(depends) if kind != "mask" else []
+    fixed_static = None
     if static_names:
-        code = static_fix(case, static_names)
-        if code:
-            fixes.append((f"Mark {plural(static_names)} static: it is then a plain int while JAX traces "
-                          f"(each new value compiles `{fname}` once more).", code))
+        fixed = fixed_static = static_fix(case, static_names)
+        if fixed:
+            fixes.append((say("Mark {} static: it is then a plain int while JAX traces (each new value compiles {} "
+                              "once more).", names(static_names), code(fname)), fixed))
     rewrite = _shape_rewrite(case, frame, kind, node, statement, jn)
     if rewrite is not None:
         fixes.append(rewrite)
     if not fixes:
-        fixes.append(("Take the size from an input's shape (a plain int while tracing), or pass it as a static argument:",
+        fixes.append((say("Take the size from an input's shape (a plain int while tracing), or pass it as a static argument:"),
                       f"n = x.shape[0]   # a Python int, even under {jn.jit}\n{shown}"))
     fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
@@ -117,7 +123,7 @@ def traced_shape(case: Case) -> Diagnosis | None:
         alternatives=tuple(others),
         where=where,
         variable=variable,
-        static_argnames=tuple(static_names) if static_names and note.startswith("Mark") else (),
+        static_argnames=tuple(static_names) if static_names and fixes[0][1] == fixed_static else (),
     )
 
 
@@ -130,17 +136,18 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
         if loop is not None and loop.iter is node:
             edit = branch_rewrites.fori_rewrite(loop, function, parsed.lines, lax=jn.lax)
             if edit is not None:
-                code = function_source(case, frame, [edit])
-                return (f"Keep it traced and loop inside the compiled code with `{jn.lax}.fori_loop`:", code) if code else None
+                rewritten = function_source(case, frame, [edit])
+                return (say("Keep it traced and loop inside the compiled code with {}:", code(f"{jn.lax}.fori_loop")),
+                        rewritten) if rewritten else None
         return None
     if kind == "slice" and isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and statement is not None:
         return _slice_rewrite(case, frame, node, statement, jn)
     if kind == "mask" and isinstance(node, ast.Subscript):
         array, mask = case.text(frame, node.value), case.text(frame, node.slice)
         edit = rewrites.Edit(Span.of(node), f"{jn.jnp}.where({mask}, {array}, 0)", comment="same shape; masked-out elements are 0")
-        code = function_source(case, frame, [edit])
-        return (f"Keep the shape fixed: `{jn.jnp}.where` zeroes the elements you would drop "
-                f"(sums and means over them stay right).", code) if code else None
+        rewritten = function_source(case, frame, [edit])
+        return (say("Keep the shape fixed: {} zeroes the elements you would drop (sums and means over them stay "
+                    "right).", code(f"{jn.jnp}.where")), rewritten) if rewritten else None
     if kind == "size" and isinstance(node, ast.Call):
         callee = frame.resolve(node.func)
         name = getattr(callee, "__name__", "")
@@ -150,8 +157,9 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
                 first = f"({first})"
             at = Span(node.end_lineno, node.end_lineno, node.end_col_offset - 1, node.end_col_offset - 1)
             edit = rewrites.Edit(at, f", size={first}.size")
-            code = function_source(case, frame, [edit])
-            return (f"Give `{ast.unparse(node.func)}` a fixed output size (padded with the fill value):", code) if code else None
+            rewritten = function_source(case, frame, [edit])
+            return (say("Give {} a fixed output size (padded with the fill value):", code(ast.unparse(node.func))),
+                    rewritten) if rewritten else None
     return None
 
 
@@ -165,40 +173,13 @@ def _slice_rewrite(case: Case, frame: UserFrame, node: ast.Subscript, statement:
     if sl.lower is not None and isinstance(sl.upper, ast.BinOp) and isinstance(sl.upper.op, ast.Add):
         if ast.dump(sl.upper.left) == ast.dump(sl.lower) and isinstance(sl.upper.right, ast.Constant):
             edit = rewrites.Edit(Span.of(node), f"{jn.lax}.dynamic_slice_in_dim({array}, {lower}, {sl.upper.right.value})")
-            code = function_source(case, frame, [edit])
-            return (f"The length is fixed, only the start is traced: `{jn.lax}.dynamic_slice_in_dim` takes a traced start.", code) if code else None
+            rewritten = function_source(case, frame, [edit])
+            return (say("The length is fixed, only the start is traced: {} takes a traced start.",
+                        code(f"{jn.lax}.dynamic_slice_in_dim")), rewritten) if rewritten else None
     edits = mask_edits(case, frame, node, statement, jn)
-    code = function_source(case, frame, edits) if edits else None
-    return ("Keep the shape fixed and mask instead (pad + mask): rows outside the slice become 0.", code) if code else None
-
-
-def mask_edits(case: Case, frame: UserFrame, node: ast.Subscript, statement: ast.stmt, jn) -> list[rewrites.Edit] | None:
-    """``x[a:b]`` -> ``jnp.where(keep, x, 0)`` with ``keep`` computed just before the statement:
-    the same shape on every call, the rows outside the slice zeroed (``None`` for a strided slice).
-
-    See ``docs/pitfalls.md#traced-shape`` for the code it writes.
-    """
-    sl = node.slice
-    if not isinstance(sl, ast.Slice) or sl.step is not None:
-        return None
-    array = case.text(frame, node.value)
-    conditions = []
-    if sl.lower is not None:
-        conditions.append(f"(index >= {case.text(frame, sl.lower)})")
-    if sl.upper is not None:
-        conditions.append(f"(index < {case.text(frame, sl.upper)})")
-    if not conditions:
-        return None
-    value = case.traced_value(array, frame) if isinstance(node.value, ast.Name) else MISSING
-    ndim = getattr(value, "ndim", 1) or 1
-    keep = " & ".join(conditions) if len(conditions) > 1 else conditions[0][1:-1]
-    expand = "" if ndim <= 1 else "[:, " + ", ".join(["None"] * (ndim - 1)) + "]"
-    insert = rewrites.Edit(
-        Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset),
-        f"index = {jn.jnp}.arange({array}.shape[0])\nkeep = {keep}\n",
-    )
-    replace = rewrites.Edit(Span.of(node), f"{jn.jnp}.where(keep{expand}, {array}, 0)", comment="fixed shape: the rows outside the slice are 0")
-    return [insert, replace]
+    rewritten = function_source(case, frame, edits) if edits else None
+    return (say("Keep the shape fixed and mask instead (pad + mask): rows outside the slice become 0."),
+            rewritten) if rewritten else None
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Reading an exception the doctor's way, shared by every recogniser: the ``Case`` (the exception,
-its user frames and their source), the fixes several pitfalls share (a static argument added where
-the user jits the function), and ``recognise``, which tries each pitfall in turn.
+its user frames and their source) and the fixes several pitfalls share (a static argument added
+where the user jits the function).
 
-The recognisers live in ``pitfall_*`` modules, one family each; each takes a ``Case`` and answers a
-``Diagnosis`` or ``None``.
+The recognisers live in ``pitfall_*`` modules; each takes a ``Case`` and answers a ``Diagnosis``
+or ``None`` (see ``jaxmagic.doctor.registry``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import os
 import re
 from typing import Any, Callable
 
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private
-
-from jaxmagic.doctor import clues, rewrites
 from jaxmagic.doctor.clues import MISSING, ParsedSource, UserFrame
-from jaxmagic.doctor import Diagnosis
-from jaxmagic.errors import UserCodeError
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.registry import PITFALLS
+from jaxmagic.doctor.words import Words, code, names as name_list, say
 from jaxmagic.sources import CellNamer, SourceLine
 
 
@@ -139,6 +140,10 @@ class Case:
         """True under ``jax.vmap``: a condition then holds one value per example."""
         frame = self.innermost
         return frame is not None and any("Batch" in type(v).__name__ for v in frame.frame.f_locals.values())
+
+    def says(self, pitfall: str) -> bool:
+        """True when JAX's message holds one of the fragments the pitfall declares (``messages``)."""
+        return any(fragment in self.message for fragment in PITFALLS[pitfall].messages)
 
     def diagnosis(self, pitfall: str, **fields) -> Diagnosis:
         reference = re.search(r"See (https://\S+errors\.html\S*)", self.message)
@@ -286,7 +291,7 @@ def _jit_written_elsewhere(case: Case, function_name: str):
     return None
 
 
-def magic_hint(case: Case, names: list[str]) -> list[tuple[str, str]]:
+def magic_hint(case: Case, names: list[str]) -> list[tuple[Words, str]]:
     """When a tool (a jaxmagic magic) jitted the function, its ``-s`` option does the same for one call.
 
     ``[]`` when the user jitted it (the hint needs ``case.fn``, the plain function a magic traced).
@@ -296,27 +301,8 @@ def magic_hint(case: Case, names: list[str]) -> list[tuple[str, str]]:
     if _jax_private.is_jitted(case.fn):
         return []
     spec = ",".join(names)
-    return [(f"In jaxmagic's magics, `-s {spec}` marks {plural(names)} static for that one call, "
-             f"e.g. `%jaxpr -s {spec} {case.function_name or 'f'}(...)`.", "")]
-
-
-def cell_of(where: SourceLine | None) -> str:
-    """How an explanation names a line: ``In [4] line 3``, ``model.py:12``.
-
-    >>> cell_of(SourceLine(file="m.py", line=12, function="f", text="")), cell_of(None)
-    ('m.py:12', 'your code')
-    """
-    return where.label if where is not None else "your code"
-
-
-def plural(names: list[str]) -> str:
-    """Names quoted for an explanation, joined with "and".
-
-    >>> plural(["n"]), plural(["n", "mode", "k"])
-    ('`n`', '`n`, `mode` and `k`')
-    """
-    quoted = [f"`{n}`" for n in names]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    return [(say("In jaxmagic's magics, {} marks {} static for that one call, e.g. {}.", code(f"-s {spec}"),
+                 name_list(names), code(f"%jaxpr -s {spec} {case.function_name or 'f'}(...)")), "")]
 
 
 def kind_of(value: Any) -> str:
@@ -346,40 +332,3 @@ def depends_on(case: Case, frame: UserFrame, node: ast.AST | None) -> list[str]:
     arguments = list(case.traced.arguments) if case.traced and clues.is_user_file(case.traced.file) else []
     named = [a for a in arguments if a in in_node] or [n for n in in_node if clues.is_tracer(frame.lookup(n))]
     return named or arguments
-
-
-# ------------------------------------------------------------------------------------------------
-# ------------------------------------------------------------------------------------------------
-
-
-def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNamer) -> Diagnosis | None:
-    """Try every recogniser on the exception (and on the one it was raised from).
-
-    >>> recognise(KeyError("k"), None, lambda filename: None) is None
-    True
-    """
-    from jaxmagic.doctor import pitfall_calls, pitfall_control_flow, pitfall_leak, pitfall_shapes, pitfall_values
-
-    recognisers = (
-        pitfall_calls.unhashable_static,
-        pitfall_calls.donated_buffer,
-        pitfall_leak.tracer_leak,
-        pitfall_values.numpy_in_jit,
-        pitfall_control_flow.python_control_flow,
-        pitfall_values.python_scalar_conversion,
-        pitfall_shapes.traced_shape,
-        pitfall_values.formatted_print,
-    )
-    if isinstance(exception, UserCodeError):
-        exception = exception.original
-    seen = set()
-    for candidate in (exception, exception.__cause__):
-        if candidate is None or id(candidate) in seen:
-            continue
-        seen.add(id(candidate))
-        case = Case(candidate, fn, cell_namer)
-        for recogniser in recognisers:
-            found = recogniser(case)
-            if found is not None:
-                return found
-    return None

@@ -1,0 +1,164 @@
+"""``python-scalar-conversion``: a traced value asked to be a plain Python number (``int()``,
+``float()``, ``.item()``, ``math.*``, a Python list indexed by one).
+
+>>> from jaxmagic.doctor.registry import PITFALLS
+>>> PITFALLS["python-scalar-conversion"].severity
+'error'
+"""
+
+from __future__ import annotations
+
+import ast
+
+import jax
+
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic.doctor.case import Case, depends_on, function_source, static_fix
+from jaxmagic.doctor.clues import MISSING, Span, UserFrame
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.masking import mask_edits
+from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.words import code, names, place, say
+
+
+# python-scalar-conversion
+
+
+def _later_slice_by(case: Case, frame: UserFrame, conversion: ast.AST):
+    """For ``k = int(...)``: the first later ``x[:k]`` (and its statement) in the same function."""
+    parsed = case.parsed(frame)
+    found = clues.function_of_code(frame.code)
+    statement = clues.statement_at(parsed.tree, frame.line) if parsed else None
+    if found is None or not isinstance(statement, ast.Assign) or statement.value is not conversion:
+        return None
+    if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+        return None
+    name = statement.targets[0].id
+    function = found[1]
+    for node in sorted(clues.nodes_in(function, ast.Subscript), key=lambda n: (n.lineno, n.col_offset)):
+        if node.lineno <= statement.end_lineno or not isinstance(node.slice, ast.Slice):
+            continue
+        bounds = [b for b in (node.slice.lower, node.slice.upper) if b is not None]
+        if any(name in clues.names_in(b) for b in bounds):
+            later = clues.statement_at(function, node.lineno)
+            return (node, later) if later is not None else None
+    return None
+
+
+def _math_function(node: ast.AST, frame: UserFrame) -> str | None:
+    """``"sqrt"`` for a call of ``math.sqrt`` (when ``jax.numpy`` has a ``sqrt``)."""
+    import math
+
+    import jax.numpy as jnp
+
+    if not isinstance(node, ast.Call):
+        return None
+    callee = frame.resolve(node.func)
+    name = getattr(callee, "__name__", "")
+    if callee is MISSING or getattr(math, name, None) is not callee or not hasattr(jnp, name):
+        return None
+    return name
+
+
+@pitfall("python-scalar-conversion", "int() / float() / .item() on a traced value", "error", order=60)
+def python_scalar_conversion(case: Case) -> Diagnosis | None:
+    """``python-scalar-conversion``: ``int()``, ``float()``, ``.item()``, ``math.*`` on a traced value,
+    or a Python list indexed by one.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic.doctor.case import Case
+    >>> def mean(x):
+    ...     return x.sum().item() / 2
+    >>> try:
+    ...     jax.jit(mean)(jnp.ones(2))
+    ... except TypeError as exc:
+    ...     found = python_scalar_conversion(Case(exc, None, lambda filename: None))
+    >>> found.fix.splitlines()[-1].strip()
+    'return x.sum() / 2'
+    """
+    exc = case.exc
+    frame = case.innermost
+    if frame is None or isinstance(exc, jax.errors.TracerBoolConversionError):
+        return None
+    if not isinstance(exc, (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError)):
+        return None
+    node = case.expression(frame)
+    if node is None:
+        return None
+    jn = case.names(frame)
+    math_function = _math_function(node, frame)
+    if math_function is not None:
+        # math.sqrt(x) -> jnp.sqrt(x): math works on Python floats only.
+        value_node = node.args[0] if node.args else node
+        edit, shown = rewrites.Edit(Span.of(node.func), f"{jn.jnp}.{math_function}"), case.text(frame, node)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "complex") and node.args:
+        # float(loss) -> loss.astype(float): the same number, still an array the compiled code computes.
+        value_node = node.args[0]
+        inner = case.text(frame, value_node)
+        atomic = isinstance(value_node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+        target = node.func.id
+        new = f"{inner}.astype({target})" if atomic else f"{jn.jnp}.asarray({inner}, dtype={target})"
+        edit, shown = rewrites.Edit(Span.of(node), new), f"{target}({inner})"
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist") and not node.args:
+        value_node = node.func.value
+        inner = case.text(frame, value_node)
+        edit, shown = rewrites.Edit(Span.of(node), inner), f"{inner}.{node.func.attr}()"
+    elif isinstance(node, ast.Subscript) and isinstance(exc, jax.errors.TracerIntegerConversionError):
+        # weights[i] on a Python list: one stacked array can be indexed by a traced i.
+        container = frame.resolve(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else MISSING
+        if not isinstance(container, (list, tuple)):
+            return None
+        value_node = node.slice
+        seq, index = case.text(frame, node.value), case.text(frame, node.slice)
+        edit, shown = rewrites.Edit(Span.of(node.value), f"{jn.jnp}.asarray({seq})"), f"{seq}[{index}]"
+    else:
+        return None
+    edits = [edit]
+    size_use = _later_slice_by(case, frame, node)
+    if size_use is not None:
+        # k = int(x.sum()); x[:k]: a length from the data cannot be compiled; mask to it instead.
+        sliced, statement = size_use
+        masked = mask_edits(case, frame, sliced, statement, jn)
+        if masked:
+            edits += masked
+    depends = depends_on(case, frame, value_node)
+    variable = depends[0] if depends else None
+    fname = case.function_name or frame.function
+    where = case.where(frame)
+    if isinstance(node, ast.Subscript):
+        container = type(frame.resolve(node.value)).__name__
+        what = say("{} ({}) indexes a Python {} with a traced index: Python needs a real int to pick an element, "
+                   "and while JAX traces {} the index has no value yet.", code(shown), place(where), container, code(fname))
+        note = say("Turn the {} into one array, which a traced index can index.", container)
+    elif math_function is not None:
+        what = say("{} ({}) uses Python's {}, which works on plain Python numbers only; while JAX traces {}, {} is "
+                   "traced and has no value yet.", code(shown), place(where), code("math"), code(fname),
+                   code(case.text(frame, value_node)))
+        note = say("Use {}, which computes the same inside the compiled code.", code(f"{jn.jnp}.{math_function}"))
+    else:
+        what = say("{} ({}) asks for a plain Python number, but while JAX traces {} {} is traced and has no value "
+                   "yet, only a shape and a dtype.", code(shown), place(where), code(fname), code(case.text(frame, value_node)))
+        note = say("Keep it a JAX array: arithmetic works on it as is, inside the compiled code.")
+    alternatives = []
+    static_names = case.scalar_arguments(depends)
+    if static_names:
+        fixed = static_fix(case, static_names)
+        if fixed:
+            alternatives.append((say("If you need a real Python number (a loop count, a shape), mark {} static:",
+                                     names(static_names)), fixed))
+    elif not isinstance(node, ast.Subscript) and math_function is None:
+        alternatives.append(("If you need it as a Python number (a loop count, a shape), it cannot come from traced "
+                             "data: XLA compiles for fixed shapes. Use a fixed maximum size and mask what is past it.", ""))
+    alternatives.append(("To see the value while it runs, print it from the compiled code:", f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})'))
+    return case.diagnosis(
+        "python-scalar-conversion",
+        explanation=what,
+        fix=function_source(case, frame, edits) or edit.text,
+        fix_note=note if len(edits) == 1 else (
+            note + " It is then used as a length: a length computed from the data cannot be compiled "
+            "(XLA compiles for fixed shapes), so the slice keeps its full length and masks the rest."),
+        alternatives=tuple(alternatives),
+        where=where,
+        variable=variable,
+    )

@@ -1,0 +1,122 @@
+"""What the trace-time recognisers read: the traced function and the user's helpers it calls, the
+globals each reads (from the bytecode), the jaxpr JAX traced, and what tracing printed.
+
+>>> scale = 2.0
+>>> def f(x):
+...     return x * scale
+>>> [(load.name, load.line) for load in global_loads(f)]
+[('scale', 2)]
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import types
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic.sources import CellNamer
+
+MAX_FUNCTIONS = 20  # user functions followed from the traced one (helpers it calls)
+
+
+@dataclass(frozen=True)
+class Load:
+    """One place a function reads a global name: which function, which code object, which line.
+
+    >>> scale = 2.0
+    >>> def f(x):
+    ...     return x * scale
+    >>> [(load.name, load.line) for load in global_loads(f)]
+    [('scale', 2)]
+    """
+
+    function: types.FunctionType
+    code: types.CodeType
+    name: str
+    line: int
+
+
+def codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """A code object and every code object nested in it (inner functions, comprehensions)."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from codes(const)
+
+
+def global_loads(function: types.FunctionType) -> Iterator[Load]:
+    """Every place ``function`` (or a function nested in it) reads a global name."""
+    for code in codes(function.__code__):
+        for instruction in dis.get_instructions(code):
+            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                line = instruction.positions.lineno if instruction.positions else None
+                yield Load(function, code, instruction.argval, line or code.co_firstlineno)
+
+
+def user_functions(fn: Any) -> list[types.FunctionType]:
+    """The traced function and the user's own functions it reads as globals (its helpers).
+
+    >>> def helper(x):
+    ...     return x + 1
+    >>> def f(x):
+    ...     return helper(x) * 2
+    >>> [g.__name__ for g in user_functions(f)]
+    ['f', 'helper']
+    """
+    first = rewrites.python_function(fn)
+    if first is None:
+        return []
+    found, queue = [first], [first]
+    while queue and len(found) < MAX_FUNCTIONS:
+        current = queue.pop(0)
+        for load in global_loads(current):
+            value = current.__globals__.get(load.name)
+            helper = rewrites.python_function(value) if value is not None and callable(value) else None
+            if (
+                isinstance(helper, types.FunctionType)
+                and helper not in found
+                and clues.is_user_file(helper.__code__.co_filename)
+            ):
+                found.append(helper)
+                queue.append(helper)
+    return found
+
+
+def function_node(function: types.FunctionType):
+    """``(parsed source, node)`` of a function's definition, or ``None`` when its source is unknown."""
+    found = clues.function_of_code(function.__code__)
+    if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return None
+    return found
+
+
+def with_edits(found, edits) -> str | None:
+    """The function located by ``function_node`` with ``edits`` applied (``None`` for a lambda)."""
+    if found is None:
+        return None
+    parsed, node = found
+    if isinstance(node, ast.Lambda):
+        return None
+    return rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, edits)
+
+
+@dataclass(frozen=True)
+class Traced:
+    """A function that traced fine, as the trace-time recognisers see it.
+
+    ``functions``: the traced function and its helpers (``user_functions``); ``closed_jaxpr``:
+    what JAX traced (``None``: not known); ``printed_text``: what tracing printed (``None``: not
+    watched); ``cell_namer``: how places are named.
+
+    >>> Traced([], None, None, lambda filename: None).printed_text is None
+    True
+    """
+
+    functions: list
+    closed_jaxpr: Any
+    printed_text: str | None
+    cell_namer: CellNamer
