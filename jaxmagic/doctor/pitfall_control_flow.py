@@ -78,7 +78,8 @@ def _parent_of(tree: ast.AST, child: ast.AST) -> ast.AST | None:
     return None
 
 
-@pitfall("python-control-flow", "Python if / while on a traced value", "error", order=50)
+@pitfall("python-control-flow", "Python if / while on a traced value", "error", order=50,
+         messages=("truth value of an array",))
 def python_control_flow(case: Case) -> Diagnosis | None:
     """``python-control-flow``: ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value.
 
@@ -96,7 +97,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     ('n', 'while n > 0:', ('n',))
     """
     exc = case.exc
-    ambiguous = isinstance(exc, ValueError) and "truth value of an array" in case.message
+    ambiguous = isinstance(exc, ValueError) and case.says("python-control-flow")
     if not (isinstance(exc, jax.errors.TracerBoolConversionError) or ambiguous):
         return None
     frame = case.innermost

@@ -24,52 +24,6 @@ from jaxmagic.doctor.words import code, place, say
 
 _TRACER_TEXT = re.compile(r"(?:\w*Tracer\([^)]*\)|Traced<[^>]*>(?:with<\w+>)?)")
 
-def debug_print_call(call: ast.Call, parsed: clues.ParsedSource, jax_name: str) -> str | None:
-    """``print(f"loss {loss:.3f}")`` -> ``jax.debug.print("loss {:.3f}", loss)``.
-
-    >>> tree = ast.parse('print(f"Loss: {loss}", step)')
-    >>> source = clues.ParsedSource("<demo>", ('print(f"Loss: {loss}", step)',), tree)
-    >>> debug_print_call(tree.body[0].value, source, "jax")
-    'jax.debug.print("Loss: {} {}", loss, step)'
-    """
-    separator = " "
-    for keyword in call.keywords:
-        if keyword.arg == "sep" and isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, str):
-            separator = keyword.value.value
-        elif keyword.arg not in ("end", "flush", "file", "sep"):
-            return None
-    pieces, arguments = [], []
-    for arg in call.args:
-        if isinstance(arg, ast.Starred):
-            return None
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            pieces.append(_escape_braces(arg.value))
-        elif isinstance(arg, ast.JoinedStr):
-            text = []
-            for part in arg.values:
-                if isinstance(part, ast.Constant):
-                    text.append(_escape_braces(str(part.value)))
-                elif isinstance(part, ast.FormattedValue):
-                    conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
-                    spec = ""
-                    if part.format_spec is not None:
-                        if not all(isinstance(v, ast.Constant) for v in part.format_spec.values):
-                            return None
-                        spec = ":" + "".join(str(v.value) for v in part.format_spec.values)
-                    text.append("{" + conversion + spec + "}")
-                    arguments.append(clues.source_of(parsed, part.value))
-            pieces.append("".join(text))
-        else:
-            pieces.append("{}")
-            arguments.append(clues.source_of(parsed, arg))
-    template = separator.join(pieces).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-    return f'{jax_name}.debug.print("{template}"{"".join(", " + a for a in arguments)})'
-
-
-def _escape_braces(text: str) -> str:
-    return text.replace("{", "{{").replace("}", "}}")
-
-
 def _literal_pieces(call: ast.Call | None) -> list[str]:
     """The constant text a ``print`` call writes (its string literals and f-string constants)."""
     if call is None:
@@ -133,7 +87,7 @@ def print_side_effects(traced: Traced) -> list[Diagnosis]:
             if call is not None and any(call is c for c, _ in calls):
                 continue
             calls.append((call, load))
-            replacement = debug_print_call(call, located[0], jn.jax) if call is not None else None
+            replacement = rewrites.debug_print_call(call, located[0], jn.jax) if call is not None else None
             if replacement:
                 edits.append(rewrites.Edit(Span.of(call), replacement))
         fix = with_edits(located, edits) if edits else None
@@ -218,7 +172,7 @@ def formatted_print(case: Case) -> Diagnosis | None:
     jn = case.names(frame)
     is_print = isinstance(call.func, ast.Name) and call.func.id == "print"
     shaped = call if is_print else ast.Call(func=ast.Name("print"), args=[joined], keywords=[])
-    replacement = debug_print_call(shaped, parsed, jn.jax)
+    replacement = rewrites.debug_print_call(shaped, parsed, jn.jax)
     if replacement is None:
         return None
     fname = case.function_name or frame.function

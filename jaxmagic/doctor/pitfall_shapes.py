@@ -25,11 +25,9 @@ from jaxmagic.doctor.words import code, names, place, say
 
 _SHAPE_MESSAGES = (
     "Slice entries must be static integers",
-    "Array slice indices must have static start/stop/step",
     "Shapes must be 1D sequences of concrete values of integer type",
     "must be statically specified",
     "argument of jnp.",
-    "argument of jax.numpy.",
     "arose in the jnp.",
     "for the first argument of jnp.",
 )

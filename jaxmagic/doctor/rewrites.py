@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from jaxmagic.doctor.clues import MISSING, Span
+from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, source_of
 
 MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
 
@@ -347,3 +347,50 @@ def lookup_in(namespace: dict) -> Callable[[str], Any]:
         return getattr(builtins, name, MISSING)
 
     return lookup
+
+
+def debug_print_call(call: ast.Call, parsed: ParsedSource, jax_name: str, *, callee: str | None = None) -> str | None:
+    """``print(f"loss {loss:.3f}")`` -> ``jax.debug.print("loss {:.3f}", loss)``.
+
+    >>> import ast
+    >>> tree = ast.parse('print(f"Loss: {loss}", step)')
+    >>> source = ParsedSource("<demo>", ('print(f"Loss: {loss}", step)',), tree)
+    >>> debug_print_call(tree.body[0].value, source, "jax")
+    'jax.debug.print("Loss: {} {}", loss, step)'
+    """
+    separator = " "
+    for keyword in call.keywords:
+        if keyword.arg == "sep" and isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, str):
+            separator = keyword.value.value
+        elif keyword.arg not in ("end", "flush", "file", "sep"):
+            return None
+    pieces, arguments = [], []
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            return None
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            pieces.append(_escape_braces(arg.value))
+        elif isinstance(arg, ast.JoinedStr):
+            text = []
+            for part in arg.values:
+                if isinstance(part, ast.Constant):
+                    text.append(_escape_braces(str(part.value)))
+                elif isinstance(part, ast.FormattedValue):
+                    conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
+                    spec = ""
+                    if part.format_spec is not None:
+                        if not all(isinstance(v, ast.Constant) for v in part.format_spec.values):
+                            return None
+                        spec = ":" + "".join(str(v.value) for v in part.format_spec.values)
+                    text.append("{" + conversion + spec + "}")
+                    arguments.append(source_of(parsed, part.value))
+            pieces.append("".join(text))
+        else:
+            pieces.append("{}")
+            arguments.append(source_of(parsed, arg))
+    template = separator.join(pieces).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'{callee or jax_name + ".debug.print"}("{template}"{"".join(", " + a for a in arguments)})'
+
+
+def _escape_braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
