@@ -169,17 +169,61 @@ class Case:
         frame = frame or self.traced_frame
         return frame.lookup(name) if frame is not None else MISSING
 
+    def passed(self, name: str) -> Any:
+        """The value the caller wrote for parameter ``name``, when it is a literal or a name
+        (``activation(x, True)`` -> ``True``); ``MISSING`` when it cannot be told without running code."""
+        site = self.call_site
+        parsed = self.parsed(site) if site is not None else None
+        node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
+        if not isinstance(node, ast.Call):
+            return MISSING
+        callee = clues.resolve(node.func, site.lookup)
+        written = rewrites.call_parameters(node, callee if callee is not MISSING else self.fn).get(name)
+        if isinstance(written, (ast.Name, ast.Attribute)):
+            return clues.resolve(written, site.lookup)
+        try:
+            return ast.literal_eval(written) if written is not None else MISSING
+        except (ValueError, SyntaxError, TypeError):
+            return MISSING
+
     def scalar_arguments(self, names) -> list[str]:
-        """Of ``names``, the jitted function's parameters that hold a traced scalar (static candidates)."""
+        """Of ``names``, the jitted function's parameters that hold a traced scalar that could be
+        static: a Python number, bool or string at the call (an array is not hashable)."""
         if not self.under_jit:
             return []
         params = self.parameters()
         found = []
         for name in names:
             value = self.traced_value(name)
-            if name in params and clues.is_tracer(value) and getattr(value, "ndim", None) == 0:
+            if not (name in params and clues.is_tracer(value) and getattr(value, "ndim", None) == 0):
+                continue
+            passed = self.passed(name)
+            if passed is MISSING:
+                aval = getattr(value, "aval", None)
+                hashable = getattr(aval, "weak_type", False) or str(getattr(value, "dtype", "")) == "bool"
+            else:
+                hashable = isinstance(passed, (bool, int, float, str)) and not hasattr(passed, "shape")
+            if hashable:
                 found.append(name)
         return found
+
+    def static_candidates(self, depends: list[str]) -> list[str]:
+        """The parameters to mark static so that a value depending on ``depends`` is a plain Python
+        value: ``[]`` unless every one of them (and every argument JAX names) can be static."""
+        found = self.scalar_arguments(depends)
+        named = set(self.traced.arguments) if self.traced is not None and clues.is_user_file(self.traced.file) else set()
+        return found if found and not (set(depends) | named) - set(found) else []
+
+    def is_flag(self, name: str) -> bool:
+        """True when parameter ``name`` looks like a setting (a Python bool, int or string at the call,
+        or a traced bool / Python int), not data: static then fits better than ``jnp.where``."""
+        passed = self.passed(name)
+        if passed is not MISSING:
+            return isinstance(passed, (bool, int, str)) and not hasattr(passed, "shape")
+        value = self.traced_value(name)
+        aval = getattr(value, "aval", None)
+        kind = getattr(getattr(value, "dtype", None), "kind", "")
+        return kind == "b" or (kind in ("i", "u") and getattr(aval, "weak_type", False))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -29,31 +29,6 @@ MAX_SEARCHED_LINES = 5000
 _UNHASHABLE_RE = re.compile(r"object of type <class '(?P<type>[\w.]+)'>, (?P<value>.*?)\. The error was", re.S)
 
 
-def _call_parameters(call: ast.Call, fn: Any) -> dict[str, ast.expr]:
-    """Parameter name -> the argument expression written for it in ``call``."""
-    sig = _signature(fn)
-    if sig is None:
-        return {}
-    positional = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    found = {}
-    for index, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            break
-        if index < len(positional):
-            found[positional[index]] = arg
-    for keyword in call.keywords:
-        if keyword.arg is not None:
-            found[keyword.arg] = keyword.value
-    return found
-
-
-def _signature(fn: Any) -> inspect.Signature | None:
-    try:
-        return inspect.signature(rewrites.python_function(fn) or fn)
-    except (TypeError, ValueError):
-        return None
-
-
 def _jitted_callee(case, frame: UserFrame) -> tuple[ast.Call | None, Any]:
     """The call at the frame's position and the ``jax.jit`` object it calls (or ``case.fn``)."""
     call = case.expression(frame, ast.Call)
@@ -127,8 +102,8 @@ def unhashable_static(case) -> Diagnosis | None:
     options = _jax_private.jit_options(callee) if _jax_private.is_jitted(callee) else None
     parameter, argument = None, None
     if call is not None and options is not None:
-        arguments = _call_parameters(call, callee)
-        sig = _signature(callee)
+        arguments = rewrites.call_parameters(call, callee)
+        sig = rewrites.signature_of(callee)
         names = list(sig.parameters) if sig else []
         static = set(options.static_argnames) | {names[i] for i in options.static_argnums if i < len(names)}
         for name, node in arguments.items():
@@ -145,7 +120,7 @@ def unhashable_static(case) -> Diagnosis | None:
     written = say(" ({})", code(case.text(frame, argument))) if argument is not None else ""
     how = ""
     if options is not None and parameter is not None:
-        sig = _signature(callee)
+        sig = rewrites.signature_of(callee)
         index = list(sig.parameters).index(parameter) if sig and parameter in sig.parameters else None
         how = say(" ({})", code(f"static_argnums=({index},)") if index in options.static_argnums
                   else code(f'static_argnames=("{parameter}",)'))
@@ -217,7 +192,7 @@ def _has_deleted(value: Any) -> bool:
 def _donated_positions(fn: Any) -> tuple[set[int], set[str]]:
     options = _jax_private.jit_options(fn)
     names = set(options.donate_argnames)
-    sig = _signature(fn)
+    sig = rewrites.signature_of(fn)
     params = list(sig.parameters) if sig else []
     names.update(params[i] for i in options.donate_argnums if i < len(params))
     return set(options.donate_argnums), names
@@ -259,7 +234,7 @@ def _find_donation(case, frame: UserFrame, variable: str):
             if not _jax_private.is_jitted(callee):
                 continue
             positions, names = _donated_positions(callee)
-            passed = {name: node for name, node in _call_parameters(call, callee).items()}
+            passed = {name: node for name, node in rewrites.call_parameters(call, callee).items()}
             for name, node in passed.items():
                 if isinstance(node, ast.Name) and node.id == variable and name in names:
                     if best is None or call.lineno > best[1].lineno:
@@ -356,4 +331,4 @@ def donated_buffer(case) -> Diagnosis | None:
 
 
 def _argument_node(call: ast.Call, callee: Any, parameter: str) -> ast.expr | None:
-    return _call_parameters(call, callee).get(parameter)
+    return rewrites.call_parameters(call, callee).get(parameter)

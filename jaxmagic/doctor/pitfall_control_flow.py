@@ -114,7 +114,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     fname = case.function_name or frame.function
     jn = case.names(frame)
     scalar = not ambiguous and not case.batched  # under vmap a condition holds one value per example
-    static_names = case.scalar_arguments(depends) if not ambiguous else []
+    static_names = case.static_candidates(depends) if not ambiguous else []
     fixed_static = None
 
     construct = _construct(kind, cond_text)
@@ -133,17 +133,20 @@ def python_control_flow(case: Case) -> Diagnosis | None:
         why += " (It is an array of several values, too, and an array has no single truth value.)"
 
     fixes: list[tuple[str, str]] = []
+    static: list[tuple[str, str]] = []
     if static_names:
         fixed = fixed_static = static_fix(case, static_names)
         if fixed:
-            fixes.append((
+            static.append((
                 say("Mark {} static: JAX then compiles {} once per value it is called with, and your {} sees a plain "
                     "Python value.", names(static_names), code(fname), code(kind) if kind in ("if", "while") else "condition"),
                 fixed,
             ))
     rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, scalar)
-    if rewrite is not None:
-        fixes.append(rewrite)
+    kept_traced = [rewrite] if rewrite is not None else []
+    # A setting (a bool, an int, a string) is best made static; data is best kept traced.
+    flag = bool(static_names) and all(case.is_flag(n) for n in static_names)
+    fixes += (static + kept_traced) if flag else (kept_traced + static)
     if kind == "assert" and isinstance(holder, ast.Assert):
         fixes.append(_assert_rewrite(case, frame, holder, jn))
     if not fixes:
@@ -155,7 +158,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
         explanation=what + why,
         fix=fix,
         fix_note=note,
-        alternatives=tuple((label, code) for label, code in others),
+        alternatives=tuple(others),
         where=where,
         variable=variable,
         static_argnames=tuple(static_names) if static_names and fix == fixed_static else (),
@@ -180,7 +183,7 @@ def _control_flow_rewrite(case: Case, frame: UserFrame, kind: str, holder, jn, s
                     "element.", code(f"{jn.jnp}.where"))
             )
     elif kind == "while" and isinstance(holder, ast.While):
-        edit = branch_rewrites.while_rewrite(holder, function, parsed.lines, lax=jn.lax)
+        edit = branch_rewrites.while_rewrite(holder, function, parsed.lines, lax=jn.lax, jnp=jn.jnp)
         label = say("Keep it traced and loop inside the compiled code with {} (the loop state keeps one shape and dtype).",
                     code(f"{jn.lax}.while_loop"))
     elif kind == "ternary" and isinstance(holder, ast.IfExp):

@@ -12,6 +12,7 @@ import ast
 
 import jax
 
+import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import Case, depends_on, function_source, static_fix
@@ -44,6 +45,54 @@ def _later_slice_by(case: Case, frame: UserFrame, conversion: ast.AST):
             later = clues.statement_at(function, node.lineno)
             return (node, later) if later is not None else None
     return None
+
+
+def _range_loop(case: Case, frame: UserFrame, node: ast.AST) -> ast.For | None:
+    """``for i in range(int(n)):``: the loop, when ``node`` is a bound of its ``range``."""
+    parsed = case.parsed(frame)
+    loop = clues.enclosing(parsed.tree, node, ast.For) if parsed is not None else None
+    if loop is None or not isinstance(loop.iter, ast.Call) or not isinstance(loop.iter.func, ast.Name):
+        return None
+    if loop.iter.func.id != "range" or not any(arg is node for arg in loop.iter.args):
+        return None
+    return loop
+
+
+def _loop_count(case: Case, frame: UserFrame, node: ast.AST, value_node: ast.AST, loop: ast.For, jn) -> Diagnosis:
+    """A loop count from a traced value: a Python loop needs a real int, and no array method gives
+    one. Static (a setting) or ``lax.fori_loop`` (a count from the data) fix it."""
+    parsed = case.parsed(frame)
+    depends = depends_on(case, frame, value_node)
+    static_names = case.static_candidates(depends)
+    where = case.where(frame)
+    fname = case.function_name or frame.function
+    fixes = []
+    fixed_static = static_fix(case, static_names) if static_names else None
+    if fixed_static:
+        fixes.append((say("Mark {} static: the count is then a plain int while JAX traces (each new value compiles {} "
+                          "once more).", names(static_names), code(fname)), fixed_static))
+    found = clues.function_of_code(frame.code)
+    edit = branch_rewrites.fori_rewrite(loop, found[1] if found else parsed.tree, parsed.lines, lax=jn.lax, unwrap=node)
+    rewritten = function_source(case, frame, [edit]) if edit is not None else None
+    if rewritten:
+        fixes.append((say("Keep the count traced and loop inside the compiled code with {}:", code(f"{jn.lax}.fori_loop")),
+                      rewritten))
+    if not fixes:
+        fixes.append((say("Loop inside the compiled code with {} (its bounds may be traced):", code(f"{jn.lax}.fori_loop")),
+                      f"result = {jn.lax}.fori_loop(0, {case.text(frame, value_node)}, body, initial)  # body(i, carry) -> carry"))
+    (note, fix), *others = fixes
+    return case.diagnosis(
+        "python-scalar-conversion",
+        explanation=say("{} ({}) asks for a plain Python int to count a Python loop, but while JAX traces {} {} is traced "
+                        "and has no value yet; no array method turns it into one.", code(case.text(frame, node)),
+                        place(where), code(fname), code(case.text(frame, value_node))),
+        fix=fix,
+        fix_note=note,
+        alternatives=tuple(others),
+        where=where,
+        variable=depends[0] if depends else None,
+        static_argnames=tuple(static_names) if fix == fixed_static else (),
+    )
 
 
 def _math_function(node: ast.AST, frame: UserFrame) -> str | None:
@@ -114,6 +163,9 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
         edit, shown = rewrites.Edit(Span.of(node.value), f"{jn.jnp}.asarray({seq})"), f"{seq}[{index}]"
     else:
         return None
+    loop = _range_loop(case, frame, node)
+    if loop is not None:
+        return _loop_count(case, frame, node, value_node, loop, jn)
     edits = [edit]
     size_use = _later_slice_by(case, frame, node)
     if size_use is not None:
@@ -141,7 +193,7 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
                    "yet, only a shape and a dtype.", code(shown), place(where), code(fname), code(case.text(frame, value_node)))
         note = say("Keep it a JAX array: arithmetic works on it as is, inside the compiled code.")
     alternatives = []
-    static_names = case.scalar_arguments(depends)
+    static_names = case.static_candidates(depends)
     if static_names:
         fixed = static_fix(case, static_names)
         if fixed:

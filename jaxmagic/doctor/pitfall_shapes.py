@@ -57,6 +57,8 @@ def traced_shape(case: Case) -> Diagnosis | None:
     by_message = isinstance(exc, (TypeError, IndexError)) and case.says("traced-shape")
     if not (boolean_mask or index_call or by_message):
         return None
+    if "Shapes must be" in case.message and "Tracer" not in case.message:
+        return None  # a size that is not traced (a float, say): not this trap
     parsed = case.parsed(frame)
     if parsed is None:
         return None
@@ -98,7 +100,7 @@ def traced_shape(case: Case) -> Diagnosis | None:
                           what, place(where))
 
     fixes: list[tuple[str, str]] = []
-    static_names = case.scalar_arguments(depends) if kind != "mask" else []
+    static_names = case.static_candidates(depends) if kind != "mask" else []
     fixed_static = None
     if static_names:
         fixed = fixed_static = static_fix(case, static_names)

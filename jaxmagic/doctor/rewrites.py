@@ -394,3 +394,35 @@ def debug_print_call(call: ast.Call, parsed: ParsedSource, jax_name: str, *, cal
 
 def _escape_braces(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
+
+
+def call_parameters(call: ast.Call, fn: Any) -> dict[str, ast.expr]:
+    """Parameter name -> the argument expression written for it in ``call``.
+
+    >>> def f(x, n, mode="a"):
+    ...     return x
+    >>> {k: ast.unparse(v) for k, v in call_parameters(ast.parse("f(a, 3, mode='b')").body[0].value, f).items()}
+    {'x': 'a', 'n': '3', 'mode': "'b'"}
+    """
+    sig = signature_of(fn)
+    if sig is None:
+        return {}
+    positional = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    found = {}
+    for index, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if index < len(positional):
+            found[positional[index]] = arg
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            found[keyword.arg] = keyword.value
+    return found
+
+
+def signature_of(fn: Any) -> inspect.Signature | None:
+    """The signature of the Python function inside ``fn`` (a jitted function's own), or ``None``."""
+    try:
+        return inspect.signature(python_function(fn) or fn)
+    except (TypeError, ValueError):
+        return None
