@@ -69,16 +69,16 @@ def intended(definition: str, call: str, ns: dict):
     return eager["__result__"]
 
 
-def fix_runs(definition: str, call: str, expected=None, **more) -> doctor.Diagnosis:
-    """Define, call (it fails), diagnose, apply the fix, call again: the error is gone and the
-    result is ``expected``, by default what JAX computes for the code with jit switched off.
-    Returns the diagnosis."""
+def fix_runs(definition: str, call: str, expected=None, fixed_call: str | None = None, **more) -> doctor.Diagnosis:
+    """Define, call (it fails), diagnose, apply the fix, call again (``fixed_call`` where the fix
+    changes the call itself): the error is gone and the result is ``expected``, by default what
+    JAX computes for the code with jit switched off. Returns the diagnosis."""
     found, ns, error = diagnosed(definition, call, **more)
     assert found is not None, f"no diagnosis for {type(error).__name__}: {error}"
     if expected is None:
         expected = intended(definition, call, namespace(**more))
     apply(found.fix, ns)
-    again = run(f"__result__ = {call}", ns)
+    again = run(f"__result__ = {fixed_call or call}", ns)
     assert again is None, f"after the fix, `{call}` still fails: {type(again).__name__}: {again}\n{found.fix}"
     np.testing.assert_allclose(np.asarray(ns["__result__"]), np.asarray(expected), rtol=1e-6)
     return found

@@ -105,3 +105,64 @@ def test_range_of_int_of_a_traced_count_gets_a_fix_that_runs():
     """
     found = fix_runs(source, "repeat_add(x, 3)", x=X)
     assert "range(n.astype(int))" not in found.fix
+
+
+def test_nnx_jit_gets_its_own_static_argnames_not_a_jax_jit_stacked_on_top():
+    source = """
+    from flax import nnx
+
+    class Scale(nnx.Module):
+        def __init__(self):
+            self.w = nnx.Param(jnp.full(4, 2.0))
+
+    @nnx.jit
+    def forward(model, x, use_relu):
+        y = x * model.w
+        if use_relu:
+            return jnp.maximum(y, 0)
+        return y
+
+    model = Scale()
+    """
+    found = fix_runs(source, "forward(model, x, True)", x=X)
+    assert found.fix.splitlines()[0] == '@nnx.jit(static_argnames=("use_relu",))'
+    assert "jax.jit" not in found.fix
+
+
+def test_eqx_filter_jit_is_fixed_by_passing_a_python_value():
+    source = """
+    import equinox as eqx
+
+    @eqx.filter_jit
+    def head(x, n):
+        return x[:n]
+    """
+    found = fix_runs(source, "head(x, jnp.array(2))", fixed_call="head(x, 2)", x=X)
+    assert found.fix == "head(x, 2)" and "eqx.filter_jit" in found.fix_note
+    assert "jax.jit" not in found.fix
+
+
+def test_a_global_counter_is_not_turned_into_a_parameter():
+    from doctor_cases import namespace
+
+    import jax
+
+    from jaxmagic import doctor
+
+    source = """
+    n_calls = 0
+    scale = 3.0
+
+    def counted(x):
+        global n_calls
+        n_calls += 1
+        return x * scale
+    """
+    ns = namespace()
+    assert run(source, ns) is None
+    found = doctor.observe_trace(ns["counted"], jax.make_jaxpr(ns["counted"])(X))
+    assert [d.variable for d in found if d.pitfall == "baked-global"] == ["scale"]
+    (baked,) = found
+    compile(baked.fix, "<fix>", "exec")  # no `global n_calls` left beside a parameter n_calls
+    apply(baked.fix, ns)
+    np.testing.assert_allclose(jax.jit(ns["counted"])(X, 3.0), X * 3.0)

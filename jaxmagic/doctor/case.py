@@ -284,6 +284,8 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     parsed, fnode = found
     first, last = rewrites.function_first_line(fnode), fnode.end_lineno
     use = rewrites.decorator_jit(fnode, frame.lookup)
+    if use is not None and use.library == "eqx":
+        return _python_values_at_call(case, names)
     if use is not None:
         return rewrites.with_edits(parsed.lines, first, last, [rewrites.add_static_edit(use, names, parsed.lines, jn.jit)], show=[frame.line])
     elsewhere = _jit_written_elsewhere(case, fnode.name)
@@ -296,6 +298,53 @@ def static_fix(case: Case, names: list[str]) -> str | None:
         else f"functools.partial({jn.jit}, static_argnames={value})"
     )
     return rewrites.with_edits(parsed.lines, first, last, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line])
+
+
+def jit_library(case: Case) -> str:
+    """How the traced function is jitted where the user wrote it: ``"jax"``, ``"nnx"`` or ``"eqx"``."""
+    frame = case.traced_frame
+    found = clues.function_of_code(frame.code) if frame is not None else None
+    use = rewrites.decorator_jit(found[1], frame.lookup) if found is not None else None
+    return use.library if use is not None else "jax"
+
+
+def static_choice(case: Case, names: list[str], why: Words) -> tuple[Words, str] | None:
+    """The static fix with its label: "Mark `n` static: <why>" for ``jax.jit`` and ``nnx.jit``; for
+    ``eqx.filter_jit``, which keeps every non-array argument static, "Pass `n` as a plain Python
+    value" with the call changed. ``None`` when there is no fix to write."""
+    fixed = static_fix(case, names)
+    if not fixed:
+        return None
+    if jit_library(case) == "eqx":
+        return (say("Pass {} as a plain Python value, not an array: {} keeps every non-array argument static, so {}",
+                    name_list(names), code("eqx.filter_jit"), why), fixed)
+    return say("Mark {} static: {}", name_list(names), why), fixed
+
+
+def _python_values_at_call(case: Case, names: list[str]) -> str | None:
+    """The call of an ``eqx.filter_jit`` function with ``names`` passed as Python values:
+    ``jnp.array(2)`` -> ``2``, any other array expression ``e`` -> ``int(e)`` (``bool`` / ``float``)."""
+    site = case.call_site
+    parsed = case.parsed(site) if site is not None else None
+    call = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
+    statement = clues.statement_at(parsed.tree, site.line) if parsed is not None else None
+    if not isinstance(call, ast.Call) or statement is None:
+        return None
+    callee = clues.resolve(call.func, site.lookup)
+    written = rewrites.call_parameters(call, callee if callee is not MISSING else case.fn)
+    edits = []
+    for name in names:
+        node = written.get(name)
+        if node is None:
+            return None
+        kind = getattr(getattr(case.traced_value(name), "dtype", None), "kind", "i")
+        python = {"b": "bool", "f": "float"}.get(kind, "int")
+        if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+            text = repr(node.args[0].value)
+        else:
+            text = f"{python}({clues.source_of(parsed, node)})"
+        edits.append(rewrites.Edit(clues.Span.of(node), text))
+    return rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, edits)
 
 
 def _jit_written_elsewhere(case: Case, function_name: str):

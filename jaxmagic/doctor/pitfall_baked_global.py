@@ -22,7 +22,7 @@ from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import pitfall
-from jaxmagic.doctor.traced_code import Load, Traced, function_node, global_loads
+from jaxmagic.doctor.traced_code import Load, Traced, function_node, global_loads, stored_globals
 from jaxmagic.doctor.words import Words, code, place, say
 
 
@@ -88,8 +88,9 @@ def baked_globals(traced: Traced) -> list[Diagnosis]:
     found = []
     for function in traced.functions:
         seen: dict[str, Load] = {}
+        written = stored_globals(function)  # state the function updates: not a value to pass in
         for load in global_loads(function):
-            if load.name in seen or load.name not in function.__globals__:
+            if load.name in seen or load.name not in function.__globals__ or load.name in written:
                 continue
             value = function.__globals__[load.name]
             arrays = _array_leaves(value)

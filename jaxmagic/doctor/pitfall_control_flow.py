@@ -13,11 +13,11 @@ import jax
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case, depends_on, function_source, kind_of, magic_hint, static_fix
+from jaxmagic.doctor.case import Case, depends_on, function_source, kind_of, magic_hint, static_choice
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import pitfall
-from jaxmagic.doctor.words import Words, code, names, place, say
+from jaxmagic.doctor.words import Words, code, place, say
 
 
 # python-control-flow
@@ -115,7 +115,6 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     jn = case.names(frame)
     scalar = not ambiguous and not case.batched  # under vmap a condition holds one value per example
     static_names = case.static_candidates(depends) if not ambiguous else []
-    fixed_static = None
 
     construct = _construct(kind, cond_text)
     if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
@@ -133,15 +132,11 @@ def python_control_flow(case: Case) -> Diagnosis | None:
         why += " (It is an array of several values, too, and an array has no single truth value.)"
 
     fixes: list[tuple[str, str]] = []
-    static: list[tuple[str, str]] = []
-    if static_names:
-        fixed = fixed_static = static_fix(case, static_names)
-        if fixed:
-            static.append((
-                say("Mark {} static: JAX then compiles {} once per value it is called with, and your {} sees a plain "
-                    "Python value.", names(static_names), code(fname), code(kind) if kind in ("if", "while") else "condition"),
-                fixed,
-            ))
+    choice = static_choice(case, static_names, say(
+        "JAX then compiles {} once per value it is called with, and your {} sees a plain Python value.",
+        code(fname), code(kind) if kind in ("if", "while") else "condition")) if static_names else None
+    static = [choice] if choice else []
+    fixed_static = choice[1] if choice else None
     rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, scalar)
     kept_traced = [rewrite] if rewrite is not None else []
     # A setting (a bool, an int, a string) is best made static; data is best kept traced.

@@ -15,12 +15,12 @@ import jax
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case, depends_on, function_source, static_fix
+from jaxmagic.doctor.case import Case, depends_on, function_source, static_choice
 from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.masking import mask_edits
 from jaxmagic.doctor.registry import pitfall
-from jaxmagic.doctor.words import code, names, place, say
+from jaxmagic.doctor.words import code, place, say
 
 
 # python-scalar-conversion
@@ -67,10 +67,10 @@ def _loop_count(case: Case, frame: UserFrame, node: ast.AST, value_node: ast.AST
     where = case.where(frame)
     fname = case.function_name or frame.function
     fixes = []
-    fixed_static = static_fix(case, static_names) if static_names else None
-    if fixed_static:
-        fixes.append((say("Mark {} static: the count is then a plain int while JAX traces (each new value compiles {} "
-                          "once more).", names(static_names), code(fname)), fixed_static))
+    choice = static_choice(case, static_names, say(
+        "the count is then a plain int while JAX traces (each new value compiles {} once more).", code(fname))) if static_names else None
+    fixed_static = choice[1] if choice else None
+    fixes += [choice] if choice else []
     found = clues.function_of_code(frame.code)
     edit = branch_rewrites.fori_rewrite(loop, found[1] if found else parsed.tree, parsed.lines, lax=jn.lax, unwrap=node)
     rewritten = function_source(case, frame, [edit]) if edit is not None else None
@@ -195,10 +195,9 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
     alternatives = []
     static_names = case.static_candidates(depends)
     if static_names:
-        fixed = static_fix(case, static_names)
-        if fixed:
-            alternatives.append((say("If you need a real Python number (a loop count, a shape), mark {} static:",
-                                     names(static_names)), fixed))
+        choice = static_choice(case, static_names, say("it is then a real Python number (a loop count, a shape)."))
+        if choice:
+            alternatives.append((say("If you need a real Python number: ") + choice[0], choice[1]))
     elif not isinstance(node, ast.Subscript) and math_function is None:
         alternatives.append(("If you need it as a Python number (a loop count, a shape), it cannot come from traced "
                              "data: XLA compiles for fixed shapes. Use a fixed maximum size and mask what is past it.", ""))

@@ -12,12 +12,12 @@ import jax
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case, depends_on, function_source, magic_hint, static_fix
+from jaxmagic.doctor.case import Case, depends_on, function_source, magic_hint, static_choice
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.masking import mask_edits
 from jaxmagic.doctor.registry import pitfall
-from jaxmagic.doctor.words import code, names, place, say
+from jaxmagic.doctor.words import code, place, say
 
 
 # traced-shape
@@ -101,12 +101,10 @@ def traced_shape(case: Case) -> Diagnosis | None:
 
     fixes: list[tuple[str, str]] = []
     static_names = case.static_candidates(depends) if kind != "mask" else []
-    fixed_static = None
-    if static_names:
-        fixed = fixed_static = static_fix(case, static_names)
-        if fixed:
-            fixes.append((say("Mark {} static: it is then a plain int while JAX traces (each new value compiles {} "
-                              "once more).", names(static_names), code(fname)), fixed))
+    choice = static_choice(case, static_names, say(
+        "it is then a plain int while JAX traces (each new value compiles {} once more).", code(fname))) if static_names else None
+    fixed_static = choice[1] if choice else None
+    fixes += [choice] if choice else []
     rewrite = _shape_rewrite(case, frame, kind, node, statement, jn)
     if rewrite is not None:
         fixes.append(rewrite)

@@ -183,15 +183,31 @@ def jit_takes_options_alone() -> bool:
 
 @dataclass(frozen=True)
 class JitUse:
-    """Where a function is wrapped in ``jax.jit``: a decorator or a call, as written (``jit_use``)."""
+    """Where a function is wrapped in a jit, as written (``jit_use``): ``jax.jit``, Flax's
+    ``nnx.jit`` (the same ``static_argnames``) or Equinox's ``eqx.filter_jit`` (no static
+    arguments: every non-array argument is static already)."""
 
     node: ast.expr  # the decorator expression, or the ``jax.jit(...)`` call
     kind: str  # "bare" (@jax.jit), "call" (@jax.jit(...), jax.jit(f, ...)) or "partial"
     options: ast.Call | None  # the call holding the keyword options, if any
+    library: str = "jax"  # "jax", "nnx" or "eqx"
+
+
+def _library_jits() -> dict[int, str]:
+    """``id`` -> library of the jit functions of Flax NNX and Equinox, when the user imported them."""
+    import sys
+
+    found = {}
+    for module, name, library in (("flax.nnx", "jit", "nnx"), ("equinox", "filter_jit", "eqx")):
+        loaded = sys.modules.get(module)
+        function = getattr(loaded, name, None) if loaded is not None else None
+        if function is not None:
+            found[id(function)] = library
+    return found
 
 
 def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
-    """``node`` as a use of ``jax.jit``: ``jax.jit``, ``jit(...)``, ``partial(jax.jit, ...)``.
+    """``node`` as a use of a jit: ``jax.jit``, ``jit(...)``, ``partial(jax.jit, ...)``, ``nnx.jit``...
 
     >>> import functools, jax
     >>> names = {"jax": jax, "partial": functools.partial}.get
@@ -204,14 +220,23 @@ def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
 
     from jaxmagic.doctor.clues import resolve
 
-    if resolve(node, lookup) is jax.jit:
-        return JitUse(node, "bare", None)
+    libraries = {id(jax.jit): "jax", **_library_jits()}
+
+    def library_of(expr: ast.AST) -> str | None:
+        value = resolve(expr, lookup)
+        return libraries.get(id(value)) if value is not MISSING else None
+
+    library = library_of(node)
+    if library is not None:
+        return JitUse(node, "bare", None, library)
     if isinstance(node, ast.Call):
-        callee = resolve(node.func, lookup)
-        if callee is jax.jit:
-            return JitUse(node, "call", node)
-        if callee is functools.partial and node.args and resolve(node.args[0], lookup) is jax.jit:
-            return JitUse(node, "partial", node)
+        library = library_of(node.func)
+        if library is not None:
+            return JitUse(node, "call", node, library)
+        if resolve(node.func, lookup) is functools.partial and node.args:
+            library = library_of(node.args[0])
+            if library is not None:
+                return JitUse(node, "partial", node, library)
     return None
 
 
@@ -262,7 +287,7 @@ def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit
     if use.kind == "bare":
         span = Span.of(use.node)
         written = _text(lines, span)
-        if jit_takes_options_alone():
+        if use.library == "nnx" or jit_takes_options_alone():
             return Edit(span, f"{written}(static_argnames={value})")
         return Edit(span, f"functools.partial({written}, static_argnames={value})")
     call = use.options

@@ -57,6 +57,18 @@ def global_loads(function: types.FunctionType) -> Iterator[Load]:
                 yield Load(function, code, instruction.argval, line or code.co_firstlineno)
 
 
+def stored_globals(function: types.FunctionType) -> set[str]:
+    """The global names ``function`` assigns (``global n_calls; n_calls += 1``).
+
+    >>> def bump():
+    ...     global counter
+    ...     counter = 1
+    >>> stored_globals(bump)
+    {'counter'}
+    """
+    return {i.argval for code in codes(function.__code__) for i in dis.get_instructions(code) if i.opname == "STORE_GLOBAL"}
+
+
 def user_functions(fn: Any) -> list[types.FunctionType]:
     """The traced function and the user's own functions it reads as globals (its helpers).
 
