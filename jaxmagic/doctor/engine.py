@@ -118,7 +118,8 @@ def observe_trace(
     """Warnings about a function that traced fine: ``print`` that runs only while tracing,
     globals baked in as constants, NumPy functions that happened to work on traced values.
 
-    ``call_or_fn`` is a ``Call`` or the function; ``closed_jaxpr`` what JAX traced it into;
+    ``call_or_fn`` is a ``Call`` (whose arguments' own methods are read too: a model's
+    ``__call__``) or the function; ``closed_jaxpr`` what JAX traced it into;
     ``printed_text`` what it printed while JAX traced it (``None``: not watched).
 
     >>> import jax, jax.numpy as jnp
@@ -130,8 +131,9 @@ def observe_trace(
     """
     load_pitfalls()
     fn = getattr(call_or_fn, "function", None) or call_or_fn
+    arguments = [*getattr(call_or_fn, "args", ()), *getattr(call_or_fn, "kwargs", {}).values()]
     try:
-        functions = user_functions(fn)
+        functions = user_functions(fn, arguments)
     except Exception as exc:
         registry.record_failure("reading the traced function", exc)
         return []

@@ -69,8 +69,34 @@ def stored_globals(function: types.FunctionType) -> set[str]:
     return {i.argval for code in codes(function.__code__) for i in dis.get_instructions(code) if i.opname == "STORE_GLOBAL"}
 
 
-def user_functions(fn: Any) -> list[types.FunctionType]:
-    """The traced function and the user's own functions it reads as globals (its helpers).
+def argument_methods(arguments) -> list[types.FunctionType]:
+    """The methods of the user's own classes among ``arguments`` (a model passed to a jitted step:
+    its ``__call__`` runs while JAX traces too).
+
+    >>> class Double:
+    ...     def __call__(self, x):
+    ...         return x * 2
+    >>> [m.__name__ for m in argument_methods([Double(), 3.0])]
+    ['__call__']
+    """
+    found: list[types.FunctionType] = []
+    seen: set[type] = set()
+    for argument in arguments:
+        for cls in type(argument).__mro__:
+            if cls in seen or cls is object:
+                continue
+            seen.add(cls)
+            for name, member in vars(cls).items():
+                if name.startswith("__") and name != "__call__":
+                    continue  # __init__, __repr__...: not run by the traced call
+                if isinstance(member, types.FunctionType) and clues.is_user_file(member.__code__.co_filename):
+                    found.append(member)
+    return found
+
+
+def user_functions(fn: Any, arguments=()) -> list[types.FunctionType]:
+    """The traced function, the methods of the user's objects it gets as ``arguments``, and the
+    user's own functions these read as globals (their helpers).
 
     >>> def helper(x):
     ...     return x + 1
@@ -82,7 +108,8 @@ def user_functions(fn: Any) -> list[types.FunctionType]:
     first = rewrites.python_function(fn)
     if first is None:
         return []
-    found, queue = [first], [first]
+    found = [first] + [m for m in argument_methods(arguments) if m is not first]
+    queue = list(found)
     while queue and len(found) < MAX_FUNCTIONS:
         current = queue.pop(0)
         for load in global_loads(current):
