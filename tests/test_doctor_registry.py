@@ -71,6 +71,9 @@ PRODUCERS = {
     "has been deleted or donated": lambda: _donated_message(again=True),
     "Leaked trace": _checked_leak_message,
     "unsupported format string passed to": lambda: message(jax.jit(lambda x: f"{x.sum():.2f}"), X),
+    "argument must be known statically": lambda: message(jax.jit(lambda v, axis: v.min(axis)), X, 0),
+    "JAX arrays are immutable and do not support in-place item assignment": lambda: message(X.__setitem__, 0, 1.0),
+    "requires ndarray or scalar arguments, got <class 'list'> at position": lambda: message(jnp.sum, [1, 2, 3]),
     "truth value of an array": lambda: message(jax.jit(lambda x: jnp.where(x, 1, 0) if x else x), X),
     "The error occurred while tracing the function": lambda: message(jax.jit(lambda n: jnp.zeros(n)), 2),
     "The function being traced when the value leaked was": _leak_message,
@@ -102,7 +105,8 @@ def test_every_pitfall_has_its_docs_section(pitfall):
 @pytest.mark.parametrize("pitfall", sorted(doctor.PITFALLS))
 def test_every_pitfall_is_asserted_by_a_test(pitfall):
     tests = "".join(p.read_text() for p in (ROOT / "tests").glob("test_doctor_*.py") if p.name != pathlib.Path(__file__).name)
-    assert re.search(rf'\.pitfall == "{re.escape(pitfall)}"|== \["{re.escape(pitfall)}"\]', tests), (
+    # `found.pitfall == "<id>"`, `== ["<id>"]`, or the id in a table of cases that a test checks
+    assert re.search(rf'\.pitfall == "{re.escape(pitfall)}"|== \["{re.escape(pitfall)}"\]|, "{re.escape(pitfall)}", ', tests), (
         f"no test checks that the doctor answers {pitfall!r}")
 
 

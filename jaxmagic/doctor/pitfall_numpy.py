@@ -74,8 +74,13 @@ def numpy_in_jit(case: Case) -> Diagnosis | None:
     if not (conversion or tracer_in_numpy):
         return None
     parsed = case.parsed(frame)
+    if parsed is None:
+        return None
+    indexed = case.expression(frame, ast.Subscript)
+    if conversion and isinstance(indexed, ast.Subscript) and isinstance(frame.resolve(indexed.value), np.ndarray):
+        return _numpy_array_indexed(case, frame, indexed)
     call = case.expression(frame, ast.Call)
-    if parsed is None or not isinstance(call, ast.Call):
+    if not isinstance(call, ast.Call):
         return None
     np_func = _jnp_path(call.func, frame)
     if np_func is None:
@@ -108,6 +113,25 @@ def numpy_in_jit(case: Case) -> Diagnosis | None:
         where=where,
         variable=variable,
         alternatives=(("If you need NumPy itself, call it outside the jitted function, on its result:", f"result = {fname}(...)\n{written}(result)"),),
+    )
+
+
+def _numpy_array_indexed(case: Case, frame: UserFrame, node: ast.Subscript) -> Diagnosis:
+    """``table[i]`` with ``table`` a NumPy array and ``i`` traced: NumPy cannot index with a tracer."""
+    jn = case.names(frame)
+    table, index = case.text(frame, node.value), case.text(frame, node.slice)
+    converted = f"{jn.jnp}.asarray({table})"
+    where = case.where(frame)
+    depends = depends_on(case, frame, node.slice)
+    return case.diagnosis(
+        "numpy-in-jit",
+        explanation=say("{} ({}) indexes the NumPy array {} with {}, which is traced: NumPy needs a real index, and "
+                        "while JAX traces {} it has no value yet.", code(case.text(frame, node)), place(where),
+                        code(table), code(index), code(case.function_name or frame.function)),
+        fix=function_source(case, frame, [rewrites.Edit(Span.of(node.value), converted)]) or f"{converted}[{index}]",
+        fix_note=say("Index a JAX array instead: {} can be indexed by a traced value.", code(converted)),
+        where=where,
+        variable=depends[0] if depends else None,
     )
 
 

@@ -24,6 +24,7 @@ from jaxmagic.doctor.words import code, place, say
 
 
 _SHAPE_MESSAGES = (
+    "argument must be known statically",
     "Slice entries must be static integers",
     "Shapes must be 1D sequences of concrete values of integer type",
     "must be statically specified",
@@ -71,7 +72,12 @@ def traced_shape(case: Case) -> Diagnosis | None:
     where = case.where(frame)
 
     kind, size_node = "size", node
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+    masked_update = _masked_update(node, statement) if boolean_mask else None
+    if masked_update is not None:
+        kind, node, size_node = "masked-update", masked_update[0], masked_update[2]
+    elif "must be known statically" in case.message:
+        kind = "setting"
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
         kind = "range"
     elif isinstance(node, ast.Subscript):
         kind = "mask" if boolean_mask else "slice"
@@ -90,17 +96,21 @@ def traced_shape(case: Case) -> Diagnosis | None:
         what = say("{} would make an array whose length depends on {}", code(shown), subject)
     elif kind == "mask":
         what = say("{} keeps only the elements where the mask is True, so the result's length depends on values", code(shown))
+    elif kind == "masked-update":
+        what = say("{} indexes with a boolean mask, which picks a number of elements that depends on values", code(shown))
+    elif kind == "setting":
+        what = say("{} needs {} as a plain Python value (an axis, a count, a setting)", code(shown), subject)
     else:
         what = say("{} makes an array whose shape depends on {}", code(shown), subject)
     explanation = say(
         "{}, but {} is traced: while JAX traces {} it has no value yet. XLA compiles for fixed shapes, so every size "
         "must be a plain Python int when JAX traces ({}).", what, subject, code(fname), place(where))
-    if kind == "mask":
+    if kind in ("mask", "masked-update"):
         explanation = say("{}; XLA compiles for fixed shapes, so a size that depends on the data cannot be compiled ({}).",
                           what, place(where))
 
     fixes: list[tuple[str, str]] = []
-    static_names = case.static_candidates(depends) if kind != "mask" else []
+    static_names = case.static_candidates(depends) if kind not in ("mask", "masked-update") else []
     choice = static_choice(case, static_names, say(
         "it is then a plain int while JAX traces (each new value compiles {} once more).", code(fname))) if static_names else None
     fixed_static = choice[1] if choice else None
@@ -140,6 +150,16 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
         return None
     if kind == "slice" and isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and statement is not None:
         return _slice_rewrite(case, frame, node, statement, jn)
+    if kind == "masked-update":
+        call, array, mask, value, method = _masked_update(node, statement)
+        a, m, v = (case.text(frame, n) for n in (array, mask, value))
+        new = {"set": v, "add": f"{a} + {v}", "multiply": f"{a} * {v}", "mul": f"{a} * {v}"}.get(method)
+        if new is None:
+            return None
+        edit = rewrites.Edit(Span.of(call), f"{jn.jnp}.where({m}, {new}, {a})")
+        rewritten = function_source(case, frame, [edit])
+        return (say("Keep the shape fixed: {} takes the new value where the mask is True and the old one elsewhere.",
+                    code(f"{jn.jnp}.where")), rewritten) if rewritten else None
     if kind == "mask" and isinstance(node, ast.Subscript):
         array, mask = case.text(frame, node.value), case.text(frame, node.slice)
         edit = rewrites.Edit(Span.of(node), f"{jn.jnp}.where({mask}, {array}, 0)", comment="same shape; masked-out elements are 0")
@@ -158,6 +178,19 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
             rewritten = function_source(case, frame, [edit])
             return (say("Give {} a fixed output size (padded with the fill value):", code(ast.unparse(node.func))),
                     rewritten) if rewritten else None
+    return None
+
+
+def _masked_update(node: ast.AST, statement: ast.stmt | None):
+    """``x.at[mask].set(v)`` in ``node`` or its statement: ``(call, x, mask, v, method)``."""
+    for root in (node, statement):
+        for call in clues.nodes_in(root, ast.Call) if root is not None else ():
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Subscript) and len(call.args) == 1):
+                continue
+            at = func.value.value
+            if isinstance(at, ast.Attribute) and at.attr == "at":
+                return call, at.value, func.value.slice, call.args[0], func.attr
     return None
 
 

@@ -1,0 +1,202 @@
+"""The doctor on the failing examples of JAX's own documentation (the Sharp Bits, the JIT and
+control-flow tutorials, the errors reference) and of Flax and Equinox: each example is written
+here in its own words, with the trap the page shows. For each, the diagnosis JAX's page calls for
+(or none, where the page shows a plain error), and its fix, applied, runs and computes what JAX
+computes for the code with jit switched off (or what the page says it should)."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+from doctor_cases import apply, diagnosed, fix_runs, namespace, run
+from jaxmagic import doctor
+from jaxmagic.call import Call
+
+# (page, source, failing call, pitfall, fixed call or None, expected result or None: jit off)
+FIXES_THAT_RUN = [
+    ("errors: ConcretizationTypeError, a traced axis", """
+     @jax.jit
+     def smallest(v, axis):
+         return v.min(axis)
+     """, "smallest(jnp.arange(4), 0)", "traced-shape", None, None),
+    ("errors: NonConcreteBooleanIndexError, a mask then a sum", """
+     @jax.jit
+     def positive_total(v):
+         return v[v > 0].sum()
+     """, "positive_total(jnp.arange(-5, 5))", "traced-shape", None, None),
+    ("errors: NonConcreteBooleanIndexError, a masked update", """
+     @jax.jit
+     def clip_below(v):
+         return v.at[v < 0].set(0)
+     """, "clip_below(jnp.arange(-2, 2))", "traced-shape", None, None),
+    ("errors: TracerArrayConversionError, np.sin", """
+     @jax.jit
+     def wave(v):
+         return np.sin(v)
+     """, "wave(np.arange(4.0))", "numpy-in-jit", None, None),
+    ("errors: TracerArrayConversionError, a NumPy array indexed by a traced index", """
+     lookup_table = np.arange(10) * 3
+     @jax.jit
+     def pick(i):
+         return lookup_table[i]
+     """, "pick(4)", "numpy-in-jit", None, None),
+    ("errors: TracerIntegerConversionError, a list indexed by a traced index", """
+     weights = [1.0, 2.0, 3.0]
+     @jax.jit
+     def weight(i):
+         return weights[i]
+     """, "weight(2)", "python-scalar-conversion", None, None),
+    ("errors: TracerBoolConversionError, a ternary on data", """
+     @jax.jit
+     def smaller(a, b):
+         return a if a.sum() < b.sum() else b
+     """, "smaller(jnp.ones(4), jnp.zeros(4))", "python-control-flow", None, None),
+    ("errors: TracerBoolConversionError, a flag", """
+     @jax.jit
+     def scaled(v, normalize=True):
+         if normalize:
+             return v / v.sum()
+         return v
+     """, "scaled(jnp.arange(1.0, 6.0), True)", "python-control-flow", None, None),
+    ("jit-compilation: if on a traced value", """
+     @jax.jit
+     def bump(x):
+         if x > 0:
+             return x
+         else:
+             return 2 * x
+     """, "bump(10.0)", "python-control-flow", None, None),
+    ("jit-compilation: while on a traced bound", """
+     @jax.jit
+     def count_up(x, n):
+         i = 0
+         while i < n:
+             i += 1
+         return x + i
+     """, "count_up(10, 20)", "python-control-flow", None, None),
+    ("control-flow: a piecewise function", """
+     @jax.jit
+     def piecewise(x):
+         if x < 3:
+             return 3.0 * x ** 2
+         else:
+             return -4 * x
+     """, "piecewise(2.0)", "python-control-flow", None, None),
+    ("Sharp Bits: dynamic shapes (a NaN-skipping sum)", """
+     def sum_skipping_nans(v):
+         keep = ~jnp.isnan(v)
+         kept = v[keep]
+         return kept.sum()
+     fast_sum = jax.jit(sum_skipping_nans)
+     """, "fast_sum(jnp.array([1.0, 2.0, jnp.nan, 3.0]))", "traced-shape",
+     "jax.jit(sum_skipping_nans)(jnp.array([1.0, 2.0, jnp.nan, 3.0]))", np.float32(6.0)),
+    ("Sharp Bits: in-place updates", """
+     def reset(v):
+         v[0] = 10.0
+         return v
+     """, "reset(jnp.zeros(3))", "in-place-update", None, np.array([10.0, 0.0, 0.0])),
+    ("Sharp Bits: non-array inputs", "", "jnp.sum([1, 2, 3])", "list-input", "jnp.sum(jnp.array([1, 2, 3]))", np.int32(6)),
+    ("Flax NNX: nnx.jit with a flag", """
+     from flax import nnx
+     class Block(nnx.Module):
+         def __init__(self, rngs):
+             self.linear = nnx.Linear(3, 2, rngs=rngs)
+         def __call__(self, x, train):
+             y = self.linear(x)
+             if train:
+                 return y * 0.5
+             return y
+     @nnx.jit
+     def forward(model, x, train):
+         return model(x, train)
+     model = Block(nnx.Rngs(0))
+     """, "forward(model, jnp.ones((1, 3)), True)", "python-control-flow", None, None),
+    ("Equinox: filter_jit with an array where a size goes", """
+     import equinox as eqx
+     @eqx.filter_jit
+     def first_rows(x, n):
+         return x[:n]
+     """, "first_rows(jnp.ones((4, 2)), jnp.array(3))", "traced-shape", "first_rows(jnp.ones((4, 2)), 3)", np.ones((3, 2))),
+]
+
+
+@pytest.mark.parametrize("page, source, call, pitfall, fixed_call, expected", FIXES_THAT_RUN, ids=[c[0] for c in FIXES_THAT_RUN])
+def test_the_pages_failing_example_is_diagnosed_and_its_fix_runs(page, source, call, pitfall, fixed_call, expected):
+    import textwrap
+
+    found = fix_runs(textwrap.dedent(source) or "pass", call, expected=expected, fixed_call=fixed_call)
+    assert found.pitfall == pitfall, page
+
+
+def test_sharp_bits_print_side_effect_is_a_warning():
+    source = "def noisy(x):\n    print('Executing function')\n    return x\n"
+    ns = namespace()
+    run(source, ns)
+    with doctor.watch_prints() as printed:
+        closed = jax.make_jaxpr(ns["noisy"])(4.0)
+    assert [d.pitfall for d in doctor.observe_trace(ns["noisy"], closed, printed.text)] == ["print-side-effect"]
+
+
+def test_sharp_bits_global_read_is_baked_in():
+    ns = namespace()
+    run("offset = 0.0\ndef shifted(x):\n    return x + offset\n", ns)
+    (found,) = doctor.observe_trace(ns["shifted"], jax.make_jaxpr(ns["shifted"])(4.0))
+    assert found.pitfall == "baked-global" and found.variable == "offset"
+    apply(found.fix, ns)
+    ns["offset"] = 10.0
+    assert float(jax.jit(ns["shifted"])(5.0, ns["offset"])) == 15.0  # the new value is used
+
+
+def test_sharp_bits_global_saved_from_inside_is_a_tracer_leak_whose_fix_hands_it_back():
+    definition = "saved = 0.0\ndef keep(x):\n    global saved\n    saved = x\n    return x\n_ = jax.jit(keep)(4.0)\n"
+    found, ns, error = diagnosed(definition, "saved + 1")
+    assert found.pitfall == "tracer-leak" and found.variable == "saved"
+    apply(found.fix, ns)
+    assert run("result, saved = jax.jit(keep)(4.0)\nafter = saved + 1", ns) is None
+    assert float(ns["after"]) == 5.0
+
+
+def test_sharp_bits_iterator_in_a_loop_body_is_a_warning_whose_fix_gives_45():
+    ns = namespace()
+    run("numbers = iter(range(10))\ndef total():\n    return jax.lax.fori_loop(0, 10, lambda i, acc: acc + next(numbers), 0)\n", ns)
+    assert int(ns["total"]()) == 0  # the trap: every iteration added the one value seen while tracing
+    ns["numbers"] = iter(range(10))
+    (found,) = doctor.observe_trace(ns["total"], jax.make_jaxpr(ns["total"])())
+    assert found.pitfall == "python-iterator" and found.variable == "numbers"
+    ns["numbers"] = iter(range(10))
+    apply(found.fix, ns)
+    assert int(ns["total"]()) == 45
+
+
+def test_a_print_inside_a_models_call_is_found_through_the_model_argument():
+    ns = namespace()
+    run("""
+class Doubler:
+    def __call__(self, x):
+        print("called with", x)
+        return x * 2
+
+def step(model, x):
+    return model(x) + 1
+model = Doubler()
+""", ns)
+    x = np.ones(2, np.float32)
+    with doctor.watch_prints() as printed:
+        closed = jax.make_jaxpr(lambda x: ns["step"](ns["model"], x))(x)
+    found = doctor.observe_trace(Call(ns["step"], (ns["model"], x), {}, function=ns["step"]), closed, printed.text)
+    assert [(d.pitfall, d.function) for d in found] == [("print-side-effect", "__call__")]
+
+
+# Examples where the page shows a plain error, not a JIT trap: the doctor stays silent.
+SILENT = [
+    ("Sharp Bits: out-of-bounds indexing in NumPy", "np.arange(10)[11]"),
+    ("a typo: jnp.softmax", "jnp.softmax(jnp.ones(3))"),
+]
+
+
+@pytest.mark.parametrize("page, call", SILENT, ids=[c[0] for c in SILENT])
+def test_a_plain_error_gets_no_diagnosis(page, call):
+    error = run(call, namespace())
+    assert error is not None and doctor.diagnose(error) is None
