@@ -6,6 +6,8 @@ computes for the code with jit switched off (or what the page says it should).""
 
 from __future__ import annotations
 
+import textwrap
+
 import jax
 import numpy as np
 import pytest
@@ -124,8 +126,6 @@ FIXES_THAT_RUN = [
 
 @pytest.mark.parametrize("page, source, call, pitfall, fixed_call, expected", FIXES_THAT_RUN, ids=[c[0] for c in FIXES_THAT_RUN])
 def test_the_pages_failing_example_is_diagnosed_and_its_fix_runs(page, source, call, pitfall, fixed_call, expected):
-    import textwrap
-
     found = fix_runs(textwrap.dedent(source) or "pass", call, expected=expected, fixed_call=fixed_call)
     assert found.pitfall == pitfall, page
 
@@ -200,3 +200,46 @@ SILENT = [
 def test_a_plain_error_gets_no_diagnosis(page, call):
     error = run(call, namespace())
     assert error is not None and doctor.diagnose(error) is None
+
+
+def test_a_tracer_kept_by_a_helper_is_found_where_it_is_stored():
+    definition = """
+seen = []
+def layer(x):
+    h = jnp.tanh(x)
+    seen.append(h)
+    return h
+@jax.jit
+def forward(x):
+    return layer(x) * 2
+forward(jnp.ones(3))
+"""
+    found, ns, error = diagnosed(definition, "seen[0] + 1")
+    assert found.pitfall == "tracer-leak" and found.function == "layer" and found.variable == "h"
+    assert found.where.text == "seen.append(h)" and "seen.append" not in found.fix
+    apply(found.fix, ns)
+    ns["seen"].clear()
+    assert run("y = jax.jit(lambda x: layer(x) * 2)(jnp.ones(3))", ns) is None and ns["seen"] == []
+
+
+def test_a_tracer_kept_on_self_in_a_models_call_is_found_there():
+    definition = """
+class Net:
+    def __init__(self):
+        self.last = None
+    def __call__(self, x):
+        h = jnp.sin(x)
+        self.last = h
+        return h * 2
+net = Net()
+@jax.jit
+def step(x):
+    return net(x).sum()
+step(jnp.ones(3))
+"""
+    found, ns, error = diagnosed(definition, "net.last + 1")
+    assert found.pitfall == "tracer-leak" and found.function == "__call__"
+    assert found.where.text == "self.last = h" and "self.last" not in found.fix
+    apply(f"class Net:\n    def __init__(self):\n        self.last = None\n{textwrap.indent(found.fix, '    ')}\n", ns)
+    assert run("net = Net()\nout = jax.jit(lambda x: net(x).sum())(jnp.ones(3))", ns) is None
+    np.testing.assert_allclose(ns["out"], 2 * 3 * np.sin(1.0), rtol=1e-6)

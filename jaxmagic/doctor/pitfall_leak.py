@@ -85,6 +85,53 @@ def _returns(fnode: ast.AST) -> list[ast.Return]:
     return found
 
 
+def _helper_that_made_it(origin, fnode: ast.AST, traced_file: str):
+    """``(parsed, function node)`` of the user's function (a helper, a model's ``__call__``) where the
+    leaked value was made and stored, when it is not the jitted function itself."""
+    if origin is None:
+        return None
+    file, line = origin
+    if file == traced_file and fnode.lineno <= line <= fnode.end_lineno:
+        return None
+    parsed = clues.parse_around(file, line)
+    if parsed is None:
+        return None
+    inner = None
+    for node in clues.nodes_in(parsed.tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if node.lineno <= line <= node.end_lineno and (inner is None or node.lineno >= inner.lineno):
+            inner = node
+    return (parsed, inner) if inner is not None and _stores(inner) else None
+
+
+def _leak_from_helper(case, traced, origin, usage, parsed, helper: ast.AST) -> Diagnosis:
+    """The value was made and stored in a function the jitted one calls (``self.last = h`` in a
+    model's ``__call__``, ``seen.append(h)`` in a helper): the fix drops the store there."""
+    made = clues.statement_at(parsed.tree, origin[1])
+    variable = made.targets[0].id if isinstance(made, ast.Assign) and isinstance(made.targets[0], ast.Name) else None
+    stores = _stores(helper)
+    stmt, destination, value = next(
+        (s for s in stores if s[2] is not None and variable in clues.names_in(s[2])), stores[0])
+    where = sources.source_line(parsed.file, stmt.lineno, helper.name, case.cell_namer)
+    kept = variable or clues.source_of(parsed, value) if value is not None else "the value"
+    edit = rewrites.Edit(Span.of(stmt), "", comment=None)
+    fix = rewrites.with_edits(parsed.lines, rewrites.function_first_line(helper), helper.end_lineno, [edit])
+    return case.diagnosis(
+        "tracer-leak",
+        explanation=say(
+            "{} was computed inside {} while JAX traced {}, and {} stored it in {} ({}). Outside the trace that "
+            "stored value is a stand-in (a tracer) with no value, so using it{} fails.",
+            code(kept), code(helper.name), code(traced.name), code(helper.name), destination, place(where),
+            say(" at {}", place(usage)) if usage else ""),
+        fix=fix,
+        fix_note=say("Do not keep traced values in {}: to see {} outside, return it from {} and from {} with the "
+                     "result (a jitted function hands back everything through its return value).",
+                     destination, code(kept), code(helper.name), code(traced.name)),
+        where=where,
+        variable=kept,
+        function=helper.name,
+    )
+
+
 @pitfall("tracer-leak", "A traced value escaped from its function", "error", order=30, messages=("Leaked trace",))
 def tracer_leak(case) -> Diagnosis | None:
     """``tracer-leak``: a traced value stored outside its function, used after the trace.
@@ -116,6 +163,9 @@ def tracer_leak(case) -> Diagnosis | None:
     fnode = clues.function_node(parsed, traced.name, traced.line) if parsed else None
     if fnode is None or not isinstance(fnode, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
+    helper = _helper_that_made_it(origin, fnode, traced.file)
+    if helper is not None:
+        return _leak_from_helper(case, traced, origin, usage, *helper)
     created = clues.statement_at(parsed.tree, origin[1]) if origin else None
     variable = None
     if isinstance(created, ast.Assign) and isinstance(created.targets[0], ast.Name):
