@@ -87,3 +87,9 @@ def test_every_pitfall_has_a_title_and_a_severity(pitfall):
     known = PITFALLS[pitfall]
     assert known.title and known.severity in ("error", "warning")
     assert Diagnosis(pitfall, explanation="", fix="").severity == known.severity
+
+
+def test_a_fix_in_words_alone_still_shows_its_note():
+    shown = sample(fix="", fix_note=say("Use {} here.", code("jax.lax.while_loop")), alternatives=())
+    assert "<code>jax.lax.while_loop</code>" in shown.to_html() and '<pre class="jm-block' not in shown.to_html()
+    assert "Fix: Use `jax.lax.while_loop` here." in shown.to_text()

@@ -145,7 +145,7 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     if kind == "assert" and isinstance(holder, ast.Assert):
         fixes.append(_assert_rewrite(case, frame, holder, jn))
     if not fixes:
-        fixes.append((say("Let the compiled code decide, with JAX's own control flow:"), _control_flow_template(kind, cond_text, jn)))
+        fixes.append(_control_flow_template(kind, cond_text, jn))
     fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
     return case.diagnosis(
@@ -205,13 +205,11 @@ def _assert_rewrite(case: Case, frame: UserFrame, node: ast.Assert, jn) -> tuple
                 "result outside the jitted function):", code("checkify")), snippet)
 
 
-def _control_flow_template(kind: str, cond: str, jn) -> str:
+def _control_flow_template(kind: str, cond: str, jn) -> tuple:
+    """No rewrite of the user's code fits: JAX's control flow named in words (no code that would
+    not run as it stands)."""
     if kind == "while":
-        return (f"state = {jn.lax}.while_loop(lambda state: <condition on state>, body_function, initial_state)"
-                f"\n# your condition: {cond}")
-    return (f"result = {jn.jnp}.where({cond}, value_if_true, value_if_false)\n"
-            f"# or, to run only one of two functions:\n"
-            f"result = {jn.lax}.cond({cond}, true_function, false_function, operand)")
-
-
-# ------------------------------------------------------------------------------------------------
+        return (say("Let the compiled code loop: {} runs a body function while a condition function of the "
+                    "loop state ({}) holds.", code(f"{jn.lax}.while_loop(cond_fun, body_fun, init)"), code(cond)), "")
+    return (say("Let the compiled code decide: {} picks per element, {} runs one of two functions.",
+                code(f"{jn.jnp}.where({cond}, if_true, if_false)"), code(f"{jn.lax}.cond({cond}, true_fun, false_fun)")), "")

@@ -119,8 +119,8 @@ def traced_shape(case: Case) -> Diagnosis | None:
     if rewrite is not None:
         fixes.append(rewrite)
     if not fixes:
-        fixes.append((say("Take the size from an input's shape (a plain int while tracing), or pass it as a static argument:"),
-                      f"n = x.shape[0]   # a Python int, even under {jn.jit}\n{shown}"))
+        fixes.append((say("Take the size from an input's shape ({} is a plain int while tracing), or pass it as a "
+                          "static argument.", code("x.shape[0]")), ""))
     fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
     return case.diagnosis(

@@ -76,9 +76,10 @@ def html(diagnosis) -> str:
         code = f' <code class="jm-where-code">{_python_html(where.text)}</code>' if where.text else ""
         parts.append(f'<div class="jm-where" title="{title}"><span class="jm-muted">{escape(where.label)}</span>{code}</div>')
     parts.append(f'<p class="jm-explanation">{_words_html(diagnosis.explanation)}</p>')
-    if diagnosis.fix:
+    if diagnosis.fix or diagnosis.fix_note:  # a fix in words alone where no code would run as it stands
         note = f'<div class="jm-fix-note">{_words_html(diagnosis.fix_note)}</div>' if diagnosis.fix_note else ""
-        parts.append(f'<div class="jm-fix"><b>Fix</b>{note}<pre class="jm-block jm-python">{_python_html(diagnosis.fix)}</pre></div>')
+        block = f'<pre class="jm-block jm-python">{_python_html(diagnosis.fix)}</pre>' if diagnosis.fix else ""
+        parts.append(f'<div class="jm-fix"><b>Fix</b>{note}{block}</div>')
     for label, code in diagnosis.alternatives:
         block = f'<pre class="jm-block jm-python">{_python_html(code)}</pre>' if code else ""
         parts.append(f'<div class="jm-alternative"><div>{_words_html(label)}</div>{block}</div>')
@@ -130,11 +131,12 @@ def text(diagnosis, *, color: bool = False) -> str:
         where = diagnosis.where
         lines.append(f"  {dim(where.label)}: {where.text}" if where.text else f"  {dim(where.label)}")
     lines.append(_indent(_wrap(diagnosis.explanation), "  "))
-    if diagnosis.fix:
+    if diagnosis.fix or diagnosis.fix_note:
         note = _wrap("Fix: " + diagnosis.fix_note if diagnosis.fix_note else "Fix:")
         head, _, rest = note.partition("Fix:")
         lines.append(_indent(head + strong("Fix:") + rest, "  "))
-        lines.append(code(diagnosis.fix))
+        if diagnosis.fix:
+            lines.append(code(diagnosis.fix))
     for label, snippet in diagnosis.alternatives:
         lines.append(_indent(_wrap(label), "  "))
         if snippet:
