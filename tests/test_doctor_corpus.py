@@ -243,3 +243,22 @@ step(jnp.ones(3))
     apply(f"class Net:\n    def __init__(self):\n        self.last = None\n{textwrap.indent(found.fix, '    ')}\n", ns)
     assert run("net = Net()\nout = jax.jit(lambda x: net(x).sum())(jnp.ones(3))", ns) is None
     np.testing.assert_allclose(ns["out"], 2 * 3 * np.sin(1.0), rtol=1e-6)
+
+
+def test_sharp_bits_random_key_reused_is_a_warning_whose_fix_draws_independently():
+    ns = namespace()
+    run("def noise(key):\n    a = jax.random.normal(key, (3,))\n    b = jax.random.normal(key, (3,))\n    return a, b\n", ns)
+    a, b = ns["noise"](jax.random.key(0))
+    assert (a == b).all()  # the trap: the same numbers twice
+    (found,) = doctor.observe_trace(ns["noise"], jax.make_jaxpr(ns["noise"])(jax.random.key(0)))
+    assert found.pitfall == "key-reuse" and found.variable == "key"
+    apply(found.fix, ns)
+    a, b = jax.jit(ns["noise"])(jax.random.key(0))
+    assert not (a == b).any()
+
+
+def test_a_key_split_between_draws_is_not_reuse():
+    ns = namespace()
+    run("def noise(key):\n    a = jax.random.normal(key, (3,))\n    key, sub = jax.random.split(key)\n"
+        "    b = jax.random.normal(key, (3,))\n    return a, b\n", ns)
+    assert doctor.observe_trace(ns["noise"], jax.make_jaxpr(ns["noise"])(jax.random.key(0))) == []
