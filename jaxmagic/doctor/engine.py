@@ -57,7 +57,7 @@ def use_cell_namer(namer: CellNamer | None) -> None:
 
 def _run(pitfall: registry.Pitfall, argument: Any) -> Any:
     try:
-        return pitfall.recognise(argument)
+        return pitfall.run(argument)
     except Exception as exc:  # a recogniser broken by new JAX wording or odd code: say so, go on
         registry.record_failure(pitfall.id, exc)
         return None

@@ -5,6 +5,10 @@ JAX's messages it reads, its place in the order, and when it runs (``stage``):
 - ``"error"``: ``recognise(case) -> Diagnosis | None`` for an exception JAX raised;
 - ``"trace"``: ``recognise(traced) -> list[Diagnosis]`` for a function that traced fine.
 
+A recogniser may keep detection apart from description: the decorated function then only
+matches (``case -> facts | None``: what it found, no words), and ``@describes(id)`` declares the
+function that turns the facts into the diagnosis (``(case, facts) -> Diagnosis``).
+
 A recogniser that raises is logged and counted (``internal_errors``), never silent.
 
 >>> PITFALLS["baked-global"].severity
@@ -18,7 +22,7 @@ from __future__ import annotations
 import logging
 import traceback
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 DOCS = "docs/pitfalls.md"
@@ -44,6 +48,14 @@ class Pitfall:
     stage: str = "error"
     messages: tuple[str, ...] = ()  # fragments of JAX's messages the recogniser reads
     recognise: Callable | None = field(default=None, repr=False, compare=False)
+    describe: Callable | None = field(default=None, repr=False, compare=False)  # (subject, facts) -> Diagnosis
+
+    def run(self, subject):
+        """The recogniser on ``subject`` (a ``Case`` or a ``Traced``), then its describer if it has one."""
+        found = self.recognise(subject)
+        if found is None or self.describe is None:
+            return found
+        return self.describe(subject, found)
 
     @property
     def docs(self) -> str:
@@ -68,10 +80,36 @@ def pitfall(id: str, title: str, severity: str, *, order: int = 100, stage: str 
         raise ValueError(f"severity must be one of {SEVERITIES} and stage one of {STAGES}")
 
     def declare(recognise: Callable) -> Callable:
-        if id in PITFALLS and PITFALLS[id].recognise is not recognise:
+        known = PITFALLS.get(id)
+        if known is not None and _origin(known.recognise) != _origin(recognise):  # a reloaded module may declare again
             raise ValueError(f"pitfall {id!r} is declared twice")
         PITFALLS[id] = Pitfall(id, title, severity, order, stage, tuple(messages), recognise)
         return recognise
+
+    return declare
+
+
+def _origin(function: Callable | None) -> tuple:
+    return (getattr(function, "__module__", None), getattr(function, "__qualname__", None))
+
+
+def describes(id: str) -> Callable[[Callable], Callable]:
+    """Declare the describer of pitfall ``id``: ``(case, facts) -> Diagnosis``, the words and the
+    fix for what its recogniser matched.
+
+    >>> @pitfall("example-split", "An example", "error")
+    ... def match_example(case):
+    ...     return {"name": "n"}
+    >>> @describes("example-split")
+    ... def describe_example(case, facts):
+    ...     return f"{facts['name']} is traced"
+    >>> PITFALLS.pop("example-split").run(None)
+    'n is traced'
+    """
+
+    def declare(describe: Callable) -> Callable:
+        PITFALLS[id] = replace(PITFALLS[id], describe=describe)
+        return describe
 
     return declare
 
