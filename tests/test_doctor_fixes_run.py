@@ -166,3 +166,26 @@ def test_a_global_counter_is_not_turned_into_a_parameter():
     compile(baked.fix, "<fix>", "exec")  # no `global n_calls` left beside a parameter n_calls
     apply(baked.fix, ns)
     np.testing.assert_allclose(jax.jit(ns["counted"])(X, 3.0), X * 3.0)
+
+
+def test_an_equinox_field_used_as_a_size_is_declared_static():
+    source = """
+    import equinox as eqx
+
+    class Head(eqx.Module):
+        weight: jax.Array
+        n: int
+
+        def __call__(self, x):
+            return x[:self.n] * self.weight[:self.n]
+
+    @jax.jit
+    def apply(model, x):
+        return model(x)
+
+    model = Head(jnp.arange(4.0), 2)
+    """
+    found = fix_runs(source, "apply(model, x)", expected=np.array([0.0, -2.0], dtype=np.float32),
+                     fixed_call="apply(Head(jnp.arange(4.0), 2), x)", x=X)
+    assert found.pitfall == "traced-shape" and "n: int = eqx.field(static=True)" in found.fix
+    assert "jax.jit(static_argnames" not in found.fix

@@ -300,6 +300,40 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     return rewrites.with_edits(parsed.lines, first, last, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line])
 
 
+def static_field_choice(case: Case, frame: UserFrame, node: ast.AST | None) -> tuple[Words, str] | None:
+    """``self.n`` traced inside an Equinox module (a field JAX traces as a leaf): the field declared
+    static in the class, ``n: int = eqx.field(static=True)``, with its label. ``None`` otherwise."""
+    import sys
+
+    eqx = sys.modules.get("equinox")
+    owner = frame.lookup("self") if frame is not None else MISSING
+    if node is None or eqx is None or owner is MISSING or not isinstance(owner, eqx.Module):
+        return None
+    fields = [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+              and n.value.id == "self" and clues.is_tracer(getattr(owner, n.attr, None))]
+    parsed = case.parsed(frame)
+    if not fields or parsed is None:
+        return None
+    cls = next((c for c in clues.nodes_in(parsed.tree, ast.ClassDef)
+                if c.name == type(owner).__name__ and c.lineno <= frame.line <= c.end_lineno), None)
+    declared = {s.target.id: s for s in (cls.body if cls else []) if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    if cls is None or any(f not in declared for f in fields):
+        return None
+    name = rewrites.alias(frame.frame.f_globals, eqx, "eqx")
+    edits = []
+    for field_name in dict.fromkeys(fields):
+        statement = declared[field_name]
+        if statement.value is None:
+            at = clues.Span(statement.end_lineno, statement.end_lineno, statement.end_col_offset, statement.end_col_offset)
+            edits.append(rewrites.Edit(at, f" = {name}.field(static=True)"))
+        else:
+            default = clues.source_of(parsed, statement.value)
+            edits.append(rewrites.Edit(clues.Span.of(statement.value), f"{name}.field(default={default}, static=True)"))
+    fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, edits)
+    return (say("Declare {} a static field of {}: JAX then sees a plain Python value, not a traced leaf (rebuild the "
+                "model after redefining the class).", name_list(dict.fromkeys(fields)), code(cls.name)), fixed)
+
+
 def jit_library(case: Case) -> str:
     """How the traced function is jitted where the user wrote it: ``"jax"``, ``"nnx"`` or ``"eqx"``."""
     frame = case.traced_frame

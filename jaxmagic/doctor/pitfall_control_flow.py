@@ -13,7 +13,7 @@ import jax
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case, depends_on, function_source, kind_of, magic_hint, static_choice
+from jaxmagic.doctor.case import Case, depends_on, function_source, kind_of, magic_hint, static_choice, static_field_choice
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import pitfall
@@ -107,7 +107,9 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     traced_names = [n for n in (clues.names_in(cond) if cond is not None else []) if clues.is_tracer(frame.lookup(n))]
     if ambiguous and not traced_names:
         return None  # NumPy's own ambiguity outside any trace: a plain bug, not a JIT trap
-    cond_text = case.text(frame, cond) if cond is not None else (frame.source_line(case.cell_namer).text or "the condition")
+    line_text = frame.source_line(case.cell_namer).text
+    cond_text = case.text(frame, cond) if cond is not None else (
+        line_text if line_text and not line_text.lstrip().startswith("%") else "the condition")
     depends = depends_on(case, frame, cond)
     variable = depends[0] if depends else None
     where = case.where(frame)
@@ -136,11 +138,13 @@ def python_control_flow(case: Case) -> Diagnosis | None:
         "JAX then compiles {} once per value it is called with, and your {} sees a plain Python value.",
         code(fname), code(kind) if kind in ("if", "while") else "condition")) if static_names else None
     static = [choice] if choice else []
+    field = static_field_choice(case, frame, cond)
+    static = [field, *static] if field else static
     fixed_static = choice[1] if choice else None
     rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, scalar)
     kept_traced = [rewrite] if rewrite is not None else []
     # A setting (a bool, an int, a string) is best made static; data is best kept traced.
-    flag = bool(static_names) and all(case.is_flag(n) for n in static_names)
+    flag = bool(field) or (bool(static_names) and all(case.is_flag(n) for n in static_names))
     fixes += (static + kept_traced) if flag else (kept_traced + static)
     if kind == "assert" and isinstance(holder, ast.Assert):
         fixes.append(_assert_rewrite(case, frame, holder, jn))

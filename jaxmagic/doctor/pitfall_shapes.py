@@ -12,7 +12,7 @@ import jax
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case, depends_on, function_source, magic_hint, static_choice
+from jaxmagic.doctor.case import Case, depends_on, function_source, magic_hint, static_choice, static_field_choice
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.masking import mask_edits
@@ -111,6 +111,8 @@ def traced_shape(case: Case) -> Diagnosis | None:
 
     fixes: list[tuple[str, str]] = []
     static_names = case.static_candidates(depends) if kind not in ("mask", "masked-update") else []
+    field = static_field_choice(case, frame, size_node) if kind != "mask" else None
+    fixes += [field] if field else []
     choice = static_choice(case, static_names, say(
         "it is then a plain int while JAX traces (each new value compiles {} once more).", code(fname))) if static_names else None
     fixed_static = choice[1] if choice else None

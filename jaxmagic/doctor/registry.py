@@ -136,7 +136,7 @@ def record_failure(pitfall_id: str, exc: BaseException) -> None:
     line = f"{pitfall_id}: {type(exc).__name__}: {exc}"
     _ERRORS.append(line)
     log.warning("jaxmagic doctor: the %s recogniser failed\n%s", pitfall_id,
-                "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip())
+                "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, chain=False)).rstrip())
 
 
 def internal_errors() -> list[str]:
