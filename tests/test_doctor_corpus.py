@@ -44,6 +44,11 @@ FIXES_THAT_RUN = [
      def pick(i):
          return lookup_table[i]
      """, "pick(4)", "numpy-in-jit", None, None),
+    ("errors: TracerIntegerConversionError, np.split with a traced axis", """
+     @jax.jit
+     def halves(v, axis):
+         return np.split(v, 2, axis)
+     """, "halves(np.arange(4), 0)", "numpy-in-jit", None, None),
     ("errors: TracerIntegerConversionError, a list indexed by a traced index", """
      weights = [1.0, 2.0, 3.0]
      @jax.jit

@@ -98,6 +98,11 @@ def numpy_in_jit(case: Case) -> Diagnosis | None:
     variable = depends[0] if depends else None
     fname = case.function_name or frame.function
     where = case.where(frame)
+    settings = _settings_in(case, frame, call)
+    use = _jit_decorator(case, frame) if settings else None
+    if use is not None:
+        # np.split(v, 2, axis) with a traced axis: jnp.split needs the axis as a plain int too
+        edits.append(rewrites.add_static_edit(use, settings, parsed.lines, jn.jit))
     rewritten = function_source(case, frame, edits)
     explanation = say(
         "{} is NumPy: it needs real numbers, but inside {} {} is traced, a stand-in with a shape and a dtype and "
@@ -105,6 +110,8 @@ def numpy_in_jit(case: Case) -> Diagnosis | None:
         code(written), code(fname), code(variable) if variable else "its argument", place(where), code(f"{jn.jnp}.{path}"))
     note = say("Use {} instead of NumPy inside a jitted function", code(jn.jnp))
     note += say(" ({}).", names(dict.fromkeys(replaced))) if replaced else "."
+    if use is not None:
+        note += say(" {} set an axis or a count, so they are made static.", names(settings))
     return case.diagnosis(
         "numpy-in-jit",
         explanation=explanation,
@@ -114,6 +121,21 @@ def numpy_in_jit(case: Case) -> Diagnosis | None:
         variable=variable,
         alternatives=(("If you need NumPy itself, call it outside the jitted function, on its result:", f"result = {fname}(...)\n{written}(result)"),),
     )
+
+
+def _settings_in(case: Case, frame: UserFrame, call: ast.Call) -> list[str]:
+    """Traced scalar parameters passed to the call after its first argument (an axis, a count)."""
+    later = [n for arg in call.args[1:] + [k.value for k in call.keywords] for n in clues.names_in(arg)]
+    return case.scalar_arguments(list(dict.fromkeys(later)))
+
+
+def _jit_decorator(case: Case, frame: UserFrame):
+    """The ``jax.jit`` decorator of the traced function, when the user wrote one on it."""
+    found = clues.function_of_code(frame.code)
+    if found is None or frame is not case.traced_frame:
+        return None
+    use = rewrites.decorator_jit(found[1], frame.lookup)
+    return use if use is not None and use.library != "eqx" else None
 
 
 def _numpy_array_indexed(case: Case, frame: UserFrame, node: ast.Subscript) -> Diagnosis:

@@ -178,8 +178,9 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
             at = Span(node.end_lineno, node.end_lineno, node.end_col_offset - 1, node.end_col_offset - 1)
             edit = rewrites.Edit(at, f", size={first}.size")
             rewritten = function_source(case, frame, [edit])
-            return (say("Give {} a fixed output size (padded with the fill value):", code(ast.unparse(node.func))),
-                    rewritten) if rewritten else None
+            return (say("Give {} a fixed output size. The result is padded with {} (0 by default, which is also a "
+                        "valid index: leave the padding out of what you compute from it).", code(ast.unparse(node.func)),
+                        code("fill_value")), rewritten) if rewritten else None
     return None
 
 
