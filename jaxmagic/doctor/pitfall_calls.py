@@ -12,6 +12,7 @@ import ast
 import inspect
 import linecache
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -21,7 +22,7 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private, sources
 from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import code, place, say
 
 MAX_SEARCHED_FILES = 60  # cells and files searched for the call that donated an array
@@ -73,9 +74,23 @@ def _hashable_form(case, frame: UserFrame, node: ast.expr) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class UnhashableStatic:
+    """What ``unhashable_static`` found: the call, the jitted callee and its options, the static
+    parameter and the argument written for it (where known), and how JAX showed the value."""
+
+    call: ast.Call | None
+    callee: Any
+    options: Any
+    parameter: str | None
+    argument: ast.expr | None
+    type_name: str
+    shown_value: str
+
+
 @pitfall("unhashable-static", "An unhashable value passed as a static argument", "error", order=10,
          messages=("Non-hashable static arguments are not supported",))
-def unhashable_static(case) -> Diagnosis | None:
+def unhashable_static(case) -> UnhashableStatic | None:
     """``unhashable-static``: a list, dict or array passed where ``jax.jit`` expects a static value.
 
     >>> import jax, jax.numpy as jnp
@@ -84,7 +99,8 @@ def unhashable_static(case) -> Diagnosis | None:
     >>> try:
     ...     tile(jnp.ones(2), [2])
     ... except ValueError as exc:
-    ...     found = unhashable_static(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe_unhashable_static(case, unhashable_static(case))
     >>> found.pitfall, found.variable, found.fix
     ('unhashable-static', 'reps', 'tile(jnp.ones(2), (2,))')
     """
@@ -114,21 +130,29 @@ def unhashable_static(case) -> Diagnosis | None:
             if _is_unhashable(value) or (value is MISSING and literal):
                 parameter, argument = name, node
                 break
-    fname = _callee_name(call, callee)
+    return UnhashableStatic(call, callee, options, parameter, argument, type_name, shown_value)
+
+
+@describes("unhashable-static")
+def describe_unhashable_static(case, found: UnhashableStatic) -> Diagnosis:
+    """The argument written as a tuple, in words and as the user's call changed."""
+    frame = case.innermost
+    fname = _callee_name(found.call, found.callee)
     where = case.where(frame)
+    parameter, argument, options = found.parameter, found.argument, found.options
     what = code(parameter) if parameter else "A static argument"
     written = say(" ({})", code(case.text(frame, argument))) if argument is not None else ""
     how = ""
     if options is not None and parameter is not None:
-        sig = rewrites.signature_of(callee)
+        sig = rewrites.signature_of(found.callee)
         index = list(sig.parameters).index(parameter) if sig and parameter in sig.parameters else None
         how = say(" ({})", code(f"static_argnums=({index},)") if index in options.static_argnums
                   else code(f'static_argnames=("{parameter}",)'))
     explanation = say(
         "{} is a static argument of {}{}: JAX compiles one version per static value and finds it again by the "
         "value's hash, so a static value must be hashable. Here it got a {}{}{}, which is not ({}).",
-        what, code(fname), how, type_name, written,
-        f" holding {shown_value}" if shown_value and argument is None else "", place(where))
+        what, code(fname), how, found.type_name, written,
+        f" holding {found.shown_value}" if found.shown_value and argument is None else "", place(where))
     replacement = _hashable_form(case, frame, argument) if argument is not None else None
     parsed = case.parsed(frame)
     statement = case.statement(frame)
@@ -136,9 +160,10 @@ def unhashable_static(case) -> Diagnosis | None:
         fix = rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)])
         note = say("Pass a tuple: {} is hashable, and reads the same to code that indexes or iterates it.", code(replacement))
     else:
-        example = _tuple_text(shown_value) if shown_value else None
-        fix = f"{fname}(..., {example or '(a, b)'})   # a tuple, not a {type_name}"
-        note = "Pass a tuple (hashable) instead of a list or an array."
+        example = _tuple_text(found.shown_value) if found.shown_value else None
+        fix = ""  # the call is not known as written: the way to fix it, in words
+        note = say("Pass a tuple{} (hashable) instead of a {}.", say(" such as {}", code(example)) if example else "",
+                   found.type_name)
     alternatives = (
         (say("If {} is data (numbers to compute with), not a setting, do not make it static: pass it as an ordinary "
              "argument, traced like the others.", what if parameter else "it"), ""),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
@@ -18,7 +19,7 @@ from jaxmagic import sources
 from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, function_node, global_loads, with_edits
 from jaxmagic.doctor.words import code, place, say
 
@@ -141,9 +142,20 @@ def _printed_name(call: ast.Call | None) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class FormattedTracer:
+    """What ``formatted_print`` found: the f-string, the call it is in, whether that is ``print``,
+    and the traced name it formats."""
+
+    joined: ast.JoinedStr
+    call: ast.Call
+    is_print: bool
+    variable: str | None
+
+
 @pitfall("formatted-tracer", "A traced value formatted as a number (print, logging)", "error", order=80,
          messages=("unsupported format string passed to",))
-def formatted_print(case: Case) -> Diagnosis | None:
+def formatted_print(case: Case) -> FormattedTracer | None:
     """``print(f"{loss:.3f}")`` (or a logging call) inside a jitted function: a traced value
     cannot be formatted as a number, and the call would run only while tracing anyway.
 
@@ -154,7 +166,8 @@ def formatted_print(case: Case) -> Diagnosis | None:
     >>> try:
     ...     jax.jit(show)(jnp.ones(2))
     ... except TypeError as exc:
-    ...     found = formatted_print(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe_formatted_print(case, formatted_print(case))
     >>> found.fix.splitlines()[1].strip()
     'jax.debug.print("sum {:.2f}", x.sum())'
     """
@@ -169,27 +182,35 @@ def formatted_print(case: Case) -> Diagnosis | None:
     call = node if isinstance(node, ast.Call) else clues.enclosing(parsed.tree, node, ast.Call)
     if joined is None or call is None:
         return None
-    jn = case.names(frame)
     is_print = isinstance(call.func, ast.Name) and call.func.id == "print"
-    shaped = call if is_print else ast.Call(func=ast.Name("print"), args=[joined], keywords=[])
+    variable = next((n for n in clues.names_in(joined) if clues.is_tracer(frame.lookup(n))), None)
+    return FormattedTracer(joined, call, is_print, variable)
+
+
+@describes("formatted-tracer")
+def describe_formatted_print(case: Case, found: FormattedTracer) -> Diagnosis | None:
+    """The call rewritten as ``jax.debug.print`` with the same format, in words and as code."""
+    frame = case.innermost
+    parsed = case.parsed(frame)
+    jn = case.names(frame)
+    shaped = found.call if found.is_print else ast.Call(func=ast.Name("print"), args=[found.joined], keywords=[])
     replacement = rewrites.debug_print_call(shaped, parsed, jn.jax)
     if replacement is None:
         return None
     fname = case.function_name or frame.function
     where = case.where(frame)
-    variable = next((n for n in clues.names_in(joined) if clues.is_tracer(frame.lookup(n))), None)
-    written = "print" if is_print else ast.unparse(call.func)
-    alternatives = () if is_print else (
+    written = "print" if found.is_print else ast.unparse(found.call.func)
+    alternatives = () if found.is_print else (
         (say("To keep {}, call it outside the jitted function, on the values it returns.", code(written)), ""),)
     return case.diagnosis(
         "formatted-tracer",
         explanation=say(
             "{} in {} ({}) runs while JAX traces {}, when {} is a tracer, a stand-in with no value yet, so it "
             "cannot be formatted as a number. (Plain Python like this would run only at trace time anyway, not on "
-            "each call.)", code(written), code(fname), place(where), code(fname), code(variable or "the value")),
-        fix=function_source(case, frame, [rewrites.Edit(Span.of(call), replacement)]) or replacement,
+            "each call.)", code(written), code(fname), place(where), code(fname), code(found.variable or "the value")),
+        fix=function_source(case, frame, [rewrites.Edit(Span.of(found.call), replacement)]) or replacement,
         fix_note=say("{} formats the real value, inside the compiled code, on every call.", code(f"{jn.jax}.debug.print")),
         alternatives=alternatives,
         where=where,
-        variable=variable,
+        variable=found.variable,
     )
