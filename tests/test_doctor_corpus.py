@@ -267,3 +267,32 @@ def test_a_key_split_between_draws_is_not_reuse():
     run("def noise(key):\n    a = jax.random.normal(key, (3,))\n    key, sub = jax.random.split(key)\n"
         "    b = jax.random.normal(key, (3,))\n    return a, b\n", ns)
     assert doctor.observe_trace(ns["noise"], jax.make_jaxpr(ns["noise"])(jax.random.key(0))) == []
+
+
+def test_sharp_bits_jit_on_a_method_gets_a_jitted_function_of_its_attributes_that_sees_changes():
+    definition = """
+class Scaler:
+    def __init__(self, factor, on):
+        self.factor = factor
+        self.on = on
+
+    @jax.jit
+    def apply(self, y):
+        if self.on:
+            return self.factor * y
+        return y
+
+s = Scaler(2.0, True)
+"""
+    found, ns, error = diagnosed(definition, "s.apply(3.0)")
+    assert found.pitfall == "non-array-argument" and found.variable == "self"
+    assert 'static_argnames=("on",)' in found.fix and "def apply(self, y):" in found.fix
+    apply(found.fix, ns)
+    assert run("s = Scaler(2.0, True)\nfirst = s.apply(3.0)\ns.on = False\nsecond = s.apply(3.0)", ns) is None
+    assert float(ns["first"]) == 6.0 and float(ns["second"]) == 3.0  # the change is seen, not a stale compile
+
+
+def test_a_string_setting_passed_to_a_jitted_function_is_made_static():
+    found = fix_runs("@jax.jit\ndef act(x, name):\n    return x * 2 if name == 'double' else x\n",
+                     "act(x, 'double')", x=np.float32(1.5))
+    assert found.pitfall == "non-array-argument" and found.static_argnames == ("name",)
