@@ -296,3 +296,22 @@ def test_a_string_setting_passed_to_a_jitted_function_is_made_static():
     found = fix_runs("@jax.jit\ndef act(x, name):\n    return x * 2 if name == 'double' else x\n",
                      "act(x, 'double')", x=np.float32(1.5))
     assert found.pitfall == "non-array-argument" and found.static_argnames == ("name",)
+
+
+def test_equinox_donation_is_found_at_the_filter_jit_call_that_donated():
+    definition = """
+import equinox as eqx
+
+@eqx.filter_jit(donate="all")
+def step(params):
+    return jax.tree_util.tree_map(lambda p: p * 2, params)
+
+params = {"w": jnp.ones(3)}
+new = step(params)
+"""
+    found, ns, error = diagnosed(definition, "params['w'] + 1")
+    assert found.pitfall == "donated-buffer" and found.variable == "params"
+    assert 'donate="all"' in found.explanation and found.fix.startswith("params = step(params)")
+    ns["params"] = {"w": jax.numpy.ones(3)}
+    apply(found.fix, ns)
+    assert run("after = params['w'] + 1", ns) is None and float(ns["after"][0]) == 3.0

@@ -214,7 +214,24 @@ def _has_deleted(value: Any) -> bool:
     return False
 
 
+def _eqx_jit(fn: Any) -> bool:
+    """True for a function wrapped in ``eqx.filter_jit`` (Equinox's own donation options)."""
+    return type(fn).__name__ == "_JitWrapper" and type(fn).__module__.startswith("equinox")
+
+
+def _donation_option(fn: Any) -> str:
+    """How the user asked for donation, as written: ``donate_argnums`` or Equinox's ``donate=...``."""
+    if _eqx_jit(fn):
+        return 'donate="all"' if getattr(fn, "donate_first", False) else 'donate="all-except-first"'
+    return "donate_argnums"
+
+
 def _donated_positions(fn: Any) -> tuple[set[int], set[str]]:
+    if _eqx_jit(fn):
+        sig = rewrites.signature_of(fn)
+        params = list(sig.parameters) if sig else []
+        donated = {i for i in range(len(params)) if (fn.donate_first if i == 0 else fn.donate_rest)}
+        return donated, {params[i] for i in donated}
     options = _jax_private.jit_options(fn)
     names = set(options.donate_argnames)
     sig = rewrites.signature_of(fn)
@@ -256,7 +273,7 @@ def _find_donation(case, frame: UserFrame, variable: str):
             if index == 0 and parsed.file == frame.file and call.lineno >= frame.line:
                 continue
             callee = clues.resolve(call.func, frame.lookup)
-            if not _jax_private.is_jitted(callee):
+            if not (_jax_private.is_jitted(callee) or _eqx_jit(callee)):
                 continue
             positions, names = _donated_positions(callee)
             passed = {name: node for name, node in rewrites.call_parameters(call, callee).items()}
@@ -308,16 +325,17 @@ def donated_buffer(case) -> Diagnosis | None:
         explanation = say(
             "{} was donated to a jitted function ({}): JAX reused its memory for that function's result and deleted "
             "the array, so {} cannot be read any more ({}).", code(variable), code("donate_argnums"), code(variable), place(where))
-        fix = f"{variable} = jitted_function({variable}, ...)   # keep what the call that donated it returned, under the same name"
-        note = "Use the jitted call's result from then on; rebinding the same name makes that hard to get wrong."
+        fix = ""  # the donating call was not found in your code: the fix in words
+        note = say("Keep what the call that donated {} returned, under the same name ({}): the name then always "
+                   "holds a live array.", code(variable), code(f"{variable} = step({variable}, ...)"))
         return case.diagnosis("donated-buffer", explanation=explanation, fix=fix, fix_note=note, where=where, variable=variable, function=None)
     parsed, call, callee, parameter = donation
     fname = _callee_name(call, callee)
     donated_at = sources.source_line(parsed.file, call.lineno, "", case.cell_namer)
     explanation = say(
-        "{} was donated to {} (its parameter {} is in {}) at {}: JAX reused the array's memory for {}'s result and "
+        "{} was donated to {} (its parameter {} is donated: {}) at {}: JAX reused the array's memory for {}'s result and "
         "deleted it. Reading {} afterwards ({}) finds nothing there.", code(variable), code(fname), code(parameter),
-        code("donate_argnums"), place(donated_at), code(fname), code(variable), place(where))
+        code(_donation_option(callee)), place(donated_at), code(fname), code(variable), place(where))
     donating = clues.statement_at(parsed.tree, call.lineno)
     edits, note = [], ""
     if isinstance(donating, ast.Assign) and len(donating.targets) == 1:
@@ -342,7 +360,7 @@ def donated_buffer(case) -> Diagnosis | None:
     alternatives = []
     if keep:
         alternatives.append((say("If you still need the old {}, donate a copy (it costs one copy per call):", code(variable)), keep))
-    alternatives.append((say("Or stop donating: remove {} from the {} of {}.", code("donate_argnums"), code("jax.jit"), code(fname)), ""))
+    alternatives.append((say("Or stop donating: remove {} from the jit of {}.", code(_donation_option(callee)), code(fname)), ""))
     return case.diagnosis(
         "donated-buffer",
         explanation=explanation,
