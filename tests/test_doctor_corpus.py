@@ -315,3 +315,9 @@ new = step(params)
     ns["params"] = {"w": jax.numpy.ones(3)}
     apply(found.fix, ns)
     assert run("after = params['w'] + 1", ns) is None and float(ns["after"][0]) == 3.0
+
+
+def test_sharp_bits_and_on_arrays_outside_jit_becomes_logical_and():
+    found = fix_runs("def both(a, b):\n    return (a > 0) and (b > 0)\n", "both(a, b)",
+                     expected=np.array([True, False]), a=np.array([1.0, 2.0]), b=np.array([3.0, -4.0]))
+    assert found.pitfall == "array-truth-value"

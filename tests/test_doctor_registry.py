@@ -75,6 +75,7 @@ PRODUCERS = {
     "JAX arrays are immutable and do not support in-place item assignment": lambda: message(X.__setitem__, 0, 1.0),
     "requires ndarray or scalar arguments, got <class 'list'> at position": lambda: message(jnp.sum, [1, 2, 3]),
     "as an abstract array. The problematic value is of type": lambda: message(jax.jit(lambda x, s: x), X, "a"),
+    "truth value of an array with more than one element is ambiguous": lambda: message(lambda: (X > 0) and (X > 1)),
     "truth value of an array": lambda: message(jax.jit(lambda x: jnp.where(x, 1, 0) if x else x), X),
     "The error occurred while tracing the function": lambda: message(jax.jit(lambda n: jnp.zeros(n)), 2),
     "The function being traced when the value leaked was": _leak_message,
