@@ -7,6 +7,7 @@ the statement with ``jax.lax.cond`` / ``jnp.where`` / ``jax.lax.while_loop`` / `
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import jax
 
@@ -16,7 +17,7 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import Case, depends_on, function_source, kind_of, magic_hint, static_choice, static_field_choice
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import Words, code, place, say
 
 
@@ -78,9 +79,24 @@ def _parent_of(tree: ast.AST, child: ast.AST) -> ast.AST | None:
     return None
 
 
+@dataclass(frozen=True)
+class TracedCondition:
+    """What ``python_control_flow`` found: the construct (``if``, ``while``, ``and-or``...), the
+    condition and the statement holding it, the traced names it depends on, and which could be static."""
+
+    kind: str
+    cond: ast.expr | None
+    holder: ast.AST | None
+    cond_text: str
+    depends: tuple[str, ...]
+    ambiguous: bool  # NumPy's "truth value of an array" on a traced array
+    scalar: bool  # one value (not under vmap): lax.cond can choose
+    static_names: tuple[str, ...]
+
+
 @pitfall("python-control-flow", "Python if / while on a traced value", "error", order=50,
          messages=("truth value of an array",))
-def python_control_flow(case: Case) -> Diagnosis | None:
+def python_control_flow(case: Case) -> TracedCondition | None:
     """``python-control-flow``: ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value.
 
     >>> import jax, jax.numpy as jnp
@@ -92,7 +108,8 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     >>> try:
     ...     jax.jit(halve)(jnp.ones(2), 3)
     ... except Exception as exc:
-    ...     found = python_control_flow(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe(case, python_control_flow(case))
     >>> found.variable, found.where.text, found.static_argnames
     ('n', 'while n > 0:', ('n',))
     """
@@ -111,12 +128,24 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     cond_text = case.text(frame, cond) if cond is not None else (
         line_text if line_text and not line_text.lstrip().startswith("%") else "the condition")
     depends = depends_on(case, frame, cond)
+    return TracedCondition(
+        kind=kind, cond=cond, holder=holder, cond_text=cond_text, depends=tuple(depends), ambiguous=ambiguous,
+        scalar=not ambiguous and not case.batched,  # under vmap a condition holds one value per example
+        static_names=tuple(case.static_candidates(depends) if not ambiguous else ()),
+    )
+
+
+@describes("python-control-flow")
+def describe(case: Case, found: TracedCondition) -> Diagnosis:
+    """Why Python's construct stopped the trace, and the fixes in the order that fits the value."""
+    frame = case.innermost
+    kind, cond, holder, cond_text, ambiguous, scalar = (
+        found.kind, found.cond, found.holder, found.cond_text, found.ambiguous, found.scalar)
+    depends, static_names = list(found.depends), list(found.static_names)
     variable = depends[0] if depends else None
     where = case.where(frame)
     fname = case.function_name or frame.function
     jn = case.names(frame)
-    scalar = not ambiguous and not case.batched  # under vmap a condition holds one value per example
-    static_names = case.static_candidates(depends) if not ambiguous else []
 
     construct = _construct(kind, cond_text)
     if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
