@@ -6,6 +6,7 @@ a fixed ``size=``.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import jax
 
@@ -16,7 +17,7 @@ from jaxmagic.doctor.case import Case, depends_on, function_source, magic_hint, 
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.masking import mask_edits
-from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import code, place, say
 
 
@@ -34,8 +35,21 @@ _SHAPE_MESSAGES = (
 )
 
 
+@dataclass(frozen=True)
+class TracedSize:
+    """What ``traced_shape`` found: the kind of size (``slice``, ``range``, ``mask``, ``masked-update``,
+    ``setting`` or ``size``), the failing expression, the part that sets the size, its statement, and
+    the traced names it depends on."""
+
+    kind: str
+    node: ast.AST
+    size_node: ast.AST
+    statement: ast.stmt | None
+    depends: tuple[str, ...]
+
+
 @pitfall("traced-shape", "A size or slice that depends on a traced value", "error", order=70, messages=_SHAPE_MESSAGES)
-def traced_shape(case: Case) -> Diagnosis | None:
+def traced_shape(case: Case) -> TracedSize | None:
     """``traced-shape``: a size, slice bound, ``range()`` count or mask from a traced value.
 
     >>> import jax, jax.numpy as jnp
@@ -45,7 +59,8 @@ def traced_shape(case: Case) -> Diagnosis | None:
     >>> try:
     ...     jax.jit(zeros_like_n)(jnp.ones(2), 3)
     ... except TypeError as exc:
-    ...     found = traced_shape(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe(case, traced_shape(case))
     >>> found.pitfall, found.variable, found.static_argnames
     ('traced-shape', 'n', ('n',))
     """
@@ -67,10 +82,6 @@ def traced_shape(case: Case) -> Diagnosis | None:
     statement = clues.statement_at(parsed.tree, frame.line)
     if node is None:
         return None
-    jn = case.names(frame)
-    fname = case.function_name or frame.function
-    where = case.where(frame)
-
     kind, size_node = "size", node
     masked_update = _masked_update(node, statement) if boolean_mask else None
     if masked_update is not None:
@@ -87,6 +98,17 @@ def traced_shape(case: Case) -> Diagnosis | None:
     depends = depends_on(case, frame, size_node)
     if kind == "slice":
         depends = [d for d in depends if d not in clues.names_in(node.value)] or depends
+    return TracedSize(kind, node, size_node, statement, tuple(depends))
+
+
+@describes("traced-shape")
+def describe(case: Case, found: TracedSize) -> Diagnosis:
+    """Why the size cannot be compiled, and the fixes: static where it is a setting, a fixed shape otherwise."""
+    frame = case.innermost
+    kind, node, size_node, statement, depends = found.kind, found.node, found.size_node, found.statement, list(found.depends)
+    jn = case.names(frame)
+    fname = case.function_name or frame.function
+    where = case.where(frame)
     variable = depends[0] if depends else None
     shown = case.text(frame, node)
     subject = code(variable) if variable else code(case.text(frame, size_node))
