@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import jax
 
@@ -19,7 +20,7 @@ from jaxmagic.doctor.case import Case, depends_on, function_source, static_choic
 from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.masking import mask_edits
-from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import code, place, say
 
 
@@ -110,8 +111,21 @@ def _math_function(node: ast.AST, frame: UserFrame) -> str | None:
     return name
 
 
+@dataclass(frozen=True)
+class ScalarConversion:
+    """What ``python_scalar_conversion`` found: the kind (``math``, ``cast``, ``item``, ``list-index``),
+    the failing expression, the traced value in it, the ``math`` function, and the ``for`` loop
+    whose ``range`` it counts, if any."""
+
+    kind: str
+    node: ast.AST
+    value_node: ast.AST
+    math_function: str | None
+    loop: ast.For | None
+
+
 @pitfall("python-scalar-conversion", "int() / float() / .item() on a traced value", "error", order=60)
-def python_scalar_conversion(case: Case) -> Diagnosis | None:
+def python_scalar_conversion(case: Case) -> ScalarConversion | None:
     """``python-scalar-conversion``: ``int()``, ``float()``, ``.item()``, ``math.*`` on a traced value,
     or a Python list indexed by one.
 
@@ -122,7 +136,8 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
     >>> try:
     ...     jax.jit(mean)(jnp.ones(2))
     ... except TypeError as exc:
-    ...     found = python_scalar_conversion(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe(case, python_scalar_conversion(case))
     >>> found.fix.splitlines()[-1].strip()
     'return x.sum() / 2'
     """
@@ -135,37 +150,48 @@ def python_scalar_conversion(case: Case) -> Diagnosis | None:
     node = case.expression(frame)
     if node is None:
         return None
-    jn = case.names(frame)
     math_function = _math_function(node, frame)
     if math_function is not None:
-        # math.sqrt(x) -> jnp.sqrt(x): math works on Python floats only.
-        value_node = node.args[0] if node.args else node
-        edit, shown = rewrites.Edit(Span.of(node.func), f"{jn.jnp}.{math_function}"), case.text(frame, node)
+        kind, value_node = "math", node.args[0] if node.args else node
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "complex") and node.args:
+        kind, value_node = "cast", node.args[0]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist") and not node.args:
+        kind, value_node = "item", node.func.value
+    elif isinstance(node, ast.Subscript) and isinstance(exc, jax.errors.TracerIntegerConversionError):
+        container = frame.resolve(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else MISSING
+        if not isinstance(container, (list, tuple)):
+            return None
+        kind, value_node = "list-index", node.slice
+    else:
+        return None
+    return ScalarConversion(kind, node, value_node, math_function, _range_loop(case, frame, node))
+
+
+@describes("python-scalar-conversion")
+def describe(case: Case, found: ScalarConversion) -> Diagnosis:
+    """The conversion undone (the value stays an array), or a loop count made static / a fori_loop."""
+    frame = case.innermost
+    jn = case.names(frame)
+    node, value_node, math_function = found.node, found.value_node, found.math_function
+    if found.loop is not None:
+        return _loop_count(case, frame, node, value_node, found.loop, jn)
+    if found.kind == "math":
+        # math.sqrt(x) -> jnp.sqrt(x): math works on Python floats only.
+        edit, shown = rewrites.Edit(Span.of(node.func), f"{jn.jnp}.{math_function}"), case.text(frame, node)
+    elif found.kind == "cast":
         # float(loss) -> loss.astype(float): the same number, still an array the compiled code computes.
-        value_node = node.args[0]
         inner = case.text(frame, value_node)
         atomic = isinstance(value_node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
         target = node.func.id
         new = f"{inner}.astype({target})" if atomic else f"{jn.jnp}.asarray({inner}, dtype={target})"
         edit, shown = rewrites.Edit(Span.of(node), new), f"{target}({inner})"
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist") and not node.args:
-        value_node = node.func.value
+    elif found.kind == "item":
         inner = case.text(frame, value_node)
         edit, shown = rewrites.Edit(Span.of(node), inner), f"{inner}.{node.func.attr}()"
-    elif isinstance(node, ast.Subscript) and isinstance(exc, jax.errors.TracerIntegerConversionError):
+    else:
         # weights[i] on a Python list: one stacked array can be indexed by a traced i.
-        container = frame.resolve(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else MISSING
-        if not isinstance(container, (list, tuple)):
-            return None
-        value_node = node.slice
         seq, index = case.text(frame, node.value), case.text(frame, node.slice)
         edit, shown = rewrites.Edit(Span.of(node.value), f"{jn.jnp}.asarray({seq})"), f"{seq}[{index}]"
-    else:
-        return None
-    loop = _range_loop(case, frame, node)
-    if loop is not None:
-        return _loop_count(case, frame, node, value_node, loop, jn)
     edits = [edit]
     size_use = _later_slice_by(case, frame, node)
     if size_use is not None:
