@@ -10,6 +10,7 @@ the array's own method: a warning).
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 import os
 import types
 from typing import Any, Iterator
@@ -24,7 +25,7 @@ from jaxmagic import _jax_private, sources
 from jaxmagic.doctor.case import Case, depends_on, function_source
 from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, codes, function_node, global_loads, with_edits
 from jaxmagic.doctor.words import code, names, place, say
 
@@ -50,8 +51,18 @@ def _jnp_path(func_node: ast.AST, frame: UserFrame) -> tuple[str, str] | None:
     return ast.unparse(func_node), path
 
 
+@dataclass(frozen=True)
+class NumpyUse:
+    """What ``numpy_in_jit`` found: ``numpy`` (a NumPy function called on a traced value), ``indexed``
+    (a NumPy array indexed by one) or ``library`` (another library's function converting it), and
+    the expression."""
+
+    kind: str
+    node: ast.AST
+
+
 @pitfall("numpy-in-jit", "NumPy called on a traced value", "error", order=40)
-def numpy_in_jit(case: Case) -> Diagnosis | None:
+def numpy_in_jit(case: Case) -> NumpyUse | None:
     """``numpy-in-jit``: a NumPy (or SciPy) function called on a traced value.
 
     >>> import jax, jax.numpy as jnp, numpy as np
@@ -61,7 +72,8 @@ def numpy_in_jit(case: Case) -> Diagnosis | None:
     >>> try:
     ...     jax.jit(smooth)(jnp.ones(2))
     ... except TypeError as exc:
-    ...     found = numpy_in_jit(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe(case, numpy_in_jit(case))
     >>> found.fix.splitlines()[-1].strip()
     'return jnp.exp(x) + 1'
     """
@@ -78,14 +90,27 @@ def numpy_in_jit(case: Case) -> Diagnosis | None:
         return None
     indexed = case.expression(frame, ast.Subscript)
     if conversion and isinstance(indexed, ast.Subscript) and isinstance(frame.resolve(indexed.value), np.ndarray):
-        return _numpy_array_indexed(case, frame, indexed)
+        return NumpyUse("indexed", indexed)
     call = case.expression(frame, ast.Call)
     if not isinstance(call, ast.Call):
         return None
-    np_func = _jnp_path(call.func, frame)
-    if np_func is None:
-        return _library_conversion(case, frame, call) if conversion else None
-    written, path = np_func
+    if _jnp_path(call.func, frame) is not None:
+        return NumpyUse("numpy", call)
+    return NumpyUse("library", call) if conversion and _library_module(frame, call) else None
+
+
+@describes("numpy-in-jit")
+def describe(case: Case, found: NumpyUse) -> Diagnosis:
+    """The NumPy call made ``jnp`` (every one on the line), the array made a JAX array, or the library
+    function replaced by JAX's own (or called outside)."""
+    frame = case.innermost
+    if found.kind == "indexed":
+        return _numpy_array_indexed(case, frame, found.node)
+    if found.kind == "library":
+        return _library_conversion(case, frame, found.node)
+    call = found.node
+    parsed = case.parsed(frame)
+    written, path = _jnp_path(call.func, frame)
     jn = case.names(frame)
     statement = clues.statement_at(parsed.tree, frame.line)
     edits, replaced = [], []
@@ -180,12 +205,18 @@ def _scipy_equivalent(func: ast.AST, frame: UserFrame) -> str | None:
     return ".".join(["scipy", *path])
 
 
-def _library_conversion(case: Case, frame: UserFrame, call: ast.Call) -> Diagnosis | None:
-    """A library function (SciPy, ...) that turns its argument into a NumPy array."""
+def _library_module(frame: UserFrame, call: ast.Call) -> str | None:
+    """The module of a non-JAX library function the call makes (SciPy...), ``None`` otherwise."""
     callee = frame.resolve(call.func)
     module = getattr(callee, "__module__", "") or ""
     if callee is MISSING or not module or module.startswith(("jax", "jaxlib")):
         return None
+    return module
+
+
+def _library_conversion(case: Case, frame: UserFrame, call: ast.Call) -> Diagnosis:
+    """A library function (SciPy, ...) that turns its argument into a NumPy array."""
+    module = _library_module(frame, call)
     written = ast.unparse(call.func)
     fname = case.function_name or frame.function
     jn = case.names(frame)
