@@ -286,9 +286,18 @@ def _find_donation(case, frame: UserFrame, variable: str):
     return None
 
 
+@dataclass(frozen=True)
+class DonatedRead:
+    """What ``donated_buffer`` found: the name read after its array was deleted, and the donating
+    call ``(source, call, callee, parameter)`` where it was found in the user's code."""
+
+    variable: str
+    donation: tuple | None
+
+
 @pitfall("donated-buffer", "An array used after it was donated", "error", order=20,
          messages=("Array has been deleted", "has been deleted or donated"))
-def donated_buffer(case) -> Diagnosis | None:
+def donated_buffer(case) -> DonatedRead | None:
     """``donated-buffer``: an array read after it was donated to a jitted function.
 
     >>> import jax, jax.numpy as jnp
@@ -299,7 +308,8 @@ def donated_buffer(case) -> Diagnosis | None:
     ...     q = step(p)
     ...     r = p + 1
     ... except RuntimeError as exc:
-    ...     found = donated_buffer(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe_donated_buffer(case, donated_buffer(case))
     >>> found.variable, found.fix.splitlines()[0]
     ('p', "p = step(p)  # the result takes the donated `p`'s place")
     """
@@ -316,18 +326,24 @@ def donated_buffer(case) -> Diagnosis | None:
     deleted = [n for n in names if _has_deleted(frame.lookup(n))]
     if not deleted:
         return None
-    variable = deleted[0]
+    return DonatedRead(deleted[0], _find_donation(case, frame, deleted[0]))
+
+
+@describes("donated-buffer")
+def describe_donated_buffer(case, found: DonatedRead) -> Diagnosis:
+    """The name rebound to the donating call's result (or a copy donated), in words and as code."""
+    frame = case.innermost
+    variable, donation = found.variable, found.donation
     where = case.where(frame)
-    donation = _find_donation(case, frame, variable)
     jn = rewrites.jax_names(frame.frame.f_globals)
     copy = f"{variable}.copy()" if isinstance(frame.lookup(variable), jax.Array) else f"{jn.jax}.tree_util.tree_map(lambda a: a.copy(), {variable})"
     if donation is None:
         explanation = say(
-            "{} was donated to a jitted function ({}): JAX reused its memory for that function's result and deleted "
-            "the array, so {} cannot be read any more ({}).", code(variable), code("donate_argnums"), code(variable), place(where))
+            "{} was donated to a jitted function: JAX reused its memory for that function's "
+            "result and deleted the array, so {} cannot be read any more ({}).", code(variable), code(variable), place(where))
         fix = ""  # the donating call was not found in your code: the fix in words
-        note = say("Keep what the call that donated {} returned, under the same name ({}): the name then always "
-                   "holds a live array.", code(variable), code(f"{variable} = step({variable}, ...)"))
+        note = say("Where you call the function that donates {}, rebind {} to what it returns: the name then "
+                   "always holds a live array.", code(variable), code(variable))
         return case.diagnosis("donated-buffer", explanation=explanation, fix=fix, fix_note=note, where=where, variable=variable, function=None)
     parsed, call, callee, parameter = donation
     fname = _callee_name(call, callee)
