@@ -8,6 +8,8 @@ that stored it and rewrites the function to return the value instead.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
+from typing import Any
 
 import jax
 
@@ -16,7 +18,7 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import code, place, say
 
 _STORE_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}
@@ -132,8 +134,25 @@ def _leak_from_helper(case, traced, origin, usage, parsed, helper: ast.AST) -> D
     )
 
 
+@dataclass(frozen=True)
+class StoredTracer:
+    """What ``tracer_leak`` found: JAX's traced function, where the value was made and used, the
+    function that stored it (the traced one, or a helper), the statement that made it, and the
+    store ``(statement, destination, value)``."""
+
+    traced: Any
+    origin: tuple[str, int] | None
+    usage: Any
+    parsed: clues.ParsedSource
+    function: ast.AST
+    created: ast.stmt | None
+    store: tuple | None
+    variable: str | None = None
+    in_helper: bool = False
+
+
 @pitfall("tracer-leak", "A traced value escaped from its function", "error", order=30, messages=("Leaked trace",))
-def tracer_leak(case) -> Diagnosis | None:
+def tracer_leak(case) -> StoredTracer | None:
     """``tracer-leak``: a traced value stored outside its function, used after the trace.
 
     >>> import jax, jax.numpy as jnp
@@ -148,7 +167,8 @@ def tracer_leak(case) -> Diagnosis | None:
     >>> try:
     ...     kept[0] + 1
     ... except Exception as exc:
-    ...     found = tracer_leak(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe(case, tracer_leak(case))
     >>> found.variable, found.where.text
     ('y', 'kept.append(y)')
     """
@@ -165,7 +185,7 @@ def tracer_leak(case) -> Diagnosis | None:
         return None
     helper = _helper_that_made_it(origin, fnode, traced.file)
     if helper is not None:
-        return _leak_from_helper(case, traced, origin, usage, *helper)
+        return StoredTracer(traced, origin, usage, helper[0], helper[1], None, None, in_helper=True)
     created = clues.statement_at(parsed.tree, origin[1]) if origin else None
     variable = None
     if isinstance(created, ast.Assign) and isinstance(created.targets[0], ast.Name):
@@ -181,7 +201,17 @@ def tracer_leak(case) -> Diagnosis | None:
         chosen = stores[0]
     if chosen is None:
         return None
-    stmt, destination, value = chosen
+    return StoredTracer(traced, origin, usage, parsed, fnode, created, chosen, variable=variable)
+
+
+@describes("tracer-leak")
+def describe(case, found: StoredTracer) -> Diagnosis:
+    """The store removed and the value returned instead (or, in a helper, the store removed)."""
+    traced, origin, usage, parsed, fnode = found.traced, found.origin, found.usage, found.parsed, found.function
+    if found.in_helper:
+        return _leak_from_helper(case, traced, origin, usage, parsed, fnode)
+    created, variable = found.created, found.variable
+    stmt, destination, value = found.store
     if variable is None or stmt is created:
         # ``global g; g = f(x)``: the stored expression is the value to hand back.
         variable = _root_name(stmt.targets[0]) if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) else (
