@@ -57,3 +57,28 @@ def line_of(source: str, text: str) -> int:
     """The 1-based line of ``source`` (as ``run`` registers it) that contains ``text``."""
     lines = (textwrap.dedent(source).strip("\n") + "\n").splitlines()
     return next(i for i, line in enumerate(lines, start=1) if text in line)
+
+
+def intended(definition: str, call: str, ns: dict):
+    """What ``call`` computes with JAX's jit switched off (``jax.disable_jit``): the values the
+    code means, by JAX's own eager evaluation, in a namespace of its own."""
+    eager = dict(ns)
+    assert run(definition, eager) is None
+    with jax.disable_jit():
+        assert run(f"__result__ = {call}", eager) is None, f"`{call}` must run eagerly"
+    return eager["__result__"]
+
+
+def fix_runs(definition: str, call: str, expected=None, fixed_call: str | None = None, **more) -> doctor.Diagnosis:
+    """Define, call (it fails), diagnose, apply the fix, call again (``fixed_call`` where the fix
+    changes the call itself): the error is gone and the result is ``expected``, by default what
+    JAX computes for the code with jit switched off. Returns the diagnosis."""
+    found, ns, error = diagnosed(definition, call, **more)
+    assert found is not None, f"no diagnosis for {type(error).__name__}: {error}"
+    if expected is None:
+        expected = intended(definition, call, namespace(**more))
+    apply(found.fix, ns)
+    again = run(f"__result__ = {fixed_call or call}", ns)
+    assert again is None, f"after the fix, `{call}` still fails: {type(again).__name__}: {again}\n{found.fix}"
+    np.testing.assert_allclose(np.asarray(ns["__result__"]), np.asarray(expected), rtol=1e-6)
+    return found

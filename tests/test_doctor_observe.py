@@ -60,7 +60,7 @@ def test_print_formatting_a_traced_value_is_diagnosed_when_it_raises():
     """
     found, ns, error = diagnosed(source, "train_step(x, x * 2)", x=X)
     assert "unsupported format string" in str(error)
-    assert found.pitfall == "print-side-effect" and found.severity == "error"
+    assert found.pitfall == "formatted-tracer" and found.severity == "error"
     assert found.variable == "loss" and found.where.line == line_of(source, "print(")
     assert 'jax.debug.print("Loss: {:.3f}", loss)' in found.fix
     apply(found.fix, ns)
@@ -131,7 +131,7 @@ def test_numpy_that_happened_to_work_is_a_warning():
     """
     ns, closed, printed = traced(source, "bad_update", X, X)
     (found,) = doctor.observe_trace(ns["bad_update"], closed, printed)
-    assert found.pitfall == "numpy-in-jit" and found.severity == "warning"
+    assert found.pitfall == "numpy-on-traced-value" and found.severity == "warning"
     assert found.variable == "grad"
     assert found.where.line == line_of(source, "np.mean")
     assert "lr = jnp.mean(grad) * 0.01" in found.fix
@@ -162,7 +162,7 @@ def g(x):
     shown = run("%jaxpr g(jnp.ones(3))").assert_ok()
     assert "x is JitTracer" in shown.stdout  # the user's own print still reaches the screen
     kinds = [o["text/html"].split('data-pitfall="')[1].split('"')[0] for o in shown.outputs if "data-pitfall" in o.get("text/html", "")]
-    assert kinds == ["print-side-effect", "baked-global", "numpy-in-jit"]
+    assert kinds == ["print-side-effect", "baked-global", "numpy-on-traced-value"]
     assert 'data-primitive="mul"' in shown.outputs[0]["text/html"]  # the jaxpr comes first
     assert_no_internals(shown)
 
@@ -197,3 +197,43 @@ def test_global_pytree_of_parameters_is_baked_in():
     assert "a dict of 2 arrays" in found.explanation
     apply(found.fix, ns)
     assert ns["predict"](X, ns["params"]).shape == (2,)
+
+
+def test_an_f_string_given_to_jax_debug_print_is_a_warning_with_a_template_fix(capsys):
+    source = """
+    def step(params, batch):
+        loss = jnp.mean((batch - params) ** 2)
+        jax.debug.print(f"loss = {loss}, first = {params[0]}")
+        return loss
+    """
+    ns, closed, printed = traced(source, "step", X, X * 2)
+    (found,) = doctor.observe_trace(ns["step"], closed, printed)
+    assert found.pitfall == "debug-print-fstring" and found.severity == "warning"
+    assert found.where.line == line_of(source, "jax.debug.print")
+    assert 'jax.debug.print("loss = {}, first = {}", loss, params[0])' in found.fix
+    apply(found.fix, ns)
+    capsys.readouterr()
+    jax.block_until_ready(jax.jit(ns["step"])(X, X * 2))
+    jax.effects_barrier()
+    out = capsys.readouterr().out
+    assert "loss = 4.66666" in out and "Tracer" not in out
+
+
+def test_several_prints_get_one_warning_quoting_what_each_printed():
+    source = """
+    def step(params, batch):
+        loss = jnp.mean((batch - params) ** 2)
+        print("params", params)
+        print("loss", loss)
+        print("a")
+        print("b")
+        return loss
+    """
+    ns, closed, printed = traced(source, "step", X, X * 2)
+    (found,) = doctor.observe_trace(ns["step"], closed, printed)
+    assert found.pitfall == "print-side-effect" and found.where.line == line_of(source, 'print("params"')
+    assert "`params JitTracer" in found.explanation  # the first print's own output, not another's
+    body = found.fix.splitlines()
+    assert sum("jax.debug.print" in line for line in body) == 4  # every print rewritten, none skipped
+    apply(found.fix, ns)
+    jax.block_until_ready(jax.jit(ns["step"])(X, X * 2))

@@ -560,7 +560,7 @@ def test_logging_a_formatted_traced_value():
         return loss
     """
     found, ns, error = diagnosed(source, "total(x)", x=X)
-    assert found.pitfall == "print-side-effect" and found.variable == "loss"
+    assert found.pitfall == "formatted-tracer" and found.variable == "loss"
     assert 'jax.debug.print("loss {:.3f}", loss)' in found.fix
     apply(found.fix, ns)
     assert float(ns["total"](X)) == pytest.approx(10.0)

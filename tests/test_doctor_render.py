@@ -7,19 +7,22 @@ import re
 import pytest
 
 from jaxmagic.doctor import PITFALLS, Diagnosis
+from jaxmagic.doctor.words import code, place, say
 from jaxmagic.sources import SourceLine
+
+WHERE = SourceLine(file="<cell>", line=3, function="f", text="if use_relu:  # <script>", cell="In [4]")
 
 
 def sample(**changes) -> Diagnosis:
     fields = dict(
         pitfall="python-control-flow",
-        explanation="`use_relu` is traced <b>here</b> & now.",
+        explanation=say("{} is traced <b>here</b> & now, at {}.", code("use_relu"), place(WHERE)),
         fix='@jax.jit(static_argnames=("use_relu",))\ndef f(x, use_relu):\n    return x',
-        fix_note="Mark `use_relu` static.",
-        where=SourceLine(file="<cell>", line=3, function="f", text="if use_relu:  # <script>", cell="In [4]"),
+        fix_note=say("Mark {} static.", code("use_relu")),
+        where=WHERE,
         variable="use_relu",
         error_type="TracerBoolConversionError",
-        alternatives=(("Or use `jax.lax.cond`:", "jax.lax.cond(p, a, b)"), ("Or stop doing that.", "")),
+        alternatives=((say("Or use {}:", code("jax.lax.cond")), "jax.lax.cond(p, a, b)"), ("Or stop doing that.", "")),
         reference="https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError",
     )
     fields.update(changes)
@@ -31,7 +34,8 @@ def test_html_card_has_the_pitfall_the_line_the_explanation_and_the_fix():
     assert html.startswith('<div class="jaxmagic jm-diagnosis" data-pitfall="python-control-flow" data-severity="error">')
     assert "<style>" in html and 'class="jm-card jm-error"' in html
     assert "In [4]" in html and PITFALLS["python-control-flow"].title.replace("/", "/") in html
-    assert "<code>use_relu</code> is traced" in html  # backticks become code
+    assert "<code>use_relu</code> is traced" in html  # code parts become code
+    assert 'title="&lt;cell&gt;:3">In [4] line 3</span>' in html  # a place shows its label, the file in a tooltip
     assert html.count('<pre class="jm-block jm-python">') == 2  # the fix and one alternative with code
     assert 'class="jm-tk"' in html or 'class="jm-tnd"' in html  # Python highlighted by Pygments
     assert "Or stop doing that." in html
@@ -83,3 +87,9 @@ def test_every_pitfall_has_a_title_and_a_severity(pitfall):
     known = PITFALLS[pitfall]
     assert known.title and known.severity in ("error", "warning")
     assert Diagnosis(pitfall, explanation="", fix="").severity == known.severity
+
+
+def test_a_fix_in_words_alone_still_shows_its_note():
+    shown = sample(fix="", fix_note=say("Use {} here.", code("jax.lax.while_loop")), alternatives=())
+    assert "<code>jax.lax.while_loop</code>" in shown.to_html() and '<pre class="jm-block' not in shown.to_html()
+    assert "Fix: Use `jax.lax.while_loop` here." in shown.to_text()

@@ -24,6 +24,26 @@ def _src(lines: Sequence[str], node: ast.AST) -> str:
     return segment(tuple(lines), Span.of(node))
 
 
+def array_condition(lines: Sequence[str], node: ast.AST, jnp: str) -> str:
+    """A condition written for traced values: ``and`` / ``or`` / ``not`` (which ask Python for a
+    truth value) become ``jnp.logical_and`` / ``logical_or`` / ``logical_not``.
+
+    >>> lines = ("a > 0 and not b",)
+    >>> array_condition(lines, ast.parse(lines[0], mode="eval").body, "jnp")
+    'jnp.logical_and(a > 0, jnp.logical_not(b))'
+    """
+    if isinstance(node, ast.BoolOp):
+        name = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
+        parts = [array_condition(lines, value, jnp) for value in node.values]
+        text = parts[0]
+        for part in parts[1:]:
+            text = f"{jnp}.{name}({text}, {part})"
+        return text
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return f"{jnp}.logical_not({array_condition(lines, node.operand, jnp)})"
+    return _src(lines, node)
+
+
 def _is_constant(node: ast.AST) -> bool:
     if isinstance(node, ast.UnaryOp):
         return _is_constant(node.operand)
@@ -77,7 +97,7 @@ def _value_of(stmts, kind, name, lines, *, jnp, lax, scalar, following=None) -> 
 
 
 def _if_value(node: ast.If, kind, name, lines, *, jnp, lax, scalar, following=None) -> str | None:
-    cond = _src(lines, node.test)
+    cond = array_condition(lines, node.test, jnp)
     yes = _value_of(node.body, kind, name, lines, jnp=jnp, lax=lax, scalar=scalar)
     if node.orelse:
         no = _value_of(node.orelse, kind, name, lines, jnp=jnp, lax=lax, scalar=scalar, following=following)
@@ -143,7 +163,7 @@ def ternary_rewrite(node: ast.IfExp, lines: Sequence[str], *, jnp: str) -> Edit:
     >>> ternary_rewrite(ast.parse(lines[0]).body[0].value, lines, jnp="jnp").text
     'jnp.where(x > 0, x, 0.0)'
     """
-    return Edit(Span.of(node), f"{jnp}.where({_src(lines, node.test)}, {_src(lines, node.body)}, {_src(lines, node.orelse)})")
+    return Edit(Span.of(node), f"{jnp}.where({array_condition(lines, node.test, jnp)}, {_src(lines, node.body)}, {_src(lines, node.orelse)})")
 
 
 def _stored_names(stmts: list[ast.stmt]) -> list[str]:
@@ -189,7 +209,7 @@ def _tuple(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"({', '.join(names)})"
 
 
-def while_rewrite(node: ast.While, function: ast.AST, lines: Sequence[str], *, lax: str) -> Edit | None:
+def while_rewrite(node: ast.While, function: ast.AST, lines: Sequence[str], *, lax: str, jnp: str = "jnp") -> Edit | None:
     r"""``while c: body`` -> ``jax.lax.while_loop`` carrying the variables the body assigns.
 
     >>> lines = ("def f(x, n):", "    while n > 0:", "        x = x * 2", "        n = n - 1", "    return x")
@@ -208,7 +228,7 @@ def while_rewrite(node: ast.While, function: ast.AST, lines: Sequence[str], *, l
     text = "\n".join([
         "def loop_condition(carry):",
         unpack,
-        f"    return {_src(lines, node.test)}",
+        f"    return {array_condition(lines, node.test, jnp)}",
         "",
         "def loop_body(carry):",
         unpack,
@@ -220,7 +240,7 @@ def while_rewrite(node: ast.While, function: ast.AST, lines: Sequence[str], *, l
     return Edit(Span.of(node), text, comment="")
 
 
-def fori_rewrite(node: ast.For, function: ast.AST, lines: Sequence[str], *, lax: str) -> Edit | None:
+def fori_rewrite(node: ast.For, function: ast.AST, lines: Sequence[str], *, lax: str, unwrap: ast.AST | None = None) -> Edit | None:
     r"""``for i in range(a, b): body`` -> ``jax.lax.fori_loop(a, b, ...)`` carrying assigned variables.
 
     >>> lines = ("def f(x, n):", "    total = 0.0", "    for i in range(n):", "        total += x[i]", "    return total")
@@ -235,7 +255,13 @@ def fori_rewrite(node: ast.For, function: ast.AST, lines: Sequence[str], *, lax:
         return None
     if node.orelse or _escapes(node.body) or node.body[0].lineno == node.lineno:
         return None
-    start, stop = ("0", _src(lines, call.args[0])) if len(call.args) == 1 else (_src(lines, call.args[0]), _src(lines, call.args[1]))
+    def bound(arg: ast.AST) -> str:
+        # ``range(int(n))``: fori_loop takes the traced ``n`` itself (``unwrap`` is the ``int(n)`` call)
+        if arg is unwrap and isinstance(arg, ast.Call) and arg.args:
+            return _src(lines, arg.args[0])
+        return _src(lines, arg)
+
+    start, stop = ("0", bound(call.args[0])) if len(call.args) == 1 else (bound(call.args[0]), bound(call.args[1]))
     index = node.target.id
     defined = _defined_before(function, node.lineno)
     carried = [n for n in _stored_names(node.body) if n in defined and n != index]

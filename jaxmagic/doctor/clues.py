@@ -29,6 +29,17 @@ from jaxmagic import sources
 
 MISSING = object()  # what ``lookup`` answers for a name the frame does not know
 
+# The fragments of JAX's messages read here, for every pitfall (tests/test_doctor_registry.py
+# checks that the installed JAX still writes each one).
+MESSAGES = (
+    "The error occurred while tracing the function",
+    "The function being traced when the value leaked was",
+    "depends on the value of the argument",
+    "became a tracer due to JAX operations",
+    "The leaked intermediate value was created on line",
+    "See https://docs.jax.dev/en/latest/errors.html",
+)
+
 _TRACED_RE = re.compile(
     r"(?:while tracing the function|The function being traced when the value leaked was) "
     r"(?P<name>\S+) at (?P<file>.+?):(?P<line>\d+)(?: traced)? for (?P<kind>\w+(?:\.\w+)*)"

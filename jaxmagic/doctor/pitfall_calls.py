@@ -12,45 +12,22 @@ import ast
 import inspect
 import linecache
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import jax
 
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private, sources
-
-from jaxmagic.doctor import clues, rewrites
 from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, UserFrame
-from jaxmagic.doctor import Diagnosis
-from jaxmagic.doctor.pitfalls import cell_of
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.doctor.words import code, place, say
 
 MAX_SEARCHED_FILES = 60  # cells and files searched for the call that donated an array
 MAX_SEARCHED_LINES = 5000
 _UNHASHABLE_RE = re.compile(r"object of type <class '(?P<type>[\w.]+)'>, (?P<value>.*?)\. The error was", re.S)
-
-
-def _call_parameters(call: ast.Call, fn: Any) -> dict[str, ast.expr]:
-    """Parameter name -> the argument expression written for it in ``call``."""
-    sig = _signature(fn)
-    if sig is None:
-        return {}
-    positional = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    found = {}
-    for index, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            break
-        if index < len(positional):
-            found[positional[index]] = arg
-    for keyword in call.keywords:
-        if keyword.arg is not None:
-            found[keyword.arg] = keyword.value
-    return found
-
-
-def _signature(fn: Any) -> inspect.Signature | None:
-    try:
-        return inspect.signature(rewrites.python_function(fn) or fn)
-    except (TypeError, ValueError):
-        return None
 
 
 def _jitted_callee(case, frame: UserFrame) -> tuple[ast.Call | None, Any]:
@@ -97,20 +74,37 @@ def _hashable_form(case, frame: UserFrame, node: ast.expr) -> str | None:
     return None
 
 
-def unhashable_static(case) -> Diagnosis | None:
+@dataclass(frozen=True)
+class UnhashableStatic:
+    """What ``unhashable_static`` found: the call, the jitted callee and its options, the static
+    parameter and the argument written for it (where known), and how JAX showed the value."""
+
+    call: ast.Call | None
+    callee: Any
+    options: Any
+    parameter: str | None
+    argument: ast.expr | None
+    type_name: str
+    shown_value: str
+
+
+@pitfall("unhashable-static", "An unhashable value passed as a static argument", "error", order=10,
+         messages=("Non-hashable static arguments are not supported",))
+def unhashable_static(case) -> UnhashableStatic | None:
     """``unhashable-static``: a list, dict or array passed where ``jax.jit`` expects a static value.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.doctor.pitfalls import Case
+    >>> from jaxmagic.doctor.case import Case
     >>> tile = jax.jit(lambda x, reps: jnp.tile(x, reps), static_argnums=1)
     >>> try:
     ...     tile(jnp.ones(2), [2])
     ... except ValueError as exc:
-    ...     found = unhashable_static(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe_unhashable_static(case, unhashable_static(case))
     >>> found.pitfall, found.variable, found.fix
     ('unhashable-static', 'reps', 'tile(jnp.ones(2), (2,))')
     """
-    if not (isinstance(case.exc, (ValueError, TypeError)) and "Non-hashable static arguments are not supported" in case.message):
+    if not (isinstance(case.exc, (ValueError, TypeError)) and case.says("unhashable-static")):
         return None
     frame = case.innermost
     if frame is None:
@@ -124,8 +118,8 @@ def unhashable_static(case) -> Diagnosis | None:
     options = _jax_private.jit_options(callee) if _jax_private.is_jitted(callee) else None
     parameter, argument = None, None
     if call is not None and options is not None:
-        arguments = _call_parameters(call, callee)
-        sig = _signature(callee)
+        arguments = rewrites.call_parameters(call, callee)
+        sig = rewrites.signature_of(callee)
         names = list(sig.parameters) if sig else []
         static = set(options.static_argnames) | {names[i] for i in options.static_argnums if i < len(names)}
         for name, node in arguments.items():
@@ -136,33 +130,43 @@ def unhashable_static(case) -> Diagnosis | None:
             if _is_unhashable(value) or (value is MISSING and literal):
                 parameter, argument = name, node
                 break
-    fname = _callee_name(call, callee)
+    return UnhashableStatic(call, callee, options, parameter, argument, type_name, shown_value)
+
+
+@describes("unhashable-static")
+def describe_unhashable_static(case, found: UnhashableStatic) -> Diagnosis:
+    """The argument written as a tuple, in words and as the user's call changed."""
+    frame = case.innermost
+    fname = _callee_name(found.call, found.callee)
     where = case.where(frame)
-    what = f"`{parameter}`" if parameter else "A static argument"
-    written = f" (`{case.text(frame, argument)}`)" if argument is not None else ""
+    parameter, argument, options = found.parameter, found.argument, found.options
+    what = code(parameter) if parameter else "A static argument"
+    written = say(" ({})", code(case.text(frame, argument))) if argument is not None else ""
     how = ""
     if options is not None and parameter is not None:
-        sig = _signature(callee)
+        sig = rewrites.signature_of(found.callee)
         index = list(sig.parameters).index(parameter) if sig and parameter in sig.parameters else None
-        how = f" (`static_argnums=({index},)`)" if index in options.static_argnums else f' (`static_argnames=("{parameter}",)`)'
-    explanation = (
-        f"{what} is a static argument of `{fname}`{how}: JAX compiles one version per static value and finds "
-        f"it again by the value's hash, so a static value must be hashable. Here it got a {type_name}"
-        f"{written}{f' holding {shown_value}' if shown_value and argument is None else ''}, which is not ({cell_of(where)})."
-    )
+        how = say(" ({})", code(f"static_argnums=({index},)") if index in options.static_argnums
+                  else code(f'static_argnames=("{parameter}",)'))
+    explanation = say(
+        "{} is a static argument of {}{}: JAX compiles one version per static value and finds it again by the "
+        "value's hash, so a static value must be hashable. Here it got a {}{}{}, which is not ({}).",
+        what, code(fname), how, found.type_name, written,
+        f" holding {found.shown_value}" if found.shown_value and argument is None else "", place(where))
     replacement = _hashable_form(case, frame, argument) if argument is not None else None
     parsed = case.parsed(frame)
     statement = case.statement(frame)
     if replacement is not None and parsed is not None and statement is not None:
         fix = rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)])
-        note = f"Pass a tuple: `{replacement}` is hashable, and reads the same to code that indexes or iterates it."
+        note = say("Pass a tuple: {} is hashable, and reads the same to code that indexes or iterates it.", code(replacement))
     else:
-        example = _tuple_text(shown_value) if shown_value else None
-        fix = f"{fname}(..., {example or '(a, b)'})   # a tuple, not a {type_name}"
-        note = "Pass a tuple (hashable) instead of a list or an array."
+        example = _tuple_text(found.shown_value) if found.shown_value else None
+        fix = ""  # the call is not known as written: the way to fix it, in words
+        note = say("Pass a tuple{} (hashable) instead of a {}.", say(" such as {}", code(example)) if example else "",
+                   found.type_name)
     alternatives = (
-        (f"If {what if parameter else 'it'} is data (numbers to compute with), not a setting, do not make it static: "
-         f"pass it as an ordinary argument, traced like the others.", ""),
+        (say("If {} is data (numbers to compute with), not a setting, do not make it static: pass it as an ordinary "
+             "argument, traced like the others.", what if parameter else "it"), ""),
     )
     return case.diagnosis(
         "unhashable-static",
@@ -210,10 +214,27 @@ def _has_deleted(value: Any) -> bool:
     return False
 
 
+def _eqx_jit(fn: Any) -> bool:
+    """True for a function wrapped in ``eqx.filter_jit`` (Equinox's own donation options)."""
+    return type(fn).__name__ == "_JitWrapper" and type(fn).__module__.startswith("equinox")
+
+
+def _donation_option(fn: Any) -> str:
+    """How the user asked for donation, as written: ``donate_argnums`` or Equinox's ``donate=...``."""
+    if _eqx_jit(fn):
+        return 'donate="all"' if getattr(fn, "donate_first", False) else 'donate="all-except-first"'
+    return "donate_argnums"
+
+
 def _donated_positions(fn: Any) -> tuple[set[int], set[str]]:
+    if _eqx_jit(fn):
+        sig = rewrites.signature_of(fn)
+        params = list(sig.parameters) if sig else []
+        donated = {i for i in range(len(params)) if (fn.donate_first if i == 0 else fn.donate_rest)}
+        return donated, {params[i] for i in donated}
     options = _jax_private.jit_options(fn)
     names = set(options.donate_argnames)
-    sig = _signature(fn)
+    sig = rewrites.signature_of(fn)
     params = list(sig.parameters) if sig else []
     names.update(params[i] for i in options.donate_argnums if i < len(params))
     return set(options.donate_argnums), names
@@ -252,10 +273,10 @@ def _find_donation(case, frame: UserFrame, variable: str):
             if index == 0 and parsed.file == frame.file and call.lineno >= frame.line:
                 continue
             callee = clues.resolve(call.func, frame.lookup)
-            if not _jax_private.is_jitted(callee):
+            if not (_jax_private.is_jitted(callee) or _eqx_jit(callee)):
                 continue
             positions, names = _donated_positions(callee)
-            passed = {name: node for name, node in _call_parameters(call, callee).items()}
+            passed = {name: node for name, node in rewrites.call_parameters(call, callee).items()}
             for name, node in passed.items():
                 if isinstance(node, ast.Name) and node.id == variable and name in names:
                     if best is None or call.lineno > best[1].lineno:
@@ -265,23 +286,34 @@ def _find_donation(case, frame: UserFrame, variable: str):
     return None
 
 
-def donated_buffer(case) -> Diagnosis | None:
+@dataclass(frozen=True)
+class DonatedRead:
+    """What ``donated_buffer`` found: the name read after its array was deleted, and the donating
+    call ``(source, call, callee, parameter)`` where it was found in the user's code."""
+
+    variable: str
+    donation: tuple | None
+
+
+@pitfall("donated-buffer", "An array used after it was donated", "error", order=20,
+         messages=("Array has been deleted", "has been deleted or donated"))
+def donated_buffer(case) -> DonatedRead | None:
     """``donated-buffer``: an array read after it was donated to a jitted function.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.doctor.pitfalls import Case
+    >>> from jaxmagic.doctor.case import Case
     >>> step = jax.jit(lambda p: p * 2, donate_argnums=0)
     >>> p = jnp.ones(2)
     >>> try:
     ...     q = step(p)
     ...     r = p + 1
     ... except RuntimeError as exc:
-    ...     found = donated_buffer(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe_donated_buffer(case, donated_buffer(case))
     >>> found.variable, found.fix.splitlines()[0]
     ('p', "p = step(p)  # the result takes the donated `p`'s place")
     """
-    message = case.message
-    if not ("Array has been deleted" in message or "has been deleted or donated" in message):
+    if not case.says("donated-buffer"):
         return None
     frame = case.innermost
     if frame is None:
@@ -294,27 +326,32 @@ def donated_buffer(case) -> Diagnosis | None:
     deleted = [n for n in names if _has_deleted(frame.lookup(n))]
     if not deleted:
         return None
-    variable = deleted[0]
+    return DonatedRead(deleted[0], _find_donation(case, frame, deleted[0]))
+
+
+@describes("donated-buffer")
+def describe_donated_buffer(case, found: DonatedRead) -> Diagnosis:
+    """The name rebound to the donating call's result (or a copy donated), in words and as code."""
+    frame = case.innermost
+    variable, donation = found.variable, found.donation
     where = case.where(frame)
-    donation = _find_donation(case, frame, variable)
     jn = rewrites.jax_names(frame.frame.f_globals)
     copy = f"{variable}.copy()" if isinstance(frame.lookup(variable), jax.Array) else f"{jn.jax}.tree_util.tree_map(lambda a: a.copy(), {variable})"
     if donation is None:
-        explanation = (
-            f"`{variable}` was donated to a jitted function (`donate_argnums`): JAX reused its memory for that "
-            f"function's result and deleted the array, so `{variable}` cannot be read any more ({cell_of(where)})."
-        )
-        fix = f"{variable} = jitted_function({variable}, ...)   # keep what the call that donated it returned, under the same name"
-        note = "Use the jitted call's result from then on; rebinding the same name makes that hard to get wrong."
+        explanation = say(
+            "{} was donated to a jitted function: JAX reused its memory for that function's "
+            "result and deleted the array, so {} cannot be read any more ({}).", code(variable), code(variable), place(where))
+        fix = ""  # the donating call was not found in your code: the fix in words
+        note = say("Where you call the function that donates {}, rebind {} to what it returns: the name then "
+                   "always holds a live array.", code(variable), code(variable))
         return case.diagnosis("donated-buffer", explanation=explanation, fix=fix, fix_note=note, where=where, variable=variable, function=None)
     parsed, call, callee, parameter = donation
     fname = _callee_name(call, callee)
     donated_at = sources.source_line(parsed.file, call.lineno, "", case.cell_namer)
-    explanation = (
-        f"`{variable}` was donated to `{fname}` (its parameter `{parameter}` is in `donate_argnums`) at "
-        f"{donated_at.label}: JAX reused the array's memory for `{fname}`'s result and deleted it. "
-        f"Reading `{variable}` afterwards ({cell_of(where)}) finds nothing there."
-    )
+    explanation = say(
+        "{} was donated to {} (its parameter {} is donated: {}) at {}: JAX reused the array's memory for {}'s result and "
+        "deleted it. Reading {} afterwards ({}) finds nothing there.", code(variable), code(fname), code(parameter),
+        code(_donation_option(callee)), place(donated_at), code(fname), code(variable), place(where))
     donating = clues.statement_at(parsed.tree, call.lineno)
     edits, note = [], ""
     if isinstance(donating, ast.Assign) and len(donating.targets) == 1:
@@ -330,16 +367,16 @@ def donated_buffer(case) -> Diagnosis | None:
         edits.append(rewrites.Edit(Span(call.lineno, call.lineno, call.col_offset, call.col_offset), f"{variable} = "))
     if edits and donating is not None:
         fix = rewrites.with_edits(parsed.lines, donating.lineno, donating.end_lineno, edits)
-        note = f"Rebind `{variable}` to the result where you donate it: the name then always holds a live array."
+        note = say("Rebind {} to the result where you donate it: the name then always holds a live array.", code(variable))
     else:
         fix = clues.source_of(parsed, donating) if donating is not None else ast.unparse(call)
         fix += f"\n# from here on, use the value this call returned instead of `{variable}`"
-        note = f"Use what `{fname}` returned from then on, not `{variable}`."
+        note = say("Use what {} returned from then on, not {}.", code(fname), code(variable))
     keep = rewrites.with_edits(parsed.lines, donating.lineno, donating.end_lineno, [rewrites.Edit(Span.of(_argument_node(call, callee, parameter)), copy)]) if donating is not None and _argument_node(call, callee, parameter) is not None else ""
     alternatives = []
     if keep:
-        alternatives.append((f"If you still need the old `{variable}`, donate a copy (it costs one copy per call):", keep))
-    alternatives.append((f"Or stop donating: remove `donate_argnums` from the `jax.jit` of `{fname}`.", ""))
+        alternatives.append((say("If you still need the old {}, donate a copy (it costs one copy per call):", code(variable)), keep))
+    alternatives.append((say("Or stop donating: remove {} from the jit of {}.", code(_donation_option(callee)), code(fname)), ""))
     return case.diagnosis(
         "donated-buffer",
         explanation=explanation,
@@ -353,4 +390,4 @@ def donated_buffer(case) -> Diagnosis | None:
 
 
 def _argument_node(call: ast.Call, callee: Any, parameter: str) -> ast.expr | None:
-    return _call_parameters(call, callee).get(parameter)
+    return rewrites.call_parameters(call, callee).get(parameter)

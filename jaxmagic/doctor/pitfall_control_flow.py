@@ -7,28 +7,40 @@ the statement with ``jax.lax.cond`` / ``jnp.where`` / ``jax.lax.while_loop`` / `
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import jax
 
-from jaxmagic.doctor import branch_rewrites, clues, rewrites
+import jaxmagic.doctor.branch_rewrites as branch_rewrites
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic.doctor.case import Case, depends_on, function_source, kind_of, magic_hint, static_choice, static_field_choice
 from jaxmagic.doctor.clues import Span, UserFrame
-from jaxmagic.doctor import Diagnosis
-from jaxmagic.doctor.pitfalls import Case, cell_of, depends_on, function_source, kind_of, magic_hint, plural, static_fix
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.doctor.words import Words, code, place, say
 
 
 # python-control-flow
 
 
 _CONSTRUCTS = {
-    "if": "`if {cond}:`",
-    "while": "`while {cond}:`",
-    "assert": "`assert {cond}`",
-    "ternary": "`... if {cond} else ...`",
-    "bool": "`bool({cond})`",
-    "and-or": "`and` / `or` on `{cond}`",
-    "not": "`not {cond}`",
-    "other": "`{cond}` as a True / False",
+    "if": "if {cond}:",
+    "while": "while {cond}:",
+    "assert": "assert {cond}",
+    "ternary": "... if {cond} else ...",
+    "bool": "bool({cond})",
+    "not": "not {cond}",
 }
+
+
+def _construct(kind: str, cond: str) -> Words:
+    """The Python construct that asked for a truth value, in words: ``if n > 0:``, ``and`` / ``or`` on ..."""
+    if kind == "and-or":
+        return say("{} / {} on {}", code("and"), code("or"), code(cond))
+    if kind == "other":
+        return say("{} as a True / False", code(cond))
+    return say("{}", code(_CONSTRUCTS[kind].format(cond=cond)))
 
 
 def _condition(case: Case, frame: UserFrame):
@@ -67,11 +79,28 @@ def _parent_of(tree: ast.AST, child: ast.AST) -> ast.AST | None:
     return None
 
 
-def python_control_flow(case: Case) -> Diagnosis | None:
+@dataclass(frozen=True)
+class TracedCondition:
+    """What ``python_control_flow`` found: the construct (``if``, ``while``, ``and-or``...), the
+    condition and the statement holding it, the traced names it depends on, and which could be static."""
+
+    kind: str
+    cond: ast.expr | None
+    holder: ast.AST | None
+    cond_text: str
+    depends: tuple[str, ...]
+    ambiguous: bool  # NumPy's "truth value of an array" on a traced array
+    scalar: bool  # one value (not under vmap): lax.cond can choose
+    static_names: tuple[str, ...]
+
+
+@pitfall("python-control-flow", "Python if / while on a traced value", "error", order=50,
+         messages=("truth value of an array",))
+def python_control_flow(case: Case) -> TracedCondition | None:
     """``python-control-flow``: ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.doctor.pitfalls import Case
+    >>> from jaxmagic.doctor.case import Case
     >>> def halve(x, n):
     ...     while n > 0:
     ...         x, n = x / 2, n - 1
@@ -79,12 +108,13 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     >>> try:
     ...     jax.jit(halve)(jnp.ones(2), 3)
     ... except Exception as exc:
-    ...     found = python_control_flow(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe(case, python_control_flow(case))
     >>> found.variable, found.where.text, found.static_argnames
     ('n', 'while n > 0:', ('n',))
     """
     exc = case.exc
-    ambiguous = isinstance(exc, ValueError) and "truth value of an array" in case.message
+    ambiguous = isinstance(exc, ValueError) and case.says("python-control-flow")
     if not (isinstance(exc, jax.errors.TracerBoolConversionError) or ambiguous):
         return None
     frame = case.innermost
@@ -94,44 +124,61 @@ def python_control_flow(case: Case) -> Diagnosis | None:
     traced_names = [n for n in (clues.names_in(cond) if cond is not None else []) if clues.is_tracer(frame.lookup(n))]
     if ambiguous and not traced_names:
         return None  # NumPy's own ambiguity outside any trace: a plain bug, not a JIT trap
-    cond_text = case.text(frame, cond) if cond is not None else (frame.source_line(case.cell_namer).text or "the condition")
+    line_text = frame.source_line(case.cell_namer).text
+    cond_text = case.text(frame, cond) if cond is not None else (
+        line_text if line_text and not line_text.lstrip().startswith("%") else "the condition")
     depends = depends_on(case, frame, cond)
+    return TracedCondition(
+        kind=kind, cond=cond, holder=holder, cond_text=cond_text, depends=tuple(depends), ambiguous=ambiguous,
+        scalar=not ambiguous and not case.batched,  # under vmap a condition holds one value per example
+        static_names=tuple(case.static_candidates(depends) if not ambiguous else ()),
+    )
+
+
+@describes("python-control-flow")
+def describe(case: Case, found: TracedCondition) -> Diagnosis:
+    """Why Python's construct stopped the trace, and the fixes in the order that fits the value."""
+    frame = case.innermost
+    kind, cond, holder, cond_text, ambiguous, scalar = (
+        found.kind, found.cond, found.holder, found.cond_text, found.ambiguous, found.scalar)
+    depends, static_names = list(found.depends), list(found.static_names)
     variable = depends[0] if depends else None
     where = case.where(frame)
     fname = case.function_name or frame.function
     jn = case.names(frame)
-    scalar = not ambiguous and not case.batched  # under vmap a condition holds one value per example
-    static_names = case.scalar_arguments(depends) if not ambiguous else []
 
-    construct = _CONSTRUCTS[kind].format(cond=cond_text)
+    construct = _construct(kind, cond_text)
     if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
         value = case.traced_value(variable)
-        what = f"`{variable}` is an argument of `{fname}`, so {'`jax.jit`' if case.under_jit else 'JAX'} traces it: while `{fname}` is traced, `{variable}` stands for any {kind_of(value)}, with no value yet."
+        what = say("{} is an argument of {}, so {} traces it: while {} is traced, {} stands for any {}, with no value yet.",
+                   code(variable), code(fname), code("jax.jit") if case.under_jit else "JAX", code(fname), code(variable),
+                   kind_of(value))
     elif variable is not None:
-        what = (f"`{cond_text}` depends on `{variable}`, which is traced: while JAX traces `{fname}` it "
-                f"has no value yet, only a shape and a dtype.")
+        what = say("{} depends on {}, which is traced: while JAX traces {} it has no value yet, only a shape and a dtype.",
+                   code(cond_text), code(variable), code(fname))
     else:
-        what = f"`{cond_text}` is a traced value: while JAX traces `{fname}` it has no value yet."
-    why = f" Python's {construct} at {cell_of(where)} needs a real True or False to decide, so tracing stops there."
+        what = say("{} is a traced value: while JAX traces {} it has no value yet.", code(cond_text), code(fname))
+    why = say(" Python's {} at {} needs a real True or False to decide, so tracing stops there.", construct, place(where))
     if ambiguous:
         why += " (It is an array of several values, too, and an array has no single truth value.)"
 
     fixes: list[tuple[str, str]] = []
-    if static_names:
-        code = static_fix(case, static_names)
-        if code:
-            fixes.append((
-                f"Mark {plural(static_names)} static: JAX then compiles `{fname}` once per value it is called with, "
-                f"and your {f'`{kind}`' if kind in ('if', 'while') else 'condition'} sees a plain Python value.",
-                code,
-            ))
+    choice = static_choice(case, static_names, say(
+        "JAX then compiles {} once per value it is called with, and your {} sees a plain Python value.",
+        code(fname), code(kind) if kind in ("if", "while") else "condition")) if static_names else None
+    static = [choice] if choice else []
+    field = static_field_choice(case, frame, cond)
+    static = [field, *static] if field else static
+    fixed_static = choice[1] if choice else None
     rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, scalar)
-    if rewrite is not None:
-        fixes.append(rewrite)
+    kept_traced = [rewrite] if rewrite is not None else []
+    # A setting (a bool, an int, a string) is best made static; data is best kept traced.
+    flag = bool(field) or (bool(static_names) and all(case.is_flag(n) for n in static_names))
+    fixes += (static + kept_traced) if flag else (kept_traced + static)
     if kind == "assert" and isinstance(holder, ast.Assert):
         fixes.append(_assert_rewrite(case, frame, holder, jn))
     if not fixes:
-        fixes.append(("Let the compiled code decide, with JAX's own control flow:", _control_flow_template(kind, cond_text, jn)))
+        fixes.append(_control_flow_template(kind, cond_text, jn))
     fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
     return case.diagnosis(
@@ -139,10 +186,10 @@ def python_control_flow(case: Case) -> Diagnosis | None:
         explanation=what + why,
         fix=fix,
         fix_note=note,
-        alternatives=tuple((label, code) for label, code in others),
+        alternatives=tuple(others),
         where=where,
         variable=variable,
-        static_argnames=tuple(static_names) if fixes[0][1] and static_names and note.startswith("Mark") else (),
+        static_argnames=tuple(static_names) if static_names and fix == fixed_static else (),
     )
 
 
@@ -158,20 +205,23 @@ def _control_flow_rewrite(case: Case, frame: UserFrame, kind: str, holder, jn, s
         if edit is not None:
             uses_cond = ".cond(" in edit.text
             label = (
-                f"Keep it traced and let the compiled code choose: `{jn.lax}.cond` runs only the branch it needs "
-                f"(both branches must give the same shape and dtype)." if uses_cond else
-                f"Keep it traced and let the compiled code choose: `{jn.jnp}.where` computes both values and picks one per element."
+                say("Keep it traced and let the compiled code choose: {} runs only the branch it needs (both branches "
+                    "must give the same shape and dtype).", code(f"{jn.lax}.cond")) if uses_cond else
+                say("Keep it traced and let the compiled code choose: {} computes both values and picks one per "
+                    "element.", code(f"{jn.jnp}.where"))
             )
     elif kind == "while" and isinstance(holder, ast.While):
-        edit = branch_rewrites.while_rewrite(holder, function, parsed.lines, lax=jn.lax)
-        label = f"Keep it traced and loop inside the compiled code with `{jn.lax}.while_loop` (the loop state keeps one shape and dtype)."
+        edit = branch_rewrites.while_rewrite(holder, function, parsed.lines, lax=jn.lax, jnp=jn.jnp)
+        label = say("Keep it traced and loop inside the compiled code with {} (the loop state keeps one shape and dtype).",
+                    code(f"{jn.lax}.while_loop"))
     elif kind == "ternary" and isinstance(holder, ast.IfExp):
         edit = branch_rewrites.ternary_rewrite(holder, parsed.lines, jnp=jn.jnp)
-        label = f"Keep it traced and choose with `{jn.jnp}.where`, which computes both values and picks one per element."
+        label = say("Keep it traced and choose with {}, which computes both values and picks one per element.",
+                    code(f"{jn.jnp}.where"))
     if edit is None:
         return None
-    code = function_source(case, frame, [edit])
-    return (label, code) if code else None
+    rewritten = function_source(case, frame, [edit])
+    return (label, rewritten) if rewritten else None
 
 
 def _assert_rewrite(case: Case, frame: UserFrame, node: ast.Assert, jn) -> tuple[str, str]:
@@ -181,20 +231,18 @@ def _assert_rewrite(case: Case, frame: UserFrame, node: ast.Assert, jn) -> tuple
     edit = rewrites.Edit(Span.of(node), f"checkify.check({cond}, {message})")
     body = function_source(case, frame, [edit]) or edit.text
     name = case.function_name or frame.function
-    code = (f"from jax.experimental import checkify\n\n{body}\n\n"
-            f"error, result = checkify.checkify({name})(...)   # the check runs in the compiled code\n"
-            f"error.throw()   # raises here if it failed")
-    return ("Check it inside the compiled code with `checkify`, which reports the failure after the call "
-            "(or check the result outside the jitted function):", code)
+    snippet = (f"from jax.experimental import checkify\n\n{body}\n\n"
+               f"error, result = checkify.checkify({name})(...)   # the check runs in the compiled code\n"
+               f"error.throw()   # raises here if it failed")
+    return (say("Check it inside the compiled code with {}, which reports the failure after the call (or check the "
+                "result outside the jitted function):", code("checkify")), snippet)
 
 
-def _control_flow_template(kind: str, cond: str, jn) -> str:
+def _control_flow_template(kind: str, cond: str, jn) -> tuple:
+    """No rewrite of the user's code fits: JAX's control flow named in words (no code that would
+    not run as it stands)."""
     if kind == "while":
-        return (f"state = {jn.lax}.while_loop(lambda state: <condition on state>, body_function, initial_state)"
-                f"\n# your condition: {cond}")
-    return (f"result = {jn.jnp}.where({cond}, value_if_true, value_if_false)\n"
-            f"# or, to run only one of two functions:\n"
-            f"result = {jn.lax}.cond({cond}, true_function, false_function, operand)")
-
-
-# ------------------------------------------------------------------------------------------------
+        return (say("Let the compiled code loop: {} runs a body function while a condition function of the "
+                    "loop state ({}) holds.", code(f"{jn.lax}.while_loop(cond_fun, body_fun, init)"), code(cond)), "")
+    return (say("Let the compiled code decide: {} picks per element, {} runs one of two functions.",
+                code(f"{jn.jnp}.where({cond}, if_true, if_false)"), code(f"{jn.lax}.cond({cond}, true_fun, false_fun)")), "")

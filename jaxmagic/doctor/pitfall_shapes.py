@@ -6,41 +6,61 @@ a fixed ``size=``.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import jax
 
-from jaxmagic.doctor import branch_rewrites, clues, rewrites
-from jaxmagic.doctor.clues import MISSING, Span, UserFrame
-from jaxmagic.doctor import Diagnosis
-from jaxmagic.doctor.pitfalls import Case, cell_of, depends_on, function_source, magic_hint, plural, static_fix
+import jaxmagic.doctor.branch_rewrites as branch_rewrites
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic.doctor.case import Case, depends_on, function_source, magic_hint, static_choice, static_field_choice
+from jaxmagic.doctor.clues import Span, UserFrame
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.masking import mask_edits
+from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.doctor.words import code, place, say
 
 
 # traced-shape
 
 
 _SHAPE_MESSAGES = (
+    "argument must be known statically",
     "Slice entries must be static integers",
-    "Array slice indices must have static start/stop/step",
     "Shapes must be 1D sequences of concrete values of integer type",
     "must be statically specified",
     "argument of jnp.",
-    "argument of jax.numpy.",
     "arose in the jnp.",
     "for the first argument of jnp.",
 )
 
 
-def traced_shape(case: Case) -> Diagnosis | None:
+@dataclass(frozen=True)
+class TracedSize:
+    """What ``traced_shape`` found: the kind of size (``slice``, ``range``, ``mask``, ``masked-update``,
+    ``setting`` or ``size``), the failing expression, the part that sets the size, its statement, and
+    the traced names it depends on."""
+
+    kind: str
+    node: ast.AST
+    size_node: ast.AST
+    statement: ast.stmt | None
+    depends: tuple[str, ...]
+
+
+@pitfall("traced-shape", "A size or slice that depends on a traced value", "error", order=70, messages=_SHAPE_MESSAGES)
+def traced_shape(case: Case) -> TracedSize | None:
     """``traced-shape``: a size, slice bound, ``range()`` count or mask from a traced value.
 
     >>> import jax, jax.numpy as jnp
-    >>> from jaxmagic.doctor.pitfalls import Case
+    >>> from jaxmagic.doctor.case import Case
     >>> def zeros_like_n(x, n):
     ...     return jnp.zeros(n)
     >>> try:
     ...     jax.jit(zeros_like_n)(jnp.ones(2), 3)
     ... except TypeError as exc:
-    ...     found = traced_shape(Case(exc, None, lambda filename: None))
+    ...     case = Case(exc, None, lambda filename: None)
+    >>> found = describe(case, traced_shape(case))
     >>> found.pitfall, found.variable, found.static_argnames
     ('traced-shape', 'n', ('n',))
     """
@@ -50,9 +70,11 @@ def traced_shape(case: Case) -> Diagnosis | None:
         return None
     boolean_mask = isinstance(exc, jax.errors.NonConcreteBooleanIndexError)
     index_call = isinstance(exc, jax.errors.TracerIntegerConversionError)
-    by_message = isinstance(exc, (TypeError, IndexError)) and any(m in case.message for m in _SHAPE_MESSAGES)
+    by_message = isinstance(exc, (TypeError, IndexError)) and case.says("traced-shape")
     if not (boolean_mask or index_call or by_message):
         return None
+    if "Shapes must be" in case.message and "Tracer" not in case.message:
+        return None  # a size that is not traced (a float, say): not this trap
     parsed = case.parsed(frame)
     if parsed is None:
         return None
@@ -60,12 +82,13 @@ def traced_shape(case: Case) -> Diagnosis | None:
     statement = clues.statement_at(parsed.tree, frame.line)
     if node is None:
         return None
-    jn = case.names(frame)
-    fname = case.function_name or frame.function
-    where = case.where(frame)
-
     kind, size_node = "size", node
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+    masked_update = _masked_update(node, statement) if boolean_mask else None
+    if masked_update is not None:
+        kind, node, size_node = "masked-update", masked_update[0], masked_update[2]
+    elif "must be known statically" in case.message:
+        kind = "setting"
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
         kind = "range"
     elif isinstance(node, ast.Subscript):
         kind = "mask" if boolean_mask else "slice"
@@ -75,38 +98,53 @@ def traced_shape(case: Case) -> Diagnosis | None:
     depends = depends_on(case, frame, size_node)
     if kind == "slice":
         depends = [d for d in depends if d not in clues.names_in(node.value)] or depends
+    return TracedSize(kind, node, size_node, statement, tuple(depends))
+
+
+@describes("traced-shape")
+def describe(case: Case, found: TracedSize) -> Diagnosis:
+    """Why the size cannot be compiled, and the fixes: static where it is a setting, a fixed shape otherwise."""
+    frame = case.innermost
+    kind, node, size_node, statement, depends = found.kind, found.node, found.size_node, found.statement, list(found.depends)
+    jn = case.names(frame)
+    fname = case.function_name or frame.function
+    where = case.where(frame)
     variable = depends[0] if depends else None
     shown = case.text(frame, node)
-    subject = f"`{variable}`" if variable else f"`{case.text(frame, size_node)}`"
+    subject = code(variable) if variable else code(case.text(frame, size_node))
     if kind == "range":
-        what = f"`{shown}` needs a real int to know how many times to loop"
+        what = say("{} needs a real int to know how many times to loop", code(shown))
     elif kind == "slice":
-        what = f"`{shown}` would make an array whose length depends on {subject}"
+        what = say("{} would make an array whose length depends on {}", code(shown), subject)
     elif kind == "mask":
-        what = f"`{shown}` keeps only the elements where the mask is True, so the result's length depends on values"
+        what = say("{} keeps only the elements where the mask is True, so the result's length depends on values", code(shown))
+    elif kind == "masked-update":
+        what = say("{} indexes with a boolean mask, which picks a number of elements that depends on values", code(shown))
+    elif kind == "setting":
+        what = say("{} needs {} as a plain Python value (an axis, a count, a setting)", code(shown), subject)
     else:
-        what = f"`{shown}` makes an array whose shape depends on {subject}"
-    explanation = (
-        f"{what}, but {subject} is traced: while JAX traces `{fname}` it has no value yet. "
-        f"XLA compiles for fixed shapes, so every size must be a plain Python int when JAX traces ({cell_of(where)})."
-    )
-    if kind == "mask":
-        explanation = (f"{what}; XLA compiles for fixed shapes, so a size that depends on the data cannot be "
-                       f"compiled ({cell_of(where)}).")
+        what = say("{} makes an array whose shape depends on {}", code(shown), subject)
+    explanation = say(
+        "{}, but {} is traced: while JAX traces {} it has no value yet. XLA compiles for fixed shapes, so every size "
+        "must be a plain Python int when JAX traces ({}).", what, subject, code(fname), place(where))
+    if kind in ("mask", "masked-update"):
+        explanation = say("{}; XLA compiles for fixed shapes, so a size that depends on the data cannot be compiled ({}).",
+                          what, place(where))
 
     fixes: list[tuple[str, str]] = []
-    static_names = case.scalar_arguments(depends) if kind != "mask" else []
-    if static_names:
-        code = static_fix(case, static_names)
-        if code:
-            fixes.append((f"Mark {plural(static_names)} static: it is then a plain int while JAX traces "
-                          f"(each new value compiles `{fname}` once more).", code))
+    static_names = case.static_candidates(depends) if kind not in ("mask", "masked-update") else []
+    field = static_field_choice(case, frame, size_node) if kind != "mask" else None
+    fixes += [field] if field else []
+    choice = static_choice(case, static_names, say(
+        "it is then a plain int while JAX traces (each new value compiles {} once more).", code(fname))) if static_names else None
+    fixed_static = choice[1] if choice else None
+    fixes += [choice] if choice else []
     rewrite = _shape_rewrite(case, frame, kind, node, statement, jn)
     if rewrite is not None:
         fixes.append(rewrite)
     if not fixes:
-        fixes.append(("Take the size from an input's shape (a plain int while tracing), or pass it as a static argument:",
-                      f"n = x.shape[0]   # a Python int, even under {jn.jit}\n{shown}"))
+        fixes.append((say("Take the size from an input's shape ({} is a plain int while tracing), or pass it as a "
+                          "static argument.", code("x.shape[0]")), ""))
     fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
     return case.diagnosis(
@@ -117,7 +155,7 @@ def traced_shape(case: Case) -> Diagnosis | None:
         alternatives=tuple(others),
         where=where,
         variable=variable,
-        static_argnames=tuple(static_names) if static_names and note.startswith("Mark") else (),
+        static_argnames=tuple(static_names) if static_names and fixes[0][1] == fixed_static else (),
     )
 
 
@@ -130,17 +168,28 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
         if loop is not None and loop.iter is node:
             edit = branch_rewrites.fori_rewrite(loop, function, parsed.lines, lax=jn.lax)
             if edit is not None:
-                code = function_source(case, frame, [edit])
-                return (f"Keep it traced and loop inside the compiled code with `{jn.lax}.fori_loop`:", code) if code else None
+                rewritten = function_source(case, frame, [edit])
+                return (say("Keep it traced and loop inside the compiled code with {}:", code(f"{jn.lax}.fori_loop")),
+                        rewritten) if rewritten else None
         return None
     if kind == "slice" and isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and statement is not None:
         return _slice_rewrite(case, frame, node, statement, jn)
+    if kind == "masked-update":
+        call, array, mask, value, method = _masked_update(node, statement)
+        a, m, v = (case.text(frame, n) for n in (array, mask, value))
+        new = {"set": v, "add": f"{a} + {v}", "multiply": f"{a} * {v}", "mul": f"{a} * {v}"}.get(method)
+        if new is None:
+            return None
+        edit = rewrites.Edit(Span.of(call), f"{jn.jnp}.where({m}, {new}, {a})")
+        rewritten = function_source(case, frame, [edit])
+        return (say("Keep the shape fixed: {} takes the new value where the mask is True and the old one elsewhere.",
+                    code(f"{jn.jnp}.where")), rewritten) if rewritten else None
     if kind == "mask" and isinstance(node, ast.Subscript):
         array, mask = case.text(frame, node.value), case.text(frame, node.slice)
         edit = rewrites.Edit(Span.of(node), f"{jn.jnp}.where({mask}, {array}, 0)", comment="same shape; masked-out elements are 0")
-        code = function_source(case, frame, [edit])
-        return (f"Keep the shape fixed: `{jn.jnp}.where` zeroes the elements you would drop "
-                f"(sums and means over them stay right).", code) if code else None
+        rewritten = function_source(case, frame, [edit])
+        return (say("Keep the shape fixed: {} zeroes the elements you would drop (sums and means over them stay "
+                    "right).", code(f"{jn.jnp}.where")), rewritten) if rewritten else None
     if kind == "size" and isinstance(node, ast.Call):
         callee = frame.resolve(node.func)
         name = getattr(callee, "__name__", "")
@@ -150,8 +199,23 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
                 first = f"({first})"
             at = Span(node.end_lineno, node.end_lineno, node.end_col_offset - 1, node.end_col_offset - 1)
             edit = rewrites.Edit(at, f", size={first}.size")
-            code = function_source(case, frame, [edit])
-            return (f"Give `{ast.unparse(node.func)}` a fixed output size (padded with the fill value):", code) if code else None
+            rewritten = function_source(case, frame, [edit])
+            return (say("Give {} a fixed output size. The result is padded with {} (0 by default, which is also a "
+                        "valid index: leave the padding out of what you compute from it).", code(ast.unparse(node.func)),
+                        code("fill_value")), rewritten) if rewritten else None
+    return None
+
+
+def _masked_update(node: ast.AST, statement: ast.stmt | None):
+    """``x.at[mask].set(v)`` in ``node`` or its statement: ``(call, x, mask, v, method)``."""
+    for root in (node, statement):
+        for call in clues.nodes_in(root, ast.Call) if root is not None else ():
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Subscript) and len(call.args) == 1):
+                continue
+            at = func.value.value
+            if isinstance(at, ast.Attribute) and at.attr == "at":
+                return call, at.value, func.value.slice, call.args[0], func.attr
     return None
 
 
@@ -165,40 +229,13 @@ def _slice_rewrite(case: Case, frame: UserFrame, node: ast.Subscript, statement:
     if sl.lower is not None and isinstance(sl.upper, ast.BinOp) and isinstance(sl.upper.op, ast.Add):
         if ast.dump(sl.upper.left) == ast.dump(sl.lower) and isinstance(sl.upper.right, ast.Constant):
             edit = rewrites.Edit(Span.of(node), f"{jn.lax}.dynamic_slice_in_dim({array}, {lower}, {sl.upper.right.value})")
-            code = function_source(case, frame, [edit])
-            return (f"The length is fixed, only the start is traced: `{jn.lax}.dynamic_slice_in_dim` takes a traced start.", code) if code else None
+            rewritten = function_source(case, frame, [edit])
+            return (say("The length is fixed, only the start is traced: {} takes a traced start.",
+                        code(f"{jn.lax}.dynamic_slice_in_dim")), rewritten) if rewritten else None
     edits = mask_edits(case, frame, node, statement, jn)
-    code = function_source(case, frame, edits) if edits else None
-    return ("Keep the shape fixed and mask instead (pad + mask): rows outside the slice become 0.", code) if code else None
-
-
-def mask_edits(case: Case, frame: UserFrame, node: ast.Subscript, statement: ast.stmt, jn) -> list[rewrites.Edit] | None:
-    """``x[a:b]`` -> ``jnp.where(keep, x, 0)`` with ``keep`` computed just before the statement:
-    the same shape on every call, the rows outside the slice zeroed (``None`` for a strided slice).
-
-    See ``docs/pitfalls.md#traced-shape`` for the code it writes.
-    """
-    sl = node.slice
-    if not isinstance(sl, ast.Slice) or sl.step is not None:
-        return None
-    array = case.text(frame, node.value)
-    conditions = []
-    if sl.lower is not None:
-        conditions.append(f"(index >= {case.text(frame, sl.lower)})")
-    if sl.upper is not None:
-        conditions.append(f"(index < {case.text(frame, sl.upper)})")
-    if not conditions:
-        return None
-    value = case.traced_value(array, frame) if isinstance(node.value, ast.Name) else MISSING
-    ndim = getattr(value, "ndim", 1) or 1
-    keep = " & ".join(conditions) if len(conditions) > 1 else conditions[0][1:-1]
-    expand = "" if ndim <= 1 else "[:, " + ", ".join(["None"] * (ndim - 1)) + "]"
-    insert = rewrites.Edit(
-        Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset),
-        f"index = {jn.jnp}.arange({array}.shape[0])\nkeep = {keep}\n",
-    )
-    replace = rewrites.Edit(Span.of(node), f"{jn.jnp}.where(keep{expand}, {array}, 0)", comment="fixed shape: the rows outside the slice are 0")
-    return [insert, replace]
+    rewritten = function_source(case, frame, edits) if edits else None
+    return (say("Keep the shape fixed and mask instead (pad + mask): rows outside the slice become 0."),
+            rewritten) if rewritten else None
 
 
 # ------------------------------------------------------------------------------------------------

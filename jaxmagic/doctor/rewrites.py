@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from jaxmagic.doctor.clues import MISSING, Span
+from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, source_of
 
 MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
 
@@ -183,15 +183,31 @@ def jit_takes_options_alone() -> bool:
 
 @dataclass(frozen=True)
 class JitUse:
-    """Where a function is wrapped in ``jax.jit``: a decorator or a call, as written (``jit_use``)."""
+    """Where a function is wrapped in a jit, as written (``jit_use``): ``jax.jit``, Flax's
+    ``nnx.jit`` (the same ``static_argnames``) or Equinox's ``eqx.filter_jit`` (no static
+    arguments: every non-array argument is static already)."""
 
     node: ast.expr  # the decorator expression, or the ``jax.jit(...)`` call
     kind: str  # "bare" (@jax.jit), "call" (@jax.jit(...), jax.jit(f, ...)) or "partial"
     options: ast.Call | None  # the call holding the keyword options, if any
+    library: str = "jax"  # "jax", "nnx" or "eqx"
+
+
+def _library_jits() -> dict[int, str]:
+    """``id`` -> library of the jit functions of Flax NNX and Equinox, when the user imported them."""
+    import sys
+
+    found = {}
+    for module, name, library in (("flax.nnx", "jit", "nnx"), ("equinox", "filter_jit", "eqx")):
+        loaded = sys.modules.get(module)
+        function = getattr(loaded, name, None) if loaded is not None else None
+        if function is not None:
+            found[id(function)] = library
+    return found
 
 
 def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
-    """``node`` as a use of ``jax.jit``: ``jax.jit``, ``jit(...)``, ``partial(jax.jit, ...)``.
+    """``node`` as a use of a jit: ``jax.jit``, ``jit(...)``, ``partial(jax.jit, ...)``, ``nnx.jit``...
 
     >>> import functools, jax
     >>> names = {"jax": jax, "partial": functools.partial}.get
@@ -204,14 +220,23 @@ def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
 
     from jaxmagic.doctor.clues import resolve
 
-    if resolve(node, lookup) is jax.jit:
-        return JitUse(node, "bare", None)
+    libraries = {id(jax.jit): "jax", **_library_jits()}
+
+    def library_of(expr: ast.AST) -> str | None:
+        value = resolve(expr, lookup)
+        return libraries.get(id(value)) if value is not MISSING else None
+
+    library = library_of(node)
+    if library is not None:
+        return JitUse(node, "bare", None, library)
     if isinstance(node, ast.Call):
-        callee = resolve(node.func, lookup)
-        if callee is jax.jit:
-            return JitUse(node, "call", node)
-        if callee is functools.partial and node.args and resolve(node.args[0], lookup) is jax.jit:
-            return JitUse(node, "partial", node)
+        library = library_of(node.func)
+        if library is not None:
+            return JitUse(node, "call", node, library)
+        if resolve(node.func, lookup) is functools.partial and node.args:
+            library = library_of(node.args[0])
+            if library is not None:
+                return JitUse(node, "partial", node, library)
     return None
 
 
@@ -262,7 +287,7 @@ def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit
     if use.kind == "bare":
         span = Span.of(use.node)
         written = _text(lines, span)
-        if jit_takes_options_alone():
+        if use.library == "nnx" or jit_takes_options_alone():
             return Edit(span, f"{written}(static_argnames={value})")
         return Edit(span, f"functools.partial({written}, static_argnames={value})")
     call = use.options
@@ -347,3 +372,82 @@ def lookup_in(namespace: dict) -> Callable[[str], Any]:
         return getattr(builtins, name, MISSING)
 
     return lookup
+
+
+def debug_print_call(call: ast.Call, parsed: ParsedSource, jax_name: str, *, callee: str | None = None) -> str | None:
+    """``print(f"loss {loss:.3f}")`` -> ``jax.debug.print("loss {:.3f}", loss)``.
+
+    >>> import ast
+    >>> tree = ast.parse('print(f"Loss: {loss}", step)')
+    >>> source = ParsedSource("<demo>", ('print(f"Loss: {loss}", step)',), tree)
+    >>> debug_print_call(tree.body[0].value, source, "jax")
+    'jax.debug.print("Loss: {} {}", loss, step)'
+    """
+    separator = " "
+    for keyword in call.keywords:
+        if keyword.arg == "sep" and isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, str):
+            separator = keyword.value.value
+        elif keyword.arg not in ("end", "flush", "file", "sep"):
+            return None
+    pieces, arguments = [], []
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            return None
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            pieces.append(_escape_braces(arg.value))
+        elif isinstance(arg, ast.JoinedStr):
+            text = []
+            for part in arg.values:
+                if isinstance(part, ast.Constant):
+                    text.append(_escape_braces(str(part.value)))
+                elif isinstance(part, ast.FormattedValue):
+                    conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
+                    spec = ""
+                    if part.format_spec is not None:
+                        if not all(isinstance(v, ast.Constant) for v in part.format_spec.values):
+                            return None
+                        spec = ":" + "".join(str(v.value) for v in part.format_spec.values)
+                    text.append("{" + conversion + spec + "}")
+                    arguments.append(source_of(parsed, part.value))
+            pieces.append("".join(text))
+        else:
+            pieces.append("{}")
+            arguments.append(source_of(parsed, arg))
+    template = separator.join(pieces).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'{callee or jax_name + ".debug.print"}("{template}"{"".join(", " + a for a in arguments)})'
+
+
+def _escape_braces(text: str) -> str:
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def call_parameters(call: ast.Call, fn: Any) -> dict[str, ast.expr]:
+    """Parameter name -> the argument expression written for it in ``call``.
+
+    >>> def f(x, n, mode="a"):
+    ...     return x
+    >>> {k: ast.unparse(v) for k, v in call_parameters(ast.parse("f(a, 3, mode='b')").body[0].value, f).items()}
+    {'x': 'a', 'n': '3', 'mode': "'b'"}
+    """
+    sig = signature_of(fn)
+    if sig is None:
+        return {}
+    positional = [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    found = {}
+    for index, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        if index < len(positional):
+            found[positional[index]] = arg
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            found[keyword.arg] = keyword.value
+    return found
+
+
+def signature_of(fn: Any) -> inspect.Signature | None:
+    """The signature of the Python function inside ``fn`` (a jitted function's own), or ``None``."""
+    try:
+        return inspect.signature(python_function(fn) or fn)
+    except (TypeError, ValueError):
+        return None

@@ -1,21 +1,22 @@
 """``Diagnosis`` -> HTML card and terminal text. Pure functions of the diagnosis.
 
-The card says what went wrong (the pitfall), where (the user's line), why (the explanation, with
-`code` in backticks shown as code), and the fix, highlighted as Python; other fixes follow.
+The card says what went wrong (the pitfall), where (the user's line), why (the explanation: its
+code parts shown as code, its places by their label), and the fix, highlighted as Python; other
+fixes follow.
 """
 
 from __future__ import annotations
 
-import re
+import textwrap
 
 from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 from pygments.lexers import PythonLexer
 
+from jaxmagic.doctor.words import as_words
 from jaxmagic.render import theme
 from jaxmagic.render.theme import escape
 
-_CODE_SPAN = re.compile(r"`([^`]+)`")
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 _SEVERITY_COLOUR = {"error": "\x1b[31m", "warning": "\x1b[33m"}
 
@@ -24,9 +25,23 @@ def _python_html(code: str) -> str:
     return highlight(code, PythonLexer(), theme.html_formatter()).rstrip("\n")
 
 
-def _words_html(text: str) -> str:
-    """Plain words with `code` spans: escaped first, then the spans become ``<code>``."""
-    return _CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", escape(text))
+def _parts(words) -> tuple:
+    """The text / code / place parts of a sentence (plain text for a plain string)."""
+    return as_words(words).parts
+
+
+def _words_html(words) -> str:
+    """A sentence as HTML: its code parts as ``<code>``, its places as the line's label (the file
+    and line in a tooltip), everything escaped."""
+    out = []
+    for part in _parts(words):
+        if part.kind == "code":
+            out.append(f"<code>{escape(part.text)}</code>")
+        elif part.kind == "place" and part.place is not None:
+            out.append(f'<span class="jm-place" title="{escape(f"{part.place.file}:{part.place.line}")}">{escape(part.text)}</span>')
+        else:
+            out.append(escape(part.text))
+    return "".join(out)
 
 
 def _heading(diagnosis) -> str:
@@ -42,7 +57,8 @@ def html(diagnosis) -> str:
     """The diagnosis as a self-contained HTML card (scoped CSS, no JavaScript).
 
     >>> from jaxmagic.doctor import Diagnosis
-    >>> card = html(Diagnosis("traced-shape", explanation="`n` is <traced>.", fix="x[:n]"))
+    >>> from jaxmagic.doctor.words import code, say
+    >>> card = html(Diagnosis("traced-shape", explanation=say("{} is <traced>.", code("n")), fix="x[:n]"))
     >>> 'data-pitfall="traced-shape"' in card, "<code>n</code> is &lt;traced&gt;." in card
     (True, True)
     """
@@ -60,9 +76,10 @@ def html(diagnosis) -> str:
         code = f' <code class="jm-where-code">{_python_html(where.text)}</code>' if where.text else ""
         parts.append(f'<div class="jm-where" title="{title}"><span class="jm-muted">{escape(where.label)}</span>{code}</div>')
     parts.append(f'<p class="jm-explanation">{_words_html(diagnosis.explanation)}</p>')
-    if diagnosis.fix:
+    if diagnosis.fix or diagnosis.fix_note:  # a fix in words alone where no code would run as it stands
         note = f'<div class="jm-fix-note">{_words_html(diagnosis.fix_note)}</div>' if diagnosis.fix_note else ""
-        parts.append(f'<div class="jm-fix"><b>Fix</b>{note}<pre class="jm-block jm-python">{_python_html(diagnosis.fix)}</pre></div>')
+        block = f'<pre class="jm-block jm-python">{_python_html(diagnosis.fix)}</pre>' if diagnosis.fix else ""
+        parts.append(f'<div class="jm-fix"><b>Fix</b>{note}{block}</div>')
     for label, code in diagnosis.alternatives:
         block = f'<pre class="jm-block jm-python">{_python_html(code)}</pre>' if code else ""
         parts.append(f'<div class="jm-alternative"><div>{_words_html(label)}</div>{block}</div>')
@@ -88,7 +105,8 @@ def text(diagnosis, *, color: bool = False) -> str:
     """The diagnosis as terminal text (ANSI colours with ``color=True``).
 
     >>> from jaxmagic.doctor import Diagnosis
-    >>> print(text(Diagnosis("traced-shape", explanation="`n` is traced.", fix="x[:n]")))
+    >>> from jaxmagic.doctor.words import code, say
+    >>> print(text(Diagnosis("traced-shape", explanation=say("{} is traced.", code("n")), fix="x[:n]")))
     jaxmagic doctor · error: A size or slice that depends on a traced value [traced-shape]
       `n` is traced.
       Fix:
@@ -113,11 +131,12 @@ def text(diagnosis, *, color: bool = False) -> str:
         where = diagnosis.where
         lines.append(f"  {dim(where.label)}: {where.text}" if where.text else f"  {dim(where.label)}")
     lines.append(_indent(_wrap(diagnosis.explanation), "  "))
-    if diagnosis.fix:
-        note = _wrap(f"Fix: {diagnosis.fix_note}" if diagnosis.fix_note else "Fix:")
+    if diagnosis.fix or diagnosis.fix_note:
+        note = _wrap("Fix: " + diagnosis.fix_note if diagnosis.fix_note else "Fix:")
         head, _, rest = note.partition("Fix:")
         lines.append(_indent(head + strong("Fix:") + rest, "  "))
-        lines.append(code(diagnosis.fix))
+        if diagnosis.fix:
+            lines.append(code(diagnosis.fix))
     for label, snippet in diagnosis.alternatives:
         lines.append(_indent(_wrap(label), "  "))
         if snippet:
@@ -129,13 +148,12 @@ def text(diagnosis, *, color: bool = False) -> str:
     return "\n".join(lines)
 
 
-_LABEL = re.compile(r"In \[\d+\] line \d+")
-
-
-def _wrap(words: str, width: int = 96) -> str:
-    import textwrap
-
-    # A cell label ("In [4] line 3") stays on one line: its spaces do not break while wrapping.
-    kept = _LABEL.sub(lambda m: m.group(0).replace(" ", "\u00a0"), words)
-    wrapped = textwrap.wrap(kept, width=width, break_long_words=False, break_on_hyphens=False)
+def _wrap(words, width: int = 96) -> str:
+    """A sentence wrapped for the terminal: code in backticks; a place or a piece of code never
+    broken across lines."""
+    kept = []
+    for part in _parts(words):
+        shown = part.plain
+        kept.append(shown.replace(" ", "\u00a0") if part.kind in ("code", "place") else shown)
+    wrapped = textwrap.wrap("".join(kept), width=width, break_long_words=False, break_on_hyphens=False)
     return "\n".join(wrapped).replace("\u00a0", " ")

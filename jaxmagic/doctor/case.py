@@ -1,9 +1,9 @@
 """Reading an exception the doctor's way, shared by every recogniser: the ``Case`` (the exception,
-its user frames and their source), the fixes several pitfalls share (a static argument added where
-the user jits the function), and ``recognise``, which tries each pitfall in turn.
+its user frames and their source) and the fixes several pitfalls share (a static argument added
+where the user jits the function).
 
-The recognisers live in ``pitfall_*`` modules, one family each; each takes a ``Case`` and answers a
-``Diagnosis`` or ``None``.
+The recognisers live in ``pitfall_*`` modules; each takes a ``Case`` and answers a ``Diagnosis``
+or ``None`` (see ``jaxmagic.doctor.registry``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import os
 import re
 from typing import Any, Callable
 
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private
-
-from jaxmagic.doctor import clues, rewrites
 from jaxmagic.doctor.clues import MISSING, ParsedSource, UserFrame
-from jaxmagic.doctor import Diagnosis
-from jaxmagic.errors import UserCodeError
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.registry import PITFALLS
+from jaxmagic.doctor.words import Words, code, names as name_list, say
 from jaxmagic.sources import CellNamer, SourceLine
 
 
@@ -140,6 +141,10 @@ class Case:
         frame = self.innermost
         return frame is not None and any("Batch" in type(v).__name__ for v in frame.frame.f_locals.values())
 
+    def says(self, pitfall: str) -> bool:
+        """True when JAX's message holds one of the fragments the pitfall declares (``messages``)."""
+        return any(fragment in self.message for fragment in PITFALLS[pitfall].messages)
+
     def diagnosis(self, pitfall: str, **fields) -> Diagnosis:
         reference = re.search(r"See (https://\S+errors\.html\S*)", self.message)
         fields.setdefault("function", self.function_name)
@@ -164,17 +169,61 @@ class Case:
         frame = frame or self.traced_frame
         return frame.lookup(name) if frame is not None else MISSING
 
+    def passed(self, name: str) -> Any:
+        """The value the caller wrote for parameter ``name``, when it is a literal or a name
+        (``activation(x, True)`` -> ``True``); ``MISSING`` when it cannot be told without running code."""
+        site = self.call_site
+        parsed = self.parsed(site) if site is not None else None
+        node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
+        if not isinstance(node, ast.Call):
+            return MISSING
+        callee = clues.resolve(node.func, site.lookup)
+        written = rewrites.call_parameters(node, callee if callee is not MISSING else self.fn).get(name)
+        if isinstance(written, (ast.Name, ast.Attribute)):
+            return clues.resolve(written, site.lookup)
+        try:
+            return ast.literal_eval(written) if written is not None else MISSING
+        except (ValueError, SyntaxError, TypeError):
+            return MISSING
+
     def scalar_arguments(self, names) -> list[str]:
-        """Of ``names``, the jitted function's parameters that hold a traced scalar (static candidates)."""
+        """Of ``names``, the jitted function's parameters that hold a traced scalar that could be
+        static: a Python number, bool or string at the call (an array is not hashable)."""
         if not self.under_jit:
             return []
         params = self.parameters()
         found = []
         for name in names:
             value = self.traced_value(name)
-            if name in params and clues.is_tracer(value) and getattr(value, "ndim", None) == 0:
+            if not (name in params and clues.is_tracer(value) and getattr(value, "ndim", None) == 0):
+                continue
+            passed = self.passed(name)
+            if passed is MISSING:
+                aval = getattr(value, "aval", None)
+                hashable = getattr(aval, "weak_type", False) or str(getattr(value, "dtype", "")) == "bool"
+            else:
+                hashable = isinstance(passed, (bool, int, float, str)) and not hasattr(passed, "shape")
+            if hashable:
                 found.append(name)
         return found
+
+    def static_candidates(self, depends: list[str]) -> list[str]:
+        """The parameters to mark static so that a value depending on ``depends`` is a plain Python
+        value: ``[]`` unless every one of them (and every argument JAX names) can be static."""
+        found = self.scalar_arguments(depends)
+        named = set(self.traced.arguments) if self.traced is not None and clues.is_user_file(self.traced.file) else set()
+        return found if found and not (set(depends) | named) - set(found) else []
+
+    def is_flag(self, name: str) -> bool:
+        """True when parameter ``name`` looks like a setting (a Python bool, int or string at the call,
+        or a traced bool / Python int), not data: static then fits better than ``jnp.where``."""
+        passed = self.passed(name)
+        if passed is not MISSING:
+            return isinstance(passed, (bool, int, str)) and not hasattr(passed, "shape")
+        value = self.traced_value(name)
+        aval = getattr(value, "aval", None)
+        kind = getattr(getattr(value, "dtype", None), "kind", "")
+        return kind == "b" or (kind in ("i", "u") and getattr(aval, "weak_type", False))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -235,6 +284,8 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     parsed, fnode = found
     first, last = rewrites.function_first_line(fnode), fnode.end_lineno
     use = rewrites.decorator_jit(fnode, frame.lookup)
+    if use is not None and use.library == "eqx":
+        return _python_values_at_call(case, names)
     if use is not None:
         return rewrites.with_edits(parsed.lines, first, last, [rewrites.add_static_edit(use, names, parsed.lines, jn.jit)], show=[frame.line])
     elsewhere = _jit_written_elsewhere(case, fnode.name)
@@ -247,6 +298,87 @@ def static_fix(case: Case, names: list[str]) -> str | None:
         else f"functools.partial({jn.jit}, static_argnames={value})"
     )
     return rewrites.with_edits(parsed.lines, first, last, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line])
+
+
+def static_field_choice(case: Case, frame: UserFrame, node: ast.AST | None) -> tuple[Words, str] | None:
+    """``self.n`` traced inside an Equinox module (a field JAX traces as a leaf): the field declared
+    static in the class, ``n: int = eqx.field(static=True)``, with its label. ``None`` otherwise."""
+    import sys
+
+    eqx = sys.modules.get("equinox")
+    owner = frame.lookup("self") if frame is not None else MISSING
+    if node is None or eqx is None or owner is MISSING or not isinstance(owner, eqx.Module):
+        return None
+    fields = [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+              and n.value.id == "self" and clues.is_tracer(getattr(owner, n.attr, None))]
+    parsed = case.parsed(frame)
+    if not fields or parsed is None:
+        return None
+    cls = next((c for c in clues.nodes_in(parsed.tree, ast.ClassDef)
+                if c.name == type(owner).__name__ and c.lineno <= frame.line <= c.end_lineno), None)
+    declared = {s.target.id: s for s in (cls.body if cls else []) if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    if cls is None or any(f not in declared for f in fields):
+        return None
+    name = rewrites.alias(frame.frame.f_globals, eqx, "eqx")
+    edits = []
+    for field_name in dict.fromkeys(fields):
+        statement = declared[field_name]
+        if statement.value is None:
+            at = clues.Span(statement.end_lineno, statement.end_lineno, statement.end_col_offset, statement.end_col_offset)
+            edits.append(rewrites.Edit(at, f" = {name}.field(static=True)"))
+        else:
+            default = clues.source_of(parsed, statement.value)
+            edits.append(rewrites.Edit(clues.Span.of(statement.value), f"{name}.field(default={default}, static=True)"))
+    fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, edits)
+    return (say("Declare {} a static field of {}: JAX then sees a plain Python value, not a traced leaf (rebuild the "
+                "model after redefining the class).", name_list(dict.fromkeys(fields)), code(cls.name)), fixed)
+
+
+def jit_library(case: Case) -> str:
+    """How the traced function is jitted where the user wrote it: ``"jax"``, ``"nnx"`` or ``"eqx"``."""
+    frame = case.traced_frame
+    found = clues.function_of_code(frame.code) if frame is not None else None
+    use = rewrites.decorator_jit(found[1], frame.lookup) if found is not None else None
+    return use.library if use is not None else "jax"
+
+
+def static_choice(case: Case, names: list[str], why: Words) -> tuple[Words, str] | None:
+    """The static fix with its label: "Mark `n` static: <why>" for ``jax.jit`` and ``nnx.jit``; for
+    ``eqx.filter_jit``, which keeps every non-array argument static, "Pass `n` as a plain Python
+    value" with the call changed. ``None`` when there is no fix to write."""
+    fixed = static_fix(case, names)
+    if not fixed:
+        return None
+    if jit_library(case) == "eqx":
+        return (say("Pass {} as a plain Python value, not an array: {} keeps every non-array argument static, so {}",
+                    name_list(names), code("eqx.filter_jit"), why), fixed)
+    return say("Mark {} static: {}", name_list(names), why), fixed
+
+
+def _python_values_at_call(case: Case, names: list[str]) -> str | None:
+    """The call of an ``eqx.filter_jit`` function with ``names`` passed as Python values:
+    ``jnp.array(2)`` -> ``2``, any other array expression ``e`` -> ``int(e)`` (``bool`` / ``float``)."""
+    site = case.call_site
+    parsed = case.parsed(site) if site is not None else None
+    call = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
+    statement = clues.statement_at(parsed.tree, site.line) if parsed is not None else None
+    if not isinstance(call, ast.Call) or statement is None:
+        return None
+    callee = clues.resolve(call.func, site.lookup)
+    written = rewrites.call_parameters(call, callee if callee is not MISSING else case.fn)
+    edits = []
+    for name in names:
+        node = written.get(name)
+        if node is None:
+            return None
+        kind = getattr(getattr(case.traced_value(name), "dtype", None), "kind", "i")
+        python = {"b": "bool", "f": "float"}.get(kind, "int")
+        if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+            text = repr(node.args[0].value)
+        else:
+            text = f"{python}({clues.source_of(parsed, node)})"
+        edits.append(rewrites.Edit(clues.Span.of(node), text))
+    return rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, edits)
 
 
 def _jit_written_elsewhere(case: Case, function_name: str):
@@ -286,7 +418,7 @@ def _jit_written_elsewhere(case: Case, function_name: str):
     return None
 
 
-def magic_hint(case: Case, names: list[str]) -> list[tuple[str, str]]:
+def magic_hint(case: Case, names: list[str]) -> list[tuple[Words, str]]:
     """When a tool (a jaxmagic magic) jitted the function, its ``-s`` option does the same for one call.
 
     ``[]`` when the user jitted it (the hint needs ``case.fn``, the plain function a magic traced).
@@ -296,27 +428,8 @@ def magic_hint(case: Case, names: list[str]) -> list[tuple[str, str]]:
     if _jax_private.is_jitted(case.fn):
         return []
     spec = ",".join(names)
-    return [(f"In jaxmagic's magics, `-s {spec}` marks {plural(names)} static for that one call, "
-             f"e.g. `%jaxpr -s {spec} {case.function_name or 'f'}(...)`.", "")]
-
-
-def cell_of(where: SourceLine | None) -> str:
-    """How an explanation names a line: ``In [4] line 3``, ``model.py:12``.
-
-    >>> cell_of(SourceLine(file="m.py", line=12, function="f", text="")), cell_of(None)
-    ('m.py:12', 'your code')
-    """
-    return where.label if where is not None else "your code"
-
-
-def plural(names: list[str]) -> str:
-    """Names quoted for an explanation, joined with "and".
-
-    >>> plural(["n"]), plural(["n", "mode", "k"])
-    ('`n`', '`n`, `mode` and `k`')
-    """
-    quoted = [f"`{n}`" for n in names]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    return [(say("In jaxmagic's magics, {} marks {} static for that one call, e.g. {}.", code(f"-s {spec}"),
+                 name_list(names), code(f"%jaxpr -s {spec} {case.function_name or 'f'}(...)")), "")]
 
 
 def kind_of(value: Any) -> str:
@@ -346,40 +459,3 @@ def depends_on(case: Case, frame: UserFrame, node: ast.AST | None) -> list[str]:
     arguments = list(case.traced.arguments) if case.traced and clues.is_user_file(case.traced.file) else []
     named = [a for a in arguments if a in in_node] or [n for n in in_node if clues.is_tracer(frame.lookup(n))]
     return named or arguments
-
-
-# ------------------------------------------------------------------------------------------------
-# ------------------------------------------------------------------------------------------------
-
-
-def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNamer) -> Diagnosis | None:
-    """Try every recogniser on the exception (and on the one it was raised from).
-
-    >>> recognise(KeyError("k"), None, lambda filename: None) is None
-    True
-    """
-    from jaxmagic.doctor import pitfall_calls, pitfall_control_flow, pitfall_leak, pitfall_shapes, pitfall_values
-
-    recognisers = (
-        pitfall_calls.unhashable_static,
-        pitfall_calls.donated_buffer,
-        pitfall_leak.tracer_leak,
-        pitfall_values.numpy_in_jit,
-        pitfall_control_flow.python_control_flow,
-        pitfall_values.python_scalar_conversion,
-        pitfall_shapes.traced_shape,
-        pitfall_values.formatted_print,
-    )
-    if isinstance(exception, UserCodeError):
-        exception = exception.original
-    seen = set()
-    for candidate in (exception, exception.__cause__):
-        if candidate is None or id(candidate) in seen:
-            continue
-        seen.add(id(candidate))
-        case = Case(candidate, fn, cell_namer)
-        for recogniser in recognisers:
-            found = recogniser(case)
-            if found is not None:
-                return found
-    return None

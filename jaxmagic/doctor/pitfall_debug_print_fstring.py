@@ -1,0 +1,75 @@
+"""``debug-print-fstring``: ``jax.debug.print(f"x = {x}")``. The f-string is formatted by Python
+while JAX traces, when ``x`` is a tracer, so every call prints ``x = JitTracer(...)``; the values
+must go to ``jax.debug.print`` as arguments, for it to format them when the compiled code runs.
+
+>>> import jax
+>>> def step(x):
+...     jax.debug.print(f"x = {x}")
+...     return x * 2
+>>> (found,) = debug_print_fstring(Traced([step], None, None, lambda filename: None))
+>>> found.fix.splitlines()[1].strip()
+'jax.debug.print("x = {}", x)'
+"""
+
+from __future__ import annotations
+
+import ast
+
+import jax
+
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic import sources
+from jaxmagic.doctor.clues import Span
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.traced_code import Traced, function_node, with_edits
+from jaxmagic.doctor.words import code, place, say
+
+
+def _formats_values(node: ast.AST) -> bool:
+    return isinstance(node, ast.JoinedStr) and any(isinstance(v, ast.FormattedValue) for v in node.values)
+
+
+@pitfall("debug-print-fstring", "An f-string given to jax.debug.print", "warning", stage="trace", order=15)
+def debug_print_fstring(traced: Traced) -> list[Diagnosis]:
+    """One warning per function whose ``jax.debug.print`` calls take an f-string with values in it."""
+    found = []
+    for function in traced.functions:
+        located = function_node(function)
+        if located is None:
+            continue
+        parsed, node = located
+        lookup = rewrites.lookup_in(function.__globals__)
+        calls = [
+            call for call in clues.nodes_in(node, ast.Call)
+            if call.args and _formats_values(call.args[0]) and clues.resolve(call.func, lookup) is jax.debug.print
+        ]
+        if not calls:
+            continue
+        edits = []
+        for call in calls:
+            shaped = ast.Call(func=ast.Name("print"), args=[call.args[0]], keywords=[])
+            rewritten = rewrites.debug_print_call(shaped, parsed, "jax", callee=clues.source_of(parsed, call.func))
+            extra = [clues.source_of(parsed, a) for a in call.args[1:]] + [
+                f"{k.arg}={clues.source_of(parsed, k.value)}" for k in call.keywords]
+            if rewritten is not None and not extra:
+                edits.append(rewrites.Edit(Span.of(call), rewritten))
+        first = calls[0]
+        where = sources.source_line(parsed.file, first.lineno, function.__name__, traced.cell_namer)
+        written = clues.source_of(parsed, first.args[0])
+        variable = next(iter(clues.names_in(first.args[0])), None)
+        found.append(Diagnosis(
+            "debug-print-fstring",
+            explanation=say(
+                "{} ({}) is formatted by Python while JAX traces {}, when {} is a tracer with no value yet: the text is "
+                "fixed then, so every call prints the tracer ({}), never the value.",
+                code(written), place(where), code(function.__name__), code(variable or "the value"), code("JitTracer(...)")),
+            fix=with_edits(located, edits) if edits else "jax.debug.print(\"x = {}\", x)",
+            fix_note=say("Give {} a template and the values as arguments: it formats them when the compiled code runs.",
+                         code("jax.debug.print")),
+            where=where,
+            variable=variable,
+            function=function.__name__,
+        ))
+    return found

@@ -1,0 +1,148 @@
+"""The doctor's one list of pitfalls. Each pitfall is declared once, by the decorator on its
+recogniser (``@pitfall(...)`` in a ``pitfall_*`` module): its id, title, severity, the fragments of
+JAX's messages it reads, its place in the order, and when it runs (``stage``):
+
+- ``"error"``: ``recognise(case) -> Diagnosis | None`` for an exception JAX raised;
+- ``"trace"``: ``recognise(traced) -> list[Diagnosis]`` for a function that traced fine.
+
+A recogniser may keep detection apart from description: the decorated function then only
+matches (``case -> facts | None``: what it found, no words), and ``@describes(id)`` declares the
+function that turns the facts into the diagnosis (``(case, facts) -> Diagnosis``).
+
+A recogniser that raises is logged and counted (``internal_errors``), never silent.
+
+>>> PITFALLS["baked-global"].severity
+'warning'
+>>> PITFALLS["python-control-flow"].docs
+'docs/pitfalls.md#python-control-flow'
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+DOCS = "docs/pitfalls.md"
+SEVERITIES = ("error", "warning")
+STAGES = ("error", "trace")
+
+log = logging.getLogger("jaxmagic.doctor")
+
+
+@dataclass(frozen=True)
+class Pitfall:
+    """One trap the doctor knows: a stable id, a title in plain words, error or warning, and the
+    recogniser that finds it.
+
+    >>> PITFALLS["traced-shape"].title
+    'A size or slice that depends on a traced value'
+    """
+
+    id: str
+    title: str
+    severity: str  # "error": JAX raised; "warning": it traced, but will not do what it seems to
+    order: int = 100  # lower runs first: a more specific recogniser before a broader one
+    stage: str = "error"
+    messages: tuple[str, ...] = ()  # fragments of JAX's messages the recogniser reads
+    recognise: Callable | None = field(default=None, repr=False, compare=False)
+    describe: Callable | None = field(default=None, repr=False, compare=False)  # (subject, facts) -> Diagnosis
+
+    def run(self, subject):
+        """The recogniser on ``subject`` (a ``Case`` or a ``Traced``), then its describer if it has one."""
+        found = self.recognise(subject)
+        if found is None or self.describe is None:
+            return found
+        return self.describe(subject, found)
+
+    @property
+    def docs(self) -> str:
+        """Where the pitfall is explained at length: ``docs/pitfalls.md#<id>``."""
+        return f"{DOCS}#{self.id}"
+
+
+PITFALLS: dict[str, Pitfall] = {}
+
+
+def pitfall(id: str, title: str, severity: str, *, order: int = 100, stage: str = "error",
+            messages: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """Declare a pitfall on its recogniser (the decorated function is returned unchanged).
+
+    >>> @pitfall("example-trap", "An example", "warning", stage="trace")
+    ... def example_trap(traced):
+    ...     return []
+    >>> PITFALLS.pop("example-trap").recognise is example_trap
+    True
+    """
+    if severity not in SEVERITIES or stage not in STAGES:
+        raise ValueError(f"severity must be one of {SEVERITIES} and stage one of {STAGES}")
+
+    def declare(recognise: Callable) -> Callable:
+        known = PITFALLS.get(id)
+        if known is not None and _origin(known.recognise) != _origin(recognise):  # a reloaded module may declare again
+            raise ValueError(f"pitfall {id!r} is declared twice")
+        PITFALLS[id] = Pitfall(id, title, severity, order, stage, tuple(messages), recognise)
+        return recognise
+
+    return declare
+
+
+def _origin(function: Callable | None) -> tuple:
+    return (getattr(function, "__module__", None), getattr(function, "__qualname__", None))
+
+
+def describes(id: str) -> Callable[[Callable], Callable]:
+    """Declare the describer of pitfall ``id``: ``(case, facts) -> Diagnosis``, the words and the
+    fix for what its recogniser matched.
+
+    >>> @pitfall("example-split", "An example", "error")
+    ... def match_example(case):
+    ...     return {"name": "n"}
+    >>> @describes("example-split")
+    ... def describe_example(case, facts):
+    ...     return f"{facts['name']} is traced"
+    >>> PITFALLS.pop("example-split").run(None)
+    'n is traced'
+    """
+
+    def declare(describe: Callable) -> Callable:
+        PITFALLS[id] = replace(PITFALLS[id], describe=describe)
+        return describe
+
+    return declare
+
+
+def in_order(stage: str) -> list[Pitfall]:
+    """The pitfalls of one stage, in the order their recognisers run.
+
+    >>> [p.id for p in in_order("trace")][:1]
+    ['print-side-effect']
+    """
+    return sorted((p for p in PITFALLS.values() if p.stage == stage), key=lambda p: (p.order, p.id))
+
+
+_ERRORS: deque[str] = deque(maxlen=50)
+
+
+def record_failure(pitfall_id: str, exc: BaseException) -> None:
+    """A recogniser raised: log it (``jaxmagic.doctor``, at warning level) and count it.
+
+    >>> record_failure("example", RuntimeError("boom")); internal_errors()[-1]
+    'example: RuntimeError: boom'
+    >>> _ERRORS.clear()
+    """
+    line = f"{pitfall_id}: {type(exc).__name__}: {exc}"
+    _ERRORS.append(line)
+    log.warning("jaxmagic doctor: the %s recogniser failed\n%s", pitfall_id,
+                "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, chain=False)).rstrip())
+
+
+def internal_errors() -> list[str]:
+    """Failures inside the doctor's recognisers (never raised into the user's code), newest last.
+
+    >>> isinstance(internal_errors(), list)
+    True
+    """
+    return list(_ERRORS)

@@ -1,0 +1,161 @@
+"""What the trace-time recognisers read: the traced function and the user's helpers it calls, the
+globals each reads (from the bytecode), the jaxpr JAX traced, and what tracing printed.
+
+>>> scale = 2.0
+>>> def f(x):
+...     return x * scale
+>>> [(load.name, load.line) for load in global_loads(f)]
+[('scale', 2)]
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import types
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic.sources import CellNamer
+
+MAX_FUNCTIONS = 20  # user functions followed from the traced one (helpers it calls)
+
+
+@dataclass(frozen=True)
+class Load:
+    """One place a function reads a global name: which function, which code object, which line.
+
+    >>> scale = 2.0
+    >>> def f(x):
+    ...     return x * scale
+    >>> [(load.name, load.line) for load in global_loads(f)]
+    [('scale', 2)]
+    """
+
+    function: types.FunctionType
+    code: types.CodeType
+    name: str
+    line: int
+
+
+def codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    """A code object and every code object nested in it (inner functions, comprehensions)."""
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from codes(const)
+
+
+def global_loads(function: types.FunctionType) -> Iterator[Load]:
+    """Every place ``function`` (or a function nested in it) reads a global name."""
+    for code in codes(function.__code__):
+        for instruction in dis.get_instructions(code):
+            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                line = instruction.positions.lineno if instruction.positions else None
+                yield Load(function, code, instruction.argval, line or code.co_firstlineno)
+
+
+def stored_globals(function: types.FunctionType) -> set[str]:
+    """The global names ``function`` assigns (``global n_calls; n_calls += 1``).
+
+    >>> def bump():
+    ...     global counter
+    ...     counter = 1
+    >>> stored_globals(bump)
+    {'counter'}
+    """
+    return {i.argval for code in codes(function.__code__) for i in dis.get_instructions(code) if i.opname == "STORE_GLOBAL"}
+
+
+def argument_methods(arguments) -> list[types.FunctionType]:
+    """The methods of the user's own classes among ``arguments`` (a model passed to a jitted step:
+    its ``__call__`` runs while JAX traces too).
+
+    >>> class Double:
+    ...     def __call__(self, x):
+    ...         return x * 2
+    >>> [m.__name__ for m in argument_methods([Double(), 3.0])]
+    ['__call__']
+    """
+    found: list[types.FunctionType] = []
+    seen: set[type] = set()
+    for argument in arguments:
+        for cls in type(argument).__mro__:
+            if cls in seen or cls is object:
+                continue
+            seen.add(cls)
+            for name, member in vars(cls).items():
+                if name.startswith("__") and name != "__call__":
+                    continue  # __init__, __repr__...: not run by the traced call
+                if isinstance(member, types.FunctionType) and clues.is_user_file(member.__code__.co_filename):
+                    found.append(member)
+    return found
+
+
+def user_functions(fn: Any, arguments=()) -> list[types.FunctionType]:
+    """The traced function, the methods of the user's objects it gets as ``arguments``, and the
+    user's own functions these read as globals (their helpers).
+
+    >>> def helper(x):
+    ...     return x + 1
+    >>> def f(x):
+    ...     return helper(x) * 2
+    >>> [g.__name__ for g in user_functions(f)]
+    ['f', 'helper']
+    """
+    first = rewrites.python_function(fn)
+    if first is None:
+        return []
+    found = [first] + [m for m in argument_methods(arguments) if m is not first]
+    queue = list(found)
+    while queue and len(found) < MAX_FUNCTIONS:
+        current = queue.pop(0)
+        for load in global_loads(current):
+            value = current.__globals__.get(load.name)
+            helper = rewrites.python_function(value) if value is not None and callable(value) else None
+            if (
+                isinstance(helper, types.FunctionType)
+                and helper not in found
+                and clues.is_user_file(helper.__code__.co_filename)
+            ):
+                found.append(helper)
+                queue.append(helper)
+    return found
+
+
+def function_node(function: types.FunctionType):
+    """``(parsed source, node)`` of a function's definition, or ``None`` when its source is unknown."""
+    found = clues.function_of_code(function.__code__)
+    if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return None
+    return found
+
+
+def with_edits(found, edits) -> str | None:
+    """The function located by ``function_node`` with ``edits`` applied (``None`` for a lambda)."""
+    if found is None:
+        return None
+    parsed, node = found
+    if isinstance(node, ast.Lambda):
+        return None
+    return rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, edits)
+
+
+@dataclass(frozen=True)
+class Traced:
+    """A function that traced fine, as the trace-time recognisers see it.
+
+    ``functions``: the traced function and its helpers (``user_functions``); ``closed_jaxpr``:
+    what JAX traced (``None``: not known); ``printed_text``: what tracing printed (``None``: not
+    watched); ``cell_namer``: how places are named.
+
+    >>> Traced([], None, None, lambda filename: None).printed_text is None
+    True
+    """
+
+    functions: list
+    closed_jaxpr: Any
+    printed_text: str | None
+    cell_namer: CellNamer

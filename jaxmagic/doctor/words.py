@@ -1,0 +1,128 @@
+"""Sentences as structured parts: plain text, code (a name, an expression) and places (a line of the
+user's code). The doctor writes its explanations with ``say``; renderers turn the parts into
+markup (``<code>``, a cell label) without reading any prose back.
+
+``Words`` is a ``str`` (the plain sentence, code in backticks, places by label), so every string
+attribute of a ``Diagnosis`` stays a string; its ``parts`` keep the structure.
+
+>>> from jaxmagic.sources import SourceLine
+>>> line = SourceLine(file="<cell>", line=3, function="f", text="if n > 0:", cell="In [4]")
+>>> w = say("{} is traced ({}).", code("n"), place(line))
+>>> str(w)
+'`n` is traced (In [4] line 3).'
+>>> [p.kind for p in w.parts]
+['code', 'text', 'place', 'text']
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from typing import Any
+
+from jaxmagic.sources import SourceLine
+
+_FORMAT = string.Formatter()
+
+
+@dataclass(frozen=True)
+class Part:
+    """One piece of a sentence: ``kind`` is ``text``, ``code`` or ``place``.
+
+    >>> Part("code", "x[:n]").plain
+    '`x[:n]`'
+    """
+
+    kind: str
+    text: str
+    place: SourceLine | None = None
+
+    @property
+    def plain(self) -> str:
+        """The piece in plain text: code in backticks, a place by its label."""
+        return f"`{self.text}`" if self.kind == "code" else self.text
+
+
+class Words(str):
+    """A sentence (a ``str``: its plain text) that also keeps its ``parts``.
+
+    >>> Words((Part("text", "use "), Part("code", "jnp.where"))).parts[1].text
+    'jnp.where'
+    """
+
+    parts: tuple[Part, ...]
+
+    def __new__(cls, parts=()):
+        parts = tuple(p for p in parts if p.text)
+        self = super().__new__(cls, "".join(p.plain for p in parts))
+        self.parts = parts
+        return self
+
+    def __add__(self, other):
+        return Words(self.parts + as_words(other).parts)
+
+    def __radd__(self, other):
+        return Words(as_words(other).parts + self.parts)
+
+
+def code(text: Any) -> Part:
+    """A piece of code in a sentence (a name, an expression).
+
+    >>> code("use_relu")
+    Part(kind='code', text='use_relu', place=None)
+    """
+    return Part("code", str(text))
+
+
+def place(where: SourceLine | None) -> Part:
+    """A line of the user's code in a sentence, shown by its label (``your code`` when unknown).
+
+    >>> place(None).text
+    'your code'
+    """
+    return Part("place", where.label, where) if where is not None else Part("text", "your code")
+
+
+def as_words(value: Any) -> Words:
+    """``value`` as ``Words``: kept if it already is, a ``Part`` alone, otherwise plain text.
+
+    >>> as_words("plain").parts
+    (Part(kind='text', text='plain', place=None),)
+    """
+    if isinstance(value, Words):
+        return value
+    if isinstance(value, Part):
+        return Words((value,))
+    return Words((Part("text", "" if value is None else str(value)),))
+
+
+def say(template: str, *pieces: Any) -> Words:
+    """A sentence from a template whose ``{}`` slots take ``code(...)``, ``place(...)``, other
+    ``Words`` or plain values (``{{`` and ``}}`` are literal braces).
+
+    >>> str(say("mark {} static", code("n")))
+    'mark `n` static'
+    """
+    parts: list[Part] = []
+    remaining = iter(pieces)
+    for literal, field, _, _ in _FORMAT.parse(template):
+        if literal:
+            parts.append(Part("text", literal))
+        if field is not None:
+            parts.extend(as_words(next(remaining)).parts)
+    return Words(parts)
+
+
+def names(items) -> Words:
+    """Names as code, joined with "and".
+
+    >>> str(names(["n", "mode", "k"]))
+    '`n`, `mode` and `k`'
+    """
+    items = list(items)
+    parts: list[Part] = []
+    for i, name in enumerate(items):
+        if i:
+            parts.append(Part("text", " and " if i == len(items) - 1 else ", "))
+        parts.append(code(name))
+    return Words(parts)
