@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# The checkout may be read-only: hypothesis keeps its files in a temporary folder, not in .hypothesis/.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "jaxmagic-hypothesis"))
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
