@@ -637,66 +637,82 @@ def parse_static(
     """
     if spec is None or not spec.strip():
         return (), ()
-    sig = signature_of(fn)
-    params = sig.parameters if sig is not None else {}
-    has_var_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    has_var_args = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params.values())
-    positional = positional_parameters(fn)
-    accepted = ", ".join(params) or "(none)"
+    parameters = _StaticParameters(fn, args, magic)
     nums: list[int] = []
     names: list[str] = []
     for item in (part.strip() for part in spec.split(",")):
         if not item:
             continue
         if item.lstrip("-").isdigit():
-            position = int(item)
-            limit = max(len(args), len(positional)) if has_var_args else len(positional) or len(args)
-            if position < 0 or position >= limit:
-                raise UsageProblem(
-                    f"{magic}: -s {item}: there is no positional argument {item}; "
-                    f"positions start at 0 and the parameters are: {accepted}.",
-                    example=f"{magic} -s 1 {CALL_EXAMPLE}",
-                )
+            position = parameters.position(item)
             if position in nums:
                 raise UsageProblem(f"{magic}: -s names argument {item} twice.")
             nums.append(position)
         elif item.isidentifier():
-            if sig is not None and item not in params and not has_var_kwargs:
-                raise UsageProblem(
-                    f"{magic}: -s {item}: the function has no parameter named `{item}`; "
-                    f"its parameters are: {accepted}.",
-                    example=f"{magic} -s n {CALL_EXAMPLE}",
-                )
-            kind = params[item].kind if item in params else None
-            if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-                by = "position" if kind is inspect.Parameter.VAR_POSITIONAL else "keyword name"
-                star = "*" if kind is inspect.Parameter.VAR_POSITIONAL else "**"
-                raise UsageProblem(
-                    f"{magic}: -s {item}: `{star}{item}` collects several arguments; mark the ones to make static "
-                    f"one by one, by {by}.",
-                    example=f"{magic} -s 1 {CALL_EXAMPLE}",
-                )
-            if kind is inspect.Parameter.POSITIONAL_ONLY:  # JAX takes these by position only
-                position = positional.index(item)
+            position = parameters.check_name(item)
+            if position is not None:  # positional-only: JAX takes these by position only
                 if position in nums:
                     raise UsageProblem(f"{magic}: -s names parameter `{item}` twice (by name and as position {position}).")
                 nums.append(position)
-                continue
-            if item in names:
+            elif item in names:
                 raise UsageProblem(f"{magic}: -s names `{item}` twice.")
-            names.append(item)
+            else:
+                names.append(item)
         else:
             raise UsageProblem(
                 f"{magic}: -s takes parameter names or positions separated by commas, not `{item}`.",
                 example=f"{magic} -s 1,mode {CALL_EXAMPLE}",
             )
-    # The same parameter by name and by position is asked twice.
-    for position in nums:
-        if position < len(positional) and positional[position] in names:
-            raise UsageProblem(
-                f"{magic}: -s names parameter `{positional[position]}` twice (by name and as position {position})."
-            )
+    for position in nums:  # the same parameter by name and by position is asked twice
+        if position < len(parameters.positional) and parameters.positional[position] in names:
+            raise UsageProblem(f"{magic}: -s names parameter `{parameters.positional[position]}` twice "
+                               f"(by name and as position {position}).")
     return tuple(nums), tuple(names)
+
+
+class _StaticParameters:
+    """What ``-s`` may name for one callee: its parameters, checked one by one."""
+
+    def __init__(self, fn: Callable, args: tuple, magic: str):
+        sig = signature_of(fn)
+        self.known = sig is not None
+        self.params = sig.parameters if sig is not None else {}
+        kinds = {p.kind for p in self.params.values()}
+        self.var_args = inspect.Parameter.VAR_POSITIONAL in kinds
+        self.var_kwargs = inspect.Parameter.VAR_KEYWORD in kinds
+        self.positional = positional_parameters(fn)
+        self.args, self.magic = args, magic
+        self.accepted = ", ".join(self.params) or "(none)"
+
+    def position(self, item: str) -> int:
+        position = int(item)
+        limit = max(len(self.args), len(self.positional)) if self.var_args else len(self.positional) or len(self.args)
+        if position < 0 or position >= limit:
+            raise UsageProblem(
+                f"{self.magic}: -s {item}: there is no positional argument {item}; "
+                f"positions start at 0 and the parameters are: {self.accepted}.",
+                example=f"{self.magic} -s 1 {CALL_EXAMPLE}",
+            )
+        return position
+
+    def check_name(self, item: str) -> int | None:
+        """``None`` for a name JAX takes by name; the position of a positional-only parameter."""
+        if self.known and item not in self.params and not self.var_kwargs:
+            raise UsageProblem(
+                f"{self.magic}: -s {item}: the function has no parameter named `{item}`; "
+                f"its parameters are: {self.accepted}.",
+                example=f"{self.magic} -s n {CALL_EXAMPLE}",
+            )
+        kind = self.params[item].kind if item in self.params else None
+        if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            by = "position" if kind is inspect.Parameter.VAR_POSITIONAL else "keyword name"
+            star = "*" if kind is inspect.Parameter.VAR_POSITIONAL else "**"
+            raise UsageProblem(
+                f"{self.magic}: -s {item}: `{star}{item}` collects several arguments; mark the ones to make static "
+                f"one by one, by {by}.",
+                example=f"{self.magic} -s 1 {CALL_EXAMPLE}",
+            )
+        return self.positional.index(item) if kind is inspect.Parameter.POSITIONAL_ONLY else None
 
 
 def _merge(first: tuple, second: tuple) -> tuple:

@@ -159,30 +159,18 @@ def line_weights(hlo_text: str, instruction: str, cell_namer: CellNamer = no_cel
 
 def _stack_table(lines: list[str]) -> dict[int, tuple[tuple[str, int, str], ...]]:
     """The stack-frame table at the top of the module: frame id -> frames, innermost first."""
-    tables: dict[str, list[str]] = {}
-    current = None
-    for line in lines:
-        stripped = line.strip()
-        if stripped in STACK_TABLES:
-            current = tables.setdefault(stripped, [])
-        elif not stripped or stripped.startswith(("%", "ENTRY", "HloModule")):
-            current = None
-        elif current is not None:
-            current.append(stripped)
+    tables = _tables(lines)
     if "StackFrames" not in tables:
         return {}
-    files = {int(m.group(1)): _unescape(m.group(2)) for m in map(_NUMBERED_STRING.match, tables.get("FileNames", [])) if m}
-    functions = {int(m.group(1)): _unescape(m.group(2))
-                 for m in map(_NUMBERED_STRING.match, tables.get("FunctionNames", [])) if m}
+    files = _numbered_strings(tables.get("FileNames", []))
+    functions = _numbered_strings(tables.get("FunctionNames", []))
     locations = {}
-    for m in map(_FILE_LOCATION.match, tables.get("FileLocations", [])):
-        if m:
-            locations[int(m.group(1))] = (files.get(int(m.group(2)), "?"), int(m.group(4)),
-                                          functions.get(int(m.group(3)), ""))
-    parents = {}
-    for m in map(_STACK_FRAME.match, tables["StackFrames"]):
-        if m:  # XLA prints the parent's id plus one: 1 is the first frame's parent, none
-            parents[int(m.group(1))] = (int(m.group(2)), int(m.group(3)) - 1)
+    for m in filter(None, map(_FILE_LOCATION.match, tables.get("FileLocations", []))):
+        locations[int(m.group(1))] = (files.get(int(m.group(2)), "?"), int(m.group(4)),
+                                      functions.get(int(m.group(3)), ""))
+    parents = {}  # XLA prints the parent's id plus one: 1 is the first frame's parent, none
+    for m in filter(None, map(_STACK_FRAME.match, tables["StackFrames"])):
+        parents[int(m.group(1))] = (int(m.group(2)), int(m.group(3)) - 1)
     stacks = {}
     for frame_id in parents:
         chain, current_id, seen = [], frame_id, set()
@@ -194,6 +182,25 @@ def _stack_table(lines: list[str]) -> dict[int, tuple[tuple[str, int, str], ...]
             current_id = parent
         stacks[frame_id] = tuple(chain)
     return stacks
+
+
+def _tables(lines: list[str]) -> dict[str, list[str]]:
+    """The rows of each of XLA's debug tables (``FileNames``, ..., ``StackFrames``), by table."""
+    tables: dict[str, list[str]] = {}
+    current = None
+    for line in lines:
+        stripped = line.strip()
+        if stripped in STACK_TABLES:
+            current = tables.setdefault(stripped, [])
+        elif not stripped or stripped.startswith(("%", "ENTRY", "HloModule")):
+            current = None
+        elif current is not None:
+            current.append(stripped)
+    return tables
+
+
+def _numbered_strings(rows: list[str]) -> dict[int, str]:
+    return {int(m.group(1)): _unescape(m.group(2)) for m in filter(None, map(_NUMBERED_STRING.match, rows))}
 
 
 def _opcode(rest: str) -> str:
