@@ -4,6 +4,7 @@ functions of a ``JaxprReport``."""
 
 from __future__ import annotations
 
+from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape, format_count, format_seconds
 
 MAX_LINES = 12
@@ -43,12 +44,12 @@ def unrolled_hint(report) -> str:
 
 def text(report) -> str:
     rows = _rows(report)
-    lines = [f"compile time: {phases(report)}"]
-    label_width = max((len(r[0]) for r in rows[:MAX_LINES]), default=4)
-    lines.append(f"{'tracing':>9}  {'equations':>9}  {'line'.ljust(label_width)}  source")
-    for label, seconds, count, source in rows[:MAX_LINES]:
-        shown = format_seconds(seconds) if seconds is not None else "–"
-        lines.append(f"{shown:>9}  {format_count(count):>9}  {label.ljust(label_width)}  {source}")
+    lines = [f"compile time: {phases(report)}", table(
+        ["tracing", "equations", "line", "source"],
+        [[format_seconds(seconds) if seconds is not None else "–", format_count(count), label, source]
+         for label, seconds, count, source in rows[:MAX_LINES]],
+        align=">><<",
+    )]
     if len(rows) > MAX_LINES:
         lines.append(f"… {len(rows) - MAX_LINES} more lines")
     hint = unrolled_hint(report)

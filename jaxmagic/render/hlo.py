@@ -11,8 +11,8 @@ from pygments import highlight
 from jaxmagic.hlo_sources import STACK_TABLES, KernelGroup, kernel_groups
 from jaxmagic.render import theme
 from jaxmagic.render.lexers import LEXERS
+from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
-
 
 _STACK_FRAME_ID = re.compile(r" stack_frame_id=\d+")
 
@@ -62,18 +62,15 @@ def headline(found: list[KernelGroup]) -> str:
 def text(report) -> str:
     """The kernel view as plain text: one row per kernel, loop bodies indented."""
     found = groups(report)
-    rows = [headline(found)]
+    rows = []
 
     def add(items, depth):
-        width = max((len(g.name) for g in items), default=0)
         for g in items:
-            where = ", ".join(g.lines) or "no source line"
-            rows.append(f"{'    ' * depth}  {g.name.ljust(width)}  {_describe(g):<16}  ← {where}")
+            rows.append(["    " * depth + g.name, _describe(g), "← " + (", ".join(g.lines) or "no source line")])
             add(list(g.inner), depth + 1)
 
     add(found, 0)
-    rows.append("(the report's .hlo holds the whole module)")
-    return "\n".join(rows)
+    return "\n".join([headline(found), table(None, rows), "(the report's .hlo holds the whole module)"])
 
 
 def html(report) -> str:

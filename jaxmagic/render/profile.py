@@ -3,6 +3,7 @@ and the kernels each line ended up in. Pure functions of the profile."""
 
 from __future__ import annotations
 
+from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape, format_seconds
 
 MAX_KERNELS = 12
@@ -25,19 +26,17 @@ def _line_rows(profile):
 def text(profile) -> str:
     """The profile as aligned plain text."""
     rows = list(_line_rows(profile))
-    lines = [headline(profile)]
     if not rows:
-        return lines[0] + "\n(the profiler saw no kernel of this call)"
-    label_width = max(len(r[0]) for r in rows)
-    lines.append(f"{'share':>6}  {'time':>9}  {'line'.ljust(label_width)}  source")
-    for label, seconds, share, source, _ in rows:
-        lines.append(f"{share:>6.1%}  {format_seconds(seconds):>9}  {label.ljust(label_width)}  {source}")
-    lines.append("kernels (fusions), hottest first:")
-    for kernel in profile.kernels[:MAX_KERNELS]:
-        where = ", ".join(kernel.lines) or "no source line"
-        lines.append(f"  {kernel.name}  {format_seconds(kernel.seconds)}  ← {where}")
+        return headline(profile) + "\n(the profiler saw no kernel of this call)"
+    lines = [headline(profile), table(
+        ["share", "time", "line", "source"],
+        [[f"{share:.1%}", format_seconds(seconds), label, source] for label, seconds, share, source, _ in rows],
+        align=">><<",
+    ), "kernels (fusions), hottest first:"]
+    lines.append(table(None, [[k.name, format_seconds(k.seconds), "← " + (", ".join(k.lines) or "no source line")]
+                              for k in profile.kernels[:MAX_KERNELS]], align="<><", gap="  "))
     if len(profile.kernels) > MAX_KERNELS:
-        lines.append(f"  … {len(profile.kernels) - MAX_KERNELS} more (the report's .kernels holds them all)")
+        lines.append(f"… {len(profile.kernels) - MAX_KERNELS} more (the report's .kernels holds them all)")
     return "\n".join(lines)
 
 
