@@ -20,8 +20,10 @@ class JitOptions:
 
 
 def is_jitted(fn: Any) -> bool:
-    """True for the object ``jax.jit`` returns."""
-    return hasattr(fn, "_jit_info") and hasattr(fn, "trace") and hasattr(fn, "lower")
+    """True for the object ``jax.jit`` returns. Its type has ``trace`` and ``lower`` (an object that
+    answers every attribute, such as Flax's ``nnx.Rngs``, is not taken for one)."""
+    kind = type(fn)
+    return hasattr(kind, "trace") and hasattr(kind, "lower") and hasattr(fn, "_jit_info")
 
 
 def jit_options(fn: Any) -> JitOptions:

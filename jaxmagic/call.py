@@ -464,6 +464,10 @@ def resolve_call(
     if library is None and not _jax_private.is_jitted(fn):  # a jitted callee keeps its own options
         automatic_nums = tuple(i for i, a in enumerate(args) if is_function_value(a))
         automatic_names = tuple(k for k, v in kwargs.items() if is_function_value(v))
+        if libraries.holds_nnx_objects(args, kwargs):  # modules, optimizers, Rngs: traced as nnx.jit does
+            fn = libraries.nnx_jit(fn, static_argnums + automatic_nums, static_argnames + automatic_names)
+            library = libraries.recognise(fn)
+            options = _jax_private.JitOptions(library.static_argnums, library.static_argnames)
     untraceable = library is None and not _jax_private.is_jitted(fn) and has_untraceable_leaves(
         tuple(a for i, a in enumerate(args) if i not in static_argnums + automatic_nums + options.static_argnums),
         {k: v for k, v in kwargs.items() if k not in static_argnames + automatic_names})

@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -46,6 +47,25 @@ def recognise(fn: Any) -> LibraryJit | None:
     if kind == ("equinox._jit", "_JitWrapper"):
         return _equinox(fn)
     return None
+
+
+def holds_nnx_objects(args: tuple, kwargs: dict) -> bool:
+    """True when an argument is (or holds) a Flax NNX object: a module, an optimizer, ``Rngs``.
+    Such objects are mutable graphs, traced the way ``nnx.jit`` traces them."""
+    graph = sys.modules.get("flax.nnx.graph")  # imported only where the user works with NNX
+    if graph is None:
+        return False
+    import jax
+
+    leaves = jax.tree_util.tree_leaves((args, kwargs), is_leaf=graph.is_graph_node)
+    return any(graph.is_graph_node(leaf) for leaf in leaves)
+
+
+def nnx_jit(fn: Callable, static_argnums: tuple[int, ...] = (), static_argnames: tuple[str, ...] = ()) -> Any:
+    """``nnx.jit(fn)`` with the given static arguments: a plain function called with NNX objects."""
+    from flax import nnx
+
+    return nnx.jit(fn, static_argnums=static_argnums or None, static_argnames=static_argnames or None)
 
 
 def _nnx(wrapped: Any) -> LibraryJit:

@@ -20,6 +20,12 @@ def test_jit_options_reads_static_and_donated_arguments():
     assert "x" in options.donate_argnames
 
 
+def test_an_object_that_answers_every_attribute_is_not_jitted():
+    from flax import nnx
+
+    assert not _jax_private.is_jitted(nnx.Rngs(0))
+
+
 def test_is_jitted_tells_a_jitted_function_from_a_plain_one():
     def plain(x):
         return x
