@@ -26,7 +26,7 @@ from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.traced_code import Traced, function_node, with_edits
+from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
 from jaxmagic.doctor.words import code, place, say
 
 
@@ -47,12 +47,9 @@ class FStringPrints:
 def debug_print_fstring(traced: Traced) -> list[FStringPrints]:
     """One warning per function whose ``jax.debug.print`` calls take an f-string with values in it."""
     found = []
-    for function in traced.functions:
-        located = function_node(function)
-        if located is None:
-            continue
+    for sourced in with_source(traced.functions):
+        function, located, lookup = sourced.function, sourced.located, sourced.lookup
         parsed, node = located
-        lookup = rewrites.lookup_in(function.__globals__)
         calls = [
             call for call in clues.nodes_in(node, ast.Call)
             if call.args and _formats_values(call.args[0]) and clues.resolve(call.func, lookup) is jax.debug.print

@@ -27,7 +27,7 @@ from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.traced_code import Traced, function_node, with_edits
+from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
 from jaxmagic.doctor.words import code, place, say
 
 # Functions of jax.random that take a key without drawing numbers from it.
@@ -64,12 +64,9 @@ class KeyReuse:
 def key_reuse(traced: Traced) -> list[KeyReuse]:
     """One warning per key name given to two draws with no new value in between."""
     found = []
-    for function in traced.functions:
-        located = function_node(function)
-        if located is None:
-            continue
+    for sourced in with_source(traced.functions):
+        function, located, lookup = sourced.function, sourced.located, sourced.lookup
         parsed, node = located
-        lookup = rewrites.lookup_in(function.__globals__)
         by_key: dict[str, list[ast.Call]] = {}
         for name, call in _draws(node, lookup):
             uses = by_key.setdefault(name, [])

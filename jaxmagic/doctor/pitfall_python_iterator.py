@@ -27,7 +27,7 @@ from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.traced_code import Traced, function_node, with_edits
+from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
 from jaxmagic.doctor.words import code, place, say
 
 
@@ -57,12 +57,9 @@ class IteratorUse:
 def python_iterator(traced: Traced) -> list[IteratorUse]:
     """One warning per function that calls ``next`` on an iterator while it is traced."""
     found = []
-    for function in traced.functions:
-        located = function_node(function)
-        if located is None:
-            continue
+    for sourced in with_source(traced.functions):
+        function, located, lookup = sourced.function, sourced.located, sourced.lookup
         parsed, node = located
-        lookup = rewrites.lookup_in(function.__globals__)
         calls = _next_calls(node, lookup)
         if calls:
             found.append(IteratorUse(function, located, calls[0]))

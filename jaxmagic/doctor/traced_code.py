@@ -144,6 +144,38 @@ def with_edits(found, edits) -> str | None:
 
 
 @dataclass(frozen=True)
+class SourcedFunction:
+    """A traced function with its source: ``located`` is ``(parsed, node)`` (see ``function_node``),
+    ``lookup`` finds the names it reads."""
+
+    function: types.FunctionType
+    located: tuple
+    lookup: Any
+
+    @property
+    def parsed(self) -> clues.ParsedSource:
+        return self.located[0]
+
+    @property
+    def node(self) -> ast.AST:
+        return self.located[1]
+
+
+def with_source(functions) -> Iterator[SourcedFunction]:
+    """The functions whose source is known, each with its parsed source and a name lookup.
+
+    >>> def f(x):
+    ...     return x
+    >>> [s.node.name for s in with_source([f])]
+    ['f']
+    """
+    for function in functions:
+        located = function_node(function)
+        if located is not None:
+            yield SourcedFunction(function, located, rewrites.lookup_in(function.__globals__))
+
+
+@dataclass(frozen=True)
 class Traced:
     """A function that traced fine, as the trace-time recognisers see it.
 
