@@ -321,3 +321,17 @@ def test_sharp_bits_and_on_arrays_outside_jit_becomes_logical_and():
     found = fix_runs("def both(a, b):\n    return (a > 0) and (b > 0)\n", "both(a, b)",
                      expected=np.array([True, False]), a=np.array([1.0, 2.0]), b=np.array([3.0, -4.0]))
     assert found.pitfall == "array-truth-value"
+
+
+def test_faq_impure_function_warns_of_its_print_and_its_global_and_the_global_fix_restores_eager_results():
+    ns = namespace()
+    run("y = 0\ndef impure_func(x):\n    print('Inside:', y)\n    return x + y\n", ns)
+    with doctor.watch_prints() as printed:
+        closed = jax.make_jaxpr(ns["impure_func"])(0)
+    found = doctor.observe_trace(ns["impure_func"], closed, printed.text)
+    assert [d.pitfall for d in found] == ["print-side-effect", "baked-global"]
+    stale = jax.jit(ns["impure_func"])
+    assert [int(stale(v)) for v in range(3)] == [0, 1, 2]  # the trap: y stays 0 in the compiled code
+    apply(found[1].fix, ns)
+    fresh = jax.jit(ns["impure_func"])
+    assert [int(fresh(v, v)) for v in range(3)] == [0, 2, 4]  # what it computes without jit
