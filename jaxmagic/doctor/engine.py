@@ -69,7 +69,6 @@ def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNam
     >>> recognise(KeyError("k"), None, lambda filename: None) is None
     True
     """
-    load_pitfalls()
     if isinstance(exception, UserCodeError):
         exception = exception.original
     seen = set()
@@ -129,7 +128,6 @@ def observe_trace(
     >>> [d.pitfall for d in observe_trace(f, jax.make_jaxpr(f)(jnp.ones(2)))]
     ['baked-global']
     """
-    load_pitfalls()
     fn = getattr(call_or_fn, "function", None) or call_or_fn
     arguments = [*getattr(call_or_fn, "args", ()), *getattr(call_or_fn, "kwargs", {}).values()]
     try:
