@@ -129,13 +129,15 @@ def observe_trace(
     ['baked-global']
     """
     fn = getattr(call_or_fn, "function", None) or call_or_fn
-    arguments = [*getattr(call_or_fn, "args", ()), *getattr(call_or_fn, "kwargs", {}).values()]
+    bound = getattr(getattr(call_or_fn, "fn", call_or_fn), "__self__", None)
+    arguments = [*([bound] if bound is not None else []), *getattr(call_or_fn, "args", ()),
+                 *getattr(call_or_fn, "kwargs", {}).values()]
     try:
         functions = user_functions(fn, arguments)
     except Exception as exc:
         registry.record_failure("reading the traced function", exc)
         return []
-    traced = Traced(functions, closed_jaxpr, printed_text, cell_namer or _cell_namer)
+    traced = Traced(functions, closed_jaxpr, printed_text, cell_namer or _cell_namer, tuple(arguments))
     found: list[Diagnosis] = []
     for pitfall in registry.in_order("trace"):
         found += _run(pitfall, traced) or []

@@ -181,7 +181,7 @@ class Traced:
 
     ``functions``: the traced function and its helpers (``user_functions``); ``closed_jaxpr``:
     what JAX traced (``None``: not known); ``printed_text``: what tracing printed (``None``: not
-    watched); ``cell_namer``: how places are named.
+    watched); ``cell_namer``: how places are named; ``arguments``: the values it was called with.
 
     >>> Traced([], None, None, lambda filename: None).printed_text is None
     True
@@ -191,3 +191,4 @@ class Traced:
     closed_jaxpr: Any
     printed_text: str | None
     cell_namer: CellNamer
+    arguments: tuple = ()  # the values it was called with, where known (a bound method's object first)
