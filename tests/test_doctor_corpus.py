@@ -321,3 +321,47 @@ def test_sharp_bits_and_on_arrays_outside_jit_becomes_logical_and():
     found = fix_runs("def both(a, b):\n    return (a > 0) and (b > 0)\n", "both(a, b)",
                      expected=np.array([True, False]), a=np.array([1.0, 2.0]), b=np.array([3.0, -4.0]))
     assert found.pitfall == "array-truth-value"
+
+
+def test_faq_impure_function_warns_of_its_print_and_its_global_and_the_global_fix_restores_eager_results():
+    ns = namespace()
+    run("y = 0\ndef impure_func(x):\n    print('Inside:', y)\n    return x + y\n", ns)
+    with doctor.watch_prints() as printed:
+        closed = jax.make_jaxpr(ns["impure_func"])(0)
+    found = doctor.observe_trace(ns["impure_func"], closed, printed.text)
+    assert [d.pitfall for d in found] == ["print-side-effect", "baked-global"]
+    stale = jax.jit(ns["impure_func"])
+    assert [int(stale(v)) for v in range(3)] == [0, 1, 2]  # the trap: y stays 0 in the compiled code
+    apply(found[1].fix, ns)
+    fresh = jax.jit(ns["impure_func"])
+    assert [int(fresh(v, v)) for v in range(3)] == [0, 2, 4]  # what it computes without jit
+
+
+def test_sharp_bits_static_self_mutated_is_a_warning_whose_fix_sees_the_change():
+    ns = namespace()
+    run("""
+from functools import partial
+
+class Scaler:
+    def __init__(self, factor, on):
+        self.factor = factor
+        self.on = on
+
+    @partial(jax.jit, static_argnums=0)
+    def apply(self, y):
+        if self.on:
+            return self.factor * y
+        return y
+
+s = Scaler(2.0, True)
+""", ns)
+    s = ns["s"]
+    assert float(s.apply(3.0)) == 6.0
+    s.on = False
+    assert float(s.apply(3.0)) == 6.0  # the trap: the change is not seen
+    closed = jax.make_jaxpr(lambda y: s.apply(y))(3.0)
+    (found,) = doctor.observe_trace(Call(ns["Scaler"].apply, (s, 3.0), {}, function=ns["Scaler"].apply), closed)
+    assert found.pitfall == "static-self" and found.function == "apply"
+    apply(found.fix, ns)
+    assert run("t = Scaler(2.0, True)\nfirst = t.apply(3.0)\nt.on = False\nsecond = t.apply(3.0)", ns) is None
+    assert float(ns["first"]) == 6.0 and float(ns["second"]) == 3.0

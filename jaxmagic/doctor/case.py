@@ -50,6 +50,8 @@ class Case:
         self.frames = clues.user_frames(exc.__traceback__)
         self.traced = clues.traced_function(self.message)
         self._parsed: dict[tuple[str, int], ParsedSource | None] = {}
+        self._nodes: dict[tuple, ast.AST | None] = {}  # expressions found at a frame, by kind
+        self._passed: dict[str, Any] = {}
 
     # -- frames ------------------------------------------------------------------------------
     @property
@@ -99,8 +101,12 @@ class Case:
         return self._parsed[key]
 
     def expression(self, frame: UserFrame, kind=ast.expr) -> ast.AST | None:
-        parsed = self.parsed(frame)
-        return clues.node_at(parsed.tree, frame.span(), kind) if parsed else None
+        """The innermost expression of ``kind`` at the frame's position (cached: every recogniser asks)."""
+        key = (frame.file, frame.line, id(frame.frame), kind)
+        if key not in self._nodes:
+            parsed = self.parsed(frame)
+            self._nodes[key] = clues.node_at(parsed.tree, frame.span(), kind) if parsed else None
+        return self._nodes[key]
 
     def statement(self, frame: UserFrame) -> ast.stmt | None:
         parsed = self.parsed(frame)
@@ -172,6 +178,11 @@ class Case:
     def passed(self, name: str) -> Any:
         """The value the caller wrote for parameter ``name``, when it is a literal or a name
         (``activation(x, True)`` -> ``True``); ``MISSING`` when it cannot be told without running code."""
+        if name not in self._passed:
+            self._passed[name] = self._passed_value(name)
+        return self._passed[name]
+
+    def _passed_value(self, name: str) -> Any:
         site = self.call_site
         parsed = self.parsed(site) if site is not None else None
         node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None

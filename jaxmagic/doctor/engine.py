@@ -69,7 +69,6 @@ def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNam
     >>> recognise(KeyError("k"), None, lambda filename: None) is None
     True
     """
-    load_pitfalls()
     if isinstance(exception, UserCodeError):
         exception = exception.original
     seen = set()
@@ -129,15 +128,16 @@ def observe_trace(
     >>> [d.pitfall for d in observe_trace(f, jax.make_jaxpr(f)(jnp.ones(2)))]
     ['baked-global']
     """
-    load_pitfalls()
     fn = getattr(call_or_fn, "function", None) or call_or_fn
-    arguments = [*getattr(call_or_fn, "args", ()), *getattr(call_or_fn, "kwargs", {}).values()]
+    bound = getattr(getattr(call_or_fn, "fn", call_or_fn), "__self__", None)
+    arguments = [*([bound] if bound is not None else []), *getattr(call_or_fn, "args", ()),
+                 *getattr(call_or_fn, "kwargs", {}).values()]
     try:
         functions = user_functions(fn, arguments)
     except Exception as exc:
         registry.record_failure("reading the traced function", exc)
         return []
-    traced = Traced(functions, closed_jaxpr, printed_text, cell_namer or _cell_namer)
+    traced = Traced(functions, closed_jaxpr, printed_text, cell_namer or _cell_namer, tuple(arguments))
     found: list[Diagnosis] = []
     for pitfall in registry.in_order("trace"):
         found += _run(pitfall, traced) or []

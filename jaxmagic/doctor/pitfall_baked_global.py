@@ -9,6 +9,7 @@ so a later assignment to it is not seen by the compiled code.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 import numbers
 import types
 from typing import Any
@@ -21,7 +22,7 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import pitfall
+from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Load, Traced, function_node, global_loads, stored_globals
 from jaxmagic.doctor.words import Words, code, place, say
 
@@ -70,8 +71,16 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
+@dataclass(frozen=True)
+class BakedGlobals:
+    """What ``baked_globals`` found in one function: where it reads each global compiled in."""
+
+    function: types.FunctionType
+    loads: tuple[Load, ...]
+
+
 @pitfall("baked-global", "A global value baked into the compiled code", "warning", stage="trace", order=20)
-def baked_globals(traced: Traced) -> list[Diagnosis]:
+def baked_globals(traced: Traced) -> list[BakedGlobals]:
     """``baked-global``: global numbers and arrays a function reads (one warning per function).
 
     A JAX array is reported only when ``closed_jaxpr`` holds it as a constant (read for its
@@ -80,7 +89,8 @@ def baked_globals(traced: Traced) -> list[Diagnosis]:
     >>> rate, EPSILON = 0.1, 1e-6
     >>> def step(x):
     ...     return x * rate + EPSILON
-    >>> (found,) = baked_globals(Traced([step], None, None, lambda filename: None))
+    >>> traced = Traced([step], None, None, lambda filename: None)
+    >>> (found,) = describe(traced, baked_globals(traced))
     >>> found.variable, found.fix.splitlines()[0]
     ('rate', 'def step(x, rate):')
     """
@@ -103,34 +113,48 @@ def baked_globals(traced: Traced) -> list[Diagnosis]:
             elif isinstance(value, jax.Array) and constant_ids is not None and id(value) not in constant_ids:
                 continue  # read for its shape only, say: not in the compiled code
             seen[load.name] = load
-        if not seen:
-            continue
-        names = list(seen)
-        first = seen[names[0]]
-        where = sources.source_line(function.__code__.co_filename, first.line, first.code.co_name, traced.cell_namer)
-        name = function.__name__
-        described = Words()
-        for i, n in enumerate(names):
-            described += say("{}{} ({})", ", " if i else "", code(n), _describe(function.__globals__[n]))
-        sample = names[0]
-        explanation = say(
-            "{} reads the global{} {} at {}. JAX reads a global once, while it traces {}, and compiles its value in "
-            "as a constant: if you later assign {} a new value, the compiled {} keeps using the old one (until it "
-            "happens to be traced again).",
-            code(name), "s" if len(names) > 1 else "", described, place(where), code(name), code(sample), code(name))
-        if any(getattr(function.__globals__[n], "size", 0) > 1 or _array_leaves(function.__globals__[n]) for n in names):
-            explanation += " A large array compiled in as a constant also makes compiling slower and the program bigger."
-        fix = _as_parameters(function, names)
-        found.append(Diagnosis(
-            "baked-global",
-            explanation=explanation,
-            fix=fix or f"def {name}(..., {', '.join(names)}):\n    ...\n\n{name}(..., {', '.join(names)})",
-            fix_note=f"Pass {'them' if len(names) > 1 else 'it'} as {'arguments' if len(names) > 1 else 'an argument'}: each call then uses the current value.",
-            where=where,
-            variable=sample,
-            function=name,
-        ))
+        if seen:
+            found.append(BakedGlobals(function, tuple(seen.values())))
     return found
+
+
+@describes("baked-global")
+def describe(traced: Traced, found: list[BakedGlobals]) -> list[Diagnosis]:
+    """One warning per function: the globals named with their values, the fix passing them in."""
+    diagnoses = []
+    for facts in found:
+        function, seen = facts.function, {load.name: load for load in facts.loads}
+        diagnoses.append(_describe_one(traced, function, seen))
+    return diagnoses
+
+
+def _describe_one(traced: Traced, function: types.FunctionType, seen: dict[str, Load]) -> Diagnosis:
+    """The warning for one function's globals."""
+    names = list(seen)
+    first = seen[names[0]]
+    where = sources.source_line(function.__code__.co_filename, first.line, first.code.co_name, traced.cell_namer)
+    name = function.__name__
+    described = Words()
+    for i, n in enumerate(names):
+        described += say("{}{} ({})", ", " if i else "", code(n), _describe(function.__globals__[n]))
+    sample = names[0]
+    explanation = say(
+        "{} reads the global{} {} at {}. JAX reads a global once, while it traces {}, and compiles its value in "
+        "as a constant: if you later assign {} a new value, the compiled {} keeps using the old one (until it "
+        "happens to be traced again).",
+        code(name), "s" if len(names) > 1 else "", described, place(where), code(name), code(sample), code(name))
+    if any(getattr(function.__globals__[n], "size", 0) > 1 or _array_leaves(function.__globals__[n]) for n in names):
+        explanation += " A large array compiled in as a constant also makes compiling slower and the program bigger."
+    fix = _as_parameters(function, names) or ""  # no source to rewrite: the fix in words
+    return Diagnosis(
+        "baked-global",
+        explanation=explanation,
+        fix=fix,
+        fix_note=f"Pass {'them' if len(names) > 1 else 'it'} as {'arguments' if len(names) > 1 else 'an argument'}: each call then uses the current value.",
+        where=where,
+        variable=sample,
+        function=name,
+    )
 
 
 def _as_parameters(function: types.FunctionType, names: list[str]) -> str | None:

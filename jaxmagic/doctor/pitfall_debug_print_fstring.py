@@ -6,7 +6,8 @@ must go to ``jax.debug.print`` as arguments, for it to format them when the comp
 >>> def step(x):
 ...     jax.debug.print(f"x = {x}")
 ...     return x * 2
->>> (found,) = debug_print_fstring(Traced([step], None, None, lambda filename: None))
+>>> traced = Traced([step], None, None, lambda filename: None)
+>>> (found,) = describe(traced, debug_print_fstring(traced))
 >>> found.fix.splitlines()[1].strip()
 'jax.debug.print("x = {}", x)'
 """
@@ -14,6 +15,8 @@ must go to ``jax.debug.print`` as arguments, for it to format them when the comp
 from __future__ import annotations
 
 import ast
+import types
+from dataclasses import dataclass
 
 import jax
 
@@ -22,8 +25,8 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import pitfall
-from jaxmagic.doctor.traced_code import Traced, function_node, with_edits
+from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
 from jaxmagic.doctor.words import code, place, say
 
 
@@ -31,22 +34,38 @@ def _formats_values(node: ast.AST) -> bool:
     return isinstance(node, ast.JoinedStr) and any(isinstance(v, ast.FormattedValue) for v in node.values)
 
 
+@dataclass(frozen=True)
+class FStringPrints:
+    """What ``debug_print_fstring`` found in one function: its ``jax.debug.print`` calls given an f-string."""
+
+    function: types.FunctionType
+    located: tuple
+    calls: tuple[ast.Call, ...]
+
+
 @pitfall("debug-print-fstring", "An f-string given to jax.debug.print", "warning", stage="trace", order=15)
-def debug_print_fstring(traced: Traced) -> list[Diagnosis]:
+def debug_print_fstring(traced: Traced) -> list[FStringPrints]:
     """One warning per function whose ``jax.debug.print`` calls take an f-string with values in it."""
     found = []
-    for function in traced.functions:
-        located = function_node(function)
-        if located is None:
-            continue
+    for sourced in with_source(traced.functions):
+        function, located, lookup = sourced.function, sourced.located, sourced.lookup
         parsed, node = located
-        lookup = rewrites.lookup_in(function.__globals__)
         calls = [
             call for call in clues.nodes_in(node, ast.Call)
             if call.args and _formats_values(call.args[0]) and clues.resolve(call.func, lookup) is jax.debug.print
         ]
-        if not calls:
-            continue
+        if calls:
+            found.append(FStringPrints(function, located, tuple(calls)))
+    return found
+
+
+@describes("debug-print-fstring")
+def describe(traced: Traced, found: list[FStringPrints]) -> list[Diagnosis]:
+    """Each f-string turned into a template with the values as arguments."""
+    diagnoses = []
+    for prints in found:
+        function, located, calls = prints.function, prints.located, prints.calls
+        parsed, _ = located
         edits = []
         for call in calls:
             shaped = ast.Call(func=ast.Name("print"), args=[call.args[0]], keywords=[])
@@ -59,7 +78,7 @@ def debug_print_fstring(traced: Traced) -> list[Diagnosis]:
         where = sources.source_line(parsed.file, first.lineno, function.__name__, traced.cell_namer)
         written = clues.source_of(parsed, first.args[0])
         variable = next(iter(clues.names_in(first.args[0])), None)
-        found.append(Diagnosis(
+        diagnoses.append(Diagnosis(
             "debug-print-fstring",
             explanation=say(
                 "{} ({}) is formatted by Python while JAX traces {}, when {} is a tracer with no value yet: the text is "
@@ -72,4 +91,4 @@ def debug_print_fstring(traced: Traced) -> list[Diagnosis]:
             variable=variable,
             function=function.__name__,
         ))
-    return found
+    return diagnoses

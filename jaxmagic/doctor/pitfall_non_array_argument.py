@@ -27,9 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.method_rewrites as method_rewrites
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import Case
-from jaxmagic.doctor.clues import MISSING, Span
+from jaxmagic.doctor.clues import MISSING
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import code, names, place, say
@@ -84,34 +85,6 @@ def non_array_argument(case: Case) -> NonArrayArgument | None:
                             None if owner is MISSING else owner)
 
 
-def _self_reads(node: ast.FunctionDef) -> list[str]:
-    return list(dict.fromkeys(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
-                              and isinstance(n.value, ast.Name) and n.value.id == "self" and isinstance(n.ctx, ast.Load)))
-
-
-def _method_fix(found: NonArrayArgument, jn) -> tuple[str, list[str]] | None:
-    """The class with the method calling a jitted function of the attributes it reads (and that function)."""
-    parsed, node = found.parsed, found.node
-    cls = next((c for c in clues.nodes_in(parsed.tree, ast.ClassDef) if node in c.body), None)
-    attributes = _self_reads(node)
-    if cls is None or not attributes or node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
-        return None
-    others = [a.arg for a in node.args.args[1:]]
-    helper = f"_{cls.name.lower()}_{node.name}"
-    settings = [a for a in attributes if isinstance(getattr(found.owner, a, None), (bool, int, str))]
-    body_edits = [rewrites.Edit(Span.of(n), n.attr) for n in ast.walk(node)
-                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"]
-    body = rewrites.with_edits(parsed.lines, node.body[0].lineno, node.end_lineno, body_edits, elide=False)
-    decorator = f"@{jn.jit}(static_argnames={rewrites.names_tuple(settings)})" if settings else f"@{jn.jit}"
-    function = "\n".join([decorator, f"def {helper}({', '.join(attributes + others)}):",
-                          *("    " + line for line in body.splitlines())])
-    call = f"return {helper}({', '.join([f'self.{a}' for a in attributes] + others)})"
-    method = rewrites.Edit(Span(rewrites.function_first_line(node), node.end_lineno, node.col_offset, node.end_col_offset),
-                           f"def {node.name}(self{''.join(', ' + o for o in others)}):\n    {call}")
-    cls_text = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, [method], elide=False)
-    return f"{function}\n\n\n{cls_text}", settings
-
-
 @describes("non-array-argument")
 def describe(case: Case, found: NonArrayArgument) -> Diagnosis | None:
     """Static where it is a setting; for ``self``, the method calling a jitted function of its attributes."""
@@ -120,7 +93,7 @@ def describe(case: Case, found: NonArrayArgument) -> Diagnosis | None:
     fname = found.node.name
     where = case.where(frame)
     if found.parameter == "self":
-        written = _method_fix(found, jn)
+        written = method_rewrites.method_calling_jitted_function(found.parsed, found.node, found.owner, jn)
         if written is None:
             return None
         fix, settings = written

@@ -292,15 +292,29 @@ def _numpy_uses(closed_jaxpr: Any) -> Iterator[tuple[str, int, str]]:
             stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
 
 
+@dataclass(frozen=True)
+class NumpyOnTracer:
+    """What ``numpy_on_tracers`` found: a NumPy call on a traced value, where JAX recorded it."""
+
+    function: types.FunctionType
+    located: tuple | None
+    parsed: clues.ParsedSource
+    call: ast.Call
+    np_name: str
+    file: str
+    line: int
+
+
 @pitfall("numpy-on-traced-value", "NumPy that worked on a traced value, for now", "warning", stage="trace", order=30)
-def numpy_on_tracers(traced: Traced) -> list[Diagnosis]:
+def numpy_on_tracers(traced: Traced) -> list[NumpyOnTracer]:
     """``numpy-on-traced-value``: NumPy functions that worked on a traced value by handing the work
     to the array's own method, found from the source line JAX recorded for each equation.
 
     >>> import jax, jax.numpy as jnp, numpy as np
     >>> def f(x):
     ...     return np.mean(x) * x
-    >>> (found,) = numpy_on_tracers(Traced([f], jax.make_jaxpr(f)(jnp.ones(2)), None, lambda filename: None))
+    >>> traced = Traced([f], jax.make_jaxpr(f)(jnp.ones(2)), None, lambda filename: None)
+    >>> (found,) = describe_numpy_on_tracers(traced, numpy_on_tracers(traced))
     >>> found.severity, found.fix.splitlines()[-1].strip()
     ('warning', 'return jnp.mean(x) * x')
     """
@@ -317,7 +331,6 @@ def numpy_on_tracers(traced: Traced) -> list[Diagnosis]:
         seen.add((file, line, np_name))
         function = by_file[file]
         lookup = rewrites.lookup_in(function.__globals__)
-        jn = rewrites.jax_names(function.__globals__)
         located = function_node(function)
         parsed = located[0] if located else clues.parse_around(file, line)
         call = None
@@ -328,22 +341,33 @@ def numpy_on_tracers(traced: Traced) -> list[Diagnosis]:
                     if base is np or getattr(base, "__name__", "").startswith("numpy"):
                         call = node
                         break
-        if call is None or not hasattr(jnp, np_name):
-            continue
+        if call is not None and hasattr(jnp, np_name):
+            found.append(NumpyOnTracer(function, located, parsed, call, np_name, file, line))
+    return found
+
+
+@describes("numpy-on-traced-value")
+def describe_numpy_on_tracers(traced: Traced, found: list[NumpyOnTracer]) -> list[Diagnosis]:
+    """Each NumPy call that worked by luck, made the ``jnp`` function of the same name."""
+    diagnoses = []
+    for use in found:
+        function, located, parsed, call, np_name = use.function, use.located, use.parsed, use.call, use.np_name
+        jn = rewrites.jax_names(function.__globals__)
+        file, line = use.file, use.line
         written = clues.source_of(parsed, call.func)
         where = sources.source_line(file, line, function.__name__, traced.cell_namer)
         fix = with_edits(located, [rewrites.Edit(Span.of(call.func), f"{jn.jnp}.{np_name}")]) if located else None
-        found.append(Diagnosis(
+        diagnoses.append(Diagnosis(
             "numpy-on-traced-value",
             explanation=say(
                 "{} ({}) calls NumPy on a traced value. It worked here only because {} hands the work to the array's "
                 "own {} method; most NumPy functions ({}...) fail on traced values, and a change of argument can "
                 "break this one too.", code(clues.source_of(parsed, call)), place(where), code(written),
                 code(f".{np_name}"), names(["np.sin", "np.dot", "np.asarray"])),
-            fix=fix or f"{jn.jnp}.{np_name}(...)",
+            fix=fix or "",  # no source to rewrite: the fix in words
             fix_note=say("Use {}: the same result, computed by JAX as part of the compiled code.", code(f"{jn.jnp}.{np_name}")),
             where=where,
             variable=(clues.names_in(call.args[0]) or [None])[0] if call.args else None,
             function=function.__name__,
         ))
-    return found
+    return diagnoses

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import types
 from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
@@ -57,8 +58,18 @@ def _printed_by(call: ast.Call | None, printed_lines: list[str], calls: int) -> 
     return None
 
 
+@dataclass(frozen=True)
+class Prints:
+    """What ``print_side_effects`` found in one function: its source and each ``print`` call with
+    the place its ``print`` is loaded (``None`` for the call where the source is unknown)."""
+
+    function: types.FunctionType
+    located: tuple | None
+    calls: tuple
+
+
 @pitfall("print-side-effect", "print runs only while JAX traces", "warning", stage="trace", order=10)
-def print_side_effects(traced: Traced) -> list[Diagnosis]:
+def print_side_effects(traced: Traced) -> list[Prints]:
     """``print-side-effect``: the ``print`` calls of each function (one warning per function, its
     fix rewriting every ``print`` in it).
 
@@ -67,13 +78,12 @@ def print_side_effects(traced: Traced) -> list[Diagnosis]:
     >>> def f(x):
     ...     print("x is", x)
     ...     return x
-    >>> (found,) = print_side_effects(Traced([f], None, "x is JitTracer(float32[2])", lambda filename: None))
+    >>> traced = Traced([f], None, "x is JitTracer(float32[2])", lambda filename: None)
+    >>> (found,) = describe_prints(traced, print_side_effects(traced))
     >>> found.fix.splitlines()[1].strip()
     'jax.debug.print("x is {}", x)'
     """
     found = []
-    printed_text = traced.printed_text or ""
-    printed_lines = [line.strip() for line in printed_text.splitlines() if _TRACER_TEXT.search(line)]
     for function in traced.functions:
         if function.__globals__.get("print", builtins.print) is not builtins.print:
             continue  # ``print`` means something else here (e.g. jax.debug.print imported as print)
@@ -81,18 +91,30 @@ def print_side_effects(traced: Traced) -> list[Diagnosis]:
         if not loads:
             continue
         located = function_node(function)
-        jn = rewrites.jax_names(function.__globals__)
-        calls, edits = [], []
+        calls = []
         for load in loads:
             call = _print_call_at(located, load.line) if located else None
-            if call is not None and any(call is c for c, _ in calls):
-                continue
-            calls.append((call, load))
+            if call is None or not any(call is c for c, _ in calls):
+                calls.append((call, load))
+        found.append(Prints(function, located, tuple(calls)))
+    return found
+
+
+@describes("print-side-effect")
+def describe_prints(traced: Traced, found: list[Prints]) -> list[Diagnosis]:
+    """One warning per function, quoting what each print wrote; the fix rewrites every print."""
+    diagnoses = []
+    printed_text = traced.printed_text or ""
+    printed_lines = [line.strip() for line in printed_text.splitlines() if _TRACER_TEXT.search(line)]
+    for prints in found:
+        function, located, calls = prints.function, prints.located, list(prints.calls)
+        jn = rewrites.jax_names(function.__globals__)
+        edits = []
+        for call, _ in calls:
             replacement = rewrites.debug_print_call(call, located[0], jn.jax) if call is not None else None
             if replacement:
                 edits.append(rewrites.Edit(Span.of(call), replacement))
-        fix = with_edits(located, edits) if edits else None
-        fix = fix or f'{jn.jax}.debug.print("value: {{}}", value)'
+        fix = (with_edits(located, edits) if edits else None) or ""  # no source: the fix in words
         name = function.__name__
         first_call, first_load = calls[0]
         where = sources.source_line(function.__code__.co_filename, first_load.line, first_load.code.co_name, traced.cell_namer)
@@ -112,7 +134,7 @@ def print_side_effects(traced: Traced) -> list[Diagnosis]:
             explanation += " What it printed were tracers, stand-ins for values that do not exist yet."
         else:
             explanation += say(" Any traced value it prints is a stand-in (a tracer), not a number.")
-        found.append(Diagnosis(
+        diagnoses.append(Diagnosis(
             "print-side-effect",
             explanation=explanation,
             fix=fix,
@@ -122,7 +144,7 @@ def print_side_effects(traced: Traced) -> list[Diagnosis]:
             function=name,
             alternatives=(("Or print outside, on the result the jitted function returns:", f"result = {name}(...)\nprint(result)"),),
         ))
-    return found
+    return diagnoses
 
 def _print_call_at(located, line: int) -> ast.Call | None:
     parsed, node = located

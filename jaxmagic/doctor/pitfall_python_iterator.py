@@ -8,7 +8,8 @@ by the loop's counter.
 >>> numbers = iter(range(5))
 >>> def total():
 ...     return lax.fori_loop(0, 5, lambda i, acc: acc + next(numbers), 0)
->>> (found,) = python_iterator(Traced([total], None, None, lambda filename: None))
+>>> traced = Traced([total], None, None, lambda filename: None)
+>>> (found,) = describe(traced, python_iterator(traced))
 >>> found.fix.splitlines()[1:3]
 ['    numbers_values = jnp.asarray(list(numbers))', '    return lax.fori_loop(0, 5, lambda i, acc: acc + numbers_values[i], 0)']
 """
@@ -17,14 +18,16 @@ from __future__ import annotations
 
 import ast
 import builtins
+import types
+from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import pitfall
-from jaxmagic.doctor.traced_code import Traced, function_node, with_edits
+from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
 from jaxmagic.doctor.words import code, place, say
 
 
@@ -41,20 +44,35 @@ def _loop_index(tree: ast.AST, call: ast.Call) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class IteratorUse:
+    """What ``python_iterator`` found in one function: its source and its first ``next(...)`` call."""
+
+    function: types.FunctionType
+    located: tuple
+    call: ast.Call
+
+
 @pitfall("python-iterator", "next(iterator) in traced code", "warning", stage="trace", order=25)
-def python_iterator(traced: Traced) -> list[Diagnosis]:
+def python_iterator(traced: Traced) -> list[IteratorUse]:
     """One warning per function that calls ``next`` on an iterator while it is traced."""
     found = []
-    for function in traced.functions:
-        located = function_node(function)
-        if located is None:
-            continue
+    for sourced in with_source(traced.functions):
+        function, located, lookup = sourced.function, sourced.located, sourced.lookup
         parsed, node = located
-        lookup = rewrites.lookup_in(function.__globals__)
         calls = _next_calls(node, lookup)
-        if not calls:
-            continue
-        call = calls[0]
+        if calls:
+            found.append(IteratorUse(function, located, calls[0]))
+    return found
+
+
+@describes("python-iterator")
+def describe(traced: Traced, found: list[IteratorUse]) -> list[Diagnosis]:
+    """The values put in an array before the loop, indexed by its counter."""
+    diagnoses = []
+    for use in found:
+        function, located, call = use.function, use.located, use.call
+        parsed, node = located
         iterator = clues.source_of(parsed, call.args[0])
         index = _loop_index(node, call)
         statement = clues.statement_at(node, call.lineno)
@@ -69,7 +87,7 @@ def python_iterator(traced: Traced) -> list[Diagnosis]:
             ]
             fix = with_edits(located, edits)
         where = sources.source_line(parsed.file, call.lineno, function.__name__, traced.cell_namer)
-        found.append(Diagnosis(
+        diagnoses.append(Diagnosis(
             "python-iterator",
             explanation=say(
                 "{} ({}) is plain Python: it runs while JAX traces {}, once, not on each call or each loop iteration "
@@ -82,4 +100,4 @@ def python_iterator(traced: Traced) -> list[Diagnosis]:
             variable=iterator,
             function=function.__name__,
         ))
-    return found
+    return diagnoses

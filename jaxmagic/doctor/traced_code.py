@@ -144,12 +144,44 @@ def with_edits(found, edits) -> str | None:
 
 
 @dataclass(frozen=True)
+class SourcedFunction:
+    """A traced function with its source: ``located`` is ``(parsed, node)`` (see ``function_node``),
+    ``lookup`` finds the names it reads."""
+
+    function: types.FunctionType
+    located: tuple
+    lookup: Any
+
+    @property
+    def parsed(self) -> clues.ParsedSource:
+        return self.located[0]
+
+    @property
+    def node(self) -> ast.AST:
+        return self.located[1]
+
+
+def with_source(functions) -> Iterator[SourcedFunction]:
+    """The functions whose source is known, each with its parsed source and a name lookup.
+
+    >>> def f(x):
+    ...     return x
+    >>> [s.node.name for s in with_source([f])]
+    ['f']
+    """
+    for function in functions:
+        located = function_node(function)
+        if located is not None:
+            yield SourcedFunction(function, located, rewrites.lookup_in(function.__globals__))
+
+
+@dataclass(frozen=True)
 class Traced:
     """A function that traced fine, as the trace-time recognisers see it.
 
     ``functions``: the traced function and its helpers (``user_functions``); ``closed_jaxpr``:
     what JAX traced (``None``: not known); ``printed_text``: what tracing printed (``None``: not
-    watched); ``cell_namer``: how places are named.
+    watched); ``cell_namer``: how places are named; ``arguments``: the values it was called with.
 
     >>> Traced([], None, None, lambda filename: None).printed_text is None
     True
@@ -159,3 +191,4 @@ class Traced:
     closed_jaxpr: Any
     printed_text: str | None
     cell_namer: CellNamer
+    arguments: tuple = ()  # the values it was called with, where known (a bound method's object first)

@@ -1,0 +1,61 @@
+"""Rewriting a method jitted with its ``self`` (the Sharp Bits' first strategy): a jitted function
+of the attributes the method reads, and the method calling it, so that a changed attribute is seen
+on the next call.
+
+>>> import ast
+>>> from jaxmagic.doctor.clues import ParsedSource
+>>> lines = ("class C:", "    def f(self, y):", "        return self.a * y")
+>>> parsed = ParsedSource("<demo>", lines, ast.parse("\\n".join(lines)))
+>>> class Jn:
+...     jit = "jax.jit"
+>>> text, static = method_calling_jitted_function(parsed, parsed.tree.body[0].body[0], None, Jn)
+>>> print(text)
+@jax.jit
+def _c_f(a, y):
+    return a * y
+<BLANKLINE>
+<BLANKLINE>
+class C:
+    def f(self, y):
+        return _c_f(self.a, y)
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic.doctor.clues import Span
+
+
+def self_reads(node: ast.FunctionDef) -> list[str]:
+    """The attributes of ``self`` a method reads, in order."""
+    return list(dict.fromkeys(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+                              and isinstance(n.value, ast.Name) and n.value.id == "self" and isinstance(n.ctx, ast.Load)))
+
+
+def method_calling_jitted_function(parsed: clues.ParsedSource, node: ast.FunctionDef, owner: Any, jn
+                                    ) -> tuple[str, list[str]] | None:
+    """A jitted function of the attributes the method reads, and its class with the method calling
+    it; with the attributes made static (those ``owner`` holds as a Python bool, int or string).
+    ``None`` when the method is not inside a class of the parsed source or reads no attribute."""
+    cls = next((c for c in clues.nodes_in(parsed.tree, ast.ClassDef) if node in c.body), None)
+    attributes = self_reads(node)
+    if cls is None or not attributes or node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+        return None
+    others = [a.arg for a in node.args.args[1:]]
+    helper = f"_{cls.name.lower()}_{node.name}"
+    settings = [a for a in attributes if isinstance(getattr(owner, a, None), (bool, int, str))]
+    body_edits = [rewrites.Edit(Span.of(n), n.attr) for n in ast.walk(node)
+                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"]
+    body = rewrites.with_edits(parsed.lines, node.body[0].lineno, node.end_lineno, body_edits, elide=False)
+    decorator = f"@{jn.jit}(static_argnames={rewrites.names_tuple(settings)})" if settings else f"@{jn.jit}"
+    function = "\n".join([decorator, f"def {helper}({', '.join(attributes + others)}):",
+                          *("    " + line for line in body.splitlines())])
+    call = f"return {helper}({', '.join([f'self.{a}' for a in attributes] + others)})"
+    method = rewrites.Edit(Span(rewrites.function_first_line(node), node.end_lineno, node.col_offset, node.end_col_offset),
+                           f"def {node.name}(self{''.join(', ' + o for o in others)}):\n    {call}")
+    cls_text = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, [method], elide=False)
+    return f"{function}\n\n\n{cls_text}", settings
