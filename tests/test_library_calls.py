@@ -155,3 +155,30 @@ def test_grad_over_untraceable_leaves_names_the_filtered_transform(run, librarie
     assert shown.usage_error and "eqx.filter_grad(loss)" in shown.usage_error
     report = run("%jaxpr -o eqx.filter_grad(loss)(mlp, xs, ys)").assert_ok().result
     assert report.primitive_counts["dot_general"] >= 6
+
+
+NNX_SETUP = '''
+class Noisy(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(2, 3, rngs=rngs)
+        self.dropout = nnx.Dropout(rate=0.5)
+
+    def __call__(self, x, rngs):
+        return self.dropout(self.linear(x), rngs=rngs)
+
+noisy = Noisy(nnx.Rngs(0))
+stream = nnx.Rngs(1)
+two = jnp.ones((4, 2))
+
+def plain_loss(model, x, rngs):
+    return jnp.mean(model(x, rngs) ** 2)
+'''
+
+
+@pytest.mark.parametrize("call", ["noisy(two, stream)", "plain_loss(noisy, two, stream)"])
+def test_nnx_objects_given_to_a_plain_callee_are_traced_as_nnx_jit_does(ip, run, libraries_defined, call):
+    run(NNX_SETUP).assert_ok()
+    count_before = int(ip.user_ns["stream"].default.count[...])
+    report = run(f"%jaxpr -o {call}").assert_ok().result
+    assert report.primitive_counts["random_bits"] == 1 and report.primitive_counts["dot_general"] == 1
+    assert int(ip.user_ns["stream"].default.count[...]) == count_before, "tracing left the user's Rngs alone"
