@@ -37,14 +37,14 @@ def imports(path: pathlib.Path) -> list[str]:
 
 def package_import_graph() -> dict[str, set[str]]:
     modules = {module_name(p) for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
+    imported = {module_name(p): {n for n in imports(p) if n in modules and n != module_name(p)}
+                for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts}
     graph = {}
-    for path in PACKAGE.rglob("*.py"):
-        if "__pycache__" in path.parts:
-            continue
-        name = module_name(path)
+    for name, targets in imported.items():
         parents = {".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 1)}
-        # a module importing its own parent package is how a package's parts find each other
-        graph[name] = {n for n in imports(path) if n in modules and n != name and n not in parents}
+        # A module importing its own parent package is how a package's parts find each other; it is
+        # a circle only when that parent imports the module back.
+        graph[name] = {n for n in targets if n not in parents or name in imported.get(n, ())}
     return graph
 
 

@@ -226,7 +226,7 @@ def test_quiet_shows_nothing_and_output_returns_the_report_echoed_once_as_one_li
     shown = run(f"%jitcompare -o {QUICK} f(x)").assert_ok()
     assert isinstance(shown.result, Comparison)
     assert len(shown.outputs) == 1 and "text/html" in shown.outputs[0]  # the full view, once
-    assert re.search(r"Out\[\d+\]: <Comparison f\(x\): jit is", shown.stdout)  # the echo: one line
+    assert re.search(r"Out\[\d+\]: <Comparison f\(x\): eager [\d.]+ .s, jit [\d.]+ .s per call", shown.stdout)  # one line
     assert "mean ± std" not in shown.stdout
 
 

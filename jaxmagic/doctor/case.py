@@ -20,7 +20,8 @@ from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING, ParsedSource, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import PITFALLS
-from jaxmagic.doctor.words import Words, code, names as name_list, say
+from jaxmagic.doctor.words import Words, code, say
+from jaxmagic.doctor.words import names as name_list
 from jaxmagic.sources import CellNamer, SourceLine
 
 

@@ -9,9 +9,9 @@ so a later assignment to it is not seen by the compiled code.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 import numbers
 import types
+from dataclasses import dataclass
 from typing import Any
 
 import jax

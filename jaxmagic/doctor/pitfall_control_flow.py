@@ -14,12 +14,19 @@ import jax
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case, depends_on, function_source, kind_of, magic_hint, static_choice, static_field_choice
+from jaxmagic.doctor.case import (
+    Case,
+    depends_on,
+    function_source,
+    kind_of,
+    magic_hint,
+    static_choice,
+    static_field_choice,
+)
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import Words, code, place, say
-
 
 # python-control-flow
 

@@ -16,8 +16,8 @@ Not a traced-value trap (it fails the same without ``jit``): the fix is floor di
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites

@@ -17,8 +17,8 @@ only, so that a list is never silently turned into many traced scalars. The fix 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites

@@ -10,9 +10,9 @@ the array's own method: a warning).
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 import os
 import types
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import jax

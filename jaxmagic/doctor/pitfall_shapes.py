@@ -20,7 +20,6 @@ from jaxmagic.doctor.masking import mask_edits
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import code, place, say
 
-
 # traced-shape
 
 

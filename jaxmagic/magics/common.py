@@ -22,7 +22,6 @@ from jaxmagic import cell as cells
 from jaxmagic import sources
 from jaxmagic.errors import UsageProblem, UserCodeError
 
-
 # ------------------------------------------------------------------------------------------------
 # Options and the call
 

@@ -7,9 +7,9 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_loca
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jaxmagic.magics import common, echo
-from jaxmagic.timing.modes import MODES
 from jaxmagic.render import comparison as render
 from jaxmagic.timing import DEFAULT_BUDGET_S, DEFAULT_REPEAT, check_settings, compare
+from jaxmagic.timing.modes import MODES
 
 
 @magics_class

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from jaxmagic.recompiles.causes import CAUSE_KINDS, Cause, repeated_headline
-from jaxmagic.report import Report
 from jaxmagic.recompiles.differences import changed_axes
+from jaxmagic.report import Report
 from jaxmagic.sources import CellNamer, SourceLine, no_cells
 
 __all__ = ["Cause", "CAUSE_KINDS", "RecompileEvent", "RecompileLog", "RecompileLimitExceeded"]

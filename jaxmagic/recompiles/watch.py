@@ -29,11 +29,20 @@ import time
 from typing import Iterator
 
 from jaxmagic import _jax_private
-from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
 from jaxmagic.recompiles import DEFAULT_CAPACITY, RecompileEvent, RecompileLog
-from jaxmagic.recompiles.attribution import (attributed_to, base_name, decide_causes, is_internal, is_jaxmagics_own,
-                                  persistent_cache_in_use, signature_or_none, stack_frames, user_function_inside)
+from jaxmagic.recompiles.attribution import (
+    attributed_to,
+    base_name,
+    decide_causes,
+    is_internal,
+    is_jaxmagics_own,
+    persistent_cache_in_use,
+    signature_or_none,
+    stack_frames,
+    user_function_inside,
+)
 from jaxmagic.recompiles.differences import nearest
+from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.sources import CellNamer, no_cells, pick_user_frame, source_line, without_jaxmagic_frames
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 from jaxmagic.render import theme
-from jaxmagic.render.theme import escape, format_bytes, format_seconds
+from jaxmagic.render.theme import escape
+from jaxmagic.units import format_bytes, format_seconds
 
 BAR_WIDTH = 180  # px, the longest bar in the HTML table
 BAR_HEIGHT = 14
@@ -42,6 +43,12 @@ def _calls(value: float | None) -> str:
 
 def summary(report) -> str:
     """One line: the headline of the comparison."""
+    return "".join(summary_parts(report))
+
+
+def summary_parts(report) -> tuple[str, str, str]:
+    """The headline as (what comes before the call's name, the name, the rest), so that the HTML
+    view sets the name in bold without searching the sentence for it."""
     name = report.name
     lead = "interrupted: " if report.interrupted else ""
     speedup = report.speedup
@@ -51,21 +58,21 @@ def summary(report) -> str:
             head = f"jit is {_times(speedup)} faster than eager"
         else:
             head = f"jit is {_times(1 / speedup)} slower than eager"
-        line = f"{lead}{name}: {head} ({format_seconds(jit.median)} vs {format_seconds(eager.median)} per call)"
+        rest = f": {head} ({format_seconds(jit.median)} vs {format_seconds(eager.median)} per call)"
         first = report.compile
         even = report.break_even_calls
         if first is not None and even is not None:
             if math.isinf(even):
-                line += f"; its first call ({format_seconds(first.first_call_s)}) is never repaid"
+                rest += f"; its first call ({format_seconds(first.first_call_s)}) is never repaid"
             elif even <= 1:
-                line += f"; ahead from the first call ({format_seconds(first.first_call_s)})"
+                rest += f"; ahead from the first call ({format_seconds(first.first_call_s)})"
             else:
-                line += f"; its first call ({format_seconds(first.first_call_s)}) is repaid after {_calls(even)}"
-        return line
+                rest += f"; its first call ({format_seconds(first.first_call_s)}) is repaid after {_calls(even)}"
+        return lead, name, rest
     if not report.modes:
-        return f"{lead}{name}: nothing was measured"
+        return lead, name, ": nothing was measured"
     parts = ", ".join(f"{mode} {format_seconds(t.median)}" for mode, t in report.modes.items())
-    return f"{lead}{name}: {parts} per call"
+    return lead, name, f": {parts} per call"
 
 
 def _runs_text(timing) -> str:
@@ -211,13 +218,8 @@ def _notes(report) -> list[str]:
 
 def html(report) -> str:
     """The report as self-contained HTML: tables with inline SVG bars, no JavaScript."""
-    headline = summary(report)
-    name = report.name
-    at = headline.find(name)
-    if at >= 0:  # the call in bold, the rest as it reads in text
-        shown = f"{escape(headline[:at])}<b class=\"jm-name\">{escape(name)}</b>{escape(headline[at + len(name):])}"
-    else:
-        shown = escape(headline)
+    lead, name, rest = summary_parts(report)
+    shown = f'{escape(lead)}<b class="jm-name">{escape(name)}</b>{escape(rest)}'
     parts = [f'<div class="jm-summary">{shown}</div>']
     if report.modes:
         parts.append(_modes_html(report))

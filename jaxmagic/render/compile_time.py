@@ -5,7 +5,8 @@ functions of a ``JaxprReport``."""
 from __future__ import annotations
 
 from jaxmagic.render.terminal import table
-from jaxmagic.render.theme import escape, format_count, format_seconds
+from jaxmagic.render.theme import escape
+from jaxmagic.units import format_count, format_seconds
 
 MAX_LINES = 12
 

@@ -12,6 +12,7 @@ from typing import Iterable
 from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 
+from jaxmagic import units
 from jaxmagic.listing import Record, listing
 from jaxmagic.render import compile_time as compile_time_view
 from jaxmagic.render import hlo as hlo_view
@@ -60,7 +61,7 @@ def _cost_rows(report) -> list[tuple[str, str]]:
     for key, label in (("flops", "FLOPs"), ("transcendentals", "transcendentals"), ("bytes accessed", "bytes accessed")):
         if key in cost:
             value = cost[key]
-            rows.append((label, theme.format_bytes(value) if key == "bytes accessed" else theme.format_count(value)))
+            rows.append((label, units.format_bytes(value) if key == "bytes accessed" else units.format_count(value)))
     for key, label in (
         ("argument_size", "arguments"),
         ("output_size", "outputs"),
@@ -69,7 +70,7 @@ def _cost_rows(report) -> list[tuple[str, str]]:
         ("generated_code_size", "generated code"),
     ):
         if key in memory:
-            rows.append((f"memory: {label}", theme.format_bytes(memory[key])))
+            rows.append((f"memory: {label}", units.format_bytes(memory[key])))
     return rows
 
 

@@ -4,7 +4,8 @@ and the kernels each line ended up in. Pure functions of the profile."""
 from __future__ import annotations
 
 from jaxmagic.render.terminal import table
-from jaxmagic.render.theme import escape, format_seconds
+from jaxmagic.render.theme import escape
+from jaxmagic.units import format_seconds
 
 MAX_KERNELS = 12
 

@@ -14,6 +14,7 @@ import re
 import time
 from typing import Iterable, Sequence
 
+from jaxmagic import units
 from jaxmagic.render import theme
 from jaxmagic.render.theme import escape
 
@@ -113,7 +114,7 @@ def _site(event) -> str:
 
 
 def _ms(event) -> str:
-    return theme.format_seconds(event.compile_s)
+    return units.format_seconds(event.compile_s)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -186,8 +187,8 @@ def _row(number: int, event, new_advice: set[str]) -> str:
         if "unknown" in event.kinds:
             raw = (f'<details class="jm-raw"><summary>JAX\'s explanation</summary>'
                    f'<pre class="jm-block">{escape(event.raw)}</pre></details>')
-    timing = escape(f"trace {theme.format_seconds(event.trace_s)} · lower {theme.format_seconds(event.lower_s)} · "
-                    f"XLA {theme.format_seconds(event.backend_s)}")
+    timing = escape(f"trace {units.format_seconds(event.trace_s)} · lower {units.format_seconds(event.lower_s)} · "
+                    f"XLA {units.format_seconds(event.backend_s)}")
     badge = ""
     if event.persistent_cache:
         badge = '<div class="jm-persistent-hit">persistent cache</div>'
@@ -201,7 +202,7 @@ def _row(number: int, event, new_advice: set[str]) -> str:
         f'<td class="jm-fn" title="{defined}"><code>{escape(event.function)}</code>{internal}</td>'
         f'<td class="jm-site" title="{site_title}">{site_text}</td>'
         f'<td class="jm-causes"{raw_title}>{causes}{advice}{raw}</td>'
-        f'<td class="jm-ms" title="{timing}">{escape(theme.format_seconds(event.compile_s))}{badge}</td>'
+        f'<td class="jm-ms" title="{timing}">{escape(units.format_seconds(event.compile_s))}{badge}</td>'
         "</tr>"
     )
 

@@ -1,17 +1,17 @@
-"""What every jaxmagic view shares: the scoped stylesheet, escaping, and number formats.
+"""What every jaxmagic view shares: the scoped stylesheet and escaping (numbers are formatted by
+``jaxmagic.units``).
 
 Colours come from JupyterLab's own theme variables (``--jp-mirror-editor-*``), so the views
 follow its light and dark themes; each has a fallback for pages without them (nbconvert's
 classic template, a plain browser).
 
->>> format_seconds(0.000123), format_seconds(2.5), format_bytes(2048)
-('123 µs', '2.50 s', '2.0 KiB')
+>>> escape('<b title="x">')
+'&lt;b title=&quot;x&quot;&gt;'
 """
 
 from __future__ import annotations
 
 import html
-import math
 
 from pygments.formatters import HtmlFormatter
 
@@ -145,35 +145,3 @@ def html_formatter() -> HtmlFormatter:
     return HtmlFormatter(nowrap=True, classprefix=TOKEN_PREFIX)
 
 
-def format_seconds(seconds: float) -> str:
-    """Seconds with a unit a person reads at a glance (ns, µs, ms, s)."""
-    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
-        return "–"
-    if math.isinf(seconds):
-        return "∞"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(seconds) >= scale or unit == "ns":
-            value = seconds / scale
-            if unit == "s":
-                return f"{value:.2f} s"
-            return f"{value:.3g} {unit}"
-    return f"{seconds} s"
-
-
-def format_bytes(n: float) -> str:
-    """Bytes as B, KiB, MiB, GiB."""
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{int(n)} B" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
-def format_count(n: float) -> str:
-    """A large count with thousands separators (or SI suffix past a million)."""
-    if n >= 1e9:
-        return f"{n / 1e9:.2f} G"
-    if n >= 1e6:
-        return f"{n / 1e6:.2f} M"
-    return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"

@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from jaxmagic import streams
-from jaxmagic.timing import agreement, footprint, modes as mode_setup, stopwatch
 from jaxmagic.call import Call, check_traceable
-from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even
 from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.timing import agreement, footprint, stopwatch
+from jaxmagic.timing import modes as mode_setup
+from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even
 from jaxmagic.timing.stopwatch import TIMER
+from jaxmagic.units import format_seconds
 
 DEFAULT_REPEAT = 7
 DEFAULT_BUDGET_S = 6.0
@@ -461,6 +463,4 @@ def _runs(repeat: int, loops: int) -> str:
 
 
 def _seconds(value: float) -> str:
-    from jaxmagic.render.theme import format_seconds
-
     return format_seconds(value)

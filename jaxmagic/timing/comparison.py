@@ -17,6 +17,7 @@ from typing import Sequence
 
 from jaxmagic.report import Report
 from jaxmagic.timing.stopwatch import CompileCost
+from jaxmagic.units import format_seconds
 
 __all__ = ["Comparison", "CompileCost", "Timing", "break_even"]
 
@@ -70,8 +71,6 @@ class Timing:
         return max(self.all_runs)
 
     def __str__(self) -> str:
-        from jaxmagic.render.theme import format_seconds
-
         calls = f"{self.loops:,} call{'s' * (self.loops != 1)}"
         runs = f"{self.repeat} repeat{'s' * (self.repeat != 1)} × {calls}"
         return f"{format_seconds(self.mean)} ± {format_seconds(self.stdev)} per call (median {format_seconds(self.median)}; {runs})"
@@ -166,15 +165,12 @@ class Comparison(Report):
             return None
         return break_even(self.modes["eager"].median, self.first_calls["jit"].first_call_s, self.modes["jit"].median)
 
-    @property
-    def summary(self) -> str:
-        """One line: which mode is how much faster, and when jit pays off."""
-        from jaxmagic.render.comparison import summary
-
-        return summary(self)
-
     def __repr__(self) -> str:
-        return f"<Comparison {self.summary}>"
+        """The measured medians, from the facts alone (the sentences are the renderer's)."""
+        lead = "interrupted, " if self.interrupted else ""
+        medians = ", ".join(f"{mode} {format_seconds(t.median)}" for mode, t in self.modes.items()) or "nothing measured"
+        speedup = f" (jit {self.speedup:.3g}× eager's speed)" if self.speedup is not None else ""
+        return f"<Comparison {self.name}: {lead}{medians} per call{speedup}>"
 
 
 def break_even(eager_per_call: float, jit_first_call: float, jit_per_call: float) -> float:

@@ -1,0 +1,131 @@
+"""How a call is jitted when its callee is not a plain ``jax.jit`` of arrays: through the library
+that jitted it (``nnx.jit``, ``eqx.filter_jit``), or with the leaves JAX cannot trace kept static.
+Each looks like ``jax.jit``'s result: called, traced and lowered.
+
+>>> import jax.numpy as jnp
+>>> def scale(x, how):
+...     return how(x) * 2
+>>> jitted = UntraceableLeavesStatic(scale)
+>>> jitted(jnp.ones(2), jnp.tanh).tolist() == (jnp.tanh(jnp.ones(2)) * 2).tolist()
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from jaxmagic import libraries
+
+
+class LibraryJitted:
+    """A library jit (``nnx.jit``, ``eqx.filter_jit``) seen as ``jax.jit`` is: called, traced and
+    lowered, each time through a fresh wrapper of that library."""
+
+    def __init__(self, library: libraries.LibraryJit):
+        self.library = library
+        self._wrapper = library.rewrap()
+
+    def __call__(self, *args, **kwargs):
+        return self._wrapper(*args, **kwargs)
+
+    def trace(self, *args, **kwargs):
+        return self.library.trace(*args, **kwargs)
+
+    def lower(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).lower()
+
+
+class UntraceableLeavesStatic:
+    """``jax.jit`` of a function whose arguments hold leaves JAX cannot trace (functions, other
+    objects): those leaves are part of the compiled code, every traceable leaf is an input.
+
+    The jitted function is made once per set of untraceable leaves (by identity), so calling it
+    again with the same arguments hits JAX's cache.
+    """
+
+    def __init__(self, function: Callable, static_argnums=(), static_argnames=(), donate_argnums=()):
+        self.function = function
+        self.options = dict(static_argnums=static_argnums, static_argnames=static_argnames)
+        self.donate_argnums = donate_argnums
+        self._jitted: dict = {}
+
+    def _split(self, args: tuple, kwargs: dict):
+        import jax
+
+        static_positions = set(self.options["static_argnums"])
+        static_names = set(self.options["static_argnames"])
+        shown = (tuple(None if i in static_positions else a for i, a in enumerate(args)),
+                 {k: None if k in static_names else v for k, v in kwargs.items()})
+        leaves, tree = jax.tree_util.tree_flatten(shown)
+        untraceable = tuple(i for i, leaf in enumerate(leaves) if not is_traceable_leaf(leaf))
+        key = (tree, untraceable, tuple(id(leaves[i]) for i in untraceable))
+        jitted = self._jitted.get(key)
+        if jitted is None:
+            kept = {i: leaves[i] for i in untraceable}
+            function = self.function
+
+            def with_static_leaves(dynamic_args, dynamic_kwargs, static_args, static_kwargs):
+                dynamic = jax.tree_util.tree_leaves((dynamic_args, dynamic_kwargs))
+                it = iter(dynamic)
+                full = [kept[i] if i in kept else next(it) for i in range(len(leaves))]
+                full_args, full_kwargs = jax.tree_util.tree_unflatten(tree, full)
+                full_args = tuple(static_args.get(i, a) for i, a in enumerate(full_args))
+                full_kwargs = {k: static_kwargs.get(k, v) for k, v in full_kwargs.items()}
+                return function(*full_args, **full_kwargs)
+
+            with_static_leaves.__name__ = getattr(function, "__name__", "function")
+            with_static_leaves.__qualname__ = getattr(function, "__qualname__", with_static_leaves.__name__)
+            jitted = self._jitted[key] = jax.jit(with_static_leaves, static_argnums=(2, 3))
+        dynamic = [leaf for i, leaf in enumerate(leaves) if i not in untraceable]
+        dynamic_args, dynamic_kwargs = _dynamic_tree(tree, leaves, untraceable, dynamic)
+        static_args = _Frozen({i: args[i] for i in static_positions if i < len(args)})
+        static_kwargs = _Frozen({k: kwargs[k] for k in static_names if k in kwargs})
+        return jitted, (dynamic_args, dynamic_kwargs, static_args, static_kwargs)
+
+    def __call__(self, *args, **kwargs):
+        jitted, arguments = self._split(args, kwargs)
+        return jitted(*arguments)
+
+    def trace(self, *args, **kwargs):
+        jitted, arguments = self._split(args, kwargs)
+        return jitted.trace(*arguments)
+
+    def lower(self, *args, **kwargs):
+        return self.trace(*args, **kwargs).lower()
+
+
+class _Frozen(dict):
+    """A dict of static argument values, hashable (JAX keys compiled code by its hash)."""
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.items(), key=lambda kv: str(kv[0]))))
+
+
+def _dynamic_tree(tree, leaves, untraceable, dynamic):
+    import jax
+
+    it = iter(dynamic)
+    placed = [None if i in untraceable else next(it) for i in range(len(leaves))]
+    return jax.tree_util.tree_unflatten(tree, placed)
+
+
+def is_traceable_leaf(leaf: Any) -> bool:
+    """True for a leaf ``jax.jit`` can trace: an array, a NumPy scalar, a Python number or bool.
+
+    >>> import jax.numpy as jnp
+    >>> is_traceable_leaf(jnp.ones(2)), is_traceable_leaf(3), is_traceable_leaf(jnp.tanh)
+    (True, True, False)
+    """
+    import jax
+    import numpy as np
+
+    return isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic, jax.Array))
+
+
+def has_untraceable_leaves(args: tuple, kwargs: dict) -> bool:
+    """True when some leaf of the arguments is neither traceable nor a string (strings are a usage
+    error of their own: see ``check_traceable``)."""
+    import jax
+
+    return any(not is_traceable_leaf(leaf) and not isinstance(leaf, (str, bytes))
+               for leaf in jax.tree_util.tree_leaves((args, kwargs)))

@@ -1,0 +1,43 @@
+"""Numbers as a person reads them: seconds, bytes, counts. Engines and renderers share these.
+
+>>> format_seconds(0.0000141), format_seconds(1.4801), format_bytes(2560), format_count(12345)
+('14.1 µs', '1.48 s', '2.5 KiB', '12,345')
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def format_seconds(seconds: float) -> str:
+    """Seconds with a unit a person reads at a glance (ns, µs, ms, s)."""
+    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+        return "–"
+    if math.isinf(seconds):
+        return "∞"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(seconds) >= scale or unit == "ns":
+            value = seconds / scale
+            if unit == "s":
+                return f"{value:.2f} s"
+            return f"{value:.3g} {unit}"
+    return f"{seconds} s"
+
+
+def format_bytes(n: float) -> str:
+    """Bytes as B, KiB, MiB, GiB."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(n) < 1024 or unit == "GiB":
+            return f"{int(n)} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def format_count(n: float) -> str:
+    """A large count with thousands separators (or SI suffix past a million)."""
+    if n >= 1e9:
+        return f"{n / 1e9:.2f} G"
+    if n >= 1e6:
+        return f"{n / 1e6:.2f} M"
+    return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"
