@@ -182,3 +182,15 @@ def test_nnx_objects_given_to_a_plain_callee_are_traced_as_nnx_jit_does(ip, run,
     report = run(f"%jaxpr -o {call}").assert_ok().result
     assert report.primitive_counts["random_bits"] == 1 and report.primitive_counts["dot_general"] == 1
     assert int(ip.user_ns["stream"].default.count[...]) == count_before, "tracing left the user's Rngs alone"
+
+
+@pytest.mark.parametrize("call, how", [
+    ("batched(mlp, xs)", "eqx.filter_jit"),
+    ("loss(mlp, xs, ys)", "not arrays static"),
+    ("forward(linear, xs, act=False)", "nnx.jit"),
+])
+def test_jitcompare_times_a_library_callee_with_its_own_jit(ip, run, libraries_defined, call, how):
+    comparison = run(f"%jitcompare -o -q -n 2 -r 2 {call}").assert_ok().result
+    assert set(comparison.modes) == {"eager", "jit"} and comparison.compile.compile_s > 0
+    assert how in comparison.setups["jit"]
+    assert not [w for w in comparison.warnings if "differ" in w], comparison.warnings

@@ -210,7 +210,10 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
                       setup="op by op under jax.disable_jit()", to_reference=lambda out: out)
     if mode == "jit":
         jitted = _jit(call)
-        return Runner("jit", jitted, call.args, call.kwargs, compiles=True, setup="jax.jit",
+        how = call.library.decorator if call.library is not None else "jax.jit"
+        if call.untraceable_leaves:
+            how = "jax.jit, the arguments' leaves that are not arrays static"
+        return Runner("jit", jitted, call.args, call.kwargs, compiles=True, setup=how,
                       donated=call.donate_argnums, jitted=jitted, to_reference=lambda out: out)
     if mode == "sharded":
         return _sharded(call, split)
@@ -220,6 +223,8 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
 
 
 def _jit(call: Call):
+    if call.library is not None or call.untraceable_leaves:
+        return call.jit()  # nnx.jit / eqx.filter_jit semantics, or untraceable leaves static: a fresh wrapper
     return jax.jit(
         fresh_function(call.function),
         static_argnums=call.static_argnums,
