@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 
 from jaxmagic import _jax_private, libraries
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.jitting import LibraryJitted, UntraceableLeavesStatic, has_untraceable_leaves
+from jaxmagic.jitting import LibraryJitted, UntraceableLeavesStatic, fresh_function, has_untraceable_leaves
 
 CALL_EXAMPLE = "f(x, 3)"
 
@@ -92,7 +92,7 @@ class Call:
             donate_argnums=self.donate_argnums,
         )
         settings.update(options)
-        return jax.jit(self.function, **settings)
+        return jax.jit(fresh_function(self.function), **settings)  # the user's caches stay theirs
 
     def is_static(self, position: int | None = None, name: str | None = None) -> bool:
         """Whether the argument at ``position`` (or keyword ``name``) is static."""

@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from jaxmagic import libraries
@@ -129,3 +130,39 @@ def has_untraceable_leaves(args: tuple, kwargs: dict) -> bool:
 
     return any(not is_traceable_leaf(leaf) and not isinstance(leaf, (str, bytes))
                for leaf in jax.tree_util.tree_leaves((args, kwargs)))
+
+
+def fresh_function(function: Callable) -> Callable:
+    """A new function object that calls ``function``.
+
+    JAX caches traces and compiled programs per function object, so ``jax.jit`` of a function
+    the notebook has already jitted skips compiling, and a trace jaxmagic makes would be found
+    again by the user's next call (even after a global it reads changed). A fresh wrapper keeps
+    jaxmagic's traces and compilations apart from the user's: the first call then costs what a
+    first call costs. Its signature is ``function``'s; ``is_own_wrapper`` tells it apart (its
+    compilations are jaxmagic's, not the user's).
+
+    >>> def f(x, n=2):
+    ...     return x * n
+    >>> g = fresh_function(f)
+    >>> import inspect
+    >>> g is not f, g(3), inspect.signature(g) == inspect.signature(f), is_own_wrapper(g)
+    (True, 6, True, True)
+    """
+
+    @functools.wraps(function)
+    def fresh(*args, **kwargs):
+        return function(*args, **kwargs)
+
+    fresh.__jaxmagic_own__ = True
+    return fresh
+
+
+def is_own_wrapper(fn) -> bool:
+    """True for the wrappers ``fresh_function`` makes: what JAX compiles for them, it compiles for
+    jaxmagic's own view or measurement (a log of the user's recompilations leaves it out).
+
+    >>> is_own_wrapper(print), is_own_wrapper(fresh_function(print))
+    (False, True)
+    """
+    return getattr(fn, "__dict__", {}).get("__jaxmagic_own__", False) is True

@@ -19,6 +19,7 @@ import weakref
 from typing import Callable
 
 from jaxmagic import _jax_private
+from jaxmagic.jitting import is_own_wrapper
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.explanations import parse_explanation
 from jaxmagic.recompiles.signatures import CallSignature, describe_call, function_identity, innermost
@@ -90,13 +91,9 @@ def user_function_inside(fun):
 
 
 def is_jaxmagics_own(fun) -> bool:
-    """A function jaxmagic itself jits: ``%jitcompare``'s fresh timing wrappers, or any function
+    """A function jaxmagic itself jits: the fresh wrappers ``%jitcompare`` and ``%jaxpr`` compile, or any function
     written in jaxmagic's files. What it compiles is jaxmagic's measurement, not the user's code."""
-    try:
-        from jaxmagic.timing.modes import is_timing_wrapper
-    except ImportError:  # %jitcompare's engine is optional to this one
-        is_timing_wrapper = None
-    if is_timing_wrapper is not None and is_timing_wrapper(fun):
+    if is_own_wrapper(fun):
         return True
     code = getattr(fun, "__code__", None)
     return code is not None and is_jaxmagic_file(code.co_filename)

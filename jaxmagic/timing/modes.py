@@ -14,7 +14,6 @@ the stopwatch times calls and nothing else.
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, ContextManager
@@ -24,6 +23,7 @@ import numpy as np
 
 from jaxmagic.call import Call
 from jaxmagic.errors import UsageProblem
+from jaxmagic.jitting import fresh_function
 
 MODES = ("eager", "jit", "sharded", "pmap")
 DEFAULT_MODES = ("eager", "jit")
@@ -167,39 +167,6 @@ class Runner:
 
 def _copy_leaf(leaf):
     return leaf.copy() if isinstance(leaf, (jax.Array, np.ndarray)) else leaf
-
-
-def fresh_function(function: Callable) -> Callable:
-    """A new function object that calls ``function``.
-
-    JAX caches traces and compiled programs per function object, so ``jax.jit`` of a function
-    the notebook has already jitted skips compiling. A fresh wrapper makes JAX compile it from
-    scratch: the first call then costs what a first call costs. Its signature is ``function``'s;
-    ``is_timing_wrapper`` tells it apart (its compilations are jaxmagic's, not the user's).
-
-    >>> def f(x, n=2):
-    ...     return x * n
-    >>> g = fresh_function(f)
-    >>> g is not f, g(3), inspect.signature(g) == inspect.signature(f), is_timing_wrapper(g)
-    (True, 6, True, True)
-    """
-
-    @functools.wraps(function)
-    def fresh(*args, **kwargs):
-        return function(*args, **kwargs)
-
-    fresh.__jaxmagic_timing__ = True
-    return fresh
-
-
-def is_timing_wrapper(fn) -> bool:
-    """True for the wrappers ``fresh_function`` makes: what JAX compiles for them, it compiles for
-    ``%jitcompare``'s measurement (a log of the user's recompilations can leave it out).
-
-    >>> is_timing_wrapper(print), is_timing_wrapper(fresh_function(print))
-    (False, True)
-    """
-    return getattr(fn, "__dict__", {}).get("__jaxmagic_timing__", False) is True
 
 
 def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
