@@ -66,15 +66,17 @@ def is_jaxmagic_file(filename: str) -> bool:
     return os.path.realpath(filename).startswith(_PACKAGE_DIR + os.sep)
 
 
-def without_jaxmagic_frames(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """The traceback without jaxmagic's own frames: what remains is the user's code (and JAX's).
+def without_jaxmagic_frames(tb: types.TracebackType | None, *, jax_too: bool = False) -> types.TracebackType | None:
+    """The traceback without jaxmagic's own frames: what remains is the user's code (and JAX's,
+    unless ``jax_too``: where JAX's own filtering did not run, as for Ctrl-C).
 
     >>> without_jaxmagic_frames(None) is None
     True
     """
     frames = []
     while tb is not None:
-        if not is_jaxmagic_file(tb.tb_frame.f_code.co_filename):
+        filename = tb.tb_frame.f_code.co_filename
+        if not is_jaxmagic_file(filename) and not (jax_too and _jax_private.is_jax_internal_file(filename)):
             frames.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
         tb = tb.tb_next
     trimmed = None

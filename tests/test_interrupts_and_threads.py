@@ -70,6 +70,9 @@ def assert_interrupted_in_users_code(result, user_line: str):
     assert "KeyboardInterrupt" in result.shown_traceback
     assert user_line in result.shown_traceback, result.shown_traceback
     assert_no_internals(result)
+    if isinstance(result.error, MagicInterrupted):  # the user's frames only, JAX's as well as ours left out
+        jax_dir = os.path.dirname(jax.__file__)
+        assert jax_dir not in result.shown_traceback and "jax/_src" not in result.shown_traceback, result.shown_traceback
 
 
 # ------------------------------------------------------------------------------------------------

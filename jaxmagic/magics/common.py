@@ -264,8 +264,9 @@ class MagicInterrupted(KeyboardInterrupt):
 
 
 def interrupted(shell, exc: KeyboardInterrupt) -> MagicInterrupted:
-    """The interruption to raise in place of ``exc``: the same, without jaxmagic's frames."""
-    tb = user_traceback(exc.__traceback__)
+    """The interruption to raise in place of ``exc``: the same, with the user's frames only (JAX
+    filters its own frames from its errors, not from an interruption)."""
+    tb = sources.without_jaxmagic_frames(exc.__traceback__, jax_too=True)
     exc.__traceback__ = tb
     try:
         lines = list(shell.InteractiveTB.structured_traceback(type(exc), exc, tb, tb_offset=0))
