@@ -49,6 +49,9 @@ class Call:
     # Arguments hold leaves jax.jit cannot trace (an Equinox module's activation function): those
     # leaves are static, the way eqx.filter_jit treats them.
     untraceable_leaves: bool = False
+    # The callee was an object's method or the object itself (``model(x)``): the object became the
+    # first argument, and this is how the user wrote it (``model``).
+    receiver: str | None = None
 
     def __post_init__(self):
         if self.function is None:
@@ -338,7 +341,9 @@ def resolve_call(
     ast.increment_lineno(node, line - 1)
     fn, args, kwargs = _evaluate(node, namespace, local_namespace, filename, magic)
     check_callable(fn, text=ast.unparse(node.func), magic=magic)
-    fn, args = bind_jitted_method(fn, tuple(args))
+    fn, bound_args = bind_jitted_method(fn, tuple(args))
+    receiver = _receiver_text(node.func) if len(bound_args) > len(args) else None
+    args = bound_args
     library = libraries.recognise(fn)
     if library is not None:
         options = _jax_private.JitOptions(library.static_argnums, library.static_argnames, library.donate_argnums)
@@ -369,9 +374,16 @@ def resolve_call(
         library=library,
         automatic_static=_parameter_names(unwrap_jit(fn), automatic_nums) + automatic_names,
         untraceable_leaves=untraceable,
+        receiver=receiver,
     )
     check_static_values(call, magic=magic)
     return call
+
+
+def _receiver_text(func: ast.expr) -> str:
+    """How the user wrote the object a call was bound to: ``model`` for ``model(x)`` and for
+    ``model.apply(x)``."""
+    return ast.unparse(func.value if isinstance(func, ast.Attribute) else func)
 
 
 def _parameter_names(fn: Callable, positions: tuple[int, ...]) -> tuple[str, ...]:

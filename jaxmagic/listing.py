@@ -205,9 +205,11 @@ def listing(
     with_source: bool = True,
     cell_namer: CellNamer = no_cells,
     title: str = "jaxpr",
+    namer: Namer | None = None,
 ) -> Iterator[Record]:
-    """The records of a jaxpr's listing, at most ``limit`` equations (nested ones included)."""
-    namer = Namer()
+    """The records of a jaxpr's listing, at most ``limit`` equations (nested ones included).
+    ``namer`` names the variables (pass one to ask it afterwards what a variable was called)."""
+    namer = namer if namer is not None else Namer()
     budget = [limit if limit is not None else float("inf")]
     yield from _block(closed_jaxpr, title, 0, namer, budget, with_source, cell_namer, ())
 

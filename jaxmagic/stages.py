@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 import jax
 
-from jaxmagic import profiling, trace_sampling
+from jaxmagic import names, profiling, trace_sampling
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.listing import count_eqns, equations_by_line, listing, primitive_counts
@@ -50,7 +50,9 @@ class JaxprReport(Report):
     ``bytes accessed``, ``transcendentals``, ...), ``memory`` (byte counts),
     ``primitive_counts`` (nested jaxprs included), ``n_eqns`` (equations, nested included),
     ``source_lines`` (top-level equation index -> the user's ``SourceLine``), ``in_types`` and
-    ``out_types`` (``f32[3]``...), ``name`` (``vmap(grad(f))``). With ``trace(..., profile=N)``:
+    ``out_types`` (``f32[3]``...), ``name`` (``vmap(grad(f))``), ``input_names`` and
+    ``output_names`` (what each of the top-level jaxpr's inputs and outputs stands for, as the user
+    writes it: ``params['w1']``, ``grad of x``). With ``trace(..., profile=N)``:
     ``profile`` (a ``profiling.Profile``), ``line_times`` (source line label -> device seconds per
     call, hottest first) and ``kernels`` (each with ``name``, ``seconds``, ``lines``); ``None``
     otherwise.
@@ -85,6 +87,9 @@ class JaxprReport(Report):
         self.lower_seconds: float | None = None  # set when first lowered
         self.compile_seconds: float | None = None  # set when first compiled
         self.trace_samples: trace_sampling.Samples | None = None  # trace(..., sample_trace=True)
+        # What each input and output stands for, as the user writes it (``params['w1']``); set by trace()
+        self.input_names: list[str] = []
+        self.output_names: list[str] = []
 
     @functools.cached_property
     def line_counts(self) -> dict[str, int]:
@@ -292,6 +297,8 @@ def trace(
         max_eqns=max_eqns,
     )
     report.trace_seconds, report.trace_samples = trace_seconds, samples
+    report.input_names = names.input_names(call, traced, transforms)
+    report.output_names = names.output_names(call, traced, transforms)
     if profile:
         report.profile = profiling.profile(jitted, args, kwargs, name=report.name, calls=profile,
                                            cell_namer=cell_namer, copy_arguments=bool(call.donate_argnums or (

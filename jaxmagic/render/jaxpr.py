@@ -13,12 +13,13 @@ from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 
 from jaxmagic import units
-from jaxmagic.listing import Record, listing
+from jaxmagic.listing import Namer, Record, listing
 from jaxmagic.render import compile_time as compile_time_view
 from jaxmagic.render import hlo as hlo_view
 from jaxmagic.render import profile as profile_view
 from jaxmagic.render import theme
 from jaxmagic.render.lexers import LEXERS
+from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
 
 MAX_MODULE_LINES = 600
@@ -26,7 +27,7 @@ SOURCE_COLUMN = 44
 INDENT = "    "
 
 
-def _records(report) -> list[Record]:
+def _records(report, namer: Namer | None = None) -> list[Record]:
     return list(
         listing(
             report.jaxpr,
@@ -34,8 +35,22 @@ def _records(report) -> list[Record]:
             with_source=report.show_source,
             cell_namer=report.cell_namer,
             title=report.name,
+            namer=namer,
         )
     )
+
+
+def legend(report, namer: Namer) -> list[tuple[str, str, str, str]]:
+    """(``in`` or ``out``, the variable's name in the listing, what it stands for, its type), for
+    the top-level inputs and outputs, as far as the report names them."""
+    inner = report.jaxpr.jaxpr
+    rows = []
+    for kind, variables, names in (("in", inner.invars, report.input_names), ("out", inner.outvars, report.output_names)):
+        if len(names) != len(variables):
+            continue
+        for var, name in zip(variables, names):
+            rows.append((kind, namer(var), name, str(var.aval.str_short(short_dtypes=True))))
+    return rows
 
 
 def _source_comment(record: Record) -> str:
@@ -81,8 +96,12 @@ def _cost_rows(report) -> list[tuple[str, str]]:
 def text(report, *, color: bool = False) -> str:
     """The report as terminal text (ANSI colours with ``color=True``)."""
     parts = [report.summary]
+    namer = Namer()
     if report.stage == "jaxpr":
-        body = "\n".join(_text_lines(_records(report)))
+        body = "\n".join(_text_lines(_records(report, namer)))
+        rows = legend(report, namer)
+        if rows:
+            parts.append(table(None, [[f"{kind}:", var, name, kind_type] for kind, var, name, kind_type in rows]))
         lexer = LEXERS["jaxpr"]()
     else:
         body, cut = _module_text(report)
@@ -133,7 +152,9 @@ def html(report) -> str:
     """The report as self-contained HTML: scoped CSS, no JavaScript, collapsible nested jaxprs."""
     summary = _summary_html(report)
     if report.stage == "jaxpr":
-        body = _listing_html(_records(report))
+        namer = Namer()
+        body = _listing_html(_records(report, namer))
+        body = _legend_html(legend(report, namer)) + body
     else:
         module, cut = _module_text(report)
         highlighted = highlight(module, LEXERS[report.stage](), theme.html_formatter())
@@ -152,6 +173,19 @@ def html(report) -> str:
         profiled = compile_time_view.html(report) + profiled
     return (f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}'
             f"{cost}</div>")
+
+
+def _legend_html(rows) -> str:
+    """Which argument each input variable is, and what each output is, as the user writes it."""
+    if not rows:
+        return ""
+    cells = "".join(
+        f'<tr title="{escape(name)}: {escape(kind_type)}"><td class="jm-muted">{escape(kind)}</td>'
+        f'<td><code class="jm-var">{escape(var)}</code></td><td><code>{escape(name)}</code></td>'
+        f'<td class="jm-muted"><code>{escape(kind_type)}</code></td></tr>'
+        for kind, var, name, kind_type in rows
+    )
+    return f'<table class="jm-table jm-legend">{cells}</table>'
 
 
 def _summary_html(report) -> str:
