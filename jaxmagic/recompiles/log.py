@@ -1,0 +1,249 @@
+"""The compilations seen while watching: ``RecompileLog`` (a bounded ring buffer with counts and headlines).
+
+>>> log = RecompileLog()
+>>> log.summary
+'no compilations'
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from jaxmagic.recompiles.causes import CAUSE_KINDS, Cause, repeated_headline
+from jaxmagic.recompiles.differences import changed_axes
+from jaxmagic.recompiles.events import RecompileEvent, RecompileLimitExceeded
+from jaxmagic.report import Report
+from jaxmagic.sources import CellNamer, no_cells
+
+__all__ = ["RecompileLog", "matches", "DEFAULT_CAPACITY"]
+
+DEFAULT_CAPACITY = 1000  # events a log keeps; older ones are dropped, counts go on
+REPEATED_THRESHOLD = 3  # recompilations in a row for the same cause that earn a headline
+
+
+@dataclass
+class _Streak:
+    """The run of consecutive recompilations of one function that share a cause: the causes'
+    keys, the run's length, the latest cause of each key and the axes a shape changed on."""
+
+    keys: set = field(default_factory=set)
+    length: int = 0
+    latest: dict = field(default_factory=dict)
+    axes: dict = field(default_factory=dict)
+
+
+class RecompileLog(Report):
+    """The compilations seen while watching: ``events`` (``RecompileEvent``), ``counts``
+    (function name -> compilations) and ``headlines`` (repeated causes, with the fix).
+
+    ``functions`` restricts the log to those function names (all of the user's when empty);
+    ``include_internal`` also keeps JAX's own compilations; ``max_compiles`` is the ``--max``
+    limit; ``capacity`` bounds ``events`` (a ring buffer: ``dropped`` counts what fell out).
+    Start and stop it with ``start()`` / ``stop()``, or use ``jaxmagic.watch_recompiles``.
+
+    >>> log = RecompileLog()
+    >>> for n in range(4):
+    ...     cause = Cause("static_value", argument="n", before=str(n), after=str(n + 1))
+    ...     _ = log.record(RecompileEvent("step", None, None, 0.01, [cause]))
+    >>> log.counts, log.total
+    ({'step': 4}, 4)
+    >>> log.headlines
+    ['`step` compiled 4 times: static argument `n` takes a new value each time — pass it as an array or keep its values few']
+    """
+
+    _renderer = "jaxmagic.render.recompiles"
+
+    def __init__(
+        self,
+        functions: Iterable[str] = (),
+        *,
+        include_internal: bool = False,
+        max_compiles: int | None = None,
+        capacity: int = DEFAULT_CAPACITY,
+        cell_namer: CellNamer = no_cells,
+        scope: str = "",
+    ):
+        self.functions = tuple(functions)
+        self.include_internal = include_internal
+        self.max_compiles = max_compiles
+        self.capacity = capacity
+        self.cell_namer = cell_namer
+        self.scope = scope  # shown in the summary: "this cell", "the session since In [3]"
+        self.started_at: float | None = None
+        self.watching = False
+        self.owner_thread: int | None = None  # the thread a --max error may interrupt
+        self._lock = threading.RLock()
+        self._events: collections.deque[RecompileEvent] = collections.deque(maxlen=capacity)
+        self._counts: dict[str, int] = {}
+        self._streaks: dict[str, _Streak] = {}
+        self._observers: list[Callable[[RecompileEvent | None], None]] = []
+        self.dropped = 0
+        self.limit_raised: set[str] = set()
+        self.compile_s = 0.0
+
+    # -- what it holds ---------------------------------------------------------------------------
+    @property
+    def events(self) -> list[RecompileEvent]:
+        """The compilations held, oldest first (at most ``capacity``)."""
+        with self._lock:
+            return list(self._events)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Function name -> compilations seen, including those dropped from ``events``."""
+        with self._lock:
+            return dict(self._counts)
+
+    @property
+    def total(self) -> int:
+        """All compilations seen."""
+        with self._lock:
+            return sum(self._counts.values())
+
+    @property
+    def headlines(self) -> list[str]:
+        """One sentence per function that keeps compiling for the same cause, with the fix."""
+        with self._lock:
+            lines = []
+            for function, streak in self._streaks.items():
+                if streak.length >= REPEATED_THRESHOLD and streak.latest:
+                    cause = _headline_cause(streak)
+                    axes = sorted(streak.axes.get(cause.key, ()))
+                    where = f" on axis {', '.join(map(str, axes))}" if axes and cause.kind == "shape" else ""
+                    lines.append(repeated_headline(function, self._counts.get(function, 0), cause, where=where))
+            return lines
+
+    @property
+    def summary(self) -> str:
+        """``5 compilations of 2 functions (412 ms compiling)``."""
+        total = self.total
+        if total == 0:
+            return "no compilations"
+        functions = len(self._counts)
+        return (f"{total} compilation{'s' * (total != 1)} of {functions} function{'s' * (functions != 1)} "
+                f"({self.compile_s * 1e3:.0f} ms compiling)")
+
+    def over_limit(self) -> list[str]:
+        """Functions that compiled more often than ``max_compiles``."""
+        if self.max_compiles is None:
+            return []
+        return [f for f, n in self.counts.items() if n > self.max_compiles]
+
+    def limit_error(self, function: str) -> RecompileLimitExceeded:
+        """The error that fails a cell for ``function`` going over ``max_compiles``."""
+        events = [e for e in self.events if e.function == function]
+        return RecompileLimitExceeded(function, self.counts.get(function, 0), self.max_compiles or 0, events)
+
+    def for_functions(self, names: Iterable[str]) -> "RecompileLog":
+        """A copy holding only the events of the functions ``names`` (matched as in ``matches``)."""
+        names = tuple(names)
+        copy = RecompileLog(names, include_internal=True, capacity=self.capacity, cell_namer=self.cell_namer, scope=self.scope)
+        for event in self.events:
+            if matches(event.function, names):
+                copy.record(event)
+        return copy
+
+    # -- filling it ------------------------------------------------------------------------------
+    def wants(self, function: str, internal: bool) -> bool:
+        """Whether this log keeps a compilation of ``function``."""
+        if internal and not self.include_internal:
+            return False
+        return not self.functions or matches(function, self.functions)
+
+    def record(self, event: RecompileEvent) -> bool:
+        """Add ``event`` if the log wants it; tell the observers. Returns whether it was kept."""
+        if not self.wants(event.function, event.internal):
+            return False
+        with self._lock:
+            if len(self._events) == self._events.maxlen:
+                self.dropped += 1
+            self._events.append(event)
+            self._counts[event.function] = self._counts.get(event.function, 0) + 1
+            self.compile_s += event.compile_s
+            self._extend_streak(event)
+            observers = list(self._observers)
+        for observer in observers:
+            try:
+                observer(event)
+            except Exception:  # a broken view must never break the user's computation
+                pass
+        return True
+
+    def _extend_streak(self, event: RecompileEvent) -> None:
+        keys = {c.key for c in event.causes if c.kind != "first_call"}
+        streak = self._streaks.setdefault(event.function, _Streak())
+        common = streak.keys & keys
+        if streak.length and common:
+            streak.keys, streak.length = common, streak.length + 1
+        else:
+            streak.keys, streak.length = keys, 1 if keys else 0
+            streak.axes = {}
+        streak.latest = {c.key: c for c in event.causes if c.key in streak.keys}
+        streak.axes = {key: streak.axes.get(key, set()) for key in streak.keys}
+        for cause in streak.latest.values():
+            streak.axes[cause.key].update(changed_axes(cause))
+
+    def clear(self) -> None:
+        """Forget every event and count (the watch, if on, goes on)."""
+        with self._lock:
+            self._events.clear()
+            self._counts.clear()
+            self._streaks.clear()
+            self.limit_raised.clear()
+            self.dropped = 0
+            self.compile_s = 0.0
+            observers = list(self._observers)
+        for observer in observers:
+            try:
+                observer(None)
+            except Exception:
+                pass
+
+    def add_observer(self, callback: Callable[[RecompileEvent | None], None]) -> None:
+        """Call ``callback(event)`` after each new event, ``callback(None)`` after ``clear()``."""
+        with self._lock:
+            self._observers.append(callback)
+
+    def remove_observer(self, callback) -> None:
+        """Stop calling ``callback``."""
+        with self._lock:
+            if callback in self._observers:
+                self._observers.remove(callback)
+
+    # -- watching --------------------------------------------------------------------------------
+    def start(self) -> "RecompileLog":
+        """Start receiving compilations (JAX's listeners are installed while any log watches)."""
+        from jaxmagic.recompiles.hub import attach
+
+        attach(self)
+        return self
+
+    def stop(self) -> "RecompileLog":
+        """Stop receiving compilations; when no log watches any more, JAX is left as it was."""
+        from jaxmagic.recompiles.hub import detach
+
+        detach(self)
+        return self
+
+    def __repr__(self) -> str:
+        return f"<RecompileLog: {self.summary}>"
+
+
+def matches(function: str, names: Iterable[str]) -> bool:
+    """Whether ``function`` (``step``, ``Model.apply``, ``partial(f)``) is one of ``names``.
+
+    >>> matches("Model.apply", ["apply"]), matches("partial(step)", ["step"]), matches("f", ["g"])
+    (True, True, False)
+    """
+    bare = function[len("partial("):-1] if function.startswith("partial(") and function.endswith(")") else function
+    short = bare.rsplit(".", 1)[-1]
+    return any(name in (function, bare, short) for name in names)
+
+
+def _headline_cause(streak: _Streak) -> Cause:
+    order = {kind: i for i, kind in enumerate(CAUSE_KINDS)}
+    # A re-defined function explains everything else about its calls; otherwise the order of kinds.
+    return min(streak.latest.values(), key=lambda c: (c.kind != "redefined_function", order[c.kind]))
