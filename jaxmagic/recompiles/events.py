@@ -91,9 +91,11 @@ class RecompileLimitExceeded(Exception):
         self.function, self.count, self.limit, self.events = function, count, limit, events
         super().__init__(self._message())
 
+    def _headline(self) -> str:
+        return f"`{self.function}` compiled {_times(self.count)}; the limit is {_times(self.limit)} (--max {self.limit})."
+
     def _message(self) -> str:
-        times = "time" if self.limit == 1 else "times"
-        lines = [f"`{self.function}` compiled {self.count} times; the limit is {self.limit} {times} (--max {self.limit})."]
+        lines = [self._headline()]
         for number, event in enumerate(self.events, start=self.count - len(self.events) + 1):
             site = f" at {event.call_site.label}" if event.call_site else ""
             causes = "; ".join(c.message for c in event.causes)
@@ -107,3 +109,6 @@ class RecompileLimitExceeded(Exception):
         return [f"{type(self).__name__}: {self}"]
 
 
+def _times(count: int) -> str:
+    """``1 time``, ``3 times``."""
+    return f"{count} time{'s' * (count != 1)}"
