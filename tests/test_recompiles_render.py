@@ -105,7 +105,7 @@ def test_text_lists_headline_counts_and_one_line_per_cause():
     lines = text.splitlines()
     assert lines[0] == "Compilations in this cell: 6 compilations of 2 functions (180 ms compiling)"
     assert lines[1].startswith("! `step` compiled 5 times: the shape of `x` changes on axis 0")
-    assert lines[2] == "  step ×5 · loss ×1"
+    assert lines[2] == "  step ×5 (150 ms) · loss ×1 (30 ms)"
     assert "first compilation for (x: f32[3])" in text
     assert "dtype: dtype of `y` changed" in text and "static value: static argument `n` changed: 2 → 3" in text
     fixes = [line for line in lines if line.lstrip().startswith("→ ")]

@@ -8,7 +8,10 @@
 from __future__ import annotations
 
 import collections
+import importlib
+import os
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -73,6 +76,7 @@ class RecompileLog(Report):
         self.cell_namer = cell_namer
         self.scope = scope  # shown in the summary: "this cell", "the session since In [3]"
         self.started_at: float | None = None
+        self.cleared_at: float | None = None  # when clear() last forgot the events
         self.watching = False
         self.owner_thread: int | None = None  # the thread a --max error may interrupt
         self._lock = threading.RLock()
@@ -83,6 +87,7 @@ class RecompileLog(Report):
         self.dropped = 0
         self.limit_raised: set[str] = set()
         self.compile_s = 0.0
+        self._seconds: dict[str, float] = {}
 
     # -- what it holds ---------------------------------------------------------------------------
     @property
@@ -96,6 +101,12 @@ class RecompileLog(Report):
         """Function name -> compilations seen, including those dropped from ``events``."""
         with self._lock:
             return dict(self._counts)
+
+    @property
+    def compile_s_by_function(self) -> dict[str, float]:
+        """Function name -> seconds spent compiling it (trace + lower + XLA), dropped events included."""
+        with self._lock:
+            return dict(self._seconds)
 
     @property
     def total(self) -> int:
@@ -124,7 +135,22 @@ class RecompileLog(Report):
             return "no compilations"
         functions = len(self._counts)
         return (f"{total} compilation{'s' * (total != 1)} of {functions} function{'s' * (functions != 1)} "
-                f"({self.compile_s * 1e3:.0f} ms compiling)")
+                f"({seconds_text(self.compile_s)} compiling)")
+
+    def save_html(self, path) -> str:
+        """Write the log as a standalone HTML page (no JavaScript, no network) to ``path``; returns
+        the path written.
+
+        >>> import os, tempfile
+        >>> path = RecompileLog(scope="an example").save_html(os.path.join(tempfile.mkdtemp(), "log.html"))
+        >>> open(path, encoding="utf-8").read().startswith("<!DOCTYPE html>")
+        True
+        """
+        page = importlib.import_module(self._renderer).page(self)
+        path = os.fspath(path)
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(page)
+        return path
 
     def over_limit(self) -> list[str]:
         """Functions that compiled more often than ``max_compiles``."""
@@ -163,6 +189,7 @@ class RecompileLog(Report):
             self._events.append(event)
             self._counts[event.function] = self._counts.get(event.function, 0) + 1
             self.compile_s += event.compile_s
+            self._seconds[event.function] = self._seconds.get(event.function, 0.0) + event.compile_s
             self._extend_streak(event)
             observers = list(self._observers)
         for observer in observers:
@@ -195,6 +222,8 @@ class RecompileLog(Report):
             self.limit_raised.clear()
             self.dropped = 0
             self.compile_s = 0.0
+            self._seconds.clear()
+            self.cleared_at = time.time()
             observers = list(self._observers)
         for observer in observers:
             try:
@@ -247,3 +276,12 @@ def _headline_cause(streak: _Streak) -> Cause:
     order = {kind: i for i, kind in enumerate(CAUSE_KINDS)}
     # A re-defined function explains everything else about its calls; otherwise the order of kinds.
     return min(streak.latest.values(), key=lambda c: (c.kind != "redefined_function", order[c.kind]))
+
+
+def seconds_text(seconds: float) -> str:
+    """Compile time as a reader wants it: ``412 ms``, ``1.48 s``.
+
+    >>> seconds_text(0.4123), seconds_text(1.477)
+    ('412 ms', '1.48 s')
+    """
+    return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.0f} ms"

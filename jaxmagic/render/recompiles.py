@@ -35,6 +35,8 @@ def title(log) -> str:
 def empty_note(log) -> str:
     """What an empty log means."""
     watched = f" of {', '.join(log.functions)}" if log.functions else ""
+    if getattr(log, "cleared_at", None) is not None:
+        return f"Nothing compiled{watched} since the log was cleared at {clock(log.cleared_at)}."
     if log.watching:
         return f"Nothing compiled{watched} yet: every call so far hit JAX's caches (or ran eagerly)."
     return f"Nothing compiled{watched}: every call hit JAX's caches (or ran eagerly)."
@@ -82,7 +84,9 @@ def text(log, *, color: bool = False) -> str:
         return "\n".join(lines)
     for headline in log.headlines:
         lines.append(paint(f"! {headline}", "yellow"))
-    lines.append("  " + " · ".join(f"{name} ×{count}" for name, count in log.counts.items()))
+    seconds = log.compile_s_by_function
+    lines.append("  " + " · ".join(f"{name} ×{count} ({theme.format_seconds(seconds.get(name, 0.0))})"
+                                   for name, count in log.counts.items()))
     events = log.events[-MAX_ROWS:]
     fresh = advice_shown(events)
     first = log.total - len(events) + 1
@@ -126,6 +130,16 @@ def html(log) -> str:
     if log.total:
         body.append(table_html(log.events, total=log.total))
     return f'<div class="{theme.ROOT_CLASS} jm-recompile-log">{theme.style_tag()}{"".join(body)}</div>'
+
+
+def page(log) -> str:
+    """The log as a standalone HTML document: what ``RecompileLog.save_html`` and
+    ``%recompiles save FILE.html`` write (no JavaScript, nothing fetched from the network)."""
+    heading = escape(f"{title(log)}: {log.summary}")
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="generator" content="jaxmagic"><title>{heading}</title>'
+            '<style>body{font-family:system-ui,sans-serif;margin:2em;}</style></head>'
+            f'<body>{html(log)}</body></html>\n')
 
 
 def summary_html(log) -> str:
