@@ -24,12 +24,13 @@ from jaxmagic.magics import common
 from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog, matches
 from jaxmagic.render import recompiles as render
 
-SUBCOMMANDS = ("on", "off", "clear", "show")
+SUBCOMMANDS = ("on", "off", "clear", "show", "save")
 ACCEPTED = (
     "%recompiles on [FN ...] [--all] [--max N]   watch the whole session in a live panel\n"
     "%recompiles off                              stop watching\n"
     "%recompiles clear                            forget what the session log holds\n"
     "%recompiles show [FN ...]                    show the session log (of those functions)\n"
+    "%recompiles save FILE.html                   write the session log as a standalone HTML page\n"
     "%%recompiles [FN ...] [--all] [--max N]      run the cell and report its compilations"
 )
 MAX_LIVE_PANELS = 16
@@ -106,6 +107,7 @@ def _after_cell(shell) -> None:
         return
     for panel in session.panels:
         panel.flush()
+        panel.publish()  # the saved notebook's copy of the panel follows the log
     log = session.log
     if log is not None and log.watching and common.is_terminal(shell):
         _print_new_events(session, log)
@@ -181,6 +183,8 @@ class RecompilesMagics(Magics):
         if command != "on" and (options.internal or options.max is not None):
             raise UsageError(f"%recompiles {command}: --all and --max belong to `%recompiles on` and to the cell form.\n"
                              f"Accepted:\n{ACCEPTED}")
+        if command == "save":
+            return self._save(session, names, options)
         _check_names(names, "%recompiles " + command)
         if command == "on":
             return self._on(session, names, options)
@@ -223,6 +227,7 @@ class RecompilesMagics(Magics):
         for panel in session.panels:
             panel.flush()
             panel.refresh()
+            panel.publish()
         print(f"Stopped watching: {log.summary}. `%recompiles show` shows them again.")
         return log if options.output else None
 
@@ -243,6 +248,22 @@ class RecompilesMagics(Magics):
             common.show(self.shell, shown, plain=options.plain, text=render.text)
         return common.returned(self.shell, shown, shown=True) if options.output else None
 
+    def _save(self, session: _Session, words: list[str], options):
+        example = "e.g. %recompiles save compiles.html"
+        words = [w[1:-1] if len(w) > 1 and w[0] == w[-1] and w[0] in "'\"" else w for w in words]
+        if len(words) != 1 or not words[0].lower().endswith((".html", ".htm")):
+            raise UsageError(f"%recompiles save takes one file name ending in .html; {example}.\nAccepted:\n{ACCEPTED}")
+        log = session.log
+        if log is None:
+            raise UsageError("%recompiles save: nothing recorded yet. `%recompiles on` watches the session; "
+                             f"then {example}.")
+        try:
+            path = log.save_html(words[0])
+        except OSError as exc:
+            raise UsageError(f"%recompiles save: could not write {words[0]!r}: {exc.strerror or exc}.") from None
+        print(f"Wrote {log.summary} to {path}.")
+        return log if options.output else None
+
     def _show_live(self, session: _Session, log: RecompileLog, function: str | None, *, plain: bool) -> None:
         if plain or common.is_terminal(self.shell):
             common.show(self.shell, log.for_functions([function]) if function else log, plain=plain, text=render.text)
@@ -255,7 +276,7 @@ class RecompilesMagics(Magics):
         session.panels.append(panel)
         while len(session.panels) > MAX_LIVE_PANELS:
             session.panels.pop(0).close()
-        display(panel)
+        panel.shown_as(display(panel, display_id=True))
 
     # -- the cell form -------------------------------------------------------------------------
     def _cell(self, options, line: str, cell: str):
@@ -302,7 +323,7 @@ class RecompilesMagics(Magics):
                                example="%%recompiles\nfor n in (3, 4):\n    f(jnp.ones(n))") from None
         ast.increment_lineno(tree, 1)
         last = None
-        quiet = source.rstrip().endswith(";")  # like any cell: a trailing semicolon shows no value
+        quiet = _ends_in_semicolon(source)  # like any cell: a trailing semicolon shows no value
         if tree.body and isinstance(tree.body[-1], ast.Expr) and not quiet:
             last = ast.Expression(tree.body.pop().value)
         try:
@@ -314,6 +335,17 @@ class RecompilesMagics(Magics):
             raise
         except Exception as exc:
             raise UserCodeError(exc, during="running the cell") from None
+
+
+def _ends_in_semicolon(source: str) -> bool:
+    """Whether the cell's last token is ``;`` (comments and blank lines after it do not count), as
+    IPython decides whether to show a cell's value."""
+    from IPython.core.displayhook import DisplayHook
+
+    try:
+        return DisplayHook.semicolon_at_end_of_expression(source)
+    except Exception:  # a cell that does not tokenize is reported by ast.parse
+        return source.rstrip().endswith(";")
 
 
 def _check_names(names: list[str], magic: str) -> None:
