@@ -34,7 +34,7 @@ def test_save_writes_the_standalone_page(ip, run, tmp_path):
     run("@jax.jit\ndef kept(x):\n    return x + 1\nfor n in (2, 3):\n    kept(jnp.ones(n))").assert_ok()
     path = tmp_path / "session log.html"
     shown = run(f'%recompiles save "{path}"').assert_ok()
-    assert f"Wrote 2 compilations of 1 function" in shown.stdout and str(path) in shown.stdout
+    assert "Wrote 2 compilations of 1 function" in shown.stdout and str(path) in shown.stdout
     page = path.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page
     assert len(rows(page)) == 2 and "shape of <code>x</code> changed: f32[2] → f32[3]" in page
