@@ -5,7 +5,8 @@ same calls with it off, in alternating rounds so that a busy machine weighs on b
 Goal: within 2% (a call that hits JAX's caches runs no jaxmagic code at all).
 
 Per compilation: a real compilation with the watch on (reading the call, describing and comparing
-its signature, recording the event) against the same compilation with it off. Goal: within 10%.
+its signature, recording the event) against the same compilation with it off. Goal: within 5%
+(JAX explains its cache misses only when a log asks for its text, so it costs nothing here).
 
 The log: recording one event into a log already holding 10 to 10,000 events (a ring buffer: the
 cost must not grow with the log), and rendering the log's HTML (at most ``MAX_ROWS`` rows shown).
@@ -29,7 +30,7 @@ from jaxmagic.render import recompiles as render
 from jaxmagic.sources import SourceLine
 
 PER_CALL_TOLERANCE = 0.02
-PER_COMPILE_TOLERANCE = 0.10
+PER_COMPILE_TOLERANCE = 0.05
 LOG_GROWTH_LIMIT = 3.0
 
 

@@ -107,7 +107,7 @@ def test_static_value_says_the_values_not_an_input_path():
         return x
 
     x = jnp.ones(2)
-    with watch_recompiles() as log:
+    with watch_recompiles(explain=True) as log:
         repeat(x, 2)
         repeat(x, 3)
     cause = only_cause(log.events[1])
@@ -279,10 +279,20 @@ def test_jax_explanation_fills_in_when_jaxmagic_saw_no_earlier_call():
 
     seen_before(jnp.ones(2), 2)  # compiled before anyone watched
     watch.forget()
-    with watch_recompiles() as log:
+    with watch_recompiles(explain=True) as log:  # JAX's explanation asked for
         seen_before(jnp.ones(2), 5)
     cause = only_cause(log.events[0])
     assert (cause.kind, cause.argument, cause.before, cause.after) == ("static_value", "n", "2", "5")
+
+
+def test_jax_explains_its_cache_misses_only_while_a_log_asks_for_the_text():
+    assert not jax.config.jax_explain_cache_misses
+    with watch_recompiles():
+        assert not jax.config.jax_explain_cache_misses  # jaxmagic's own comparison decides
+        with watch_recompiles(explain=True):
+            assert jax.config.jax_explain_cache_misses
+        assert not jax.config.jax_explain_cache_misses
+    assert not jax.config.jax_explain_cache_misses
 
 
 def test_repeated_cause_headline_with_the_fix():
@@ -462,7 +472,7 @@ def test_stopping_restores_listeners_config_and_logging():
     before = _listener_counts()
     filters_before = list(_explanation_filters())
     assert jax.config.values["jax_explain_cache_misses"] is False
-    log = RecompileLog().start()
+    log = RecompileLog(explain=True).start()  # asking for JAX's text turns its explanations on
     assert watch.is_installed()
     assert _listener_counts() == (before[0] + 1, before[1] + 1)
     assert jax.config.values["jax_explain_cache_misses"] is True

@@ -26,12 +26,12 @@ from jaxmagic.render import recompiles as render
 
 SUBCOMMANDS = ("on", "off", "clear", "show", "save")
 ACCEPTED = (
-    "%recompiles on [FN ...] [--all] [--max N]   watch the whole session in a live panel\n"
-    "%recompiles off                              stop watching\n"
-    "%recompiles clear                            forget what the session log holds\n"
-    "%recompiles show [FN ...]                    show the session log (of those functions)\n"
-    "%recompiles save FILE.html                   write the session log as a standalone HTML page\n"
-    "%%recompiles [FN ...] [--all] [--max N]      run the cell and report its compilations"
+    "%recompiles on [FN ...] [--all] [--max N] [--explain]   watch the whole session in a live panel\n"
+    "%recompiles off                                         stop watching\n"
+    "%recompiles clear                                       forget what the session log holds\n"
+    "%recompiles show [FN ...]                               show the session log (of those functions)\n"
+    "%recompiles save FILE.html                              write the session log as a standalone HTML page\n"
+    "%%recompiles [FN ...] [--all] [--max N] [--explain]     run the cell and report its compilations"
 )
 MAX_LIVE_PANELS = 16
 _NAME = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
@@ -139,6 +139,8 @@ class RecompilesMagics(Magics):
               help="line form: on [FN ...] | off | clear | show [FN ...]; cell form: the functions to report (default: all of yours)")
     @argument("--all", action="store_true", dest="internal",
               help="also show JAX's internal compilations (each primitive compiled once in eager mode, jnp helpers)")
+    @argument("--explain", action="store_true",
+              help="also keep JAX's own explanation of each cache miss (turns on jax_explain_cache_misses while watching)")
     @argument("--max", type=_limit, metavar="N", default=None,
               help="fail when a watched function compiles more than N times (--max 0: no compilation at all)")
     @common.shared_options("RecompileLog")
@@ -180,7 +182,7 @@ class RecompilesMagics(Magics):
             raise UsageError(f"%recompiles: unknown sub-command `{command}`.\nAccepted:\n{ACCEPTED}")
         if command in ("off", "clear") and (names or options.internal or options.max is not None):
             raise UsageError(f"%recompiles {command} takes no further arguments.\nAccepted:\n{ACCEPTED}")
-        if command != "on" and (options.internal or options.max is not None):
+        if command != "on" and (options.internal or options.explain or options.max is not None):
             raise UsageError(f"%recompiles {command}: --all and --max belong to `%recompiles on` and to the cell form.\n"
                              f"Accepted:\n{ACCEPTED}")
         if command == "save":
@@ -209,6 +211,7 @@ class RecompilesMagics(Magics):
             include_internal=options.internal,
             max_compiles=options.max,
             cell_namer=common.cell_namer(self.shell),
+            explain=options.explain,
             scope=f"the session since In [{common.current_cell(self.shell)[0] or self.shell.execution_count}]",
         )
         log.start()
@@ -287,7 +290,7 @@ class RecompilesMagics(Magics):
                              f"form (%recompiles {names[0]}).\nAccepted:\n{ACCEPTED}")
         _check_names(names, "%%recompiles")
         _check_known(names, cell, self.shell.user_ns)
-        log = RecompileLog(names, include_internal=options.internal, max_compiles=options.max,
+        log = RecompileLog(names, include_internal=options.internal, max_compiles=options.max, explain=options.explain,
                            cell_namer=common.cell_namer(self.shell), scope="this cell")
         value = limit = None
         log.start()

@@ -162,6 +162,7 @@ class _Hub:
             self.logs.append(log)
             if self.installation is None:
                 self._install()
+            self._explain_if_asked()
 
     def detach(self, log) -> None:
         with self.lock:
@@ -170,6 +171,18 @@ class _Hub:
             log.watching = False
             if not self.logs and self.installation is not None:
                 self._uninstall()
+            elif self.installation is not None:
+                self._explain_if_asked()
+
+    def _explain_if_asked(self) -> None:
+        """JAX explains its cache misses (at a cost on every compilation) only while a log asks for
+        its text, or when the user had turned it on."""
+        import jax
+
+        installation = self.installation
+        wanted = installation.explain_was_on or any(getattr(log, "explain", False) for log in self.logs)
+        if bool(jax.config.values.get("jax_explain_cache_misses", False)) != wanted:
+            jax.config.update("jax_explain_cache_misses", wanted)
 
     def _install(self) -> None:
         import jax
@@ -184,8 +197,6 @@ class _Hub:
             logger.addFilter(self.filter)
         monitoring.register_event_duration_secs_listener(self.duration_listener)
         monitoring.register_event_listener(self.event_listener)
-        if not explain_was_on:
-            jax.config.update("jax_explain_cache_misses", True)
         self.installation = _Installation(explain_was_on, loggers, events)
 
     def _uninstall(self) -> None:
@@ -197,8 +208,8 @@ class _Hub:
             monitoring.unregister_event_duration_listener(self.duration_listener)
         with contextlib.suppress(Exception):
             monitoring.unregister_event_listener(self.event_listener)
-        if not installation.explain_was_on and jax.config.values.get("jax_explain_cache_misses"):
-            jax.config.update("jax_explain_cache_misses", False)
+        if bool(jax.config.values.get("jax_explain_cache_misses", False)) != installation.explain_was_on:
+            jax.config.update("jax_explain_cache_misses", installation.explain_was_on)
         for logger in installation.loggers:
             logger.removeFilter(self.filter)
         self.notes = _ThreadNotes()

@@ -44,7 +44,10 @@ class RecompileLog(Report):
 
     ``functions`` restricts the log to those function names (all of the user's when empty);
     ``include_internal`` also keeps JAX's own compilations; ``max_compiles`` is the ``--max``
-    limit; ``capacity`` bounds ``events`` (a ring buffer: ``dropped`` counts what fell out).
+    limit; ``capacity`` bounds ``events`` (a ring buffer: ``dropped`` counts what fell out);
+    ``explain`` also keeps JAX's own explanation of each cache miss in ``RecompileEvent.raw`` (it
+    turns on ``jax_explain_cache_misses`` while watching, which makes each compilation dearer;
+    jaxmagic's own comparison decides the causes either way).
     Start and stop it with ``start()`` / ``stop()``, or use ``jaxmagic.watch_recompiles``.
 
     >>> log = RecompileLog()
@@ -68,12 +71,14 @@ class RecompileLog(Report):
         capacity: int = DEFAULT_CAPACITY,
         cell_namer: CellNamer = no_cells,
         scope: str = "",
+        explain: bool = False,
     ):
         self.functions = tuple(functions)
         self.include_internal = include_internal
         self.max_compiles = max_compiles
         self.capacity = capacity
         self.cell_namer = cell_namer
+        self.explain = explain  # keep JAX's own explanation text (``raw``): JAX then explains every miss
         self.scope = scope  # shown in the summary: "this cell", "the session since In [3]"
         self.started_at: float | None = None
         self.cleared_at: float | None = None  # when clear() last forgot the events

@@ -36,12 +36,14 @@ def watch_recompiles(
     max_compiles: int | None = None,
     capacity: int = DEFAULT_CAPACITY,
     cell_namer: CellNamer = no_cells,
+    explain: bool = False,
 ) -> Iterator[RecompileLog]:
     """Record every compilation inside the ``with`` block in a ``RecompileLog``.
 
     ``functions`` limits it to those names; ``include_internal`` also records JAX's own
     compilations; with ``max_compiles`` a function compiling more often raises
-    ``RecompileLimitExceeded`` at the call that went over (and at the end of the block).
+    ``RecompileLimitExceeded`` at the call that went over (and at the end of the block); with
+    ``explain`` each event also keeps JAX's own explanation text in ``raw``.
 
     >>> import jax, jax.numpy as jnp
     >>> double = jax.jit(lambda x: x * 2)
@@ -51,7 +53,7 @@ def watch_recompiles(
     1
     """
     log = RecompileLog(functions, include_internal=include_internal, max_compiles=max_compiles,
-                       capacity=capacity, cell_namer=cell_namer, scope="the block")
+                       capacity=capacity, cell_namer=cell_namer, scope="the block", explain=explain)
     attach(log)
     try:
         yield log
