@@ -691,3 +691,22 @@ def test_a_static_argument_whose_repr_raises_still_gives_an_event():
         with_opaque(jnp.ones(2), Opaque())
         with_opaque(jnp.ones(3), Opaque())
     assert kinds(log) == [["first_call"], ["shape"]]
+
+
+def test_a_headline_counts_per_function_and_cause_and_survives_another_cause():
+    @functools.partial(jax.jit, static_argnames=("n",))
+    def mixed(x, n):
+        return x * n
+
+    with watch_recompiles() as log:
+        for size in (2, 3, 4, 5):
+            mixed(jnp.ones(size), n=1)
+        mixed(jnp.ones(5), n=2)  # a different cause comes next
+        mixed(jnp.ones(5), n=3)
+    assert log.headlines == ["`mixed` compiled 6 times: the shape of `x` changes on axis 0 — pad to a few bucket sizes"]
+    mixed(jnp.ones(5), n=4)
+    with watch_recompiles() as log:
+        for n in (5, 6, 7):
+            mixed(jnp.ones(5), n=n)
+        mixed(jnp.ones(6), n=7)
+    assert log.headlines[0].startswith("`mixed` compiled 4 times: static argument `n` takes a new value each time")

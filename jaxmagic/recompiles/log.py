@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from jaxmagic.recompiles.causes import CAUSE_KINDS, Cause, repeated_headline
+from jaxmagic.recompiles.causes import CAUSE_KINDS, repeated_headline
 from jaxmagic.recompiles.differences import changed_axes
 from jaxmagic.recompiles.events import RecompileEvent, RecompileLimitExceeded
 from jaxmagic.report import Report
@@ -24,16 +24,15 @@ from jaxmagic.sources import CellNamer, no_cells
 __all__ = ["RecompileLog", "matches", "DEFAULT_CAPACITY"]
 
 DEFAULT_CAPACITY = 1000  # events a log keeps; older ones are dropped, counts go on
-REPEATED_THRESHOLD = 3  # recompilations in a row for the same cause that earn a headline
+REPEATED_THRESHOLD = 3  # recompilations of one function for the same cause that earn a headline
 
 
 @dataclass
-class _Streak:
-    """The run of consecutive recompilations of one function that share a cause: the causes'
-    keys, the run's length, the latest cause of each key and the axes a shape changed on."""
+class _Tally:
+    """One function's recompilations by cause: how many each cause (kind, argument) explained,
+    its latest ``Cause`` and the axes a shape changed on."""
 
-    keys: set = field(default_factory=set)
-    length: int = 0
+    counts: dict = field(default_factory=dict)
     latest: dict = field(default_factory=dict)
     axes: dict = field(default_factory=dict)
 
@@ -50,6 +49,7 @@ class RecompileLog(Report):
     jaxmagic's own comparison decides the causes either way).
     Start and stop it with ``start()`` / ``stop()``, or use ``jaxmagic.watch_recompiles``.
 
+    >>> from jaxmagic.recompiles.causes import Cause
     >>> log = RecompileLog()
     >>> for n in range(4):
     ...     cause = Cause("static_value", argument="n", before=str(n), after=str(n + 1))
@@ -87,7 +87,7 @@ class RecompileLog(Report):
         self._lock = threading.RLock()
         self._events: collections.deque[RecompileEvent] = collections.deque(maxlen=capacity)
         self._counts: dict[str, int] = {}
-        self._streaks: dict[str, _Streak] = {}
+        self._tallies: dict[str, _Tally] = {}
         self._observers: list[Callable[[RecompileEvent | None], None]] = []
         self.dropped = 0
         self.limit_raised: set[str] = set()
@@ -121,13 +121,22 @@ class RecompileLog(Report):
 
     @property
     def headlines(self) -> list[str]:
-        """One sentence per function that keeps compiling for the same cause, with the fix."""
+        """One sentence per function and kind of cause that keeps making it compile, with the fix
+        (counted over the whole log: a different cause in between does not reset it)."""
+        order = {kind: i for i, kind in enumerate(CAUSE_KINDS)}
         with self._lock:
             lines = []
-            for function, streak in self._streaks.items():
-                if streak.length >= REPEATED_THRESHOLD and streak.latest:
-                    cause = _headline_cause(streak)
-                    axes = sorted(streak.axes.get(cause.key, ()))
+            for function, tally in self._tallies.items():
+                by_kind: dict[str, tuple] = {}
+                for key, count in tally.counts.items():
+                    if count >= REPEATED_THRESHOLD and (key[0] not in by_kind or count > by_kind[key[0]][0]):
+                        by_kind[key[0]] = (count, key)
+                # A re-defined function explains everything else about its calls: it comes first.
+                ranked = sorted(by_kind.values(), key=lambda item: (item[1][0] != "redefined_function", -item[0],
+                                                                       order[item[1][0]]))
+                for _, key in ranked:
+                    cause = tally.latest[key]
+                    axes = sorted(tally.axes.get(key, ()))
                     where = f" on axis {', '.join(map(str, axes))}" if axes and cause.kind == "shape" else ""
                     lines.append(repeated_headline(function, self._counts.get(function, 0), cause, where=where))
             return lines
@@ -195,7 +204,7 @@ class RecompileLog(Report):
             self._counts[event.function] = self._counts.get(event.function, 0) + 1
             self.compile_s += event.compile_s
             self._seconds[event.function] = self._seconds.get(event.function, 0.0) + event.compile_s
-            self._extend_streak(event)
+            self._tally(event)
             observers = list(self._observers)
         for observer in observers:
             try:
@@ -204,26 +213,21 @@ class RecompileLog(Report):
                 pass
         return True
 
-    def _extend_streak(self, event: RecompileEvent) -> None:
-        keys = {c.key for c in event.causes if c.kind != "first_call"}
-        streak = self._streaks.setdefault(event.function, _Streak())
-        common = streak.keys & keys
-        if streak.length and common:
-            streak.keys, streak.length = common, streak.length + 1
-        else:
-            streak.keys, streak.length = keys, 1 if keys else 0
-            streak.axes = {}
-        streak.latest = {c.key: c for c in event.causes if c.key in streak.keys}
-        streak.axes = {key: streak.axes.get(key, set()) for key in streak.keys}
-        for cause in streak.latest.values():
-            streak.axes[cause.key].update(changed_axes(cause))
+    def _tally(self, event: RecompileEvent) -> None:
+        tally = self._tallies.setdefault(event.function, _Tally())
+        for cause in event.causes:
+            if cause.kind == "first_call":
+                continue
+            tally.counts[cause.key] = tally.counts.get(cause.key, 0) + 1
+            tally.latest[cause.key] = cause
+            tally.axes.setdefault(cause.key, set()).update(changed_axes(cause))
 
     def clear(self) -> None:
         """Forget every event and count (the watch, if on, goes on)."""
         with self._lock:
             self._events.clear()
             self._counts.clear()
-            self._streaks.clear()
+            self._tallies.clear()
             self.limit_raised.clear()
             self.dropped = 0
             self.compile_s = 0.0
@@ -275,12 +279,6 @@ def matches(function: str, names: Iterable[str]) -> bool:
     bare = function[len("partial("):-1] if function.startswith("partial(") and function.endswith(")") else function
     short = bare.rsplit(".", 1)[-1]
     return any(name in (function, bare, short) for name in names)
-
-
-def _headline_cause(streak: _Streak) -> Cause:
-    order = {kind: i for i, kind in enumerate(CAUSE_KINDS)}
-    # A re-defined function explains everything else about its calls; otherwise the order of kinds.
-    return min(streak.latest.values(), key=lambda c: (c.kind != "redefined_function", order[c.kind]))
 
 
 def seconds_text(seconds: float) -> str:
