@@ -710,3 +710,15 @@ def test_a_headline_counts_per_function_and_cause_and_survives_another_cause():
             mixed(jnp.ones(5), n=n)
         mixed(jnp.ones(6), n=7)
     assert log.headlines[0].startswith("`mixed` compiled 4 times: static argument `n` takes a new value each time")
+
+
+def test_weak_type_wording_takes_the_right_article():
+    @jax.jit
+    def plus(x):
+        return x + 1
+
+    with watch_recompiles() as log:
+        plus(2)
+        plus(jnp.int32(2))
+    message = only_cause(log.events[1]).message
+    assert message.startswith("`x` is an i32[] array now and was a Python int (weak i32[]) before")

@@ -207,10 +207,21 @@ def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
 
 
 def _kind_of_value(leaf: LeafType) -> str:
+    if leaf.weak and leaf.origin not in ("array", "numpy"):
+        return _with_article(f"Python {leaf.origin} (weak {leaf.type_text})")
     if leaf.weak:
-        article = "an" if leaf.origin[:1] in "aeiou" else "a"
-        return f"{article} Python {leaf.origin} (weak {leaf.type_text})" if leaf.origin not in ("array", "numpy") else f"a weakly typed {leaf.type_text}"
-    return f"a {leaf.type_text} array"
+        return _with_article(f"weakly typed {leaf.type_text}")
+    return _with_article(f"{leaf.type_text} array")
+
+
+def _with_article(noun: str) -> str:
+    """``a Python int``, ``an i32[] array``, ``an f32[3] array`` (as the word is said aloud).
+
+    >>> _with_article("i32[] array"), _with_article("Python int"), _with_article("bf16[2] array")
+    ('an i32[] array', 'a Python int', 'a bf16[2] array')
+    """
+    spoken_vowel = noun[:1].lower() in "aeiou" or (noun[:1] in "fFsS" and noun[1:2].isdigit())
+    return f"{'an' if spoken_vowel else 'a'} {noun}"
 
 
 def _where(leaf: LeafType) -> str:
