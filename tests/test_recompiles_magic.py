@@ -364,3 +364,18 @@ def test_jitcompare_measurements_are_not_counted_as_the_users_recompilations(ip,
     run("%jitcompare -n 2 -r 2 --plain timed(v)").assert_ok()
     timing = [e for e in session(ip).log.events if e.function == "timed"]
     assert timing and all(e.internal for e in timing), "shown with --all, marked as not the user's"
+
+
+def test_reload_ext_keeps_the_session_watch_and_unload_says_it_stopped(ip, run):
+    run("%recompiles on").assert_ok()
+    log = session(ip).log
+    run("%reload_ext jaxmagic").assert_ok()
+    assert session(ip).log is log and log.watching and watch.is_installed()
+    run("@jax.jit\ndef after_reload(x):\n    return x + 2\nafter_reload(jnp.ones(2))").assert_ok()
+    assert log.counts == {"after_reload": 1}
+    shown = run("%unload_ext jaxmagic")
+    try:
+        assert not log.watching and not watch.is_installed()
+        assert "the session watch stopped (1 compilation of 1 function" in shown.stderr
+    finally:
+        run("%load_ext jaxmagic").assert_ok()

@@ -86,10 +86,15 @@ def install(shell) -> None:
 
 
 def uninstall(shell) -> None:
-    """Stop the session watch, the panels' updates and the hook: nothing of ours stays in JAX."""
+    """Stop the session watch, the panels' updates and the hook: nothing of ours stays in JAX.
+    ``%reload_ext jaxmagic`` is not an end: the session watch, its panels and hook go on."""
+    if _reloading() and shell in _SESSIONS:
+        return
     session = _SESSIONS.pop(shell, None)
     if session is None:
         return
+    if session.log is not None and session.log.watching:
+        print(f"jaxmagic unloaded: the session watch stopped ({session.log.summary}).", file=sys.stderr)
     if session.log is not None:
         session.log.stop()
     for panel in session.panels:
@@ -99,6 +104,19 @@ def uninstall(shell) -> None:
             shell.events.unregister("post_run_cell", session.hook)
         except ValueError:
             pass
+
+
+def _reloading() -> bool:
+    """Whether IPython's ``%reload_ext`` is what unloads the extension (it loads it again at once)."""
+    frame = sys._getframe(1)
+    try:
+        while frame is not None:
+            if frame.f_code.co_name == "reload_extension" and frame.f_code.co_filename.endswith("extensions.py"):
+                return True
+            frame = frame.f_back
+        return False
+    finally:
+        del frame
 
 
 def _after_cell(shell) -> None:
