@@ -168,3 +168,35 @@ def test_wrapped_callables_reach_the_users_function_inside_pmap():
     calls = [call for _, call in seen if call is not None]
     assert calls, "pmap compiled nothing through jit"
     assert any(user_function in list(_jax_private.wrapped_callables(call.fun)) for call in calls)
+
+
+# -- recompiles: who called the jitted function --------------------------------------------------
+
+
+def test_jit_caller_filename_is_the_file_that_called_the_jitted_function():
+    from jax import monitoring
+
+    seen = []
+
+    def listener(event, duration, **kwargs):
+        import sys
+
+        if event == _jax_private.compile_event_names()["compile"]:
+            seen.append(_jax_private.jit_caller_filename(sys._getframe(1)))
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        jax.jit(lambda x: x * 7)(jnp.ones(13))
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    assert __file__ in seen
+    assert _jax_private.jit_caller_filename(None) is None
+
+
+def test_is_module_level_jit_of_tells_jaxs_own_decorated_functions():
+    from jax._src.numpy import ufuncs
+
+    assert _jax_private.is_module_level_jit_of(jnp.sin.__wrapped__)
+    assert ufuncs.sin.__wrapped__ is jnp.sin.__wrapped__
+    assert not _jax_private.is_module_level_jit_of(jnp.sin)  # the user's jax.jit(jnp.sin) wraps this one
+    assert not _jax_private.is_module_level_jit_of(jax.nn.softmax)

@@ -722,3 +722,22 @@ def test_weak_type_wording_takes_the_right_article():
         plus(jnp.int32(2))
     message = only_cause(log.events[1]).message
     assert message.startswith("`x` is an i32[] array now and was a Python int (weak i32[]) before")
+
+
+def test_a_library_function_the_user_jits_is_counted_but_eager_library_calls_are_not():
+    relu = jax.jit(jax.nn.relu)
+    softmax = jax.jit(jax.nn.softmax)
+    sine = jax.jit(jnp.sin)
+    with watch_recompiles() as log:
+        for n in (3, 4):
+            relu(jnp.ones(n))
+            softmax(jnp.ones(n))
+            sine(jnp.ones(n))
+            jnp.where(jnp.arange(n) > 1, 1.0, 2.0)  # eager: JAX's own compilations
+            jnp.cos(jnp.ones(n))
+    assert log.counts == {"relu": 2, "softmax": 2, "sin": 2}
+    assert [e.kinds for e in log.events if e.function == "relu"] == [["first_call"], ["shape"]]
+    with pytest.raises(RecompileLimitExceeded, match="`relu` compiled 2 times"):
+        with watch_recompiles(max_compiles=1):
+            for n in (5, 6):
+                relu(jnp.ones(n))

@@ -114,6 +114,17 @@ def is_internal(fun) -> bool:
     return _jax_private.is_jax_internal_file(code.co_filename) or is_jaxmagic_file(code.co_filename)
 
 
+def jitted_by_user(fun, caller_file: str | None) -> bool:
+    """A library function the user wrapped in ``jax.jit`` themselves (``jax.jit(jax.nn.relu)``,
+    ``jax.jit(jnp.sin)``): called from the user's code, and not JAX's own module-level ``@jit`` of
+    that function (which an eager ``jnp.sin(x)`` compiles)."""
+    if fun is None or caller_file is None or _jax_private.is_primitive_wrapper(fun) or is_jaxmagics_own(fun):
+        return False
+    if _jax_private.is_jax_internal_file(caller_file) or is_jaxmagic_file(caller_file):
+        return False
+    return not _jax_private.is_module_level_jit_of(fun)
+
+
 def persistent_cache_in_use() -> bool:
     try:
         return _jax_private.persistent_cache_enabled()

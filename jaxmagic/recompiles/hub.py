@@ -27,6 +27,7 @@ from jaxmagic import _jax_private
 from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.attribution import (attributed_to, base_name, decide_causes, is_internal, is_jaxmagics_own,
+                                  jitted_by_user,
                                   persistent_cache_in_use, signature_or_none, stack_frames, user_function_inside)
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
@@ -299,6 +300,8 @@ class _Hub:
         user_function = user_function_inside(fun) if jax_wrapper else None
         if user_function is not None:  # e.g. pmap: JAX jits its own wrapper of the user's function
             internal = False
+        elif internal and jitted_by_user(fun, _jax_private.jit_caller_filename(frame)):
+            internal = False  # the user's own jax.jit of a library function: jax.jit(jax.nn.relu)
         shown = user_function if user_function is not None else fun
         name = function_identity(shown)[0] if shown is not None else base
         if user_function is not None and base.endswith(f"({name})"):
