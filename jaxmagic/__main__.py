@@ -85,7 +85,6 @@ def main(argv: list[str] | None = None) -> int:
     options = parse(sys.argv[1:] if argv is None else argv)
     from jaxmagic.recompiles.events import RecompileLimitExceeded
     from jaxmagic.recompiles.log import RecompileLog
-    from jaxmagic.render import recompiles as render
 
     log = RecompileLog(include_internal=options.internal, scope=os.path.basename(options.script))
     log.start()
@@ -94,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         log.stop()
     sys.stdout.flush()
-    print(render.text(log, color=sys.stderr.isatty()), file=sys.stderr)
+    print(log.to_text(color=sys.stderr.isatty()), file=sys.stderr)
     if options.html:
         try:
             log.save_html(options.html)

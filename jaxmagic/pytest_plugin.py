@@ -102,9 +102,7 @@ def pytest_runtest_makereport(item, call):
     report = yield
     log = item.stash.get(_LOG, None)
     if log is not None and report.failed and log.total:
-        from jaxmagic.render.recompiles import text
-
-        report.sections.append((SECTION, text(log)))
+        report.sections.append((SECTION, log.to_text()))
     return report
 
 
