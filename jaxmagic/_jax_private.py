@@ -219,3 +219,27 @@ def is_module_level_jit_of(fun: Any) -> bool:
     module = _sys.modules.get(getattr(fun, "__module__", None) or "")
     attribute = getattr(module, getattr(fun, "__name__", "") or "", None) if module is not None else None
     return attribute is not None and attribute is not fun and getattr(attribute, "__wrapped__", None) is fun
+
+
+def compiling_jaxpr(frame: Any) -> Any | None:
+    """The ``ClosedJaxpr`` JAX is compiling now, from ``pjit``'s ``_pjit_call_impl_python`` frame
+    on the stack (its ``jaxpr`` argument); ``None`` when there is none (``.lower().compile()``)."""
+    from jax._src import pjit
+
+    pjit_file = pjit.__file__
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == pjit_file and code.co_name == "_pjit_call_impl_python":
+            return frame.f_locals.get("jaxpr")
+        frame = frame.f_back
+    return None
+
+
+def equation_user_line(eqn: Any) -> tuple[str, int] | None:
+    """``(file, line)`` of the user's code that emitted a jaxpr equation (JAX's ``user_frame``)."""
+    from jax._src import source_info_util
+
+    frame = source_info_util.user_frame(eqn.source_info.traceback)
+    if frame is None:
+        return None
+    return frame.file_name, getattr(frame, "start_line", None) or getattr(frame, "line_num", 0)

@@ -27,6 +27,10 @@ class RecompileEvent:
     persistent compilation cache served the executable, ``False`` when that cache is enabled but
     missed, ``None`` when it is not in use. ``internal`` marks JAX's own compilations (an eager
     primitive, a ``jnp`` helper); ``signature`` is the call's arguments in short (``(x: f32[3])``).
+    ``program_diff`` says how the traced program differs from the one it is compared with
+    (equations added or removed by source line, captured constants changed), ``None`` where no
+    comparison is possible; ``program_difference`` holds the same as facts (a
+    ``recompiles.programs.ProgramDifference``).
 
     >>> event = RecompileEvent("step", None, SourceLine("c.py", 2, "<module>", "step(x)"), 0.031,
     ...                        [Cause("shape", argument="x", before="f32[3]", after="f32[4]")])
@@ -51,6 +55,8 @@ class RecompileEvent:
     jax_name: str = ""
     thread: str = ""
     time: float = field(default_factory=time.time)
+    program_diff: str | None = None
+    program_difference: object = field(default=None, repr=False)
 
     @property
     def advice(self) -> list[str]:

@@ -30,6 +30,7 @@ from jaxmagic.recompiles.attribution import (attributed_to, base_name, decide_ca
                                   jitted_by_user,
                                   persistent_cache_in_use, signature_or_none, stack_frames, user_function_inside)
 from jaxmagic.recompiles.differences import nearest
+from jaxmagic.recompiles.programs import describe_difference, line_in_loop, program_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.sources import no_cells, pick_user_frame, source_line, without_jaxmagic_frames
 
@@ -317,6 +318,16 @@ class _Hub:
             signature, frames = traced
         else:
             signature = None
+        program = None
+        if signature is not None and not internal:
+            try:
+                jaxpr = _jax_private.compiling_jaxpr(frame)
+                if jaxpr is not None:
+                    program = program_shape(jaxpr, _jax_private.equation_user_line)
+                    signature = dataclasses.replace(signature, program=program)
+                del jaxpr
+            except Exception as exc:
+                self._failed(exc)
         if signature is not None and user_function is not None:
             signature = attributed_to(signature, user_function, name)
         elif signature is not None and _jax_private.is_primitive_wrapper(fun):
@@ -331,6 +342,9 @@ class _Hub:
             seen = self.memory.seen_name(name)
             self.memory.add(signature, name)
         causes = decide_causes(name, signature, closest, own, raw, seen, internal=internal)
+        difference = None
+        if program is not None and closest is not None and closest.program is not None:
+            difference = program_difference(closest.program, program, in_loop=line_in_loop)
         defined = signature.defined_at if signature is not None else None
         event = RecompileEvent(
             function=name,
@@ -347,6 +361,8 @@ class _Hub:
             signature=signature.summary() if signature is not None else "",
             jax_name=jax_name,
             thread=threading.current_thread().name,
+            program_diff=describe_difference(difference, namer) if difference is not None else None,
+            program_difference=difference,
         )
         return event, wanted
 

@@ -229,7 +229,8 @@ class CallSignature:
     function (a function re-defined in a loop, or in a re-run cell, shares its family);
     ``function_ref`` is a weak reference to the callee object itself (``None`` where Python cannot
     make one); ``defined_at`` is ``(file, line)``. ``options`` are the ``jax.jit`` options and
-    ``config`` the JAX settings that enter the cache key, both as ``(name, value)`` pairs.
+    ``config`` the JAX settings that enter the cache key, both as ``(name, value)`` pairs;
+    ``program`` is the compiled program's ``ProgramShape`` (``recompiles.programs``), when known.
     """
 
     function: str
@@ -240,6 +241,7 @@ class CallSignature:
     options: tuple[tuple[str, Any], ...] = ()
     config: tuple[tuple[str, Any], ...] = ()
     params: tuple[ParamSignature, ...] = ()
+    program: Any = field(default=None, repr=False, compare=False)  # its ProgramShape, once compiled
 
     def is_same_function(self, other: "CallSignature") -> bool:
         """True when both calls went to the very same function object."""

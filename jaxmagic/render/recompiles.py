@@ -101,6 +101,8 @@ def text(log, *, color: bool = False) -> str:
         for i, cause in enumerate(event.causes):
             body = cause.message if cause.kind == "first_call" else f"{cause.label}: {cause.message}"
             lines.append(f"{head}  {body}" if i == 0 else f"{indent}{body}")
+        if event.program_diff and event.is_recompile:
+            lines.append(indent + paint(f"program: {event.program_diff}", "dim"))
         for advice in (c.advice for c in event.causes if c.advice in new_advice):
             lines.append(indent + paint(f"→ {advice}", "dim"))
         if event.raw and any(c.kind == "unknown" for c in event.causes):
@@ -191,6 +193,8 @@ def _row(number: int, event, new_advice: set[str]) -> str:
     site_text = escape(site.label) if site else "?"
     defined = escape(f"defined at {event.defined_at.label}") if event.defined_at else ""
     causes = "".join(_cause_html(cause) for cause in event.causes)
+    if getattr(event, "program_diff", None) and event.is_recompile:
+        causes += f'<div class="jm-muted jm-program-diff">{escape(event.program_diff)}</div>'
     advice = "".join(f'<div class="jm-advice">→ {_code(c.advice)}</div>'
                      for c in _unique_advice(event.causes) if c.advice in new_advice)
     raw, raw_title = "", ""
