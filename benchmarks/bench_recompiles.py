@@ -117,7 +117,8 @@ def per_compile(quick: bool = False) -> dict:
 
 def _synthetic_event(i: int) -> RecompileEvent:
     site = SourceLine(file="<cell-3>", line=2, function="<module>", text="step(batch)", cell="In [3]")
-    cause = Cause("shape", argument="batch", before=f"f32[{i},3]", after=f"f32[{i + 1},3]", detail=f"axis 0: {i} → {i + 1}")
+    cause = Cause("shape", argument="batch", before=f"f32[{i},3]", after=f"f32[{i + 1},3]", detail=f"axis 0: {i} → {i + 1}",
+                  axes=((0, i, i + 1),))
     return RecompileEvent(function=f"step{i % 7}", defined_at=None, call_site=site, compile_s=0.03, causes=[cause])
 
 

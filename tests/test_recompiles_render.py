@@ -25,7 +25,8 @@ def event(function="step", causes=None, *, line=3, raw=None, persistent=None, co
 
 
 def shape(before, after, argument="x"):
-    return Cause("shape", argument=argument, before=f"f32[{before}]", after=f"f32[{after}]", detail=f"axis 0: {before} → {after}")
+    return Cause("shape", argument=argument, before=f"f32[{before}]", after=f"f32[{after}]", detail=f"axis 0: {before} → {after}",
+                 axes=((0, before, after),))
 
 
 def filled_log(n=5, **kwargs):

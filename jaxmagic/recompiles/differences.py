@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from jaxmagic.recompiles.causes import Cause, advice_for
+from jaxmagic.recompiles.causes import Cause, advice_for, shape_change, shape_change_text
 from jaxmagic.recompiles.signatures import CallSignature, LeafType, ParamSignature, shorten
 
 # ----------------------------------------------------------------------------------------------
@@ -182,10 +182,11 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
 def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
     causes = []
     if old.shape != new.shape:
-        detail = _axes_changed(old.shape, new.shape)
+        axes, ranks = shape_change(old.shape, new.shape)
+        detail = shape_change_text(axes, ranks)
         causes.append(Cause("shape", argument=name, before=old.type_text, after=new.type_text,
                             message=f"shape of `{name}` changed: {old.type_text} → {new.type_text}" + (f" ({detail})" if detail else ""),
-                            detail=detail))
+                            detail=detail, axes=axes, ranks=ranks))
     if old.dtype != new.dtype:
         python = not {old.origin, new.origin} <= {"array", "numpy"}
         message = f"dtype of `{name}` changed: {old.dtype} → {new.dtype}"
@@ -228,25 +229,15 @@ def _where(leaf: LeafType) -> str:
     return leaf.placement or "default device (uncommitted)"
 
 
-def _axes_changed(old: tuple | None, new: tuple | None) -> str | None:
-    """``axis 0: 3 → 4`` (or ``rank 1 → 2``)."""
-    if old is None or new is None:
-        return None
-    if len(old) != len(new):
-        return f"rank {len(old)} → {len(new)}"
-    changed = [f"axis {i}: {a} → {b}" for i, (a, b) in enumerate(zip(old, new)) if a != b]
-    return ", ".join(changed) or None
-
-
 def changed_axes(cause: Cause) -> list[int]:
-    """The axes a shape cause changed (from its detail), for headlines such as "on axis 0".
+    """The axes a shape cause changed (its ``axes`` facts), for headlines such as "on axis 0".
 
-    >>> changed_axes(Cause("shape", argument="x", before="f32[3,2]", after="f32[4,2]", detail="axis 0: 3 → 4"))
+    >>> changed_axes(Cause("shape", argument="x", before="f32[3,2]", after="f32[4,2]", axes=((0, 3, 4),)))
     [0]
     """
-    if cause.kind != "shape" or not cause.detail:
+    if cause.kind != "shape":
         return []
-    return [int(part.split(":")[0].split()[1]) for part in cause.detail.split(", ") if part.startswith("axis ")]
+    return [axis for axis, _, _ in cause.axes]
 
 
 # ----------------------------------------------------------------------------------------------
