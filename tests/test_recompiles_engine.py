@@ -741,3 +741,13 @@ def test_a_library_function_the_user_jits_is_counted_but_eager_library_calls_are
         with watch_recompiles(max_compiles=1):
             for n in (5, 6):
                 relu(jnp.ones(n))
+
+
+def test_pytree_text_is_written_from_the_tree_whatever_its_keys_hold():
+    @jax.jit
+    def starry(tree):
+        return tree["c"].sum()
+
+    with watch_recompiles() as log:
+        starry({"a*b": jnp.ones(2), "c": jnp.ones(3)})
+    assert log.events[0].signature == "(tree: {'a*b': f32[2], 'c': f32[3]})"

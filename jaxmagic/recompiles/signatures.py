@@ -199,6 +199,7 @@ class ParamSignature:
     value: StaticValue | None = None
     structure: str = ""
     leaves: tuple[tuple[str, LeafType], ...] = ()
+    text: str = ""  # the pytree with each leaf's type in its place, written from the tree itself
 
     def leaf_name(self, path: str) -> str:
         """``params['w']``: the parameter name followed by the leaf's path."""
@@ -212,9 +213,7 @@ class ParamSignature:
             return self.value.text if self.value else "?"
         if len(self.leaves) == 1 and self.leaves[0][0] == "" and self.structure == "*":
             return self.leaves[0][1].describe()
-        types = iter(leaf.type_text for _, leaf in self.leaves)
-        text = "".join(next(types, "?") if ch == "*" else ch for ch in self.structure)
-        return shorten(text, limit)
+        return shorten(self.text or self.structure, limit)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -328,7 +327,45 @@ def _param(name: str, passed: str, value: Any, static: bool, jax) -> ParamSignat
         return ParamSignature(name=name, passed=passed, static=True, value=StaticValue.of(value))
     leaves_with_paths, treedef = jax.tree_util.tree_flatten_with_path(value)
     leaves = tuple((jax.tree_util.keystr(path), describe_leaf(leaf)) for path, leaf in leaves_with_paths)
-    return ParamSignature(name=name, passed=passed, structure=_structure_text(treedef), leaves=leaves)
+    text = tree_text(treedef, [leaf.type_text for _, leaf in leaves])
+    return ParamSignature(name=name, passed=passed, structure=_structure_text(treedef), leaves=leaves, text=text)
+
+
+MAX_TREE_NODES = 4096  # larger pytrees are written in short
+
+
+def tree_text(treedef, leaf_texts: Sequence[str]) -> str:
+    """A pytree written with ``leaf_texts`` in its leaves' places, from the tree's own nodes
+    (``PyTreeDef.node_data`` / ``children``): dict keys are written as they are, whatever they hold.
+
+    >>> import jax
+    >>> tree_text(jax.tree_util.tree_structure({"a*b": 1, "c": [2, None]}), ["f32[2]", "f32[3]"])
+    "{'a*b': f32[2], 'c': [f32[3], None]}"
+    """
+    if treedef.num_nodes > MAX_TREE_NODES:
+        return f"a pytree of {treedef.num_leaves} leaves"
+    leaves = iter(leaf_texts)
+    return _node_text(treedef, leaves)
+
+
+def _node_text(treedef, leaves) -> str:
+    data = treedef.node_data()
+    if data is None:
+        return next(leaves, "?")
+    kind, aux = data
+    children = [_node_text(child, leaves) for child in treedef.children()]
+    if kind is dict:
+        return "{" + ", ".join(f"{key!r}: {child}" for key, child in zip(aux, children)) + "}"
+    if kind is list:
+        return "[" + ", ".join(children) + "]"
+    if kind is tuple:
+        return "(" + ", ".join(children) + ("," if len(children) == 1 else "") + ")"
+    if kind is type(None):
+        return "None"
+    fields = getattr(kind, "_fields", None)
+    if fields is not None and len(fields) == len(children):  # a namedtuple
+        return f"{kind.__name__}(" + ", ".join(f"{f}={c}" for f, c in zip(fields, children)) + ")"
+    return f"{getattr(kind, '__name__', 'node')}(" + ", ".join(children) + ")"
 
 
 def _structure_text(treedef) -> str:
