@@ -751,3 +751,21 @@ def test_pytree_text_is_written_from_the_tree_whatever_its_keys_hold():
     with watch_recompiles() as log:
         starry({"a*b": jnp.ones(2), "c": jnp.ones(3)})
     assert log.events[0].signature == "(tree: {'a*b': f32[2], 'c': f32[3]})"
+
+
+def test_a_before_seen_ahead_of_an_unwatched_stretch_says_so():
+    @jax.jit
+    def gap(x):
+        return x + 5
+
+    with watch_recompiles() as first:
+        gap(jnp.ones(3))
+        gap(jnp.ones(4))
+    gap(jnp.ones(6))  # compiled while nothing watched
+    with watch_recompiles() as log:
+        gap(jnp.ones(7))
+        gap(jnp.ones(8))
+    assert not first.events[1].unwatched_since_before
+    stale, fresh = log.events
+    assert stale.unwatched_since_before and not fresh.unwatched_since_before
+    assert "what compiled while nothing watched is not known" in log.to_text()

@@ -30,7 +30,9 @@ class RecompileEvent:
     ``program_diff`` says how the traced program differs from the one it is compared with
     (equations added or removed by source line, captured constants changed), ``None`` where no
     comparison is possible; ``program_difference`` holds the same as facts (a
-    ``recompiles.programs.ProgramDifference``).
+    ``recompiles.programs.ProgramDifference``). ``unwatched_since_before`` is True when the
+    "before" side was seen before a stretch when nothing watched: JAX may have compiled other
+    signatures in between, unseen.
 
     >>> event = RecompileEvent("step", None, SourceLine("c.py", 2, "<module>", "step(x)"), 0.031,
     ...                        [Cause("shape", argument="x", before="f32[3]", after="f32[4]")])
@@ -57,6 +59,7 @@ class RecompileEvent:
     time: float = field(default_factory=time.time)
     program_diff: str | None = None
     program_difference: object = field(default=None, repr=False)
+    unwatched_since_before: bool = False
 
     @property
     def advice(self) -> list[str]:

@@ -144,6 +144,7 @@ class _Hub:
         self.logs: list = []  # the watching RecompileLogs
         self.memory = _Memory()
         self.notes = _ThreadNotes()
+        self.watch_period = 0  # counts the stretches of watching: compilations in between went unseen
         self.installation: _Installation | None = None
         self.filter = _ExplanationFilter(self)
         self.errors: collections.deque[str] = collections.deque(maxlen=20)
@@ -206,6 +207,7 @@ class _Hub:
         from jax import monitoring
 
         installation, self.installation = self.installation, None
+        self.watch_period += 1
         with contextlib.suppress(Exception):
             monitoring.unregister_event_duration_listener(self.duration_listener)
         with contextlib.suppress(Exception):
@@ -340,7 +342,12 @@ class _Hub:
             earlier = self.memory.earlier(signature.family) if signature is not None else []
             closest, own = nearest(earlier, signature) if signature is not None else (None, [])
             seen = self.memory.seen_name(name)
+            if signature is not None:
+                signature = dataclasses.replace(signature, watch_period=self.watch_period)
             self.memory.add(signature, name)
+        # Compared with a compilation seen before a stretch when nothing watched: JAX may have
+        # compiled other signatures in between, which jaxmagic never saw.
+        unwatched_since = closest is not None and closest.watch_period != self.watch_period
         causes = decide_causes(name, signature, closest, own, raw, seen, internal=internal)
         difference = None
         if program is not None and closest is not None and closest.program is not None:
@@ -363,6 +370,7 @@ class _Hub:
             thread=threading.current_thread().name,
             program_diff=describe_difference(difference, namer) if difference is not None else None,
             program_difference=difference,
+            unwatched_since_before=unwatched_since,
         )
         return event, wanted
 

@@ -241,6 +241,7 @@ class CallSignature:
     config: tuple[tuple[str, Any], ...] = ()
     params: tuple[ParamSignature, ...] = ()
     program: Any = field(default=None, repr=False, compare=False)  # its ProgramShape, once compiled
+    watch_period: int = field(default=0, repr=False, compare=False)  # which unbroken stretch of watching saw it
 
     def is_same_function(self, other: "CallSignature") -> bool:
         """True when both calls went to the very same function object."""

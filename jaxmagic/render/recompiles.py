@@ -17,6 +17,8 @@ from typing import Iterable, Sequence
 from jaxmagic.render import theme
 from jaxmagic.render.theme import escape
 
+UNWATCHED_NOTE = ("(\"before\" is the last call seen while watching; what compiled while nothing "
+                  "watched is not known)")
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
 _TICKS = re.compile(r"`([^`]+)`")
 
@@ -103,6 +105,8 @@ def text(log, *, color: bool = False) -> str:
             lines.append(f"{head}  {body}" if i == 0 else f"{indent}{body}")
         if event.program_diff and event.is_recompile:
             lines.append(indent + paint(f"program: {event.program_diff}", "dim"))
+        if getattr(event, "unwatched_since_before", False) and event.is_recompile:
+            lines.append(indent + paint(UNWATCHED_NOTE, "dim"))
         for advice in (c.advice for c in event.causes if c.advice in new_advice):
             lines.append(indent + paint(f"→ {advice}", "dim"))
         if event.raw and any(c.kind == "unknown" for c in event.causes):
@@ -193,6 +197,8 @@ def _row(number: int, event, new_advice: set[str]) -> str:
     site_text = escape(site.label) if site else "?"
     defined = escape(f"defined at {event.defined_at.label}") if event.defined_at else ""
     causes = "".join(_cause_html(cause) for cause in event.causes)
+    if getattr(event, "unwatched_since_before", False) and event.is_recompile:
+        causes += f'<div class="jm-muted jm-unwatched-before">{escape(UNWATCHED_NOTE)}</div>'
     if getattr(event, "program_diff", None) and event.is_recompile:
         causes += f'<div class="jm-muted jm-program-diff">{escape(event.program_diff)}</div>'
     advice = "".join(f'<div class="jm-advice">→ {_code(c.advice)}</div>'
