@@ -769,3 +769,23 @@ def test_a_before_seen_ahead_of_an_unwatched_stretch_says_so():
     stale, fresh = log.events
     assert stale.unwatched_since_before and not fresh.unwatched_since_before
     assert "what compiled while nothing watched is not known" in log.to_text()
+
+
+def test_a_transform_wrapper_built_anew_in_a_loop_is_blamed_not_the_function():
+    def kernel(x):
+        return x * 2
+
+    with watch_recompiles() as log:
+        for _ in range(3):
+            jax.jit(jax.vmap(kernel))(jnp.ones((2, 3)))
+    assert log.counts == {"kernel": 3}
+    cause = only_cause(log.events[1])
+    assert cause.kind == "redefined_function"
+    assert cause.message.startswith("`kernel` is the same function, but the jax.vmap wrapper around it was built anew")
+    assert cause.advice == "Build `jax.jit(jax.vmap(kernel))` once, outside the loop, and call that."
+    with watch_recompiles() as log:  # a function truly defined anew keeps its own words
+        for _ in range(2):
+            def fresh(x):
+                return x + 1
+            jax.jit(fresh)(jnp.ones(2))
+    assert only_cause(log.events[1]).message.startswith("`fresh` is a new function object")

@@ -63,6 +63,15 @@ def _redefined(before: CallSignature, after: CallSignature) -> Cause:
     from jaxmagic.sources import source_line
 
     name = after.function
+    inner_before = before.inner_ref() if before.inner_ref is not None else None
+    inner_after = after.inner_ref() if after.inner_ref is not None else None
+    if after.wrapper and inner_after is not None and inner_before is inner_after:
+        built = f"jax.jit({after.wrapper}({name}))" if after.wrapper.startswith("jax.") else f"jax.jit({after.wrapper}({name}, ...))"
+        return Cause(
+            "redefined_function", argument=name, before=after.wrapper, after=after.wrapper,
+            message=(f"`{name}` is the same function, but the {after.wrapper} wrapper around it was built anew, "
+                     "so jax.jit sees a new function object and compiles again"),
+            advice=f"Build `{built}` once, outside the loop, and call that.")
     old_site, new_site = before.defined_at, after.defined_at
     same_place = old_site is not None and old_site == new_site
     where = ""

@@ -242,6 +242,8 @@ class CallSignature:
     params: tuple[ParamSignature, ...] = ()
     program: Any = field(default=None, repr=False, compare=False)  # its ProgramShape, once compiled
     watch_period: int = field(default=0, repr=False, compare=False)  # which unbroken stretch of watching saw it
+    inner_ref: Any = field(default=None, repr=False, compare=False)  # weak reference to the function whose code runs
+    wrapper: str = ""  # what wraps that function, when jax.jit got a wrapper: "jax.vmap", "functools.partial"
 
     def is_same_function(self, other: "CallSignature") -> bool:
         """True when both calls went to the very same function object."""
@@ -302,6 +304,8 @@ def describe_call(
         family=family,
         function_id=id(fun),
         function_ref=_weak(fun),
+        inner_ref=_weak(innermost(fun)),
+        wrapper=wrapper_name(fun),
         defined_at=defined_at,
         options=_comparable(options or {}),
         config=_comparable(config or {}, skip_complex=True),
@@ -432,6 +436,49 @@ def display_name(fun: Any) -> str:
     if isinstance(qualname, str) and not inspect.ismethod(fun):
         return qualname.rsplit(".<locals>.", 1)[-1]
     return callable_name(fun)
+
+
+_TRANSFORM_WRAPPERS = {"vmap_f": "jax.vmap", "grad_f": "jax.grad", "grad_f_aux": "jax.grad",
+                       "value_and_grad_f": "jax.value_and_grad", "jacfun": "jax.jacobian", "jacrev": "jax.jacrev",
+                       "jacfwd": "jax.jacfwd", "hessian": "jax.hessian", "f_checkpoint": "jax.checkpoint",
+                       "fun_remat": "jax.checkpoint"}
+
+
+def wrapper_name(fun: Any) -> str:
+    """What wraps the function whose code runs, as the user wrote it: ``jax.vmap``,
+    ``functools.partial``; ``""`` when ``fun`` is that function itself.
+
+    >>> import functools, jax
+    >>> def k(x, y):
+    ...     return x
+    >>> wrapper_name(jax.vmap(k)), wrapper_name(functools.partial(k, 1)), wrapper_name(k)
+    ('jax.vmap', 'functools.partial', '')
+    """
+    if isinstance(fun, functools.partial):
+        return "functools.partial"
+    if innermost(fun) is fun or not hasattr(fun, "__wrapped__"):
+        return ""
+    inner, names = innermost(fun), []
+    for _ in range(16):  # JAX's own decorators (its traceback filter) wrap the transform's function
+        if fun is inner or fun is None:
+            break
+        candidates = [fun] + [_cell_value(cell) for cell in (getattr(fun, "__closure__", None) or ())]
+        for candidate in candidates:
+            code = getattr(candidate, "__code__", None)
+            if code is not None and code.co_name in _TRANSFORM_WRAPPERS:
+                return _TRANSFORM_WRAPPERS[code.co_name]
+        code = getattr(fun, "__code__", None)
+        if code is not None:
+            names.append(code.co_name)
+        fun = getattr(fun, "__wrapped__", None)
+    return next((n for n in names if n != "reraise_with_filtered_traceback"), "")
+
+
+def _cell_value(cell) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
 
 
 def innermost(fun: Any) -> Any:
