@@ -137,6 +137,30 @@ def _config_causes(before, after) -> list[Cause]:
     return causes
 
 
+def differing_parts(old: str, new: str, *, limit: int = 72, context: int = 24) -> tuple[str, str]:
+    """Two long texts cut to where they differ, with a little context on each side.
+
+    >>> differing_parts("Net(" + "w=1, " * 20 + "act='relu')", "Net(" + "w=1, " * 20 + "act='tanh')", limit=30)
+    ("…=1, w=1, w=1, w=1, act='relu')", "…=1, w=1, w=1, w=1, act='tanh')")
+    """
+    if len(old) <= limit and len(new) <= limit:
+        return old, new
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    begin = max(0, start - context)
+
+    def cut(text: str) -> str:
+        stop = min(len(text), max(len(text) - end + context, begin + 1))
+        part = text[begin:stop]
+        return ("…" if begin else "") + part + ("…" if stop < len(text) else "")
+
+    return cut(old), cut(new)
+
+
 def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     name = new.name
     if old.passed != new.passed and "default" not in (old.passed, new.passed):
@@ -155,12 +179,13 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
         return []  # the jit options changed (static_argnums): reported as jit_options
     if new.static:
         if old.value.key != new.value.key:
-            if old.value.text == new.value.text:
+            if (old.value.full or old.value.text) == (new.value.full or new.value.text):
                 return [Cause("static_value", argument=name, before=old.value.text, after=new.value.text,
                               message=f"static argument `{name}` is a new object that is not equal to the old one "
                                       f"({new.value.text}); JAX compares static arguments with == and hash",
                               detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents")]
-            return [Cause("static_value", argument=name, before=old.value.text, after=new.value.text)]
+            before, after = differing_parts(old.value.full or old.value.text, new.value.full or new.value.text)
+            return [Cause("static_value", argument=name, before=before, after=after)]
         return []
     causes = []
     if old.structure != new.structure:

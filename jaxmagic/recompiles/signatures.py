@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 from jaxmagic.call import callable_name
 
 MAX_TEXT = 72  # longest before/after text kept for one value
+MAX_FULL_TEXT = 4096  # longest text of a static value compared (its differing part is shown)
 _SIMPLE_TYPES = (bool, int, float, complex, str, bytes, type(None), enum.Enum)
 
 
@@ -153,6 +154,7 @@ class StaticValue:
 
     text: str
     key: Any
+    full: str = field(default="", compare=False, repr=False)  # the whole repr (up to MAX_FULL_TEXT)
 
     @classmethod
     def of(cls, value: Any) -> "StaticValue":
@@ -162,18 +164,19 @@ class StaticValue:
         (StaticValue(text='3', key=('value', 3)), '(64, 64)')
         """
         try:
-            text = shorten(repr(value))
+            full = repr(value)[:MAX_FULL_TEXT]
         except Exception:
-            text = f"<{type(value).__qualname__} object>"
+            full = f"<{type(value).__qualname__} object>"
+        text = shorten(full)
         if _is_simple(value):
-            return cls(text, ("value", value))
+            return cls(text, ("value", value), full)
         try:
             hashed = hash(value)
         except Exception:
             hashed = None
         # A custom object: equal when JAX would find it equal as far as we can tell without
         # keeping it alive: same type, same hash, same text.
-        return cls(text, ("object", type(value).__qualname__, hashed, text))
+        return cls(text, ("object", type(value).__qualname__, hashed, full), full)
 
 
 def _is_simple(value: Any, depth: int = 0) -> bool:

@@ -1,0 +1,35 @@
+"""Recompilations of library structures (Equinox, Flax) named in the user's terms, with JAX's own
+explanation (``jax_explain_cache_misses``) as the truth of what differed."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxmagic.recompiles.watch import watch_recompiles
+
+eqx = pytest.importorskip("equinox")
+
+
+class Layer(eqx.Module):
+    weight: jax.Array
+    activation: str = eqx.field(static=True)
+
+
+def test_an_equinox_static_field_change_is_shown_where_it_differs():
+    @eqx.filter_jit
+    def apply(layer, x):
+        return layer.weight * x
+
+    with watch_recompiles(explain=True) as log:
+        apply(Layer(jnp.ones(3), "relu"), jnp.ones(3))
+        apply(Layer(jnp.ones(3), "tanh"), jnp.ones(3))
+        apply(Layer(jnp.ones(3), "tanh"), jnp.ones(3))  # equal static fields: no compilation
+    assert log.counts == {"apply": 2}
+    truth = log.events[1].raw
+    assert "'relu'" in truth and "'tanh'" in truth  # JAX: the static metadata differs there
+    (cause,) = log.events[1].causes
+    assert cause.kind == "static_value"
+    assert "'relu'" in cause.before and "'tanh'" in cause.after
+    assert "same arguments" not in cause.message and len(cause.before) < 90
