@@ -33,3 +33,31 @@ def test_an_equinox_static_field_change_is_shown_where_it_differs():
     assert cause.kind == "static_value"
     assert "'relu'" in cause.before and "'tanh'" in cause.after
     assert "same arguments" not in cause.message and len(cause.before) < 90
+
+
+def test_an_nnx_module_switched_to_eval_says_which_attribute_changed():
+    nnx = pytest.importorskip("flax.nnx")
+
+    class Net(nnx.Module):
+        def __init__(self, rngs):
+            self.linear = nnx.Linear(3, 3, rngs=rngs)
+            self.dropout = nnx.Dropout(0.5, rngs=rngs)
+
+        def __call__(self, x):
+            return self.dropout(self.linear(x))
+
+    @nnx.jit
+    def forward(model, x):
+        return model(x)
+
+    model = Net(nnx.Rngs(0))
+    with watch_recompiles(explain=True) as log:
+        forward(model, jnp.ones(3))
+        model.eval()
+        forward(model, jnp.ones(3))
+    assert log.counts == {"forward": 2}
+    truth = log.events[1].raw
+    assert truth is not None and "deterministic" in truth  # JAX: the graph's metadata differs there
+    (cause,) = log.events[1].causes
+    assert cause.kind == "pytree_structure"
+    assert "'deterministic', Static(value=False)" in cause.before and "'deterministic', Static(value=True)" in cause.after

@@ -152,6 +152,10 @@ def differing_parts(old: str, new: str, *, limit: int = 72, context: int = 24) -
     while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
         end += 1
     begin = max(0, start - context)
+    closing = old.rfind("'", 0, start)
+    opening = old.rfind("'", 0, closing) if closing > 0 else -1
+    if opening >= 0 and start - opening <= 2 * context:
+        begin = opening  # from the start of the quoted name before the difference: 'deterministic'
 
     def cut(text: str) -> str:
         stop = min(len(text), max(len(text) - end + context, begin + 1))
@@ -208,8 +212,15 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
         parts.append("added " + ", ".join(added[:4]) + (" …" if len(added) > 4 else ""))
     if removed:
         parts.append("removed " + ", ".join(removed[:4]) + (" …" if len(removed) > 4 else ""))
-    detail = "; ".join(parts) or "its containers changed type or None entries moved"
-    return Cause("pytree_structure", argument=new.name, before=old.describe(), after=new.describe(),
+    if parts or old.structure == new.structure:
+        detail = "; ".join(parts) or "its containers changed type or None entries moved"
+        return Cause("pytree_structure", argument=new.name, before=old.describe(), after=new.describe(),
+                     message=f"structure of `{new.name}` changed: {detail}", detail=detail)
+    # The same leaves: what differs is in the tree's nodes, e.g. a custom node's metadata (its
+    # static fields, a Flax module's graph); shown where the two trees differ.
+    before, after = differing_parts(old.structure, new.structure)
+    detail = f"node metadata {before} → {after}"
+    return Cause("pytree_structure", argument=new.name, before=before, after=after,
                  message=f"structure of `{new.name}` changed: {detail}", detail=detail)
 
 
