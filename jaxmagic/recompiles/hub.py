@@ -27,7 +27,7 @@ from jaxmagic import _jax_private
 from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.attribution import (attributed_to, base_name, decide_causes, is_internal, is_jaxmagics_own,
-                                  jitted_by_user,
+                                  called_by_jaxmagic, jitted_by_user,
                                   persistent_cache_in_use, signature_or_none, stack_frames, user_function_inside)
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.programs import describe_difference, line_in_loop, program_difference, program_shape
@@ -309,15 +309,20 @@ class _Hub:
         name = function_identity(shown)[0] if shown is not None else base
         if user_function is not None and base.endswith(f"({name})"):
             name = base  # JAX's own name says which transformation: grad(loss), vmap(f)
+        frames = None
+        if not (call is not None and call.called) and traced is not None:
+            frames = traced[1]
+        stack = frames if frames is not None else stack_frames(frame)
+        if not internal and called_by_jaxmagic(stack):
+            internal = True  # jaxmagic's own work on the user's function: %jaxpr --stage hlo compiling it
         wanted = [log for log in logs if log.wants(name, internal)]
         if not wanted:
             return None, []
         namer = next((log.cell_namer for log in wanted if log.cell_namer is not no_cells), no_cells)
-        frames = None
         if call is not None and call.called:
             signature = signature_or_none(call, self._failed)
         elif traced is not None:
-            signature, frames = traced
+            signature = traced[0]
         else:
             signature = None
         program = None
@@ -336,7 +341,7 @@ class _Hub:
             # JAX makes one wrapper per primitive and parameters: each is its own function.
             signature = dataclasses.replace(signature, family=signature.family + (id(fun),))
         del call, fun, shown, user_function
-        site = pick_user_frame(frames if frames is not None else stack_frames(frame))
+        site = pick_user_frame(stack)
         call_site = source_line(*site, cell_namer=namer) if site else None
         with self.lock:
             earlier = self.memory.earlier(signature.family) if signature is not None else []
