@@ -384,7 +384,7 @@ def test_reload_ext_keeps_the_session_watch_and_unload_says_it_stopped(ip, run):
 def test_jaxmagics_own_compilations_of_the_users_function_are_not_counted(ip, run):
     run("def plain(x):\n    return jnp.sin(x) * 2\nx = jnp.ones(3)").assert_ok()
     run("%recompiles on").assert_ok()
-    for cell in ("%jaxpr --stage hlo plain(x)", "%jaxpr --stage compiled plain(x)"):
+    for cell in ("%jaxpr --stage hlo plain(x)", "%jaxpr --cost plain(x)"):
         run(cell).assert_ok()
     assert session(ip).log.counts == {}
     run("jax.jit(plain)(x)").assert_ok()  # the user's own compilation still counts
