@@ -218,10 +218,30 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
                      message=f"structure of `{new.name}` changed: {detail}", detail=detail)
     # The same leaves: what differs is in the tree's nodes, e.g. a custom node's metadata (its
     # static fields, a Flax module's graph); shown where the two trees differ.
-    before, after = differing_parts(old.structure, new.structure)
-    detail = f"node metadata {before} → {after}"
+    old_text, new_text = old.describe(limit=10_000), new.describe(limit=10_000)
+    if old_text != new_text:  # the containers' kinds: a list before, a tuple now
+        before, after = differing_parts(old_text, new_text)
+        kinds = _container_kinds(old_text, new_text)
+        detail = f"{before} → {after}" + (f" ({kinds})" if kinds else "")
+    else:
+        before, after = differing_parts(old.structure, new.structure)
+        detail = f"node metadata {before} → {after}"
     return Cause("pytree_structure", argument=new.name, before=before, after=after,
                  message=f"structure of `{new.name}` changed: {detail}", detail=detail)
+
+
+_CONTAINERS = {"[": "a list", "(": "a tuple", "{": "a dict"}
+
+
+def _container_kinds(old: str, new: str) -> str:
+    """``a list before, a tuple now`` when the two texts differ in the kind of their first
+    differing container."""
+    for a, b in zip(old, new):
+        if a != b:
+            if a in _CONTAINERS and b in _CONTAINERS:
+                return f"{_CONTAINERS[a]} before, {_CONTAINERS[b]} now: JAX compiles each kind of container apart"
+            return ""
+    return ""
 
 
 def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
