@@ -789,3 +789,16 @@ def test_a_transform_wrapper_built_anew_in_a_loop_is_blamed_not_the_function():
                 return x + 1
             jax.jit(fresh)(jnp.ones(2))
     assert only_cause(log.events[1]).message.startswith("`fresh` is a new function object")
+
+
+def test_pmap_compilations_name_the_users_parameters():
+    def body(v, w):
+        return v * w
+
+    mapped = jax.pmap(body)
+    with watch_recompiles() as log:
+        mapped(jnp.ones((1, 3)), jnp.ones((1, 3)))
+        mapped(jnp.ones((1, 4)), jnp.ones((1, 3)))
+    assert log.events[0].signature == "(v: f32[1,3], w: f32[1,3])"
+    cause = only_cause(log.events[1])
+    assert (cause.kind, cause.argument) == ("shape", "v")

@@ -68,7 +68,27 @@ def attributed_to(signature: CallSignature, function, name: str) -> CallSignatur
     """The signature, attributed to ``function`` (the user's function inside JAX's wrapper)."""
     _, family, defined_at = function_identity(function)
     return dataclasses.replace(signature, function=name, family=family, defined_at=defined_at,
-                               function_id=id(function), function_ref=weak_reference(function))
+                               function_id=id(function), function_ref=weak_reference(function),
+                               params=_named_as_the_user(signature.params, function))
+
+
+def _named_as_the_user(params: tuple, function) -> tuple:
+    """JAX's wrapper takes the flattened arguments (``flat_args[0]``, ``flat_args[1]``): when
+    there is one per parameter of the user's function, each is named after its parameter (``v``)."""
+    import inspect
+    import re
+
+    flat = [p for p in params if re.fullmatch(r"\w+\[\d+\]", p.name)]
+    if not flat or len(flat) != len(params):
+        return params
+    try:
+        names = [q.name for q in inspect.signature(function).parameters.values()
+                 if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return params
+    if len(names) != len(flat):
+        return params
+    return tuple(dataclasses.replace(p, name=n) for p, n in zip(params, names))
 
 
 def weak_reference(obj):
