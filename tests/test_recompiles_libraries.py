@@ -30,9 +30,31 @@ def test_an_equinox_static_field_change_is_shown_where_it_differs():
     truth = log.events[1].raw
     assert "'relu'" in truth and "'tanh'" in truth  # JAX: the static metadata differs there
     (cause,) = log.events[1].causes
-    assert cause.kind == "static_value"
+    assert (cause.kind, cause.argument) == ("pytree_structure", "layer")  # the user's own parameter
     assert "'relu'" in cause.before and "'tanh'" in cause.after
     assert "same arguments" not in cause.message and len(cause.before) < 90
+
+
+def test_filter_jit_names_the_users_arguments_and_tells_a_redefinition():
+    def define():
+        @eqx.filter_jit
+        def run(model, x, scale=1.0):
+            return model["w"].sum() * x * scale
+
+        return run
+
+    run = define()
+    with watch_recompiles(explain=True) as log:
+        run({"w": jnp.ones(3)}, jnp.ones(3))
+        run({"w": jnp.ones(4)}, jnp.ones(3))
+        define()({"w": jnp.ones(3)}, jnp.ones(3))
+    assert [e.function for e in log.events] == ["run"] * 3
+    first, shape, again = log.events
+    assert first.signature == "(model: {'w': f32[3]}, x: f32[3])" and first.kinds == ["first_call"], first.causes[0].message
+    assert [(c.kind, c.argument) for c in shape.causes] == [("shape", "model['w']")]
+    assert "dynamic_nodonate" not in log.to_text()
+    assert again.kinds == ["redefined_function"] and "eqx" not in again.causes[0].message
+    assert again.defined_at.file == __file__
 
 
 def test_an_nnx_module_switched_to_eval_says_which_attribute_changed():

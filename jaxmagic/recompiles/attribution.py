@@ -55,6 +55,40 @@ def signature_or_none(call, on_error: Callable[[BaseException], None] | None = N
         return None
 
 
+def equinox_user_call(frame):
+    """``(function, args, kwargs)`` of the user's call through ``equinox.filter_jit``, read from
+    Equinox's ``_call(jit_wrapper, is_lower, args, kwargs)`` frame on the stack: what the user
+    passed, before Equinox split it into ``dynamic_nodonate`` / ``static``. ``None`` elsewhere."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_call" and code.co_filename.replace("\\", "/").endswith("equinox/_jit.py"):
+            local = frame.f_locals
+            wrapper, args, kwargs = local.get("jit_wrapper"), local.get("args"), local.get("kwargs")
+            function = getattr(wrapper, "__wrapped__", None) or getattr(wrapper, "fn", None)
+            if function is None or args is None:
+                return None
+            return function, tuple(args), dict(kwargs or {})
+        frame = frame.f_back
+    return None
+
+
+def is_equinox_wrapper(fun) -> bool:
+    """The function ``equinox.filter_jit`` hands to ``jax.jit`` (its ``fun_wrapped``)."""
+    code = getattr(fun, "__code__", None)
+    return code is not None and code.co_filename.replace("\\", "/").endswith("equinox/_jit.py")
+
+
+def user_call_signature(fun, args: tuple, kwargs: dict, on_error=None) -> CallSignature | None:
+    """The signature of the user's own call ``fun(*args, **kwargs)`` (as ``equinox.filter_jit``
+    received it: arrays traced, everything else static)."""
+    try:
+        return describe_call(fun, args, kwargs, options={"filter_jit": True}, config=_jax_private.tracing_context())
+    except Exception as exc:
+        if on_error is not None:
+            on_error(exc)
+        return None
+
+
 def stack_frames(frame) -> list[tuple[str, int, str]]:
     """``(file, line, function)`` from ``frame`` outward: where to look for the user's call site."""
     frames = []

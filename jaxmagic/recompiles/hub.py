@@ -27,7 +27,8 @@ from jaxmagic import _jax_private
 from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.attribution import (attributed_to, base_name, decide_causes, is_internal, is_jaxmagics_own,
-                                  called_by_jaxmagic, jitted_by_user,
+                                  called_by_jaxmagic, equinox_user_call, is_equinox_wrapper, jitted_by_user,
+                                  user_call_signature,
                                   persistent_cache_in_use, signature_or_none, stack_frames, user_function_inside)
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.programs import describe_difference, line_in_loop, program_difference, program_shape
@@ -319,7 +320,13 @@ class _Hub:
         if not wanted:
             return None, []
         namer = next((log.cell_namer for log in wanted if log.cell_namer is not no_cells), no_cells)
-        if call is not None and call.called:
+        through_equinox = equinox_user_call(frame) if call is not None and is_equinox_wrapper(call.fun) else None
+        if through_equinox is not None:  # the user's own function and arguments, not Equinox's split
+            user_fun, user_args, user_kwargs = through_equinox
+            signature = user_call_signature(user_fun, user_args, user_kwargs, self._failed)
+            name = signature.function if signature is not None else name
+            del user_fun, user_args, user_kwargs
+        elif call is not None and call.called:
             signature = signature_or_none(call, self._failed)
         elif traced is not None:
             signature = traced[0]
@@ -340,7 +347,8 @@ class _Hub:
         elif signature is not None and _jax_private.is_primitive_wrapper(fun):
             # JAX makes one wrapper per primitive and parameters: each is its own function.
             signature = dataclasses.replace(signature, family=signature.family + (id(fun),))
-        del call, fun, shown, user_function
+        equinox = through_equinox is not None
+        del call, fun, shown, user_function, through_equinox
         site = pick_user_frame(stack)
         call_site = source_line(*site, cell_namer=namer) if site else None
         with self.lock:
@@ -353,7 +361,8 @@ class _Hub:
         # Compared with a compilation seen before a stretch when nothing watched: JAX may have
         # compiled other signatures in between, which jaxmagic never saw.
         unwatched_since = closest is not None and closest.watch_period != self.watch_period
-        causes = decide_causes(name, signature, closest, own, raw, seen, internal=internal)
+        # Through Equinox, JAX's explanation is about Equinox's own wrapper, not the user's function.
+        causes = decide_causes(name, signature, closest, own, None if equinox else raw, seen, internal=internal)
         difference = None
         if program is not None and closest is not None and closest.program is not None:
             difference = program_difference(closest.program, program, in_loop=line_in_loop)
