@@ -5,7 +5,8 @@ same calls with it off, in alternating rounds so that a busy machine weighs on b
 Goal: within 2% (a call that hits JAX's caches runs no jaxmagic code at all).
 
 Per compilation: a real compilation with the watch on (reading the call, describing and comparing
-its signature, recording the event) against the same compilation with it off. Goal: within 10%.
+its signature, recording the event) against the same compilation with it off. Goal: within 5%
+(JAX explains its cache misses only when a log asks for its text, so it costs nothing here).
 
 The log: recording one event into a log already holding 10 to 10,000 events (a ring buffer: the
 cost must not grow with the log), and rendering the log's HTML (at most ``MAX_ROWS`` rows shown).
@@ -29,7 +30,7 @@ from jaxmagic.render import recompiles as render
 from jaxmagic.sources import SourceLine
 
 PER_CALL_TOLERANCE = 0.02
-PER_COMPILE_TOLERANCE = 0.10
+PER_COMPILE_TOLERANCE = 0.05
 LOG_GROWTH_LIMIT = 3.0
 
 
@@ -116,7 +117,8 @@ def per_compile(quick: bool = False) -> dict:
 
 def _synthetic_event(i: int) -> RecompileEvent:
     site = SourceLine(file="<cell-3>", line=2, function="<module>", text="step(batch)", cell="In [3]")
-    cause = Cause("shape", argument="batch", before=f"f32[{i},3]", after=f"f32[{i + 1},3]", detail=f"axis 0: {i} → {i + 1}")
+    cause = Cause("shape", argument="batch", before=f"f32[{i},3]", after=f"f32[{i + 1},3]", detail=f"axis 0: {i} → {i + 1}",
+                  axes=((0, i, i + 1),))
     return RecompileEvent(function=f"step{i % 7}", defined_at=None, call_site=site, compile_s=0.03, causes=[cause])
 
 

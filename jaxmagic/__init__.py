@@ -35,6 +35,8 @@ _PUBLIC = {
     "RecompileLimitExceeded": "jaxmagic.recompiles",
     "Cause": "jaxmagic.recompiles.causes",
     "watch_recompiles": "jaxmagic.recompiles.watch",
+    "expect_compiles": "jaxmagic.recompiles.budget",
+    "CompileBudgetExceeded": "jaxmagic.recompiles.budget",
     "UsageProblem": "jaxmagic.errors",
     "UserCodeError": "jaxmagic.errors",
     "Diagnosis": "jaxmagic.doctor",

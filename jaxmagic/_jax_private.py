@@ -233,3 +233,58 @@ def wrapped_callables(fun: Any, depth: int = 4) -> Iterator[Any]:
                 yield value
                 if level + 1 < depth:
                     queue.append((value, level + 1))
+
+
+# -- recompiles: who called the jitted function --------------------------------------------------
+
+
+def jit_caller_filename(frame: Any) -> str | None:
+    """The file of the Python frame that called the jitted function now compiling: the frame just
+    outside ``pjit``'s ``cache_miss`` (the C++ dispatch that calls it leaves no frame of its own).
+    ``None`` when no such frame is on the stack (``.lower()``, a nested trace)."""
+    from jax._src import pjit, traceback_util
+
+    pjit_file = pjit.__file__
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == pjit_file and code.co_name == "cache_miss":
+            caller = frame.f_back
+            while caller is not None and caller.f_code.co_filename == traceback_util.__file__:
+                caller = caller.f_back  # JAX's traceback filtering wraps the call
+            return caller.f_code.co_filename if caller is not None else None
+        frame = frame.f_back
+    return None
+
+
+def is_module_level_jit_of(fun: Any) -> bool:
+    """Whether ``fun`` is what a module-level ``@jax.jit`` decorated in its own module (JAX's
+    ``jnp.sin``, ``_where``): the module's attribute of that name is a jitted function wrapping it."""
+    import sys as _sys
+
+    module = _sys.modules.get(getattr(fun, "__module__", None) or "")
+    attribute = getattr(module, getattr(fun, "__name__", "") or "", None) if module is not None else None
+    return attribute is not None and attribute is not fun and getattr(attribute, "__wrapped__", None) is fun
+
+
+def compiling_jaxpr(frame: Any) -> Any | None:
+    """The ``ClosedJaxpr`` JAX is compiling now, from ``pjit``'s ``_pjit_call_impl_python`` frame
+    on the stack (its ``jaxpr`` argument); ``None`` when there is none (``.lower().compile()``)."""
+    from jax._src import pjit
+
+    pjit_file = pjit.__file__
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == pjit_file and code.co_name == "_pjit_call_impl_python":
+            return frame.f_locals.get("jaxpr")
+        frame = frame.f_back
+    return None
+
+
+def equation_user_line(eqn: Any) -> tuple[str, int] | None:
+    """``(file, line)`` of the user's code that emitted a jaxpr equation (JAX's ``user_frame``)."""
+    from jax._src import source_info_util
+
+    frame = source_info_util.user_frame(eqn.source_info.traceback)
+    if frame is None:
+        return None
+    return frame.file_name, getattr(frame, "start_line", None) or getattr(frame, "line_num", 0)

@@ -47,8 +47,9 @@ PACKAGE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 def jaxmagic_locations() -> set[str]:
     """Every way a path inside the imported jaxmagic package can be written in what the user sees:
     as imported, resolved, and shortened with ``~`` (IPython's tracebacks do that)."""
-    import jaxmagic
     from IPython.utils.path import compress_user
+
+    import jaxmagic
 
     places = set()
     for directory in (os.path.dirname(jaxmagic.__file__), PACKAGE_DIR):

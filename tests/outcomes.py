@@ -11,9 +11,8 @@ from __future__ import annotations
 import contextlib
 
 import jax
-from IPython.core.error import UsageError
-
 from conftest import CellResult, assert_no_internals
+from IPython.core.error import UsageError
 
 OK, USAGE, USER, LIMIT = "ok", "usage", "user", "limit"
 INTERNAL_FAILURE = "This is a bug in jaxmagic"

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import pytest
-
 from conftest import assert_no_internals
 from outcomes import LIMIT, OK, USAGE, USER, Snapshot, assert_clean, defined_in_session
 

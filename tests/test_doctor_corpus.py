@@ -11,8 +11,8 @@ import textwrap
 import jax
 import numpy as np
 import pytest
-
 from doctor_cases import apply, diagnosed, fix_runs, namespace, run
+
 from jaxmagic import doctor
 from jaxmagic.call import Call
 

@@ -5,7 +5,6 @@ traced (``jnp.where`` / ``lax.cond``), a setting is made static."""
 from __future__ import annotations
 
 import numpy as np
-
 from doctor_cases import apply, diagnosed, fix_runs, run
 
 X = np.array([1.0, -2.0, 3.0, -4.0], dtype=np.float32)
@@ -143,9 +142,8 @@ def test_eqx_filter_jit_is_fixed_by_passing_a_python_value():
 
 
 def test_a_global_counter_is_not_turned_into_a_parameter():
-    from doctor_cases import namespace
-
     import jax
+    from doctor_cases import namespace
 
     from jaxmagic import doctor
 

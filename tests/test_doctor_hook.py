@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import assert_no_internals
+
 from jaxmagic.magics import doctor as doctor_magics
 
 TRAP = """

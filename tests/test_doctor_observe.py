@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import jax
 import numpy as np
-
 from conftest import assert_no_internals
 from doctor_cases import apply, line_of, namespace, run
+
 from jaxmagic import doctor
 
 X = np.arange(1.0, 4.0, dtype=np.float32)

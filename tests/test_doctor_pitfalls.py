@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from doctor_cases import apply, diagnosed, line_of, run
+
 from jaxmagic import doctor
 
 X = np.arange(1.0, 5.0, dtype=np.float32)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from outcomes import Snapshot, assert_clean, defined_in_session
 
 SETUP = '''

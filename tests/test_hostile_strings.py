@@ -138,7 +138,7 @@ def test_jitcompare_view_call_text_static_values_and_warnings(run, hostile):
 
 
 def test_recompile_table_static_values_names_call_sites_and_jax_explanations(run, hostile):
-    shown = run(f"%%recompiles\njstep(v, IMG)\njstep(v, SCRIPT)  # {SCRIPT}\njstep(v, 'plain');").assert_ok()
+    shown = run(f"%%recompiles --explain\njstep(v, IMG)\njstep(v, SCRIPT)  # {SCRIPT}\njstep(v, 'plain');").assert_ok()
     markup = assert_inert(shown.html, NAME, IMG, SCRIPT)
     assert markup.tags.count("tr") >= 3
     assert f"Static(val={SCRIPT!r})" in markup.text  # JAX's own explanation, quoting the value, is text too

@@ -14,12 +14,12 @@ import threading
 
 import jax
 import pytest
-from jax._src import monitoring
-
 from conftest import assert_no_internals
+from jax._src import monitoring
+from outcomes import Snapshot
+
 from jaxmagic.magics.common import MagicInterrupted
 from jaxmagic.recompiles import RecompileLimitExceeded, watch
-from outcomes import Snapshot
 
 INTERRUPTER = '''
 import jax, jax.numpy as jnp

@@ -206,3 +206,35 @@ def test_a_dropped_output_is_told_from_a_used_one():
     used = jax.make_jaxpr(jnp.sin)(jnp.ones(3)).jaxpr.outvars[0]
     assert not _jax_private.is_dropped_variable(used)
     assert _jax_private.is_dropped_variable(core.DropVar(used.aval))
+
+
+# -- recompiles: who called the jitted function --------------------------------------------------
+
+
+def test_jit_caller_filename_is_the_file_that_called_the_jitted_function():
+    from jax import monitoring
+
+    seen = []
+
+    def listener(event, duration, **kwargs):
+        import sys
+
+        if event == _jax_private.compile_event_names()["compile"]:
+            seen.append(_jax_private.jit_caller_filename(sys._getframe(1)))
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        jax.jit(lambda x: x * 7)(jnp.ones(13))
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    assert __file__ in seen
+    assert _jax_private.jit_caller_filename(None) is None
+
+
+def test_is_module_level_jit_of_tells_jaxs_own_decorated_functions():
+    from jax._src.numpy import ufuncs
+
+    assert _jax_private.is_module_level_jit_of(jnp.sin.__wrapped__)
+    assert ufuncs.sin.__wrapped__ is jnp.sin.__wrapped__
+    assert not _jax_private.is_module_level_jit_of(jnp.sin)  # the user's jax.jit(jnp.sin) wraps this one
+    assert not _jax_private.is_module_level_jit_of(jax.nn.softmax)

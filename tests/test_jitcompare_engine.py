@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 
 import jaxmagic
-from jaxmagic.timing import agreement, footprint, modes, stopwatch
 from jaxmagic.call import Call
 from jaxmagic.errors import UsageProblem
-from jaxmagic.timing import Timing, _timing_warnings, break_even, compare
+from jaxmagic.timing import Timing, _timing_warnings, agreement, break_even, compare, footprint, modes, stopwatch
 
 
 def test_public_names():

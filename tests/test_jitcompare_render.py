@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from jaxmagic.timing.comparison import Comparison, CompileCost, Timing
 from jaxmagic.render import comparison as render
+from jaxmagic.timing.comparison import Comparison, CompileCost, Timing
 
 
 def report(eager=1e-3, jit=1e-4, jit_first=0.05, warnings=(), name="f(x)", **extra):

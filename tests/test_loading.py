@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 
-
 def test_import_pulls_in_neither_ipython_nor_ipywidgets_nor_jax():
     code = "import sys, jaxmagic; print(sorted(m for m in ('IPython', 'ipywidgets', 'jax', 'pygments') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -2,7 +2,6 @@
 ``UsageError`` naming the option and what it takes, and no code of the cell runs."""
 
 import pytest
-
 from outcomes import assert_usage_error
 
 SETUP = "x = jnp.ones(3)\n@jax.jit\ndef f(v):\n    return v * 2\nran = []"

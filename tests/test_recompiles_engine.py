@@ -19,8 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmagic.recompiles import watch
-from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog
+from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog, watch
 from jaxmagic.recompiles.watch import watch_recompiles
 
 
@@ -107,7 +106,7 @@ def test_static_value_says_the_values_not_an_input_path():
         return x
 
     x = jnp.ones(2)
-    with watch_recompiles() as log:
+    with watch_recompiles(explain=True) as log:
         repeat(x, 2)
         repeat(x, 3)
     cause = only_cause(log.events[1])
@@ -279,10 +278,20 @@ def test_jax_explanation_fills_in_when_jaxmagic_saw_no_earlier_call():
 
     seen_before(jnp.ones(2), 2)  # compiled before anyone watched
     watch.forget()
-    with watch_recompiles() as log:
+    with watch_recompiles(explain=True) as log:  # JAX's explanation asked for
         seen_before(jnp.ones(2), 5)
     cause = only_cause(log.events[0])
     assert (cause.kind, cause.argument, cause.before, cause.after) == ("static_value", "n", "2", "5")
+
+
+def test_jax_explains_its_cache_misses_only_while_a_log_asks_for_the_text():
+    assert not jax.config.jax_explain_cache_misses
+    with watch_recompiles():
+        assert not jax.config.jax_explain_cache_misses  # jaxmagic's own comparison decides
+        with watch_recompiles(explain=True):
+            assert jax.config.jax_explain_cache_misses
+        assert not jax.config.jax_explain_cache_misses
+    assert not jax.config.jax_explain_cache_misses
 
 
 def test_repeated_cause_headline_with_the_fix():
@@ -462,7 +471,7 @@ def test_stopping_restores_listeners_config_and_logging():
     before = _listener_counts()
     filters_before = list(_explanation_filters())
     assert jax.config.values["jax_explain_cache_misses"] is False
-    log = RecompileLog().start()
+    log = RecompileLog(explain=True).start()  # asking for JAX's text turns its explanations on
     assert watch.is_installed()
     assert _listener_counts() == (before[0] + 1, before[1] + 1)
     assert jax.config.values["jax_explain_cache_misses"] is True
@@ -681,3 +690,113 @@ def test_a_static_argument_whose_repr_raises_still_gives_an_event():
         with_opaque(jnp.ones(2), Opaque())
         with_opaque(jnp.ones(3), Opaque())
     assert kinds(log) == [["first_call"], ["shape"]]
+
+
+def test_a_headline_counts_per_function_and_cause_and_survives_another_cause():
+    @functools.partial(jax.jit, static_argnames=("n",))
+    def mixed(x, n):
+        return x * n
+
+    with watch_recompiles() as log:
+        for size in (2, 3, 4, 5):
+            mixed(jnp.ones(size), n=1)
+        mixed(jnp.ones(5), n=2)  # a different cause comes next
+        mixed(jnp.ones(5), n=3)
+    assert log.headlines == ["`mixed` compiled 6 times: the shape of `x` changes on axis 0 — pad to a few bucket sizes"]
+    mixed(jnp.ones(5), n=4)
+    with watch_recompiles() as log:
+        for n in (5, 6, 7):
+            mixed(jnp.ones(5), n=n)
+        mixed(jnp.ones(6), n=7)
+    assert log.headlines[0].startswith("`mixed` compiled 4 times: static argument `n` takes a new value each time")
+
+
+def test_weak_type_wording_takes_the_right_article():
+    @jax.jit
+    def plus(x):
+        return x + 1
+
+    with watch_recompiles() as log:
+        plus(2)
+        plus(jnp.int32(2))
+    message = only_cause(log.events[1]).message
+    assert message.startswith("`x` is an i32[] array now and was a Python int (weak i32[]) before")
+
+
+def test_a_library_function_the_user_jits_is_counted_but_eager_library_calls_are_not():
+    relu = jax.jit(jax.nn.relu)
+    softmax = jax.jit(jax.nn.softmax)
+    sine = jax.jit(jnp.sin)
+    with watch_recompiles() as log:
+        for n in (3, 4):
+            relu(jnp.ones(n))
+            softmax(jnp.ones(n))
+            sine(jnp.ones(n))
+            jnp.where(jnp.arange(n) > 1, 1.0, 2.0)  # eager: JAX's own compilations
+            jnp.cos(jnp.ones(n))
+    assert log.counts == {"relu": 2, "softmax": 2, "sin": 2}
+    assert [e.kinds for e in log.events if e.function == "relu"] == [["first_call"], ["shape"]]
+    with pytest.raises(RecompileLimitExceeded, match="`relu` compiled 2 times"):
+        with watch_recompiles(max_compiles=1):
+            for n in (5, 6):
+                relu(jnp.ones(n))
+
+
+def test_pytree_text_is_written_from_the_tree_whatever_its_keys_hold():
+    @jax.jit
+    def starry(tree):
+        return tree["c"].sum()
+
+    with watch_recompiles() as log:
+        starry({"a*b": jnp.ones(2), "c": jnp.ones(3)})
+    assert log.events[0].signature == "(tree: {'a*b': f32[2], 'c': f32[3]})"
+
+
+def test_a_before_seen_ahead_of_an_unwatched_stretch_says_so():
+    @jax.jit
+    def gap(x):
+        return x + 5
+
+    with watch_recompiles() as first:
+        gap(jnp.ones(3))
+        gap(jnp.ones(4))
+    gap(jnp.ones(6))  # compiled while nothing watched
+    with watch_recompiles() as log:
+        gap(jnp.ones(7))
+        gap(jnp.ones(8))
+    assert not first.events[1].unwatched_since_before
+    stale, fresh = log.events
+    assert stale.unwatched_since_before and not fresh.unwatched_since_before
+    assert "what compiled while nothing watched is not known" in log.to_text()
+
+
+def test_a_transform_wrapper_built_anew_in_a_loop_is_blamed_not_the_function():
+    def kernel(x):
+        return x * 2
+
+    with watch_recompiles() as log:
+        for _ in range(3):
+            jax.jit(jax.vmap(kernel))(jnp.ones((2, 3)))
+    assert log.counts == {"kernel": 3}
+    cause = only_cause(log.events[1])
+    assert cause.kind == "redefined_function"
+    assert cause.message.startswith("`kernel` is the same function, but the jax.vmap wrapper around it was built anew")
+    assert cause.advice == "Build `jax.jit(jax.vmap(kernel))` once, outside the loop, and call that."
+    with watch_recompiles() as log:  # a function truly defined anew keeps its own words
+        for _ in range(2):
+            def fresh(x):
+                return x + 1
+            jax.jit(fresh)(jnp.ones(2))
+    assert only_cause(log.events[1]).message.startswith("`fresh` is a new function object")
+
+
+def test_pmap_compilations_name_the_users_parameters():
+    def body(v, w):
+        return v * w
+
+    mapped = jax.pmap(body)
+    with watch_recompiles() as log:
+        mapped(jnp.ones((1, 3)), jnp.ones((1, 3)))
+        mapped(jnp.ones((1, 4)), jnp.ones((1, 4)))
+    assert log.events[0].signature == "(v: f32[1,3], w: f32[1,3])"
+    assert [(c.kind, c.argument) for c in log.events[1].causes] == [("shape", "v"), ("shape", "w")]

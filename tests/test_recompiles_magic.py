@@ -15,10 +15,8 @@ import pytest
 from conftest import assert_no_internals, internals_in
 
 from jaxmagic import _jax_private
-
-from jaxmagic.recompiles import watch
 from jaxmagic.magics import recompiles as magic_module
-from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog
+from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog, watch
 
 
 @pytest.fixture(autouse=True)
@@ -167,9 +165,11 @@ def test_max_with_the_session_watch_fails_the_cell_that_goes_over(run):
 
 def test_on_shows_a_live_panel_that_updates_while_later_cells_run(ip, run):
     shown = run("%recompiles on").assert_ok()
-    (bundle,) = shown.outputs
-    assert {"application/vnd.jupyter.widget-view+json", "text/html", "text/plain"} <= set(bundle)
     panel = session(ip).panels[-1]
+    # (earlier panels of replaced logs may publish an update of their own copy: "stopped")
+    (bundle,) = [o for o in shown.outputs if o.get("application/vnd.jupyter.widget-view+json", {}).get("model_id")
+                 == panel.widget.model_id]
+    assert {"application/vnd.jupyter.widget-view+json", "text/html", "text/plain"} <= set(bundle)
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.widget.model_id
     assert "jm-recompile-panel" in panel.widget._dom_classes
     assert rows(panel.rows.value) == []
@@ -228,7 +228,9 @@ def test_off_restores_jax_and_logging(ip, run):
     listeners = (len(monitoring.get_event_duration_listeners()), len(monitoring.get_event_listeners()))
     filters = {name: list(logging.getLogger(name).filters) for name in _jax_private.explanation_logger_names()}
     run("%recompiles on").assert_ok()
-    assert jax.config.values["jax_explain_cache_misses"] is True
+    assert jax.config.values["jax_explain_cache_misses"] is False  # jaxmagic's own comparison decides
+    run("%recompiles on --explain").assert_ok()
+    assert jax.config.values["jax_explain_cache_misses"] is True  # JAX's own text asked for
     run("%recompiles off").assert_ok()
     assert (len(monitoring.get_event_duration_listeners()), len(monitoring.get_event_listeners())) == listeners
     assert {name: list(logging.getLogger(name).filters) for name in filters} == filters
@@ -360,3 +362,28 @@ def test_jitcompare_measurements_are_not_counted_as_the_users_recompilations(ip,
     run("%jitcompare -n 2 -r 2 --plain timed(v)").assert_ok()
     timing = [e for e in session(ip).log.events if e.function == "timed"]
     assert timing and all(e.internal for e in timing), "shown with --all, marked as not the user's"
+
+
+def test_reload_ext_keeps_the_session_watch_and_unload_says_it_stopped(ip, run):
+    run("%recompiles on").assert_ok()
+    log = session(ip).log
+    run("%reload_ext jaxmagic").assert_ok()
+    assert session(ip).log is log and log.watching and watch.is_installed()
+    run("@jax.jit\ndef after_reload(x):\n    return x + 2\nafter_reload(jnp.ones(2))").assert_ok()
+    assert log.counts == {"after_reload": 1}
+    shown = run("%unload_ext jaxmagic")
+    try:
+        assert not log.watching and not watch.is_installed()
+        assert "the session watch stopped (1 compilation of 1 function" in shown.stderr
+    finally:
+        run("%load_ext jaxmagic").assert_ok()
+
+
+def test_jaxmagics_own_compilations_of_the_users_function_are_not_counted(ip, run):
+    run("def plain(x):\n    return jnp.sin(x) * 2\nx = jnp.ones(3)").assert_ok()
+    run("%recompiles on").assert_ok()
+    for cell in ("%jaxpr --stage hlo plain(x)", "%jaxpr --cost plain(x)"):
+        run(cell).assert_ok()
+    assert session(ip).log.counts == {}
+    run("jax.jit(plain)(jnp.ones(5))").assert_ok()  # the user's own compilation still counts
+    assert session(ip).log.counts == {"plain": 1}

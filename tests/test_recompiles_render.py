@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from jaxmagic.recompiles import RecompileEvent, RecompileLog
 from jaxmagic.recompiles.causes import CAUSE_KINDS, Cause
 from jaxmagic.recompiles.explanations import argument_for_path, parse_explanation
-from jaxmagic.recompiles import RecompileEvent, RecompileLog
 from jaxmagic.render import recompiles as render
 from jaxmagic.render.panel import ALL, RecompilePanel
 from jaxmagic.sources import SourceLine
@@ -25,7 +25,8 @@ def event(function="step", causes=None, *, line=3, raw=None, persistent=None, co
 
 
 def shape(before, after, argument="x"):
-    return Cause("shape", argument=argument, before=f"f32[{before}]", after=f"f32[{after}]", detail=f"axis 0: {before} → {after}")
+    return Cause("shape", argument=argument, before=f"f32[{before}]", after=f"f32[{after}]", detail=f"axis 0: {before} → {after}",
+                 axes=((0, before, after),))
 
 
 def filled_log(n=5, **kwargs):
@@ -105,7 +106,7 @@ def test_text_lists_headline_counts_and_one_line_per_cause():
     lines = text.splitlines()
     assert lines[0] == "Compilations in this cell: 6 compilations of 2 functions (180 ms compiling)"
     assert lines[1].startswith("! `step` compiled 5 times: the shape of `x` changes on axis 0")
-    assert lines[2] == "  step ×5 · loss ×1"
+    assert lines[2] == "  step ×5 (150 ms) · loss ×1 (30 ms)"
     assert "first compilation for (x: f32[3])" in text
     assert "dtype: dtype of `y` changed" in text and "static value: static argument `n` changed: 2 → 3" in text
     fixes = [line for line in lines if line.lstrip().startswith("→ ")]

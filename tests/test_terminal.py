@@ -7,7 +7,6 @@ import sys
 
 from conftest import internals_in
 
-
 IPYTHON = pathlib.Path(sys.executable).with_name("ipython")
 SESSION = "%load_ext jaxmagic\nimport jax.numpy as jnp\nx = jnp.ones(3)\n{magic}\nexit\n"
 

@@ -24,13 +24,14 @@ from jaxmagic.magics import common, echo
 from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog, matches
 from jaxmagic.render import recompiles as render
 
-SUBCOMMANDS = ("on", "off", "clear", "show")
+SUBCOMMANDS = ("on", "off", "clear", "show", "save")
 ACCEPTED = (
-    "%recompiles on [FN ...] [--all] [--max N]   watch the whole session in a live panel\n"
-    "%recompiles off                              stop watching\n"
-    "%recompiles clear                            forget what the session log holds\n"
-    "%recompiles show [FN ...]                    show the session log (of those functions)\n"
-    "%%recompiles [FN ...] [--all] [--max N]      run the cell and report its compilations"
+    "%recompiles on [FN ...] [--all] [--max N] [--explain]   watch the whole session in a live panel\n"
+    "%recompiles off                                         stop watching\n"
+    "%recompiles clear                                       forget what the session log holds\n"
+    "%recompiles show [FN ...]                               show the session log (of those functions)\n"
+    "%recompiles save FILE.html                              write the session log as a standalone HTML page\n"
+    "%%recompiles [FN ...] [--all] [--max N] [--explain]     run the cell and report its compilations"
 )
 MAX_LIVE_PANELS = 16
 _NAME = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
@@ -85,10 +86,15 @@ def install(shell) -> None:
 
 
 def uninstall(shell) -> None:
-    """Stop the session watch, the panels' updates and the hook: nothing of ours stays in JAX."""
+    """Stop the session watch, the panels' updates and the hook: nothing of ours stays in JAX.
+    ``%reload_ext jaxmagic`` is not an end: the session watch, its panels and hook go on."""
+    if _reloading() and shell in _SESSIONS:
+        return
     session = _SESSIONS.pop(shell, None)
     if session is None:
         return
+    if session.log is not None and session.log.watching:
+        print(f"jaxmagic unloaded: the session watch stopped ({session.log.summary}).", file=sys.stderr)
     if session.log is not None:
         session.log.stop()
     for panel in session.panels:
@@ -100,12 +106,26 @@ def uninstall(shell) -> None:
             pass
 
 
+def _reloading() -> bool:
+    """Whether IPython's ``%reload_ext`` is what unloads the extension (it loads it again at once)."""
+    frame = sys._getframe(1)
+    try:
+        while frame is not None:
+            if frame.f_code.co_name == "reload_extension" and frame.f_code.co_filename.endswith("extensions.py"):
+                return True
+            frame = frame.f_back
+        return False
+    finally:
+        del frame
+
+
 def _after_cell(shell) -> None:
     session = _SESSIONS.get(shell)
     if session is None:
         return
     for panel in session.panels:
         panel.flush()
+        panel.publish()  # the saved notebook's copy of the panel follows the log
     log = session.log
     if log is not None and log.watching and common.is_terminal(shell):
         _print_new_events(session, log)
@@ -137,6 +157,8 @@ class RecompilesMagics(Magics):
               help="line form: on [FN ...] | off | clear | show [FN ...]; cell form: the functions to report (default: all of yours)")
     @argument("--all", action="store_true", dest="internal",
               help="also show JAX's internal compilations (each primitive compiled once in eager mode, jnp helpers)")
+    @argument("--explain", action="store_true",
+              help="also keep JAX's own explanation of each cache miss (turns on jax_explain_cache_misses while watching)")
     @argument("--max", type=_limit, metavar="N", default=None,
               help="fail when a watched function compiles more than N times (--max 0: no compilation at all)")
     @common.shared_options("RecompileLog")
@@ -179,9 +201,11 @@ class RecompilesMagics(Magics):
             raise UsageError(f"%recompiles: unknown sub-command `{command}`.\nAccepted:\n{ACCEPTED}")
         if command in ("off", "clear") and (names or options.internal or options.max is not None):
             raise UsageError(f"%recompiles {command} takes no further arguments.\nAccepted:\n{ACCEPTED}")
-        if command != "on" and (options.internal or options.max is not None):
+        if command != "on" and (options.internal or options.explain or options.max is not None):
             raise UsageError(f"%recompiles {command}: --all and --max belong to `%recompiles on` and to the cell form.\n"
                              f"Accepted:\n{ACCEPTED}")
+        if command == "save":
+            return self._save(session, names, options)
         _check_names(names, "%recompiles " + command)
         if command == "on":
             return self._on(session, names, options)
@@ -206,6 +230,7 @@ class RecompilesMagics(Magics):
             include_internal=options.internal,
             max_compiles=options.max,
             cell_namer=common.cell_namer(self.shell),
+            explain=options.explain,
             scope=f"the session since In [{common.current_cell(self.shell)[0] or self.shell.execution_count}]",
         )
         log.start()
@@ -224,6 +249,7 @@ class RecompilesMagics(Magics):
         for panel in session.panels:
             panel.flush()
             panel.refresh()
+            panel.publish()
         print(f"Stopped watching: {log.summary}. `%recompiles show` shows them again.")
         return log if options.output else None
 
@@ -244,6 +270,22 @@ class RecompilesMagics(Magics):
             common.show(self.shell, shown, plain=options.plain, text=render.text)
         return echo.returned(self.shell, shown, shown=True) if options.output else None
 
+    def _save(self, session: _Session, words: list[str], options):
+        example = "e.g. %recompiles save compiles.html"
+        words = [w[1:-1] if len(w) > 1 and w[0] == w[-1] and w[0] in "'\"" else w for w in words]
+        if len(words) != 1 or not words[0].lower().endswith((".html", ".htm")):
+            raise UsageError(f"%recompiles save takes one file name ending in .html; {example}.\nAccepted:\n{ACCEPTED}")
+        log = session.log
+        if log is None:
+            raise UsageError("%recompiles save: nothing recorded yet. `%recompiles on` watches the session; "
+                             f"then {example}.")
+        try:
+            path = log.save_html(words[0])
+        except OSError as exc:
+            raise UsageError(f"%recompiles save: could not write {words[0]!r}: {exc.strerror or exc}.") from None
+        print(f"Wrote {log.summary} to {path}.")
+        return log if options.output else None
+
     def _show_live(self, session: _Session, log: RecompileLog, function: str | None, *, plain: bool) -> None:
         if plain or common.is_terminal(self.shell):
             common.show(self.shell, log.for_functions([function]) if function else log, plain=plain, text=render.text)
@@ -256,7 +298,7 @@ class RecompilesMagics(Magics):
         session.panels.append(panel)
         while len(session.panels) > MAX_LIVE_PANELS:
             session.panels.pop(0).close()
-        display(panel)
+        panel.shown_as(display(panel, display_id=True))
 
     # -- the cell form -------------------------------------------------------------------------
     def _cell(self, options, line: str, cell: str):
@@ -267,7 +309,7 @@ class RecompilesMagics(Magics):
                              f"form (%recompiles {names[0]}).\nAccepted:\n{ACCEPTED}")
         _check_names(names, "%%recompiles")
         _check_known(names, cell, self.shell.user_ns)
-        log = RecompileLog(names, include_internal=options.internal, max_compiles=options.max,
+        log = RecompileLog(names, include_internal=options.internal, max_compiles=options.max, explain=options.explain,
                            cell_namer=common.cell_namer(self.shell), scope="this cell")
         value = limit = None
         log.start()

@@ -56,6 +56,40 @@ def signature_or_none(call, on_error: Callable[[BaseException], None] | None = N
         return None
 
 
+def equinox_user_call(frame):
+    """``(function, args, kwargs)`` of the user's call through ``equinox.filter_jit``, read from
+    Equinox's ``_call(jit_wrapper, is_lower, args, kwargs)`` frame on the stack: what the user
+    passed, before Equinox split it into ``dynamic_nodonate`` / ``static``. ``None`` elsewhere."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "_call" and code.co_filename.replace("\\", "/").endswith("equinox/_jit.py"):
+            local = frame.f_locals
+            wrapper, args, kwargs = local.get("jit_wrapper"), local.get("args"), local.get("kwargs")
+            function = getattr(wrapper, "__wrapped__", None) or getattr(wrapper, "fn", None)
+            if function is None or args is None:
+                return None
+            return function, tuple(args), dict(kwargs or {})
+        frame = frame.f_back
+    return None
+
+
+def is_equinox_wrapper(fun) -> bool:
+    """The function ``equinox.filter_jit`` hands to ``jax.jit`` (its ``fun_wrapped``)."""
+    code = getattr(fun, "__code__", None)
+    return code is not None and code.co_filename.replace("\\", "/").endswith("equinox/_jit.py")
+
+
+def user_call_signature(fun, args: tuple, kwargs: dict, on_error=None) -> CallSignature | None:
+    """The signature of the user's own call ``fun(*args, **kwargs)`` (as ``equinox.filter_jit``
+    received it: arrays traced, everything else static)."""
+    try:
+        return describe_call(fun, args, kwargs, options={"filter_jit": True}, config=_jax_private.tracing_context())
+    except Exception as exc:
+        if on_error is not None:
+            on_error(exc)
+        return None
+
+
 def stack_frames(frame) -> list[tuple[str, int, str]]:
     """``(file, line, function)`` from ``frame`` outward: where to look for the user's call site."""
     frames = []
@@ -69,7 +103,27 @@ def attributed_to(signature: CallSignature, function, name: str) -> CallSignatur
     """The signature, attributed to ``function`` (the user's function inside JAX's wrapper)."""
     _, family, defined_at = function_identity(function)
     return dataclasses.replace(signature, function=name, family=family, defined_at=defined_at,
-                               function_id=id(function), function_ref=weak_reference(function))
+                               function_id=id(function), function_ref=weak_reference(function),
+                               params=_named_as_the_user(signature.params, function))
+
+
+def _named_as_the_user(params: tuple, function) -> tuple:
+    """JAX's wrapper takes the flattened arguments (``flat_args[0]``, ``flat_args[1]``): when
+    there is one per parameter of the user's function, each is named after its parameter (``v``)."""
+    import inspect
+    import re
+
+    flat = [p for p in params if re.fullmatch(r"\w+\[\d+\]", p.name)]
+    if not flat or len(flat) != len(params):
+        return params
+    try:
+        names = [q.name for q in inspect.signature(function).parameters.values()
+                 if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        return params
+    if len(names) != len(flat):
+        return params
+    return tuple(dataclasses.replace(p, name=n) for p, n in zip(params, names))
 
 
 def weak_reference(obj):
@@ -109,6 +163,33 @@ def is_internal(fun) -> bool:
     if code is None:
         return False
     return _jax_private.is_jax_internal_file(code.co_filename) or is_jaxmagic_file(code.co_filename)
+
+
+def jitted_by_user(fun, caller_file: str | None) -> bool:
+    """A library function the user wrapped in ``jax.jit`` themselves (``jax.jit(jax.nn.relu)``,
+    ``jax.jit(jnp.sin)``): called from the user's code, and not JAX's own module-level ``@jit`` of
+    that function (which an eager ``jnp.sin(x)`` compiles)."""
+    if fun is None or caller_file is None or _jax_private.is_primitive_wrapper(fun) or is_jaxmagics_own(fun):
+        return False
+    if _jax_private.is_jax_internal_file(caller_file) or is_jaxmagic_file(caller_file):
+        return False
+    return not _jax_private.is_module_level_jit_of(fun)
+
+
+def called_by_jaxmagic(frames: list[tuple[str, int, str]]) -> bool:
+    """Whether the compilation was asked for by jaxmagic itself (``%jaxpr --stage hlo`` lowering
+    and compiling the user's function): past jaxmagic's own listener frames and JAX's frames, the
+    first frame is jaxmagic's.
+
+    >>> called_by_jaxmagic([("/user/train.py", 3, "<module>")])
+    False
+    """
+    index = 0
+    while index < len(frames) and is_jaxmagic_file(frames[index][0]):
+        index += 1  # the listener reading this compilation
+    while index < len(frames) and _jax_private.is_jax_internal_file(frames[index][0]):
+        index += 1
+    return index < len(frames) and is_jaxmagic_file(frames[index][0])
 
 
 def persistent_cache_in_use() -> bool:

@@ -121,7 +121,8 @@ class Cause:
     ``kind`` is one of ``CAUSE_KINDS``; ``argument`` names the parameter (``x``, ``params['w']``),
     the JAX option or the function concerned; ``before`` / ``after`` are short texts
     (``f32[3]`` / ``f32[4]``, ``2`` / ``3``); ``message`` says it in a sentence and ``advice`` says
-    what to do. ``detail`` adds what a table has no room for (``axis 0: 3 → 4``).
+    what to do. ``detail`` adds what a table has no room for (``axis 0: 3 → 4``); a shape cause
+    also holds it as facts: ``axes`` (``((0, 3, 4),)``) or ``ranks`` (``(1, 2)``).
 
     >>> Cause("static_value", argument="n", before="2", after="3").message
     'static argument `n` changed: 2 → 3'
@@ -134,6 +135,8 @@ class Cause:
     message: str = ""
     advice: str = ""
     detail: str | None = None
+    axes: tuple = ()  # a shape cause's changed axes as facts: ((axis, before, after), ...)
+    ranks: tuple | None = None  # a shape cause whose rank changed: (before, after)
 
     def __post_init__(self):
         if self.kind not in CAUSE_KINDS:
@@ -202,3 +205,28 @@ def repeated_headline(function: str, count: int, cause: Cause, *, where: str = "
     what, fix = _REPEATED[cause.kind]
     arg = function if cause.kind == "redefined_function" else (cause.argument or "it")
     return f"`{function}` compiled {count} times: {what.format(arg=arg, where=where)} — {fix}"
+
+
+def shape_change(old: tuple | list | None, new: tuple | list | None) -> tuple[tuple, tuple | None]:
+    """``(axes, ranks)`` of a shape change: the changed axes as ``(axis, before, after)`` when the
+    rank is the same, else the ranks ``(before, after)``.
+
+    >>> shape_change((3, 2), (4, 2)), shape_change((3,), (3, 1))
+    ((((0, 3, 4),), None), ((), (1, 2)))
+    """
+    if old is None or new is None:
+        return (), None
+    if len(old) != len(new):
+        return (), (len(old), len(new))
+    return tuple((i, a, b) for i, (a, b) in enumerate(zip(old, new)) if a != b), None
+
+
+def shape_change_text(axes: tuple, ranks: tuple | None) -> str | None:
+    """``axis 0: 3 → 4`` or ``rank 1 → 2``: the words for ``shape_change``'s facts.
+
+    >>> shape_change_text(((0, 3, 4), (2, 5, 6)), None), shape_change_text((), (1, 2))
+    ('axis 0: 3 → 4, axis 2: 5 → 6', 'rank 1 → 2')
+    """
+    if ranks is not None:
+        return f"rank {ranks[0]} → {ranks[1]}"
+    return ", ".join(f"axis {i}: {a} → {b}" for i, a, b in axes) or None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from jaxmagic.recompiles.causes import Cause, advice_for
+from jaxmagic.recompiles.causes import Cause, advice_for, shape_change, shape_change_text
 from jaxmagic.recompiles.signatures import CallSignature, LeafType, ParamSignature, shorten
 
 # ----------------------------------------------------------------------------------------------
@@ -63,6 +63,15 @@ def _redefined(before: CallSignature, after: CallSignature) -> Cause:
     from jaxmagic.sources import source_line
 
     name = after.function
+    inner_before = before.inner_ref() if before.inner_ref is not None else None
+    inner_after = after.inner_ref() if after.inner_ref is not None else None
+    if after.wrapper and inner_after is not None and inner_before is inner_after:
+        built = f"jax.jit({after.wrapper}({name}))" if after.wrapper.startswith("jax.") else f"jax.jit({after.wrapper}({name}, ...))"
+        return Cause(
+            "redefined_function", argument=name, before=after.wrapper, after=after.wrapper,
+            message=(f"`{name}` is the same function, but the {after.wrapper} wrapper around it was built anew, "
+                     "so jax.jit sees a new function object and compiles again"),
+            advice=f"Build `{built}` once, outside the loop, and call that.")
     old_site, new_site = before.defined_at, after.defined_at
     same_place = old_site is not None and old_site == new_site
     where = ""
@@ -128,6 +137,34 @@ def _config_causes(before, after) -> list[Cause]:
     return causes
 
 
+def differing_parts(old: str, new: str, *, limit: int = 72, context: int = 24) -> tuple[str, str]:
+    """Two long texts cut to where they differ, with a little context on each side.
+
+    >>> differing_parts("Net(" + "w=1, " * 20 + "act='relu')", "Net(" + "w=1, " * 20 + "act='tanh')", limit=30)
+    ("…=1, w=1, w=1, w=1, act='relu')", "…=1, w=1, w=1, w=1, act='tanh')")
+    """
+    if len(old) <= limit and len(new) <= limit:
+        return old, new
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    begin = max(0, start - context)
+    closing = old.rfind("'", 0, start)
+    opening = old.rfind("'", 0, closing) if closing > 0 else -1
+    if opening >= 0 and start - opening <= 2 * context:
+        begin = opening  # from the start of the quoted name before the difference: 'deterministic'
+
+    def cut(text: str) -> str:
+        stop = min(len(text), max(len(text) - end + context, begin + 1))
+        part = text[begin:stop]
+        return ("…" if begin else "") + part + ("…" if stop < len(text) else "")
+
+    return cut(old), cut(new)
+
+
 def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     name = new.name
     if old.passed != new.passed and "default" not in (old.passed, new.passed):
@@ -146,12 +183,13 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
         return []  # the jit options changed (static_argnums): reported as jit_options
     if new.static:
         if old.value.key != new.value.key:
-            if old.value.text == new.value.text:
+            if (old.value.full or old.value.text) == (new.value.full or new.value.text):
                 return [Cause("static_value", argument=name, before=old.value.text, after=new.value.text,
                               message=f"static argument `{name}` is a new object that is not equal to the old one "
                                       f"({new.value.text}); JAX compares static arguments with == and hash",
                               detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents")]
-            return [Cause("static_value", argument=name, before=old.value.text, after=new.value.text)]
+            before, after = differing_parts(old.value.full or old.value.text, new.value.full or new.value.text)
+            return [Cause("static_value", argument=name, before=before, after=after)]
         return []
     causes = []
     if old.structure != new.structure:
@@ -174,18 +212,46 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
         parts.append("added " + ", ".join(added[:4]) + (" …" if len(added) > 4 else ""))
     if removed:
         parts.append("removed " + ", ".join(removed[:4]) + (" …" if len(removed) > 4 else ""))
-    detail = "; ".join(parts) or "its containers changed type or None entries moved"
-    return Cause("pytree_structure", argument=new.name, before=old.describe(), after=new.describe(),
+    if parts or old.structure == new.structure:
+        detail = "; ".join(parts) or "its containers changed type or None entries moved"
+        return Cause("pytree_structure", argument=new.name, before=old.describe(), after=new.describe(),
+                     message=f"structure of `{new.name}` changed: {detail}", detail=detail)
+    # The same leaves: what differs is in the tree's nodes, e.g. a custom node's metadata (its
+    # static fields, a Flax module's graph); shown where the two trees differ.
+    old_text, new_text = old.describe(limit=10_000), new.describe(limit=10_000)
+    if old_text != new_text:  # the containers' kinds: a list before, a tuple now
+        before, after = differing_parts(old_text, new_text)
+        kinds = _container_kinds(old_text, new_text)
+        detail = f"{before} → {after}" + (f" ({kinds})" if kinds else "")
+    else:
+        before, after = differing_parts(old.structure, new.structure)
+        detail = f"node metadata {before} → {after}"
+    return Cause("pytree_structure", argument=new.name, before=before, after=after,
                  message=f"structure of `{new.name}` changed: {detail}", detail=detail)
+
+
+_CONTAINERS = {"[": "a list", "(": "a tuple", "{": "a dict"}
+
+
+def _container_kinds(old: str, new: str) -> str:
+    """``a list before, a tuple now`` when the two texts differ in the kind of their first
+    differing container."""
+    for a, b in zip(old, new):
+        if a != b:
+            if a in _CONTAINERS and b in _CONTAINERS:
+                return f"{_CONTAINERS[a]} before, {_CONTAINERS[b]} now: JAX compiles each kind of container apart"
+            return ""
+    return ""
 
 
 def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
     causes = []
     if old.shape != new.shape:
-        detail = _axes_changed(old.shape, new.shape)
+        axes, ranks = shape_change(old.shape, new.shape)
+        detail = shape_change_text(axes, ranks)
         causes.append(Cause("shape", argument=name, before=old.type_text, after=new.type_text,
                             message=f"shape of `{name}` changed: {old.type_text} → {new.type_text}" + (f" ({detail})" if detail else ""),
-                            detail=detail))
+                            detail=detail, axes=axes, ranks=ranks))
     if old.dtype != new.dtype:
         python = not {old.origin, new.origin} <= {"array", "numpy"}
         message = f"dtype of `{name}` changed: {old.dtype} → {new.dtype}"
@@ -207,35 +273,36 @@ def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
 
 
 def _kind_of_value(leaf: LeafType) -> str:
+    if leaf.weak and leaf.origin not in ("array", "numpy"):
+        return _with_article(f"Python {leaf.origin} (weak {leaf.type_text})")
     if leaf.weak:
-        article = "an" if leaf.origin[:1] in "aeiou" else "a"
-        return f"{article} Python {leaf.origin} (weak {leaf.type_text})" if leaf.origin not in ("array", "numpy") else f"a weakly typed {leaf.type_text}"
-    return f"a {leaf.type_text} array"
+        return _with_article(f"weakly typed {leaf.type_text}")
+    return _with_article(f"{leaf.type_text} array")
+
+
+def _with_article(noun: str) -> str:
+    """``a Python int``, ``an i32[] array``, ``an f32[3] array`` (as the word is said aloud).
+
+    >>> _with_article("i32[] array"), _with_article("Python int"), _with_article("bf16[2] array")
+    ('an i32[] array', 'a Python int', 'a bf16[2] array')
+    """
+    spoken_vowel = noun[:1].lower() in "aeiou" or (noun[:1] in "fFsS" and noun[1:2].isdigit())
+    return f"{'an' if spoken_vowel else 'a'} {noun}"
 
 
 def _where(leaf: LeafType) -> str:
     return leaf.placement or "default device (uncommitted)"
 
 
-def _axes_changed(old: tuple | None, new: tuple | None) -> str | None:
-    """``axis 0: 3 → 4`` (or ``rank 1 → 2``)."""
-    if old is None or new is None:
-        return None
-    if len(old) != len(new):
-        return f"rank {len(old)} → {len(new)}"
-    changed = [f"axis {i}: {a} → {b}" for i, (a, b) in enumerate(zip(old, new)) if a != b]
-    return ", ".join(changed) or None
-
-
 def changed_axes(cause: Cause) -> list[int]:
-    """The axes a shape cause changed (from its detail), for headlines such as "on axis 0".
+    """The axes a shape cause changed (its ``axes`` facts), for headlines such as "on axis 0".
 
-    >>> changed_axes(Cause("shape", argument="x", before="f32[3,2]", after="f32[4,2]", detail="axis 0: 3 → 4"))
+    >>> changed_axes(Cause("shape", argument="x", before="f32[3,2]", after="f32[4,2]", axes=((0, 3, 4),)))
     [0]
     """
-    if cause.kind != "shape" or not cause.detail:
+    if cause.kind != "shape":
         return []
-    return [int(part.split(":")[0].split()[1]) for part in cause.detail.split(", ") if part.startswith("axis ")]
+    return [axis for axis, _, _ in cause.axes]
 
 
 # ----------------------------------------------------------------------------------------------

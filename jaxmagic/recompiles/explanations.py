@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from jaxmagic.recompiles.causes import Cause
+from jaxmagic.recompiles.causes import Cause, shape_change, shape_change_text
 
 TRACING_MISS = "TRACING CACHE MISS"
 # Messages JAX logs at WARNING only because jax_explain_cache_misses is on.
@@ -88,7 +88,9 @@ def _type_causes(name: str, now: str, before: str) -> list[Cause]:
     old_shape = [d.split("@")[0] for d in old["shape"].split(",") if d]
     new_text, old_text = f"{new['dtype']}[{','.join(new_shape)}]", f"{old['dtype']}[{','.join(old_shape)}]"
     if new_shape != old_shape:
-        causes.append(Cause("shape", argument=name, before=old_text, after=new_text, detail=_axes(old_shape, new_shape)))
+        axes, ranks = shape_change([_dimension(d) for d in old_shape], [_dimension(d) for d in new_shape])
+        causes.append(Cause("shape", argument=name, before=old_text, after=new_text,
+                            detail=shape_change_text(axes, ranks), axes=axes, ranks=ranks))
     if new["dtype"] != old["dtype"]:
         causes.append(Cause("dtype", argument=name, before=old_text, after=new_text,
                             message=f"dtype of `{name}` changed: {old['dtype']} → {new['dtype']}"))
@@ -101,10 +103,9 @@ def _type_causes(name: str, now: str, before: str) -> list[Cause]:
     return causes
 
 
-def _axes(old: list[str], new: list[str]) -> str | None:
-    if len(old) != len(new):
-        return f"rank {len(old)} → {len(new)}"
-    return ", ".join(f"axis {i}: {a} → {b}" for i, (a, b) in enumerate(zip(old, new)) if a != b) or None
+def _dimension(text: str):
+    """A dimension as JAX's text gives it: a number, or a symbolic name kept as text."""
+    return int(text) if text.strip().isdigit() else text.strip()
 
 
 def _pytree_cause(path: str, now: str, before: str, why: str | None, signature) -> Cause:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 from jaxmagic.call import callable_name
 
 MAX_TEXT = 72  # longest before/after text kept for one value
+MAX_FULL_TEXT = 4096  # longest text of a static value compared (its differing part is shown)
 _SIMPLE_TYPES = (bool, int, float, complex, str, bytes, type(None), enum.Enum)
 
 
@@ -153,6 +154,7 @@ class StaticValue:
 
     text: str
     key: Any
+    full: str = field(default="", compare=False, repr=False)  # the whole repr (up to MAX_FULL_TEXT)
 
     @classmethod
     def of(cls, value: Any) -> "StaticValue":
@@ -162,18 +164,19 @@ class StaticValue:
         (StaticValue(text='3', key=('value', 3)), '(64, 64)')
         """
         try:
-            text = shorten(repr(value))
+            full = repr(value)[:MAX_FULL_TEXT]
         except Exception:
-            text = f"<{type(value).__qualname__} object>"
+            full = f"<{type(value).__qualname__} object>"
+        text = shorten(full)
         if _is_simple(value):
-            return cls(text, ("value", value))
+            return cls(text, ("value", value), full)
         try:
             hashed = hash(value)
         except Exception:
             hashed = None
         # A custom object: equal when JAX would find it equal as far as we can tell without
         # keeping it alive: same type, same hash, same text.
-        return cls(text, ("object", type(value).__qualname__, hashed, text))
+        return cls(text, ("object", type(value).__qualname__, hashed, full), full)
 
 
 def _is_simple(value: Any, depth: int = 0) -> bool:
@@ -199,6 +202,7 @@ class ParamSignature:
     value: StaticValue | None = None
     structure: str = ""
     leaves: tuple[tuple[str, LeafType], ...] = ()
+    text: str = ""  # the pytree with each leaf's type in its place, written from the tree itself
 
     def leaf_name(self, path: str) -> str:
         """``params['w']``: the parameter name followed by the leaf's path."""
@@ -212,9 +216,7 @@ class ParamSignature:
             return self.value.text if self.value else "?"
         if len(self.leaves) == 1 and self.leaves[0][0] == "" and self.structure == "*":
             return self.leaves[0][1].describe()
-        types = iter(leaf.type_text for _, leaf in self.leaves)
-        text = "".join(next(types, "?") if ch == "*" else ch for ch in self.structure)
-        return shorten(text, limit)
+        return shorten(self.text or self.structure, limit)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -229,7 +231,8 @@ class CallSignature:
     function (a function re-defined in a loop, or in a re-run cell, shares its family);
     ``function_ref`` is a weak reference to the callee object itself (``None`` where Python cannot
     make one); ``defined_at`` is ``(file, line)``. ``options`` are the ``jax.jit`` options and
-    ``config`` the JAX settings that enter the cache key, both as ``(name, value)`` pairs.
+    ``config`` the JAX settings that enter the cache key, both as ``(name, value)`` pairs;
+    ``program`` is the compiled program's ``ProgramShape`` (``recompiles.programs``), when known.
     """
 
     function: str
@@ -240,6 +243,10 @@ class CallSignature:
     options: tuple[tuple[str, Any], ...] = ()
     config: tuple[tuple[str, Any], ...] = ()
     params: tuple[ParamSignature, ...] = ()
+    program: Any = field(default=None, repr=False, compare=False)  # its ProgramShape, once compiled
+    watch_period: int = field(default=0, repr=False, compare=False)  # which unbroken stretch of watching saw it
+    inner_ref: Any = field(default=None, repr=False, compare=False)  # weak reference to the function whose code runs
+    wrapper: str = ""  # what wraps that function, when jax.jit got a wrapper: "jax.vmap", "functools.partial"
 
     def is_same_function(self, other: "CallSignature") -> bool:
         """True when both calls went to the very same function object."""
@@ -300,6 +307,8 @@ def describe_call(
         family=family,
         function_id=id(fun),
         function_ref=_weak(fun),
+        inner_ref=_weak(innermost(fun)),
+        wrapper=wrapper_name(fun),
         defined_at=defined_at,
         options=_comparable(options or {}),
         config=_comparable(config or {}, skip_complex=True),
@@ -326,7 +335,45 @@ def _param(name: str, passed: str, value: Any, static: bool, jax) -> ParamSignat
         return ParamSignature(name=name, passed=passed, static=True, value=StaticValue.of(value))
     leaves_with_paths, treedef = jax.tree_util.tree_flatten_with_path(value)
     leaves = tuple((jax.tree_util.keystr(path), describe_leaf(leaf)) for path, leaf in leaves_with_paths)
-    return ParamSignature(name=name, passed=passed, structure=_structure_text(treedef), leaves=leaves)
+    text = tree_text(treedef, [leaf.type_text for _, leaf in leaves])
+    return ParamSignature(name=name, passed=passed, structure=_structure_text(treedef), leaves=leaves, text=text)
+
+
+MAX_TREE_NODES = 4096  # larger pytrees are written in short
+
+
+def tree_text(treedef, leaf_texts: Sequence[str]) -> str:
+    """A pytree written with ``leaf_texts`` in its leaves' places, from the tree's own nodes
+    (``PyTreeDef.node_data`` / ``children``): dict keys are written as they are, whatever they hold.
+
+    >>> import jax
+    >>> tree_text(jax.tree_util.tree_structure({"a*b": 1, "c": [2, None]}), ["f32[2]", "f32[3]"])
+    "{'a*b': f32[2], 'c': [f32[3], None]}"
+    """
+    if treedef.num_nodes > MAX_TREE_NODES:
+        return f"a pytree of {treedef.num_leaves} leaves"
+    leaves = iter(leaf_texts)
+    return _node_text(treedef, leaves)
+
+
+def _node_text(treedef, leaves) -> str:
+    data = treedef.node_data()
+    if data is None:
+        return next(leaves, "?")
+    kind, aux = data
+    children = [_node_text(child, leaves) for child in treedef.children()]
+    if kind is dict:
+        return "{" + ", ".join(f"{key!r}: {child}" for key, child in zip(aux, children)) + "}"
+    if kind is list:
+        return "[" + ", ".join(children) + "]"
+    if kind is tuple:
+        return "(" + ", ".join(children) + ("," if len(children) == 1 else "") + ")"
+    if kind is type(None):
+        return "None"
+    fields = getattr(kind, "_fields", None)
+    if fields is not None and len(fields) == len(children):  # a namedtuple
+        return f"{kind.__name__}(" + ", ".join(f"{f}={c}" for f, c in zip(fields, children)) + ")"
+    return f"{getattr(kind, '__name__', 'node')}(" + ", ".join(children) + ")"
 
 
 def _structure_text(treedef) -> str:
@@ -392,6 +439,49 @@ def display_name(fun: Any) -> str:
     if isinstance(qualname, str) and not inspect.ismethod(fun):
         return qualname.rsplit(".<locals>.", 1)[-1]
     return callable_name(fun)
+
+
+_TRANSFORM_WRAPPERS = {"vmap_f": "jax.vmap", "grad_f": "jax.grad", "grad_f_aux": "jax.grad",
+                       "value_and_grad_f": "jax.value_and_grad", "jacfun": "jax.jacobian", "jacrev": "jax.jacrev",
+                       "jacfwd": "jax.jacfwd", "hessian": "jax.hessian", "f_checkpoint": "jax.checkpoint",
+                       "fun_remat": "jax.checkpoint"}
+
+
+def wrapper_name(fun: Any) -> str:
+    """What wraps the function whose code runs, as the user wrote it: ``jax.vmap``,
+    ``functools.partial``; ``""`` when ``fun`` is that function itself.
+
+    >>> import functools, jax
+    >>> def k(x, y):
+    ...     return x
+    >>> wrapper_name(jax.vmap(k)), wrapper_name(functools.partial(k, 1)), wrapper_name(k)
+    ('jax.vmap', 'functools.partial', '')
+    """
+    if isinstance(fun, functools.partial):
+        return "functools.partial"
+    if innermost(fun) is fun or not hasattr(fun, "__wrapped__"):
+        return ""
+    inner, names = innermost(fun), []
+    for _ in range(16):  # JAX's own decorators (its traceback filter) wrap the transform's function
+        if fun is inner or fun is None:
+            break
+        candidates = [fun] + [_cell_value(cell) for cell in (getattr(fun, "__closure__", None) or ())]
+        for candidate in candidates:
+            code = getattr(candidate, "__code__", None)
+            if code is not None and code.co_name in _TRANSFORM_WRAPPERS:
+                return _TRANSFORM_WRAPPERS[code.co_name]
+        code = getattr(fun, "__code__", None)
+        if code is not None:
+            names.append(code.co_name)
+        fun = getattr(fun, "__wrapped__", None)
+    return next((n for n in names if n != "reraise_with_filtered_traceback"), "")
+
+
+def _cell_value(cell) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
 
 
 def innermost(fun: Any) -> Any:

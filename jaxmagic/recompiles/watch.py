@@ -18,39 +18,15 @@ When the last log stops watching, every listener, filter and setting is restored
 
 from __future__ import annotations
 
-import collections
 import contextlib
-import dataclasses
-import functools
-import logging
-import sys
-import threading
-import time
 from typing import Iterator
 
-from jaxmagic import _jax_private
-from jaxmagic.recompiles import DEFAULT_CAPACITY, RecompileEvent, RecompileLog
-from jaxmagic.recompiles.attribution import (
-    attributed_to,
-    base_name,
-    decide_causes,
-    is_internal,
-    is_jaxmagics_own,
-    persistent_cache_in_use,
-    signature_or_none,
-    stack_frames,
-    user_function_inside,
-)
-from jaxmagic.recompiles.differences import nearest
-from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
-from jaxmagic.recompiles.signatures import CallSignature, function_identity
-from jaxmagic.sources import CellNamer, no_cells, pick_user_frame, source_line, without_jaxmagic_frames
+from jaxmagic.recompiles.hub import _HUB, FUNCTIONS_REMEMBERED, attach, detach, is_installed
+from jaxmagic.recompiles.log import DEFAULT_CAPACITY, RecompileLog
+from jaxmagic.sources import CellNamer, no_cells
 
-PERSISTENT_CACHE_HIT = "/jax/compilation_cache/cache_hits"
-PERSISTENT_CACHE_MISS = "/jax/compilation_cache/cache_misses"
-SIGNATURES_PER_FUNCTION = 16  # earlier signatures kept to compare with, per function
-FUNCTIONS_REMEMBERED = 512
-_PENDING_LIMIT = 64  # per-thread notes (trace times, explanations) kept before a compile consumes them
+__all__ = ["watch_recompiles", "attach", "detach", "is_installed", "watching_logs", "forget", "internal_errors",
+           "FUNCTIONS_REMEMBERED"]
 
 
 @contextlib.contextmanager
@@ -60,12 +36,14 @@ def watch_recompiles(
     max_compiles: int | None = None,
     capacity: int = DEFAULT_CAPACITY,
     cell_namer: CellNamer = no_cells,
+    explain: bool = False,
 ) -> Iterator[RecompileLog]:
     """Record every compilation inside the ``with`` block in a ``RecompileLog``.
 
     ``functions`` limits it to those names; ``include_internal`` also records JAX's own
     compilations; with ``max_compiles`` a function compiling more often raises
-    ``RecompileLimitExceeded`` at the call that went over (and at the end of the block).
+    ``RecompileLimitExceeded`` at the call that went over (and at the end of the block); with
+    ``explain`` each event also keeps JAX's own explanation text in ``raw``.
 
     >>> import jax, jax.numpy as jnp
     >>> double = jax.jit(lambda x: x * 2)
@@ -75,7 +53,7 @@ def watch_recompiles(
     1
     """
     log = RecompileLog(functions, include_internal=include_internal, max_compiles=max_compiles,
-                       capacity=capacity, cell_namer=cell_namer, scope="the block")
+                       capacity=capacity, cell_namer=cell_namer, scope="the block", explain=explain)
     attach(log)
     try:
         yield log
@@ -84,21 +62,6 @@ def watch_recompiles(
     over = log.over_limit()
     if over:
         raise log.limit_error(over[0])
-
-
-def attach(log: RecompileLog) -> None:
-    """Start handing compilations to ``log`` (installing JAX listeners if it is the first)."""
-    _HUB.attach(log)
-
-
-def detach(log: RecompileLog) -> None:
-    """Stop handing compilations to ``log`` (removing everything once no log watches)."""
-    _HUB.detach(log)
-
-
-def is_installed() -> bool:
-    """True while jaxmagic's listeners are installed in JAX (some log is watching)."""
-    return _HUB.installation is not None
 
 
 def watching_logs() -> list[RecompileLog]:
@@ -116,334 +79,3 @@ def forget() -> None:
 def internal_errors() -> list[str]:
     """Failures inside jaxmagic's listeners (never raised into the user's code), newest last."""
     return list(_HUB.errors)
-
-
-# ----------------------------------------------------------------------------------------------
-
-
-class _ThreadNotes(threading.local):
-    """What one thread learned since its last compilation (events arrive trace → lower → compile)."""
-
-    def __init__(self):
-        self.traces: dict[str, float] = {}
-        self.lowers: dict[str, float] = {}
-        self.explanations: dict[str, str] = {}
-        self.traced_calls: dict[str, tuple] = {}
-        self.persistent: bool | None = None
-        self.busy = False
-
-
-class _Memory:
-    """Earlier signatures of each function family, to compare new compilations with. Bounded."""
-
-    def __init__(self):
-        self._families: collections.OrderedDict[tuple, collections.deque] = collections.OrderedDict()
-        self._names: collections.OrderedDict[str, None] = collections.OrderedDict()
-
-    def earlier(self, family: tuple) -> list[CallSignature]:
-        return list(self._families.get(family, ()))
-
-    def seen_name(self, name: str) -> bool:
-        return name in self._names
-
-    def add(self, signature: CallSignature | None, name: str) -> None:
-        self._names[name] = None
-        self._names.move_to_end(name)
-        while len(self._names) > FUNCTIONS_REMEMBERED * 4:
-            self._names.popitem(last=False)
-        if signature is None:
-            return
-        history = self._families.setdefault(signature.family, collections.deque(maxlen=SIGNATURES_PER_FUNCTION))
-        history.append(signature)
-        self._families.move_to_end(signature.family)
-        while len(self._families) > FUNCTIONS_REMEMBERED:
-            self._families.popitem(last=False)
-
-    def clear(self) -> None:
-        self._families.clear()
-        self._names.clear()
-
-
-class _Installation:
-    """What was changed in JAX and in logging, to undo it exactly."""
-
-    def __init__(self, explain_was_on: bool, loggers: list[logging.Logger], events: dict[str, str]):
-        self.explain_was_on = explain_was_on
-        self.loggers = loggers
-        self.events = events
-
-
-class _ExplanationFilter(logging.Filter):
-    """Keeps JAX's cache-miss explanations for the events; hides them unless the user asked for them."""
-
-    def __init__(self, hub: "_Hub"):
-        super().__init__("jaxmagic.recompiles")
-        self.hub = hub
-        self.swallow = False
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:
-            return True
-        if not is_explanation(message):
-            return True
-        if message.startswith(TRACING_MISS):
-            notes = self.hub.notes
-            if len(notes.explanations) > _PENDING_LIMIT:
-                notes.explanations.clear()
-            notes.explanations[_explanation_key(message)] = message
-        return not self.swallow
-
-
-class _Hub:
-    """The one set of JAX listeners, shared by every watching log."""
-
-    def __init__(self):
-        self.lock = threading.RLock()
-        self.logs: list[RecompileLog] = []
-        self.memory = _Memory()
-        self.notes = _ThreadNotes()
-        self.installation: _Installation | None = None
-        self.filter = _ExplanationFilter(self)
-        self.errors: collections.deque[str] = collections.deque(maxlen=20)
-        # Made once, so that unregistering finds the very object registered.
-        self.duration_listener = _interruptible(self.on_duration)
-        self.event_listener = _interruptible(self.on_event)
-        self.trace_event = self.lower_event = self.compile_event = None
-
-    # -- attaching logs ------------------------------------------------------------------------
-    def attach(self, log: RecompileLog) -> None:
-        with self.lock:
-            if log in self.logs:
-                return
-            log.watching = True
-            log.started_at = log.started_at or time.time()
-            if log.owner_thread is None:
-                log.owner_thread = threading.get_ident()
-            self.logs.append(log)
-            if self.installation is None:
-                self._install()
-
-    def detach(self, log: RecompileLog) -> None:
-        with self.lock:
-            if log in self.logs:
-                self.logs.remove(log)
-            log.watching = False
-            if not self.logs and self.installation is not None:
-                self._uninstall()
-
-    def _install(self) -> None:
-        import jax
-        from jax import monitoring
-
-        events = _jax_private.compile_event_names()
-        self.trace_event, self.lower_event, self.compile_event = events["trace"], events["lower"], events["compile"]
-        explain_was_on = bool(jax.config.values.get("jax_explain_cache_misses", False))
-        loggers = [logging.getLogger(name) for name in _jax_private.explanation_logger_names()]
-        self.filter.swallow = not explain_was_on
-        for logger in loggers:
-            logger.addFilter(self.filter)
-        monitoring.register_event_duration_secs_listener(self.duration_listener)
-        monitoring.register_event_listener(self.event_listener)
-        if not explain_was_on:
-            jax.config.update("jax_explain_cache_misses", True)
-        self.installation = _Installation(explain_was_on, loggers, events)
-
-    def _uninstall(self) -> None:
-        import jax
-
-        installation, self.installation = self.installation, None
-        with contextlib.suppress(Exception):
-            _jax_private.unregister_duration_listener(self.duration_listener)
-        with contextlib.suppress(Exception):
-            _jax_private.unregister_event_listener(self.event_listener)
-        if not installation.explain_was_on and jax.config.values.get("jax_explain_cache_misses"):
-            jax.config.update("jax_explain_cache_misses", False)
-        for logger in installation.loggers:
-            logger.removeFilter(self.filter)
-        self.notes = _ThreadNotes()
-
-    # -- JAX's events --------------------------------------------------------------------------
-    def on_duration(self, event: str, duration: float, **kwargs) -> None:
-        """``jax.monitoring`` duration listener: trace, lower and compile times."""
-        if event == self.compile_event:
-            limit = self._compiled(str(kwargs.get("fun_name", "?")), duration, sys._getframe(1))
-            if limit is not None:
-                raise limit
-        elif event == self.trace_event:
-            self._traced(str(kwargs.get("fun_name", "?")), duration, sys._getframe(1))
-        elif event == self.lower_event:
-            notes = self.notes
-            if len(notes.lowers) > _PENDING_LIMIT:
-                notes.lowers.clear()
-            notes.lowers[str(kwargs.get("fun_name", "?"))] = duration
-
-    def on_event(self, event: str, **kwargs) -> None:
-        """``jax.monitoring`` event listener: did the persistent compilation cache serve it?"""
-        if event == PERSISTENT_CACHE_HIT:
-            self.notes.persistent = True
-        elif event == PERSISTENT_CACHE_MISS:
-            self.notes.persistent = False
-
-    def _traced(self, name: str, duration: float, frame) -> None:
-        notes = self.notes
-        if len(notes.traces) > _PENDING_LIMIT:
-            notes.traces.clear()
-            notes.traced_calls.clear()
-        notes.traces[name] = duration
-        if notes.busy or not self.logs:
-            return
-        notes.busy = True
-        try:
-            call = _jax_private.jit_call_in_progress(frame)
-            # An ordinary call is read again at its compilation; only ``.trace`` / ``.lower`` are
-            # read now, as their compilation happens later, away from the arguments.
-            if call is not None and not call.called:
-                signature = signature_or_none(call, self._failed)
-                notes.traced_calls[name] = (signature, stack_frames(frame))
-            del call
-        except Exception as exc:
-            self._failed(exc)
-        finally:
-            notes.busy = False
-            del frame
-
-    def _compiled(self, jax_name: str, backend_s: float, frame):
-        notes = self.notes
-        base = base_name(jax_name)
-        trace_s = notes.traces.pop(base, 0.0)
-        lower_s = notes.lowers.pop(jax_name, 0.0)
-        persistent, notes.persistent = notes.persistent, None
-        explanations, notes.explanations = notes.explanations, {}  # the rest: nested traces
-        traced = notes.traced_calls.pop(base, None)
-        if notes.busy:
-            return None
-        with self.lock:
-            logs = list(self.logs)
-        if not logs:
-            return None
-        notes.busy = True
-        try:
-            event, wanted = self._event(jax_name, base, frame, logs, traced, explanations, persistent,
-                                        trace_s, lower_s, backend_s)
-            if event is None:
-                return None
-            for log in wanted:
-                log.record(event)
-            return self._limit_error(event, wanted)
-        except Exception as exc:
-            self._failed(exc)
-            return None
-        finally:
-            notes.busy = False
-            del frame
-
-    def _event(self, jax_name, base, frame, logs, traced, explanations, persistent, trace_s, lower_s, backend_s):
-        call = _jax_private.jit_call_in_progress(frame)
-        fun = call.fun if call is not None else None
-        raw = explanations.get(id(fun)) if fun is not None else None
-        raw = raw or explanations.get(base)
-        internal = is_internal(fun)
-        jax_wrapper = internal and not _jax_private.is_primitive_wrapper(fun) and not is_jaxmagics_own(fun)
-        user_function = user_function_inside(fun) if jax_wrapper else None
-        if user_function is not None:  # e.g. pmap: JAX jits its own wrapper of the user's function
-            internal = False
-        shown = user_function if user_function is not None else fun
-        name = function_identity(shown)[0] if shown is not None else base
-        if user_function is not None and base.endswith(f"({name})"):
-            name = base  # JAX's own name says which transformation: grad(loss), vmap(f)
-        wanted = [log for log in logs if log.wants(name, internal)]
-        if not wanted:
-            return None, []
-        namer = next((log.cell_namer for log in wanted if log.cell_namer is not no_cells), no_cells)
-        frames = None
-        if call is not None and call.called:
-            signature = signature_or_none(call, self._failed)
-        elif traced is not None:
-            signature, frames = traced
-        else:
-            signature = None
-        if signature is not None and user_function is not None:
-            signature = attributed_to(signature, user_function, name)
-        elif signature is not None and _jax_private.is_primitive_wrapper(fun):
-            # JAX makes one wrapper per primitive and parameters: each is its own function.
-            signature = dataclasses.replace(signature, family=signature.family + (id(fun),))
-        del call, fun, shown, user_function
-        site = pick_user_frame(frames if frames is not None else stack_frames(frame))
-        call_site = source_line(*site, cell_namer=namer) if site else None
-        with self.lock:
-            earlier = self.memory.earlier(signature.family) if signature is not None else []
-            closest, own = nearest(earlier, signature) if signature is not None else (None, [])
-            seen = self.memory.seen_name(name)
-            self.memory.add(signature, name)
-        causes = decide_causes(name, signature, closest, own, raw, seen, internal=internal)
-        defined = signature.defined_at if signature is not None else None
-        event = RecompileEvent(
-            function=name,
-            defined_at=source_line(defined[0], defined[1], name, cell_namer=namer) if defined else None,
-            call_site=call_site,
-            compile_s=trace_s + lower_s + backend_s,
-            causes=causes,
-            raw=raw,
-            trace_s=trace_s,
-            lower_s=lower_s,
-            backend_s=backend_s,
-            persistent_cache=persistent if persistent is not None else (False if persistent_cache_in_use() else None),
-            internal=internal,
-            signature=signature.summary() if signature is not None else "",
-            jax_name=jax_name,
-            thread=threading.current_thread().name,
-        )
-        return event, wanted
-
-    def _limit_error(self, event: RecompileEvent, logs: list[RecompileLog]):
-        """The ``--max`` error to raise at this very call: only in the thread running the watched
-        code (a background thread's compilation is reported at the end instead)."""
-        for log in logs:
-            limit = log.max_compiles
-            if limit is None or event.function in log.limit_raised:
-                continue
-            if log.counts.get(event.function, 0) > limit and threading.get_ident() == log.owner_thread:
-                log.limit_raised.add(event.function)
-                return log.limit_error(event.function)
-        return None
-
-    def _failed(self, exc: BaseException) -> None:
-        self.errors.append(f"{type(exc).__name__}: {exc}")
-
-
-def _interruptible(listener):
-    """A listener that lets Ctrl-C through as the user's own: a ``KeyboardInterrupt`` that arrives
-    while jaxmagic reads a compilation stops the user's cell, showing none of jaxmagic's frames."""
-
-    @functools.wraps(listener)
-    def listen(*args, **kwargs):
-        __tracebackhide__ = True  # IPython leaves this frame out of the traceback it shows
-        try:
-            return listener(*args, **kwargs)
-        except KeyboardInterrupt as interruption:
-            raise interruption.with_traceback(without_jaxmagic_frames(interruption.__traceback__))
-
-    return listen
-
-
-_HUB = _Hub()
-
-
-# ----------------------------------------------------------------------------------------------
-
-
-def _explanation_key(message: str):
-    """Which traced function an explanation is about: the function object JAX is tracing in this
-    thread (names can differ between JAX's explanation and its events), else the name it gives."""
-    frame = sys._getframe(1)
-    try:
-        call = _jax_private.jit_call_in_progress(frame)
-        if call is not None:
-            return id(call.fun)
-    except Exception:
-        pass
-    finally:
-        del frame
-    return explained_function(message) or ""

@@ -25,6 +25,10 @@ from jaxmagic.render import recompiles as views
 from jaxmagic.render import theme
 
 ALL = "all functions"
+# ipywidgets' HTML widgets use the 28 px height of a form control as line height: rows of text double.
+_COMPACT = ("<style>.jm-recompile-panel .widget-html-content{line-height:1.35;}"
+            ".jm-recompile-stopped{float:right;padding:0 .5em;border-radius:.6em;font-size:85%;"
+            "background:var(--jp-warn-color3,#fff3cd);color:var(--jp-warn-color0,#664d03);}</style>")
 REFRESH_S = 0.25  # at most this often while compilations pour in
 
 
@@ -60,6 +64,8 @@ class RecompilePanel:
         self._dirty = False
         self._last_refresh = 0.0
         self._closed = False
+        self.display_handle = None  # set by whoever displays it with a display_id
+        self._published = None
         if function:
             self._ensure_option(function)
             self.filter.value = function
@@ -78,14 +84,45 @@ class RecompilePanel:
         for name in self.log.counts:
             self._ensure_option(name)
         function = self.function
-        self.header.value = (theme.style_tag() + views.summary_html(self.log) + views.headlines_html(self.log)
-                             + views.counts_html(self.log, selected=function))
+        stopped = ""
+        if not self.log.watching and self.log.started_at is not None:
+            stopped = '<span class="jm-recompile-stopped" title="%recompiles off stopped this watch">stopped</span>'
+        self.header.value = (theme.style_tag() + _COMPACT + stopped + views.summary_html(self.log)
+                             + views.headlines_html(self.log) + views.counts_html(self.log, selected=function))
         events = views.visible(self.log, function)
         if events:
             numbered = views.table_html(events, total=len(events), newest_first=True, max_rows=self.max_rows)
         else:
             numbered = f'<div class="jm-muted">{theme.escape(views.empty_note(self.log))}</div>'
         self.rows.value = numbered
+
+    def static_html(self) -> str:
+        """What the panel shows, as HTML without the widget: the copy a saved or exported
+        notebook keeps, in the same order as the live rows."""
+        return (f'<div class="{theme.ROOT_CLASS} jm-recompile-log jm-recompile-panel-copy">'
+                f'{self.header.value}{self.rows.value}</div>')
+
+    def shown_as(self, handle) -> None:
+        """Remember the ``DisplayHandle`` it was displayed with (``display(panel, display_id=True)``)."""
+        self.display_handle = handle
+        self._published = self._state()
+
+    def _state(self) -> tuple:
+        return self.log.total, self.log.cleared_at, self.log.watching, self.function
+
+    def publish(self) -> None:
+        """Replace the displayed copy (its HTML and text fallbacks) with the log as it stands, when
+        it changed: what a saved notebook shows after the kernel is gone."""
+        if self.display_handle is None:
+            return
+        state = self._state()
+        if state == self._published:
+            return
+        self._published = state
+        try:
+            self.display_handle.update(self)
+        except Exception:  # a closed front end must never break the user's cell
+            pass
 
     def flush(self) -> None:
         """Apply any update still waiting for its turn."""
@@ -141,7 +178,8 @@ class RecompilePanel:
         self.log.clear()
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = {"text/plain": views.text(self.log), "text/html": views.html(self.log)}
+        self.flush()
+        bundle = {"text/plain": views.text(self.log), "text/html": self.static_html()}
         widget_bundle = self.widget._repr_mimebundle_() or {}
         view = "application/vnd.jupyter.widget-view+json"
         if view in widget_bundle:

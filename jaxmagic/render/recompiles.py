@@ -18,6 +18,8 @@ from jaxmagic import units
 from jaxmagic.render import theme
 from jaxmagic.render.theme import escape
 
+UNWATCHED_NOTE = ("(\"before\" is the last call seen while watching; what compiled while nothing "
+                  "watched is not known)")
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
 _TICKS = re.compile(r"`([^`]+)`")
 
@@ -36,6 +38,8 @@ def title(log) -> str:
 def empty_note(log) -> str:
     """What an empty log means."""
     watched = f" of {', '.join(log.functions)}" if log.functions else ""
+    if getattr(log, "cleared_at", None) is not None:
+        return f"Nothing compiled{watched} since the log was cleared at {clock(log.cleared_at)}."
     if log.watching:
         return f"Nothing compiled{watched} yet: every call so far hit JAX's caches (or ran eagerly)."
     return f"Nothing compiled{watched}: every call hit JAX's caches (or ran eagerly)."
@@ -83,7 +87,9 @@ def text(log, *, color: bool = False) -> str:
         return "\n".join(lines)
     for headline in log.headlines:
         lines.append(paint(f"! {headline}", "yellow"))
-    lines.append("  " + " · ".join(f"{name} ×{count}" for name, count in log.counts.items()))
+    seconds = log.compile_s_by_function
+    lines.append("  " + " · ".join(f"{name} ×{count} ({theme.format_seconds(seconds.get(name, 0.0))})"
+                                   for name, count in log.counts.items()))
     events = log.events[-MAX_ROWS:]
     fresh = advice_shown(events)
     first = log.total - len(events) + 1
@@ -98,6 +104,10 @@ def text(log, *, color: bool = False) -> str:
         for i, cause in enumerate(event.causes):
             body = cause.message if cause.kind == "first_call" else f"{cause.label}: {cause.message}"
             lines.append(f"{head}  {body}" if i == 0 else f"{indent}{body}")
+        if event.program_diff and event.is_recompile:
+            lines.append(indent + paint(f"program: {event.program_diff}", "dim"))
+        if getattr(event, "unwatched_since_before", False) and event.is_recompile:
+            lines.append(indent + paint(UNWATCHED_NOTE, "dim"))
         for advice in (c.advice for c in event.causes if c.advice in new_advice):
             lines.append(indent + paint(f"→ {advice}", "dim"))
         if event.raw and any(c.kind == "unknown" for c in event.causes):
@@ -127,6 +137,16 @@ def html(log) -> str:
     if log.total:
         body.append(table_html(log.events, total=log.total))
     return f'<div class="{theme.ROOT_CLASS} jm-recompile-log">{theme.style_tag()}{"".join(body)}</div>'
+
+
+def page(log) -> str:
+    """The log as a standalone HTML document: what ``RecompileLog.save_html`` and
+    ``%recompiles save FILE.html`` write (no JavaScript, nothing fetched from the network)."""
+    heading = escape(f"{title(log)}: {log.summary}")
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="generator" content="jaxmagic"><title>{heading}</title>'
+            '<style>body{font-family:system-ui,sans-serif;margin:2em;}</style></head>'
+            f'<body>{html(log)}</body></html>\n')
 
 
 def summary_html(log) -> str:
@@ -178,6 +198,10 @@ def _row(number: int, event, new_advice: set[str]) -> str:
     site_text = escape(site.label) if site else "?"
     defined = escape(f"defined at {event.defined_at.label}") if event.defined_at else ""
     causes = "".join(_cause_html(cause) for cause in event.causes)
+    if getattr(event, "unwatched_since_before", False) and event.is_recompile:
+        causes += f'<div class="jm-muted jm-unwatched-before">{escape(UNWATCHED_NOTE)}</div>'
+    if getattr(event, "program_diff", None) and event.is_recompile:
+        causes += f'<div class="jm-muted jm-program-diff">{escape(event.program_diff)}</div>'
     advice = "".join(f'<div class="jm-advice">→ {_code(c.advice)}</div>'
                      for c in _unique_advice(event.causes) if c.advice in new_advice)
     raw, raw_title = "", ""

@@ -1,0 +1,115 @@
+"""``python -m jaxmagic watch [--html FILE] SCRIPT [ARGS...]``: a script's compilations and their causes.
+
+The script runs as ``python SCRIPT ARGS...`` would run it (``__name__ == "__main__"``, its own
+``sys.argv``, its folder first on ``sys.path``). At its end, whether it finished, failed or
+called ``sys.exit``, the per-function summary of what compiled, why, and how long it took is
+printed to standard error (standard output stays the script's), the standalone HTML report is
+written with ``--html``, and the process exits with the script's own exit code.
+
+>>> parse(["watch", "--html", "log.html", "train.py", "--steps", "3"]).script_args
+['--steps', '3']
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+
+USAGE = "python -m jaxmagic watch [--html FILE] [--max N] [--all] SCRIPT [ARGS...]"
+EXAMPLE = "e.g. python -m jaxmagic watch --html compiles.html train.py --steps 100"
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """The command line, or a clear message and exit status 2 for anything else."""
+    parser = argparse.ArgumentParser(prog="python -m jaxmagic", usage=USAGE, description=(
+        "Run a Python script under jaxmagic's recompile watch and report every compilation with its causes."),
+        epilog=EXAMPLE)
+    commands = parser.add_subparsers(dest="command", metavar="watch")
+    watch = commands.add_parser("watch", prog="python -m jaxmagic watch", usage=USAGE, epilog=EXAMPLE,
+                                help="run SCRIPT and report its compilations at exit")
+    watch.add_argument("--html", metavar="FILE", help="also write the report as a standalone HTML page")
+    watch.add_argument("--max", type=int, metavar="N", default=None,
+                       help="exit with status 1 when a function compiled more than N times (if the script itself succeeded)")
+    watch.add_argument("--all", action="store_true", dest="internal",
+                       help="also report JAX's internal compilations (eager primitives, jnp helpers)")
+    watch.add_argument("script", metavar="SCRIPT", help="the Python file to run")
+    watch.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments")
+    options = parser.parse_args(argv)
+    if options.command != "watch":
+        parser.error(f"say what to do: {USAGE}\n{EXAMPLE}")
+    if options.max is not None and options.max < 0:
+        watch.error(f"--max takes a non-negative whole number of compilations, not {options.max}; {EXAMPLE}")
+    if not os.path.isfile(options.script):
+        watch.error(f"no script at {options.script!r}: give the path of a Python file; {EXAMPLE}")
+    return options
+
+
+def run_script(path: str, args: list[str]) -> int:
+    """Run ``path`` as the main program; its exit status (1 after an uncaught exception)."""
+    saved_argv, saved_path = sys.argv, list(sys.path)
+    sys.argv = [path, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        runpy.run_path(path, run_name="__main__")
+        return 0
+    except SystemExit as exit_:
+        return _exit_status(exit_.code)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        return 130
+    except BaseException:
+        kind, value, tb = sys.exc_info()
+        shown = tb
+        while shown is not None and os.path.abspath(shown.tb_frame.f_code.co_filename) != os.path.abspath(path):
+            shown = shown.tb_next  # from the script's first frame: not runpy's or jaxmagic's
+        traceback.print_exception(kind, value, shown or tb)
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _exit_status(code) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)  # sys.exit("message"): Python prints it and exits with 1
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m jaxmagic watch ...``; returns the exit status."""
+    options = parse(sys.argv[1:] if argv is None else argv)
+    from jaxmagic.recompiles.events import RecompileLimitExceeded
+    from jaxmagic.recompiles.log import RecompileLog
+
+    log = RecompileLog(include_internal=options.internal, scope=os.path.basename(options.script))
+    log.start()
+    try:
+        status = run_script(options.script, options.script_args)
+    finally:
+        log.stop()
+    sys.stdout.flush()
+    print(log.to_text(color=sys.stderr.isatty()), file=sys.stderr)
+    if options.html:
+        try:
+            log.save_html(options.html)
+            print(f"jaxmagic: wrote {options.html}", file=sys.stderr)
+        except OSError as exc:
+            print(f"jaxmagic: could not write {options.html}: {exc.strerror or exc}", file=sys.stderr)
+            status = status or 1
+    limit = options.max
+    over = [f for f, n in log.counts.items() if limit is not None and n > limit]
+    for function in over:
+        events = [e for e in log.events if e.function == function]
+        print(f"jaxmagic: {RecompileLimitExceeded(function, log.counts[function], limit, events)}", file=sys.stderr)
+    if over and status == 0:
+        status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+"""What the compiled program looked like, in short, and how two of them differ.
+
+At each compilation the watch reads the traced program JAX is about to compile (no extra
+tracing) and keeps its ``ProgramShape``: the number of equations each line of the user's code
+emitted, and a fingerprint of each captured constant. Comparing the shapes of two compilations of
+one function says what changed in the program: equations added or removed by source line (a
+Python loop unrolled more times, a branch taken the other way) and captured constants that
+changed.
+
+>>> before = ProgramShape({("f.py", 4): 2, ("f.py", 5): 1}, (("f32[3]", 11),))
+>>> after = ProgramShape({("f.py", 4): 5, ("f.py", 5): 1}, (("f32[3]", 12),))
+>>> diff = program_difference(before, after)
+>>> [(change.line, change.before, change.after) for change in diff.lines], diff.constants_changed
+([(4, 2, 5)], 1)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+MAX_CONSTANT_BYTES = 1 << 20  # captured constants larger than this are compared by type only
+_LOOP_WORDS = ("for ", "while ")
+
+
+@dataclass(frozen=True)
+class ProgramShape:
+    """Equations per user source line ``{(file, line): count}`` and captured constants as
+    ``(type, fingerprint)`` pairs."""
+
+    equations: dict = field(default_factory=dict)
+    constants: tuple = ()
+
+    @property
+    def total(self) -> int:
+        """All equations counted."""
+        return sum(self.equations.values())
+
+
+@dataclass(frozen=True)
+class LineChange:
+    """One source line whose equations changed: ``file``, ``line``, counts ``before`` / ``after``,
+    and ``in_loop`` when that line sits in a Python ``for`` / ``while`` loop."""
+
+    file: str
+    line: int
+    before: int
+    after: int
+    in_loop: bool = False
+
+    @property
+    def added(self) -> int:
+        """Equations added (negative: removed)."""
+        return self.after - self.before
+
+
+@dataclass(frozen=True)
+class ProgramDifference:
+    """How one compiled program differs from an earlier one of the same function."""
+
+    lines: tuple = ()
+    constants_changed: int = 0
+    total_before: int = 0
+    total_after: int = 0
+
+    @property
+    def empty(self) -> bool:
+        """True when the two programs look the same."""
+        return not self.lines and not self.constants_changed
+
+
+def program_shape(closed_jaxpr, user_line) -> ProgramShape:
+    """The ``ProgramShape`` of a ``ClosedJaxpr``; ``user_line(eqn)`` gives an equation's
+    ``(file, line)`` (``_jax_private.equation_user_line``). Sub-programs (``scan``, ``cond``
+    bodies) count toward the lines that wrote them."""
+    counts: dict = {}
+    stack = [closed_jaxpr.jaxpr]
+    seen = 0
+    while stack and seen < 100_000:
+        jaxpr = stack.pop()
+        for eqn in jaxpr.eqns:
+            seen += 1
+            where = user_line(eqn)
+            if where is not None:
+                counts[where] = counts.get(where, 0) + 1
+            for value in eqn.params.values():
+                for inner in value if isinstance(value, (tuple, list)) else (value,):
+                    if hasattr(inner, "eqns"):  # a Jaxpr
+                        stack.append(inner)
+                    elif hasattr(getattr(inner, "jaxpr", None), "eqns"):  # a ClosedJaxpr
+                        stack.append(inner.jaxpr)
+    return ProgramShape(counts, tuple(_fingerprint(c) for c in getattr(closed_jaxpr, "consts", ())))
+
+
+def program_difference(before: ProgramShape, after: ProgramShape, *, in_loop=lambda file, line: False) -> ProgramDifference:
+    """What changed from ``before`` to ``after``, line by line (in source order)."""
+    changes = []
+    for where in sorted(set(before.equations) | set(after.equations)):
+        old, new = before.equations.get(where, 0), after.equations.get(where, 0)
+        if old != new:
+            changes.append(LineChange(where[0], where[1], old, new, in_loop(*where)))
+    constants = sum(1 for a, b in zip(before.constants, after.constants) if a != b)
+    constants += abs(len(before.constants) - len(after.constants))
+    return ProgramDifference(tuple(changes), constants, before.total, after.total)
+
+
+def line_in_loop(file: str, line: int) -> bool:
+    """Whether ``line`` of ``file`` is inside a Python loop: a ``for`` / ``while`` statement above it,
+    less indented (read with ``linecache``, which also knows notebook cells)."""
+    import linecache
+
+    text = linecache.getline(file, line)
+    if not text.strip():
+        return False
+    indent = len(text) - len(text.lstrip())
+    for number in range(line - 1, max(0, line - 200), -1):
+        above = linecache.getline(file, number)
+        if not above.strip():
+            continue
+        above_indent = len(above) - len(above.lstrip())
+        if above_indent < indent:
+            stripped = above.lstrip()
+            if stripped.startswith(_LOOP_WORDS):
+                return True
+            if stripped.startswith("def ") or above_indent == 0:
+                return False
+            indent = above_indent
+    return False
+
+
+def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
+    """The contract sentence of ``RecompileEvent.program_diff``, built from the facts.
+
+    >>> change = LineChange("f.py", 4, 2, 5, in_loop=True)
+    >>> describe_difference(ProgramDifference((change,), 0, 6, 9))
+    'program 6 → 9 equations: f.py:4, in a Python loop unrolled into the program, 2 → 5 equations (+3)'
+    >>> describe_difference(ProgramDifference((), 0, 4, 4))
+    'the same program (4 equations)'
+    """
+    from jaxmagic.sources import no_cells, source_line
+
+    if difference.empty:
+        return f"the same program ({difference.total_after} equation{'s' * (difference.total_after != 1)})"
+    parts = []
+    for change in difference.lines[:8]:
+        label = source_line(change.file, change.line, "", cell_namer=cell_namer or no_cells).label
+        loop = ", in a Python loop unrolled into the program" if change.in_loop and change.added > 0 else ""
+        parts.append(f"{label}{loop}, {change.before} → {change.after} equations ({change.added:+d})")
+    if len(difference.lines) > 8:
+        parts.append(f"{len(difference.lines) - 8} more lines changed")
+    if difference.constants_changed:
+        n = difference.constants_changed
+        parts.append(f"{n} captured constant{'s' * (n != 1)} changed value")
+    if difference.total_before == difference.total_after:
+        head = f"program of {difference.total_after} equation{'s' * (difference.total_after != 1)}"
+    else:
+        head = f"program {difference.total_before} → {difference.total_after} equations"
+    return f"{head}: " + "; ".join(parts)
+
+
+def _fingerprint(constant) -> tuple:
+    try:
+        import numpy as np
+
+        array = np.asarray(constant)
+        kind = f"{array.dtype}{list(array.shape)}"
+        if array.nbytes > MAX_CONSTANT_BYTES:
+            return kind, None
+        return kind, hashlib.blake2b(array.tobytes(), digest_size=8).hexdigest()
+    except Exception:
+        return type(constant).__name__, None

@@ -1,0 +1,97 @@
+"""``python -m jaxmagic watch``: a real script run in a subprocess, its report, HTML and exit code."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = """
+    import sys
+    import jax, jax.numpy as jnp
+
+    @jax.jit
+    def step(x, n):
+        return x * n
+
+    @jax.jit
+    def loss(x):
+        return (x ** 2).sum()
+
+    for size in (3, 4, 5, 5):
+        step(jnp.ones(size), 2)
+    loss(jnp.ones(2))
+    jnp.sin(jnp.arange(7.0))  # eager: JAX's own compilations, not reported by default
+    print("script says", sys.argv[1:], __name__)
+    if sys.argv[1:] and sys.argv[1] == "fail":
+        raise RuntimeError("the script's own failure")
+    sys.exit(int(sys.argv[1]) if sys.argv[1:] else 0)
+"""
+
+
+def watch(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    script = tmp_path / "train.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
+    arguments = [a.replace("SCRIPT", str(script)) for a in args]
+    return subprocess.run([sys.executable, "-m", "jaxmagic", "watch", *arguments], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300, env=env)
+
+
+def test_report_html_and_the_scripts_exit_code(tmp_path):
+    html = tmp_path / "compiles.html"
+    done = watch(tmp_path, "--html", str(html), "SCRIPT", "7", "--steps")
+    assert done.returncode == 7, done.stderr
+    assert "script says ['7', '--steps'] __main__" in done.stdout  # the script's own output, untouched
+    report = done.stderr
+    assert "Compilations in train.py: 4 compilations of 2 functions" in report
+    assert "step ×3 (" in report and "loss ×1 (" in report  # per function, with compile time
+    assert "shape of `x` changed: f32[3] → f32[4]" in report and "f32[4] → f32[5]" in report
+    assert "Keep the shape of `x` fixed" in report
+    assert "train.py:14" in report  # the call site in the script
+    assert "sin" not in report.split("\n", 1)[1]
+    page = html.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "</html>" in page and "<script" not in page
+    assert page.count('class="jm-recompile-row"') == 4
+    assert 'data-function="step" data-kinds="shape"' in page
+
+
+def test_a_failing_script_still_reports_and_exits_1(tmp_path):
+    done = watch(tmp_path, "SCRIPT", "fail")
+    assert done.returncode == 1
+    assert "RuntimeError: the script's own failure" in done.stderr
+    assert "runpy" not in done.stderr and "__main__.py" not in done.stderr
+    assert "4 compilations of 2 functions" in done.stderr
+
+
+def test_max_fails_a_successful_script_with_the_explanation(tmp_path):
+    done = watch(tmp_path, "--max", "1", "SCRIPT")
+    assert done.returncode == 1
+    assert "`step` compiled 3 times; the limit is 1 time (--max 1)." in done.stderr
+    assert watch(tmp_path, "--max", "3", "SCRIPT").returncode == 0
+
+
+def test_all_reports_jaxs_own_compilations(tmp_path):
+    done = watch(tmp_path, "--all", "SCRIPT")
+    assert done.returncode == 0
+    assert "(JAX internal)" in done.stderr or "sin" in done.stderr
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["missing.py"], "no script at 'missing.py'"),
+    ([], "SCRIPT"),
+    (["--max", "-2", "SCRIPT"], "non-negative whole number"),
+])
+def test_bad_command_lines_say_what_is_expected(tmp_path, args, expected):
+    done = watch(tmp_path, *args)
+    assert done.returncode == 2
+    assert expected in done.stderr and "python -m jaxmagic watch" in done.stderr
+    assert "Traceback" not in done.stderr
