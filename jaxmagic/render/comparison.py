@@ -54,11 +54,17 @@ def summary_parts(report) -> tuple[str, str, str]:
     speedup = report.speedup
     if speedup is not None:
         eager, jit = report.modes["eager"], report.modes["jit"]
+        per_call = f"{format_seconds(jit.median)} vs {format_seconds(eager.median)} per call"
+        sure = _interval_words(report.speedup_interval)
+        if report.measurable is False:
+            rest = (f": no measurable difference between jit and eager ({_times(speedup)}, {sure}; {per_call}), "
+                    f"so no break-even count")
+            return lead, name, rest
         if speedup >= 1:
             head = f"jit is {_times(speedup)} faster than eager"
         else:
             head = f"jit is {_times(1 / speedup)} slower than eager"
-        rest = f": {head} ({format_seconds(jit.median)} vs {format_seconds(eager.median)} per call)"
+        rest = f": {head} ({sure + '; ' if sure else ''}{per_call})"
         first = report.compile
         even = report.break_even_calls
         if first is not None and even is not None:
@@ -73,6 +79,13 @@ def summary_parts(report) -> tuple[str, str, str]:
         return lead, name, ": nothing was measured"
     parts = ", ".join(f"{mode} {format_seconds(t.median)}" for mode, t in report.modes.items())
     return lead, name, f": {parts} per call"
+
+
+def _interval_words(found) -> str:
+    """``95% interval 0.97–1.08×`` for a speed-up interval; empty without one."""
+    if found is None:
+        return ""
+    return f"95% interval {_times(found[0])[:-1]}–{_times(found[1])}"
 
 
 def _runs_text(timing) -> str:
@@ -143,6 +156,10 @@ def _break_even_line(report) -> str:
     if even is None or first is None:
         return ""
     eager, jit = report.modes["eager"].median, report.modes["jit"].median
+    if report.measurable is False:
+        return (f"jit and eager cannot be told apart from these repeats ({_interval_words(report.speedup_interval)} "
+                f"for the speed-up contains 1), so there is no break-even count: one from the medians would "
+                f"be noise. More repeats (-r, --budget) narrow the interval.")
     if math.isinf(even):
         return (f"jit never pays off here: each jit call ({format_seconds(jit)}) is no faster than an eager one "
                 f"({format_seconds(eager)}), so its first call ({format_seconds(first.first_call_s)}) is never repaid.")

@@ -27,7 +27,7 @@ from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.timing import agreement, footprint, stopwatch
 from jaxmagic.timing import modes as mode_setup
-from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even
+from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_warnings
 from jaxmagic.timing.stopwatch import TIMER
 from jaxmagic.units import format_seconds
 
@@ -384,12 +384,7 @@ class _Session:
             devices=mode_setup.describe_devices(),
             requested=self.modes,
         )
-        if result.speedup is not None and result.speedup < 1:
-            result.warnings.append(
-                f"jit is slower than eager here ({result.speedup:.2f}×): the work is too small for compiling to pay "
-                f"off, and each jit call has a dispatch cost of its own. jit pays off on functions with many "
-                f"operations on large arrays; keep this one eager, or jit a larger function that calls it."
-            )
+        result.warnings += slower_than_eager_warnings(result)
         return result
 
     def _quiet(self, mode: str):
