@@ -7,6 +7,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_loca
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jaxmagic.magics import common, echo
+from jaxmagic.magics.status_line import StatusLine
 from jaxmagic.render import comparison as render
 from jaxmagic.timing import DEFAULT_BUDGET_S, DEFAULT_REPEAT, check_settings, compare
 from jaxmagic.timing.modes import MODES
@@ -49,6 +50,7 @@ class JitCompareMagics(Magics):
         magic = "%%jitcompare" if cell is not None else "%jitcompare"
         options, call_text = common.split_options(self.jitcompare.parser, line, magic)
         found = None
+        status = StatusLine(None if options.quiet else self.shell)
         with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
             settings = dict(modes=options.modes, repeat=options.repeat, loops=options.loops,
                             budget=options.budget, rtol=options.rtol, atol=options.atol, split=options.split)
@@ -57,8 +59,19 @@ class JitCompareMagics(Magics):
                 self.shell, line_call=call_text, cell=cell, magic="jitcompare", magic_line=line,
                 static=options.static, local_ns=local_ns, after_body=config.accept_current,
             )
-            report = compare(found.call, **settings)
-        if not options.quiet:
+            name = found.call.source or found.call.name
+            try:
+                report = compare(found.call, **settings,
+                                 on_progress=lambda step: status.show(render.progress_line(name, step)))
+            except BaseException:
+                status.done()
+                raise
+        if options.quiet:
+            pass
+        elif status.replace(report, text=render.text(report) if options.plain else None):
+            pass
+        else:
+            status.done()
             common.show(self.shell, report, plain=options.plain, text=render.text)
         if options.output:
             return echo.returned(self.shell, report, shown=True)

@@ -324,3 +324,24 @@ def _first_calls_html(report) -> str:
         tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
         rows.append(f'<tr data-mode="{escape(mode)}">{tds}<td>{_stacked_svg(cost, largest)}</td></tr>')
     return f'<table class="jm-table jm-first-calls"><tr>{header}</tr>{"".join(rows)}</table>'
+
+
+# ----------------------------------------------------------------------------------------------
+# Progress
+
+
+def progress_line(name: str, step) -> str:
+    """The one status line shown while a comparison runs (a ``timing.progress.Progress``).
+
+    >>> from jaxmagic.timing.progress import Progress
+    >>> progress_line("f(x)", Progress("repeat", "jit", 3, 7, 4.25, 6.0))
+    '%jitcompare f(x): jit, repeat 3 of 7 · 4.25 s left of the 6.00 s budget'
+    """
+    if step.stage == "repeat":
+        doing = f"{step.mode}, repeat {step.index} of {step.of}"
+    elif step.mode is not None:
+        doing = f"{step.mode}, {step.stage}"
+    else:
+        doing = step.stage
+    return (f"%jitcompare {name}: {doing} · {format_seconds(step.seconds_left)} left of the "
+            f"{format_seconds(step.budget)} budget")

@@ -25,7 +25,7 @@ from typing import Sequence
 from jaxmagic import streams
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.timing import agreement, footprint, stopwatch
+from jaxmagic.timing import agreement, footprint, progress, stopwatch
 from jaxmagic.timing import modes as mode_setup
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_warnings
 from jaxmagic.timing.stopwatch import TIMER
@@ -58,6 +58,7 @@ def compare(
     split: str | None = None,
     rtol: float | None = None,
     atol: float | None = None,
+    on_progress: progress.Listener | None = None,
 ) -> Comparison:
     """Time ``call`` in each of ``modes`` (default eager and jit) and compare them.
 
@@ -66,14 +67,16 @@ def compare(
     ``split`` names the arguments whose leading axis ``sharded`` / ``pmap`` spread over the
     devices (default: all array arguments). ``rtol`` / ``atol`` loosen or tighten the check that
     every mode's result matches eager's. A Ctrl-C stops the timing: the report holds what was
-    measured and says so.
+    measured and says so. ``on_progress`` is called with a ``progress.Progress`` at each step
+    (setting up, first calls, warm-up, each repeat) for a front end to show.
     """
     chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol,
                             split=split)
     if any(mode != "eager" for mode in chosen):
         check_traceable(call, magic="%jitcompare")
     session = _Session(call, chosen, repeat=int(repeat), loops=None if loops is None else int(loops),
-                       budget=float(budget), split=split, rtol=rtol, atol=atol)
+                       budget=float(budget), split=split, rtol=rtol, atol=atol,
+                       on_progress=on_progress)
     return session.run()
 
 
@@ -128,6 +131,7 @@ class _Session:
     split: str | None
     rtol: float | None
     atol: float | None
+    on_progress: progress.Listener | None = None
     runners: dict = field(default_factory=dict)
     first_calls: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
@@ -181,6 +185,7 @@ class _Session:
 
     def _build(self, mode: str) -> None:
         self.phase = f"setting up the {mode} mode"
+        self._tell("setting up", mode)
         try:
             runner = mode_setup.build(mode, self.call, split=self.split)
         except (UsageProblem, KeyboardInterrupt):
@@ -193,6 +198,10 @@ class _Session:
         if simulated and SIMULATED_DEVICES_NOTE not in self.notes:
             self.notes.append(SIMULATED_DEVICES_NOTE)
 
+    def _tell(self, stage: str, mode: str | None = None, index: int | None = None, of: int | None = None) -> None:
+        progress.tell(self.on_progress, progress.Progress(stage, mode, index, of, max(0.0, self._remaining()),
+                                                          self.budget))
+
     def _remaining(self) -> float:
         return self.deadline - TIMER()
 
@@ -201,6 +210,7 @@ class _Session:
         failures = {}
         for mode, runner in self.runners.items():
             self.phase = f"the first {mode} call"
+            self._tell("first call", mode)
             try:
                 cost, output = stopwatch.first_call(runner)
             except Exception as exc:
@@ -218,6 +228,7 @@ class _Session:
 
     def _check_results(self) -> None:
         self.phase = "comparing the modes' results"
+        self._tell("checking results")
         reference = next((m for m in ("eager", "jit") if m in self.outputs), None)
         if reference is None:
             return
@@ -251,6 +262,7 @@ class _Session:
 
     def _memory(self) -> None:
         self.phase = "reading XLA's memory analysis"
+        self._tell("memory analysis")
         for mode, runner in self.runners.items():
             if not runner.compiles or mode not in self.first_calls:
                 continue
@@ -282,6 +294,7 @@ class _Session:
                 self.fallback.add(mode)
                 continue
             self.phase = f"warming up the {mode} mode"
+            self._tell("warm-up", mode)
             wait = stopwatch.waiter(self.outputs[mode])
             with stopwatch.gc_paused(), self._quiet(mode):
                 single = stopwatch.timed_loop(runner, 1, wait)
@@ -348,6 +361,7 @@ class _Session:
                     )
                     return
                 self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
+                self._tell("repeat", mode, index + 1, plan.repeat)
                 with stopwatch.gc_paused(), self._quiet(mode):
                     seconds = stopwatch.timed_loop(self.runners[mode], plan.loops, waits[mode])
                 self.runs[mode].append(seconds / plan.loops)
