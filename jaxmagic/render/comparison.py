@@ -223,8 +223,23 @@ def text(report, *, color: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _calls_note(report) -> list[str]:
+    """How many times the user's code ran: eager runs the Python function on every call."""
+    calls = getattr(report, "calls", {})
+    if not calls:
+        return []
+    counts = ", ".join(f"{mode} {count:,}" for mode, count in calls.items())
+    line = f"calls made in all (first, warm-up and timed): {counts}"
+    if "eager" in calls:
+        line += f"; your Python function ran {calls['eager']:,} times in eager mode"
+        if any(mode != "eager" for mode in calls):
+            line += ", and in the compiled modes only while being traced"
+    return [line + "."]
+
+
 def _notes(report) -> list[str]:
     setups = [f"{mode}: {setup}" for mode, setup in report.setups.items() if setup]
+    setups += _calls_note(report)
     budget = f"took {format_seconds(report.elapsed)} of a {format_seconds(report.budget)} budget on {report.devices}"
     return setups + list(report.notes) + [budget]
 

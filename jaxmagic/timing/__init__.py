@@ -26,6 +26,7 @@ from jaxmagic import streams
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.timing import agreement, footprint, progress, stopwatch
+from jaxmagic.timing import budget as budget_fit
 from jaxmagic.timing import modes as mode_setup
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_warnings
 from jaxmagic.timing.stopwatch import TIMER
@@ -141,6 +142,7 @@ class _Session:
     fallback: set = field(default_factory=set)
     memory: dict = field(default_factory=dict)
     printed: dict = field(default_factory=dict)  # mode -> lines the function printed after its first call
+    calls: dict = field(default_factory=dict)  # mode -> calls made, the first included
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     phase: str = "setting up"
@@ -217,6 +219,7 @@ class _Session:
                 failures[mode] = exc
                 continue
             self.first_calls[mode] = cost
+            self.calls[mode] = 1
             self.outputs[mode] = output
         if failures:
             mode, exc = next(iter(failures.items()))
@@ -298,33 +301,25 @@ class _Session:
             wait = stopwatch.waiter(self.outputs[mode])
             with stopwatch.gc_paused(), self._quiet(mode):
                 single = stopwatch.timed_loop(runner, 1, wait)
-                if self.loops is not None:  # the repeats are sized already: one call is estimate enough
-                    self.estimates[mode] = stopwatch.Estimate(single, single, 1)
-                else:
-                    self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
+                # Calibrated even when -n fixes the calls: one call alone costs more than a call in
+                # a loop, and planning on it would cut repeats the budget has room for.
+                self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
+                calibrated = single < stopwatch.CALIBRATION_S
+                self.calls[mode] += 1 + (self.estimates[mode].calls if calibrated else 0)
 
     def _plan(self) -> None:
-        wanted = {m: _Plan(self.loops or stopwatch.auto_loops(e.timed), self.repeat) for m, e in self.estimates.items()}
-        need = {m: p.repeat * p.loops * self.estimates[m].wall for m, p in wanted.items()}
-        remaining = PLAN_MARGIN * max(0.0, self._remaining())
-        total = sum(need.values())
+        wanted = {m: (self.loops or stopwatch.auto_loops(e.timed), self.repeat) for m, e in self.estimates.items()}
+        fitted = budget_fit.fit(wanted, {m: e.wall for m, e in self.estimates.items()},
+                                seconds=PLAN_MARGIN * max(0.0, self._remaining()))
         cuts = []
-        for mode, plan in wanted.items():
-            allowance = remaining * need[mode] / total if total > remaining and total > 0 else math.inf
-            per_call = max(self.estimates[mode].wall, 1e-9)
-            loops, repeat = plan.loops, plan.repeat
-            if repeat * loops * per_call > allowance and self.loops is None:
-                loops = max(1, int(allowance / (repeat * per_call)))
-            if repeat * loops * per_call > allowance:
-                repeat = max(1, int(allowance / (loops * per_call)))
-            if repeat * loops * per_call > allowance:
-                loops = max(1, int(allowance / per_call))
-            if allowance < per_call:
+        for mode, planned in fitted.items():
+            if planned is None:
                 self.fallback.add(mode)
                 continue
+            loops, repeat = planned
             self.plans[mode] = _Plan(loops, repeat)
-            if (loops, repeat) != (plan.loops, plan.repeat):
-                cuts.append(f"{mode} {_runs(repeat, loops)} instead of {_runs(plan.repeat, plan.loops)}")
+            if planned != wanted[mode]:
+                cuts.append(f"{mode} {_runs(repeat, loops)} instead of {_runs(wanted[mode][1], wanted[mode][0])}")
         if cuts:
             self.warnings.append(
                 f"To stay within the {_seconds(self.budget)} budget, the timing was cut: {'; '.join(cuts)}. "
@@ -365,6 +360,7 @@ class _Session:
                 with stopwatch.gc_paused(), self._quiet(mode):
                     seconds = stopwatch.timed_loop(self.runners[mode], plan.loops, waits[mode])
                 self.runs[mode].append(seconds / plan.loops)
+                self.calls[mode] += plan.loops
 
     # -- the report --------------------------------------------------------------------------------
     def _timings(self) -> dict[str, Timing]:
@@ -392,6 +388,7 @@ class _Session:
             warnings=self.warnings,
             notes=self.notes,
             setups={m: r.setup for m, r in self.runners.items()},
+            calls=dict(self.calls),
             budget=self.budget,
             elapsed=TIMER() - self.start,
             interrupted=interrupted,

@@ -99,6 +99,9 @@ class Comparison(Report):
       ``outputs``, ``aliased``, ``temporaries``, ``code``), per device; ``eager`` ->
       ``{"intermediates": ...}``, the arrays an op-by-op run writes out (a lower bound).
     - ``warnings``: what may make the figures misleading; ``notes``: how the modes were set up.
+    - ``calls``: mode -> how many times it was called in all (first call, warm-up and repeats):
+      eager ran the user's Python function that many times; a compiled mode ran its program that
+      many times and the Python function only while tracing.
     - ``setups``: mode -> one line on how it ran; ``budget``, ``elapsed`` (seconds),
       ``interrupted`` (Ctrl-C stopped the timing), ``devices`` (``8 × cpu``), ``name``.
 
@@ -114,7 +117,7 @@ class Comparison(Report):
 
     def __init__(self, *, name: str, modes: dict, first_calls: dict, memory: dict, warnings: list,
                  notes: list, setups: dict, budget: float, elapsed: float, interrupted: bool,
-                 devices: str, requested: Sequence[str]):
+                 devices: str, requested: Sequence[str], calls: dict | None = None):
         self.name = name
         self.modes: dict[str, Timing] = modes
         self.first_calls: dict[str, CompileCost] = first_calls
@@ -127,6 +130,7 @@ class Comparison(Report):
         self.interrupted = interrupted
         self.devices = devices
         self.requested = tuple(requested)
+        self.calls: dict[str, int] = dict(calls or {})
 
     @property
     def compile(self) -> CompileCost | None:
