@@ -260,7 +260,8 @@ class _Session:
                     f"{mode} and {reference} results differ beyond tolerance: {found}. The usual causes: the function "
                     f"reads Python state that changes between calls (a global, a counter, Python randomness), or a "
                     f"computation is sensitive to float rounding that XLA's fusion changes (--rtol / --atol loosen "
-                    f"the check)."
+                    f"the check), or XLA rewrote the algebra (log(exp(x)) becomes x under jit, so an overflow "
+                    f"to inf or a NaN in one mode need not happen in the other)."
                 )
 
     def _memory(self) -> None:
@@ -378,7 +379,7 @@ class _Session:
 
     def _report(self, interrupted: bool) -> Comparison:
         timings = self._timings()
-        per_call_timed = {m for m, r in self.runners.items() if r.donated}
+        per_call_timed = {m for m, r in self.runners.items() if r.donates}
         self.warnings += _timing_warnings(timings, self.plans, stopwatch.timer_overhead(), per_call_timed)
         result = Comparison(
             name=self.call.source or self.call.name,

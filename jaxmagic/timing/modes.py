@@ -22,7 +22,7 @@ from typing import Any, Callable, ContextManager
 import jax
 import numpy as np
 
-from jaxmagic.call import Call
+from jaxmagic.call import Call, positional_parameters
 from jaxmagic.errors import UsageProblem
 
 MODES = ("eager", "jit", "sharded", "pmap")
@@ -126,6 +126,7 @@ class Runner:
     compiles: bool
     setup: str = ""
     donated: tuple[int, ...] = ()
+    donated_names: tuple[str, ...] = ()  # the donated parameters' names, for arguments given by keyword
     jitted: Any = None
     to_reference: Callable[[Any], Any] | None = None
     notes: list[str] = field(default_factory=list)
@@ -139,16 +140,26 @@ class Runner:
             return jax.disable_jit(False)
         return contextlib.nullcontext()
 
+    @property
+    def donates(self) -> bool:
+        """Whether the compiled program consumes some of its arguments (by position or keyword)."""
+        return bool(self.donated or self.donated_names)
+
     def fresh_arguments(self) -> tuple[tuple, dict]:
-        """The arguments, with a new copy of each donated one (the copy is ready when returned)."""
-        if not self.donated:
+        """The arguments, with a new copy of each donated one, given by position or by keyword
+        (the copies are ready when returned)."""
+        if not self.donates:
             return self.args, self.kwargs
         args = list(self.args)
         for position in self.donated:
             if position < len(args):
                 args[position] = jax.tree.map(_copy_leaf, args[position])
-        jax.block_until_ready(args)
-        return tuple(args), self.kwargs
+        kwargs = dict(self.kwargs)
+        for name in self.donated_names:
+            if name in kwargs:
+                kwargs[name] = jax.tree.map(_copy_leaf, kwargs[name])
+        jax.block_until_ready((args, kwargs))
+        return tuple(args), kwargs
 
     def call(self):
         """Run the mode once and return its output (not waited for)."""
@@ -211,12 +222,20 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
     if mode == "jit":
         jitted = _jit(call)
         return Runner("jit", jitted, call.args, call.kwargs, compiles=True, setup="jax.jit",
-                      donated=call.donate_argnums, jitted=jitted, to_reference=lambda out: out)
+                      jitted=jitted, to_reference=lambda out: out, **_donation(call))
     if mode == "sharded":
         return _sharded(call, split)
     if mode == "pmap":
         return _pmap(call, split)
     raise UsageProblem(f"{MAGIC}: unknown mode `{mode}`; the modes are: {', '.join(MODES)}.")
+
+
+def _donation(call: Call) -> dict:
+    """What the compiled program consumes: the donated positions, and the names of those
+    parameters (JAX donates an argument given by keyword too)."""
+    names = positional_parameters(call.function)
+    return {"donated": call.donate_argnums,
+            "donated_names": tuple(names[i] for i in call.donate_argnums if i < len(names))}
 
 
 def _jit(call: Call):
@@ -387,7 +406,7 @@ def _sharded(call: Call, split: str | None) -> Runner:
     jitted = _jit(call)
     setup = f"jax.jit over a mesh of {count} devices ('{MESH_AXIS}' axis); {_split_summary(arguments, count)}"
     return Runner("sharded", jitted, tuple(args), kwargs, compiles=True, setup=setup,
-                  donated=call.donate_argnums, jitted=jitted, to_reference=lambda out: out)
+                  jitted=jitted, to_reference=lambda out: out, **_donation(call))
 
 
 def _pmap(call: Call, split: str | None) -> Runner:
