@@ -52,3 +52,10 @@ def test_where_xla_rewrites_the_algebra_both_values_are_shown(run):
     warnings = " ".join(run("%jitcompare -q -o -r 2 -n 3 logexp(hundred)").assert_ok().result.warnings)
     assert f"values differ: {eager:g} vs {compiled:g}" in warnings and "differ by NaN" not in warnings
     assert "log(exp(x)) becomes x" in warnings
+
+
+def test_numpy_arguments_are_put_on_the_device_first_and_said(run):
+    run("import numpy as np\ndef scaled(x):\n    return x * 2\nhost = np.arange(6.0)").assert_ok()
+    result = run("%jitcompare -q -o -r 2 -n 3 scaled(host)").assert_ok().result
+    assert any("eager: 1 NumPy array was given; eager and jit ran on device copies" in n for n in result.notes)
+    assert run("type(host).__module__").assert_ok().result == "numpy"  # the user's array is left as it was

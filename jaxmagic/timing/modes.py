@@ -176,6 +176,27 @@ class Runner:
         return self.jitted.lower(*args, **kwargs)
 
 
+def on_device(arguments) -> tuple:
+    """``(args, kwargs)`` with every NumPy array put on the device, and how many there were.
+
+    >>> import numpy as np
+    >>> args, kwargs, count = on_device(((np.ones(2), 3), {"y": np.zeros(1)}))
+    >>> type(args[0]).__name__ != "ndarray", args[1], count
+    (True, 3, 2)
+    """
+    count = 0
+
+    def put(leaf):
+        nonlocal count
+        if isinstance(leaf, np.ndarray):
+            count += 1
+            return jax.numpy.asarray(leaf)
+        return leaf
+
+    args, kwargs = jax.tree.map(put, arguments)
+    return args, kwargs, count
+
+
 def _copy_leaf(leaf):
     return leaf.copy() if isinstance(leaf, (jax.Array, np.ndarray)) else leaf
 
@@ -217,11 +238,18 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
     """The ``Runner`` for ``mode``; ``split`` names the arguments whose leading axis is spread over
     the devices in ``sharded`` and ``pmap`` modes (default: every array argument)."""
     if mode == "eager":
-        return Runner("eager", call.function, call.args, call.kwargs, compiles=False,
-                      setup="op by op under jax.disable_jit()", to_reference=lambda out: out)
+        args, kwargs, converted = on_device((call.args, call.kwargs))
+        runner = Runner("eager", call.function, args, kwargs, compiles=False,
+                        setup="op by op under jax.disable_jit()", to_reference=lambda out: out)
+        if converted:
+            runner.notes.append(
+                f"eager: {converted} NumPy array{'s were' if converted != 1 else ' was'} given; eager and jit ran on "
+                f"device copies (jnp.asarray), so neither mode pays a copy to the device per call.")
+        return runner
     if mode == "jit":
         jitted = _jit(call)
-        return Runner("jit", jitted, call.args, call.kwargs, compiles=True, setup="jax.jit",
+        args, kwargs, _ = on_device((call.args, call.kwargs))
+        return Runner("jit", jitted, args, kwargs, compiles=True, setup="jax.jit",
                       jitted=jitted, to_reference=lambda out: out, **_donation(call))
     if mode == "sharded":
         return _sharded(call, split)
