@@ -247,7 +247,7 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
                 f"device copies (jnp.asarray), so neither mode pays a copy to the device per call.")
         return runner
     if mode == "jit":
-        jitted = _jit(call)
+        jitted = jitted_version(call)
         args, kwargs, _ = on_device((call.args, call.kwargs))
         return Runner("jit", jitted, args, kwargs, compiles=True, setup="jax.jit",
                       jitted=jitted, to_reference=lambda out: out, **_donation(call))
@@ -266,7 +266,14 @@ def _donation(call: Call) -> dict:
             "donated_names": tuple(names[i] for i in call.donate_argnums if i < len(names))}
 
 
-def _jit(call: Call):
+def jitted_version(call: Call):
+    """The jitted version of the callee that the jit and sharded modes time: the one place where
+    it is built (a fresh wrapper, so its first call compiles from scratch).
+
+    >>> import jax.numpy as jnp
+    >>> jitted_version(Call(jnp.sin, (jnp.zeros(1),), {}))(jnp.zeros(1)).tolist()
+    [0.0]
+    """
     return jax.jit(
         fresh_function(call.function),
         static_argnums=call.static_argnums,
@@ -431,7 +438,7 @@ def _sharded(call: Call, split: str | None) -> Runner:
         else:
             kwargs[argument.keyword] = placed
     jax.block_until_ready((args, kwargs))
-    jitted = _jit(call)
+    jitted = jitted_version(call)
     setup = f"jax.jit over a mesh of {count} devices ('{MESH_AXIS}' axis); {_split_summary(arguments, count)}"
     return Runner("sharded", jitted, tuple(args), kwargs, compiles=True, setup=setup,
                   jitted=jitted, to_reference=lambda out: out, **_donation(call))
