@@ -155,6 +155,31 @@ def cost(shell, quick: bool = False) -> dict:
     }
 
 
+def interval_coverage(quick: bool = False) -> dict:
+    """How often one run's ``speedup_interval`` contains the median speed-up of many runs of the
+    same function: a 95% interval should contain it in about 95% of runs; far less means the
+    interval claims more certainty than the repeats give."""
+    from jaxmagic.call import Call
+    from jaxmagic.timing import compare
+
+    fn, make = CASES["~10 µs"]
+    x = make()
+    runs = 4 if quick else 20
+    results = [compare(Call(fn, (x,), {}), repeat=7, budget=2.0) for _ in range(runs)]
+    truth = statistics.median(r.speedup for r in results)
+    intervals = [r.speedup_interval for r in results if r.speedup_interval is not None]
+    covered = sum(low <= truth <= high for low, high in intervals)
+    share = covered / len(intervals) if intervals else 0.0
+    return {
+        "goal": "speed-up interval coverage (share of runs whose 95% interval holds the median of all runs)",
+        "measured": share,
+        "target": ">= 80%",
+        "met": share >= 0.8,
+        "detail": f"{covered} of {len(intervals)} intervals; median speed-up {truth:.3g}×; widths "
+                  f"{sorted(round(high / low, 2) for low, high in intervals)}",
+    }
+
+
 def run(quick: bool = False) -> list[dict]:
     """One row per goal: ``goal``, ``measured``, ``target``, ``met``, ``detail``."""
     shell = _shell()
@@ -163,6 +188,7 @@ def run(quick: bool = False) -> list[dict]:
     labels = ("~10 µs",) if quick else tuple(CASES)
     rows = [row for label in labels for row in fidelity(shell, label, 1 if quick else rounds[label], quick)]
     rows.append(cost(shell, quick))
+    rows.append(interval_coverage(quick))
     return rows
 
 

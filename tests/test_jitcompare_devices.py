@@ -71,6 +71,8 @@ SCRIPT = textwrap.dedent(
     result, error, _ = cell(f"%jitcompare {quick} --modes jit,sharded,pmap update(state, 1.0)")
     facts["donated"] = {"error": repr(error), "modes": list(result.modes) if result else None,
                         "state_alive": not ip.user_ns["state"].is_deleted(), "notes": result.notes if result else None}
+    result, error, _ = cell(f"%jitcompare {quick} --modes jit,sharded update(state=state, step=1.0)")
+    facts["donated_by_keyword"] = {"error": repr(error), "state_alive": not ip.user_ns["state"].is_deleted()}
 
     cell("def scaled(x, n, *, shift=0.0):\n    return x * n + shift\n")
     result, error, _ = cell(f"%jitcompare {quick} --modes eager,sharded,pmap -s n scaled(x, 3, shift=1.0)")
@@ -148,6 +150,7 @@ def test_donated_arguments_are_copied_in_every_mode(facts):
     assert donated["error"] == "None" and donated["modes"] == ["jit", "sharded", "pmap"]
     assert donated["state_alive"]
     assert any("not donated in pmap mode" in n for n in donated["notes"])
+    assert facts["donated_by_keyword"] == {"error": "None", "state_alive": True}
 
 
 def test_static_and_keyword_arguments_stay_whole_on_every_device(facts):

@@ -3,12 +3,16 @@ pmapped on several devices), its first call split out, and say when jit pays off
 
 from __future__ import annotations
 
+import ast
+
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jaxmagic.magics import common, echo
+from jaxmagic.magics.status_line import StatusLine
 from jaxmagic.render import comparison as render
-from jaxmagic.timing import DEFAULT_BUDGET_S, DEFAULT_REPEAT, check_settings, compare
+from jaxmagic.render import side_by_side as render_side
+from jaxmagic.timing import DEFAULT_BUDGET_S, DEFAULT_REPEAT, check_settings, compare, side_by_side
 from jaxmagic.timing.modes import MODES
 
 
@@ -48,18 +52,76 @@ class JitCompareMagics(Magics):
         __tracebackhide__ = True
         magic = "%%jitcompare" if cell is not None else "%jitcompare"
         options, call_text = common.split_options(self.jitcompare.parser, line, magic)
+        several = _several_calls(call_text) if cell is None else None
+        if several is not None:
+            return self._side_by_side(several, options, line, local_ns)
         found = None
+        status = StatusLine(None if options.quiet else self.shell)
         with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
-            settings = dict(modes=options.modes, repeat=options.repeat, loops=options.loops,
-                            budget=options.budget, rtol=options.rtol, atol=options.atol, split=options.split)
+            settings = _settings(options)
             check_settings(**settings)  # before the cell runs: bad options leave the namespace alone
             found = common.find_call(
                 self.shell, line_call=call_text, cell=cell, magic="jitcompare", magic_line=line,
                 static=options.static, local_ns=local_ns, after_body=config.accept_current,
             )
-            report = compare(found.call, **settings)
-        if not options.quiet:
-            common.show(self.shell, report, plain=options.plain, text=render.text)
+            report = _timed(found, settings, status)
+        self._show(report, options, status, render.text)
         if options.output:
             return echo.returned(self.shell, report, shown=True)
         return None
+
+    def _side_by_side(self, texts: list[str], options, line: str, local_ns):
+        """``%jitcompare a(x), b(x)``: each call timed eager and jit in its share of the budget,
+        shown in one table; ``-o`` returns the list of ``Comparison``, in order."""
+        status = StatusLine(None if options.quiet else self.shell)
+        reports = []
+        found = None
+        with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb):
+            settings = _settings(options)
+            check_settings(**settings)
+            calls = [common.find_call(self.shell, line_call=text, cell=None, magic="jitcompare", magic_line=line,
+                                      static=options.static, local_ns=local_ns) for text in texts]
+            for found, share in zip(calls, side_by_side.shares(options.budget, len(calls))):
+                reports.append(_timed(found, dict(settings, budget=share), status))
+        self._show(side_by_side.SideBySide(reports), options, status, render_side.text)
+        return reports if options.output else None
+
+    def _show(self, report, options, status, text) -> None:
+        if options.quiet:
+            return
+        if status.replace(report, text=text(report) if options.plain else None):
+            return
+        status.done()
+        common.show(self.shell, report, plain=options.plain, text=text)
+
+
+def _settings(options) -> dict:
+    return dict(modes=options.modes, repeat=options.repeat, loops=options.loops, budget=options.budget,
+                rtol=options.rtol, atol=options.atol, split=options.split)
+
+
+def _timed(found, settings: dict, status: StatusLine):
+    """``compare`` with the status line kept up to date, and removed if the timing fails."""
+    name = found.call.source or found.call.name
+    try:
+        return compare(found.call, **settings, on_progress=lambda step: status.show(render.progress_line(name, step)))
+    except BaseException:
+        status.done()
+        raise
+
+
+def _several_calls(text: str) -> list[str] | None:
+    """The calls of ``a(x), b(x)`` as written (``None`` unless the line is a tuple of two or more calls).
+
+    >>> _several_calls("naive(x), vectorized(x)")
+    ['naive(x)', 'vectorized(x)']
+    >>> _several_calls("f(x, (1, 2))") is None
+    True
+    """
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(tree, ast.Tuple) or len(tree.elts) < 2 or not all(isinstance(e, ast.Call) for e in tree.elts):
+        return None
+    return [ast.get_source_segment(text.strip(), element) for element in tree.elts]

@@ -54,11 +54,17 @@ def summary_parts(report) -> tuple[str, str, str]:
     speedup = report.speedup
     if speedup is not None:
         eager, jit = report.modes["eager"], report.modes["jit"]
+        per_call = f"{format_seconds(jit.median)} vs {format_seconds(eager.median)} per call"
+        sure = _interval_words(report.speedup_interval)
+        if report.measurable is False:
+            rest = (f": no measurable difference between jit and eager ({_times(speedup)}, {sure}; {per_call}), "
+                    f"so no break-even count")
+            return lead, name, rest
         if speedup >= 1:
             head = f"jit is {_times(speedup)} faster than eager"
         else:
             head = f"jit is {_times(1 / speedup)} slower than eager"
-        rest = f": {head} ({format_seconds(jit.median)} vs {format_seconds(eager.median)} per call)"
+        rest = f": {head} ({sure + '; ' if sure else ''}{per_call})"
         first = report.compile
         even = report.break_even_calls
         if first is not None and even is not None:
@@ -73,6 +79,13 @@ def summary_parts(report) -> tuple[str, str, str]:
         return lead, name, ": nothing was measured"
     parts = ", ".join(f"{mode} {format_seconds(t.median)}" for mode, t in report.modes.items())
     return lead, name, f": {parts} per call"
+
+
+def _interval_words(found) -> str:
+    """``95% interval 0.97–1.08×`` for a speed-up interval; empty without one."""
+    if found is None:
+        return ""
+    return f"95% interval {_times(found[0])[:-1]}–{_times(found[1])}"
 
 
 def _runs_text(timing) -> str:
@@ -143,6 +156,10 @@ def _break_even_line(report) -> str:
     if even is None or first is None:
         return ""
     eager, jit = report.modes["eager"].median, report.modes["jit"].median
+    if report.measurable is False:
+        return (f"jit and eager cannot be told apart from these repeats ({_interval_words(report.speedup_interval)} "
+                f"for the speed-up contains 1), so there is no break-even count: one from the medians would "
+                f"be noise. More repeats (-r, --budget) narrow the interval.")
     if math.isinf(even):
         return (f"jit never pays off here: each jit call ({format_seconds(jit)}) is no faster than an eager one "
                 f"({format_seconds(eager)}), so its first call ({format_seconds(first.first_call_s)}) is never repaid.")
@@ -206,8 +223,23 @@ def text(report, *, color: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _calls_note(report) -> list[str]:
+    """How many times the user's code ran: eager runs the Python function on every call."""
+    calls = getattr(report, "calls", {})
+    if not calls:
+        return []
+    counts = ", ".join(f"{mode} {count:,}" for mode, count in calls.items())
+    line = f"calls made in all (first, warm-up and timed): {counts}"
+    if "eager" in calls:
+        line += f"; your Python function ran {calls['eager']:,} times in eager mode"
+        if any(mode != "eager" for mode in calls):
+            line += ", and in the compiled modes only while being traced"
+    return [line + "."]
+
+
 def _notes(report) -> list[str]:
     setups = [f"{mode}: {setup}" for mode, setup in report.setups.items() if setup]
+    setups += _calls_note(report)
     budget = f"took {format_seconds(report.elapsed)} of a {format_seconds(report.budget)} budget on {report.devices}"
     return setups + list(report.notes) + [budget]
 
@@ -307,3 +339,24 @@ def _first_calls_html(report) -> str:
         tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
         rows.append(f'<tr data-mode="{escape(mode)}">{tds}<td>{_stacked_svg(cost, largest)}</td></tr>')
     return f'<table class="jm-table jm-first-calls"><tr>{header}</tr>{"".join(rows)}</table>'
+
+
+# ----------------------------------------------------------------------------------------------
+# Progress
+
+
+def progress_line(name: str, step) -> str:
+    """The one status line shown while a comparison runs (a ``timing.progress.Progress``).
+
+    >>> from jaxmagic.timing.progress import Progress
+    >>> progress_line("f(x)", Progress("repeat", "jit", 3, 7, 4.25, 6.0))
+    '%jitcompare f(x): jit, repeat 3 of 7 · 4.25 s left of the 6.00 s budget'
+    """
+    if step.stage == "repeat":
+        doing = f"{step.mode}, repeat {step.index} of {step.of}"
+    elif step.mode is not None:
+        doing = f"{step.mode}, {step.stage}"
+    else:
+        doing = step.stage
+    return (f"%jitcompare {name}: {doing} · {format_seconds(step.seconds_left)} left of the "
+            f"{format_seconds(step.budget)} budget")

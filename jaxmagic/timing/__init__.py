@@ -25,9 +25,10 @@ from typing import Sequence
 from jaxmagic import streams
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.timing import agreement, footprint, stopwatch
+from jaxmagic.timing import agreement, footprint, progress, stopwatch
+from jaxmagic.timing import budget as budget_fit
 from jaxmagic.timing import modes as mode_setup
-from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even
+from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_warnings
 from jaxmagic.timing.stopwatch import TIMER
 from jaxmagic.units import format_seconds
 
@@ -58,6 +59,7 @@ def compare(
     split: str | None = None,
     rtol: float | None = None,
     atol: float | None = None,
+    on_progress: progress.Listener | None = None,
 ) -> Comparison:
     """Time ``call`` in each of ``modes`` (default eager and jit) and compare them.
 
@@ -66,14 +68,16 @@ def compare(
     ``split`` names the arguments whose leading axis ``sharded`` / ``pmap`` spread over the
     devices (default: all array arguments). ``rtol`` / ``atol`` loosen or tighten the check that
     every mode's result matches eager's. A Ctrl-C stops the timing: the report holds what was
-    measured and says so.
+    measured and says so. ``on_progress`` is called with a ``progress.Progress`` at each step
+    (setting up, first calls, warm-up, each repeat) for a front end to show.
     """
     chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol,
                             split=split)
     if any(mode != "eager" for mode in chosen):
         check_traceable(call, magic="%jitcompare")
     session = _Session(call, chosen, repeat=int(repeat), loops=None if loops is None else int(loops),
-                       budget=float(budget), split=split, rtol=rtol, atol=atol)
+                       budget=float(budget), split=split, rtol=rtol, atol=atol,
+                       on_progress=on_progress)
     return session.run()
 
 
@@ -128,6 +132,7 @@ class _Session:
     split: str | None
     rtol: float | None
     atol: float | None
+    on_progress: progress.Listener | None = None
     runners: dict = field(default_factory=dict)
     first_calls: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
@@ -137,6 +142,7 @@ class _Session:
     fallback: set = field(default_factory=set)
     memory: dict = field(default_factory=dict)
     printed: dict = field(default_factory=dict)  # mode -> lines the function printed after its first call
+    calls: dict = field(default_factory=dict)  # mode -> calls made, the first included
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     phase: str = "setting up"
@@ -181,6 +187,7 @@ class _Session:
 
     def _build(self, mode: str) -> None:
         self.phase = f"setting up the {mode} mode"
+        self._tell("setting up", mode)
         try:
             runner = mode_setup.build(mode, self.call, split=self.split)
         except (UsageProblem, KeyboardInterrupt):
@@ -193,6 +200,10 @@ class _Session:
         if simulated and SIMULATED_DEVICES_NOTE not in self.notes:
             self.notes.append(SIMULATED_DEVICES_NOTE)
 
+    def _tell(self, stage: str, mode: str | None = None, index: int | None = None, of: int | None = None) -> None:
+        progress.tell(self.on_progress, progress.Progress(stage, mode, index, of, max(0.0, self._remaining()),
+                                                          self.budget))
+
     def _remaining(self) -> float:
         return self.deadline - TIMER()
 
@@ -201,12 +212,14 @@ class _Session:
         failures = {}
         for mode, runner in self.runners.items():
             self.phase = f"the first {mode} call"
+            self._tell("first call", mode)
             try:
                 cost, output = stopwatch.first_call(runner)
             except Exception as exc:
                 failures[mode] = exc
                 continue
             self.first_calls[mode] = cost
+            self.calls[mode] = 1
             self.outputs[mode] = output
         if failures:
             mode, exc = next(iter(failures.items()))
@@ -218,6 +231,7 @@ class _Session:
 
     def _check_results(self) -> None:
         self.phase = "comparing the modes' results"
+        self._tell("checking results")
         reference = next((m for m in ("eager", "jit") if m in self.outputs), None)
         if reference is None:
             return
@@ -246,11 +260,13 @@ class _Session:
                     f"{mode} and {reference} results differ beyond tolerance: {found}. The usual causes: the function "
                     f"reads Python state that changes between calls (a global, a counter, Python randomness), or a "
                     f"computation is sensitive to float rounding that XLA's fusion changes (--rtol / --atol loosen "
-                    f"the check)."
+                    f"the check), or XLA rewrote the algebra (log(exp(x)) becomes x under jit, so an overflow "
+                    f"to inf or a NaN in one mode need not happen in the other)."
                 )
 
     def _memory(self) -> None:
         self.phase = "reading XLA's memory analysis"
+        self._tell("memory analysis")
         for mode, runner in self.runners.items():
             if not runner.compiles or mode not in self.first_calls:
                 continue
@@ -282,36 +298,29 @@ class _Session:
                 self.fallback.add(mode)
                 continue
             self.phase = f"warming up the {mode} mode"
+            self._tell("warm-up", mode)
             wait = stopwatch.waiter(self.outputs[mode])
             with stopwatch.gc_paused(), self._quiet(mode):
                 single = stopwatch.timed_loop(runner, 1, wait)
-                if self.loops is not None:  # the repeats are sized already: one call is estimate enough
-                    self.estimates[mode] = stopwatch.Estimate(single, single, 1)
-                else:
-                    self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
+                # Calibrated even when -n fixes the calls: one call alone costs more than a call in
+                # a loop, and planning on it would cut repeats the budget has room for.
+                self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
+                calibrated = single < stopwatch.CALIBRATION_S
+                self.calls[mode] += 1 + (self.estimates[mode].calls if calibrated else 0)
 
     def _plan(self) -> None:
-        wanted = {m: _Plan(self.loops or stopwatch.auto_loops(e.timed), self.repeat) for m, e in self.estimates.items()}
-        need = {m: p.repeat * p.loops * self.estimates[m].wall for m, p in wanted.items()}
-        remaining = PLAN_MARGIN * max(0.0, self._remaining())
-        total = sum(need.values())
+        wanted = {m: (self.loops or stopwatch.auto_loops(e.timed), self.repeat) for m, e in self.estimates.items()}
+        fitted = budget_fit.fit(wanted, {m: e.wall for m, e in self.estimates.items()},
+                                seconds=PLAN_MARGIN * max(0.0, self._remaining()))
         cuts = []
-        for mode, plan in wanted.items():
-            allowance = remaining * need[mode] / total if total > remaining and total > 0 else math.inf
-            per_call = max(self.estimates[mode].wall, 1e-9)
-            loops, repeat = plan.loops, plan.repeat
-            if repeat * loops * per_call > allowance and self.loops is None:
-                loops = max(1, int(allowance / (repeat * per_call)))
-            if repeat * loops * per_call > allowance:
-                repeat = max(1, int(allowance / (loops * per_call)))
-            if repeat * loops * per_call > allowance:
-                loops = max(1, int(allowance / per_call))
-            if allowance < per_call:
+        for mode, planned in fitted.items():
+            if planned is None:
                 self.fallback.add(mode)
                 continue
+            loops, repeat = planned
             self.plans[mode] = _Plan(loops, repeat)
-            if (loops, repeat) != (plan.loops, plan.repeat):
-                cuts.append(f"{mode} {_runs(repeat, loops)} instead of {_runs(plan.repeat, plan.loops)}")
+            if planned != wanted[mode]:
+                cuts.append(f"{mode} {_runs(repeat, loops)} instead of {_runs(wanted[mode][1], wanted[mode][0])}")
         if cuts:
             self.warnings.append(
                 f"To stay within the {_seconds(self.budget)} budget, the timing was cut: {'; '.join(cuts)}. "
@@ -348,9 +357,11 @@ class _Session:
                     )
                     return
                 self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
+                self._tell("repeat", mode, index + 1, plan.repeat)
                 with stopwatch.gc_paused(), self._quiet(mode):
                     seconds = stopwatch.timed_loop(self.runners[mode], plan.loops, waits[mode])
                 self.runs[mode].append(seconds / plan.loops)
+                self.calls[mode] += plan.loops
 
     # -- the report --------------------------------------------------------------------------------
     def _timings(self) -> dict[str, Timing]:
@@ -368,7 +379,7 @@ class _Session:
 
     def _report(self, interrupted: bool) -> Comparison:
         timings = self._timings()
-        per_call_timed = {m for m, r in self.runners.items() if r.donated}
+        per_call_timed = {m for m, r in self.runners.items() if r.donates}
         self.warnings += _timing_warnings(timings, self.plans, stopwatch.timer_overhead(), per_call_timed)
         result = Comparison(
             name=self.call.source or self.call.name,
@@ -378,18 +389,14 @@ class _Session:
             warnings=self.warnings,
             notes=self.notes,
             setups={m: r.setup for m, r in self.runners.items()},
+            calls=dict(self.calls),
             budget=self.budget,
             elapsed=TIMER() - self.start,
             interrupted=interrupted,
             devices=mode_setup.describe_devices(),
             requested=self.modes,
         )
-        if result.speedup is not None and result.speedup < 1:
-            result.warnings.append(
-                f"jit is slower than eager here ({result.speedup:.2f}×): the work is too small for compiling to pay "
-                f"off, and each jit call has a dispatch cost of its own. jit pays off on functions with many "
-                f"operations on large arrays; keep this one eager, or jit a larger function that calls it."
-            )
+        result.warnings += slower_than_eager_warnings(result)
         return result
 
     def _quiet(self, mode: str):

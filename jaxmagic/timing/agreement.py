@@ -5,7 +5,7 @@ suits each dtype (XLA's fusion may reorder float arithmetic, so bit equality is 
 >>> mismatch({"y": jnp.ones(3)}, {"y": jnp.ones(3) + 1e-7}) is None
 True
 >>> print(mismatch({"y": jnp.ones(3)}, {"y": jnp.array([1.0, 2.0, 1.0])}))
-output['y']: values differ by up to 1 (at index (1,)), beyond rtol=0.0001, atol=1e-05
+output['y']: values differ by up to 1 (at index (1,)): 1 vs 2, beyond rtol=0.0001, atol=1e-05
 """
 
 from __future__ import annotations
@@ -89,12 +89,28 @@ def _structure(tree) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
+def _key_data(value):
+    """A typed PRNG key's raw bits (what two keys are compared by); any other value as it is."""
+    dtype = getattr(value, "dtype", None)
+    try:
+        if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            return jax.random.key_data(value)
+    except TypeError:
+        pass
+    return value
+
+
 def _leaf_mismatch(expected, actual, rtol, atol) -> str | None:
+    expected, actual = _key_data(expected), _key_data(actual)
     try:
         want = np.asarray(expected)
         got = np.asarray(actual)
     except Exception:
-        return None if expected == actual else f"{expected!r} vs {actual!r}"
+        try:
+            same = bool(expected == actual)
+        except Exception:
+            same = expected is actual
+        return None if same else f"{expected!r} vs {actual!r}"
     if want.shape != got.shape:
         return f"the shape differs: {want.shape} vs {got.shape}"
     kinds = _kind(want.dtype), _kind(got.dtype)
@@ -116,5 +132,15 @@ def _leaf_mismatch(expected, actual, rtol, atol) -> str | None:
     worst = np.unravel_index(int(np.argmax(gaps)), gaps.shape) if gaps.ndim else ()
     largest = gaps[worst] if gaps.ndim else gaps
     at = f" (at index {tuple(int(i) for i in worst)})" if gaps.ndim else ""
-    size = "NaN in one of them" if np.isinf(largest) else f"up to {float(largest):.4g}"
-    return f"values differ by {size}{at}, beyond rtol={rtol:g}, atol={atol:g}"
+    both = f"{_scalar(want64[worst] if gaps.ndim else want64)} vs {_scalar(got64[worst] if gaps.ndim else got64)}"
+    if np.isinf(largest):  # one side is inf or NaN where the other is not: show both values
+        return f"values differ{at}: {both}"
+    return f"values differ by up to {float(largest):.4g}{at}: {both}, beyond rtol={rtol:g}, atol={atol:g}"
+
+
+def _scalar(value) -> str:
+    """One element as a person reads it: ``NaN``, ``inf``, ``-inf`` or the number."""
+    if np.iscomplexobj(value):
+        return str(complex(value))
+    value = float(value)
+    return "NaN" if np.isnan(value) else f"{value:.6g}"

@@ -10,16 +10,18 @@ rule. Plain objects with documented attributes; ``timing.compare`` fills them in
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
 from typing import Sequence
 
 from jaxmagic.report import Report
+from jaxmagic.timing.interval import contains_one, ratio_interval
 from jaxmagic.timing.stopwatch import CompileCost
 from jaxmagic.units import format_seconds
 
-__all__ = ["Comparison", "CompileCost", "Timing", "break_even"]
+__all__ = ["Comparison", "CompileCost", "Timing", "break_even", "slower_than_eager_warnings"]
 
 
 @dataclass
@@ -86,6 +88,9 @@ class Comparison(Report):
     - ``first_calls``: mode name -> ``CompileCost`` of its first call; ``compile`` is jit's.
     - ``speedup``: eager median / jit median (``None`` without both); ``speedups``: each mode's
       speed relative to the ``baseline`` mode (eager where measured).
+    - ``speedup_interval``: ``(low, high)``, a 95% bootstrap interval for ``speedup`` from the
+      repeats (seeded: the same repeats give the same interval); ``None`` without two repeats of
+      each. ``measurable`` is false when it contains 1: the difference is within the noise.
     - ``break_even_calls``: the number of calls after which jit, its first call included, has
       cost no more than as many eager calls (``math.inf`` if never; ``None`` without both). Eager
       is charged its median per call: the compilations of its first call (one per primitive and
@@ -94,6 +99,9 @@ class Comparison(Report):
       ``outputs``, ``aliased``, ``temporaries``, ``code``), per device; ``eager`` ->
       ``{"intermediates": ...}``, the arrays an op-by-op run writes out (a lower bound).
     - ``warnings``: what may make the figures misleading; ``notes``: how the modes were set up.
+    - ``calls``: mode -> how many times it was called in all (first call, warm-up and repeats):
+      eager ran the user's Python function that many times; a compiled mode ran its program that
+      many times and the Python function only while tracing.
     - ``setups``: mode -> one line on how it ran; ``budget``, ``elapsed`` (seconds),
       ``interrupted`` (Ctrl-C stopped the timing), ``devices`` (``8 × cpu``), ``name``.
 
@@ -101,15 +109,15 @@ class Comparison(Report):
     ...     name="f(x)", modes={"eager": Timing("eager", [1e-3], 10), "jit": Timing("jit", [1e-4], 100)},
     ...     first_calls={"jit": CompileCost(0.001, 0.002, 0.02, 0.025)}, memory={}, warnings=[], notes=[],
     ...     setups={}, budget=6.0, elapsed=1.0, interrupted=False, devices="1 × cpu", requested=("eager", "jit"))
-    >>> round(result.speedup, 6), result.break_even_calls
-    (10.0, 28)
+    >>> round(result.speedup, 6), result.break_even_calls, result.speedup_interval
+    (10.0, 28, None)
     """
 
     _renderer = "jaxmagic.render.comparison"
 
     def __init__(self, *, name: str, modes: dict, first_calls: dict, memory: dict, warnings: list,
                  notes: list, setups: dict, budget: float, elapsed: float, interrupted: bool,
-                 devices: str, requested: Sequence[str]):
+                 devices: str, requested: Sequence[str], calls: dict | None = None):
         self.name = name
         self.modes: dict[str, Timing] = modes
         self.first_calls: dict[str, CompileCost] = first_calls
@@ -122,6 +130,7 @@ class Comparison(Report):
         self.interrupted = interrupted
         self.devices = devices
         self.requested = tuple(requested)
+        self.calls: dict[str, int] = dict(calls or {})
 
     @property
     def compile(self) -> CompileCost | None:
@@ -150,6 +159,24 @@ class Comparison(Report):
             return None
         jit = self.modes["jit"].median
         return self.modes["eager"].median / jit if jit > 0 else math.inf
+
+    @functools.cached_property
+    def speedup_interval(self) -> tuple[float, float] | None:
+        """``(low, high)``: how far the speed-up may lie from ``speedup`` given the spread of the
+        repeats (95%, bootstrap of the medians); ``None`` without two repeats of eager and jit."""
+        if "eager" not in self.modes or "jit" not in self.modes:
+            return None
+        eager, jit = self.modes["eager"], self.modes["jit"]
+        if eager.source != "repeats" or jit.source != "repeats":
+            return None
+        return ratio_interval(eager.all_runs, jit.all_runs)
+
+    @property
+    def measurable(self) -> bool | None:
+        """Whether jit and eager differ beyond the noise: ``False`` when ``speedup_interval``
+        contains 1, ``None`` when there is no interval to tell."""
+        found = self.speedup_interval
+        return None if found is None else not contains_one(found)
 
     def cost_of_calls(self, mode: str, calls: int) -> float:
         """Seconds that ``calls`` calls of ``mode`` take, as break-even counts them: a compiled mode
@@ -188,3 +215,26 @@ def break_even(eager_per_call: float, jit_first_call: float, jit_per_call: float
     if saved_per_call <= 0:
         return math.inf
     return math.ceil((jit_first_call - jit_per_call) / saved_per_call - 1e-12)
+
+
+def slower_than_eager_warnings(report: Comparison) -> list[str]:
+    """A warning when jit is slower than eager beyond the noise, saying how sure that is; none when
+    the speed-up's interval contains 1 (the headline then says there is no measurable difference).
+
+    >>> slow = Comparison(name="f(x)", modes={"eager": Timing("eager", [1e-4, 1.01e-4, 0.99e-4], 10),
+    ...     "jit": Timing("jit", [2e-4, 2.02e-4, 1.98e-4], 10)}, first_calls={}, memory={}, warnings=[],
+    ...     notes=[], setups={}, budget=6.0, elapsed=1.0, interrupted=False, devices="1 × cpu",
+    ...     requested=("eager", "jit"))
+    >>> slower_than_eager_warnings(slow)[0][:54]
+    'jit is slower than eager here (0.50×; 95% interval 0.4'
+    """
+    if report.speedup is None or report.speedup >= 1 or report.measurable is False:
+        return []
+    found = report.speedup_interval
+    how_sure = (f"95% interval {found[0]:.2f}–{found[1]:.2f}× from {report.modes['jit'].repeat} repeats"
+                if found else "from a single sample, so not sure")
+    return [
+        f"jit is slower than eager here ({report.speedup:.2f}×; {how_sure}): the work is too small for compiling "
+        f"to pay off, and each jit call has a dispatch cost of its own. jit pays off on functions with many "
+        f"operations on large arrays; keep this one eager, or jit a larger function that calls it."
+    ]

@@ -21,7 +21,7 @@ from typing import Any, Callable, ContextManager
 import jax
 import numpy as np
 
-from jaxmagic.call import Call
+from jaxmagic.call import Call, positional_parameters
 from jaxmagic.errors import UsageProblem
 from jaxmagic.jitting import fresh_function
 
@@ -126,6 +126,7 @@ class Runner:
     compiles: bool
     setup: str = ""
     donated: tuple[int, ...] = ()
+    donated_names: tuple[str, ...] = ()  # the donated parameters' names, for arguments given by keyword
     jitted: Any = None
     to_reference: Callable[[Any], Any] | None = None
     notes: list[str] = field(default_factory=list)
@@ -139,16 +140,26 @@ class Runner:
             return jax.disable_jit(False)
         return contextlib.nullcontext()
 
+    @property
+    def donates(self) -> bool:
+        """Whether the compiled program consumes some of its arguments (by position or keyword)."""
+        return bool(self.donated or self.donated_names)
+
     def fresh_arguments(self) -> tuple[tuple, dict]:
-        """The arguments, with a new copy of each donated one (the copy is ready when returned)."""
-        if not self.donated:
+        """The arguments, with a new copy of each donated one, given by position or by keyword
+        (the copies are ready when returned)."""
+        if not self.donates:
             return self.args, self.kwargs
         args = list(self.args)
         for position in self.donated:
             if position < len(args):
                 args[position] = jax.tree.map(_copy_leaf, args[position])
-        jax.block_until_ready(args)
-        return tuple(args), self.kwargs
+        kwargs = dict(self.kwargs)
+        for name in self.donated_names:
+            if name in kwargs:
+                kwargs[name] = jax.tree.map(_copy_leaf, kwargs[name])
+        jax.block_until_ready((args, kwargs))
+        return tuple(args), kwargs
 
     def call(self):
         """Run the mode once and return its output (not waited for)."""
@@ -165,6 +176,27 @@ class Runner:
         return self.jitted.lower(*args, **kwargs)
 
 
+def on_device(arguments) -> tuple:
+    """``(args, kwargs)`` with every NumPy array put on the device, and how many there were.
+
+    >>> import numpy as np
+    >>> args, kwargs, count = on_device(((np.ones(2), 3), {"y": np.zeros(1)}))
+    >>> type(args[0]).__name__ != "ndarray", args[1], count
+    (True, 3, 2)
+    """
+    count = 0
+
+    def put(leaf):
+        nonlocal count
+        if isinstance(leaf, np.ndarray):
+            count += 1
+            return jax.numpy.asarray(leaf)
+        return leaf
+
+    args, kwargs = jax.tree.map(put, arguments)
+    return args, kwargs, count
+
+
 def _copy_leaf(leaf):
     return leaf.copy() if isinstance(leaf, (jax.Array, np.ndarray)) else leaf
 
@@ -173,15 +205,22 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
     """The ``Runner`` for ``mode``; ``split`` names the arguments whose leading axis is spread over
     the devices in ``sharded`` and ``pmap`` modes (default: every array argument)."""
     if mode == "eager":
-        return Runner("eager", call.function, call.args, call.kwargs, compiles=False,
-                      setup="op by op under jax.disable_jit()", to_reference=lambda out: out)
+        args, kwargs, converted = on_device((call.args, call.kwargs))
+        runner = Runner("eager", call.function, args, kwargs, compiles=False,
+                        setup="op by op under jax.disable_jit()", to_reference=lambda out: out)
+        if converted:
+            runner.notes.append(
+                f"eager: {converted} NumPy array{'s were' if converted != 1 else ' was'} given; eager and jit ran on "
+                f"device copies (jnp.asarray), so neither mode pays a copy to the device per call.")
+        return runner
     if mode == "jit":
-        jitted = _jit(call)
+        jitted = jitted_version(call)
+        args, kwargs, _ = on_device((call.args, call.kwargs))
         how = call.library.decorator if call.library is not None else "jax.jit"
         if call.untraceable_leaves:
             how = "jax.jit, the arguments' leaves that are not arrays static"
-        return Runner("jit", jitted, call.args, call.kwargs, compiles=True, setup=how,
-                      donated=call.donate_argnums, jitted=jitted, to_reference=lambda out: out)
+        return Runner("jit", jitted, args, kwargs, compiles=True, setup=how,
+                      jitted=jitted, to_reference=lambda out: out, **_donation(call))
     if mode == "sharded":
         return _sharded(call, split)
     if mode == "pmap":
@@ -189,9 +228,25 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
     raise UsageProblem(f"{MAGIC}: unknown mode `{mode}`; the modes are: {', '.join(MODES)}.")
 
 
-def _jit(call: Call):
+def _donation(call: Call) -> dict:
+    """What the compiled program consumes: the donated positions, and the names of those
+    parameters (JAX donates an argument given by keyword too)."""
+    names = positional_parameters(call.function)
+    return {"donated": call.donate_argnums,
+            "donated_names": tuple(names[i] for i in call.donate_argnums if i < len(names))}
+
+
+def jitted_version(call: Call):
+    """The jitted version of the callee that the jit and sharded modes time: the one place where
+    it is built (a fresh wrapper, so its first call compiles from scratch). A callee jitted by a
+    library keeps that library's jit; leaves JAX cannot trace stay static.
+
+    >>> import jax.numpy as jnp
+    >>> jitted_version(Call(jnp.sin, (jnp.zeros(1),), {}))(jnp.zeros(1)).tolist()
+    [0.0]
+    """
     if call.library is not None or call.untraceable_leaves:
-        return call.jit()  # nnx.jit / eqx.filter_jit semantics, or untraceable leaves static: a fresh wrapper
+        return call.jit()
     return jax.jit(
         fresh_function(call.function),
         static_argnums=call.static_argnums,
@@ -356,10 +411,10 @@ def _sharded(call: Call, split: str | None) -> Runner:
         else:
             kwargs[argument.keyword] = placed
     jax.block_until_ready((args, kwargs))
-    jitted = _jit(call)
+    jitted = jitted_version(call)
     setup = f"jax.jit over a mesh of {count} devices ('{MESH_AXIS}' axis); {_split_summary(arguments, count)}"
     return Runner("sharded", jitted, tuple(args), kwargs, compiles=True, setup=setup,
-                  donated=call.donate_argnums, jitted=jitted, to_reference=lambda out: out)
+                  jitted=jitted, to_reference=lambda out: out, **_donation(call))
 
 
 def _pmap(call: Call, split: str | None) -> Runner:

@@ -135,7 +135,7 @@ def timed_loop(runner, loops: int, wait: Callable[[Any], Any]) -> float:
     outside the timed region (then each call is timed on its own and the times are summed)."""
     fn, args, kwargs = runner.fn, runner.args, runner.kwargs
     with runner.context():
-        if runner.donated:
+        if runner.donates:
             total = 0.0
             for _ in range(loops):
                 args, kwargs = runner.fresh_arguments()

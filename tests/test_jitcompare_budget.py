@@ -1,0 +1,34 @@
+"""The budget arithmetic on its own: what the repeats may cost fits in the seconds left, calls per
+repeat are cut before repeats, and a plan that fits is left as asked."""
+
+import itertools
+
+import pytest
+
+from jaxmagic.timing import budget
+
+
+@pytest.mark.parametrize("seconds, eager, jit, loops, repeat", list(itertools.product(
+    (0.05, 1.0, 5.0), (1e-5, 2e-4, 0.3), (1e-6, 1e-5, 0.1), (1, 50, 100_000), (1, 3, 7))))
+def test_the_plan_fits_and_cuts_calls_before_repeats(seconds, eager, jit, loops, repeat):
+    per_call = {"eager": eager, "jit": jit}
+    planned = budget.fit({"eager": (loops, repeat), "jit": (loops, repeat)}, per_call, seconds=seconds)
+    cost = sum(l * r * per_call[m] for m, plan in planned.items() if plan for l, r in [plan])
+    assert cost <= seconds * (1 + 1e-9)
+    for mode, plan in planned.items():
+        if plan is None:
+            continue
+        got_loops, got_repeat = plan
+        assert 1 <= got_loops <= loops and 1 <= got_repeat <= repeat
+        if got_repeat < repeat:
+            assert got_loops == 1  # repeats are given up only once a repeat is a single call
+
+
+def test_a_plan_that_fits_is_unchanged():
+    wanted = {"eager": (100, 7), "jit": (1000, 7)}
+    assert budget.fit(wanted, {"eager": 1e-4, "jit": 1e-5}, seconds=1.0) == wanted
+
+
+def test_no_time_for_one_call_is_none():
+    assert budget.fit({"jit": (10, 7)}, {"jit": 2.0}, seconds=1.0) == {"jit": None}
+    assert budget.fit({"jit": (10, 7)}, {"jit": 2.0}, seconds=-3.0) == {"jit": None}
