@@ -88,7 +88,7 @@ def text(log, *, color: bool = False) -> str:
     for headline in log.headlines:
         lines.append(paint(f"! {headline}", "yellow"))
     seconds = log.compile_s_by_function
-    lines.append("  " + " · ".join(f"{name} ×{count} ({theme.format_seconds(seconds.get(name, 0.0))})"
+    lines.append("  " + " · ".join(f"{name} ×{count} ({units.format_seconds(seconds.get(name, 0.0))})"
                                    for name, count in log.counts.items()))
     events = log.events[-MAX_ROWS:]
     fresh = advice_shown(events)
