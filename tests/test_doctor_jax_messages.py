@@ -7,6 +7,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from jaxmagic import doctor
 from jaxmagic.doctor import clues
 
 
@@ -31,7 +32,8 @@ def test_tracing_function_and_argument_are_named():
 
 def test_the_messages_the_doctor_matches_are_still_worded_the_same():
     x = jnp.ones(3)
-    assert "Slice entries must be static integers" in str(raised(jax.jit(lambda x, n: x[:n]), x, 2))
+    slicing = str(raised(jax.jit(lambda x, n: x[:n]), x, 2))
+    assert any(f.text in slicing for f in doctor.PITFALLS["traced-shape"].messages if f.by(jax.__version__))
     assert "Shapes must be 1D sequences of concrete values of integer type" in str(raised(jax.jit(lambda n: jnp.zeros(n)), 2))
     assert "unsupported format string passed to" in str(raised(jax.jit(lambda x: f"{x.sum():.2f}"), x))
     assert "Non-hashable static arguments are not supported" in str(

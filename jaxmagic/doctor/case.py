@@ -150,7 +150,7 @@ class Case:
 
     def says(self, pitfall: str) -> bool:
         """True when JAX's message holds one of the fragments the pitfall declares (``messages``)."""
-        return any(fragment in self.message for fragment in PITFALLS[pitfall].messages)
+        return any(fragment.text in self.message for fragment in PITFALLS[pitfall].messages)
 
     def diagnosis(self, pitfall: str, **fields) -> Diagnosis:
         reference = re.search(r"See (https://\S+errors\.html\S*)", self.message)

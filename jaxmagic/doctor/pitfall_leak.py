@@ -187,6 +187,8 @@ def tracer_leak(case) -> StoredTracer | None:
     if helper is not None:
         return StoredTracer(traced, origin, usage, helper[0], helper[1], None, None, in_helper=True)
     created = clues.statement_at(parsed.tree, origin[1]) if origin else None
+    if created is not None and not any(node is created for node in ast.walk(fnode)):
+        created = None  # made outside the traced function: an argument, created where the caller called it
     variable = None
     if isinstance(created, ast.Assign) and isinstance(created.targets[0], ast.Name):
         variable = created.targets[0].id

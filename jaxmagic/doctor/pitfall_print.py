@@ -24,7 +24,9 @@ from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, function_node, global_loads, with_edits
 from jaxmagic.doctor.words import code, place, say
 
-_TRACER_TEXT = re.compile(r"(?:\w*Tracer\([^)]*\)|Traced<[^>]*>(?:with<\w+>)?)")
+# How a printed tracer reads: ``JitTracer(float32[])`` (newer JAX), ``JitTracer<float32[]>``
+# (JAX 0.8.1), ``Traced<float32[]>with<DynamicJaxprTrace>`` (older traces).
+_TRACER_TEXT = re.compile(r"(?:\w*Tracer(?:\([^)]*\)|<[^>]*>)|Traced<[^>]*>(?:with<\w+>)?)")
 
 def _literal_pieces(call: ast.Call | None) -> list[str]:
     """The constant text a ``print`` call writes (its string literals and f-string constants)."""

@@ -17,7 +17,7 @@ from jaxmagic.doctor.case import Case, depends_on, function_source, magic_hint, 
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.masking import mask_edits
-from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.doctor.registry import Written, describes, pitfall
 from jaxmagic.doctor.words import code, place, say
 
 # traced-shape
@@ -25,7 +25,8 @@ from jaxmagic.doctor.words import code, place, say
 
 _SHAPE_MESSAGES = (
     "argument must be known statically",
-    "Slice entries must be static integers",
+    Written("Slice entries must be static integers", since="0.8.2"),
+    Written("Array slice indices must have static start/stop/step", until="0.8.2"),
     "Shapes must be 1D sequences of concrete values of integer type",
     "must be statically specified",
     "argument of jnp.",

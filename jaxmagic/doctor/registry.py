@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import traceback
 from collections import deque
+import re
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -30,6 +31,30 @@ SEVERITIES = ("error", "warning")
 STAGES = ("error", "trace")
 
 log = logging.getLogger("jaxmagic.doctor")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+@dataclass(frozen=True)
+class Written:
+    """A fragment of a message JAX writes, and the JAX versions that write it: from ``since``
+    (included) up to ``until`` (excluded; ``None``: still written).
+
+    >>> old = Written("Array slice indices must have static start/stop/step", until="0.8.2")
+    >>> old.by("0.8.1"), old.by("0.10.2")
+    (True, False)
+    """
+
+    text: str
+    since: str = "0.8.0"
+    until: str | None = None
+
+    def by(self, jax_version: str) -> bool:
+        """True when JAX ``jax_version`` writes this fragment."""
+        version = _version(jax_version)
+        return _version(self.since) <= version and (self.until is None or version < _version(self.until))
 
 
 @dataclass(frozen=True)
@@ -46,7 +71,7 @@ class Pitfall:
     severity: str  # "error": JAX raised; "warning": it traced, but will not do what it seems to
     order: int = 100  # lower runs first: a more specific recogniser before a broader one
     stage: str = "error"
-    messages: tuple[str, ...] = ()  # fragments of JAX's messages the recogniser reads
+    messages: tuple[Written, ...] = ()  # fragments of JAX's messages the recogniser reads
     recognise: Callable | None = field(default=None, repr=False, compare=False)
     describe: Callable | None = field(default=None, repr=False, compare=False)  # (subject, facts) -> Diagnosis
 
@@ -66,9 +91,20 @@ class Pitfall:
 PITFALLS: dict[str, Pitfall] = {}
 
 
+def written(messages) -> tuple[Written, ...]:
+    """``messages`` as ``Written`` fragments (a plain string: written by every supported JAX).
+
+    >>> written(["Leaked trace"])
+    (Written(text='Leaked trace', since='0.8.0', until=None),)
+    """
+    return tuple(m if isinstance(m, Written) else Written(m) for m in messages)
+
+
 def pitfall(id: str, title: str, severity: str, *, order: int = 100, stage: str = "error",
-            messages: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+            messages: tuple[str | Written, ...] = ()) -> Callable[[Callable], Callable]:
     """Declare a pitfall on its recogniser (the decorated function is returned unchanged).
+    ``messages`` are the fragments of JAX's messages it reads: a plain string for one every
+    supported JAX writes, a ``Written`` for one only some versions write.
 
     >>> @pitfall("example-trap", "An example", "warning", stage="trace")
     ... def example_trap(traced):
@@ -83,7 +119,7 @@ def pitfall(id: str, title: str, severity: str, *, order: int = 100, stage: str 
         known = PITFALLS.get(id)
         if known is not None and _origin(known.recognise) != _origin(recognise):  # a reloaded module may declare again
             raise ValueError(f"pitfall {id!r} is declared twice")
-        PITFALLS[id] = Pitfall(id, title, severity, order, stage, tuple(messages), recognise)
+        PITFALLS[id] = Pitfall(id, title, severity, order, stage, written(messages), recognise)
         return recognise
 
     return declare
