@@ -63,11 +63,11 @@ def _cost_rows(report) -> list[tuple[str, str]]:
             value = cost[key]
             rows.append((label, units.format_bytes(value) if key == "bytes accessed" else units.format_count(value)))
     for key, label in (
-        ("argument_size", "arguments"),
-        ("output_size", "outputs"),
-        ("alias_size", "aliased (donated)"),
-        ("temp_size", "temporaries"),
-        ("generated_code_size", "generated code"),
+        ("arguments", "arguments"),
+        ("outputs", "outputs"),
+        ("aliased", "aliased (donated)"),
+        ("temporaries", "temporaries"),
+        ("code", "generated code"),
     ):
         if key in memory:
             rows.append((f"memory: {label}", units.format_bytes(memory[key])))

@@ -1,5 +1,5 @@
-"""Memory per mode: what XLA's memory analysis says a compiled program needs, and what running the
-same jaxpr op by op writes out as separate arrays (the intermediates that fusion can keep away).
+"""Memory per mode: what XLA's memory analysis says a compiled program needs (read by
+``jaxmagic.memory``), and what running the same jaxpr op by op writes out as separate arrays (the intermediates that fusion can keep away).
 
 >>> import jax, jax.numpy as jnp
 >>> closed = jax.make_jaxpr(lambda x: jnp.sum(jnp.sin(x) * 2))(jnp.ones(1000))
@@ -19,38 +19,6 @@ _CALL_PRIMITIVES = {
     "pjit", "jit", "closed_call", "core_call", "remat", "checkpoint",
     "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
 }
-
-# memory_analysis() field -> the name a report uses.
-_MEMORY_FIELDS = {
-    "argument_size_in_bytes": "arguments",
-    "output_size_in_bytes": "outputs",
-    "alias_size_in_bytes": "aliased",
-    "temp_size_in_bytes": "temporaries",
-    "generated_code_size_in_bytes": "code",
-}
-
-
-def compiled_memory(compiled) -> dict[str, int]:
-    """``{"arguments", "outputs", "aliased", "temporaries", "code"}`` bytes of a compiled program
-    (per device), from ``jax.stages.Compiled.memory_analysis()``; ``{}`` where XLA gives none.
-
-    >>> import jax, jax.numpy as jnp
-    >>> compiled = jax.jit(lambda v: v * 2).trace(jnp.ones(8)).lower().compile()
-    >>> compiled_memory(compiled)["arguments"]
-    32
-    """
-    try:
-        stats = compiled.memory_analysis()
-    except Exception:  # some backends do not implement it
-        return {}
-    if stats is None:
-        return {}
-    if isinstance(stats, (list, tuple)):  # older JAX: one entry per device
-        stats = stats[0] if stats else None
-        if stats is None:
-            return {}
-    return {name: int(getattr(stats, field)) for field, name in _MEMORY_FIELDS.items() if hasattr(stats, field)}
-
 
 def intermediate_bytes(closed_jaxpr) -> int:
     """Bytes of every array the jaxpr's equations produce besides its outputs, as op-by-op (eager)
