@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from jax.extend import core as jcore
 
@@ -112,9 +112,11 @@ def _literal_text(val) -> str:
 
 
 def sub_jaxprs(params: dict) -> list[tuple[str, jcore.ClosedJaxpr | jcore.Jaxpr]]:
-    """``(name, jaxpr)`` for each jaxpr among an equation's parameters (``branches[1]``, ``jaxpr``)."""
+    """``(name, jaxpr)`` for each jaxpr among an equation's parameters (``branches[1]``, ``jaxpr``),
+    in the order JAX prints parameters (by name: a ``while``'s ``body_jaxpr`` before its ``cond_jaxpr``)."""
     found = []
-    for key, value in params.items():
+    for key in sorted(params):
+        value = params[key]
         if isinstance(value, (jcore.Jaxpr, jcore.ClosedJaxpr)):
             found.append((key, value))
         elif isinstance(value, (tuple, list)) and value and all(
@@ -154,44 +156,48 @@ def params_text(params: dict) -> str:
     return f"[{' '.join(parts)}]" if parts else ""
 
 
+def all_equations(jaxpr, *, into: Callable[[jcore.JaxprEqn], bool] | None = None) -> Iterator[jcore.JaxprEqn]:
+    """Every equation of a jaxpr in the order JAX prints them, each followed by those of the jaxprs
+    nested in it (a ``cond``'s branches, a ``scan``'s body, an inner ``jit``): the one walk over
+    nested jaxprs. ``into(eqn)`` says whether to go into an equation's nested jaxprs (default: all).
+
+    >>> import jax, jax.numpy as jnp
+    >>> inner = jax.jit(jnp.sin)
+    >>> closed = jax.make_jaxpr(lambda x: inner(x) * 2)(jnp.ones(3))
+    >>> [e.primitive.name for e in all_equations(closed)]
+    ['jit', 'sin', 'mul']
+    >>> [e.primitive.name for e in all_equations(closed, into=lambda e: False)]
+    ['jit', 'mul']
+    """
+    pending = [iter(getattr(jaxpr, "jaxpr", jaxpr).eqns)]
+    while pending:
+        eqn = next(pending[-1], None)
+        if eqn is None:
+            pending.pop()
+            continue
+        yield eqn
+        if into is None or into(eqn):
+            # nested jaxprs are walked before the next equation, last pushed first
+            pending.extend(iter(getattr(j, "jaxpr", j).eqns) for _, j in reversed(sub_jaxprs(eqn.params)))
+
+
 def count_eqns(jaxpr) -> int:
     """Equations in a jaxpr, those of nested jaxprs included."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    total = 0
-    stack = [jaxpr]
-    while stack:
-        current = stack.pop()
-        total += len(current.eqns)
-        for eqn in current.eqns:
-            stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
-    return total
+    return sum(1 for _ in all_equations(jaxpr))
 
 
 def primitive_counts(jaxpr) -> collections.Counter:
     """Primitive name -> number of equations using it, nested jaxprs included."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    counts: collections.Counter = collections.Counter()
-    stack = [jaxpr]
-    while stack:
-        current = stack.pop()
-        for eqn in current.eqns:
-            counts[eqn.primitive.name] += 1
-            stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
-    return counts
+    return collections.Counter(eqn.primitive.name for eqn in all_equations(jaxpr))
 
 
 def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]:
     """Source line label -> equations it made, nested jaxprs included, the most first; equations
     with no known line are under ``(no source line)``."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     counts: collections.Counter = collections.Counter()
-    stack = [jaxpr]
-    while stack:
-        current = stack.pop()
-        for eqn in current.eqns:
-            source = user_source_line(eqn.source_info, cell_namer)
-            counts[source.label if source is not None else NO_SOURCE_LINE] += 1
-            stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
+    for eqn in all_equations(jaxpr):
+        source = user_source_line(eqn.source_info, cell_namer)
+        counts[source.label if source is not None else NO_SOURCE_LINE] += 1
     return dict(counts.most_common())
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxmagic.listing import sub_jaxprs
+from jaxmagic.listing import all_equations, sub_jaxprs
 
 # Primitives whose body runs equation by equation under ``jax.disable_jit()``; other equations
 # with a body (loops, conditionals) are counted by their outputs only.
@@ -24,19 +24,18 @@ def intermediate_bytes(closed_jaxpr) -> int:
     """Bytes of every array the jaxpr's equations produce besides its outputs, as op-by-op (eager)
     execution writes each one out; bodies of inner ``jit`` calls are counted equation by equation,
     loop and conditional bodies by their outputs only (so this is a lower bound)."""
-    total = 0
     top = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
     outputs = {id(var) for var in top.outvars}
-    stack = [top]
-    while stack:
-        jaxpr = stack.pop()
-        for eqn in jaxpr.eqns:
-            bodies = sub_jaxprs(eqn.params) if eqn.primitive.name in _CALL_PRIMITIVES else []
-            if bodies:
-                stack.extend(getattr(body, "jaxpr", body) for _, body in bodies)
-                continue
-            total += sum(_aval_bytes(var.aval) for var in eqn.outvars if id(var) not in outputs)
+    total = 0
+    for eqn in all_equations(top, into=_runs_its_body):
+        if _runs_its_body(eqn) and sub_jaxprs(eqn.params):
+            continue  # its body's equations are counted instead
+        total += sum(_aval_bytes(var.aval) for var in eqn.outvars if id(var) not in outputs)
     return total
+
+
+def _runs_its_body(eqn) -> bool:
+    return eqn.primitive.name in _CALL_PRIMITIVES
 
 
 def _aval_bytes(aval) -> int:
