@@ -27,6 +27,9 @@ _QUIET_PARAMS = {
     "in_shardings", "out_shardings", "in_layouts", "out_layouts", "donated_invars",
     "keep_unused", "inline", "out_sharding", "symbolic_zeros", "num_consts",
 }
+# Equations whose inner jaxpr JAX's printer names after the outer variables (``jit``; ``pjit`` on
+# older JAX).
+_NAMED_LIKE_OUTER = {"jit", "pjit"}
 # Parameters that hold Python callables or machinery, never worth a reader's attention.
 _HIDDEN_PARAMS = {
     "jvp_jaxpr_fun", "jvp_jaxpr_thunk", "jvp", "fwd_jaxpr_thunk", "bwd", "out_trees", "ctx_mesh",
@@ -57,10 +60,19 @@ class Record:
 
 
 class Namer:
-    """Names variables the way JAX prints them: a, b, ..., z, ba, bb, ...; one name per variable."""
+    """Names variables the way JAX prints them: a, b, ..., z, ba, bb, ...; one name per variable,
+    and an inner ``jit``'s inputs and outputs named like the outer variables they stand for.
+
+    >>> import jax, jax.numpy as jnp
+    >>> inner = jax.jit(jnp.sin)
+    >>> closed = jax.make_jaxpr(lambda x: inner(x) * 2)(jnp.ones(3))
+    >>> [r.text for r in listing(closed, with_source=False) if r.kind == "eqn"]
+    ['b:f32[3] = jit[name=sin] a', 'b:f32[3] = sin a', 'c:f32[3] = mul b 2.0:f32[]']
+    """
 
     def __init__(self):
         self._names: dict[int, str] = {}
+        self._fresh = 0
 
     def __call__(self, var) -> str:
         if isinstance(var, jcore.Literal):
@@ -70,8 +82,34 @@ class Namer:
         key = id(var)
         name = self._names.get(key)
         if name is None:
-            name = self._names[key] = _base26(len(self._names))
+            name = self._names[key] = _base26(self._fresh)
+            self._fresh += 1
         return name
+
+    def drop_unused(self, jaxpr) -> None:
+        """Name ``_`` each output of ``jaxpr``'s own equations that nothing after it uses, as
+        JAX's printer does for the jaxpr it prints (its nested jaxprs keep their names)."""
+        used = {id(v) for v in jaxpr.outvars if not isinstance(v, jcore.Literal)}
+        for eqn in reversed(jaxpr.eqns):
+            for var in eqn.outvars:
+                if id(var) not in used and id(var) not in self._names:
+                    self._names[id(var)] = "_"
+            used.update(id(v) for v in eqn.invars if not isinstance(v, jcore.Literal))
+
+    def name_like(self, inner_vars, outer_vars) -> None:
+        """Give each not-yet-named variable of ``inner_vars`` the name of the outer variable it
+        stands for (literals and an outer variable already used once are skipped), as JAX's printer
+        does for the jaxpr inside a ``jit`` equation."""
+        if len(inner_vars) != len(outer_vars):
+            return
+        used: set[int] = set()
+        for inner, outer in zip(inner_vars, outer_vars):
+            if isinstance(outer, jcore.Literal) or isinstance(inner, jcore.Literal):
+                continue
+            if id(outer) in used or id(inner) in self._names:
+                continue
+            used.add(id(outer))
+            self._names[id(inner)] = self(outer)
 
     def binder(self, var) -> str:
         """``name:type`` as in a binding position."""
@@ -220,6 +258,8 @@ def listing(
 
 def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path) -> Iterator[Record]:
     inner = getattr(jaxpr, "jaxpr", jaxpr)
+    if depth == 0:
+        namer.drop_unused(inner)
     consts = " ".join(namer.binder(v) for v in inner.constvars)
     invars = " ".join(namer.binder(v) for v in inner.invars)
     header = f"{{ lambda {consts}; {invars}. let" if consts else f"{{ lambda ; {invars}. let"
@@ -232,6 +272,10 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path) ->
             yield Record("more", depth, text=f"… {hidden} more equation{'s' * (hidden != 1)}", hidden=hidden, path=path)
             break
         budget[0] -= 1
+        if eqn.primitive.name in _NAMED_LIKE_OUTER:
+            body = getattr(eqn.params["jaxpr"], "jaxpr", eqn.params["jaxpr"])
+            namer.name_like(body.invars, eqn.invars)
+            namer.name_like(body.outvars, eqn.outvars)
         outs = " ".join(namer.binder(v) for v in eqn.outvars)
         ins = " ".join(namer(v) for v in eqn.invars)
         text = f"{outs} = {eqn.primitive.name}{params_text(eqn.params)} {ins}".rstrip()
