@@ -37,6 +37,48 @@ _HIDDEN_PARAMS = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Landmark:
+    """What a nested jaxpr is to the equation holding it, as facts a renderer words.
+
+    ``kind``: ``branch`` (a ``cond``: ``index`` 0 runs when the predicate is false, 1 when true,
+    ``cases`` branches in all), ``loop_body`` (``scan`` or ``while``: ``carried`` values go from
+    one step to the next, ``per_step`` inputs are slices of the scanned arrays), ``loop_condition``
+    (a ``while``'s test), ``call`` (an inner ``jit``; ``name`` is its function).
+
+    >>> import jax, jax.numpy as jnp
+    >>> closed = jax.make_jaxpr(lambda x: jax.lax.cond(x > 0, jnp.sin, jnp.cos, x))(1.0)
+    >>> [r.landmark.index for r in listing(closed) if r.kind == "open" and r.landmark]
+    [0, 1]
+    """
+
+    kind: str
+    index: int = 0
+    cases: int = 0
+    carried: int = 0
+    per_step: int = 0
+    name: str = ""
+
+
+def landmark(primitive: str, params: dict, param_name: str) -> Landmark | None:
+    """The ``Landmark`` of the nested jaxpr ``param_name`` (``branches[1]``, ``jaxpr``) of an equation."""
+    if primitive == "cond" and param_name.startswith("branches["):
+        return Landmark("branch", index=int(param_name[len("branches["):-1]), cases=len(params["branches"]))
+    if primitive == "scan" and param_name == "jaxpr":
+        body = getattr(params["jaxpr"], "jaxpr", params["jaxpr"])
+        carried = params.get("num_carry", 0)
+        return Landmark("loop_body", carried=carried, per_step=len(body.invars) - params.get("num_consts", 0) - carried)
+    if primitive == "while":
+        if param_name == "body_jaxpr":
+            body = getattr(params["body_jaxpr"], "jaxpr", params["body_jaxpr"])
+            return Landmark("loop_body", carried=len(body.outvars))
+        if param_name == "cond_jaxpr":
+            return Landmark("loop_condition")
+    if primitive in _NAMED_LIKE_OUTER and param_name == "jaxpr":
+        return Landmark("call", name=str(params.get("name", "")))
+    return None
+
+
 @dataclass(slots=True)
 class Record:
     """One line of the listing.
@@ -57,6 +99,7 @@ class Record:
     n_eqns: int = 0  # for "open": equations in the block, nested ones included
     hidden: int = 0  # for "more"
     path: tuple = field(default=())  # index path of this equation, e.g. (3, "branches[1]", 0)
+    landmark: Landmark | None = None  # for "open" of a nested block: what it is to its equation
 
 
 class Namer:
@@ -256,14 +299,14 @@ def listing(
     yield from _block(closed_jaxpr, title, 0, namer, budget, with_source, cell_namer, ())
 
 
-def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path) -> Iterator[Record]:
+def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None) -> Iterator[Record]:
     inner = getattr(jaxpr, "jaxpr", jaxpr)
     if depth == 0:
         namer.drop_unused(inner)
     consts = " ".join(namer.binder(v) for v in inner.constvars)
     invars = " ".join(namer.binder(v) for v in inner.invars)
     header = f"{{ lambda {consts}; {invars}. let" if consts else f"{{ lambda ; {invars}. let"
-    yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path)
+    yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path, landmark=mark)
     previous: SourceLine | None = None
     eqns = inner.eqns
     for index, eqn in enumerate(eqns):
@@ -285,6 +328,7 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path) ->
         eqn_path = path + (index,)
         yield Record("eqn", depth, text=text, primitive=eqn.primitive.name, source=source, same_source=same, path=eqn_path)
         for name, sub in sub_jaxprs(eqn.params):
-            yield from _block(sub, name, depth + 1, namer, budget, with_source, cell_namer, eqn_path + (name,))
+            yield from _block(sub, name, depth + 1, namer, budget, with_source, cell_namer, eqn_path + (name,),
+                              landmark(eqn.primitive.name, eqn.params, name))
     outs = ", ".join(namer(v) for v in inner.outvars)
     yield Record("close", depth, text=f"in ({outs},) }}" if len(inner.outvars) == 1 else f"in ({outs}) }}", path=path)

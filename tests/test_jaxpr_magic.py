@@ -138,7 +138,7 @@ def test_nested_jaxprs_are_collapsible_in_html_and_indented_in_text(run):
         assert title in titles, titles
     assert shown.html.count("<details") == shown.html.count("</details>")
     text = run("%jaxpr --plain nested(x, 1)").assert_ok().stdout
-    assert re.search(r"^ {8}▸ branches\[0\]: \{ lambda", text, re.M)
+    assert re.search(r"^ {8}▸ branches\[0\] \(runs when false\): \{ lambda", text, re.M)
     assert re.search(r"^ {12}\w+:f32\[3\] = (sub|add) ", text, re.M)  # nested equations indented deeper
 
 
