@@ -100,6 +100,8 @@ class Record:
     hidden: int = 0  # for "more"
     path: tuple = field(default=())  # index path of this equation, e.g. (3, "branches[1]", 0)
     landmark: Landmark | None = None  # for "open" of a nested block: what it is to its equation
+    scope: str = ""  # for "eqn": the jax.named_scope names it was made under, "enc/dense"
+    derivative: str = ""  # for "eqn" under jax.grad: "forward" (the jvp) or "backward" (its transpose)
 
 
 class Namer:
@@ -299,6 +301,25 @@ def listing(
     yield from _block(closed_jaxpr, title, 0, namer, budget, with_source, cell_namer, ())
 
 
+def name_stack_facts(name_stack) -> tuple[str, str]:
+    """``(scope, derivative)`` from an equation's name stack as JAX writes it: ``transpose(jvp(enc))``
+    is ``("enc", "backward")``, ``jvp()`` is ``("", "forward")``, ``enc/dense`` is ``("enc/dense", "")``.
+
+    >>> name_stack_facts("transpose(jvp(enc))"), name_stack_facts("jvp()"), name_stack_facts("enc/dense")
+    (('enc', 'backward'), ('', 'forward'), ('enc/dense', ''))
+    """
+    text = str(name_stack)
+    derivative = "backward" if text.startswith("transpose(") else "forward" if text.startswith("jvp(") else ""
+    scopes = []
+    for part in text.split("/"):
+        while "(" in part and part.endswith(")"):  # a transform's wrapper: jvp(...), transpose(...)
+            part = part[part.index("(") + 1 : -1]
+        part = part.rstrip(")").split("(")[-1]
+        if part:
+            scopes.append(part)
+    return "/".join(scopes), derivative
+
+
 def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None) -> Iterator[Record]:
     inner = getattr(jaxpr, "jaxpr", jaxpr)
     if depth == 0:
@@ -326,7 +347,9 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         same = source is not None and previous is not None and (source.file, source.line) == (previous.file, previous.line)
         previous = source
         eqn_path = path + (index,)
-        yield Record("eqn", depth, text=text, primitive=eqn.primitive.name, source=source, same_source=same, path=eqn_path)
+        scope, derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))
+        yield Record("eqn", depth, text=text, primitive=eqn.primitive.name, source=source, same_source=same,
+                     path=eqn_path, scope=scope, derivative=derivative)
         for name, sub in sub_jaxprs(eqn.params):
             yield from _block(sub, name, depth + 1, namer, budget, with_source, cell_namer, eqn_path + (name,),
                               landmark(eqn.primitive.name, eqn.params, name))

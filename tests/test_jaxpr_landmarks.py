@@ -41,3 +41,25 @@ def test_a_while_has_a_body_and_a_condition_and_the_text_view_says_so(ip, run):
     run("def pick(p, x):\n    return jax.lax.cond(p, jnp.sin, jnp.cos, x)")
     shown = run("%jaxpr --plain pick(True, 0.5)").assert_ok().stdout
     assert "(runs when true)" in shown and "(runs when false)" in shown
+
+
+def _encoded(x):
+    with jax.named_scope("encoder"):
+        h = jnp.sin(x)
+    return jnp.sum(h * h)
+
+
+def test_under_grad_each_equation_is_forward_or_backward_with_its_named_scope(run):
+    closed = jax.make_jaxpr(jax.grad(_encoded))(jnp.ones(3))
+    records = [r for r in listing(closed, with_source=False) if r.kind == "eqn"]
+    printed = closed.pretty_print(use_color=False, name_stack=True)
+    # JAX's own annotation of each equation: a trailing "# [its name stack]"
+    stacks = [line.rsplit("# [", 1)[1].rstrip("]") for line in printed.splitlines() if " = " in line]
+    assert len(stacks) == len(records)
+    for record, stack in zip(records, stacks):
+        assert record.derivative == ("backward" if stack.startswith("transpose(") else "forward")
+        assert (record.scope == "encoder") == ("encoder" in stack)
+    assert {r.derivative for r in records} == {"forward", "backward"}
+    run("def encoded(x):\n    with jax.named_scope('encoder'):\n        h = jnp.sin(x)\n    return jnp.sum(h * h)")
+    shown = run("%jaxpr --plain -t grad encoded(jnp.ones(3))").assert_ok().stdout
+    assert "[forward · encoder]" in shown and "[backward · encoder]" in shown and "[backward]" in shown

@@ -39,11 +39,13 @@ def _records(report) -> list[Record]:
 
 
 def _source_comment(record: Record) -> str:
+    where = [w for w in (record.derivative, record.scope) if w]
+    tag = f" [{' · '.join(where)}]" if where else ""
     if record.source is None:
-        return ""
+        return f"#{tag}" if tag else ""
     if record.same_source:
-        return f"# {record.source.label}"
-    return f"# {record.source}"
+        return f"# {record.source.label}{tag}"
+    return f"# {record.source}{tag}"
 
 
 def _module_text(report) -> tuple[str, int]:
