@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterator
 
 from jax.extend import core as jcore
 
@@ -27,11 +27,56 @@ _QUIET_PARAMS = {
     "in_shardings", "out_shardings", "in_layouts", "out_layouts", "donated_invars",
     "keep_unused", "inline", "out_sharding", "symbolic_zeros", "num_consts",
 }
+# Equations whose inner jaxpr JAX's printer names after the outer variables (``jit``; ``pjit`` on
+# older JAX).
+_NAMED_LIKE_OUTER = {"jit", "pjit"}
 # Parameters that hold Python callables or machinery, never worth a reader's attention.
 _HIDDEN_PARAMS = {
     "jvp_jaxpr_fun", "jvp_jaxpr_thunk", "jvp", "fwd_jaxpr_thunk", "bwd", "out_trees", "ctx_mesh",
     "compiler_options_kvs",
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Landmark:
+    """What a nested jaxpr is to the equation holding it, as facts a renderer words.
+
+    ``kind``: ``branch`` (a ``cond``: ``index`` 0 runs when the predicate is false, 1 when true,
+    ``cases`` branches in all), ``loop_body`` (``scan`` or ``while``: ``carried`` values go from
+    one step to the next, ``per_step`` inputs are slices of the scanned arrays), ``loop_condition``
+    (a ``while``'s test), ``call`` (an inner ``jit``; ``name`` is its function).
+
+    >>> import jax, jax.numpy as jnp
+    >>> closed = jax.make_jaxpr(lambda x: jax.lax.cond(x > 0, jnp.sin, jnp.cos, x))(1.0)
+    >>> [r.landmark.index for r in listing(closed) if r.kind == "open" and r.landmark]
+    [0, 1]
+    """
+
+    kind: str
+    index: int = 0
+    cases: int = 0
+    carried: int = 0
+    per_step: int = 0
+    name: str = ""
+
+
+def landmark(primitive: str, params: dict, param_name: str) -> Landmark | None:
+    """The ``Landmark`` of the nested jaxpr ``param_name`` (``branches[1]``, ``jaxpr``) of an equation."""
+    if primitive == "cond" and param_name.startswith("branches["):
+        return Landmark("branch", index=int(param_name[len("branches["):-1]), cases=len(params["branches"]))
+    if primitive == "scan" and param_name == "jaxpr":
+        body = getattr(params["jaxpr"], "jaxpr", params["jaxpr"])
+        carried = params.get("num_carry", 0)
+        return Landmark("loop_body", carried=carried, per_step=len(body.invars) - params.get("num_consts", 0) - carried)
+    if primitive == "while":
+        if param_name == "body_jaxpr":
+            body = getattr(params["body_jaxpr"], "jaxpr", params["body_jaxpr"])
+            return Landmark("loop_body", carried=len(body.outvars))
+        if param_name == "cond_jaxpr":
+            return Landmark("loop_condition")
+    if primitive in _NAMED_LIKE_OUTER and param_name == "jaxpr":
+        return Landmark("call", name=str(params.get("name", "")))
+    return None
 
 
 @dataclass(slots=True)
@@ -54,13 +99,25 @@ class Record:
     n_eqns: int = 0  # for "open": equations in the block, nested ones included
     hidden: int = 0  # for "more"
     path: tuple = field(default=())  # index path of this equation, e.g. (3, "branches[1]", 0)
+    landmark: Landmark | None = None  # for "open" of a nested block: what it is to its equation
+    scope: str = ""  # for "eqn": the jax.named_scope names it was made under, "enc/dense"
+    derivative: str = ""  # for "eqn" under jax.grad: "forward" (the jvp) or "backward" (its transpose)
 
 
 class Namer:
-    """Names variables the way JAX prints them: a, b, ..., z, ba, bb, ...; one name per variable."""
+    """Names variables the way JAX prints them: a, b, ..., z, ba, bb, ...; one name per variable,
+    and an inner ``jit``'s inputs and outputs named like the outer variables they stand for.
+
+    >>> import jax, jax.numpy as jnp
+    >>> inner = jax.jit(jnp.sin)
+    >>> closed = jax.make_jaxpr(lambda x: inner(x) * 2)(jnp.ones(3))
+    >>> [r.text for r in listing(closed, with_source=False) if r.kind == "eqn"]
+    ['b:f32[3] = jit[name=sin] a', 'b:f32[3] = sin a', 'c:f32[3] = mul b 2.0:f32[]']
+    """
 
     def __init__(self):
         self._names: dict[int, str] = {}
+        self._fresh = 0
 
     def __call__(self, var) -> str:
         if isinstance(var, jcore.Literal):
@@ -70,8 +127,34 @@ class Namer:
         key = id(var)
         name = self._names.get(key)
         if name is None:
-            name = self._names[key] = _base26(len(self._names))
+            name = self._names[key] = _base26(self._fresh)
+            self._fresh += 1
         return name
+
+    def drop_unused(self, jaxpr) -> None:
+        """Name ``_`` each output of ``jaxpr``'s own equations that nothing after it uses, as
+        JAX's printer does for the jaxpr it prints (its nested jaxprs keep their names)."""
+        used = {id(v) for v in jaxpr.outvars if not isinstance(v, jcore.Literal)}
+        for eqn in reversed(jaxpr.eqns):
+            for var in eqn.outvars:
+                if id(var) not in used and id(var) not in self._names:
+                    self._names[id(var)] = "_"
+            used.update(id(v) for v in eqn.invars if not isinstance(v, jcore.Literal))
+
+    def name_like(self, inner_vars, outer_vars) -> None:
+        """Give each not-yet-named variable of ``inner_vars`` the name of the outer variable it
+        stands for (literals and an outer variable already used once are skipped), as JAX's printer
+        does for the jaxpr inside a ``jit`` equation."""
+        if len(inner_vars) != len(outer_vars):
+            return
+        used: set[int] = set()
+        for inner, outer in zip(inner_vars, outer_vars):
+            if isinstance(outer, jcore.Literal) or isinstance(inner, jcore.Literal):
+                continue
+            if id(outer) in used or id(inner) in self._names:
+                continue
+            used.add(id(outer))
+            self._names[id(inner)] = self(outer)
 
     def binder(self, var) -> str:
         """``name:type`` as in a binding position."""
@@ -112,9 +195,11 @@ def _literal_text(val) -> str:
 
 
 def sub_jaxprs(params: dict) -> list[tuple[str, jcore.ClosedJaxpr | jcore.Jaxpr]]:
-    """``(name, jaxpr)`` for each jaxpr among an equation's parameters (``branches[1]``, ``jaxpr``)."""
+    """``(name, jaxpr)`` for each jaxpr among an equation's parameters (``branches[1]``, ``jaxpr``),
+    in the order JAX prints parameters (by name: a ``while``'s ``body_jaxpr`` before its ``cond_jaxpr``)."""
     found = []
-    for key, value in params.items():
+    for key in sorted(params):
+        value = params[key]
         if isinstance(value, (jcore.Jaxpr, jcore.ClosedJaxpr)):
             found.append((key, value))
         elif isinstance(value, (tuple, list)) and value and all(
@@ -154,44 +239,48 @@ def params_text(params: dict) -> str:
     return f"[{' '.join(parts)}]" if parts else ""
 
 
+def all_equations(jaxpr, *, into: Callable[[jcore.JaxprEqn], bool] | None = None) -> Iterator[jcore.JaxprEqn]:
+    """Every equation of a jaxpr in the order JAX prints them, each followed by those of the jaxprs
+    nested in it (a ``cond``'s branches, a ``scan``'s body, an inner ``jit``): the one walk over
+    nested jaxprs. ``into(eqn)`` says whether to go into an equation's nested jaxprs (default: all).
+
+    >>> import jax, jax.numpy as jnp
+    >>> inner = jax.jit(jnp.sin)
+    >>> closed = jax.make_jaxpr(lambda x: inner(x) * 2)(jnp.ones(3))
+    >>> [e.primitive.name for e in all_equations(closed)]
+    ['jit', 'sin', 'mul']
+    >>> [e.primitive.name for e in all_equations(closed, into=lambda e: False)]
+    ['jit', 'mul']
+    """
+    pending = [iter(getattr(jaxpr, "jaxpr", jaxpr).eqns)]
+    while pending:
+        eqn = next(pending[-1], None)
+        if eqn is None:
+            pending.pop()
+            continue
+        yield eqn
+        if into is None or into(eqn):
+            # nested jaxprs are walked before the next equation, last pushed first
+            pending.extend(iter(getattr(j, "jaxpr", j).eqns) for _, j in reversed(sub_jaxprs(eqn.params)))
+
+
 def count_eqns(jaxpr) -> int:
     """Equations in a jaxpr, those of nested jaxprs included."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    total = 0
-    stack = [jaxpr]
-    while stack:
-        current = stack.pop()
-        total += len(current.eqns)
-        for eqn in current.eqns:
-            stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
-    return total
+    return sum(1 for _ in all_equations(jaxpr))
 
 
 def primitive_counts(jaxpr) -> collections.Counter:
     """Primitive name -> number of equations using it, nested jaxprs included."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
-    counts: collections.Counter = collections.Counter()
-    stack = [jaxpr]
-    while stack:
-        current = stack.pop()
-        for eqn in current.eqns:
-            counts[eqn.primitive.name] += 1
-            stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
-    return counts
+    return collections.Counter(eqn.primitive.name for eqn in all_equations(jaxpr))
 
 
 def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]:
     """Source line label -> equations it made, nested jaxprs included, the most first; equations
     with no known line are under ``(no source line)``."""
-    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
     counts: collections.Counter = collections.Counter()
-    stack = [jaxpr]
-    while stack:
-        current = stack.pop()
-        for eqn in current.eqns:
-            source = user_source_line(eqn.source_info, cell_namer)
-            counts[source.label if source is not None else NO_SOURCE_LINE] += 1
-            stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
+    for eqn in all_equations(jaxpr):
+        source = user_source_line(eqn.source_info, cell_namer)
+        counts[source.label if source is not None else NO_SOURCE_LINE] += 1
     return dict(counts.most_common())
 
 
@@ -214,12 +303,33 @@ def listing(
     yield from _block(closed_jaxpr, title, 0, namer, budget, with_source, cell_namer, ())
 
 
-def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path) -> Iterator[Record]:
+def name_stack_facts(name_stack) -> tuple[str, str]:
+    """``(scope, derivative)`` from an equation's name stack as JAX writes it: ``transpose(jvp(enc))``
+    is ``("enc", "backward")``, ``jvp()`` is ``("", "forward")``, ``enc/dense`` is ``("enc/dense", "")``.
+
+    >>> name_stack_facts("transpose(jvp(enc))"), name_stack_facts("jvp()"), name_stack_facts("enc/dense")
+    (('enc', 'backward'), ('', 'forward'), ('enc/dense', ''))
+    """
+    text = str(name_stack)
+    derivative = "backward" if text.startswith("transpose(") else "forward" if text.startswith("jvp(") else ""
+    scopes = []
+    for part in text.split("/"):
+        while "(" in part and part.endswith(")"):  # a transform's wrapper: jvp(...), transpose(...)
+            part = part[part.index("(") + 1 : -1]
+        part = part.rstrip(")").split("(")[-1]
+        if part:
+            scopes.append(part)
+    return "/".join(scopes), derivative
+
+
+def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None) -> Iterator[Record]:
     inner = getattr(jaxpr, "jaxpr", jaxpr)
+    if depth == 0:
+        namer.drop_unused(inner)
     consts = " ".join(namer.binder(v) for v in inner.constvars)
     invars = " ".join(namer.binder(v) for v in inner.invars)
     header = f"{{ lambda {consts}; {invars}. let" if consts else f"{{ lambda ; {invars}. let"
-    yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path)
+    yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path, landmark=mark)
     previous: SourceLine | None = None
     eqns = inner.eqns
     for index, eqn in enumerate(eqns):
@@ -228,6 +338,10 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path) ->
             yield Record("more", depth, text=f"… {hidden} more equation{'s' * (hidden != 1)}", hidden=hidden, path=path)
             break
         budget[0] -= 1
+        if eqn.primitive.name in _NAMED_LIKE_OUTER:
+            body = getattr(eqn.params["jaxpr"], "jaxpr", eqn.params["jaxpr"])
+            namer.name_like(body.invars, eqn.invars)
+            namer.name_like(body.outvars, eqn.outvars)
         outs = " ".join(namer.binder(v) for v in eqn.outvars)
         ins = " ".join(namer(v) for v in eqn.invars)
         text = f"{outs} = {eqn.primitive.name}{params_text(eqn.params)} {ins}".rstrip()
@@ -235,8 +349,11 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path) ->
         same = source is not None and previous is not None and (source.file, source.line) == (previous.file, previous.line)
         previous = source
         eqn_path = path + (index,)
-        yield Record("eqn", depth, text=text, primitive=eqn.primitive.name, source=source, same_source=same, path=eqn_path)
+        scope, derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))
+        yield Record("eqn", depth, text=text, primitive=eqn.primitive.name, source=source, same_source=same,
+                     path=eqn_path, scope=scope, derivative=derivative)
         for name, sub in sub_jaxprs(eqn.params):
-            yield from _block(sub, name, depth + 1, namer, budget, with_source, cell_namer, eqn_path + (name,))
+            yield from _block(sub, name, depth + 1, namer, budget, with_source, cell_namer, eqn_path + (name,),
+                              landmark(eqn.primitive.name, eqn.params, name))
     outs = ", ".join(namer(v) for v in inner.outvars)
     yield Record("close", depth, text=f"in ({outs},) }}" if len(inner.outvars) == 1 else f"in ({outs}) }}", path=path)

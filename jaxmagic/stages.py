@@ -28,6 +28,7 @@ from jaxmagic import names, profiling, trace_sampling
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.listing import count_eqns, equations_by_line, listing, primitive_counts
+from jaxmagic.memory import compiled_memory
 from jaxmagic.report import Report
 from jaxmagic.sources import CellNamer, SourceLine, no_cells, source_line
 
@@ -163,12 +164,8 @@ class JaxprReport(Report):
 
     @functools.cached_property
     def memory(self) -> dict[str, int]:
-        """Byte counts from ``memory_analysis()``: arguments, outputs, temporaries, code."""
-        stats = self.compiled.memory_analysis()
-        if stats is None:
-            return {}
-        names = [n for n in dir(stats) if n.endswith("_in_bytes")]
-        return {n[: -len("_in_bytes")]: int(getattr(stats, n)) for n in names}
+        """Bytes XLA's memory analysis gives: ``arguments``, ``outputs``, ``aliased``, ``temporaries``, ``code``."""
+        return compiled_memory(self.compiled)
 
     def prepare(self) -> "JaxprReport":
         """Run now the stages the display needs (lowering, compiling), so a failure shows here."""

@@ -138,7 +138,7 @@ def test_nested_jaxprs_are_collapsible_in_html_and_indented_in_text(run):
         assert title in titles, titles
     assert shown.html.count("<details") == shown.html.count("</details>")
     text = run("%jaxpr --plain nested(x, 1)").assert_ok().stdout
-    assert re.search(r"^ {8}▸ branches\[0\]: \{ lambda", text, re.M)
+    assert re.search(r"^ {8}▸ branches\[0\] \(runs when false\): \{ lambda", text, re.M)
     assert re.search(r"^ {12}\w+:f32\[3\] = (sub|add) ", text, re.M)  # nested equations indented deeper
 
 
@@ -159,7 +159,7 @@ def test_report_attributes(run, f_defined):
     assert "stablehlo.sine" in report.stablehlo
     assert "HloModule" in report.hlo
     assert report.cost["flops"] > 0
-    assert report.memory["argument_size"] == 3 * 4 + 4  # f32[3] and an int32
+    assert report.memory["arguments"] == 3 * 4 + 4  # f32[3] and an int32
 
 
 def test_output_returns_the_report_and_echoes_it_once_as_one_line(run, ip, f_defined):

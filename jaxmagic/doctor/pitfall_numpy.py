@@ -258,7 +258,7 @@ def _reads_numpy(function: types.FunctionType) -> bool:
 
 def _numpy_uses(closed_jaxpr: Any) -> Iterator[tuple[str, int, str]]:
     """``(file, line, numpy function)`` for each equation that a NumPy function made from user code."""
-    from jaxmagic.listing import sub_jaxprs
+    from jaxmagic.listing import all_equations
 
     kinds: dict[str, str] = {}  # file name -> "jax", "numpy", "user" or "other", worked out once each
 
@@ -274,22 +274,18 @@ def _numpy_uses(closed_jaxpr: Any) -> Iterator[tuple[str, int, str]]:
             kinds[filename] = found
         return found
 
-    stack = [getattr(closed_jaxpr, "jaxpr", closed_jaxpr)]
-    while stack:
-        jaxpr = stack.pop()
-        for eqn in jaxpr.eqns:
-            numpy_function = None
-            for file, line, function in _jax_private.traceback_frames(eqn.source_info):  # innermost first
-                where = kind(file)
-                if where == "jax":
-                    continue
-                if where == "numpy":
-                    numpy_function = function.rsplit(".", 1)[-1]  # the outermost NumPy frame names the call
-                    continue
-                if numpy_function is not None and where == "user":
-                    yield file, line, numpy_function
-                break
-            stack.extend(getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params))
+    for eqn in all_equations(closed_jaxpr):
+        numpy_function = None
+        for file, line, function in _jax_private.traceback_frames(eqn.source_info):  # innermost first
+            where = kind(file)
+            if where == "jax":
+                continue
+            if where == "numpy":
+                numpy_function = function.rsplit(".", 1)[-1]  # the outermost NumPy frame names the call
+                continue
+            if numpy_function is not None and where == "user":
+                yield file, line, numpy_function
+            break
 
 
 @dataclass(frozen=True)

@@ -54,11 +54,13 @@ def legend(report, namer: Namer) -> list[tuple[str, str, str, str]]:
 
 
 def _source_comment(record: Record) -> str:
+    where = [w for w in (record.derivative, record.scope) if w]
+    tag = f" [{' · '.join(where)}]" if where else ""
     if record.source is None:
-        return ""
+        return f"#{tag}" if tag else ""
     if record.same_source:
-        return f"# {record.source.label}"
-    return f"# {record.source}"
+        return f"# {record.source.label}{tag}"
+    return f"# {record.source}{tag}"
 
 
 def _module_text(report) -> tuple[str, int]:
@@ -78,11 +80,11 @@ def _cost_rows(report) -> list[tuple[str, str]]:
             value = cost[key]
             rows.append((label, units.format_bytes(value) if key == "bytes accessed" else units.format_count(value)))
     for key, label in (
-        ("argument_size", "arguments"),
-        ("output_size", "outputs"),
-        ("alias_size", "aliased (donated)"),
-        ("temp_size", "temporaries"),
-        ("generated_code_size", "generated code"),
+        ("arguments", "arguments"),
+        ("outputs", "outputs"),
+        ("aliased", "aliased (donated)"),
+        ("temporaries", "temporaries"),
+        ("code", "generated code"),
     ):
         if key in memory:
             rows.append((f"memory: {label}", units.format_bytes(memory[key])))
@@ -124,6 +126,36 @@ def text(report, *, color: bool = False) -> str:
     return "\n".join(parts)
 
 
+def landmark_text(mark) -> str:
+    """Words for a nested block's ``Landmark``: ``runs when true``, ``loop body: 1 carried, 1 per step``.
+
+    >>> from jaxmagic.listing import Landmark
+    >>> landmark_text(Landmark("branch", index=1, cases=2)), landmark_text(Landmark("loop_body", carried=2, per_step=1))
+    ('runs when true', 'loop body: 2 carried, 1 per-step slice')
+    """
+    if mark is None:
+        return ""
+    if mark.kind == "branch":
+        if mark.cases == 2:
+            return "runs when true" if mark.index == 1 else "runs when false"
+        return f"case {mark.index}"
+    if mark.kind == "loop_body":
+        parts = [f"{mark.carried} carried"]
+        if mark.per_step:
+            parts.append(f"{mark.per_step} per-step slice{'s' * (mark.per_step != 1)}")
+        return "loop body: " + ", ".join(parts)
+    if mark.kind == "loop_condition":
+        return "loop condition"
+    if mark.kind == "call" and mark.name:
+        return f"calls {mark.name}"
+    return ""
+
+
+def _landmark_html(mark) -> str:
+    text = landmark_text(mark)
+    return f' <span class="jm-landmark">({escape(text)})</span>' if text else ""
+
+
 def _text_lines(records: Iterable[Record]) -> Iterable[str]:
     for r in records:
         pad = INDENT * (2 * r.depth)
@@ -131,7 +163,8 @@ def _text_lines(records: Iterable[Record]) -> Iterable[str]:
             if r.depth == 0:
                 yield r.text
             else:
-                yield f"{pad}▸ {r.title}: {r.text}"
+                mark = landmark_text(r.landmark)
+                yield f"{pad}▸ {r.title}{f' ({mark})' if mark else ''}: {r.text}"
         elif r.kind == "eqn":
             code = f"{pad}{INDENT}{r.text}"
             comment = _source_comment(r)
@@ -215,7 +248,7 @@ def _listing_html(records: list[Record]) -> str:
                 n = f"{r.n_eqns} equation{'s' * (r.n_eqns != 1)}"
                 out.append(
                     f'<details class="jm-nested"><summary style="padding-left:{2 * r.depth}ch">'
-                    f'<b>{escape(r.title)}</b> · {n} <span class="jm-muted">{code}</span></summary>'
+                    f'<b>{escape(r.title)}</b>{_landmark_html(r.landmark)} · {n} <span class="jm-muted">{code}</span></summary>'
                 )
         elif r.kind == "eqn":
             code = next(lines)

@@ -22,6 +22,7 @@ import warnings as python_warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from jaxmagic import memory as memory_reader
 from jaxmagic import streams
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
@@ -276,7 +277,7 @@ class _Session:
                 self.notes.append("pmap: memory analysis skipped (it would compile the program again, and the budget is short).")
                 continue
             try:
-                self.memory[mode] = footprint.compiled_memory(runner.lowered().compile())
+                self.memory[mode] = memory_reader.compiled_memory(runner.lowered().compile())
             except Exception:  # memory is a bonus; the timing must not fail for it
                 continue
         traced_by = next((self.runners[m] for m in ("jit", "sharded") if m in self.first_calls), None)

@@ -1,5 +1,5 @@
-"""Memory per mode: what XLA's memory analysis says a compiled program needs, and what running the
-same jaxpr op by op writes out as separate arrays (the intermediates that fusion can keep away).
+"""Memory per mode: what XLA's memory analysis says a compiled program needs (read by
+``jaxmagic.memory``), and what running the same jaxpr op by op writes out as separate arrays (the intermediates that fusion can keep away).
 
 >>> import jax, jax.numpy as jnp
 >>> closed = jax.make_jaxpr(lambda x: jnp.sum(jnp.sin(x) * 2))(jnp.ones(1000))
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxmagic.listing import sub_jaxprs
+from jaxmagic.listing import all_equations, sub_jaxprs
 
 # Primitives whose body runs equation by equation under ``jax.disable_jit()``; other equations
 # with a body (loops, conditionals) are counted by their outputs only.
@@ -20,55 +20,22 @@ _CALL_PRIMITIVES = {
     "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
 }
 
-# memory_analysis() field -> the name a report uses.
-_MEMORY_FIELDS = {
-    "argument_size_in_bytes": "arguments",
-    "output_size_in_bytes": "outputs",
-    "alias_size_in_bytes": "aliased",
-    "temp_size_in_bytes": "temporaries",
-    "generated_code_size_in_bytes": "code",
-}
-
-
-def compiled_memory(compiled) -> dict[str, int]:
-    """``{"arguments", "outputs", "aliased", "temporaries", "code"}`` bytes of a compiled program
-    (per device), from ``jax.stages.Compiled.memory_analysis()``; ``{}`` where XLA gives none.
-
-    >>> import jax, jax.numpy as jnp
-    >>> compiled = jax.jit(lambda v: v * 2).trace(jnp.ones(8)).lower().compile()
-    >>> compiled_memory(compiled)["arguments"]
-    32
-    """
-    try:
-        stats = compiled.memory_analysis()
-    except Exception:  # some backends do not implement it
-        return {}
-    if stats is None:
-        return {}
-    if isinstance(stats, (list, tuple)):  # older JAX: one entry per device
-        stats = stats[0] if stats else None
-        if stats is None:
-            return {}
-    return {name: int(getattr(stats, field)) for field, name in _MEMORY_FIELDS.items() if hasattr(stats, field)}
-
-
 def intermediate_bytes(closed_jaxpr) -> int:
     """Bytes of every array the jaxpr's equations produce besides its outputs, as op-by-op (eager)
     execution writes each one out; bodies of inner ``jit`` calls are counted equation by equation,
     loop and conditional bodies by their outputs only (so this is a lower bound)."""
-    total = 0
     top = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
     outputs = {id(var) for var in top.outvars}
-    stack = [top]
-    while stack:
-        jaxpr = stack.pop()
-        for eqn in jaxpr.eqns:
-            bodies = sub_jaxprs(eqn.params) if eqn.primitive.name in _CALL_PRIMITIVES else []
-            if bodies:
-                stack.extend(getattr(body, "jaxpr", body) for _, body in bodies)
-                continue
-            total += sum(_aval_bytes(var.aval) for var in eqn.outvars if id(var) not in outputs)
+    total = 0
+    for eqn in all_equations(top, into=_runs_its_body):
+        if _runs_its_body(eqn) and sub_jaxprs(eqn.params):
+            continue  # its body's equations are counted instead
+        total += sum(_aval_bytes(var.aval) for var in eqn.outvars if id(var) not in outputs)
     return total
+
+
+def _runs_its_body(eqn) -> bool:
+    return eqn.primitive.name in _CALL_PRIMITIVES
 
 
 def _aval_bytes(aval) -> int:
