@@ -20,7 +20,7 @@ INTERNAL_FAILURE = "This is a bug in jaxmagic"
 
 def outcome(result: CellResult) -> str:
     """``ok``, ``usage``, ``user`` or ``limit``; anything else fails the test with what was shown."""
-    from jaxmagic.magics.common import MagicFailure
+    from jaxmagic.magics.failures import MagicFailure
     from jaxmagic.recompiles import RecompileLimitExceeded
 
     error = result.error

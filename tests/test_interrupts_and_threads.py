@@ -18,7 +18,7 @@ from conftest import assert_no_internals
 from jax._src import monitoring
 from outcomes import Snapshot
 
-from jaxmagic.magics.common import MagicInterrupted
+from jaxmagic.magics.failures import MagicInterrupted
 from jaxmagic.recompiles import RecompileLimitExceeded, watch
 
 INTERRUPTER = '''

@@ -20,9 +20,9 @@ A recogniser that raises is logged and counted (``internal_errors``), never sile
 from __future__ import annotations
 
 import logging
+import re
 import traceback
 from collections import deque
-import re
 from dataclasses import dataclass, field, replace
 from typing import Callable
 

@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 
 from jaxmagic import doctor
-from jaxmagic.magics import common
+from jaxmagic.magics import failures, notebook, output
 from jaxmagic.render import diagnosis as render
 
 _STATE = "_jaxmagic_doctor_hook"  # the hook's state lives on the shell, safe from module reloads
@@ -67,11 +67,11 @@ def _handle(shell, state: _Hook, etype, value, tb, tb_offset=None):
         return None
     else:
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
-    if state.active and not isinstance(value, common.MagicFailure):
+    if state.active and not isinstance(value, failures.MagicFailure):
         try:
-            found = doctor.diagnose(value, cell_namer=common.cell_namer(shell))
+            found = doctor.diagnose(value, cell_namer=notebook.cell_namer(shell))
             if found is not None:
-                common.show(shell, found, text=render.text)
+                output.show(shell, found, text=render.text)
         except Exception:  # a failure here must never hide the user's own error, shown above
             pass
     return returned
@@ -126,7 +126,7 @@ def uninstall_hook(shell) -> None:
 
 def install(shell) -> None:
     """``%load_ext jaxmagic``: diagnoses name notebook cells as the notebook does; the hook goes in."""
-    doctor.use_cell_namer(common.cell_namer(shell))
+    doctor.use_cell_namer(notebook.cell_namer(shell))
     install_hook(shell)
 
 
@@ -146,7 +146,7 @@ def show_warnings(shell, warnings: list, *, plain: bool = False) -> None:
     >>> show_warnings(None, [])  # nothing to show
     """
     for warning in warnings:
-        common.show(shell, warning, plain=plain, text=render.text)
+        output.show(shell, warning, plain=plain, text=render.text)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -202,11 +202,11 @@ def _doctor(shell, rest: str):
         if error is None:
             print("jaxmagic doctor: no error yet in this session.")
             return None
-        found = doctor.diagnose(error, cell_namer=common.cell_namer(shell))
+        found = doctor.diagnose(error, cell_namer=notebook.cell_namer(shell))
         if found is None:
             print(f"jaxmagic doctor: the last error ({type(error).__name__}) is not a JIT trap the doctor knows.")
         else:
-            common.show(shell, found, text=render.text)
+            output.show(shell, found, text=render.text)
         return None
     state = "on" if hook_installed(shell) else "off"
     print(f"jaxmagic doctor: {state} (JIT traps in ordinary cells are explained under their traceback"

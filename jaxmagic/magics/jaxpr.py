@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jaxmagic import doctor
-from jaxmagic.magics import common, echo
 from jaxmagic.magics import doctor as doctor_magics
+from jaxmagic.magics import echo, failures, line_options, notebook, output
 from jaxmagic.render import jaxpr as render
 from jaxmagic.stages import DEFAULT_MAX_EQNS, STAGES, TRANSFORMS, trace
 
@@ -17,7 +18,7 @@ class JaxprMagics(Magics):
     """The ``%jaxpr`` magic."""
 
     @magic_arguments()
-    @common.STATIC_OPTION
+    @line_options.STATIC_OPTION
     @argument("-t", "--transform", action="append", default=[], choices=sorted(TRANSFORMS),
               help="apply a transform first; repeat to compose, outermost first: -t vmap -t grad shows vmap(grad(f))")
     @argument("--stage", choices=STAGES, default="jaxpr",
@@ -32,7 +33,7 @@ class JaxprMagics(Magics):
                    "time by source line (sampled) and how many equations each line made")
     @argument("--max-eqns", type=int, default=DEFAULT_MAX_EQNS, metavar="N",
               help=f"show at most N equations (default {DEFAULT_MAX_EQNS}); the report keeps them all")
-    @common.shared_options("JaxprReport")
+    @line_options.shared_options("JaxprReport")
     @no_var_expand
     @needs_local_scope
     @line_cell_magic
@@ -46,14 +47,14 @@ class JaxprMagics(Magics):
         cond branches, loop bodies) fold open on click.
         """
         __tracebackhide__ = True
-        options, call_text = common.split_options(self.jaxpr.parser, line, "%%jaxpr" if cell is not None else "%jaxpr")
+        options, call_text = line_options.split_options(self.jaxpr.parser, line, "%%jaxpr" if cell is not None else "%jaxpr")
         if options.profile is not None and options.profile < 1:
-            raise common.UsageError("--profile takes a positive number of calls to measure, e.g. --profile 10")
+            raise UsageError("--profile takes a positive number of calls to measure, e.g. --profile 10")
         if options.max_eqns is not None and options.max_eqns < 1:
-            raise common.UsageError("--max-eqns must be a positive number of equations, e.g. --max-eqns 200")
+            raise UsageError("--max-eqns must be a positive number of equations, e.g. --max-eqns 200")
         found = None
-        with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
-            found = common.find_call(
+        with failures.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
+            found = notebook.find_call(
                 self.shell, line_call=call_text, cell=cell, magic="jaxpr", magic_line=line,
                 static=options.static, local_ns=local_ns, after_body=config.accept_current,
             )
@@ -70,7 +71,7 @@ class JaxprMagics(Magics):
                     sample_trace=options.compile_time,
                 )
             report.prepare()
-            common.show(self.shell, report, plain=options.plain, text=render.text)
+            output.show(self.shell, report, plain=options.plain, text=render.text)
             warnings = doctor.observe_trace(found.call, report.jaxpr, printed.text, cell_namer=found.cell_namer)
             doctor_magics.show_warnings(self.shell, warnings, plain=options.plain)
         if options.output:

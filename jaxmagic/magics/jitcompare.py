@@ -8,7 +8,7 @@ import ast
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from jaxmagic.magics import common, echo
+from jaxmagic.magics import echo, failures, line_options, notebook, output
 from jaxmagic.magics.status_line import StatusLine
 from jaxmagic.render import comparison as render
 from jaxmagic.render import side_by_side as render_side
@@ -29,13 +29,13 @@ class JitCompareMagics(Magics):
               help=f"repeats per mode (default {DEFAULT_REPEAT})")
     @argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
               help=f"time allowed for the whole comparison, first calls included (default {DEFAULT_BUDGET_S:g})")
-    @common.STATIC_OPTION
+    @line_options.STATIC_OPTION
     @argument("--split", metavar="NAMES",
               help="sharded/pmap: arguments whose leading axis is split over the devices (default: every array argument)")
     @argument("--rtol", type=float, default=None, help="relative tolerance when comparing results with eager's")
     @argument("--atol", type=float, default=None, help="absolute tolerance when comparing results with eager's")
     @argument("-q", "--quiet", action="store_true", help="show nothing (use with -o)")
-    @common.shared_options("Comparison")
+    @line_options.shared_options("Comparison")
     @no_var_expand
     @needs_local_scope
     @line_cell_magic
@@ -51,16 +51,16 @@ class JitCompareMagics(Magics):
         """
         __tracebackhide__ = True
         magic = "%%jitcompare" if cell is not None else "%jitcompare"
-        options, call_text = common.split_options(self.jitcompare.parser, line, magic)
+        options, call_text = line_options.split_options(self.jitcompare.parser, line, magic)
         several = _several_calls(call_text) if cell is None else None
         if several is not None:
             return self._side_by_side(several, options, line, local_ns)
         found = None
         status = StatusLine(None if options.quiet else self.shell)
-        with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
+        with failures.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
             settings = _settings(options)
             check_settings(**settings)  # before the cell runs: bad options leave the namespace alone
-            found = common.find_call(
+            found = notebook.find_call(
                 self.shell, line_call=call_text, cell=cell, magic="jitcompare", magic_line=line,
                 static=options.static, local_ns=local_ns, after_body=config.accept_current,
             )
@@ -76,10 +76,10 @@ class JitCompareMagics(Magics):
         status = StatusLine(None if options.quiet else self.shell)
         reports = []
         found = None
-        with common.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb):
+        with failures.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb):
             settings = _settings(options)
             check_settings(**settings)
-            calls = [common.find_call(self.shell, line_call=text, cell=None, magic="jitcompare", magic_line=line,
+            calls = [notebook.find_call(self.shell, line_call=text, cell=None, magic="jitcompare", magic_line=line,
                                       static=options.static, local_ns=local_ns) for text in texts]
             for found, share in zip(calls, side_by_side.shares(options.budget, len(calls))):
                 reports.append(_timed(found, dict(settings, budget=share), status))
@@ -92,7 +92,7 @@ class JitCompareMagics(Magics):
         if status.replace(report, text=text(report) if options.plain else None):
             return
         status.done()
-        common.show(self.shell, report, plain=options.plain, text=text)
+        output.show(self.shell, report, plain=options.plain, text=text)
 
 
 def _settings(options) -> dict:

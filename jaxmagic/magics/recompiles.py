@@ -20,7 +20,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_loca
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jaxmagic import cell as cells
-from jaxmagic.magics import common, echo
+from jaxmagic.magics import echo, failures, line_options, notebook, output
 from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog, matches
 from jaxmagic.render import recompiles as render
 
@@ -127,7 +127,7 @@ def _after_cell(shell) -> None:
         panel.flush()
         panel.publish()  # the saved notebook's copy of the panel follows the log
     log = session.log
-    if log is not None and log.watching and common.is_terminal(shell):
+    if log is not None and log.watching and output.is_terminal(shell):
         _print_new_events(session, log)
     if log is not None and log.watching:
         for function in log.over_limit():
@@ -161,7 +161,7 @@ class RecompilesMagics(Magics):
               help="also keep JAX's own explanation of each cache miss (turns on jax_explain_cache_misses while watching)")
     @argument("--max", type=_limit, metavar="N", default=None,
               help="fail when a watched function compiles more than N times (--max 0: no compilation at all)")
-    @common.shared_options("RecompileLog")
+    @line_options.shared_options("RecompileLog")
     @no_var_expand
     @needs_local_scope
     @line_cell_magic
@@ -179,7 +179,7 @@ class RecompilesMagics(Magics):
         """
         __tracebackhide__ = True
         magic = "%%recompiles" if cell is not None else "%recompiles"
-        common.check_option_spelling(self.recompiles.parser, line, magic)
+        line_options.check_option_spelling(self.recompiles.parser, line, magic)
         try:
             options = self.recompiles.parser.parse_argstring(line)
         except (UsageError, ValueError) as exc:  # ValueError: an unclosed quote
@@ -229,9 +229,9 @@ class RecompilesMagics(Magics):
             names,
             include_internal=options.internal,
             max_compiles=options.max,
-            cell_namer=common.cell_namer(self.shell),
+            cell_namer=notebook.cell_namer(self.shell),
             explain=options.explain,
-            scope=f"the session since In [{common.current_cell(self.shell)[0] or self.shell.execution_count}]",
+            scope=f"the session since In [{notebook.current_cell(self.shell)[0] or self.shell.execution_count}]",
         )
         log.start()
         session.log, session.warned, session.reported = log, set(), 0
@@ -267,7 +267,7 @@ class RecompilesMagics(Magics):
         if log.watching and len(names) <= 1:
             self._show_live(session, log, names[0] if names else None, plain=options.plain)
         else:
-            common.show(self.shell, shown, plain=options.plain, text=render.text)
+            output.show(self.shell, shown, plain=options.plain, text=render.text)
         return echo.returned(self.shell, shown, shown=True) if options.output else None
 
     def _save(self, session: _Session, words: list[str], options):
@@ -287,8 +287,8 @@ class RecompilesMagics(Magics):
         return log if options.output else None
 
     def _show_live(self, session: _Session, log: RecompileLog, function: str | None, *, plain: bool) -> None:
-        if plain or common.is_terminal(self.shell):
-            common.show(self.shell, log.for_functions([function]) if function else log, plain=plain, text=render.text)
+        if plain or output.is_terminal(self.shell):
+            output.show(self.shell, log.for_functions([function]) if function else log, plain=plain, text=render.text)
             return
         from IPython.display import display
 
@@ -310,18 +310,18 @@ class RecompilesMagics(Magics):
         _check_names(names, "%%recompiles")
         _check_known(names, cell, self.shell.user_ns)
         log = RecompileLog(names, include_internal=options.internal, max_compiles=options.max, explain=options.explain,
-                           cell_namer=common.cell_namer(self.shell), scope="this cell")
+                           cell_namer=notebook.cell_namer(self.shell), scope="this cell")
         value = limit = None
         log.start()
         try:
-            with common.guarded(self.shell, full_traceback=options.tb, keep_config=False):
+            with failures.guarded(self.shell, full_traceback=options.tb, keep_config=False):
                 try:
                     value = self._run(line, cell)
                 except RecompileLimitExceeded as exceeded:  # raised at the call that went over
                     limit = exceeded
         finally:
             log.stop()
-            common.show(self.shell, log, plain=options.plain, text=render.text)
+            output.show(self.shell, log, plain=options.plain, text=render.text)
         over = log.over_limit()
         if limit is None and over:
             limit = log.limit_error(over[0])
@@ -336,7 +336,7 @@ class RecompilesMagics(Magics):
         the user sees them: the magic's line is line 1."""
         __tracebackhide__ = True
         shell = self.shell
-        filename = common.cache_cell(shell, f"%%recompiles {line}".rstrip() + "\n" + cell)
+        filename = notebook.cache_cell(shell, f"%%recompiles {line}".rstrip() + "\n" + cell)
         return cells.run_cell_value(shell.transform_cell(cell), shell.user_ns, filename, magic="%%recompiles",
                                     passthrough=(RecompileLimitExceeded,))
 

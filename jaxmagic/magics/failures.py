@@ -1,0 +1,152 @@
+"""Failing cleanly: a UsageError for bad input, the user's own traceback (and the doctor's note) for an
+error in their code, the user's frames for Ctrl-C, and JAX's configuration given back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from typing import Any, Callable, Iterator
+
+from IPython.core.error import UsageError
+
+from jaxmagic import sources
+from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.magics.output import show
+
+
+class MagicFailure(Exception):
+    """The user's code failed inside a magic. IPython shows it through ``_render_traceback_``:
+    the user's own frames only (or one line, when the doctor's explanation is shown above it)."""
+
+    def __init__(self, original: BaseException, lines: list[str]):
+        super().__init__(f"{type(original).__name__}: {original}")
+        self.original = original
+        self._lines = lines
+
+    def _render_traceback_(self) -> list[str]:
+        return self._lines
+
+class MagicInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or a ``KeyboardInterrupt`` the user's code raised) inside a magic. Still a
+    ``KeyboardInterrupt`` to whoever catches it; IPython shows it with the user's frames only."""
+
+    def __init__(self, original: BaseException, lines: list[str]):
+        super().__init__(*original.args)
+        self.original = original
+        self._lines = lines
+
+    def _render_traceback_(self) -> list[str]:
+        return self._lines
+
+def interrupted(shell, exc: KeyboardInterrupt) -> MagicInterrupted:
+    """The interruption to raise in place of ``exc``: the same, with the user's frames only (JAX
+    filters its own frames from its errors, not from an interruption)."""
+    tb = sources.without_jaxmagic_frames(exc.__traceback__, jax_too=True)
+    exc.__traceback__ = tb
+    try:
+        lines = list(shell.InteractiveTB.structured_traceback(type(exc), exc, tb, tb_offset=0))
+    except Exception:  # showing where it stopped must never hide that it stopped
+        lines = [f"{type(exc).__name__}: {exc}".rstrip(": ")]
+    return MagicInterrupted(exc, lines)
+
+def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The traceback without jaxmagic's frames: what remains is the user's code (and JAX's)."""
+    return sources.without_jaxmagic_frames(tb)
+
+def diagnose(exc: BaseException, fn: Callable | None = None):
+    """The doctor's ``Diagnosis`` for ``exc``, or ``None``."""
+    try:
+        from jaxmagic.doctor import diagnose as doctor_diagnose
+    except ImportError:
+        return None
+    try:
+        return doctor_diagnose(exc, fn=fn)
+    except Exception:  # the doctor must never hide the user's own error
+        return None
+
+def failure(shell, err: UserCodeError, *, fn: Callable | None = None, full_traceback: bool = False) -> MagicFailure:
+    """Show the doctor's explanation (if any) and build the exception that fails the cell."""
+    exc = err.original
+    tb = user_traceback(exc.__traceback__)
+    exc.__traceback__ = tb
+    diagnosis = diagnose(exc, fn)
+    if diagnosis is not None:
+        show(shell, diagnosis, text=_diagnosis_text)
+    if diagnosis is not None and not full_traceback:
+        note = f"{type(exc).__name__} while {err.during}: {_first_line(exc)}  (add --tb for the full traceback)"
+        return MagicFailure(exc, [note])
+    lines = shell.InteractiveTB.structured_traceback(type(exc), exc, tb, tb_offset=0)
+    if err.during and not err.during.startswith("running the cell"):
+        lines = [f"(raised while {err.during})"] + list(lines)
+    return MagicFailure(exc, list(lines))
+
+def _diagnosis_text(diagnosis, color: bool = False) -> str:
+    render = getattr(diagnosis, "to_text", None)
+    return render(color=color) if render else str(diagnosis)
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+class ConfigKept:
+    """JAX's configuration as it was, to be given back when a magic ends. What the cell's own body
+    sets on purpose (``jax.config.update`` in a ``%%jaxpr`` cell) is taken as the new state."""
+
+    def __init__(self):
+        import jax
+
+        self.before = dict(jax.config.values)
+
+    def accept_current(self) -> None:
+        """The settings as they are now are the user's: keep them (call after the cell's body ran)."""
+        import jax
+
+        self.before = dict(jax.config.values)
+
+    def restore(self) -> None:
+        import jax
+
+        after = jax.config.values
+        for name, value in self.before.items():
+            if after.get(name) is not value and after.get(name) != value:
+                with contextlib.suppress(Exception):
+                    jax.config.update(name, value)
+
+@contextlib.contextmanager
+def jax_config_kept() -> Iterator[ConfigKept]:
+    """Whatever happens inside, JAX's configuration is as it was afterwards (or as the cell's own
+    body left it, once ``accept_current`` was called)."""
+    kept = ConfigKept()
+    try:
+        yield kept
+    finally:
+        kept.restore()
+
+@contextlib.contextmanager
+def guarded(shell, *, fn_hint: Callable[[], Any] = lambda: None, full_traceback: bool = False, keep_config: bool = True):
+    """Turn jaxmagic's failures into what a user should see: a ``UsageError`` for bad input, the
+    user's own traceback (and the doctor's note) for an error in their code, a ``KeyboardInterrupt``
+    showing the user's frames for Ctrl-C; never jaxmagic's internals. JAX's configuration is
+    restored whatever happens.
+    """
+    __tracebackhide__ = True
+    config = jax_config_kept() if keep_config else contextlib.nullcontext()
+    with config as kept:
+        try:
+            yield kept
+        except UsageProblem as problem:
+            raise UsageError(str(problem)) from None
+        except UserCodeError as err:
+            raise failure(shell, err, fn=fn_hint(), full_traceback=full_traceback) from None
+        except (UsageError, MagicFailure, MagicInterrupted):
+            raise
+        except KeyboardInterrupt as interruption:
+            raise interrupted(shell, interruption) from None
+        except Exception as exc:
+            if full_traceback:
+                raise
+            raise UsageError(
+                f"jaxmagic failed unexpectedly ({type(exc).__name__}: {exc}). "
+                f"This is a bug in jaxmagic; add --tb to see where it happened."
+            ) from None
