@@ -127,3 +127,33 @@ def ends_quietly(source: str) -> bool:
     except (tokenize.TokenError, SyntaxError):
         return source.rstrip().endswith(";")
     return last is not None and last.type == tokenize.OP and last.string == ";"
+
+
+def trailing_calls(cell: str, *, first_line: int = 2) -> tuple[ast.Module | None, list[str]]:
+    """The statements to run first, and the call expressions that end the cell: every call
+    statement after the last other statement (``%%jitcompare`` times them side by side). A last
+    statement that is a tuple of calls (``a(x), b(x)``) counts as its calls.
+
+    >>> body, found = trailing_calls("y = 2\\nnaive(y)\\nvectorized(y)")
+    >>> len(body.body), found
+    (1, ['naive(y)', 'vectorized(y)'])
+    """
+    try:
+        module = ast.parse(cell)
+    except SyntaxError:
+        return None, []
+    ast.increment_lineno(module, first_line - 1)
+    statements = list(module.body)
+    found: list[str] = []
+    while statements and isinstance(statements[-1], ast.Expr):
+        value = statements[-1].value
+        if isinstance(value, ast.Call):
+            found.insert(0, ast.unparse(value))
+        elif isinstance(value, ast.Tuple) and value.elts and all(isinstance(e, ast.Call) for e in value.elts) \
+                and not found:
+            found = [ast.unparse(e) for e in value.elts]
+        else:
+            break
+        statements.pop()
+    module.body = statements
+    return (module if statements else None), found

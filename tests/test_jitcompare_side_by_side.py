@@ -39,3 +39,16 @@ def test_html_view_is_one_table_with_a_row_per_call(run):
     shown = run("%jitcompare -r 2 -n 2 naive(x), vectorized(x)").assert_ok().html
     assert shown.count('<table class="jm-table jm-side-by-side">') == 1
     assert "<td>naive(x)</td>" in shown and "<td>vectorized(x)</td>" in shown
+
+
+def test_a_cell_ending_in_several_calls_times_them_side_by_side(ip, run):
+    run(SETUP).assert_ok()
+    result = run("%%jitcompare -o -r 2 -n 2 -q\nrows = x * 2\nnaive(rows)\nvectorized(rows)").assert_ok()
+    reports = result.result
+    assert [r.name for r in reports] == ["naive(rows)", "vectorized(rows)"]
+    assert ip.user_ns["rows"].shape == (8, 3), "the cell's own statements ran first"
+
+
+def test_a_cell_ending_in_one_call_is_one_comparison(run):
+    run(SETUP).assert_ok()
+    assert isinstance(run("%%jitcompare -o -r 2 -n 2 -q\nrows = x * 2\nnaive(rows)").assert_ok().result, Comparison)

@@ -8,6 +8,7 @@ import ast
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
+from jaxmagic import cell as cells
 from jaxmagic.magics import echo, failures, line_options, notebook, output
 from jaxmagic.magics.status_line import StatusLine
 from jaxmagic.render import comparison as render
@@ -55,6 +56,10 @@ class JitCompareMagics(Magics):
         several = _several_calls(call_text) if cell is None else None
         if several is not None:
             return self._side_by_side(several, options, line, local_ns)
+        if cell is not None and not call_text.strip():
+            body, trailing = cells.trailing_calls(self.shell.transform_cell(cell))
+            if len(trailing) >= 2:  # several calls end the cell: timed side by side
+                return self._side_by_side(trailing, options, line, local_ns, body=body, cell=cell)
         found = None
         status = StatusLine(None if options.quiet else self.shell)
         with failures.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
@@ -70,15 +75,21 @@ class JitCompareMagics(Magics):
             return echo.returned(self.shell, report, shown=True)
         return None
 
-    def _side_by_side(self, texts: list[str], options, line: str, local_ns):
-        """``%jitcompare a(x), b(x)``: each call timed eager and jit in its share of the budget,
-        shown in one table; ``-o`` returns the list of ``Comparison``, in order."""
+    def _side_by_side(self, texts: list[str], options, line: str, local_ns, *, body=None, cell: str | None = None):
+        """``%jitcompare a(x), b(x)`` (or a cell ending in several calls): each call timed eager and
+        jit in its share of the budget, shown in one table; ``-o`` returns the list of
+        ``Comparison``, in order."""
         status = StatusLine(None if options.quiet else self.shell)
         reports = []
         found = None
-        with failures.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb):
+        with failures.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None,
+                              full_traceback=options.tb) as config:
             settings = _settings(options)
             check_settings(**settings)
+            if body is not None:  # the cell's statements before its calls run as in any cell
+                filename = notebook.cache_cell(self.shell, f"%%jitcompare {line}".rstrip() + "\n" + cell)
+                cells.run_body(body, self.shell.user_ns, filename)
+                config.accept_current()
             calls = [notebook.find_call(self.shell, line_call=text, cell=None, magic="jitcompare", magic_line=line,
                                       static=options.static, local_ns=local_ns) for text in texts]
             for found, share in zip(calls, side_by_side.shares(options.budget, len(calls))):
