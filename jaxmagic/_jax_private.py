@@ -92,6 +92,10 @@ def unregister_event_listener(listener: Any) -> None:
     private_monitoring._unregister_event_listener_by_callback(listener)
 
 
+# The ``jax.monitoring`` event JAX records when its persistent compilation cache served an executable.
+PERSISTENT_CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
+
+
 def compile_event_names() -> dict[str, str]:
     """The ``jax.monitoring`` duration events JAX records while tracing, lowering and compiling:
     ``{"trace": ..., "lower": ..., "compile": ...}`` (names from ``jax._src.dispatch``)."""

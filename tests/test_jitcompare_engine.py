@@ -212,3 +212,33 @@ def test_garbage_collection_is_paused_while_timing_as_timeit_does():
     assert seen[0] is True  # the first call runs as the user's code normally runs
     assert seen[-6:] == [False] * 6  # the timed repeats
     assert gc.isenabled()
+
+
+def test_a_first_call_served_by_the_persistent_cache_is_said(tmp_path):
+    import json
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import json, jax, jax.numpy as jnp
+        jax.config.update("jax_compilation_cache_dir", {str(tmp_path)!r})
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        from jaxmagic import Call, compare
+
+        def f(x):
+            return jnp.tanh(x) * 3 + 1
+
+        cold = compare(Call(f, (jnp.ones(64),), {{}}), loops=2, repeat=2)
+        warm = compare(Call(f, (jnp.ones(64),), {{}}), loops=2, repeat=2)  # a new wrapper: the disk cache
+        print(json.dumps([cold.first_calls["jit"].persistent_cache_hits, warm.first_calls["jit"].persistent_cache_hits,
+                          [n for n in warm.notes if "persistent compilation cache" in n],
+                          [n for n in cold.notes if "persistent compilation cache" in n]]))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    cold_hits, warm_hits, warm_notes, cold_notes = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (cold_hits, warm_hits) == (0, 1)
+    assert len(warm_notes) == 1 and cold_notes == []

@@ -47,7 +47,7 @@ from jaxmagic.recompiles.programs import describe_difference, line_in_loop, prog
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.sources import no_cells, pick_user_frame, source_line, without_jaxmagic_frames
 
-PERSISTENT_CACHE_HIT = "/jax/compilation_cache/cache_hits"
+PERSISTENT_CACHE_HIT = _jax_private.PERSISTENT_CACHE_HIT_EVENT
 PERSISTENT_CACHE_MISS = "/jax/compilation_cache/cache_misses"
 SIGNATURES_PER_FUNCTION = 16  # earlier signatures kept to compare with, per function
 FUNCTIONS_REMEMBERED = 512

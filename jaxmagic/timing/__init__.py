@@ -222,6 +222,12 @@ class _Session:
             self.first_calls[mode] = cost
             self.calls[mode] = 1
             self.outputs[mode] = output
+            if mode != "eager" and cost.persistent_cache_hits:
+                self.notes.append(
+                    f"{mode}: its first call was served by JAX's persistent compilation cache "
+                    f"(jax_compilation_cache_dir): XLA's compile took {format_seconds(cost.compile_s)} of a "
+                    f"{format_seconds(cost.first_call_s)} first call, where a cold compile costs more; the "
+                    f"break-even count rests on this first call, as the next session's will.")
         if failures:
             mode, exc = next(iter(failures.items()))
             fine = [m for m in self.modes if m in self.first_calls]

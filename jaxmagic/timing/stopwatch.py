@@ -41,7 +41,8 @@ class CompileCost:
     (jaxpr -> StableHLO) and XLA compiling that JAX recorded during the call (through
     ``jax.monitoring``); ``first_call_s`` is the whole first call, measured around it;
     ``run_s`` is the rest: dispatching and running the freshly compiled program.
-    ``compilations`` counts XLA compilations (eager mode compiles each primitive once).
+    ``compilations`` counts XLA compilations (eager mode compiles each primitive once);
+    ``persistent_cache_hits`` how many of them JAX's persistent compilation cache served.
 
     >>> cost = CompileCost(trace_s=0.01, lower_s=0.02, compile_s=0.05, first_call_s=0.1, compilations=1)
     >>> round(cost.run_s, 3), round(cost.one_time_s, 3)
@@ -53,6 +54,7 @@ class CompileCost:
     compile_s: float
     first_call_s: float
     compilations: int = 0
+    persistent_cache_hits: int = 0  # executables JAX's persistent compilation cache served
 
     @property
     def one_time_s(self) -> float:
@@ -69,7 +71,8 @@ class CompileCost:
 def compile_events() -> Iterator[dict[str, list[float]]]:
     """Collect the durations JAX records for tracing, lowering and compiling in this thread.
 
-    Yields ``{"trace": [...], "lower": [...], "compile": [...]}`` (seconds), filled as JAX works.
+    Yields ``{"trace": [...], "lower": [...], "compile": [...], "persistent_cache_hits": [...]}``
+    (seconds; one entry per executable the persistent cache served), filled as JAX works.
 
     >>> import jax.numpy as jnp
     >>> ones = jnp.ones(3)
@@ -79,7 +82,7 @@ def compile_events() -> Iterator[dict[str, list[float]]]:
     1
     """
     kinds = {name: kind for kind, name in _jax_private.compile_event_names().items()}
-    found: dict[str, list[float]] = {kind: [] for kind in kinds.values()}
+    found: dict[str, list[float]] = {kind: [] for kind in (*kinds.values(), "persistent_cache_hits")}
     thread = threading.get_ident()
 
     def listen(event: str, duration: float, **_):
@@ -87,12 +90,19 @@ def compile_events() -> Iterator[dict[str, list[float]]]:
         if kind is not None and threading.get_ident() == thread:
             found[kind].append(duration)
 
+    def hit(event: str, **_):
+        if event == _jax_private.PERSISTENT_CACHE_HIT_EVENT and threading.get_ident() == thread:
+            found["persistent_cache_hits"].append(0.0)
+
     jax.monitoring.register_event_duration_secs_listener(listen)
+    jax.monitoring.register_event_listener(hit)
     try:
         yield found
     finally:
         with contextlib.suppress(Exception):
             _jax_private.unregister_duration_listener(listen)
+        with contextlib.suppress(Exception):
+            _jax_private.unregister_event_listener(hit)
 
 
 def waiter(output: Any) -> Callable[[Any], Any]:
@@ -126,6 +136,7 @@ def first_call(runner) -> tuple[CompileCost, Any]:
         compile_s=sum(events["compile"]),
         first_call_s=elapsed,
         compilations=len(events["compile"]),
+        persistent_cache_hits=len(events["persistent_cache_hits"]),
     )
     return cost, output
 
