@@ -51,6 +51,20 @@ def explained_function(raw: str) -> str | None:
     return match.group("name").strip() if match else None
 
 
+def explains(raw: str, *names: str) -> bool:
+    r"""Whether the explanation ``raw`` is about one of ``names`` (JAX's or jaxmagic's name of the
+    compiling function; ``grad(loss)`` matches ``loss``), or names no function at all.
+
+    >>> raw = "TRACING CACHE MISS at x.py:3 because:\n  never seen function:\n    <lambda> id=1 defined at x.py:2"
+    >>> explains(raw, "loss", "jit(grad(loss))"), explains(raw, "<lambda>")
+    (False, True)
+    """
+    explained = explained_function(raw)
+    if not explained:
+        return True
+    return any(name and (explained == name or explained in name or name in explained) for name in names)
+
+
 def parse_explanation(raw: str, signature=None) -> list[Cause]:
     """The causes JAX's explanation gives; ``signature`` (a ``CallSignature``) names input paths.
 

@@ -42,7 +42,7 @@ from jaxmagic.recompiles.attribution import (
 )
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.events import RecompileEvent
-from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
+from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, explains, is_explanation
 from jaxmagic.recompiles.programs import describe_difference, line_in_loop, program_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.sources import no_cells, pick_user_frame, source_line, without_jaxmagic_frames
@@ -321,6 +321,8 @@ class _Hub:
         name = function_identity(shown)[0] if shown is not None else base
         if user_function is not None and base.endswith(f"({name})"):
             name = base  # JAX's own name says which transformation: grad(loss), vmap(f)
+        if raw is not None and not explains(raw, name, base):
+            raw = None  # about a function traced inside this one (a scan body, a checkpointed lambda)
         frames = None
         if not (call is not None and call.called) and traced is not None:
             frames = traced[1]
