@@ -132,11 +132,14 @@ def ends_quietly(source: str) -> bool:
 def trailing_calls(cell: str, *, first_line: int = 2) -> tuple[ast.Module | None, list[str]]:
     """The statements to run first, and the call expressions that end the cell: every call
     statement after the last other statement (``%%jitcompare`` times them side by side). A last
-    statement that is a tuple of calls (``a(x), b(x)``) counts as its calls.
+    statement that is a tuple of calls (``a(x), b(x)``) counts as its calls. A call of a Python
+    builtin (``print``) or of ``display`` is a statement of the cell, not a call to time.
 
     >>> body, found = trailing_calls("y = 2\\nnaive(y)\\nvectorized(y)")
     >>> len(body.body), found
     (1, ['naive(y)', 'vectorized(y)'])
+    >>> trailing_calls("print('ready')\\nf(y)")[1]
+    ['f(y)']
     """
     try:
         module = ast.parse(cell)
@@ -147,7 +150,7 @@ def trailing_calls(cell: str, *, first_line: int = 2) -> tuple[ast.Module | None
     found: list[str] = []
     while statements and isinstance(statements[-1], ast.Expr):
         value = statements[-1].value
-        if isinstance(value, ast.Call):
+        if isinstance(value, ast.Call) and not _is_output_call(value):
             found.insert(0, ast.unparse(value))
         elif isinstance(value, ast.Tuple) and value.elts and all(isinstance(e, ast.Call) for e in value.elts) \
                 and not found:
@@ -157,3 +160,9 @@ def trailing_calls(cell: str, *, first_line: int = 2) -> tuple[ast.Module | None
         statements.pop()
     module.body = statements
     return (module if statements else None), found
+
+
+def _is_output_call(call: ast.Call) -> bool:
+    import builtins
+
+    return isinstance(call.func, ast.Name) and (hasattr(builtins, call.func.id) or call.func.id == "display")
