@@ -242,22 +242,18 @@ def _donated_positions(fn: Any) -> tuple[set[int], set[str]]:
 
 def _candidate_sources(case, frame: UserFrame) -> list[ParsedSource]:
     """Where a donation may have been written: this file or cell first, then the notebook's other
-    cells (latest first), then the user's other code Python has seen (latest first)."""
+    cells and the user's other code Python has seen, the most recently run first."""
     found = []
     here = case.parsed(frame)
     if here is not None:
         found.append(here)
-    cells, others = [], []
+    ordered = []  # the most recently run first: Python's line cache keeps the order code ran in
     for filename in reversed(list(linecache.cache)):
         if filename == frame.file:
             continue
-        label = case.cell_namer(filename)
-        if label:
-            number = re.search(r"\d+", label)
-            cells.append((int(number.group(0)) if number else 0, filename))
-        elif clues.is_user_file(filename) and len(linecache.cache[filename][2]) <= MAX_SEARCHED_LINES:
-            others.append(filename)
-    ordered = [filename for _, filename in sorted(cells, reverse=True)] + others
+        if case.cell_namer(filename) or (
+                clues.is_user_file(filename) and len(linecache.cache[filename][2]) <= MAX_SEARCHED_LINES):
+            ordered.append(filename)
     for filename in ordered[:MAX_SEARCHED_FILES]:
         parsed = clues.parse_file(filename)
         if parsed is not None:
