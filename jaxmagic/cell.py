@@ -163,6 +163,11 @@ def trailing_calls(cell: str, *, first_line: int = 2) -> tuple[ast.Module | None
 
 
 def _is_output_call(call: ast.Call) -> bool:
+    """A builtin (``print``), ``display``, or a magic IPython turned into ``get_ipython().run_...``."""
     import builtins
 
-    return isinstance(call.func, ast.Name) and (hasattr(builtins, call.func.id) or call.func.id == "display")
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
+            isinstance(func.value.func, ast.Name) and func.value.func.id == "get_ipython":
+        return True
+    return isinstance(func, ast.Name) and (hasattr(builtins, func.id) or func.id == "display")

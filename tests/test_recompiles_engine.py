@@ -185,6 +185,13 @@ def test_marking_an_argument_static_is_a_jit_option_change():
     assert cause.after == "(1,) · n"
 
 
+# JAX 0.8 names neither its tracing settings nor, in the same words, its cache-miss causes: there a
+# changed setting and a cause only JAX's explanation gives are "unknown", with JAX's text kept.
+JAX_BEFORE_0_9 = tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 9)
+words_of_jax_0_9 = pytest.mark.skipif(JAX_BEFORE_0_9, reason="JAX 0.8 words these differently (documented)")
+
+
+@words_of_jax_0_9
 def test_config_change():
     @jax.jit
     def halve(x):
@@ -271,6 +278,7 @@ def test_unknown_when_nothing_differs_keeps_a_message_never_silence():
     assert "clear_caches" in cause.message
 
 
+@words_of_jax_0_9
 def test_jax_explanation_fills_in_when_jaxmagic_saw_no_earlier_call():
     @functools.partial(jax.jit, static_argnums=(1,))
     def seen_before(x, n):
@@ -603,8 +611,10 @@ def test_device_and_sharding_changes_with_eight_cpu_devices():
     assert first[0][0] == "first_call"
     assert moved == [["device", "x", "cpu:0", "cpu:1"]]
     assert result["raw"][1] is None, "JAX explains nothing here; jaxmagic must"
-    assert sharded[0][0] == "sharding" and "P('i',)" in sharded[0][3] and "i=8" in sharded[0][3]
-    assert replicated[0][0] == "sharding" and "P()" in replicated[0][3]
+    # JAX 0.10 writes a PartitionSpec as P('i',), JAX 0.8 as PartitionSpec('i',)
+    spec = lambda text: text.replace("PartitionSpec(", "P(")  # noqa: E731
+    assert sharded[0][0] == "sharding" and "P('i',)" in spec(sharded[0][3]) and "i=8" in sharded[0][3]
+    assert replicated[0][0] == "sharding" and "P()" in spec(replicated[0][3])
 
 
 def test_persistent_compilation_cache_hit_is_reported(tmp_path):
