@@ -13,7 +13,9 @@ import pytest
 import jaxmagic
 from jaxmagic.call import Call
 from jaxmagic.errors import UsageProblem
-from jaxmagic.timing import Timing, _timing_warnings, agreement, break_even, compare, footprint, modes, stopwatch
+from jaxmagic.timing import Timing, agreement, compare, footprint, modes, stopwatch
+from jaxmagic.timing.comparison import break_even
+from jaxmagic.timing.session import _timing_warnings
 
 
 def test_public_names():
@@ -68,7 +70,7 @@ def test_timer_resolution_warning_depends_on_how_long_a_repeat_lasts():
 
 
 def stopwatch_plan(loops):
-    from jaxmagic.timing import _Plan
+    from jaxmagic.timing.session import _Plan
 
     return _Plan(loops=loops, repeat=3)
 

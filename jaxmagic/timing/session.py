@@ -1,0 +1,471 @@
+"""One timing session: each mode's first call apart, then repeats of many calls taking turns,
+within a budget, and the ``Comparison`` they make (``compare``).
+"""
+
+
+from __future__ import annotations
+
+import math
+import warnings as python_warnings
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import jaxmagic.timing.agreement as agreement
+import jaxmagic.timing.budget as budget_fit
+import jaxmagic.timing.footprint as footprint
+import jaxmagic.timing.modes as mode_setup
+import jaxmagic.timing.progress as progress
+import jaxmagic.timing.stopwatch as stopwatch
+from jaxmagic import memory as memory_reader
+from jaxmagic import streams
+from jaxmagic.call import Call, check_traceable
+from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_warnings
+from jaxmagic.timing.stopwatch import TIMER
+from jaxmagic.units import format_seconds
+
+DEFAULT_REPEAT = 7
+DEFAULT_BUDGET_S = 6.0
+SLOW_REPEAT_RATIO = 4.0  # as %timeit: warn when the slowest repeat is this much slower
+TIMER_FLOOR_FACTOR = 1000  # a timed stretch shorter than this many timer floors is imprecise
+OVERRUN_FACTOR = 1.25  # repeats stop when the budget is overrun by this factor
+PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
+SIMULATED_DEVICES_NOTE = ("The devices are simulated on the CPU and share its cores: sharded and pmap show what "
+                          "splitting the work costs, not the speed-up real accelerators give.")
+
+__all__ = ["Comparison", "CompileCost", "Timing", "break_even", "check_settings", "compare",
+           "DEFAULT_REPEAT", "DEFAULT_BUDGET_S"]
+
+
+# ------------------------------------------------------------------------------------------------
+# Measuring
+
+
+def compare(
+    call: Call,
+    *,
+    modes: str | Sequence[str] | None = None,
+    repeat: int = DEFAULT_REPEAT,
+    loops: int | None = None,
+    budget: float = DEFAULT_BUDGET_S,
+    split: str | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    on_progress: progress.Listener | None = None,
+) -> Comparison:
+    """Time ``call`` in each of ``modes`` (default eager and jit) and compare them.
+
+    ``repeat`` repeats of ``loops`` calls each (default: as many calls as fill 0.2 s), all within
+    ``budget`` seconds, first calls included; what the budget cut is said in ``warnings``.
+    ``split`` names the arguments whose leading axis ``sharded`` / ``pmap`` spread over the
+    devices (default: all array arguments). ``rtol`` / ``atol`` loosen or tighten the check that
+    every mode's result matches eager's. A Ctrl-C stops the timing: the report holds what was
+    measured and says so. ``on_progress`` is called with a ``progress.Progress`` at each step
+    (setting up, first calls, warm-up, each repeat) for a front end to show.
+    """
+    chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol,
+                            split=split)
+    if any(mode != "eager" for mode in chosen):
+        check_traceable(call, magic="%jitcompare")
+    session = _Session(call, chosen, repeat=int(repeat), loops=None if loops is None else int(loops),
+                       budget=float(budget), split=split, rtol=rtol, atol=atol,
+                       on_progress=on_progress)
+    return session.run()
+
+
+def check_settings(*, modes=None, repeat=DEFAULT_REPEAT, loops=None, budget=DEFAULT_BUDGET_S,
+                   rtol=None, atol=None, split=None) -> tuple[str, ...]:
+    """A ``UsageProblem`` for any setting ``compare`` cannot use; the modes chosen otherwise.
+
+    >>> check_settings(modes="jit,eager", loops=10)
+    ('jit', 'eager')
+    >>> check_settings(repeat=0)
+    Traceback (most recent call last):
+    ...
+    jaxmagic.errors.UsageProblem: %jitcompare: -r must be a positive number, not 0.
+    Example: %jitcompare -r 7 f(x)
+    """
+    for value, flag, example in ((repeat, "-r", "-r 7"), (loops, "-n", "-n 100"), (budget, "--budget", "--budget 10")):
+        usable = value > 0 and (flag == "--budget" or not math.isinf(value)) if value is not None else True
+        if not usable:
+            raise UsageProblem(
+                f"%jitcompare: {flag} must be a positive number, not {value}.",
+                example=f"%jitcompare {example} f(x)",
+            )
+    for value, flag in ((rtol, "--rtol"), (atol, "--atol")):
+        if value is not None and not value >= 0:
+            raise UsageProblem(f"%jitcompare: {flag} must be zero or positive, not {value}.",
+                               example=f"%jitcompare {flag} 1e-3 f(x)")
+    chosen = mode_setup.parse_modes(modes)
+    if split is not None and not set(chosen) & set(mode_setup.MULTI_DEVICE_MODES):
+        raise UsageProblem(
+            f"%jitcompare: --split chooses the arguments that sharded and pmap spread over the devices, "
+            f"and the modes asked for ({', '.join(chosen)}) include neither.",
+            example="%jitcompare --modes eager,jit,sharded --split batch step(params, batch)",
+        )
+    return chosen
+
+
+@dataclass
+class _Plan:
+    loops: int
+    repeat: int
+
+
+@dataclass
+class _Session:
+    """One comparison in progress: what was measured so far, so a Ctrl-C can still report it."""
+
+    call: Call
+    modes: tuple[str, ...]
+    repeat: int
+    loops: int | None
+    budget: float
+    split: str | None
+    rtol: float | None
+    atol: float | None
+    on_progress: progress.Listener | None = None
+    runners: dict = field(default_factory=dict)
+    first_calls: dict = field(default_factory=dict)
+    outputs: dict = field(default_factory=dict)
+    estimates: dict = field(default_factory=dict)  # mode -> stopwatch.Estimate
+    runs: dict = field(default_factory=dict)  # mode -> seconds per call, one per repeat
+    plans: dict = field(default_factory=dict)
+    fallback: set = field(default_factory=set)
+    memory: dict = field(default_factory=dict)
+    printed: dict = field(default_factory=dict)  # mode -> lines the function printed after its first call
+    calls: dict = field(default_factory=dict)  # mode -> calls made, the first included
+    warnings: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    phase: str = "setting up"
+
+    # -- the whole run -------------------------------------------------------------------------
+    def run(self) -> Comparison:
+        self.start = TIMER()
+        self.deadline = self.start + self.budget
+        interrupted = False
+        if _jit_disabled() and any(mode != "eager" for mode in self.modes):
+            self.notes.append(JIT_DISABLED_NOTE)
+        with python_warnings.catch_warnings(record=True) as caught:
+            python_warnings.simplefilter("always")
+            try:
+                for mode in self.modes:
+                    self._build(mode)
+                self._first_calls()
+                self._check_results()
+                self._memory()
+                self._later_calls(self._estimates)
+                self._plan()
+                self._later_calls(self._repeats)
+            except KeyboardInterrupt:
+                interrupted = True
+                self.warnings.append(
+                    f"Interrupted (Ctrl-C) while {self.phase}: the report shows what was measured until then."
+                )
+        self._jax_warnings(caught)
+        self._print_notes()
+        return self._report(interrupted)
+
+    def _later_calls(self, step) -> None:
+        """Run ``step``, which calls the user's function again: an error there is the user's own."""
+        try:
+            step()
+        except (UsageProblem, UserCodeError):
+            raise
+        except Exception as exc:
+            raise UserCodeError(
+                exc, during=f"timing {self.call.name}, {self.phase} (its first calls had run without error)"
+            ) from None
+
+    def _build(self, mode: str) -> None:
+        self.phase = f"setting up the {mode} mode"
+        self._tell("setting up", mode)
+        try:
+            runner = mode_setup.build(mode, self.call, split=self.split)
+        except (UsageProblem, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise UserCodeError(exc, during=f"placing the arguments of {self.call.name} for {mode} mode") from None
+        self.runners[mode] = runner
+        self.notes += runner.notes
+        simulated = mode in mode_setup.MULTI_DEVICE_MODES and mode_setup.simulated_devices()
+        if simulated and SIMULATED_DEVICES_NOTE not in self.notes:
+            self.notes.append(SIMULATED_DEVICES_NOTE)
+
+    def _tell(self, stage: str, mode: str | None = None, index: int | None = None, of: int | None = None) -> None:
+        progress.tell(self.on_progress, progress.Progress(stage, mode, index, of, max(0.0, self._remaining()),
+                                                          self.budget))
+
+    def _remaining(self) -> float:
+        return self.deadline - TIMER()
+
+    # -- first calls -----------------------------------------------------------------------------
+    def _first_calls(self) -> None:
+        failures = {}
+        for mode, runner in self.runners.items():
+            self.phase = f"the first {mode} call"
+            self._tell("first call", mode)
+            try:
+                cost, output = stopwatch.first_call(runner)
+            except Exception as exc:
+                failures[mode] = exc
+                continue
+            self.first_calls[mode] = cost
+            self.calls[mode] = 1
+            self.outputs[mode] = output
+            if mode != "eager" and cost.persistent_cache_hits:
+                self.notes.append(
+                    f"{mode}: its first call was served by JAX's persistent compilation cache "
+                    f"(jax_compilation_cache_dir): XLA's compile took {format_seconds(cost.compile_s)} of a "
+                    f"{format_seconds(cost.first_call_s)} first call, where a cold compile costs more; the "
+                    f"break-even count rests on this first call, as the next session's will.")
+        if failures:
+            mode, exc = next(iter(failures.items()))
+            fine = [m for m in self.modes if m in self.first_calls]
+            during = f"running {self.call.name} in {mode} mode"
+            if fine:
+                during += f" (it ran without error in {' and '.join(fine)} mode{'s' * (len(fine) > 1)})"
+            raise UserCodeError(exc, during=during)
+
+    def _check_results(self) -> None:
+        self.phase = "comparing the modes' results"
+        self._tell("checking results")
+        reference = next((m for m in ("eager", "jit") if m in self.outputs), None)
+        if reference is None:
+            return
+        for mode, output in self.outputs.items():
+            if mode == reference:
+                continue
+            comparable = self.runners[mode].to_reference(output)
+            if mode == "pmap" and all(leaf is None for leaf in _leaves(comparable)):
+                self.notes.append(f"pmap: results not compared with {reference}'s: every device returns its own "
+                                  f"small result (f of its slice), which {reference} has no counterpart for.")
+                continue
+            found = agreement.mismatch(self.outputs[reference], comparable, rtol=self.rtol, atol=self.atol)
+            if found is None:
+                continue
+            if mode == "pmap" and not found.detail.startswith("values"):
+                self.notes.append(f"pmap: results not compared with {reference}'s: each device runs f on its own "
+                                  f"slice of the leading axis ({found}).")
+            elif mode == "pmap":
+                self.warnings.append(
+                    f"pmap and {reference} results differ beyond tolerance: {found}. Under pmap each device sees only "
+                    f"its slice of the leading axis, so a function that mixes rows (a mean or sum over the batch) "
+                    f"computes something else; the sharded mode keeps the function's meaning."
+                )
+            else:
+                self.warnings.append(
+                    f"{mode} and {reference} results differ beyond tolerance: {found}. The usual causes: the function "
+                    f"reads Python state that changes between calls (a global, a counter, Python randomness), or a "
+                    f"computation is sensitive to float rounding that XLA's fusion changes (--rtol / --atol loosen "
+                    f"the check), or XLA rewrote the algebra (log(exp(x)) becomes x under jit, so an overflow "
+                    f"to inf or a NaN in one mode need not happen in the other)."
+                )
+
+    def _memory(self) -> None:
+        self.phase = "reading XLA's memory analysis"
+        self._tell("memory analysis")
+        for mode, runner in self.runners.items():
+            if not runner.compiles or mode not in self.first_calls:
+                continue
+            cost = self.first_calls[mode]
+            # jit's caches make this free after the first call; pmap compiles again.
+            if mode == "pmap" and cost.one_time_s > max(0.0, self._remaining()) / 4:
+                self.notes.append("pmap: memory analysis skipped (it would compile the program again, and the budget is short).")
+                continue
+            try:
+                self.memory[mode] = memory_reader.compiled_memory(runner.lowered().compile())
+            except Exception:  # memory is a bonus; the timing must not fail for it
+                continue
+        traced_by = next((self.runners[m] for m in ("jit", "sharded") if m in self.first_calls), None)
+        if "eager" in self.first_calls and traced_by is not None:
+            try:
+                args, kwargs = traced_by.fresh_arguments()
+                closed = traced_by.jitted.trace(*args, **kwargs).jaxpr
+                self.memory["eager"] = {"intermediates": footprint.intermediate_bytes(closed)}
+            except Exception:
+                pass
+
+    # -- sizing the repeats ------------------------------------------------------------------------
+    def _estimates(self) -> None:
+        modes = [m for m in self.modes if m in self.first_calls]
+        for index, mode in enumerate(modes):
+            runner, cost = self.runners[mode], self.first_calls[mode]
+            share = self._remaining() / (len(modes) - index)
+            if cost.run_s > share:
+                self.fallback.add(mode)
+                continue
+            self.phase = f"warming up the {mode} mode"
+            self._tell("warm-up", mode)
+            wait = stopwatch.waiter(self.outputs[mode])
+            with stopwatch.gc_paused(), self._quiet(mode):
+                single = stopwatch.timed_loop(runner, 1, wait)
+                # Calibrated even when -n fixes the calls: one call alone costs more than a call in
+                # a loop, and planning on it would cut repeats the budget has room for.
+                self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
+                calibrated = single < stopwatch.CALIBRATION_S
+                self.calls[mode] += 1 + (self.estimates[mode].calls if calibrated else 0)
+
+    def _plan(self) -> None:
+        wanted = {m: (self.loops or stopwatch.auto_loops(e.timed), self.repeat) for m, e in self.estimates.items()}
+        fitted = budget_fit.fit(wanted, {m: e.wall for m, e in self.estimates.items()},
+                                seconds=PLAN_MARGIN * max(0.0, self._remaining()))
+        cuts = []
+        for mode, planned in fitted.items():
+            if planned is None:
+                self.fallback.add(mode)
+                continue
+            loops, repeat = planned
+            self.plans[mode] = _Plan(loops, repeat)
+            if planned != wanted[mode]:
+                cuts.append(f"{mode} {_runs(repeat, loops)} instead of {_runs(wanted[mode][1], wanted[mode][0])}")
+        if cuts:
+            self.warnings.append(
+                f"To stay within the {_seconds(self.budget)} budget, the timing was cut: {'; '.join(cuts)}. "
+                f"--budget raises it."
+            )
+        for mode in sorted(self.fallback, key=self.modes.index):
+            cost = self.first_calls[mode]
+            if mode in self.estimates:
+                calls = self.estimates[mode].calls
+                source = f"the {calls} warm-up call{'s' * (calls != 1)} that sized the repeats"
+            else:
+                source = f"its first call less its compiling ({_seconds(cost.run_s)})"
+            self.warnings.append(
+                f"{mode}: the budget ({_seconds(self.budget)}) left no time for repeats after its first call "
+                f"({_seconds(cost.first_call_s)}); its figure comes from {source}, a single sample. "
+                f"Raise --budget for a real measurement."
+            )
+
+    # -- the repeats -------------------------------------------------------------------------------
+    def _repeats(self) -> None:
+        waits = {m: stopwatch.waiter(self.outputs[m]) for m in self.plans}
+        for mode in self.plans:
+            self.runs[mode] = []
+        most = max((p.repeat for p in self.plans.values()), default=0)
+        hard_stop = self.start + self.budget * OVERRUN_FACTOR
+        for index in range(most):
+            for mode, plan in self.plans.items():
+                if index >= plan.repeat:
+                    continue
+                if index > 0 and TIMER() > hard_stop:
+                    self.warnings.append(
+                        f"Stopped after {index} of {most} planned repeats: the {_seconds(self.budget)} budget ran "
+                        f"out (calls took longer than the warm-up foretold)."
+                    )
+                    return
+                self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
+                self._tell("repeat", mode, index + 1, plan.repeat)
+                with stopwatch.gc_paused(), self._quiet(mode):
+                    seconds = stopwatch.timed_loop(self.runners[mode], plan.loops, waits[mode])
+                self.runs[mode].append(seconds / plan.loops)
+                self.calls[mode] += plan.loops
+
+    # -- the report --------------------------------------------------------------------------------
+    def _timings(self) -> dict[str, Timing]:
+        timings = {}
+        for mode in self.modes:
+            runs = self.runs.get(mode)
+            if runs:
+                timings[mode] = Timing(mode, list(runs), loops=self.plans[mode].loops)
+            elif mode in self.estimates:
+                estimate = self.estimates[mode]
+                timings[mode] = Timing(mode, [estimate.timed], loops=estimate.calls, source="warm-up")
+            elif mode in self.first_calls:
+                timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, source="first call")
+        return timings
+
+    def _report(self, interrupted: bool) -> Comparison:
+        timings = self._timings()
+        per_call_timed = {m for m, r in self.runners.items() if r.donates}
+        self.warnings += _timing_warnings(timings, self.plans, stopwatch.timer_overhead(), per_call_timed)
+        result = Comparison(
+            name=self.call.source or self.call.name,
+            modes=timings,
+            first_calls=dict(self.first_calls),
+            memory=self.memory,
+            warnings=self.warnings,
+            notes=self.notes,
+            setups={m: r.setup for m, r in self.runners.items()},
+            calls=dict(self.calls),
+            budget=self.budget,
+            elapsed=TIMER() - self.start,
+            interrupted=interrupted,
+            devices=mode_setup.describe_devices(),
+            requested=self.modes,
+        )
+        result.warnings += slower_than_eager_warnings(result)
+        return result
+
+    def _quiet(self, mode: str):
+        """What the function prints after its first call goes to a sink that counts the lines: a
+        function that prints would otherwise fill the notebook with thousands of them. Only this
+        thread's lines: what a background thread prints meanwhile is neither hidden nor counted."""
+        return streams.this_thread_writes_to(stopwatch.LineCounter(self.printed, mode))
+
+    def _print_notes(self) -> None:
+        for mode, lines in self.printed.items():
+            if lines:
+                self.notes.append(f"{mode}: the function printed {lines:,} more line{'s' * (lines != 1)} while being "
+                                  f"timed (hidden; what its first call printed is shown).")
+        if self.printed.get("eager") and not any(self.printed.get(m) for m in self.runners if m != "eager"):
+            self.notes.append("Only eager printed on every call: under jit, Python's print runs once, while JAX "
+                              "traces the function, not when the compiled program runs (jax.debug.print does).")
+
+    def _jax_warnings(self, caught) -> None:
+        seen = set()
+        for item in caught:
+            if issubclass(item.category, (DeprecationWarning, PendingDeprecationWarning)):
+                # Not about this timing: hand it back to Python's own filters.
+                python_warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+                continue
+            text = str(item.message).strip().splitlines()[0] if str(item.message).strip() else ""
+            if text and text not in seen:
+                seen.add(text)
+                self.warnings.append(f"{item.category.__name__} during the timing: {text}")
+
+
+def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_timed: set) -> list[str]:
+    found = []
+    for mode, timing in timings.items():
+        if timing.repeat >= 2 and timing.best > 0 and timing.worst > SLOW_REPEAT_RATIO * timing.best:
+            found.append(
+                f"{mode}: the slowest repeat took {timing.worst / timing.best:.1f}× longer than the fastest: another "
+                f"program was busy, or something is cached between calls; the median is the robust figure."
+            )
+        plan = plans.get(mode)
+        if plan is None or timing.source != "repeats":
+            continue
+        stretch = timing.best * (1 if mode in per_call_timed else plan.loops)
+        if stretch < TIMER_FLOOR_FACTOR * timer_floor:
+            what = "each timed call" if mode in per_call_timed else "each repeat"
+            found.append(
+                f"{mode}: {what} lasted only {_seconds(stretch)}, less than {TIMER_FLOOR_FACTOR:,} times the "
+                f"timer's resolution ({_seconds(timer_floor)} per reading): the clock's own cost and granularity "
+                f"weigh on the figure. Leave out -n to let %jitcompare size the repeats, or raise it."
+            )
+    return found
+
+
+JIT_DISABLED_NOTE = ("jax_disable_jit is on in this session: the compiled modes were timed with jit on all the "
+                     "same (jax.disable_jit(False) around their calls only); the setting itself is unchanged.")
+
+
+def _jit_disabled() -> bool:
+    import jax
+
+    return bool(jax.config.jax_disable_jit)
+
+
+def _leaves(tree) -> list:
+    import jax
+
+    return jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None)
+
+
+def _runs(repeat: int, loops: int) -> str:
+    return f"{repeat} repeat{'s' * (repeat != 1)} of {loops:,} call{'s' * (loops != 1)}"
+
+
+def _seconds(value: float) -> str:
+    return format_seconds(value)
