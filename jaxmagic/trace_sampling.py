@@ -72,6 +72,8 @@ def sampled_lines(interval: float = INTERVAL_S) -> Iterator[Samples]:
                 samples.by_line[found[:2]] += 1
 
     sampler = threading.Thread(target=sample, name="jaxmagic-trace-sampler", daemon=True)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch, interval / 2))  # the sampler needs the GIL that often
     start = time.perf_counter()
     sampler.start()
     try:
@@ -80,3 +82,4 @@ def sampled_lines(interval: float = INTERVAL_S) -> Iterator[Samples]:
         done.set()
         sampler.join()
         samples.seconds = time.perf_counter() - start
+        sys.setswitchinterval(switch)

@@ -197,8 +197,9 @@ def test_every_timed_call_waits_for_its_result():
         blocked(a).block_until_ready()
         by_hand.append(time.perf_counter() - start)
     result = compare(Call(heavy, (a,), {}), modes="jit", loops=3, repeat=3)
-    # Without waiting, a call would only be dispatched: a few µs instead of the milliseconds of work.
-    assert result.modes["jit"].best > 0.5 * min(by_hand)
+    # Without waiting, a call would only be dispatched: a few µs instead of the milliseconds of work
+    # (a thousandth of it), far below a tenth even on a machine busy with other work.
+    assert result.modes["jit"].best > 0.1 * min(by_hand)
 
 
 def test_garbage_collection_is_paused_while_timing_as_timeit_does():
