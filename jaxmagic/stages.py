@@ -107,9 +107,12 @@ class JaxprReport(Report):
 
     @property
     def trace_line_seconds(self) -> dict[str, float] | None:
-        """Source line label -> seconds of tracing spent there (sampled), the most first."""
+        """Source line label -> seconds of tracing spent there (sampled), the most first; empty
+        when the samples were too few or too uneven to split the time (``trace_samples.reliable``)."""
         if self.trace_samples is None:
             return None
+        if not self.trace_samples.reliable:
+            return {}
         return {source_line(file, line, "", self.cell_namer).label: seconds
                 for (file, line), seconds in self.trace_samples.line_seconds().items()}
 

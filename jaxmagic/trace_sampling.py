@@ -1,6 +1,8 @@
 """Where tracing spends its time, by the user's source line: the tracing thread's stack is sampled
 every millisecond, each sample going to the innermost line of the user's own code on the stack
-(the line whose Python, with the JAX work it calls, was running). Frames outside the traced call
+(the line whose Python, with the JAX work it calls, was running). Each sample stands for the time
+since the one before it: a sampler cannot look while native code holds the interpreter (JAX's own
+C++ does, sometimes for tens of milliseconds), and that time belongs to the line that was running. Frames outside the traced call
 (jaxmagic's own, and whoever called it) are not looked at: time spent there is JAX's own set-up.
 
 For the "my compile takes a minute" question: a Python loop unrolled into thousands of equations
@@ -31,33 +33,51 @@ from typing import Iterator
 from jaxmagic.sources import is_jaxmagic_file, pick_user_frame
 
 INTERVAL_S = 0.001
+MIN_SAMPLES = 10
 
 
 @dataclass
 class Samples:
-    """Samples of one thread: ``by_line`` maps ``(file, line)`` to samples; ``seconds`` is how long
-    sampling ran; ``interval`` the time between samples."""
+    """Samples of one thread: ``by_line`` maps ``(file, line)`` to the seconds its samples stand
+    for; ``total`` counts the samples; ``seconds`` is how long sampling ran; ``interval`` the time
+    asked for between samples; ``longest`` the most time one sample stands for."""
 
     by_line: Counter = field(default_factory=Counter)
     total: int = 0
     seconds: float = 0.0
     interval: float = INTERVAL_S
+    longest: float = 0.0
+
+    @property
+    def reliable(self) -> bool:
+        """Whether the samples are many and even enough to split the time by line: at least
+        ``MIN_SAMPLES``, none standing for more than a quarter of the time. Native code that holds
+        the interpreter for long (JAX 0.8's, on a busy machine) can leave a trace with a handful of
+        samples, the last of them standing for most of the time.
+
+        >>> Samples(total=3, seconds=0.2, longest=0.15).reliable
+        False
+        >>> Samples(total=150, seconds=0.2, longest=0.004).reliable
+        True
+        """
+        return self.total >= MIN_SAMPLES and self.longest <= self.seconds / 4
 
     def line_seconds(self) -> dict[tuple[str, int], float]:
-        """Each line's share of the sampled time, in seconds, the largest first."""
-        if not self.total:
-            return {}
-        return {where: self.seconds * n / self.total for where, n in self.by_line.most_common()}
+        """Seconds of tracing spent on each line, the largest first."""
+        return dict(self.by_line.most_common())
 
 
 @contextlib.contextmanager
-def sampled_lines(interval: float = INTERVAL_S) -> Iterator[Samples]:
-    """Sample the calling thread's stack while the block runs."""
+def sampled_lines(interval: float | None = None) -> Iterator[Samples]:
+    """Sample the calling thread's stack while the block runs, every ``interval`` seconds
+    (``INTERVAL_S`` unless given)."""
+    interval = INTERVAL_S if interval is None else interval
     samples = Samples(interval=interval)
     target = threading.get_ident()
     done = threading.Event()
 
     def sample():
+        last = start
         while not done.wait(interval):
             frame = sys._current_frames().get(target)
             if frame is None:
@@ -67,9 +87,12 @@ def sampled_lines(interval: float = INTERVAL_S) -> Iterator[Samples]:
                 stack.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
                 frame = frame.f_back
             found = pick_user_frame(stack)  # only frames inside the traced call: not the magic's caller
+            now = time.perf_counter()
             samples.total += 1
+            samples.longest = max(samples.longest, now - last)
             if found is not None:
-                samples.by_line[found[:2]] += 1
+                samples.by_line[found[:2]] += now - last
+            last = now
 
     sampler = threading.Thread(target=sample, name="jaxmagic-trace-sampler", daemon=True)
     switch = sys.getswitchinterval()

@@ -43,6 +43,16 @@ def unrolled_hint(report) -> str:
             f"and compiles in a time that does not grow with the number of steps.")
 
 
+def sampling_note(report) -> str:
+    """Why the tracing column is empty, when the samples could not split the time by line."""
+    samples = report.trace_samples
+    if samples is None or samples.reliable:
+        return ""
+    return (f"Tracing was sampled only {format_count(samples.total)} times, unevenly: native code held the "
+            f"interpreter for up to {format_seconds(samples.longest)} at a time, so tracing time is not split "
+            f"by line here. The equation counts stand; another run may be sampled more evenly.")
+
+
 def text(report) -> str:
     rows = _rows(report)
     lines = [f"compile time: {phases(report)}", table(
@@ -53,6 +63,9 @@ def text(report) -> str:
     )]
     if len(rows) > MAX_LINES:
         lines.append(f"… {len(rows) - MAX_LINES} more lines")
+    note = sampling_note(report)
+    if note:
+        lines.append(note)
     hint = unrolled_hint(report)
     if hint:
         lines.append(hint)
@@ -66,8 +79,8 @@ def html(report) -> str:
         f"<td><code>{escape(source)}</code></td></tr>"
         for label, seconds, count, source in _rows(report)[:MAX_LINES]
     )
-    hint = unrolled_hint(report)
-    hint_html = f'<div class="jm-hint">{escape(hint)}</div>' if hint else ""
+    hint_html = "".join(f'<div class="jm-hint">{escape(words)}</div>'
+                        for words in (sampling_note(report), unrolled_hint(report)) if words)
     return (f'<div class="jm-compile-time"><div class="jm-summary">compile time: {escape(phases(report))}</div>'
             f'<table class="jm-table"><tr><th>tracing (sampled)</th><th>equations</th><th>line</th>'
             f"<th>source</th></tr>{rows}</table>{hint_html}</div>")
