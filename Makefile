@@ -9,7 +9,7 @@ FLOOR_PY   := $(FLOOR_VENV)/bin/python
 STAMP      := $(VENV)/.installed
 FLOOR_STAMP := $(FLOOR_VENV)/.installed
 
-.PHONY: demo test test-floor bench venv chromium clean
+.PHONY: demo test test-floor bench format venv chromium clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,11 @@ test-floor: $(FLOOR_STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/run.py
+
+# The house style: ruff's formatter, then its linter's safe fixes (the suite checks both).
+format: $(STAMP)
+	$(VENV)/bin/ruff format jaxmagic tests benchmarks demo
+	$(VENV)/bin/ruff check --fix jaxmagic tests benchmarks demo
 
 clean:
 	rm -rf $(VENV) $(FLOOR_VENV) demo/tour.html

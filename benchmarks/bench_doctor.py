@@ -64,16 +64,17 @@ def measure_diagnose(repeat: int) -> dict:
         diagnose_times.append(time.perf_counter() - start)
         call_times.append(call_s)
         assert found is not None and found.pitfall == "python-control-flow"
-    return {"ratio": min(diagnose_times) / min(call_times), "call_s": min(call_times), "diagnose_s": min(diagnose_times)}
+    return {
+        "ratio": min(diagnose_times) / min(call_times),
+        "call_s": min(call_times),
+        "diagnose_s": min(diagnose_times),
+    }
 
 
 def _mlp(layers: int, with_numpy: bool):
     scale = "np.float32(0.5)" if with_numpy else "0.5"
     source = (
-        "def mlp(x, w, b):\n"
-        f"    for _ in range({layers}):\n"
-        f"        x = jnp.tanh(x @ w + b) * {scale}\n"
-        "    return x\n"
+        f"def mlp(x, w, b):\n    for _ in range({layers}):\n        x = jnp.tanh(x @ w + b) * {scale}\n    return x\n"
     )
     return _define(source)["mlp"]
 
@@ -99,20 +100,28 @@ def run(quick: bool = False) -> list[dict]:
     repeat = 2 if quick else 5
     rows = []
     d = measure_diagnose(repeat)
-    rows.append({
-        "goal": "doctor: diagnose a JIT trap / the failing jit call",
-        "measured": d["ratio"], "target": "<= 1.0", "met": d["ratio"] <= 1.0,
-        "detail": f"failing call {d['call_s'] * 1e3:.1f} ms, diagnose {d['diagnose_s'] * 1e3:.2f} ms",
-    })
-    for layers in ((100,) if quick else (250, 2750)):
+    rows.append(
+        {
+            "goal": "doctor: diagnose a JIT trap / the failing jit call",
+            "measured": d["ratio"],
+            "target": "<= 1.0",
+            "met": d["ratio"] <= 1.0,
+            "detail": f"failing call {d['call_s'] * 1e3:.1f} ms, diagnose {d['diagnose_s'] * 1e3:.2f} ms",
+        }
+    )
+    for layers in (100,) if quick else (250, 2750):
         for with_numpy, target in ((True, 0.25), (False, 0.05)):
             m = measure_observe(layers, with_numpy, repeat)
             kind = "reading NumPy" if with_numpy else "no NumPy"
-            rows.append({
-                "goal": f"doctor: trace warnings / jit trace, {kind} ({m['eqns']} eqns)",
-                "measured": m["ratio"], "target": f"<= {target}", "met": m["ratio"] <= target,
-                "detail": f"jit trace {m['trace_s'] * 1e3:.1f} ms",
-            })
+            rows.append(
+                {
+                    "goal": f"doctor: trace warnings / jit trace, {kind} ({m['eqns']} eqns)",
+                    "measured": m["ratio"],
+                    "target": f"<= {target}",
+                    "met": m["ratio"] <= target,
+                    "detail": f"jit trace {m['trace_s'] * 1e3:.1f} ms",
+                }
+            )
     return rows
 
 

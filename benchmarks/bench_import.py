@@ -29,8 +29,13 @@ print(t1 - t0, t3 - t2, t4 - t3, ",".join(heavy) or "-")
 
 
 def sample() -> tuple[float, float, float, str]:
-    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, check=True,
-                         env={"JAX_PLATFORMS": "cpu", "PATH": ""}).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"JAX_PLATFORMS": "cpu", "PATH": ""},
+    ).stdout.split()
     return float(out[0]), float(out[1]), float(out[2]), out[3]
 
 
@@ -41,13 +46,24 @@ def run(quick: bool = False) -> list[dict]:
     load_ext = statistics.median(s[2] for s in samples)
     added = import_jaxmagic + load_ext
     heavy = samples[-1][3]
-    detail = (f"import jax {import_jax:.2f} s; import jaxmagic {import_jaxmagic * 1e3:.1f} ms; "
-              f"%load_ext {load_ext * 1e3:.0f} ms ({added / import_jax:.0%} of import jax); "
-              f"heavy modules loaded: {heavy}")
-    return [{"goal": "import jaxmagic + %load_ext jaxmagic, seconds added to import jax",
-             "measured": added, "target": "< 0.2", "met": added < 0.2, "detail": detail}]
+    detail = (
+        f"import jax {import_jax:.2f} s; import jaxmagic {import_jaxmagic * 1e3:.1f} ms; "
+        f"%load_ext {load_ext * 1e3:.0f} ms ({added / import_jax:.0%} of import jax); "
+        f"heavy modules loaded: {heavy}"
+    )
+    return [
+        {
+            "goal": "import jaxmagic + %load_ext jaxmagic, seconds added to import jax",
+            "measured": added,
+            "target": "< 0.2",
+            "met": added < 0.2,
+            "detail": detail,
+        }
+    ]
 
 
 if __name__ == "__main__":
     for row in run():
-        print(f"{row['goal']}: {row['measured']:.3f} (target {row['target']}) {'met' if row['met'] else 'NOT MET'} — {row['detail']}")
+        print(
+            f"{row['goal']}: {row['measured']:.3f} (target {row['target']}) {'met' if row['met'] else 'NOT MET'} — {row['detail']}"
+        )

@@ -7,6 +7,7 @@ Goals: each view at most 2x JAX's own time; the displayed HTML under 2 MB.
 
 from __future__ import annotations
 
+import functools
 import time
 
 import jax.numpy as jnp
@@ -69,14 +70,42 @@ def run(quick: bool = False) -> list[dict]:
     for size in sizes:
         m = measure(size, repeat)
         detail = f"{m['eqns']} equations; JAX's pretty_print {m['anchor_s'] * 1e3:.1f} ms"
-        rows.append({"goal": f"%jaxpr HTML render / JAX pretty_print ({m['eqns']} eqns)",
-                     "measured": m["html_ratio"], "target": "<= 2.0", "met": m["html_ratio"] <= 2.0, "detail": detail})
-        rows.append({"goal": f"%jaxpr text render / JAX pretty_print ({m['eqns']} eqns)",
-                     "measured": m["text_ratio"], "target": "<= 2.0", "met": m["text_ratio"] <= 2.0, "detail": detail})
-        rows.append({"goal": f"%jaxpr HTML of every equation / JAX pretty_print ({m['eqns']} eqns)",
-                     "measured": m["full_html_ratio"], "target": "(info)", "met": True, "detail": detail})
-        rows.append({"goal": f"%jaxpr displayed HTML size, MB ({m['eqns']} eqns)",
-                     "measured": m["html_bytes"] / 1e6, "target": "< 2.0", "met": m["html_bytes"] < 2e6, "detail": detail})
+        rows.append(
+            {
+                "goal": f"%jaxpr HTML render / JAX pretty_print ({m['eqns']} eqns)",
+                "measured": m["html_ratio"],
+                "target": "<= 2.0",
+                "met": m["html_ratio"] <= 2.0,
+                "detail": detail,
+            }
+        )
+        rows.append(
+            {
+                "goal": f"%jaxpr text render / JAX pretty_print ({m['eqns']} eqns)",
+                "measured": m["text_ratio"],
+                "target": "<= 2.0",
+                "met": m["text_ratio"] <= 2.0,
+                "detail": detail,
+            }
+        )
+        rows.append(
+            {
+                "goal": f"%jaxpr HTML of every equation / JAX pretty_print ({m['eqns']} eqns)",
+                "measured": m["full_html_ratio"],
+                "target": "(info)",
+                "met": True,
+                "detail": detail,
+            }
+        )
+        rows.append(
+            {
+                "goal": f"%jaxpr displayed HTML size, MB ({m['eqns']} eqns)",
+                "measured": m["html_bytes"] / 1e6,
+                "target": "< 2.0",
+                "met": m["html_bytes"] < 2e6,
+                "detail": detail,
+            }
+        )
     return rows
 
 
@@ -87,19 +116,25 @@ def scaling(quick: bool = False) -> dict:
     for size in sizes:
         report = report_for(size)
         n = report.n_eqns
-        shown.append((n, best_of(lambda: render.html(report), 3)))
-        anchor.append((n, best_of(lambda: report.jaxpr.pretty_print(use_color=False), 3)))
+        shown.append((n, best_of(functools.partial(render.html, report), 3)))
+        anchor.append((n, best_of(functools.partial(report.jaxpr.pretty_print, use_color=False), 3)))
         report.max_eqns = n
-        full.append((n, best_of(lambda: render.html(report), 3)))
+        full.append((n, best_of(functools.partial(render.html, report), 3)))
     return {
         "%jaxpr render time": {
-            "x": "equations", "y": "seconds",
-            "series": {"HTML as displayed (400 shown)": shown, "HTML of every equation": full,
-                       "JAX pretty_print": anchor},
+            "x": "equations",
+            "y": "seconds",
+            "series": {
+                "HTML as displayed (400 shown)": shown,
+                "HTML of every equation": full,
+                "JAX pretty_print": anchor,
+            },
         }
     }
 
 
 if __name__ == "__main__":
     for row in run():
-        print(f"{row['goal']:<60} {row['measured']:8.3f}  target {row['target']:<7} {'met' if row['met'] else 'NOT MET'}  ({row['detail']})")
+        print(
+            f"{row['goal']:<60} {row['measured']:8.3f}  target {row['target']:<7} {'met' if row['met'] else 'NOT MET'}  ({row['detail']})"
+        )

@@ -106,23 +106,27 @@ def fidelity(shell, label: str, rounds: int, quick: bool = False) -> list[dict]:
     hands, ours = [], []
     for round_index in range(rounds):
         # Who goes first alternates too, so that neither side always meets a warmer machine.
-        measure = [lambda: hands.append(hand_timing(fn, x, repeat=3 if quick else HAND_REPEAT)),
-                   lambda: ours.append(jitcompare_timing(shell, "-r 3" if quick else ""))]
-        for step in (measure if round_index % 2 == 0 else measure[::-1]):
+        measure = [
+            lambda: hands.append(hand_timing(fn, x, repeat=3 if quick else HAND_REPEAT)),
+            lambda: ours.append(jitcompare_timing(shell, "-r 3" if quick else "")),
+        ]
+        for step in measure if round_index % 2 == 0 else measure[::-1]:
             step()
     rows = []
     for index, statistic in enumerate(("median", "best")):
-        ratios = [mine[index] / hand[index] for mine, hand in zip(ours, hands)]
+        ratios = [mine[index] / hand[index] for mine, hand in zip(ours, hands, strict=True)]
         ratio = statistics.median(ratios)
         goal = statistic == "median"
-        rows.append({
-            "goal": f"%jitcompare jit {statistic} / hand-written timeit.repeat {statistic} ({label} function)",
-            "measured": ratio,
-            "target": f"1 ± {FIDELITY_TOLERANCE:.0%}" if goal else "(info)",
-            "met": abs(ratio - 1) <= FIDELITY_TOLERANCE if goal else True,
-            "detail": f"per call: %jitcompare {_us([m[index] for m in ours])} vs hand {_us([h[index] for h in hands])} "
-                      f"µs; median of {rounds} alternating round ratio(s) {[round(r, 3) for r in ratios]}",
-        })
+        rows.append(
+            {
+                "goal": f"%jitcompare jit {statistic} / hand-written timeit.repeat {statistic} ({label} function)",
+                "measured": ratio,
+                "target": f"1 ± {FIDELITY_TOLERANCE:.0%}" if goal else "(info)",
+                "met": abs(ratio - 1) <= FIDELITY_TOLERANCE if goal else True,
+                "detail": f"per call: %jitcompare {_us([m[index] for m in ours])} vs hand {_us([h[index] for h in hands])} "
+                f"µs; median of {rounds} alternating round ratio(s) {[round(r, 3) for r in ratios]}",
+            }
+        )
     return rows
 
 
@@ -150,8 +154,8 @@ def cost(shell, quick: bool = False) -> dict:
         "target": "<= 1.0",
         "met": ratio <= 1.0,
         "detail": f"{x.shape[0]}×{x.shape[0]} matmul; %jitcompare {ours_s:.2f} s (eager {eager.loops} × {eager.repeat}, jit {jit.loops} × {jit.repeat}, "
-                  f"first calls included) vs %timeit {timeit_s:.2f} s ({timeit_result.loops} × {timeit_result.repeat}, "
-                  f"{timeit_result.average * 1e3:.2f} ms per call)",
+        f"first calls included) vs %timeit {timeit_s:.2f} s ({timeit_result.loops} × {timeit_result.repeat}, "
+        f"{timeit_result.average * 1e3:.2f} ms per call)",
     }
 
 
@@ -176,7 +180,7 @@ def interval_coverage(quick: bool = False) -> dict:
         "target": ">= 80%",
         "met": share >= 0.8,
         "detail": f"{covered} of {len(intervals)} intervals; median speed-up {truth:.3g}×; widths "
-                  f"{sorted(round(high / low, 2) for low, high in intervals)}",
+        f"{sorted(round(high / low, 2) for low, high in intervals)}",
     }
 
 
@@ -209,7 +213,8 @@ def scaling(quick: bool = False) -> dict:
         points.append((per_call, time.perf_counter() - start))
     return {
         "%jitcompare wall time": {
-            "x": "the function's own jit time per call (s)", "y": "seconds for one default %jitcompare",
+            "x": "the function's own jit time per call (s)",
+            "y": "seconds for one default %jitcompare",
             "series": {"%jitcompare (eager and jit)": points},
         }
     }

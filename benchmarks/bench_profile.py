@@ -41,8 +41,17 @@ def conv(kernel, images):
 def models(quick: bool):
     scale = 1 if quick else 4
     return {
-        "MLP": (mlp, ({"w1": jnp.ones((64 * scale, 128 * scale)) * 0.01, "b1": jnp.ones(128 * scale),
-                       "w2": jnp.ones((128 * scale, 10))}, jnp.ones((32 * scale, 64 * scale)))),
+        "MLP": (
+            mlp,
+            (
+                {
+                    "w1": jnp.ones((64 * scale, 128 * scale)) * 0.01,
+                    "b1": jnp.ones(128 * scale),
+                    "w2": jnp.ones((128 * scale, 10)),
+                },
+                jnp.ones((32 * scale, 64 * scale)),
+            ),
+        ),
         "scan RNN": (rnn, (jnp.ones((32 * scale, 32 * scale)) * 0.01, jnp.ones((50, 32 * scale)))),
         "convolution": (conv, (jnp.ones((8, 3, 3, 3)), jnp.ones((2 * scale, 3, 16 * scale, 16 * scale)))),
     }
@@ -68,22 +77,34 @@ def run(quick: bool = False) -> list[dict]:
         start = time.perf_counter()
         found = profiling.profile(jitted, args, {}, calls=calls)
         profiled = (time.perf_counter() - start) / (calls + 1)  # the warm-up call is in there too
-        rows.append({
-            "goal": f"profile: device time on user source lines, {name}",
-            "measured": found.attributed_share, "target": ">= 0.95", "met": found.attributed_share >= 0.95,
-            "detail": f"{len(found.kernels)} kernels, {len(found.line_times)} lines, "
-                      f"{found.device_seconds * 1e6:.0f} µs device time per call",
-        })
-        rows.append({
-            "goal": f"profile: a call while the profiler records / a plain call, {name}",
-            "measured": found.wall_seconds / plain, "target": "(info)", "met": True,
-            "detail": f"plain call {plain * 1e6:.0f} µs, recorded call {found.wall_seconds * 1e6:.0f} µs",
-        })
-        rows.append({
-            "goal": f"profile: all of --profile per profiled call / a plain call, {name}",
-            "measured": profiled / plain, "target": "(info)", "met": True,
-            "detail": f"plain call {plain * 1e6:.0f} µs; profiling includes the profiler's start and read-back",
-        })
+        rows.append(
+            {
+                "goal": f"profile: device time on user source lines, {name}",
+                "measured": found.attributed_share,
+                "target": ">= 0.95",
+                "met": found.attributed_share >= 0.95,
+                "detail": f"{len(found.kernels)} kernels, {len(found.line_times)} lines, "
+                f"{found.device_seconds * 1e6:.0f} µs device time per call",
+            }
+        )
+        rows.append(
+            {
+                "goal": f"profile: a call while the profiler records / a plain call, {name}",
+                "measured": found.wall_seconds / plain,
+                "target": "(info)",
+                "met": True,
+                "detail": f"plain call {plain * 1e6:.0f} µs, recorded call {found.wall_seconds * 1e6:.0f} µs",
+            }
+        )
+        rows.append(
+            {
+                "goal": f"profile: all of --profile per profiled call / a plain call, {name}",
+                "measured": profiled / plain,
+                "target": "(info)",
+                "met": True,
+                "detail": f"plain call {plain * 1e6:.0f} µs; profiling includes the profiler's start and read-back",
+            }
+        )
     return rows
 
 

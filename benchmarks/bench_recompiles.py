@@ -24,8 +24,8 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax
 import jax.numpy as jnp
 
-from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles import RecompileEvent, RecompileLog
+from jaxmagic.recompiles.causes import Cause
 from jaxmagic.render import recompiles as render
 from jaxmagic.sources import SourceLine
 
@@ -76,13 +76,16 @@ def per_call(quick: bool = False) -> dict:
         "measured": ratio,
         "target": f"<= {1 + PER_CALL_TOLERANCE:.2f}",
         "met": ratio <= 1 + PER_CALL_TOLERANCE,
-        "detail": (f"{total:,} calls each way in {rounds} alternating rounds; median per call "
-                   f"{statistics.median(off) * 1e6:.2f} µs off, {statistics.median(on) * 1e6:.2f} µs on"),
+        "detail": (
+            f"{total:,} calls each way in {rounds} alternating rounds; median per call "
+            f"{statistics.median(off) * 1e6:.2f} µs off, {statistics.median(on) * 1e6:.2f} µs on"
+        ),
     }
 
 
 def per_compile(quick: bool = False) -> dict:
     """A compilation with the watch on against off (fresh shapes each time, alternating)."""
+
     def compiled(x, params):
         return jnp.tanh(x @ params["w"] + params["b"]).sum()
 
@@ -110,15 +113,23 @@ def per_compile(quick: bool = False) -> dict:
         "measured": ratio,
         "target": f"<= {1 + PER_COMPILE_TOLERANCE:.2f}",
         "met": ratio <= 1 + PER_COMPILE_TOLERANCE,
-        "detail": (f"{rounds} compilations each way; median {statistics.median(off) * 1e3:.1f} ms off, "
-                   f"{statistics.median(on) * 1e3:.1f} ms on"),
+        "detail": (
+            f"{rounds} compilations each way; median {statistics.median(off) * 1e3:.1f} ms off, "
+            f"{statistics.median(on) * 1e3:.1f} ms on"
+        ),
     }
 
 
 def _synthetic_event(i: int) -> RecompileEvent:
     site = SourceLine(file="<cell-3>", line=2, function="<module>", text="step(batch)", cell="In [3]")
-    cause = Cause("shape", argument="batch", before=f"f32[{i},3]", after=f"f32[{i + 1},3]", detail=f"axis 0: {i} → {i + 1}",
-                  axes=((0, i, i + 1),))
+    cause = Cause(
+        "shape",
+        argument="batch",
+        before=f"f32[{i},3]",
+        after=f"f32[{i + 1},3]",
+        detail=f"axis 0: {i} → {i + 1}",
+        axes=((0, i, i + 1),),
+    )
     return RecompileEvent(function=f"step{i % 7}", defined_at=None, call_site=site, compile_s=0.03, causes=[cause])
 
 
@@ -147,22 +158,26 @@ def run(quick: bool = False) -> list[dict]:
     costs = log_costs(quick)
     record = costs["record one event"]
     growth = record[-1][1] / record[0][1]
-    rows.append({
-        "goal": f"recording an event at {record[-1][0]:,} events / at {record[0][0]} events",
-        "measured": growth,
-        "target": f"<= {LOG_GROWTH_LIMIT:.0f}",
-        "met": growth <= LOG_GROWTH_LIMIT,
-        "detail": "; ".join(f"{n:,} events: {s * 1e6:.1f} µs" for n, s in record),
-    })
+    rows.append(
+        {
+            "goal": f"recording an event at {record[-1][0]:,} events / at {record[0][0]} events",
+            "measured": growth,
+            "target": f"<= {LOG_GROWTH_LIMIT:.0f}",
+            "met": growth <= LOG_GROWTH_LIMIT,
+            "detail": "; ".join(f"{n:,} events: {s * 1e6:.1f} µs" for n, s in record),
+        }
+    )
     html = costs["render the log's HTML"]
-    rows.append({
-        "goal": f"rendering the log's HTML at {html[-1][0]:,} events (s)",
-        "measured": html[-1][1],
-        "target": "(info)",
-        "met": True,
-        "detail": "; ".join(f"{n:,} events: {s * 1e3:.1f} ms" for n, s in html)
-                  + f" (at most {render.MAX_ROWS} rows shown)",
-    })
+    rows.append(
+        {
+            "goal": f"rendering the log's HTML at {html[-1][0]:,} events (s)",
+            "measured": html[-1][1],
+            "target": "(info)",
+            "met": True,
+            "detail": "; ".join(f"{n:,} events: {s * 1e3:.1f} ms" for n, s in html)
+            + f" (at most {render.MAX_ROWS} rows shown)",
+        }
+    )
     return rows
 
 
@@ -173,5 +188,7 @@ def scaling(quick: bool = False) -> dict:
 
 if __name__ == "__main__":
     for row in run():
-        print(f"{row['goal']:<64} {row['measured']:8.3f}  target {row['target']:<7} "
-              f"{'met' if row['met'] or row['target'] == '(info)' else 'NOT MET'}  ({row['detail']})")
+        print(
+            f"{row['goal']:<64} {row['measured']:8.3f}  target {row['target']:<7} "
+            f"{'met' if row['met'] or row['target'] == '(info)' else 'NOT MET'}  ({row['detail']})"
+        )

@@ -50,8 +50,10 @@ def run_module(name: str, quick: bool) -> tuple[list[dict], dict]:
     if done.returncode != 0 or "@@result@@" not in done.stdout:
         raise RuntimeError(f"{name} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
     result = json.loads(done.stdout.rsplit("@@result@@", 1)[1])
-    plots = {title: {**spec, "series": {k: [tuple(p) for p in v] for k, v in spec["series"].items()}}
-             for title, spec in result["plots"].items()}
+    plots = {
+        title: {**spec, "series": {k: [tuple(p) for p in v] for k, v in spec["series"].items()}}
+        for title, spec in result["plots"].items()
+    }
     return result["rows"], plots
 
 
@@ -117,9 +119,9 @@ def plot(plots: dict, path: pathlib.Path) -> bool:
     if not plots:
         return False
     fig, axes = plt.subplots(1, len(plots), figsize=(5.5 * len(plots), 4.2), squeeze=False)
-    for ax, (title, spec) in zip(axes[0], plots.items()):
+    for ax, (title, spec) in zip(axes[0], plots.items(), strict=True):
         for name, points in spec["series"].items():
-            xs, ys = zip(*points)
+            xs, ys = zip(*points, strict=True)
             ax.loglog(xs, ys, marker="o", label=name)
         ax.set_title(title)
         ax.set_xlabel(spec["x"])
@@ -144,8 +146,16 @@ def main(argv=None) -> int:
     rows, plots, seconds = collect(args.quick)
     for title, spec in plots.items():
         for name, points in spec["series"].items():
-            rows.append({"suite": "scale", "goal": f"growth exponent: {title}, {name}", "measured": growth(points),
-                         "target": "(info)", "met": True, "detail": "1.0 is linear; below 1, better than linear"})
+            rows.append(
+                {
+                    "suite": "scale",
+                    "goal": f"growth exponent: {title}, {name}",
+                    "measured": growth(points),
+                    "target": "(info)",
+                    "met": True,
+                    "detail": "1.0 is linear; below 1, better than linear",
+                }
+            )
     print(table(rows, judged=not args.quick))
     if args.quick:
         return 0

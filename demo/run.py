@@ -57,8 +57,7 @@ def summary(notebook, seconds: float, html_path: str) -> str:
     errors = unexpected_errors(notebook)
     size = os.path.getsize(html_path) / 1e6
     lines = [
-        f"tour: {len(code)} code cells ran in {seconds:.1f} s; {rich} rich outputs; "
-        f"{len(errors)} unexpected errors",
+        f"tour: {len(code)} code cells ran in {seconds:.1f} s; {rich} rich outputs; {len(errors)} unexpected errors",
         "magics used: " + ", ".join(f"%{name} ×{count}" for name, count in magics.most_common()),
         f"wrote {html_path} ({size:.2f} MB)",
     ]

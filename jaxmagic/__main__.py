@@ -24,17 +24,36 @@ EXAMPLE = "e.g. python -m jaxmagic watch --html compiles.html train.py --steps 1
 
 def parse(argv: list[str]) -> argparse.Namespace:
     """The command line, or a clear message and exit status 2 for anything else."""
-    parser = argparse.ArgumentParser(prog="python -m jaxmagic", usage=USAGE, description=(
-        "Run a Python script under jaxmagic's recompile watch and report every compilation with its causes."),
-        epilog=EXAMPLE)
+    parser = argparse.ArgumentParser(
+        prog="python -m jaxmagic",
+        usage=USAGE,
+        description=(
+            "Run a Python script under jaxmagic's recompile watch and report every compilation with its causes."
+        ),
+        epilog=EXAMPLE,
+    )
     commands = parser.add_subparsers(dest="command", metavar="watch")
-    watch = commands.add_parser("watch", prog="python -m jaxmagic watch", usage=USAGE, epilog=EXAMPLE,
-                                help="run SCRIPT and report its compilations at exit")
+    watch = commands.add_parser(
+        "watch",
+        prog="python -m jaxmagic watch",
+        usage=USAGE,
+        epilog=EXAMPLE,
+        help="run SCRIPT and report its compilations at exit",
+    )
     watch.add_argument("--html", metavar="FILE", help="also write the report as a standalone HTML page")
-    watch.add_argument("--max", type=int, metavar="N", default=None,
-                       help="exit with status 1 when a function compiled more than N times (if the script itself succeeded)")
-    watch.add_argument("--all", action="store_true", dest="internal",
-                       help="also report JAX's internal compilations (eager primitives, jnp helpers)")
+    watch.add_argument(
+        "--max",
+        type=int,
+        metavar="N",
+        default=None,
+        help="exit with status 1 when a function compiled more than N times (if the script itself succeeded)",
+    )
+    watch.add_argument(
+        "--all",
+        action="store_true",
+        dest="internal",
+        help="also report JAX's internal compilations (eager primitives, jnp helpers)",
+    )
     watch.add_argument("script", metavar="SCRIPT", help="the Python file to run")
     watch.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments")
     options = parser.parse_args(argv)

@@ -163,9 +163,17 @@ def _call_from_locals(local: dict, info_name: str, *, called: bool) -> JitCallIn
 
 # ``PjitInfo`` fields that are ``jax.jit`` options (all but the static arguments, read separately).
 JIT_OPTION_FIELDS = (
-    "donate_argnums", "donate_argnames", "device", "backend", "keep_unused", "inline",
-    "compiler_options_kvs", "in_shardings_leaves", "out_shardings_leaves",
-    "in_layouts_leaves", "out_layouts_leaves",
+    "donate_argnums",
+    "donate_argnames",
+    "device",
+    "backend",
+    "keep_unused",
+    "inline",
+    "compiler_options_kvs",
+    "in_shardings_leaves",
+    "out_shardings_leaves",
+    "in_layouts_leaves",
+    "out_layouts_leaves",
 )
 
 
@@ -189,7 +197,7 @@ def tracing_context() -> dict[str, Any]:
     names, values = names_of(), config.trace_context()
     if len(names) != len(values):
         return {}
-    return dict(zip(names, values))
+    return dict(zip(names, values, strict=True))
 
 
 def is_primitive_wrapper(fun: Any) -> bool:

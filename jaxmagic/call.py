@@ -86,8 +86,9 @@ class Call:
         if self.library is not None:
             return LibraryJitted(self.library)
         if self.untraceable_leaves and not options:
-            return UntraceableLeavesStatic(self.function, self.static_argnums, self.static_argnames,
-                                           self.donate_argnums)
+            return UntraceableLeavesStatic(
+                self.function, self.static_argnums, self.static_argnames, self.donate_argnums
+            )
 
         settings = dict(
             static_argnums=self.static_argnums,
@@ -130,7 +131,7 @@ class Call:
 
         def with_static_arguments(*dynamic_args, **more_kwargs):
             full = list(args)
-            for position, value in zip(dynamic_positions, dynamic_args):
+            for position, value in zip(dynamic_positions, dynamic_args, strict=False):
                 full[position] = value
             return function(*full, **static_kwargs, **more_kwargs)
 
@@ -152,7 +153,9 @@ class Call:
         return named
 
 
-def complete_static(fn: Callable, nums: tuple[int, ...], names: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def complete_static(
+    fn: Callable, nums: tuple[int, ...], names: tuple[str, ...]
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Static positions and names, each completed from the other through ``fn``'s signature.
 
     >>> def f(x, n, *, mode="a"):
@@ -164,7 +167,9 @@ def complete_static(fn: Callable, nums: tuple[int, ...], names: tuple[str, ...])
     if sig is None:
         return tuple(nums), tuple(names)
     params = list(sig.parameters.values())
-    positional = [p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    positional = [
+        p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
     nums, names = list(nums), list(names)
     for index, param in enumerate(positional):
         if param.name in names and index not in nums:
@@ -204,10 +209,10 @@ def bind_jitted_method(fn: Any, args: tuple) -> tuple[Any, tuple]:
         return bound
     if inspect.isroutine(fn) or _is_jit_wrapper(fn) or isinstance(fn, functools.partial) or inspect.isclass(fn):
         return fn, args
-    bound = _unbind_jit_wrapper(getattr(fn, "__call__", None), args)
+    bound = _unbind_jit_wrapper(fn.__call__ if callable(fn) else None, args)
     if bound is not None:
         return bound
-    call_method = getattr(type(fn), "__call__", None)
+    call_method = type(fn).__call__ if callable(fn) else None
     if inspect.isfunction(call_method) and _holds_arrays(fn):
         return call_method, (fn, *args)
     return fn, args
@@ -218,7 +223,11 @@ def _unbind_jit_wrapper(method: Any, args: tuple) -> tuple[Any, tuple] | None:
     if inspect.ismethod(method) and _is_jit_wrapper(inner):
         return inner, (method.__self__, *args)
     # Equinox binds a filter_jit method as ``eqx.Partial(wrapper, instance)``
-    inner, bound, keywords = getattr(method, "func", None), getattr(method, "args", None), getattr(method, "keywords", None)
+    inner, bound, keywords = (
+        getattr(method, "func", None),
+        getattr(method, "args", None),
+        getattr(method, "keywords", None),
+    )
     if type(method).__qualname__ == "Partial" and _is_jit_wrapper(inner) and isinstance(bound, tuple) and not keywords:
         return inner, (*bound, *args)
     return None
@@ -360,9 +369,14 @@ def resolve_call(
             fn = libraries.nnx_jit(fn, static_argnums + automatic_nums, static_argnames + automatic_names)
             library = libraries.recognise(fn)
             options = _jax_private.JitOptions(library.static_argnums, library.static_argnames)
-    untraceable = library is None and not _jax_private.is_jitted(fn) and has_untraceable_leaves(
-        tuple(a for i, a in enumerate(args) if i not in static_argnums + automatic_nums + options.static_argnums),
-        {k: v for k, v in kwargs.items() if k not in static_argnames + automatic_names})
+    untraceable = (
+        library is None
+        and not _jax_private.is_jitted(fn)
+        and has_untraceable_leaves(
+            tuple(a for i, a in enumerate(args) if i not in static_argnums + automatic_nums + options.static_argnums),
+            {k: v for k, v in kwargs.items() if k not in static_argnames + automatic_names},
+        )
+    )
     call = Call(
         fn=fn,
         args=tuple(args),
@@ -403,8 +417,11 @@ def check_static_values(call: Call, *, magic: str = "%jaxpr") -> None:
     jaxmagic.errors.UsageProblem: %jaxpr: `shape` is static, but its value [2, 3] is a list, which cannot be hashed. JAX finds each compiled version again by the hash of its static values: pass a hashable value (a tuple instead of a list, a number instead of an array), or leave `shape` dynamic.
     """
     positional = positional_parameters(call.function)
-    static = [(f"`{positional[i]}`" if i < len(positional) else f"Argument {i}", call.args[i])
-              for i in call.static_argnums if i < len(call.args)]
+    static = [
+        (f"`{positional[i]}`" if i < len(positional) else f"Argument {i}", call.args[i])
+        for i in call.static_argnums
+        if i < len(call.args)
+    ]
     static += [(f"`{name}`", call.kwargs[name]) for name in call.static_argnames if name in call.kwargs]
     for name, value in static:
         try:
@@ -437,8 +454,11 @@ def check_traceable(call: Call, *, magic: str = "%jaxpr") -> None:
     if call.library is not None and call.library.all_non_arrays_static:
         return  # eqx.filter_jit: every leaf that is not an array is static
     positional = positional_parameters(call.function)
-    dynamic = [(positional[i] if i < len(positional) else str(i), value)
-               for i, value in enumerate(call.args) if not call.is_static(position=i)]
+    dynamic = [
+        (positional[i] if i < len(positional) else str(i), value)
+        for i, value in enumerate(call.args)
+        if not call.is_static(position=i)
+    ]
     dynamic += [(name, value) for name, value in call.kwargs.items() if not call.is_static(name=name)]
     for name, value in dynamic:
         text = next((leaf for leaf in jax.tree_util.tree_leaves(value) if isinstance(leaf, (str, bytes))), None)
@@ -555,7 +575,9 @@ def parse_static(
             position = parameters.check_name(item)
             if position is not None:  # positional-only: JAX takes these by position only
                 if position in nums:
-                    raise UsageProblem(f"{magic}: -s names parameter `{item}` twice (by name and as position {position}).")
+                    raise UsageProblem(
+                        f"{magic}: -s names parameter `{item}` twice (by name and as position {position})."
+                    )
                 nums.append(position)
             elif item in names:
                 raise UsageProblem(f"{magic}: -s names `{item}` twice.")
@@ -568,8 +590,10 @@ def parse_static(
             )
     for position in nums:  # the same parameter by name and by position is asked twice
         if position < len(parameters.positional) and parameters.positional[position] in names:
-            raise UsageProblem(f"{magic}: -s names parameter `{parameters.positional[position]}` twice "
-                               f"(by name and as position {position}).")
+            raise UsageProblem(
+                f"{magic}: -s names parameter `{parameters.positional[position]}` twice "
+                f"(by name and as position {position})."
+            )
     return tuple(nums), tuple(names)
 
 

@@ -62,8 +62,7 @@ def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
         shown = ast.unparse(last).splitlines()[0]
         raise UsageProblem(
-            f"{magic}: the cell's last statement must be a call expression, the call to work on; "
-            f"it is `{shown}`.",
+            f"{magic}: the cell's last statement must be a call expression, the call to work on; it is `{shown}`.",
             example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
         )
     module.body = statements[:-1]
@@ -81,8 +80,15 @@ def run_body(body: ast.Module | None, namespace: dict, filename: str) -> None:
         raise UserCodeError(exc, during="running the cell") from None
 
 
-def run_cell_value(source: str, namespace: dict, filename: str, *, magic: str = "%%recompiles",
-                   first_line: int = 2, passthrough: tuple[type[BaseException], ...] = ()) -> object:
+def run_cell_value(
+    source: str,
+    namespace: dict,
+    filename: str,
+    *,
+    magic: str = "%%recompiles",
+    first_line: int = 2,
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> object:
     """Run a whole cell as IPython would and return its value: the last statement's, when it is an
     expression and the cell does not end in a semicolon (``f(x);  # comment`` is quiet too).
     Exceptions of the ``passthrough`` types are raised as they are; others are the user's."""
@@ -121,8 +127,14 @@ def ends_quietly(source: str) -> bool:
     last = None
     try:
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
-            if token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENDMARKER,
-                                  tokenize.INDENT, tokenize.DEDENT):
+            if token.type not in (
+                tokenize.COMMENT,
+                tokenize.NL,
+                tokenize.NEWLINE,
+                tokenize.ENDMARKER,
+                tokenize.INDENT,
+                tokenize.DEDENT,
+            ):
                 last = token
     except (tokenize.TokenError, SyntaxError):
         return source.rstrip().endswith(";")
@@ -152,8 +164,12 @@ def trailing_calls(cell: str, *, first_line: int = 2) -> tuple[ast.Module | None
         value = statements[-1].value
         if isinstance(value, ast.Call) and not _is_output_call(value):
             found.insert(0, ast.unparse(value))
-        elif isinstance(value, ast.Tuple) and value.elts and all(isinstance(e, ast.Call) for e in value.elts) \
-                and not found:
+        elif (
+            isinstance(value, ast.Tuple)
+            and value.elts
+            and all(isinstance(e, ast.Call) for e in value.elts)
+            and not found
+        ):
             found = [ast.unparse(e) for e in value.elts]
         else:
             break
@@ -167,7 +183,11 @@ def _is_output_call(call: ast.Call) -> bool:
     import builtins
 
     func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) and \
-            isinstance(func.value.func, ast.Name) and func.value.func.id == "get_ipython":
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "get_ipython"
+    ):
         return True
     return isinstance(func, ast.Name) and (hasattr(builtins, func.id) or func.id == "display")

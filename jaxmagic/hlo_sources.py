@@ -80,8 +80,12 @@ def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str
         found = _INSTRUCTION.match(line)
         if not found:
             continue
-        calls = tuple(name.strip().lstrip("%") for single, several in _CALLS.findall(line)
-                      for name in (single or several).split(",") if name.strip())
+        calls = tuple(
+            name.strip().lstrip("%")
+            for single, several in _CALLS.findall(line)
+            for name in (single or several).split(",")
+            if name.strip()
+        )
         frames: tuple = ()
         frame_id = _STACK_FRAME_ID.search(line)
         if frame_id:
@@ -90,9 +94,10 @@ def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str
             source = _SOURCE.search(line)
             if source:
                 frames = ((source.group(1).encode().decode("unicode_escape"), int(source.group(2)), ""),)
-        instructions[found.group(1)] = HloInstruction(found.group(1), computation, calls, frames,
-                                                      _opcode(line[found.end():]))
-        operands = line[found.end():].split("metadata=")[0]
+        instructions[found.group(1)] = HloInstruction(
+            found.group(1), computation, calls, frames, _opcode(line[found.end() :])
+        )
+        operands = line[found.end() :].split("metadata=")[0]
         for operand in _OPERAND.findall(operands):
             if operand not in calls:
                 users.setdefault(operand, []).append(found.group(1))
@@ -166,8 +171,11 @@ def _stack_table(lines: list[str]) -> dict[int, tuple[tuple[str, int, str], ...]
     functions = _numbered_strings(tables.get("FunctionNames", []))
     locations = {}
     for m in filter(None, map(_FILE_LOCATION.match, tables.get("FileLocations", []))):
-        locations[int(m.group(1))] = (files.get(int(m.group(2)), "?"), int(m.group(4)),
-                                      functions.get(int(m.group(3)), ""))
+        locations[int(m.group(1))] = (
+            files.get(int(m.group(2)), "?"),
+            int(m.group(4)),
+            functions.get(int(m.group(3)), ""),
+        )
     parents = {}  # XLA prints the parent's id plus one: 1 is the first frame's parent, none
     for m in filter(None, map(_STACK_FRAME.match, tables["StackFrames"])):
         parents[int(m.group(1))] = (int(m.group(2)), int(m.group(3)) - 1)
@@ -212,7 +220,7 @@ def _opcode(rest: str) -> str:
             depth += char == "("
             depth -= char == ")"
             if depth == 0:
-                rest = rest[index + 1:]
+                rest = rest[index + 1 :]
                 break
     else:
         rest = rest.split(" ", 1)[1] if " " in rest else ""
@@ -272,12 +280,24 @@ def kernel_groups(hlo_text: str, cell_namer: CellNamer = no_cells) -> list[Kerne
             nested: tuple = ()
             if instruction.opcode in ("while", "conditional", "call") and depth < 4:
                 nested = tuple(g for called in instruction.calls for g in groups_in(called, depth + 1))
-            called = "\n".join(blocks.get(c, {}).get("", "") for c in instruction.calls) \
-                if instruction.opcode == "fusion" else ""
+            called = (
+                "\n".join(blocks.get(c, {}).get("", "") for c in instruction.calls)
+                if instruction.opcode == "fusion"
+                else ""
+            )
             kind = _KIND.search(text)
             in_order = sorted(lines_of.get(name, ()), key=lambda line: (line.file, line.line))
-            found.append(KernelGroup(name, instruction.opcode, kind.group(1) if kind else "",
-                                     tuple(line.label for line in in_order), text, called, nested))
+            found.append(
+                KernelGroup(
+                    name,
+                    instruction.opcode,
+                    kind.group(1) if kind else "",
+                    tuple(line.label for line in in_order),
+                    text,
+                    called,
+                    nested,
+                )
+            )
         return tuple(found)
 
     return list(groups_in(entry, 0))

@@ -55,8 +55,10 @@ class UntraceableLeavesStatic:
 
         static_positions = set(self.options["static_argnums"])
         static_names = set(self.options["static_argnames"])
-        shown = (tuple(None if i in static_positions else a for i, a in enumerate(args)),
-                 {k: None if k in static_names else v for k, v in kwargs.items()})
+        shown = (
+            tuple(None if i in static_positions else a for i, a in enumerate(args)),
+            {k: None if k in static_names else v for k, v in kwargs.items()},
+        )
         leaves, tree = jax.tree_util.tree_flatten(shown)
         untraceable = tuple(i for i, leaf in enumerate(leaves) if not is_traceable_leaf(leaf))
         key = (tree, untraceable, tuple(id(leaves[i]) for i in untraceable))
@@ -128,8 +130,10 @@ def has_untraceable_leaves(args: tuple, kwargs: dict) -> bool:
     error of their own: see ``check_traceable``)."""
     import jax
 
-    return any(not is_traceable_leaf(leaf) and not isinstance(leaf, (str, bytes))
-               for leaf in jax.tree_util.tree_leaves((args, kwargs)))
+    return any(
+        not is_traceable_leaf(leaf) and not isinstance(leaf, (str, bytes))
+        for leaf in jax.tree_util.tree_leaves((args, kwargs))
+    )
 
 
 def fresh_function(function: Callable) -> Callable:

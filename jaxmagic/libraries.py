@@ -74,17 +74,27 @@ def _nnx(wrapped: Any) -> LibraryJit:
     options = _jax_private.jit_options(wrapped.jitted_fn)  # NNX passes its options to jax.jit
 
     def rewrap():
-        return nnx.jit(wrapped.fun, static_argnums=options.static_argnums or None,
-                       static_argnames=options.static_argnames or None,
-                       donate_argnums=options.donate_argnums or None,
-                       donate_argnames=options.donate_argnames or None)
+        return nnx.jit(
+            wrapped.fun,
+            static_argnums=options.static_argnums or None,
+            static_argnames=options.static_argnames or None,
+            donate_argnums=options.donate_argnums or None,
+            donate_argnames=options.donate_argnames or None,
+        )
 
     def trace(*args, **kwargs):
         return rewrap().trace(*args, **kwargs).traced  # NNX's Traced holds JAX's
 
-    return LibraryJit("nnx.jit", wrapped.fun, rewrap, trace, static_argnums=options.static_argnums,
-                      static_argnames=options.static_argnames, donate_argnums=options.donate_argnums,
-                      donates=bool(options.donate_argnums or options.donate_argnames))
+    return LibraryJit(
+        "nnx.jit",
+        wrapped.fun,
+        rewrap,
+        trace,
+        static_argnums=options.static_argnums,
+        static_argnames=options.static_argnames,
+        donate_argnums=options.donate_argnums,
+        donates=bool(options.donate_argnums or options.donate_argnames),
+    )
 
 
 def _equinox(wrapped: Any) -> LibraryJit:
@@ -92,7 +102,8 @@ def _equinox(wrapped: Any) -> LibraryJit:
     import jax
 
     donate = {(True, True): "all", (False, True): "all-except-first"}.get(
-        (bool(wrapped.donate_first), bool(wrapped.donate_rest)), "none")
+        (bool(wrapped.donate_first), bool(wrapped.donate_rest)), "none"
+    )
     function = wrapped.__wrapped__  # ``fn`` is only its name
 
     def rewrap():

@@ -24,15 +24,29 @@ from jaxmagic.sources import CellNamer, SourceLine, no_cells, user_source_line
 PARAM_TEXT_LIMIT = 80
 # Parameters that say nothing a reader needs when they hold their default value.
 _QUIET_PARAMS = {
-    "in_shardings", "out_shardings", "in_layouts", "out_layouts", "donated_invars",
-    "keep_unused", "inline", "out_sharding", "symbolic_zeros", "num_consts",
+    "in_shardings",
+    "out_shardings",
+    "in_layouts",
+    "out_layouts",
+    "donated_invars",
+    "keep_unused",
+    "inline",
+    "out_sharding",
+    "symbolic_zeros",
+    "num_consts",
 }
 # Equations whose inner jaxpr JAX's printer names after the outer variables (``jit``; ``pjit`` on
 # older JAX).
 _NAMED_LIKE_OUTER = {"jit", "pjit"}
 # Parameters that hold Python callables or machinery, never worth a reader's attention.
 _HIDDEN_PARAMS = {
-    "jvp_jaxpr_fun", "jvp_jaxpr_thunk", "jvp", "fwd_jaxpr_thunk", "bwd", "out_trees", "ctx_mesh",
+    "jvp_jaxpr_fun",
+    "jvp_jaxpr_thunk",
+    "jvp",
+    "fwd_jaxpr_thunk",
+    "bwd",
+    "out_trees",
+    "ctx_mesh",
     "compiler_options_kvs",
 }
 
@@ -63,7 +77,7 @@ class Landmark:
 def landmark(primitive: str, params: dict, param_name: str) -> Landmark | None:
     """The ``Landmark`` of the nested jaxpr ``param_name`` (``branches[1]``, ``jaxpr``) of an equation."""
     if primitive == "cond" and param_name.startswith("branches["):
-        return Landmark("branch", index=int(param_name[len("branches["):-1]), cases=len(params["branches"]))
+        return Landmark("branch", index=int(param_name[len("branches[") : -1]), cases=len(params["branches"]))
     if primitive == "scan" and param_name == "jaxpr":
         body = getattr(params["jaxpr"], "jaxpr", params["jaxpr"])
         carried = params.get("num_carry", 0)
@@ -148,7 +162,7 @@ class Namer:
         if len(inner_vars) != len(outer_vars):
             return
         used: set[int] = set()
-        for inner, outer in zip(inner_vars, outer_vars):
+        for inner, outer in zip(inner_vars, outer_vars, strict=True):
             if isinstance(outer, jcore.Literal) or isinstance(inner, jcore.Literal):
                 continue
             if id(outer) in used or id(inner) in self._names:
@@ -202,8 +216,10 @@ def sub_jaxprs(params: dict) -> list[tuple[str, jcore.ClosedJaxpr | jcore.Jaxpr]
         value = params[key]
         if isinstance(value, (jcore.Jaxpr, jcore.ClosedJaxpr)):
             found.append((key, value))
-        elif isinstance(value, (tuple, list)) and value and all(
-            isinstance(v, (jcore.Jaxpr, jcore.ClosedJaxpr)) for v in value
+        elif (
+            isinstance(value, (tuple, list))
+            and value
+            and all(isinstance(v, (jcore.Jaxpr, jcore.ClosedJaxpr)) for v in value)
         ):
             found.extend((f"{key}[{i}]", v) for i, v in enumerate(value))
     return found
@@ -216,9 +232,10 @@ def _is_quiet(key: str, value) -> bool:
         return False
     if value is None or value is False or (isinstance(value, tuple) and not value) or callable(value):
         return True
-    if isinstance(value, tuple) and all(v is None or v is False or type(v).__name__ == "UnspecifiedValue" for v in value):
-        return True
-    return False
+    return bool(
+        isinstance(value, tuple)
+        and all(v is None or v is False or type(v).__name__ == "UnspecifiedValue" for v in value)
+    )
 
 
 def params_text(params: dict) -> str:
@@ -228,7 +245,11 @@ def params_text(params: dict) -> str:
         value = params[key]
         if isinstance(value, (jcore.Jaxpr, jcore.ClosedJaxpr)):
             continue
-        if isinstance(value, (tuple, list)) and value and all(isinstance(v, (jcore.Jaxpr, jcore.ClosedJaxpr)) for v in value):
+        if (
+            isinstance(value, (tuple, list))
+            and value
+            and all(isinstance(v, (jcore.Jaxpr, jcore.ClosedJaxpr)) for v in value)
+        ):
             continue
         if _is_quiet(key, value):
             continue
@@ -346,14 +367,34 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         ins = " ".join(namer(v) for v in eqn.invars)
         text = f"{outs} = {eqn.primitive.name}{params_text(eqn.params)} {ins}".rstrip()
         source = user_source_line(eqn.source_info, cell_namer) if with_source else None
-        same = source is not None and previous is not None and (source.file, source.line) == (previous.file, previous.line)
+        same = (
+            source is not None and previous is not None and (source.file, source.line) == (previous.file, previous.line)
+        )
         previous = source
         eqn_path = path + (index,)
         scope, derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))
-        yield Record("eqn", depth, text=text, primitive=eqn.primitive.name, source=source, same_source=same,
-                     path=eqn_path, scope=scope, derivative=derivative)
+        yield Record(
+            "eqn",
+            depth,
+            text=text,
+            primitive=eqn.primitive.name,
+            source=source,
+            same_source=same,
+            path=eqn_path,
+            scope=scope,
+            derivative=derivative,
+        )
         for name, sub in sub_jaxprs(eqn.params):
-            yield from _block(sub, name, depth + 1, namer, budget, with_source, cell_namer, eqn_path + (name,),
-                              landmark(eqn.primitive.name, eqn.params, name))
+            yield from _block(
+                sub,
+                name,
+                depth + 1,
+                namer,
+                budget,
+                with_source,
+                cell_namer,
+                eqn_path + (name,),
+                landmark(eqn.primitive.name, eqn.params, name),
+            )
     outs = ", ".join(namer(v) for v in inner.outvars)
     yield Record("close", depth, text=f"in ({outs},) }}" if len(inner.outvars) == 1 else f"in ({outs}) }}", path=path)

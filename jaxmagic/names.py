@@ -95,8 +95,11 @@ def output_names(call: Any, traced: Any, transforms: Sequence[str] = ()) -> list
     deciding = [t for t in transforms if t in _OUTPUT_TRANSFORMS]
     if deciding:
         kind = deciding[-1]  # the innermost transform that changes the outputs
-        wrt = [name for name, first in zip(input_names(call, traced, transforms), _first_argument_flags(traced))
-               if first]
+        wrt = [
+            name
+            for name, first in zip(input_names(call, traced, transforms), _first_argument_flags(traced), strict=False)
+            if first
+        ]
         word = "grad of" if kind in ("grad", "value_and_grad") else "jacobian w.r.t."
         named = [f"{word} {name}" for name in wrt]
         if kind == "value_and_grad":
@@ -114,7 +117,9 @@ def _nnx_output_names(call: Any, traced: Any, count: int) -> list[str]:
     states = [name for name in input_names(call, traced) if "." in name or "[" in name]
     graph = sys.modules.get("flax.nnx.graph")
     if graph is not None:
-        nodes = [p for i, (p, v) in enumerate(zip(_parameters(call), call.args)) if graph.is_graph_node(v)]
+        nodes = [
+            p for i, (p, v) in enumerate(zip(_parameters(call), call.args, strict=False)) if graph.is_graph_node(v)
+        ]
         states = [name for name in input_names(call, traced) if name.split(".")[0].split("[")[0] in nodes]
     results = count - len(states)
     if results < 1:
@@ -127,8 +132,10 @@ def _first_argument_flags(traced: Any) -> list[bool]:
     """For each input: does it belong to the first positional argument (what ``grad`` differentiates)."""
     import jax
 
-    return [len(path) >= 2 and _index(path[0]) == 0 and _index(path[1]) == 0
-            for path, _ in jax.tree_util.tree_flatten_with_path(traced.args_info)[0]]
+    return [
+        len(path) >= 2 and _index(path[0]) == 0 and _index(path[1]) == 0
+        for path, _ in jax.tree_util.tree_flatten_with_path(traced.args_info)[0]
+    ]
 
 
 def _adapter_kind(call: Any) -> str:

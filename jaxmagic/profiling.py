@@ -72,8 +72,16 @@ class Profile:
         return 1 - self.line_times.get(UNATTRIBUTED, 0.0) / self.device_seconds
 
 
-def profile(jitted: Any, args: tuple, kwargs: dict, *, name: str = "the call", calls: int = 5,
-            cell_namer: CellNamer = no_cells, copy_arguments: bool = False) -> Profile:
+def profile(
+    jitted: Any,
+    args: tuple,
+    kwargs: dict,
+    *,
+    name: str = "the call",
+    calls: int = 5,
+    cell_namer: CellNamer = no_cells,
+    copy_arguments: bool = False,
+) -> Profile:
     """Compile ``jitted`` for ``args``/``kwargs``, run it once to warm up, then ``calls`` times under
     the profiler. ``copy_arguments``: pass copies of the arrays each time (the callee donates them)."""
     import jax
@@ -95,8 +103,9 @@ def profile(jitted: Any, args: tuple, kwargs: dict, *, name: str = "the call", c
     return summarise(durations, hlo, calls=calls, wall_seconds=wall, cell_namer=cell_namer)
 
 
-def summarise(durations: dict[str, float], hlo: str, *, calls: int, wall_seconds: float = 0.0,
-              cell_namer: CellNamer = no_cells) -> Profile:
+def summarise(
+    durations: dict[str, float], hlo: str, *, calls: int, wall_seconds: float = 0.0, cell_namer: CellNamer = no_cells
+) -> Profile:
     """A ``Profile`` from the total seconds each HLO instruction ran (over ``calls`` calls)."""
     instructions = hlo_sources.parse(hlo)
     lines_of = hlo_sources.kernel_lines(hlo, cell_namer)
@@ -131,8 +140,10 @@ def _measure(run: Callable[[], Any], calls: int, module: str) -> tuple[dict[str,
                 wall = time.perf_counter() - start
         except RuntimeError as exc:
             if "already" in str(exc).lower():
-                raise UsageProblem("--profile cannot start: another jax.profiler trace is running. "
-                                   "Stop it (jax.profiler.stop_trace()) first.") from None
+                raise UsageProblem(
+                    "--profile cannot start: another jax.profiler trace is running. "
+                    "Stop it (jax.profiler.stop_trace()) first."
+                ) from None
             raise
         files = glob.glob(os.path.join(folder, "**", "*.xplane.pb"), recursive=True)
         if not files:
@@ -154,8 +165,13 @@ def _without_containers(durations: dict[str, float], instructions: dict) -> dict
     kept = {}
     for name, seconds in durations.items():
         instruction = instructions.get(name)
-        inner = instruction is not None and instruction.opcode in _CONTAINERS and any(
-            other.computation in instruction.calls for other in (instructions.get(n) for n in durations) if other)
+        inner = (
+            instruction is not None
+            and instruction.opcode in _CONTAINERS
+            and any(
+                other.computation in instruction.calls for other in (instructions.get(n) for n in durations) if other
+            )
+        )
         if not inner:
             kept[name] = seconds
     return kept
@@ -175,4 +191,5 @@ def _fresh_arguments(args: tuple, kwargs: dict, copy: bool) -> Callable[[], tupl
     if not copy:
         return lambda: (args, kwargs)
     return lambda: jax.tree_util.tree_map(
-        lambda v: jnp.array(v, copy=True) if isinstance(v, jax.Array) else v, (args, kwargs))
+        lambda v: jnp.array(v, copy=True) if isinstance(v, jax.Array) else v, (args, kwargs)
+    )

@@ -42,15 +42,19 @@ def budget_of(marker) -> tuple[int, tuple[str, ...]]:
     if kwargs or isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
         raise pytest.UsageError(
             f"@pytest.mark.{MARKER} takes a non-negative whole number and optionally function names, "
-            f"e.g. @pytest.mark.{MARKER}(1) or @pytest.mark.{MARKER}(1, 'step'); got {marker.args!r} {marker.kwargs!r}")
+            f"e.g. @pytest.mark.{MARKER}(1) or @pytest.mark.{MARKER}(1, 'step'); got {marker.args!r} {marker.kwargs!r}"
+        )
     if not all(isinstance(name, str) and name for name in names):
-        raise pytest.UsageError(f"@pytest.mark.{MARKER}: function names are strings, e.g. @pytest.mark.{MARKER}(1, 'step')")
+        raise pytest.UsageError(
+            f"@pytest.mark.{MARKER}: function names are strings, e.g. @pytest.mark.{MARKER}(1, 'step')"
+        )
     return limit, names
 
 
 def pytest_configure(config) -> None:
     config.addinivalue_line(
-        "markers", f"{MARKER}(n, *functions): fail when a jitted function (of those named) compiles more than n times")
+        "markers", f"{MARKER}(n, *functions): fail when a jitted function (of those named) compiles more than n times"
+    )
 
 
 def _wants_log(item) -> bool:

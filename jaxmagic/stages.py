@@ -102,8 +102,10 @@ class JaxprReport(Report):
         """Source line label -> its text, for the lines the trace samples found."""
         if self.trace_samples is None:
             return None
-        return {line.label: line.text for line in
-                (source_line(file, number, "", self.cell_namer) for file, number in self.trace_samples.by_line)}
+        return {
+            line.label: line.text
+            for line in (source_line(file, number, "", self.cell_namer) for file, number in self.trace_samples.by_line)
+        }
 
     @property
     def trace_line_seconds(self) -> dict[str, float] | None:
@@ -113,8 +115,10 @@ class JaxprReport(Report):
             return None
         if not self.trace_samples.reliable:
             return {}
-        return {source_line(file, line, "", self.cell_namer).label: seconds
-                for (file, line), seconds in self.trace_samples.line_seconds().items()}
+        return {
+            source_line(file, line, "", self.cell_namer).label: seconds
+            for (file, line), seconds in self.trace_samples.line_seconds().items()
+        }
 
     @property
     def line_times(self) -> dict[str, float] | None:
@@ -174,9 +178,9 @@ class JaxprReport(Report):
         """Run now the stages the display needs (lowering, compiling), so a failure shows here."""
         try:
             if self.stage == "stablehlo":
-                self.stablehlo
+                _ = self.stablehlo
             if self.stage == "hlo" or self.show_cost or self.trace_samples is not None:
-                self.hlo, self.cost, self.memory
+                _ = self.hlo, self.cost, self.memory
         except Exception as exc:
             raise UserCodeError(exc, during=f"lowering and compiling {self.name}") from None
         return self
@@ -252,7 +256,9 @@ def trace(
     with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``);
     with ``sample_trace``, sample where tracing spends its time (``report.trace_line_seconds``)."""
     if stage not in STAGES:
-        raise UsageProblem(f"unknown stage {stage!r}; choose one of: {', '.join(STAGES)}.", example="%jaxpr --stage hlo f(x)")
+        raise UsageProblem(
+            f"unknown stage {stage!r}; choose one of: {', '.join(STAGES)}.", example="%jaxpr --stage hlo f(x)"
+        )
     unknown = [t for t in transforms if t not in TRANSFORMS]
     if unknown:
         raise UsageProblem(
@@ -300,9 +306,15 @@ def trace(
     report.input_names = names.input_names(call, traced, transforms)
     report.output_names = names.output_names(call, traced, transforms)
     if profile:
-        report.profile = profiling.profile(jitted, args, kwargs, name=report.name, calls=profile,
-                                           cell_namer=cell_namer, copy_arguments=bool(call.donate_argnums or (
-                                               call.library is not None and call.library.donates)))
+        report.profile = profiling.profile(
+            jitted,
+            args,
+            kwargs,
+            name=report.name,
+            calls=profile,
+            cell_namer=cell_namer,
+            copy_arguments=bool(call.donate_argnums or (call.library is not None and call.library.donates)),
+        )
     return report
 
 

@@ -35,8 +35,10 @@ def outcome(result: CellResult) -> str:
         return USER
     if isinstance(error, RecompileLimitExceeded):
         return LIMIT
-    raise AssertionError(f"not a clean outcome: {type(error).__module__}.{type(error).__name__}: {error}\n"
-                         f"{result.shown_traceback[-3000:]}")
+    raise AssertionError(
+        f"not a clean outcome: {type(error).__module__}.{type(error).__name__}: {error}\n"
+        f"{result.shown_traceback[-3000:]}"
+    )
 
 
 def assert_clean(result: CellResult) -> str:
@@ -71,8 +73,7 @@ class Snapshot:
         rebound = {n for n in self.names - set(defined) if self.shell.user_ns[n] is not self.values[n]}
         assert not rebound, f"names now bound to other objects: {rebound}"
         now = dict(jax.config.values)
-        changed = {k: (v, now.get(k)) for k, v in self.config.items()
-                   if k not in ignore_config and now.get(k) != v}
+        changed = {k: (v, now.get(k)) for k, v in self.config.items() if k not in ignore_config and now.get(k) != v}
         assert not changed, f"JAX's configuration changed: {changed}"
 
     def forget_new_names(self) -> None:

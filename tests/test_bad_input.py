@@ -20,7 +20,7 @@ from outcomes import LIMIT, OK, USAGE, USER, Snapshot, assert_clean, defined_in_
 QUICK = "-n 1 -r 1 --budget 0.1"  # %jitcompare: one call per mode, so the corpus stays fast
 PLAIN = "plain cell"  # an ordinary cell: the user's own error, with the doctor's card under it
 
-SETUP = '''
+SETUP = """
 import functools
 import jax, jax.numpy as jnp, numpy as np
 x = jnp.ones(3)
@@ -57,10 +57,30 @@ def branchy(x):
     if x.sum() > 0:
         return x
     return -x
-'''
-SETUP_NAMES = {"functools", "jax", "jnp", "np", "x", "f", "gen", "coro", "Model", "number", "raises", "returns_none",
-               "returns_str", "returns_tree", "returns_object", "kwonly", "varargs", "posonly", "jitted_static",
-               "jitted", "branchy"}
+"""
+SETUP_NAMES = {
+    "functools",
+    "jax",
+    "jnp",
+    "np",
+    "x",
+    "f",
+    "gen",
+    "coro",
+    "Model",
+    "number",
+    "raises",
+    "returns_none",
+    "returns_str",
+    "returns_tree",
+    "returns_object",
+    "kwonly",
+    "varargs",
+    "posonly",
+    "jitted_static",
+    "jitted",
+    "branchy",
+}
 
 X64_ON = ('jax.config.update("jax_enable_x64", True)', 'jax.config.update("jax_enable_x64", False)')
 JIT_OFF = ('jax.config.update("jax_disable_jit", True)', 'jax.config.update("jax_disable_jit", False)')
@@ -124,7 +144,7 @@ CASES = [
     Case("%recompiles off now", USAGE, ("takes no further arguments",)),
     Case("%recompiles on 1bad", USAGE, ("not a function name",)),
     Case("%recompiles on 'unclosed", USAGE, ("No closing quotation",)),
-    Case("%%recompiles \"unclosed\njitted(x)", USAGE, ("No closing quotation",)),
+    Case('%%recompiles "unclosed\njitted(x)', USAGE, ("No closing quotation",)),
     Case("%jaxpr -s 'n f(x, 2)", USAGE, ("No closing quotation",)),
     Case("%jaxmagic doctor sometimes", USAGE, ("takes one of: on, off, status, last",)),
     Case("%jaxmagic nope", USAGE, ("has no command `nope`",)),
@@ -149,21 +169,39 @@ CASES = [
     Case("%jaxpr raises(x)", USER, ("raised by the user's own code", "raised while tracing raises")),
     Case(f"%jitcompare {QUICK} raises(x)", USER, ("raised by the user's own code", "in eager mode")),
     Case("%%recompiles\nraises(x)", USER, ("raised by the user's own code",)),
-    Case("%%jitcompare -n 1 -r 2 --budget 5\nstate = [0]\ndef flaky(a):\n    state[0] += 1\n    if state[0] >= 3:\n"
-         "        raise ValueError('a later call failed')\n    return a * 2\nflaky(x)", USER,
-         ("a later call failed", "its first calls had run without error"), defines=frozenset({"state", "flaky"})),
+    Case(
+        "%%jitcompare -n 1 -r 2 --budget 5\nstate = [0]\ndef flaky(a):\n    state[0] += 1\n    if state[0] >= 3:\n"
+        "        raise ValueError('a later call failed')\n    return a * 2\nflaky(x)",
+        USER,
+        ("a later call failed", "its first calls had run without error"),
+        defines=frozenset({"state", "flaky"}),
+    ),
     Case("%%jaxpr\nkept = 1\nraises(x)", USER, ("raised by the user's own code",), defines=frozenset({"kept"})),
-    Case("%%recompiles\nkept = jitted(x)\nraise RuntimeError('after the call')", USER, ("after the call",),
-         defines=frozenset({"kept"})),
-    Case("%jaxpr branchy(x)", USER, ("add --tb for the full traceback",),
-         check=_html_has('data-pitfall="python-control-flow"')),
-    Case("jax.jit(branchy)(x)", PLAIN, ("TracerBoolConversionError",),
-         check=_html_has('data-pitfall="python-control-flow"')),
+    Case(
+        "%%recompiles\nkept = jitted(x)\nraise RuntimeError('after the call')",
+        USER,
+        ("after the call",),
+        defines=frozenset({"kept"}),
+    ),
+    Case(
+        "%jaxpr branchy(x)",
+        USER,
+        ("add --tb for the full traceback",),
+        check=_html_has('data-pitfall="python-control-flow"'),
+    ),
+    Case(
+        "jax.jit(branchy)(x)",
+        PLAIN,
+        ("TracerBoolConversionError",),
+        check=_html_has('data-pitfall="python-control-flow"'),
+    ),
     # -- what functions return: None, strings, nested pytrees, non-JAX objects -----------------------
     Case("%jaxpr -o returns_none(x)", OK, check=_report(out_types=[])),
     Case(f"%jitcompare {QUICK} returns_none(x)", OK),
     Case("%jaxpr returns_str(x)", USER, ("not a valid JAX type",)),
-    Case(f"%jitcompare {QUICK} returns_str(x)", USER, ("not a valid JAX type", "in jit mode", "without error in eager")),
+    Case(
+        f"%jitcompare {QUICK} returns_str(x)", USER, ("not a valid JAX type", "in jit mode", "without error in eager")
+    ),
     Case("%jaxpr -o returns_tree(x)", OK, check=_report(out_types=["f32[3]"] * 3)),
     Case(f"%jitcompare {QUICK} returns_tree(x)", OK),
     Case("%jaxpr returns_object(x)", USER, ("not a valid JAX type",)),
@@ -178,8 +216,13 @@ CASES = [
     Case("%jaxpr -o jnp.sin(np.ones(3))", OK, check=_report(in_types=["f32[3]"])),
     Case("%jaxpr -o jnp.sin(np.ones(3))", OK, around=X64_ON, check=_report(in_types=["f64[3]"])),
     Case(f"%jitcompare {QUICK} jnp.sin(np.ones(3))", OK, around=X64_ON),
-    Case("%%recompiles\nplus = jax.jit(lambda a: a + 1)\nplus(np.ones(3))\nplus(np.ones(3, dtype=np.float32));", OK,
-         ("dtype of `a` changed", "f64 → f32"), defines=frozenset({"plus"}), around=X64_ON),
+    Case(
+        "%%recompiles\nplus = jax.jit(lambda a: a + 1)\nplus(np.ones(3))\nplus(np.ones(3, dtype=np.float32));",
+        OK,
+        ("dtype of `a` changed", "f64 → f32"),
+        defines=frozenset({"plus"}),
+        around=X64_ON,
+    ),
     Case("%jaxpr -o jnp.abs(x.astype(jnp.complex64))", OK, check=_report(in_types=["c64[3]"])),
     Case(f"%jitcompare {QUICK} jnp.sin(x.astype(jnp.complex64))", OK),
     Case("%jaxpr -o jnp.cumsum(jnp.arange(5))", OK, check=_report(in_types=["i32[5]"])),
@@ -215,8 +258,12 @@ CASES = [
     Case("%jaxpr -s n f(x, 'abc')", USER, ("Only integer scalar arrays",)),  # static now: f itself fails
     # -- jax.disable_jit() active globally ---------------------------------------------------------
     Case("%jaxpr f(x, 2)", OK, ("sin",), around=JIT_OFF),
-    Case(f"%jitcompare -o {QUICK} f(x, 2)", OK, around=JIT_OFF,
-         check=lambda r: r.result.compile.compile_s > 0 and any("jax_disable_jit is on" in n for n in r.result.notes)),
+    Case(
+        f"%jitcompare -o {QUICK} f(x, 2)",
+        OK,
+        around=JIT_OFF,
+        check=lambda r: r.result.compile.compile_s > 0 and any("jax_disable_jit is on" in n for n in r.result.notes),
+    ),
     Case("%%recompiles\njitted(x)", OK, ("no compilations",), around=JIT_OFF),
 ]
 
@@ -289,7 +336,7 @@ DEVICE_CASES = [
     ("%jitcompare --modes all -n 1 -r 1 --budget 0.5 raises(jnp.ones(8))", USER),
 ]
 
-DEVICE_SCRIPT = r'''
+DEVICE_SCRIPT = r"""
 import json, os, sys
 sys.path.insert(0, os.environ["JAXMAGIC_TESTS"])
 import jax
@@ -315,16 +362,21 @@ for cell in json.loads(os.environ["JAXMAGIC_CELLS"]):
         kind = f"unclean: {exc}"
     found.append(kind)
 print(json.dumps({"devices": jax.device_count(), "found": found}))
-'''
+"""
 
 
 @pytest.mark.slow
 def test_bad_or_unusual_input_with_eight_devices():
-    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=8",
-               JAXMAGIC_TESTS=str(pathlib.Path(__file__).parent), JAXMAGIC_SETUP=SETUP,
-               JAXMAGIC_CELLS=json.dumps([cell for cell, _ in DEVICE_CASES]))
+    env = dict(
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        XLA_FLAGS="--xla_force_host_platform_device_count=8",
+        JAXMAGIC_TESTS=str(pathlib.Path(__file__).parent),
+        JAXMAGIC_SETUP=SETUP,
+        JAXMAGIC_CELLS=json.dumps([cell for cell, _ in DEVICE_CASES]),
+    )
     out = subprocess.run([sys.executable, "-c", DEVICE_SCRIPT], capture_output=True, text=True, env=env, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["devices"] == 8
-    assert dict(zip((c for c, _ in DEVICE_CASES), result["found"])) == dict(DEVICE_CASES)
+    assert dict(zip((c for c, _ in DEVICE_CASES), result["found"], strict=True)) == dict(DEVICE_CASES)

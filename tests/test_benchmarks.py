@@ -9,12 +9,24 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def test_quick_benchmark_suite_runs_every_benchmark():
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     table = done.stdout
-    for goal in ("import jaxmagic", "%jaxpr HTML render", "%jitcompare jit median", "session watch on / off",
-                 "doctor: diagnose", "growth exponent: %jaxpr render time", "growth exponent: %jitcompare wall time",
-                 "growth exponent: recompile log"):
+    for goal in (
+        "import jaxmagic",
+        "%jaxpr HTML render",
+        "%jitcompare jit median",
+        "session watch on / off",
+        "doctor: diagnose",
+        "growth exponent: %jaxpr render time",
+        "growth exponent: %jitcompare wall time",
+        "growth exponent: recompile log",
+    ):
         assert goal in table, goal
     assert "(quick run: not judged)" in table

@@ -5,13 +5,13 @@ a Python loop was unrolled; ``JaxprReport.line_counts`` always."""
 import jax
 import pytest
 
-SETUP = '''def unrolled(x):
+SETUP = """def unrolled(x):
     for _ in range(1200):
         x = jnp.sin(x) * 0.5
     return x.sum()
 
 x = jnp.ones(8)
-'''
+"""
 
 
 @pytest.fixture

@@ -13,8 +13,20 @@ CONTRACT = {
     "Cause": "kind argument before after message",
     "Diagnosis": "pitfall explanation fix where",
 }
-CAUSE_KINDS = {"first_call", "shape", "dtype", "weak_type", "static_value", "pytree_structure", "sharding",
-               "device", "config", "redefined_function", "jit_options", "unknown"}
+CAUSE_KINDS = {
+    "first_call",
+    "shape",
+    "dtype",
+    "weak_type",
+    "static_value",
+    "pytree_structure",
+    "sharding",
+    "device",
+    "config",
+    "redefined_function",
+    "jit_options",
+    "unknown",
+}
 
 
 def check(obj, name):
@@ -29,7 +41,11 @@ def test_every_report_has_the_promised_attributes(run):
     comparison = run("%jitcompare -o -q -n 2 -r 2 f(x)").assert_ok().result
     log = run("%%recompiles -o\nf(jnp.ones(4))\nf(jnp.ones(5))").assert_ok().result
     run("import jaxmagic\ndef g(v):\n    if v.sum() > 0:\n        return v\n    return -v").assert_ok()
-    diagnosis = run("try:\n    jax.jit(g)(x)\nexcept Exception as e:\n    found = jaxmagic.diagnose(e)\nfound").assert_ok().result
+    diagnosis = (
+        run("try:\n    jax.jit(g)(x)\nexcept Exception as e:\n    found = jaxmagic.diagnose(e)\nfound")
+        .assert_ok()
+        .result
+    )
 
     check(jaxpr, "JaxprReport")
     assert jaxpr.n_eqns == sum(jaxpr.primitive_counts.values())

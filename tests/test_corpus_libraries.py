@@ -9,7 +9,7 @@ from jax.extend.core import jaxpr_as_fun
 
 from jaxmagic.jitting import is_traceable_leaf
 
-SETUP = '''
+SETUP = """
 import functools as ft
 import optax
 import equinox as eqx
@@ -115,7 +115,7 @@ def nnx_step(model, optimizer, x, y, rngs):
     loss, grads = nnx.value_and_grad(loss_fn)(model, rngs)
     optimizer.update(model, grads)
     return loss
-'''
+"""
 
 # call -> the arguments whose array leaves are the traced program's inputs (None: checked otherwise)
 EXAMPLES = {
@@ -147,7 +147,7 @@ def test_the_traced_program_computes_what_the_call_computes(ip, run, libraries_d
     expected = jax.tree_util.tree_leaves(eval(call, ns))  # noqa: S307
     expected = [e for e in expected if isinstance(e, jax.Array)]
     assert len(computed) == len(expected)
-    for got, want in zip(computed, expected):
+    for got, want in zip(computed, expected, strict=True):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
 
 

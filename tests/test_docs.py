@@ -34,7 +34,9 @@ def test_every_example_on_the_page_runs(ip, page):
         pytest.skip("no runnable examples on this page")
     saved = dict(ip.user_ns)
     ip.user_ns.clear()
-    ip.user_ns.update({k: v for k, v in saved.items() if k.startswith("_") or k in ("In", "Out", "get_ipython", "exit", "quit")})
+    ip.user_ns.update(
+        {k: v for k, v in saved.items() if k.startswith("_") or k in ("In", "Out", "get_ipython", "exit", "quit")}
+    )
     try:
         for index, (kind, body) in enumerate(blocks, start=1):
             expect_failure = body.lstrip().startswith("# raises")
@@ -67,7 +69,8 @@ LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_local_link_and_image_exists(page):
     missing = [
-        target for target in LINK.findall(page.read_text(encoding="utf-8"))
+        target
+        for target in LINK.findall(page.read_text(encoding="utf-8"))
         if "://" not in target and not (page.parent / target).exists()
     ]
     assert missing == []

@@ -18,94 +18,200 @@ from jaxmagic.call import Call
 
 # (page, source, failing call, pitfall, fixed call or None, expected result or None: jit off)
 FIXES_THAT_RUN = [
-    ("errors: ConcretizationTypeError, a traced axis", """
+    (
+        "errors: ConcretizationTypeError, a traced axis",
+        """
      @jax.jit
      def smallest(v, axis):
          return v.min(axis)
-     """, "smallest(jnp.arange(4), 0)", "traced-shape", None, None),
-    ("errors: NonConcreteBooleanIndexError, a mask then a sum", """
+     """,
+        "smallest(jnp.arange(4), 0)",
+        "traced-shape",
+        None,
+        None,
+    ),
+    (
+        "errors: NonConcreteBooleanIndexError, a mask then a sum",
+        """
      @jax.jit
      def positive_total(v):
          return v[v > 0].sum()
-     """, "positive_total(jnp.arange(-5, 5))", "traced-shape", None, None),
-    ("errors: NonConcreteBooleanIndexError, a masked update", """
+     """,
+        "positive_total(jnp.arange(-5, 5))",
+        "traced-shape",
+        None,
+        None,
+    ),
+    (
+        "errors: NonConcreteBooleanIndexError, a masked update",
+        """
      @jax.jit
      def clip_below(v):
          return v.at[v < 0].set(0)
-     """, "clip_below(jnp.arange(-2, 2))", "traced-shape", None, None),
-    ("errors: TracerArrayConversionError, np.sin", """
+     """,
+        "clip_below(jnp.arange(-2, 2))",
+        "traced-shape",
+        None,
+        None,
+    ),
+    (
+        "errors: TracerArrayConversionError, np.sin",
+        """
      @jax.jit
      def wave(v):
          return np.sin(v)
-     """, "wave(np.arange(4.0))", "numpy-in-jit", None, None),
-    ("errors: TracerArrayConversionError, a NumPy array indexed by a traced index", """
+     """,
+        "wave(np.arange(4.0))",
+        "numpy-in-jit",
+        None,
+        None,
+    ),
+    (
+        "errors: TracerArrayConversionError, a NumPy array indexed by a traced index",
+        """
      lookup_table = np.arange(10) * 3
      @jax.jit
      def pick(i):
          return lookup_table[i]
-     """, "pick(4)", "numpy-in-jit", None, None),
-    ("errors: TracerIntegerConversionError, np.split with a traced axis", """
+     """,
+        "pick(4)",
+        "numpy-in-jit",
+        None,
+        None,
+    ),
+    (
+        "errors: TracerIntegerConversionError, np.split with a traced axis",
+        """
      @jax.jit
      def halves(v, axis):
          return np.split(v, 2, axis)
-     """, "halves(np.arange(4), 0)", "numpy-in-jit", None, None),
-    ("errors: TracerIntegerConversionError, a list indexed by a traced index", """
+     """,
+        "halves(np.arange(4), 0)",
+        "numpy-in-jit",
+        None,
+        None,
+    ),
+    (
+        "errors: TracerIntegerConversionError, a list indexed by a traced index",
+        """
      weights = [1.0, 2.0, 3.0]
      @jax.jit
      def weight(i):
          return weights[i]
-     """, "weight(2)", "python-scalar-conversion", None, None),
-    ("errors: TracerBoolConversionError, a ternary on data", """
+     """,
+        "weight(2)",
+        "python-scalar-conversion",
+        None,
+        None,
+    ),
+    (
+        "errors: TracerBoolConversionError, a ternary on data",
+        """
      @jax.jit
      def smaller(a, b):
          return a if a.sum() < b.sum() else b
-     """, "smaller(jnp.ones(4), jnp.zeros(4))", "python-control-flow", None, None),
-    ("errors: TracerBoolConversionError, a flag", """
+     """,
+        "smaller(jnp.ones(4), jnp.zeros(4))",
+        "python-control-flow",
+        None,
+        None,
+    ),
+    (
+        "errors: TracerBoolConversionError, a flag",
+        """
      @jax.jit
      def scaled(v, normalize=True):
          if normalize:
              return v / v.sum()
          return v
-     """, "scaled(jnp.arange(1.0, 6.0), True)", "python-control-flow", None, None),
-    ("jit-compilation: if on a traced value", """
+     """,
+        "scaled(jnp.arange(1.0, 6.0), True)",
+        "python-control-flow",
+        None,
+        None,
+    ),
+    (
+        "jit-compilation: if on a traced value",
+        """
      @jax.jit
      def bump(x):
          if x > 0:
              return x
          else:
              return 2 * x
-     """, "bump(10.0)", "python-control-flow", None, None),
-    ("jit-compilation: while on a traced bound", """
+     """,
+        "bump(10.0)",
+        "python-control-flow",
+        None,
+        None,
+    ),
+    (
+        "jit-compilation: while on a traced bound",
+        """
      @jax.jit
      def count_up(x, n):
          i = 0
          while i < n:
              i += 1
          return x + i
-     """, "count_up(10, 20)", "python-control-flow", None, None),
-    ("control-flow: a piecewise function", """
+     """,
+        "count_up(10, 20)",
+        "python-control-flow",
+        None,
+        None,
+    ),
+    (
+        "control-flow: a piecewise function",
+        """
      @jax.jit
      def piecewise(x):
          if x < 3:
              return 3.0 * x ** 2
          else:
              return -4 * x
-     """, "piecewise(2.0)", "python-control-flow", None, None),
-    ("Sharp Bits: dynamic shapes (a NaN-skipping sum)", """
+     """,
+        "piecewise(2.0)",
+        "python-control-flow",
+        None,
+        None,
+    ),
+    (
+        "Sharp Bits: dynamic shapes (a NaN-skipping sum)",
+        """
      def sum_skipping_nans(v):
          keep = ~jnp.isnan(v)
          kept = v[keep]
          return kept.sum()
      fast_sum = jax.jit(sum_skipping_nans)
-     """, "fast_sum(jnp.array([1.0, 2.0, jnp.nan, 3.0]))", "traced-shape",
-     "jax.jit(sum_skipping_nans)(jnp.array([1.0, 2.0, jnp.nan, 3.0]))", np.float32(6.0)),
-    ("Sharp Bits: in-place updates", """
+     """,
+        "fast_sum(jnp.array([1.0, 2.0, jnp.nan, 3.0]))",
+        "traced-shape",
+        "jax.jit(sum_skipping_nans)(jnp.array([1.0, 2.0, jnp.nan, 3.0]))",
+        np.float32(6.0),
+    ),
+    (
+        "Sharp Bits: in-place updates",
+        """
      def reset(v):
          v[0] = 10.0
          return v
-     """, "reset(jnp.zeros(3))", "in-place-update", None, np.array([10.0, 0.0, 0.0])),
-    ("Sharp Bits: non-array inputs", "", "jnp.sum([1, 2, 3])", "list-input", "jnp.sum(jnp.array([1, 2, 3]))", np.int32(6)),
-    ("Flax NNX: nnx.jit with a flag", """
+     """,
+        "reset(jnp.zeros(3))",
+        "in-place-update",
+        None,
+        np.array([10.0, 0.0, 0.0]),
+    ),
+    (
+        "Sharp Bits: non-array inputs",
+        "",
+        "jnp.sum([1, 2, 3])",
+        "list-input",
+        "jnp.sum(jnp.array([1, 2, 3]))",
+        np.int32(6),
+    ),
+    (
+        "Flax NNX: nnx.jit with a flag",
+        """
      from flax import nnx
      class Block(nnx.Module):
          def __init__(self, rngs):
@@ -119,17 +225,31 @@ FIXES_THAT_RUN = [
      def forward(model, x, train):
          return model(x, train)
      model = Block(nnx.Rngs(0))
-     """, "forward(model, jnp.ones((1, 3)), True)", "python-control-flow", None, None),
-    ("Equinox: filter_jit with an array where a size goes", """
+     """,
+        "forward(model, jnp.ones((1, 3)), True)",
+        "python-control-flow",
+        None,
+        None,
+    ),
+    (
+        "Equinox: filter_jit with an array where a size goes",
+        """
      import equinox as eqx
      @eqx.filter_jit
      def first_rows(x, n):
          return x[:n]
-     """, "first_rows(jnp.ones((4, 2)), jnp.array(3))", "traced-shape", "first_rows(jnp.ones((4, 2)), 3)", np.ones((3, 2))),
+     """,
+        "first_rows(jnp.ones((4, 2)), jnp.array(3))",
+        "traced-shape",
+        "first_rows(jnp.ones((4, 2)), 3)",
+        np.ones((3, 2)),
+    ),
 ]
 
 
-@pytest.mark.parametrize("page, source, call, pitfall, fixed_call, expected", FIXES_THAT_RUN, ids=[c[0] for c in FIXES_THAT_RUN])
+@pytest.mark.parametrize(
+    "page, source, call, pitfall, fixed_call, expected", FIXES_THAT_RUN, ids=[c[0] for c in FIXES_THAT_RUN]
+)
 def test_the_pages_failing_example_is_diagnosed_and_its_fix_runs(page, source, call, pitfall, fixed_call, expected):
     found = fix_runs(textwrap.dedent(source) or "pass", call, expected=expected, fixed_call=fixed_call)
     assert found.pitfall == pitfall, page
@@ -165,7 +285,10 @@ def test_sharp_bits_global_saved_from_inside_is_a_tracer_leak_whose_fix_hands_it
 
 def test_sharp_bits_iterator_in_a_loop_body_is_a_warning_whose_fix_gives_45():
     ns = namespace()
-    run("numbers = iter(range(10))\ndef total():\n    return jax.lax.fori_loop(0, 10, lambda i, acc: acc + next(numbers), 0)\n", ns)
+    run(
+        "numbers = iter(range(10))\ndef total():\n    return jax.lax.fori_loop(0, 10, lambda i, acc: acc + next(numbers), 0)\n",
+        ns,
+    )
     assert int(ns["total"]()) == 0  # the trap: every iteration added the one value seen while tracing
     ns["numbers"] = iter(range(10))
     (found,) = doctor.observe_trace(ns["total"], jax.make_jaxpr(ns["total"])())
@@ -177,7 +300,8 @@ def test_sharp_bits_iterator_in_a_loop_body_is_a_warning_whose_fix_gives_45():
 
 def test_a_print_inside_a_models_call_is_found_through_the_model_argument():
     ns = namespace()
-    run("""
+    run(
+        """
 class Doubler:
     def __call__(self, x):
         print("called with", x)
@@ -186,7 +310,9 @@ class Doubler:
 def step(model, x):
     return model(x) + 1
 model = Doubler()
-""", ns)
+""",
+        ns,
+    )
     x = np.ones(2, np.float32)
     with doctor.watch_prints() as printed:
         closed = jax.make_jaxpr(lambda x: ns["step"](ns["model"], x))(x)
@@ -252,7 +378,10 @@ step(jnp.ones(3))
 
 def test_sharp_bits_random_key_reused_is_a_warning_whose_fix_draws_independently():
     ns = namespace()
-    run("def noise(key):\n    a = jax.random.normal(key, (3,))\n    b = jax.random.normal(key, (3,))\n    return a, b\n", ns)
+    run(
+        "def noise(key):\n    a = jax.random.normal(key, (3,))\n    b = jax.random.normal(key, (3,))\n    return a, b\n",
+        ns,
+    )
     a, b = ns["noise"](jax.random.key(0))
     assert (a == b).all()  # the trap: the same numbers twice
     (found,) = doctor.observe_trace(ns["noise"], jax.make_jaxpr(ns["noise"])(jax.random.key(0)))
@@ -264,8 +393,11 @@ def test_sharp_bits_random_key_reused_is_a_warning_whose_fix_draws_independently
 
 def test_a_key_split_between_draws_is_not_reuse():
     ns = namespace()
-    run("def noise(key):\n    a = jax.random.normal(key, (3,))\n    key, sub = jax.random.split(key)\n"
-        "    b = jax.random.normal(key, (3,))\n    return a, b\n", ns)
+    run(
+        "def noise(key):\n    a = jax.random.normal(key, (3,))\n    key, sub = jax.random.split(key)\n"
+        "    b = jax.random.normal(key, (3,))\n    return a, b\n",
+        ns,
+    )
     assert doctor.observe_trace(ns["noise"], jax.make_jaxpr(ns["noise"])(jax.random.key(0))) == []
 
 
@@ -293,8 +425,11 @@ s = Scaler(2.0, True)
 
 
 def test_a_string_setting_passed_to_a_jitted_function_is_made_static():
-    found = fix_runs("@jax.jit\ndef act(x, name):\n    return x * 2 if name == 'double' else x\n",
-                     "act(x, 'double')", x=np.float32(1.5))
+    found = fix_runs(
+        "@jax.jit\ndef act(x, name):\n    return x * 2 if name == 'double' else x\n",
+        "act(x, 'double')",
+        x=np.float32(1.5),
+    )
     assert found.pitfall == "non-array-argument" and found.static_argnames == ("name",)
 
 
@@ -318,8 +453,13 @@ new = step(params)
 
 
 def test_sharp_bits_and_on_arrays_outside_jit_becomes_logical_and():
-    found = fix_runs("def both(a, b):\n    return (a > 0) and (b > 0)\n", "both(a, b)",
-                     expected=np.array([True, False]), a=np.array([1.0, 2.0]), b=np.array([3.0, -4.0]))
+    found = fix_runs(
+        "def both(a, b):\n    return (a > 0) and (b > 0)\n",
+        "both(a, b)",
+        expected=np.array([True, False]),
+        a=np.array([1.0, 2.0]),
+        b=np.array([3.0, -4.0]),
+    )
     assert found.pitfall == "array-truth-value"
 
 
@@ -339,7 +479,8 @@ def test_faq_impure_function_warns_of_its_print_and_its_global_and_the_global_fi
 
 def test_sharp_bits_static_self_mutated_is_a_warning_whose_fix_sees_the_change():
     ns = namespace()
-    run("""
+    run(
+        """
 from functools import partial
 
 class Scaler:
@@ -354,7 +495,9 @@ class Scaler:
         return y
 
 s = Scaler(2.0, True)
-""", ns)
+""",
+        ns,
+    )
     s = ns["s"]
     assert float(s.apply(3.0)) == 6.0
     s.on = False

@@ -183,7 +183,12 @@ def test_an_equinox_field_used_as_a_size_is_declared_static():
 
     model = Head(jnp.arange(4.0), 2)
     """
-    found = fix_runs(source, "apply(model, x)", expected=np.array([0.0, -2.0], dtype=np.float32),
-                     fixed_call="apply(Head(jnp.arange(4.0), 2), x)", x=X)
+    found = fix_runs(
+        source,
+        "apply(model, x)",
+        expected=np.array([0.0, -2.0], dtype=np.float32),
+        fixed_call="apply(Head(jnp.arange(4.0), 2), x)",
+        x=X,
+    )
     assert found.pitfall == "traced-shape" and "n: int = eqx.field(static=True)" in found.fix
     assert "jax.jit(static_argnames" not in found.fix

@@ -24,7 +24,11 @@ def activation(x, use_relu):
 
 def cards(result) -> list[str]:
     """The pitfall ids of the diagnosis cards a cell showed."""
-    return [o["text/html"].split('data-pitfall="')[1].split('"')[0] for o in result.outputs if "data-pitfall" in o.get("text/html", "")]
+    return [
+        o["text/html"].split('data-pitfall="')[1].split('"')[0]
+        for o in result.outputs
+        if "data-pitfall" in o.get("text/html", "")
+    ]
 
 
 @pytest.fixture
@@ -205,7 +209,9 @@ def test_terminal_ipython_prints_the_diagnosis_under_the_traceback():
     )
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(JAX_PLATFORMS="cpu", TERM="dumb")
-    done = subprocess.run([str(IPYTHON), "--simple-prompt"], input=session, capture_output=True, text=True, timeout=120, env=env)
+    done = subprocess.run(
+        [str(IPYTHON), "--simple-prompt"], input=session, capture_output=True, text=True, timeout=120, env=env
+    )
     out = done.stdout + done.stderr
     traceback_at, doctor_at = out.find("IndexError"), out.find("jaxmagic doctor · error")
     assert 0 <= traceback_at < doctor_at, out
@@ -217,14 +223,18 @@ def test_in_a_jupyter_kernel_the_card_follows_the_error_output(tmp_path):
     from nbclient import NotebookClient
 
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in (
-        "%load_ext jaxmagic\nimport jax, jax.numpy as jnp",
-        TRAP.strip(),
-        "activation(jnp.ones(3), True)",
-        "1 / 0",
-    )]
-    client = NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
-                            resources={"metadata": {"path": str(tmp_path)}})
+    notebook.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "%load_ext jaxmagic\nimport jax, jax.numpy as jnp",
+            TRAP.strip(),
+            "activation(jnp.ones(3), True)",
+            "1 / 0",
+        )
+    ]
+    client = NotebookClient(
+        notebook, timeout=120, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}
+    )
     client.execute()
     trap_outputs = notebook.cells[2].outputs
     kinds = [o.output_type for o in trap_outputs]

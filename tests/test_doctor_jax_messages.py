@@ -34,10 +34,13 @@ def test_the_messages_the_doctor_matches_are_still_worded_the_same():
     x = jnp.ones(3)
     slicing = str(raised(jax.jit(lambda x, n: x[:n]), x, 2))
     assert any(f.text in slicing for f in doctor.PITFALLS["traced-shape"].messages if f.by(jax.__version__))
-    assert "Shapes must be 1D sequences of concrete values of integer type" in str(raised(jax.jit(lambda n: jnp.zeros(n)), 2))
+    assert "Shapes must be 1D sequences of concrete values of integer type" in str(
+        raised(jax.jit(lambda n: jnp.zeros(n)), 2)
+    )
     assert "unsupported format string passed to" in str(raised(jax.jit(lambda x: f"{x.sum():.2f}"), x))
     assert "Non-hashable static arguments are not supported" in str(
-        raised(jax.jit(lambda x, s: x, static_argnums=1), x, [1]))
+        raised(jax.jit(lambda x, s: x, static_argnums=1), x, [1])
+    )
     assert isinstance(raised(jax.jit(lambda x: x[x > 0]), x), jax.errors.NonConcreteBooleanIndexError)
     assert isinstance(raised(jax.jit(lambda x: float(x.sum())), x), jax.errors.ConcretizationTypeError)
     assert isinstance(raised(jax.jit(lambda x, n: range(n)), x, 2), jax.errors.TracerIntegerConversionError)

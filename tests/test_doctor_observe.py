@@ -161,7 +161,11 @@ def g(x):
 """).assert_ok()
     shown = run("%jaxpr g(jnp.ones(3))").assert_ok()
     assert "x is JitTracer" in shown.stdout  # the user's own print still reaches the screen
-    kinds = [o["text/html"].split('data-pitfall="')[1].split('"')[0] for o in shown.outputs if "data-pitfall" in o.get("text/html", "")]
+    kinds = [
+        o["text/html"].split('data-pitfall="')[1].split('"')[0]
+        for o in shown.outputs
+        if "data-pitfall" in o.get("text/html", "")
+    ]
     assert kinds == ["print-side-effect", "baked-global", "numpy-on-traced-value"]
     assert 'data-primitive="mul"' in shown.outputs[0]["text/html"]  # the jaxpr comes first
     assert_no_internals(shown)

@@ -42,7 +42,7 @@ def test_if_on_a_traced_argument_suggests_marking_it_static():
 
 def test_if_on_a_traced_argument_also_offers_lax_cond_which_runs():
     found, ns, _ = diagnosed(ACTIVATION, "activation(x, True)", x=X)
-    (label, code), = [alt for alt in found.alternatives if "cond" in alt[1]]
+    ((label, code),) = [alt for alt in found.alternatives if "cond" in alt[1]]
     assert "lax.cond(use_relu" in code
     apply(code, ns)
     np.testing.assert_allclose(ns["activation"](X, True), np.maximum(0, X))
@@ -83,7 +83,7 @@ def test_while_on_a_traced_argument_offers_static_and_while_loop():
     assert found.where.text == "while n > 0:"
     apply(found.fix, ns)
     np.testing.assert_allclose(ns["halve"](X, 3), X / 8)
-    (label, loop), = [alt for alt in found.alternatives if "while_loop" in alt[1]]
+    ((label, loop),) = [alt for alt in found.alternatives if "while_loop" in alt[1]]
     apply(loop, ns)
     np.testing.assert_allclose(ns["halve"](X, 3), X / 8)
 
@@ -114,7 +114,7 @@ def test_static_argument_is_added_to_an_existing_jit_call_in_the_source():
     fast = jax.jit(scaled, donate_argnums=())
     """
     found, ns, _ = diagnosed(source, "fast(x, 1)", x=X)
-    assert found.fix.startswith("fast = jax.jit(scaled, donate_argnums=(), static_argnames=(\"mode\",))")
+    assert found.fix.startswith('fast = jax.jit(scaled, donate_argnums=(), static_argnames=("mode",))')
     apply(found.fix, ns)
     np.testing.assert_allclose(ns["fast"](X, 1), X * 2)
 
@@ -137,7 +137,7 @@ def test_slice_with_a_traced_length():
     assert 'static_argnames=("num_points",)' in found.fix
     apply(found.fix, ns)
     np.testing.assert_allclose(ns["first_points"](points, 3), points[:3])
-    (label, masked), = [alt for alt in found.alternatives if "where" in alt[1]]
+    ((label, masked),) = [alt for alt in found.alternatives if "where" in alt[1]]
     apply(masked, ns)
     expected = np.where(np.arange(5)[:, None] < 3, points, 0)
     np.testing.assert_allclose(ns["first_points"](points, 3), expected)
@@ -158,7 +158,7 @@ def test_range_with_a_traced_count_offers_static_and_fori_loop():
     assert found.where.text == "for i in range(n):"
     apply(found.fix, ns)
     assert float(ns["total"](X, 3)) == pytest.approx(6.0)
-    (label, loop), = [alt for alt in found.alternatives if "fori_loop" in alt[1]]
+    ((label, loop),) = [alt for alt in found.alternatives if "fori_loop" in alt[1]]
     apply(loop, ns)
     assert float(ns["total"](X, 3)) == pytest.approx(6.0)
 
@@ -198,7 +198,7 @@ def test_fixed_length_slice_at_a_traced_start_uses_dynamic_slice():
     """
     found, ns, _ = diagnosed(source, "window(x, 1)", x=X)
     assert found.pitfall == "traced-shape" and found.variable == "start"
-    (label, dynamic), = [alt for alt in found.alternatives if "dynamic_slice" in alt[1]]
+    ((label, dynamic),) = [alt for alt in found.alternatives if "dynamic_slice" in alt[1]]
     apply(dynamic, ns)
     np.testing.assert_allclose(ns["window"](X, 1), X[1:3])
 
@@ -281,7 +281,7 @@ def test_int_of_a_traced_argument_offers_static_too():
     assert found.pitfall == "python-scalar-conversion" and found.variable == "times"
     apply(found.fix, ns)
     np.testing.assert_allclose(ns["repeat"](X, 3), X * 3)
-    (label, static), = [alt for alt in found.alternatives if "static_argnames" in alt[1]]
+    ((label, static),) = [alt for alt in found.alternatives if "static_argnames" in alt[1]]
     apply(static, ns)
     np.testing.assert_allclose(ns["repeat"](X, 3), X * 3)
 

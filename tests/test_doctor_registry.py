@@ -67,7 +67,9 @@ PRODUCERS = {
     "argument of jnp.": lambda: message(jax.jit(lambda n: jnp.linspace(0, 1, n)), 3),
     "arose in the jnp.": lambda: message(jax.jit(jnp.arange), 3),
     "for the first argument of jnp.": lambda: message(jax.jit(jnp.unique), X),
-    "Non-hashable static arguments are not supported": lambda: message(jax.jit(lambda x, s: x, static_argnums=1), X, [1]),
+    "Non-hashable static arguments are not supported": lambda: message(
+        jax.jit(lambda x, s: x, static_argnums=1), X, [1]
+    ),
     "Array has been deleted": lambda: _donated_message(again=False),
     "has been deleted or donated": lambda: _donated_message(again=True),
     "Leaked trace": _checked_leak_message,
@@ -81,7 +83,9 @@ PRODUCERS = {
     "The error occurred while tracing the function": lambda: message(jax.jit(lambda n: jnp.zeros(n)), 2),
     "The function being traced when the value leaked was": _leak_message,
     "depends on the value of the argument": lambda: message(jax.jit(lambda n: jnp.zeros(n)), 2),
-    "became a tracer due to JAX operations": lambda: message(jax.jit(lambda x: int(jnp.argmax(jnp.arange(3.0) * 2))), X),
+    "became a tracer due to JAX operations": lambda: message(
+        jax.jit(lambda x: int(jnp.argmax(jnp.arange(3.0) * 2))), X
+    ),
     "The leaked intermediate value was created on line": _leak_message,
     "See https://docs.jax.dev/en/latest/errors.html": lambda: message(jax.jit(lambda x: float(x.sum())), X),
 }
@@ -96,7 +100,9 @@ def declared_fragments() -> list[tuple[str, registry.Written]]:
 def test_every_declared_message_fragment_is_still_written_by_this_jax(owner, fragment):
     assert fragment.text in PRODUCERS, f"{owner} reads {fragment.text!r}: add code that makes JAX write it"
     if not fragment.by(jax.__version__):
-        pytest.skip(f"JAX {jax.__version__} does not write {fragment.text!r} (declared for {fragment.since}..{fragment.until})")
+        pytest.skip(
+            f"JAX {jax.__version__} does not write {fragment.text!r} (declared for {fragment.since}..{fragment.until})"
+        )
     written = PRODUCERS[fragment.text]()
     assert fragment.text in written, f"JAX {jax.__version__} no longer writes {fragment.text!r} ({owner})"
 
@@ -106,7 +112,8 @@ def test_a_fragment_declared_for_other_versions_is_not_written_by_this_jax():
     for owner, fragment in declared_fragments():
         if not fragment.by(jax.__version__):
             assert fragment.text not in PRODUCERS[fragment.text](), (
-                f"JAX {jax.__version__} writes {fragment.text!r} ({owner}): widen its declared versions")
+                f"JAX {jax.__version__} writes {fragment.text!r} ({owner}): widen its declared versions"
+            )
 
 
 @pytest.mark.parametrize("pitfall", sorted(doctor.PITFALLS))
@@ -118,10 +125,13 @@ def test_every_pitfall_has_its_docs_section(pitfall):
 
 @pytest.mark.parametrize("pitfall", sorted(doctor.PITFALLS))
 def test_every_pitfall_is_asserted_by_a_test(pitfall):
-    tests = "".join(p.read_text() for p in (ROOT / "tests").glob("test_doctor_*.py") if p.name != pathlib.Path(__file__).name)
+    tests = "".join(
+        p.read_text() for p in (ROOT / "tests").glob("test_doctor_*.py") if p.name != pathlib.Path(__file__).name
+    )
     # `found.pitfall == "<id>"`, `== ["<id>"]`, or the id in a table of cases that a test checks
-    assert re.search(rf'\.pitfall == "{re.escape(pitfall)}"|== \["{re.escape(pitfall)}"\]|, "{re.escape(pitfall)}", ', tests), (
-        f"no test checks that the doctor answers {pitfall!r}")
+    assert re.search(
+        rf'\.pitfall == "{re.escape(pitfall)}"|== \["{re.escape(pitfall)}"\]|,\s+"{re.escape(pitfall)}",\s', tests
+    ), f"no test checks that the doctor answers {pitfall!r}"
 
 
 def test_each_pitfall_is_declared_once_with_a_known_severity_stage_and_recogniser():
@@ -134,7 +144,9 @@ def test_each_pitfall_is_declared_once_with_a_known_severity_stage_and_recognise
 
 def test_the_severity_shown_is_the_registrys():
     for pitfall in doctor.PITFALLS.values():
-        shown = doctor.Diagnosis(pitfall.id, explanation="", fix="", severity="error" if pitfall.severity == "warning" else "warning")
+        shown = doctor.Diagnosis(
+            pitfall.id, explanation="", fix="", severity="error" if pitfall.severity == "warning" else "warning"
+        )
         assert shown.severity == pitfall.severity
 
 
@@ -151,8 +163,13 @@ def test_a_recogniser_that_raises_is_logged_and_counted_and_the_others_still_run
     def explode(case):
         raise RuntimeError("reworded by a new JAX")
 
-    monkeypatch.setitem(doctor.PITFALLS, broken.id, registry.Pitfall(
-        broken.id, broken.title, broken.severity, broken.order, broken.stage, broken.messages, explode))
+    monkeypatch.setitem(
+        doctor.PITFALLS,
+        broken.id,
+        registry.Pitfall(
+            broken.id, broken.title, broken.severity, broken.order, broken.stage, broken.messages, explode
+        ),
+    )
     before = len(doctor.internal_errors())
 
     def first(x, n):
@@ -171,8 +188,14 @@ def test_a_recogniser_that_raises_is_logged_and_counted_and_the_others_still_run
 
 def test_a_trace_recogniser_that_raises_is_counted_too(monkeypatch):
     broken = doctor.PITFALLS["print-side-effect"]
-    monkeypatch.setitem(doctor.PITFALLS, broken.id, registry.Pitfall(
-        broken.id, broken.title, broken.severity, broken.order, broken.stage, broken.messages, lambda traced: 1 / 0))
+    monkeypatch.setitem(
+        doctor.PITFALLS,
+        broken.id,
+        registry.Pitfall(
+            broken.id, broken.title, broken.severity, broken.order, broken.stage, broken.messages, lambda traced: 1 / 0
+        ),
+    )
+
     def f(x):
         return x * scale_factor
 

@@ -31,7 +31,9 @@ def sample(**changes) -> Diagnosis:
 
 def test_html_card_has_the_pitfall_the_line_the_explanation_and_the_fix():
     html = sample().to_html()
-    assert html.startswith('<div class="jaxmagic jm-diagnosis" data-pitfall="python-control-flow" data-severity="error">')
+    assert html.startswith(
+        '<div class="jaxmagic jm-diagnosis" data-pitfall="python-control-flow" data-severity="error">'
+    )
     assert "<style>" in html and 'class="jm-card jm-error"' in html
     assert "In [4]" in html and PITFALLS["python-control-flow"].title.replace("/", "/") in html
     assert "<code>use_relu</code> is traced" in html  # code parts become code
@@ -56,9 +58,16 @@ def test_warning_card_is_marked_as_a_warning():
 
 def test_text_has_the_same_parts_in_order_and_no_colour_by_default():
     text = sample().to_text()
-    parts = ["jaxmagic doctor · error: Python if / while", "In [4] line 3: if use_relu:", "`use_relu` is traced",
-             "Fix: Mark `use_relu` static.", '    @jax.jit(static_argnames=("use_relu",))', "Or use `jax.lax.cond`:",
-             "    jax.lax.cond(p, a, b)", "docs/pitfalls.md#python-control-flow"]
+    parts = [
+        "jaxmagic doctor · error: Python if / while",
+        "In [4] line 3: if use_relu:",
+        "`use_relu` is traced",
+        "Fix: Mark `use_relu` static.",
+        '    @jax.jit(static_argnames=("use_relu",))',
+        "Or use `jax.lax.cond`:",
+        "    jax.lax.cond(p, a, b)",
+        "docs/pitfalls.md#python-control-flow",
+    ]
     positions = [text.index(p) for p in parts]
     assert positions == sorted(positions)
     assert "\x1b[" not in text

@@ -16,7 +16,11 @@ from jaxmagic import doctor
 
 
 def cards(result) -> list[str]:
-    return [o["text/html"].split('data-pitfall="')[1].split('"')[0] for o in result.outputs if "data-pitfall" in o.get("text/html", "")]
+    return [
+        o["text/html"].split('data-pitfall="')[1].split('"')[0]
+        for o in result.outputs
+        if "data-pitfall" in o.get("text/html", "")
+    ]
 
 
 def warnings_for(ip, name: str, *args: str) -> list[str]:

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from outcomes import Snapshot, assert_clean, defined_in_session
 
-SETUP = '''
+SETUP = """
 import functools
 import jax, jax.numpy as jnp
 x = jnp.ones(3)
@@ -47,9 +47,28 @@ class Scale:
     def __call__(self, x):
         return x * 3
 scale = Scale()
-'''
-SETUP_NAMES = {"functools", "jax", "jnp", "x", "ints", "empty", "f", "kwonly", "varargs", "raises", "branchy",
-               "returns_str", "gen", "tick", "sometimes", "number", "jitted", "Scale", "scale"}
+"""
+SETUP_NAMES = {
+    "functools",
+    "jax",
+    "jnp",
+    "x",
+    "ints",
+    "empty",
+    "f",
+    "kwonly",
+    "varargs",
+    "raises",
+    "branchy",
+    "returns_str",
+    "gen",
+    "tick",
+    "sometimes",
+    "number",
+    "jitted",
+    "Scale",
+    "scale",
+}
 
 EXAMPLES = {"jaxpr": 400, "jitcompare": 220, "recompiles": 200, "cells": 150, "jaxmagic": 60}
 FUZZ = settings(
@@ -63,12 +82,43 @@ FUZZ = settings(
 # Each pool has what should work and what should not; most draws take from the first, so that many
 # examples get as far as tracing, timing and rendering, and some probe every refusal.
 
-CALLEES = (["f", "kwonly", "varargs", "jitted", "scale", "jnp.sin", "jnp.sum", "(lambda a: a * 2)",
-            "functools.partial(f, n=3)", "jax.jit(f)", "scale.__call__", "raises", "branchy", "sometimes"],
-           ["returns_str", "gen", "number", "len", "print", "undefined_name", "x", "Scale", "(lambda *a: a)"])
-ARGUMENTS = (["x", "ints", "empty", "2", "2.5", "-1", "True", "jnp.float32(1)", "(x, x)", "{'a': x}",
-              "x.astype(jnp.bfloat16)", "x.astype(jnp.complex64)", "jnp.ones((1,) * 8)"],
-             ["None", "'text'", "[x, 1]", "undefined_argument", "*[x]", "**{'n': 2}", "raises(x)", "f", "()"])
+CALLEES = (
+    [
+        "f",
+        "kwonly",
+        "varargs",
+        "jitted",
+        "scale",
+        "jnp.sin",
+        "jnp.sum",
+        "(lambda a: a * 2)",
+        "functools.partial(f, n=3)",
+        "jax.jit(f)",
+        "scale.__call__",
+        "raises",
+        "branchy",
+        "sometimes",
+    ],
+    ["returns_str", "gen", "number", "len", "print", "undefined_name", "x", "Scale", "(lambda *a: a)"],
+)
+ARGUMENTS = (
+    [
+        "x",
+        "ints",
+        "empty",
+        "2",
+        "2.5",
+        "-1",
+        "True",
+        "jnp.float32(1)",
+        "(x, x)",
+        "{'a': x}",
+        "x.astype(jnp.bfloat16)",
+        "x.astype(jnp.complex64)",
+        "jnp.ones((1,) * 8)",
+    ],
+    ["None", "'text'", "[x, 1]", "undefined_argument", "*[x]", "**{'n': 2}", "raises(x)", "f", "()"],
+)
 KEYWORDS = ["n", "scale", "k", "x", "bogus"]
 JUNK = st.text(alphabet="fx(),=*' \"[]{}:#-+.0123456789lambd", max_size=24)
 
@@ -89,7 +139,10 @@ def call_expressions(draw) -> str:
     return f"{callee}({', '.join(positional + keywords)})"
 
 
-STATIC = (["n", "1", "scale", "k", "n,k"], ["x", "0", "args", "n,n", "1,n", "0,1", "a b", "-1", "99", "", "n,", ",", "é"])
+STATIC = (
+    ["n", "1", "scale", "k", "n,k"],
+    ["x", "0", "args", "n,n", "1,n", "0,1", "a b", "-1", "99", "", "n,", ",", "é"],
+)
 
 
 def options(draw, table: tuple[list, list]) -> str:
@@ -106,18 +159,37 @@ def options(draw, table: tuple[list, list]) -> str:
 
 
 JAXPR_OPTIONS = (
-    [("-s", STATIC), ("--static", STATIC), ("-t", (["grad", "vmap", "value_and_grad", "jacfwd", "jacrev"], ["hessian", ""])),
-     ("--stage", (["jaxpr", "stablehlo", "hlo"], ["llvm"])), ("--cost", None), ("--no-source", None),
-     ("--max-eqns", (["1", "3", "400"], ["0", "-3", "many", "99999999999999999999"])), ("--plain", None), ("--tb", None),
-     ("-o", None)],
+    [
+        ("-s", STATIC),
+        ("--static", STATIC),
+        ("-t", (["grad", "vmap", "value_and_grad", "jacfwd", "jacrev"], ["hessian", ""])),
+        ("--stage", (["jaxpr", "stablehlo", "hlo"], ["llvm"])),
+        ("--cost", None),
+        ("--no-source", None),
+        ("--max-eqns", (["1", "3", "400"], ["0", "-3", "many", "99999999999999999999"])),
+        ("--plain", None),
+        ("--tb", None),
+        ("-o", None),
+    ],
     [("--bogus", None), ("-", None), ("--", None), ("-s", ()), ("-t", ()), ("--max-eqns", ()), ("'unclosed", None)],
 )
 JITCOMPARE_OPTIONS = (
-    [("--modes", (["eager", "jit", "eager,jit", "jit,eager", "all"], ["sharded", "pmap", "turbo", "", ",", "eager,,jit"])),
-     ("-n", (["1", "2"], ["0", "-1", "x", "1.5", ""])), ("-r", (["1", "2"], ["0", "-5", "r"])),
-     ("--budget", (["0.02", "0.05", "inf"], ["0", "-1", "nan", "soon"])), ("-s", STATIC),
-     ("--rtol", (["0", "1e-3"], ["-1", "nan", "x"])), ("--atol", (["0", "1e9", "inf"], ["-inf"])),
-     ("--plain", None), ("--tb", None), ("-q", None), ("-o", None)],
+    [
+        (
+            "--modes",
+            (["eager", "jit", "eager,jit", "jit,eager", "all"], ["sharded", "pmap", "turbo", "", ",", "eager,,jit"]),
+        ),
+        ("-n", (["1", "2"], ["0", "-1", "x", "1.5", ""])),
+        ("-r", (["1", "2"], ["0", "-5", "r"])),
+        ("--budget", (["0.02", "0.05", "inf"], ["0", "-1", "nan", "soon"])),
+        ("-s", STATIC),
+        ("--rtol", (["0", "1e-3"], ["-1", "nan", "x"])),
+        ("--atol", (["0", "1e9", "inf"], ["-inf"])),
+        ("--plain", None),
+        ("--tb", None),
+        ("-q", None),
+        ("-o", None),
+    ],
     [("--bogus", None), ("-n", ()), ("--budget", ()), ("--split", (["x"], ["n", "bogus", ""])), ('"unclosed', None)],
 )
 # Every %jitcompare example starts from one timed call per mode in a tiny budget; the drawn options
@@ -136,8 +208,10 @@ def jitcompare_lines(draw) -> str:
 
 
 RECOMPILES_COMMANDS = (["on", "off", "clear", "show", ""], ["sometimes", "1bad", "-1", "'two words'"])
-RECOMPILES_WORDS = (["f", "jitted", "Scale.__call__", "--all", "--max 0", "--max 2", "--plain", "-o", "--tb"],
-                    ["step", "1bad", "a.b", "--max", "-1", "--max -1", "--bogus", "-", "on", "'two words'", "'unclosed"])
+RECOMPILES_WORDS = (
+    ["f", "jitted", "Scale.__call__", "--all", "--max 0", "--max 2", "--plain", "-o", "--tb"],
+    ["step", "1bad", "a.b", "--max", "-1", "--max -1", "--bogus", "-", "on", "'two words'", "'unclosed"],
+)
 
 
 @st.composite
@@ -146,10 +220,23 @@ def recompiles_lines(draw) -> str:
     return "%recompiles " + " ".join(words)
 
 
-BODY = (["jitted(x)", "jitted(x, n=2)", "jitted(jnp.ones(4))", "y = 1", "f(x, 2)", "jitted(x);", "len(x)",
-         "for i in range(2): jitted(jnp.ones(i + 1))", "def h(a):\n    return a", "h(x)", "# a comment",
-         "print('<b>printed</b>')"],
-        ["raises(x)", "undefined_name", "f(x", "", "jax.jit(branchy)(x)", "    indented(x)"])
+BODY = (
+    [
+        "jitted(x)",
+        "jitted(x, n=2)",
+        "jitted(jnp.ones(4))",
+        "y = 1",
+        "f(x, 2)",
+        "jitted(x);",
+        "len(x)",
+        "for i in range(2): jitted(jnp.ones(i + 1))",
+        "def h(a):\n    return a",
+        "h(x)",
+        "# a comment",
+        "print('<b>printed</b>')",
+    ],
+    ["raises(x)", "undefined_name", "f(x", "", "jax.jit(branchy)(x)", "    indented(x)"],
+)
 CELL_DEFINES = {"y", "i", "h"}
 
 
@@ -171,7 +258,9 @@ def cells(draw) -> str:
 @st.composite
 def jaxmagic_lines(draw) -> str:
     words = [pick(draw, (["doctor"], ["help", "-h", "nope", "--x", "", "'unclosed"]))]
-    words += [pick(draw, (["on", "off", "status", "last"], ["doctor", "nope", "--x"])) for _ in range(draw(st.integers(0, 2)))]
+    words += [
+        pick(draw, (["on", "off", "status", "last"], ["doctor", "nope", "--x"])) for _ in range(draw(st.integers(0, 2)))
+    ]
     return "%jaxmagic " + " ".join(words)
 
 

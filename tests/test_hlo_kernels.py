@@ -5,13 +5,13 @@ import pytest
 
 from jaxmagic import hlo_sources
 
-SETUP = '''def f(x):
+SETUP = """def f(x):
     y = jnp.sin(x) * 2
     z = jnp.cos(y) + 1
     return (z @ x.T).sum()
 
 x = jnp.ones((64, 64))
-'''
+"""
 
 
 @pytest.fixture
@@ -34,9 +34,12 @@ def test_elementwise_lines_fused_into_one_kernel_are_named_together(run, f_defin
 
 
 def test_a_loop_s_kernels_are_listed_inside_it(run):
-    run("def g(w, xs):\n    def step(h, v):\n        h = jnp.tanh(h @ w + v)\n        return h, h\n"
-        "    return jax.lax.scan(step, jnp.zeros(8), xs)[1]\n").assert_ok()
+    run(
+        "def g(w, xs):\n    def step(h, v):\n        h = jnp.tanh(h @ w + v)\n        return h, h\n"
+        "    return jax.lax.scan(step, jnp.zeros(8), xs)[1]\n"
+    ).assert_ok()
     report = run("%jaxpr -o --stage hlo g(jnp.ones((8, 8)), jnp.ones((300, 8)))").assert_ok().result
+
     def every(groups):
         for g in groups:
             yield g

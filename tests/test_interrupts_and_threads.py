@@ -72,7 +72,9 @@ def assert_interrupted_in_users_code(result, user_line: str):
     assert_no_internals(result)
     if isinstance(result.error, MagicInterrupted):  # the user's frames only, JAX's as well as ours left out
         jax_dir = os.path.dirname(jax.__file__)
-        assert jax_dir not in result.shown_traceback and "jax/_src" not in result.shown_traceback, result.shown_traceback
+        assert jax_dir not in result.shown_traceback and "jax/_src" not in result.shown_traceback, (
+            result.shown_traceback
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -103,19 +105,23 @@ def test_interrupt_in_a_jaxpr_cell_keeps_what_ran_before_it(ip, run, interrupter
     state.assert_restored(defined={"before_the_stop"})
 
 
-@pytest.mark.parametrize("stop_at, phase", [
-    (1, "the first eager call"),
-    (2, "the first jit call"),  # the eager call was the first; the second is jit's tracing
-    (5, "the eager mode"),  # eager's later calls warm up, size and run the repeats
-])
+@pytest.mark.parametrize(
+    "stop_at, phase",
+    [
+        (1, "the first eager call"),
+        (2, "the first jit call"),  # the eager call was the first; the second is jit's tracing
+        (5, "the eager mode"),  # eager's later calls warm up, size and run the repeats
+    ],
+)
 def test_interrupt_while_timing_reports_what_was_measured(ip, run, interrupter, stop_at, phase):
     run(f"calls[0] = 0\nstop_now = interrupt_at({stop_at})").assert_ok()
     state = State(ip)
     result = run("%jitcompare -o --plain -n 2 -r 5 --budget 5 stop_now(x)").assert_ok()
     comparison = result.result
     assert comparison.interrupted
-    assert any(w.startswith("Interrupted (Ctrl-C) while") and phase in w.split(":")[0] for w in comparison.warnings), \
+    assert any(w.startswith("Interrupted (Ctrl-C) while") and phase in w.split(":")[0] for w in comparison.warnings), (
         comparison.warnings
+    )
     assert result.stdout.startswith("interrupted: ")
     state.assert_restored()
 
@@ -169,11 +175,13 @@ def test_interrupt_under_the_session_watch_leaves_it_working(ip, run, interrupte
 def test_interrupt_while_the_watch_reads_a_compilation_shows_no_internals(ip, run):
     # A static value whose repr raises KeyboardInterrupt: as if Ctrl-C arrived just as jaxmagic's
     # listener described the compiled call.
-    run("class Touchy:\n"
+    run(
+        "class Touchy:\n"
         "    def __hash__(self):\n        return 1\n"
         "    def __eq__(self, other):\n        return isinstance(other, Touchy)\n"
         "    def __repr__(self):\n        raise KeyboardInterrupt\n"
-        "touchy = jax.jit(lambda a, s: a * 2, static_argnums=1)\nx = jnp.ones(3)").assert_ok()
+        "touchy = jax.jit(lambda a, s: a * 2, static_argnums=1)\nx = jnp.ones(3)"
+    ).assert_ok()
     run("%recompiles on").assert_ok()
     try:
         result = run("touchy(x, Touchy())")
@@ -191,7 +199,7 @@ def test_interrupt_while_the_watch_reads_a_compilation_shows_no_internals(ip, ru
 # ------------------------------------------------------------------------------------------------
 # Threads
 
-THREADED = '''
+THREADED = """
 import threading, time
 import jax, jax.numpy as jnp
 worker_errors = []
@@ -208,7 +216,7 @@ def compile_in_background(sizes, name="worker"):
     thread = threading.Thread(target=work, name=name)
     thread.start()
     return thread
-'''
+"""
 
 
 def test_background_compilations_are_recorded_by_the_session_watch(ip, run):
@@ -254,9 +262,11 @@ def test_background_compilations_while_timing_are_the_workers_not_the_timings(ip
     run("%recompiles on").assert_ok()
     try:
         run("def timed(a):\n    return jnp.tanh(a) * 2\nvalues = jnp.ones(64)").assert_ok()
-        shown = run("worker = compile_in_background(range(40, 44))\n"
-                    "%jitcompare -q -n 5 -r 3 --budget 2 timed(values)\n"
-                    "worker.join()").assert_ok()
+        shown = run(
+            "worker = compile_in_background(range(40, 44))\n"
+            "%jitcompare -q -n 5 -r 3 --budget 2 timed(values)\n"
+            "worker.join()"
+        ).assert_ok()
         log = run("%recompiles -o show").assert_ok().result
     finally:
         run("%recompiles off")
@@ -266,7 +276,7 @@ def test_background_compilations_while_timing_are_the_workers_not_the_timings(ip
     assert_no_internals(shown)
 
 
-CHATTER = '''
+CHATTER = """
 import threading, time
 chatter_stop = threading.Event()
 def chatter():
@@ -274,7 +284,7 @@ def chatter():
         print("from the background thread")
         time.sleep(0.002)
 chatter_thread = threading.Thread(target=chatter, daemon=True)
-'''
+"""
 
 
 def test_what_a_background_thread_prints_during_timing_is_shown_not_counted(ip, run):

@@ -82,7 +82,7 @@ def test_jit_call_in_progress_reads_the_callee_and_arguments_at_compile_time():
     x = jnp.arange(5.0)
     names = _jax_private.compile_event_names()
     seen = _at_event(names["compile"], lambda: jitted(x, 3, mode=2.0))
-    (fun_name, call), = [s for s in seen if s[0] == "jit(scaled)"]
+    ((fun_name, call),) = [s for s in seen if s[0] == "jit(scaled)"]
     assert call is not None and call.called
     assert call.fun is scaled
     assert call.args[0] is x and call.args[1] == 3
@@ -100,7 +100,7 @@ def test_jit_call_in_progress_at_trace_time_of_an_ahead_of_time_lowering():
     names = _jax_private.compile_event_names()
     x = jnp.ones(7)
     seen = _at_event(names["trace"], lambda: jax.jit(f).lower(x))
-    (fun_name, call), = [s for s in seen if s[0] == "f"]
+    ((fun_name, call),) = [s for s in seen if s[0] == "f"]
     assert call is not None and not call.called
     assert call.fun is f and call.args[0] is x
 
@@ -158,6 +158,7 @@ def test_explanations_arrive_on_the_named_logger():
     was = jax.config.values["jax_explain_cache_misses"]
     jax.config.update("jax_explain_cache_misses", True)
     try:
+
         def never_seen_before(x):
             return x - 1
 

@@ -11,7 +11,7 @@ from jax.extend.core import jaxpr_as_fun
 from tests.test_jaxpr_printer_parity import _jax_names, _our_names
 from tests.test_jaxpr_walker import _printed_primitives
 
-SETUP = '''
+SETUP = """
 from functools import partial
 from jax import lax
 
@@ -61,7 +61,7 @@ mlp_params = [{"w": jax.random.normal(keys[0], (3, 5)), "b": jnp.zeros(5)},
 mlp_batch = {"x": jax.random.normal(keys[2], (8, 3)), "y": jax.random.normal(keys[3], (8, 2))}
 xs = jnp.arange(12.0).reshape(4, 3)
 v3 = jnp.array([0.5, -1.0, 2.0])
-'''
+"""
 
 # call -> the arguments whose array leaves the traced program takes, in order
 EXAMPLES = {
@@ -91,7 +91,7 @@ def test_traced_program_names_and_line_counts_match_jax(ip, run, docs_defined, c
     computed = jaxpr_as_fun(report.jaxpr)(*leaves)
     expected = jax.tree_util.tree_leaves(eval(call, ns))  # noqa: S307
     assert len(computed) == len(expected)
-    for got, want in zip(computed, expected):
+    for got, want in zip(computed, expected, strict=True):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
     assert _our_names(report.jaxpr) == _jax_names(report.jaxpr)
     assert sum(report.line_counts.values()) == len(_printed_primitives(report.jaxpr))

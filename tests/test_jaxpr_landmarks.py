@@ -35,7 +35,9 @@ def test_a_scan_body_counts_carried_values_and_per_step_slices():
 
 
 def test_a_while_has_a_body_and_a_condition_and_the_text_view_says_so(ip, run):
-    closed = jax.make_jaxpr(lambda x: lax.while_loop(lambda c: c[1] < 10.0, lambda c: (c[0] + 1, c[1] * 2), (0, x)))(1.0)
+    closed = jax.make_jaxpr(lambda x: lax.while_loop(lambda c: c[1] < 10.0, lambda c: (c[0] + 1, c[1] * 2), (0, x)))(
+        1.0
+    )
     kinds = [r.landmark.kind for r in _opened(closed)]
     assert kinds == ["loop_body", "loop_condition"]
     run("def pick(p, x):\n    return jax.lax.cond(p, jnp.sin, jnp.cos, x)")
@@ -56,7 +58,7 @@ def test_under_grad_each_equation_is_forward_or_backward_with_its_named_scope(ru
     # JAX's own annotation of each equation: a trailing "# [its name stack]"
     stacks = [line.rsplit("# [", 1)[1].rstrip("]") for line in printed.splitlines() if " = " in line]
     assert len(stacks) == len(records)
-    for record, stack in zip(records, stacks):
+    for record, stack in zip(records, stacks, strict=True):
         assert record.derivative == ("backward" if stack.startswith("transpose(") else "forward")
         assert (record.scope == "encoder") == ("encoder" in stack)
     assert {r.derivative for r in records} == {"forward", "backward"}

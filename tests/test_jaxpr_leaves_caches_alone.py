@@ -17,6 +17,7 @@ def test_the_user_s_first_call_after_jaxpr_still_compiles_as_a_first_call(ip, ru
     run("%jaxpr --profile 1 fresh(w)").assert_ok()
     compiled = []
     jax.monitoring.register_event_duration_secs_listener(
-        lambda event, duration, **_: compiled.append(event) if "backend_compile" in event else None)
+        lambda event, duration, **_: compiled.append(event) if "backend_compile" in event else None
+    )
     run("fresh(w)").assert_ok()
     assert compiled, "the user's call compiled: %jaxpr's compile was its own"

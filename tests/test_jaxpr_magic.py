@@ -99,13 +99,7 @@ def test_lambda_in_the_magic_line_points_at_that_line(run):
 def test_cell_form_runs_the_cell_but_traces_the_last_call_instead_of_running_it(run):
     run("calls = []").assert_ok()
     shown = run(
-        "%%jaxpr\n"
-        "def g(a):\n"
-        "    calls.append('ran')\n"
-        "    b = a * 2\n"
-        "    return jnp.cos(b)\n"
-        "z = jnp.ones(2)\n"
-        "g(z)"
+        "%%jaxpr\ndef g(a):\n    calls.append('ran')\n    b = a * 2\n    return jnp.cos(b)\nz = jnp.ones(2)\ng(z)"
     ).assert_ok()
     assert eqn_primitives(shown.html) == ["mul", "cos"]
     assert re.search(r"In \[\d+\] line 5: return jnp.cos\(b\)", shown.html)
@@ -228,10 +222,7 @@ def test_user_exception_shows_the_users_traceback_not_jaxmagic(run):
 
 def test_strings_from_the_user_are_escaped_in_html(run):
     run(
-        "def tag(x, label):\n"
-        "    y = x * 2  # </span></div><script>alert(1)</script>\n"
-        "    return y\n"
-        "x = jnp.ones(2)"
+        "def tag(x, label):\n    y = x * 2  # </span></div><script>alert(1)</script>\n    return y\nx = jnp.ones(2)"
     ).assert_ok()
     html = run("%jaxpr -s label tag(x, '<img src=x onerror=alert(1)>')").assert_ok().html
     assert "<script>" not in html and "<img" not in html

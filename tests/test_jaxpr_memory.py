@@ -32,4 +32,3 @@ def test_jaxpr_report_and_jitcompare_use_the_same_keys_and_bytes():
     comparison = compare(Call(_matmul, (x,), {}), modes=("jit",), repeat=1, loops=1)
     assert set(report.memory) == KEYS
     assert report.memory == comparison.memory["jit"]
-

@@ -45,9 +45,18 @@ def loss(w, x):
 
 
 NAMESPACE = dict(
-    mlp=mlp, affine=affine, scaled=scaled, mix=mix, loss=loss,
-    params={"w1": jnp.ones((4, 8)), "w2": jnp.ones((8, 2))}, x=jnp.ones((5, 4)), pair=Pair(jnp.ones((4, 2)), jnp.ones(2)),
-    state=State({"a": jnp.ones(3)}, jnp.array(1.0)), v=jnp.ones(3), ws=(jnp.ones(3), jnp.ones(3)), w=jnp.ones((4, 2)),
+    mlp=mlp,
+    affine=affine,
+    scaled=scaled,
+    mix=mix,
+    loss=loss,
+    params={"w1": jnp.ones((4, 8)), "w2": jnp.ones((8, 2))},
+    x=jnp.ones((5, 4)),
+    pair=Pair(jnp.ones((4, 2)), jnp.ones(2)),
+    state=State({"a": jnp.ones(3)}, jnp.array(1.0)),
+    v=jnp.ones(3),
+    ws=(jnp.ones(3), jnp.ones(3)),
+    w=jnp.ones((4, 2)),
     batch_w=jnp.ones((5, 4, 2)),
 )
 
@@ -62,7 +71,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("text, transforms, static, inputs, outputs", CASES, ids=[c[0] + " " + " ".join(c[1]) for c in CASES])
+@pytest.mark.parametrize(
+    "text, transforms, static, inputs, outputs", CASES, ids=[c[0] + " " + " ".join(c[1]) for c in CASES]
+)
 def test_names_follow_the_arguments_as_written(text, transforms, static, inputs, outputs):
     report = trace(resolve_call(text, NAMESPACE, static=static), transforms=transforms)
     assert len(report.input_names) == len(report.jaxpr.jaxpr.invars)
@@ -74,8 +85,12 @@ def test_a_model_s_arrays_are_named_by_the_model_s_own_name():
     import equinox as eqx
     from flax import nnx
 
-    namespace = {"lin": nnx.Linear(3, 2, rngs=nnx.Rngs(0)), "mlpx": eqx.nn.MLP(3, 2, 4, 1, key=jax.random.PRNGKey(0)),
-                 "x3": jnp.ones((2, 3)), "v": jnp.ones(3)}
+    namespace = {
+        "lin": nnx.Linear(3, 2, rngs=nnx.Rngs(0)),
+        "mlpx": eqx.nn.MLP(3, 2, 4, 1, key=jax.random.PRNGKey(0)),
+        "x3": jnp.ones((2, 3)),
+        "v": jnp.ones(3),
+    }
     flax_report = trace(resolve_call("lin(x3)", namespace))
     assert flax_report.input_names == ["lin.bias", "lin.kernel", "inputs"]
     assert flax_report.output_names[-1] == "result" and flax_report.output_names[0] == "lin.bias (after the call)"
@@ -84,8 +99,10 @@ def test_a_model_s_arrays_are_named_by_the_model_s_own_name():
 
 
 def test_the_legend_shows_each_name_beside_its_variable(run):
-    run("def net(params, x):\n    return jnp.sum(x @ params['w'])\n"
-        "params = {'w': jnp.ones((3, 2))}\nxs = jnp.ones((4, 3))").assert_ok()
+    run(
+        "def net(params, x):\n    return jnp.sum(x @ params['w'])\n"
+        "params = {'w': jnp.ones((3, 2))}\nxs = jnp.ones((4, 3))"
+    ).assert_ok()
     shown = run("%jaxpr -t grad net(params, xs)").assert_ok()
     assert "in:   a  params['w']" in shown.text and "grad of params['w']" in shown.text
     assert 'class="jm-table jm-legend"' in shown.html and "grad of params[&#x27;w&#x27;]" in shown.html

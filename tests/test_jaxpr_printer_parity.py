@@ -18,7 +18,9 @@ _RESULTS = re.compile(r"\bin \(([^()]*)\)")
 
 def _jax_names(closed) -> tuple[list[str], list[str]]:
     text = closed.pretty_print(use_color=False)
-    return [m.group(1).strip() for m in _BINDERS.finditer(text)], [m.group(1).rstrip(",") for m in _RESULTS.finditer(text)]
+    return [m.group(1).strip() for m in _BINDERS.finditer(text)], [
+        m.group(1).rstrip(",") for m in _RESULTS.finditer(text)
+    ]
 
 
 def _our_names(closed) -> tuple[list[str], list[str]]:
@@ -51,7 +53,7 @@ def _dropped_output(x):
 
 def _grad_of_nested(x):
     inner = jax.jit(lambda v: jnp.sum(jnp.exp(v) * v))
-    return jax.grad(lambda v: inner(v) + jnp.sum(v ** 2))(x)
+    return jax.grad(lambda v: inner(v) + jnp.sum(v**2))(x)
 
 
 def _jax_prints_unused_outputs_as_underscore() -> bool:
@@ -59,8 +61,9 @@ def _jax_prints_unused_outputs_as_underscore() -> bool:
     return _jax_names(jax.make_jaxpr(_dropped_output)(jnp.ones(3)))[0][0].startswith("_")
 
 
-@pytest.mark.parametrize("function", [_inner_jits, _scan_and_cond, _dropped_output, _grad_of_nested],
-                         ids=lambda f: f.__name__.strip("_"))
+@pytest.mark.parametrize(
+    "function", [_inner_jits, _scan_and_cond, _dropped_output, _grad_of_nested], ids=lambda f: f.__name__.strip("_")
+)
 def test_listing_names_variables_as_jax_prints_them(function):
     closed = jax.make_jaxpr(function)(jnp.ones((4, 3)))
     ours = _our_names(closed)

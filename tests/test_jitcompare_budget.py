@@ -8,14 +8,16 @@ import pytest
 from jaxmagic.timing import budget
 
 
-@pytest.mark.parametrize("seconds, eager, jit, loops, repeat", list(itertools.product(
-    (0.05, 1.0, 5.0), (1e-5, 2e-4, 0.3), (1e-6, 1e-5, 0.1), (1, 50, 100_000), (1, 3, 7))))
+@pytest.mark.parametrize(
+    "seconds, eager, jit, loops, repeat",
+    list(itertools.product((0.05, 1.0, 5.0), (1e-5, 2e-4, 0.3), (1e-6, 1e-5, 0.1), (1, 50, 100_000), (1, 3, 7))),
+)
 def test_the_plan_fits_and_cuts_calls_before_repeats(seconds, eager, jit, loops, repeat):
     per_call = {"eager": eager, "jit": jit}
     planned = budget.fit({"eager": (loops, repeat), "jit": (loops, repeat)}, per_call, seconds=seconds)
-    cost = sum(l * r * per_call[m] for m, plan in planned.items() if plan for l, r in [plan])
+    cost = sum(calls * repeats * per_call[m] for m, plan in planned.items() if plan for calls, repeats in [plan])
     assert cost <= seconds * (1 + 1e-9)
-    for mode, plan in planned.items():
+    for plan in planned.values():
         if plan is None:
             continue
         got_loops, got_repeat = plan

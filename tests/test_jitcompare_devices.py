@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 SCRIPT = textwrap.dedent(
-    r'''
+    r"""
     import json, os
     os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
     os.environ["JAX_PLATFORMS"] = "cpu"
@@ -93,7 +93,7 @@ SCRIPT = textwrap.dedent(
         usage[name] = [type(error).__name__, str(error)]
     facts["usage"] = usage
     print("FACTS" + json.dumps(facts))
-    '''
+    """
 )
 
 
@@ -102,9 +102,9 @@ def facts():
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=300, env=env)
-    line = next((l for l in done.stdout.splitlines() if l.startswith("FACTS")), None)
+    line = next((text for text in done.stdout.splitlines() if text.startswith("FACTS")), None)
     assert line is not None, f"the subprocess failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return json.loads(line[len("FACTS"):])
+    return json.loads(line[len("FACTS") :])
 
 
 def test_eight_simulated_devices(facts):
@@ -159,15 +159,18 @@ def test_static_and_keyword_arguments_stay_whole_on_every_device(facts):
     assert static["differ"] == []
 
 
-@pytest.mark.parametrize("case, words", [
-    ("not_divisible", ["`x` (shape (10, 3))", "10 is not divisible by 8", "multiple of 8"]),
-    ("not_divisible_sharded", ["mode `sharded`", "12 is not divisible by 8"]),
-    ("no_arrays", ["no array argument with a leading axis", "rowwise(3.0)"]),
-    ("params_not_divisible", ["`params['b']` (shape (10,))", "--split"]),
-    ("split_unknown", ["--split images", "no argument named `images`", "params, batch, scale"]),
-    ("split_bad", ["--split takes argument names or positions"]),
-    ("split_position", ["--split 5", "no positional argument 5"]),
-])
+@pytest.mark.parametrize(
+    "case, words",
+    [
+        ("not_divisible", ["`x` (shape (10, 3))", "10 is not divisible by 8", "multiple of 8"]),
+        ("not_divisible_sharded", ["mode `sharded`", "12 is not divisible by 8"]),
+        ("no_arrays", ["no array argument with a leading axis", "rowwise(3.0)"]),
+        ("params_not_divisible", ["`params['b']` (shape (10,))", "--split"]),
+        ("split_unknown", ["--split images", "no argument named `images`", "params, batch, scale"]),
+        ("split_bad", ["--split takes argument names or positions"]),
+        ("split_position", ["--split 5", "no positional argument 5"]),
+    ],
+)
 def test_multi_device_usage_errors(facts, case, words):
     kind, message = facts["usage"][case]
     assert kind == "UsageError", (kind, message)

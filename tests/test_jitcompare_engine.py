@@ -33,10 +33,18 @@ def test_timing_statistics_match_the_statistics_module():
     assert Timing("jit", [1e-3], loops=1).stdev == 0.0
 
 
-@pytest.mark.parametrize("eager, jit_first, jit", [
-    (1e-3, 0.1, 1e-4), (1e-3, 0.0005, 1e-4), (1e-4, 0.5, 1e-4), (1e-4, 0.02, 2e-4),
-    (5e-3, 1.0, 3e-3), (2e-3, 0.031, 1e-3), (2e-3, 0.003, 1e-3),
-])
+@pytest.mark.parametrize(
+    "eager, jit_first, jit",
+    [
+        (1e-3, 0.1, 1e-4),
+        (1e-3, 0.0005, 1e-4),
+        (1e-4, 0.5, 1e-4),
+        (1e-4, 0.02, 2e-4),
+        (5e-3, 1.0, 3e-3),
+        (2e-3, 0.031, 1e-3),
+        (2e-3, 0.003, 1e-3),
+    ],
+)
 def test_break_even_is_the_first_call_count_where_jit_has_cost_no_more(eager, jit_first, jit):
     n = break_even(eager, jit_first, jit)
 
@@ -239,8 +247,13 @@ def test_a_first_call_served_by_the_persistent_cache_is_said(tmp_path):
                           [n for n in warm.notes if "persistent compilation cache" in n],
                           [n for n in cold.notes if "persistent compilation cache" in n]]))
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"})
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**__import__("os").environ, "JAX_PLATFORMS": "cpu"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cold_hits, warm_hits, warm_notes, cold_notes = json.loads(done.stdout.strip().splitlines()[-1])
     assert (cold_hits, warm_hits) == (0, 1)

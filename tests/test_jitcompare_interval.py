@@ -18,8 +18,15 @@ def report(eager_runs, jit_runs, jit_first=0.05):
         name="f(x)",
         modes={"eager": Timing("eager", list(eager_runs), loops=100), "jit": Timing("jit", list(jit_runs), loops=100)},
         first_calls={"jit": CompileCost(0.004, 0.006, jit_first - 0.015, jit_first, compilations=1)},
-        memory={}, warnings=[], notes=[], setups={}, budget=6.0, elapsed=2.0, interrupted=False,
-        devices="1 × cpu", requested=("eager", "jit"),
+        memory={},
+        warnings=[],
+        notes=[],
+        setups={},
+        budget=6.0,
+        elapsed=2.0,
+        interrupted=False,
+        devices="1 × cpu",
+        requested=("eager", "jit"),
     )
 
 

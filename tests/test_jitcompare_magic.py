@@ -19,10 +19,7 @@ QUICK = "-n 3 -r 2 --budget 3"
 @pytest.fixture
 def f_defined(run):
     run(
-        "x = jnp.linspace(0.0, 1.0, 512)\n"
-        "def f(x):\n"
-        "    y = jnp.tanh(x) * 2 + jnp.sin(x)\n"
-        "    return jnp.sum(y * y)\n"
+        "x = jnp.linspace(0.0, 1.0, 512)\ndef f(x):\n    y = jnp.tanh(x) * 2 + jnp.sin(x)\n    return jnp.sum(y * y)\n"
     ).assert_ok()
 
 
@@ -47,7 +44,7 @@ def test_html_table_has_a_row_and_an_svg_bar_per_mode_and_no_javascript(run, f_d
     assert re.findall(r'<tr data-mode="(\w+)">', modes_table) == ["eager", "jit"]
     assert modes_table.count("<svg") == 2 and 'class="jm-bar jm-bar-jit"' in modes_table
     first_calls = re.search(r'<table class="jm-table jm-first-calls">(.*?)</table>', html).group(1)
-    assert 'jm-bar-compile' in first_calls and "trace" in first_calls
+    assert "jm-bar-compile" in first_calls and "trace" in first_calls
     assert "median" in html and "mean ± std" in html
     assert_no_internals(shown)
 
@@ -146,14 +143,18 @@ def test_pytrees_in_and_out(run):
 
 
 def test_results_that_differ_between_eager_and_jit_are_warned_about(run):
-    run("counter = 0\ndef drifting(x):\n    global counter\n    counter += 1\n    return x + counter\nv = jnp.ones(4)").assert_ok()
+    run(
+        "counter = 0\ndef drifting(x):\n    global counter\n    counter += 1\n    return x + counter\nv = jnp.ones(4)"
+    ).assert_ok()
     result = run(f"%jitcompare -o -q {QUICK} drifting(v)").assert_ok().result
     differ = [w for w in result.warnings if "results differ" in w]
     assert differ and "jit and eager" in differ[0] and "output" in differ[0]
 
 
 def test_tolerance_options_are_used_for_the_result_check(run):
-    run("counter = 0\ndef drifting(x):\n    global counter\n    counter += 1\n    return x + counter * 1e-3\nv = jnp.ones(4)").assert_ok()
+    run(
+        "counter = 0\ndef drifting(x):\n    global counter\n    counter += 1\n    return x + counter * 1e-3\nv = jnp.ones(4)"
+    ).assert_ok()
     strict = run(f"%jitcompare -o -q {QUICK} drifting(v)").assert_ok().result
     loose = run(f"%jitcompare -o -q --atol 0.1 {QUICK} drifting(v)").assert_ok().result
     assert [w for w in strict.warnings if "results differ" in w]
@@ -198,7 +199,11 @@ def test_break_even_calls_agrees_with_the_reports_own_numbers(run, f_defined):
     if result.measurable is False:  # within the noise: no count is given
         assert "no break-even count" in text and f"after {n:,} call" not in text
     else:
-        assert ("never pays off" in text) if math.isinf(n) else (f"after {n:,} call" in text or "from the first call" in text)
+        assert (
+            ("never pays off" in text)
+            if math.isinf(n)
+            else (f"after {n:,} call" in text or "from the first call" in text)
+        )
 
 
 def test_jit_slower_than_eager_and_timer_resolution_are_warned_about(run):
@@ -230,12 +235,16 @@ def test_quiet_shows_nothing_and_output_returns_the_report_echoed_once_as_one_li
     shown = run(f"%jitcompare -o {QUICK} f(x)").assert_ok()
     assert isinstance(shown.result, Comparison)
     assert len(shown.outputs) == 1 and "text/html" in shown.outputs[0]  # the full view, once
-    assert re.search(r"Out\[\d+\]: <Comparison f\(x\): eager [\d.]+ .s, jit [\d.]+ .s per call", shown.stdout)  # one line
+    assert re.search(
+        r"Out\[\d+\]: <Comparison f\(x\): eager [\d.]+ .s, jit [\d.]+ .s per call", shown.stdout
+    )  # one line
     assert "mean ± std" not in shown.stdout
 
 
 def test_cell_form_runs_the_cell_and_times_its_last_call(run):
-    shown = run("%%jitcompare -o -q -n 2 -r 2 --budget 3\nw = jnp.ones(32)\ndef doubled(a):\n    return a * 2\ndoubled(w)")
+    shown = run(
+        "%%jitcompare -o -q -n 2 -r 2 --budget 3\nw = jnp.ones(32)\ndef doubled(a):\n    return a * 2\ndoubled(w)"
+    )
     result = shown.assert_ok().result
     assert result.name == "doubled(w)" and list(result.modes) == ["eager", "jit"]
     assert run("doubled(w).shape").result == (32,)
@@ -261,7 +270,9 @@ def test_ctrl_c_stops_cleanly_reports_what_was_measured_and_restores_jax(run):
     import signal
     import threading
 
-    run("def slowish(x):\n    for _ in range(20):\n        x = jnp.sin(x)\n    return x\nv = jnp.ones(2048)").assert_ok()
+    run(
+        "def slowish(x):\n    for _ in range(20):\n        x = jnp.sin(x)\n    return x\nv = jnp.ones(2048)"
+    ).assert_ok()
     timer = threading.Timer(1.5, os.kill, args=(os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -296,15 +307,18 @@ def test_printing_after_the_first_call_is_counted_not_shown(run):
     assert "under jit, Python's print runs once" in notes
 
 
-@pytest.mark.parametrize("setup, call", [
-    ("", "(lambda a: a * 2)(v)"),
-    ("import functools\ng = functools.partial(lambda a, k: a * k, k=2.0)", "g(v)"),
-    ("class Model:\n    def apply(self, a):\n        return jnp.tanh(a)\nm = Model()", "m.apply(v)"),
-    ("class Scale:\n    def __call__(self, a):\n        return a * 3\ns = Scale()", "s(v)"),
-    ("h = jax.jit(lambda a: jnp.cos(a))", "h(v)"),
-    ("", "jnp.sin(v)"),
-    ("def kw(a, *, scale=1.0):\n    return a * scale", "kw(v, scale=3.0)"),
-])
+@pytest.mark.parametrize(
+    "setup, call",
+    [
+        ("", "(lambda a: a * 2)(v)"),
+        ("import functools\ng = functools.partial(lambda a, k: a * k, k=2.0)", "g(v)"),
+        ("class Model:\n    def apply(self, a):\n        return jnp.tanh(a)\nm = Model()", "m.apply(v)"),
+        ("class Scale:\n    def __call__(self, a):\n        return a * 3\ns = Scale()", "s(v)"),
+        ("h = jax.jit(lambda a: jnp.cos(a))", "h(v)"),
+        ("", "jnp.sin(v)"),
+        ("def kw(a, *, scale=1.0):\n    return a * scale", "kw(v, scale=3.0)"),
+    ],
+)
 def test_every_kind_of_callee(run, setup, call):
     run("v = jnp.ones(16)\n" + setup).assert_ok()
     result = run(f"%jitcompare -o -q -n 2 -r 2 --budget 3 {call}").assert_ok().result

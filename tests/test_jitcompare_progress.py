@@ -33,18 +33,20 @@ def test_a_failing_listener_does_not_stop_the_timing():
     assert result.modes["jit"].repeat == 2
 
 
-
 def test_in_a_saved_notebook_only_the_report_remains(tmp_path):
     import nbformat
     from nbclient import NotebookClient
 
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in (
-        "%load_ext jaxmagic\nimport jax.numpy as jnp\nx = jnp.ones(1000)",
-        "%jitcompare -r 3 jnp.sum(jnp.sin(x) ** 2)",
-        "%%jitcompare -r 3 --plain\nprint('body ran')\njnp.sum(jnp.cos(x))",
-        "r = %jitcompare -q -o -r 2 jnp.sum(x)",
-    )]
+    notebook.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "%load_ext jaxmagic\nimport jax.numpy as jnp\nx = jnp.ones(1000)",
+            "%jitcompare -r 3 jnp.sum(jnp.sin(x) ** 2)",
+            "%%jitcompare -r 3 --plain\nprint('body ran')\njnp.sum(jnp.cos(x))",
+            "r = %jitcompare -q -o -r 2 jnp.sum(x)",
+        )
+    ]
     updates = []
 
     class Watching(NotebookClient):

@@ -13,22 +13,34 @@ from jaxmagic.timing.comparison import Comparison, CompileCost, Timing
 def report(eager=1e-3, jit=1e-4, jit_first=0.05, warnings=(), name="f(x)", **extra):
     return Comparison(
         name=name,
-        modes={"eager": Timing("eager", [eager, eager * 1.1, eager * 0.9], loops=200),
-               "jit": Timing("jit", [jit, jit * 1.2, jit], loops=2000)},
-        first_calls={"eager": CompileCost(0.001, 0.002, 0.02, 0.03, compilations=4),
-                     "jit": CompileCost(0.004, 0.006, jit_first - 0.015, jit_first, compilations=1)},
-        memory={"jit": {"arguments": 4096, "outputs": 4, "aliased": 0, "temporaries": 0, "code": 0},
-                "eager": {"intermediates": 16384}},
+        modes={
+            "eager": Timing("eager", [eager, eager * 1.1, eager * 0.9], loops=200),
+            "jit": Timing("jit", [jit, jit * 1.2, jit], loops=2000),
+        },
+        first_calls={
+            "eager": CompileCost(0.001, 0.002, 0.02, 0.03, compilations=4),
+            "jit": CompileCost(0.004, 0.006, jit_first - 0.015, jit_first, compilations=1),
+        },
+        memory={
+            "jit": {"arguments": 4096, "outputs": 4, "aliased": 0, "temporaries": 0, "code": 0},
+            "eager": {"intermediates": 16384},
+        },
         warnings=list(warnings),
         notes=extra.pop("notes", []),
         setups={"eager": "op by op under jax.disable_jit()", "jit": "jax.jit"},
-        budget=6.0, elapsed=2.5, interrupted=extra.pop("interrupted", False), devices="1 × cpu",
+        budget=6.0,
+        elapsed=2.5,
+        interrupted=extra.pop("interrupted", False),
+        devices="1 × cpu",
         requested=("eager", "jit"),
     )
 
 
 def bar_widths(html: str) -> dict[str, float]:
-    return {mode: float(width) for mode, width in re.findall(r'class="jm-bar jm-bar-(\w+)" x="0" y="2" width="([\d.]+)"', html)}
+    return {
+        mode: float(width)
+        for mode, width in re.findall(r'class="jm-bar jm-bar-(\w+)" x="0" y="2" width="([\d.]+)"', html)
+    }
 
 
 def test_bars_are_in_proportion_to_the_medians_and_whiskers_span_best_to_worst():
@@ -45,7 +57,9 @@ def test_first_call_segments_add_up_to_the_bar():
     html = render.html(report())
     table = re.search(r'<table class="jm-table jm-first-calls">(.*?)</table>', html).group(1)
     jit_row = re.search(r'<tr data-mode="jit">(.*?)</tr>', table).group(1)
-    segments = dict(re.findall(r'class="jm-bar jm-bar-(trace|lower|compile|run)" x="[\d.]+" y="2" width="([\d.]+)"', jit_row))
+    segments = dict(
+        re.findall(r'class="jm-bar jm-bar-(trace|lower|compile|run)" x="[\d.]+" y="2" width="([\d.]+)"', jit_row)
+    )
     assert set(segments) == {"trace", "lower", "compile", "run"}
     assert sum(map(float, segments.values())) == pytest.approx(render.BAR_WIDTH, abs=0.5)
 
@@ -81,7 +95,7 @@ def test_text_colours_warnings_only_when_asked():
 def test_text_table_columns_line_up():
     lines = render.text(report()).splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("mode "))
-    head, rows = lines[header], lines[header + 1: header + 3]
+    head, rows = lines[header], lines[header + 1 : header + 3]
     for column in ("median", "best", "worst", "calls × repeats", "vs eager"):
         end = head.index(column) + len(column)  # right-aligned: every cell ends under its heading
         assert all(row[end - 1] != " " and row[end] == " " for row in rows), (column, rows)

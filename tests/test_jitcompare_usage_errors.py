@@ -5,14 +5,7 @@ import jax
 import pytest
 from outcomes import assert_usage_error
 
-SETUP = (
-    "x = jnp.ones(8)\n"
-    "def f(x, n=2):\n"
-    "    return jnp.sum(jnp.sin(x) * n)\n"
-    "class Model:\n"
-    "    pass\n"
-    "number = 3\n"
-)
+SETUP = "x = jnp.ones(8)\ndef f(x, n=2):\n    return jnp.sum(jnp.sin(x) * n)\nclass Model:\n    pass\nnumber = 3\n"
 
 CASES = [
     # (cell, words the message must contain)
@@ -35,8 +28,15 @@ CASES = [
     ("%jitcompare --rtol -1 f(x)", ["--rtol must be zero or positive"]),
     ("%jitcompare --modes eager,fast f(x)", ["unknown mode `fast`", "eager, jit, sharded, pmap"]),
     ("%jitcompare --modes , f(x)", ["--modes needs at least one mode"]),
-    ("%jitcompare --modes pmap f(x)", ["`pmap` spreads the work over several devices", "only 1",
-                                       "XLA_FLAGS=--xla_force_host_platform_device_count=8", "before JAX starts"]),
+    (
+        "%jitcompare --modes pmap f(x)",
+        [
+            "`pmap` spreads the work over several devices",
+            "only 1",
+            "XLA_FLAGS=--xla_force_host_platform_device_count=8",
+            "before JAX starts",
+        ],
+    ),
     ("%jitcompare --modes eager,sharded f(x)", ["`sharded` spreads the work", "XLA_FLAGS="]),
     ("%jitcompare --bogus f(x)", ["unrecognized arguments: --bogus"]),
     ("%jitcompare --split x f(x)", ["--split chooses the arguments that sharded and pmap spread", "include neither"]),

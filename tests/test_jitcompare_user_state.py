@@ -29,8 +29,10 @@ def test_a_donated_argument_given_by_position_is_still_copied(run):
 
 
 def test_results_holding_typed_prng_keys_are_compared(run):
-    run("def split_keys(key):\n    a, b = jax.random.split(key)\n    return a, b, jax.random.normal(b, (3,))\n"
-        "key = jax.random.key(0)").assert_ok()
+    run(
+        "def split_keys(key):\n    a, b = jax.random.split(key)\n    return a, b, jax.random.normal(b, (3,))\n"
+        "key = jax.random.key(0)"
+    ).assert_ok()
     result = run("%jitcompare -q -o -r 2 -n 3 split_keys(key)").assert_ok().result
     assert not any("differ" in w for w in result.warnings), result.warnings
     assert list(result.modes) == ["eager", "jit"]

@@ -25,7 +25,7 @@ from jaxmagic.recompiles import DEFAULT_CAPACITY, watch
 # the identical programs after the first, so each compilation costs milliseconds, not tens of them;
 # jaxmagic still sees and records every one, as JAX traces, lowers and "compiles" each function.
 # Once the log's ring buffer is full, a hundred more must not add to what jaxmagic holds.
-THOUSAND_FUNCTIONS = r'''
+THOUSAND_FUNCTIONS = r"""
 import collections, gc, json, weakref
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
@@ -69,15 +69,21 @@ print(json.dumps({
     "panel_rows": panel.rows.value.count("jm-recompile-row"),
     "errors": watch.internal_errors(),
 }))
-'''
+"""
 
 
 @pytest.mark.slow
 def test_a_thousand_short_lived_jitted_functions_under_the_session_watch(tmp_path):
-    env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"),
-               JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0", JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1")
-    out = subprocess.run([sys.executable, "-c", THOUSAND_FUNCTIONS], capture_output=True, text=True, env=env,
-                         timeout=600)
+    env = dict(
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"),
+        JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+        JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1",
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", THOUSAND_FUNCTIONS], capture_output=True, text=True, env=env, timeout=600
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["errors"] == []
@@ -117,14 +123,17 @@ def _our_hooks(shell) -> dict:
         module = getattr(owner if owner is not None else fn, "__module__", "") or ""
         return module.startswith("jaxmagic") or owner is watch._HUB
 
-    explanation_filters = [f for name in _jax_private.explanation_logger_names()
-                           for f in logging.getLogger(name).filters if ours(f)]
+    explanation_filters = [
+        f for name in _jax_private.explanation_logger_names() for f in logging.getLogger(name).filters if ours(f)
+    ]
+
     def module_of(fn) -> str:
         owner = getattr(fn, "__self__", None)
         return getattr(owner if owner is not None else fn, "__module__", "")
 
     per_event_and_module = collections.Counter(
-        (event, module_of(cb)) for event, callbacks in shell.events.callbacks.items() for cb in callbacks if ours(cb))
+        (event, module_of(cb)) for event, callbacks in shell.events.callbacks.items() for cb in callbacks if ours(cb)
+    )
     return {
         # the most hooks one module of jaxmagic holds on one of IPython's events
         "cell hooks": max(per_event_and_module.values(), default=0),
@@ -132,8 +141,11 @@ def _our_hooks(shell) -> dict:
         "event listeners": sum(ours(fn) for fn in monitoring.get_event_listeners()),
         "exception hooks": int(getattr(shell, "_jaxmagic_doctor_hook", None) is not None),
         "explanation filters": len(explanation_filters),
-        "magics": sum(type(getattr(m, "__self__", None)).__module__.startswith("jaxmagic")
-                      for table in shell.magics_manager.magics.values() for m in table.values()),
+        "magics": sum(
+            type(getattr(m, "__self__", None)).__module__.startswith("jaxmagic")
+            for table in shell.magics_manager.magics.values()
+            for m in table.values()
+        ),
     }
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from jax.extend.core import jaxpr_as_fun
 
-SETUP = '''
+SETUP = """
 import functools
 from jax import lax
 from flax import nnx
@@ -60,7 +60,7 @@ def cond_fun(i):
 
 def body_fun(i):
     return i + 3
-'''
+"""
 
 
 @pytest.fixture
@@ -97,8 +97,9 @@ def test_nnx_jit_static_argnames_are_honoured(ip, run, libraries_defined, act):
     assert ("custom_jvp_call" in report.primitive_counts) == act, "relu only when act=True"
     leaves = [*jax.tree_util.tree_leaves(nnx.state(ns["linear"])), ns["xs"]]
     outputs = jaxpr_as_fun(report.jaxpr)(*leaves)
-    np.testing.assert_allclose(np.asarray(outputs[-1]), np.asarray(ns["forward"](ns["linear"], ns["xs"], act=act)),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(outputs[-1]), np.asarray(ns["forward"](ns["linear"], ns["xs"], act=act)), rtol=1e-6
+    )
 
 
 def test_eqx_filter_jit_makes_non_array_leaves_static(ip, run, libraries_defined):
@@ -116,15 +117,21 @@ def test_an_equinox_module_whose_call_is_filter_jitted(ip, run, libraries_define
     run("%jitcompare -q -n 2 -r 2 net(x)").assert_ok()
 
 
-@pytest.mark.parametrize("call, expected", [
-    ("lax.while_loop(cond_fun, body_fun, 0)", 12),
-    ("lax.fori_loop(0, 4, lambda i, v: v * 2, x)", np.arange(3.0) * 16),
-    ("lax.map(jnp.sin, x)", np.sin(np.arange(3.0))),
-])
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        ("lax.while_loop(cond_fun, body_fun, 0)", 12),
+        ("lax.fori_loop(0, 4, lambda i, v: v * 2, x)", np.arange(3.0) * 16),
+        ("lax.map(jnp.sin, x)", np.sin(np.arange(3.0))),
+    ],
+)
 def test_function_valued_arguments_are_static_by_themselves(ip, run, libraries_defined, call, expected):
     report = run(f"%jaxpr -o {call}").assert_ok().result
-    args = [a for a in eval(f"({call.split('(', 1)[1]}", dict(ip.user_ns))  # noqa: S307
-            if isinstance(a, (int, jax.Array)) and not callable(a)]
+    args = [
+        a
+        for a in eval(f"({call.split('(', 1)[1]}", dict(ip.user_ns))  # noqa: S307
+        if isinstance(a, (int, jax.Array)) and not callable(a)
+    ]
     outputs = jaxpr_as_fun(report.jaxpr)(*[jnp.asarray(a) for a in args])
     np.testing.assert_allclose(np.asarray(outputs[-1]), expected, rtol=1e-6)
 
@@ -138,7 +145,9 @@ def test_untraceable_leaves_of_a_plain_callee_s_arguments_are_static(ip, run, li
     report = run("%jaxpr -o loss(mlp, xs, ys)").assert_ok().result
     ns = ip.user_ns
     assert len(report.jaxpr.in_avals) == 6 + 2, "the MLP's six arrays and the batch are inputs; its activation is not"
-    assert_traced_program_computes_the_call(report, (ns["mlp"], ns["xs"], ns["ys"]), ns["loss"](ns["mlp"], ns["xs"], ns["ys"]))
+    assert_traced_program_computes_the_call(
+        report, (ns["mlp"], ns["xs"], ns["ys"]), ns["loss"](ns["mlp"], ns["xs"], ns["ys"])
+    )
 
 
 def test_a_module_that_holds_arrays_is_an_input_not_a_constant(ip, run, libraries_defined):
@@ -157,7 +166,7 @@ def test_grad_over_untraceable_leaves_names_the_filtered_transform(run, librarie
     assert report.primitive_counts["dot_general"] >= 6
 
 
-NNX_SETUP = '''
+NNX_SETUP = """
 class Noisy(nnx.Module):
     def __init__(self, rngs):
         self.linear = nnx.Linear(2, 3, rngs=rngs)
@@ -172,7 +181,7 @@ two = jnp.ones((4, 2))
 
 def plain_loss(model, x, rngs):
     return jnp.mean(model(x, rngs) ** 2)
-'''
+"""
 
 
 @pytest.mark.parametrize("call", ["noisy(two, stream)", "plain_loss(noisy, two, stream)"])
@@ -184,11 +193,14 @@ def test_nnx_objects_given_to_a_plain_callee_are_traced_as_nnx_jit_does(ip, run,
     assert int(ip.user_ns["stream"].default.count[...]) == count_before, "tracing left the user's Rngs alone"
 
 
-@pytest.mark.parametrize("call, how", [
-    ("batched(mlp, xs)", "eqx.filter_jit"),
-    ("loss(mlp, xs, ys)", "not arrays static"),
-    ("forward(linear, xs, act=False)", "nnx.jit"),
-])
+@pytest.mark.parametrize(
+    "call, how",
+    [
+        ("batched(mlp, xs)", "eqx.filter_jit"),
+        ("loss(mlp, xs, ys)", "not arrays static"),
+        ("forward(linear, xs, act=False)", "nnx.jit"),
+    ],
+)
 def test_jitcompare_times_a_library_callee_with_its_own_jit(ip, run, libraries_defined, call, how):
     comparison = run(f"%jitcompare -o -q -n 2 -r 2 {call}").assert_ok().result
     assert set(comparison.modes) == {"eager", "jit"} and comparison.compile.compile_s > 0

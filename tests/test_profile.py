@@ -11,14 +11,14 @@ import pytest
 
 from jaxmagic import hlo_sources, profiling
 
-SETUP = '''def mlp(params, x):
+SETUP = """def mlp(params, x):
     h = jnp.tanh(x @ params["w1"] + params["b1"])
     logits = h @ params["w2"]
     return jax.nn.log_softmax(logits)
 
 params = {"w1": jnp.ones((256, 512)) * 0.01, "b1": jnp.ones(512), "w2": jnp.ones((512, 10))}
 batch = jnp.ones((128, 256))
-'''
+"""
 
 
 @pytest.fixture
@@ -56,8 +56,10 @@ def test_the_profiler_s_files_are_removed(run, mlp_defined):
 
 
 def test_a_donating_callee_is_profiled_on_copies(ip, run):
-    run("import functools\n@functools.partial(jax.jit, donate_argnums=0)\ndef step(v):\n    return v * 2 + 1\n"
-        "kept = jnp.ones(1000)").assert_ok()
+    run(
+        "import functools\n@functools.partial(jax.jit, donate_argnums=0)\ndef step(v):\n    return v * 2 + 1\n"
+        "kept = jnp.ones(1000)"
+    ).assert_ok()
     run("%jaxpr --profile 2 step(kept)").assert_ok()
     assert not ip.user_ns["kept"].is_deleted() and float(ip.user_ns["kept"].sum()) == 1000.0
 
@@ -67,6 +69,7 @@ def test_a_scan_body_s_lines_are_attributed():
         def step(h, x):
             h = jnp.tanh(h @ w + x)
             return h, h.sum()
+
         return jax.lax.scan(step, jnp.zeros(64), xs)[1]
 
     result = profiling.profile(jax.jit(rnn), (jnp.ones((64, 64)) * 0.01, jnp.ones((20, 64))), {}, calls=2)

@@ -24,7 +24,9 @@ class JaxCompileLog(logging.Handler):
         self.messages.append(record.getMessage())
 
     def compiled(self, name: str) -> int:
-        return sum(1 for m in self.messages if m.startswith(f"Compiling {name} ") or m.startswith(f"Compiling jit({name})"))
+        return sum(
+            1 for m in self.messages if m.startswith(f"Compiling {name} ") or m.startswith(f"Compiling jit({name})")
+        )
 
 
 @pytest.fixture
@@ -78,10 +80,9 @@ def test_over_budget_fails_with_every_differing_argument_and_the_fix(jax_says):
     def pair(x, scale):
         return x * scale
 
-    with pytest.raises(AssertionError) as failure:
-        with jaxmagic.expect_compiles(pair, max=1):
-            pair(jnp.ones(3), 2.0)
-            pair(jnp.ones(4, dtype=jnp.int32), jnp.float32(2.0))
+    with pytest.raises(AssertionError) as failure, jaxmagic.expect_compiles(pair, max=1):
+        pair(jnp.ones(3), 2.0)
+        pair(jnp.ones(4, dtype=jnp.int32), jnp.float32(2.0))
     assert jax_says.compiled("pair") == 2
     error = failure.value
     assert isinstance(error, jaxmagic.CompileBudgetExceeded) and isinstance(error, RecompileLimitExceeded)
@@ -114,10 +115,9 @@ def test_the_blocks_own_error_is_not_hidden():
     def failing(x):
         return x
 
-    with pytest.raises(ZeroDivisionError):
-        with jaxmagic.expect_compiles(failing, max=0):
-            failing(jnp.ones(2))
-            1 / 0
+    with pytest.raises(ZeroDivisionError), jaxmagic.expect_compiles(failing, max=0):
+        failing(jnp.ones(2))
+        _ = 1 / 0
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "2", True])

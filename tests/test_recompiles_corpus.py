@@ -68,14 +68,14 @@ def _lambda_in_loop():
         return x + n
 
     for n in (1, 2):
-        jax.jit(lambda x: h(x, n))(jnp.ones(2))
+        jax.jit(lambda x, n=n: h(x, n))(jnp.ones(2))
     return "<lambda>", "redefined_function", None
 
 
 def _batch_shape():
     @jax.jit
     def loss(batch):
-        return (batch ** 2).mean()
+        return (batch**2).mean()
 
     for size in (8, 16):
         loss(jnp.ones((size, 4)))
@@ -149,8 +149,18 @@ def _linen_apply_batch():
     return "Module.apply", "shape", "args[0]"
 
 
-CASES = [_static_flag, _partial_in_loop, _lambda_in_loop, _batch_shape, _dict_gains_a_key, _list_then_tuple,
-         _python_scalar_then_array, _dtype_change, _optax_steady_loop, _linen_apply_batch]
+CASES = [
+    _static_flag,
+    _partial_in_loop,
+    _lambda_in_loop,
+    _batch_shape,
+    _dict_gains_a_key,
+    _list_then_tuple,
+    _python_scalar_then_array,
+    _dtype_change,
+    _optax_steady_loop,
+    _linen_apply_batch,
+]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.__name__.strip("_"))
@@ -170,13 +180,16 @@ def test_each_example_agrees_with_jax(jax_says, case):
     if kind in ("shape", "dtype", "static_value", "weak_type") and not argument.startswith("args"):
         assert recompile.raw is not None and argument in recompile.raw  # JAX names the same argument
     if kind == "pytree_structure":
-        assert recompile.raw is not None and ("input path [0]" in recompile.raw or "args[0]" in recompile.raw), \
-                recompile.raw  # JAX: the first argument's tree (JAX 0.8 says args[0])
+        assert recompile.raw is not None and ("input path [0]" in recompile.raw or "args[0]" in recompile.raw), (
+            recompile.raw
+        )  # JAX: the first argument's tree (JAX 0.8 says args[0])
 
 
 def test_list_then_tuple_is_said_in_words(jax_says):
     with watch_recompiles() as log:
         _list_then_tuple()
     (cause,) = log.events[-1].causes
-    assert cause.message == ("structure of `xs` changed: [f32[2], f32[2]] → (f32[2], f32[2]) "
-                             "(a list before, a tuple now: JAX compiles each kind of container apart)")
+    assert cause.message == (
+        "structure of `xs` changed: [f32[2], f32[2]] → (f32[2], f32[2]) "
+        "(a list before, a tuple now: JAX compiles each kind of container apart)"
+    )

@@ -148,14 +148,18 @@ def test_function_redefined_in_a_loop():
     x = jnp.ones(3)
     with watch_recompiles() as log:
         for i in range(4):
+
             def body(v):
-                return v + i
+                return v + i  # noqa: B023 -- called at once, within this pass of the loop
+
             jax.jit(body)(x)
     assert kinds(log) == [["first_call"]] + [["redefined_function"]] * 3
     cause = log.events[-1].causes[0]
     assert cause.argument == "body"
     assert "outside the loop" in cause.advice
-    assert log.headlines and log.headlines[0].startswith("`body` compiled 4 times: `body` is re-defined before each call")
+    assert log.headlines and log.headlines[0].startswith(
+        "`body` compiled 4 times: `body` is re-defined before each call"
+    )
 
 
 def test_same_function_rewrapped_with_other_jit_options():
@@ -174,7 +178,7 @@ def test_same_function_rewrapped_with_other_jit_options():
 
 def test_marking_an_argument_static_is_a_jit_option_change():
     def power(x, n):
-        return x ** n
+        return x**n
 
     x = jnp.ones(3)
     with watch_recompiles() as log:
@@ -217,7 +221,12 @@ def test_passing_an_argument_by_keyword_instead_of_by_position():
         mul(x, x)
         mul(x, y=x)
     cause = only_cause(log.events[1])
-    assert (cause.kind, cause.argument, cause.before, cause.after) == ("pytree_structure", "y", "by position", "by keyword")
+    assert (cause.kind, cause.argument, cause.before, cause.after) == (
+        "pytree_structure",
+        "y",
+        "by position",
+        "by keyword",
+    )
     assert "by position or always by keyword" in cause.advice
 
 
@@ -311,7 +320,9 @@ def test_repeated_cause_headline_with_the_fix():
         for n in range(2, 8):
             step(jnp.ones((n, 3)))
     assert log.counts == {"step": 6}
-    assert log.headlines == ["`step` compiled 6 times: the shape of `batch` changes on axis 0 — pad to a few bucket sizes"]
+    assert log.headlines == [
+        "`step` compiled 6 times: the shape of `batch` changes on axis 0 — pad to a few bucket sizes"
+    ]
 
 
 def test_ahead_of_time_compile_is_counted_with_its_arguments():
@@ -410,11 +421,10 @@ def test_max_compiles_raises_at_the_call_that_went_over():
         return x * 2
 
     reached = []
-    with pytest.raises(RecompileLimitExceeded) as info:
-        with watch_recompiles(max_compiles=2):
-            for n in range(1, 6):
-                limited(jnp.ones(n))
-                reached.append(n)
+    with pytest.raises(RecompileLimitExceeded) as info, watch_recompiles(max_compiles=2):
+        for n in range(1, 6):
+            limited(jnp.ones(n))
+            reached.append(n)
     assert reached == [1, 2], "the third compilation should have stopped the loop"
     error = info.value
     assert (error.function, error.count, error.limit) == ("limited", 3, 2)
@@ -432,9 +442,8 @@ def test_max_zero_forbids_any_compilation_and_a_warm_function_passes():
     with watch_recompiles(max_compiles=0) as log:
         warm(x)
     assert log.total == 0
-    with pytest.raises(RecompileLimitExceeded):
-        with watch_recompiles(max_compiles=0):
-            warm(jnp.ones(4))
+    with pytest.raises(RecompileLimitExceeded), watch_recompiles(max_compiles=0):
+        warm(jnp.ones(4))
 
 
 def test_max_in_a_background_thread_is_raised_at_the_end_not_in_the_thread():
@@ -451,11 +460,10 @@ def test_max_in_a_background_thread_is_raised_at_the_end_not_in_the_thread():
         except Exception as exc:
             errors.append(exc)
 
-    with pytest.raises(RecompileLimitExceeded):
-        with watch_recompiles(max_compiles=1):
-            thread = threading.Thread(target=work)
-            thread.start()
-            thread.join()
+    with pytest.raises(RecompileLimitExceeded), watch_recompiles(max_compiles=1):
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
     assert errors == []
 
 
@@ -503,9 +511,8 @@ def test_two_logs_share_one_installation_until_the_last_stops():
 def test_a_user_who_turned_explanations_on_keeps_them(caplog):
     jax.config.update("jax_explain_cache_misses", True)
     try:
-        with caplog.at_level(logging.WARNING):
-            with watch_recompiles():
-                jax.jit(lambda x: x * 11)(jnp.ones(2))
+        with caplog.at_level(logging.WARNING), watch_recompiles():
+            jax.jit(lambda x: x * 11)(jnp.ones(2))
         assert jax.config.values["jax_explain_cache_misses"] is True
         assert any("TRACING CACHE MISS" in r.getMessage() for r in caplog.records)
     finally:
@@ -513,9 +520,8 @@ def test_a_user_who_turned_explanations_on_keeps_them(caplog):
 
 
 def test_explanations_do_not_reach_the_users_output_when_jaxmagic_turned_them_on(caplog):
-    with caplog.at_level(logging.WARNING):
-        with watch_recompiles() as log:
-            jax.jit(lambda x: x * 13)(jnp.ones(2))
+    with caplog.at_level(logging.WARNING), watch_recompiles() as log:
+        jax.jit(lambda x: x * 13)(jnp.ones(2))
     assert log.total == 1
     assert not any("CACHE MISS" in r.getMessage() for r in caplog.records)
 
@@ -524,6 +530,7 @@ def test_no_strong_references_to_functions_or_arrays():
     def make():
         def held(x, scale):
             return x * scale["k"]
+
         return held
 
     with watch_recompiles() as log:
@@ -542,6 +549,7 @@ def test_no_strong_references_to_functions_or_arrays():
 
 def test_no_work_when_nothing_compiles():
     """A cache hit runs none of jaxmagic's code: count calls into the listeners."""
+
     @jax.jit
     def hot(x):
         return x + 1
@@ -576,8 +584,9 @@ def test_no_work_when_nothing_compiles():
 
 def _run_script(script: str, env_extra: dict) -> dict:
     env = dict(os.environ, JAX_PLATFORMS="cpu", **env_extra)
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True,
-                         env=env, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, env=env, timeout=300
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -746,10 +755,9 @@ def test_a_library_function_the_user_jits_is_counted_but_eager_library_calls_are
             jnp.cos(jnp.ones(n))
     assert log.counts == {"relu": 2, "softmax": 2, "sin": 2}
     assert [e.kinds for e in log.events if e.function == "relu"] == [["first_call"], ["shape"]]
-    with pytest.raises(RecompileLimitExceeded, match="`relu` compiled 2 times"):
-        with watch_recompiles(max_compiles=1):
-            for n in (5, 6):
-                relu(jnp.ones(n))
+    with pytest.raises(RecompileLimitExceeded, match="`relu` compiled 2 times"), watch_recompiles(max_compiles=1):
+        for n in (5, 6):
+            relu(jnp.ones(n))
 
 
 def test_pytree_text_is_written_from_the_tree_whatever_its_keys_hold():
@@ -794,8 +802,10 @@ def test_a_transform_wrapper_built_anew_in_a_loop_is_blamed_not_the_function():
     assert cause.advice == "Build `jax.jit(jax.vmap(kernel))` once, outside the loop, and call that."
     with watch_recompiles() as log:  # a function truly defined anew keeps its own words
         for _ in range(2):
+
             def fresh(x):
                 return x + 1
+
             jax.jit(fresh)(jnp.ones(2))
     assert only_cause(log.events[1]).message.startswith("`fresh` is a new function object")
 

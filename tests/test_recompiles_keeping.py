@@ -40,12 +40,15 @@ def test_save_writes_the_standalone_page(ip, run, tmp_path):
     assert len(rows(page)) == 2 and "shape of <code>x</code> changed: f32[2] → f32[3]" in page
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("%recompiles save", "one file name ending in .html"),
-    ("%recompiles save log.txt", "one file name ending in .html"),
-    ("%recompiles save a.html b.html", "one file name ending in .html"),
-    ("%recompiles save /no/such/folder/log.html", "could not write '/no/such/folder/log.html'"),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("%recompiles save", "one file name ending in .html"),
+        ("%recompiles save log.txt", "one file name ending in .html"),
+        ("%recompiles save a.html b.html", "one file name ending in .html"),
+        ("%recompiles save /no/such/folder/log.html", "could not write '/no/such/folder/log.html'"),
+    ],
+)
 def test_save_with_bad_input_says_what_is_expected(ip, run, line, expected):
     run("%recompiles on").assert_ok()
     shown = run(line)
@@ -84,14 +87,18 @@ def test_a_saved_notebook_keeps_the_log_as_it_stood(tmp_path):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in (
-        "%load_ext jaxmagic\nimport jax, jax.numpy as jnp",
-        "%recompiles on",
-        "@jax.jit\ndef grow(x):\n    return x * 2\nfor n in (2, 3, 4):\n    grow(jnp.ones(n))",
-        "grow(jnp.ones(9));",
-    )]
-    client = nbclient.NotebookClient(notebook, timeout=180, kernel_name="python3",
-                                     resources={"metadata": {"path": str(tmp_path)}})
+    notebook.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "%load_ext jaxmagic\nimport jax, jax.numpy as jnp",
+            "%recompiles on",
+            "@jax.jit\ndef grow(x):\n    return x * 2\nfor n in (2, 3, 4):\n    grow(jnp.ones(n))",
+            "grow(jnp.ones(9));",
+        )
+    ]
+    client = nbclient.NotebookClient(
+        notebook, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
     client.execute()
     path = tmp_path / "saved.ipynb"
     nbformat.write(notebook, path)

@@ -50,7 +50,9 @@ def test_filter_jit_names_the_users_arguments_and_tells_a_redefinition():
         define()({"w": jnp.ones(3)}, jnp.ones(3))
     assert [e.function for e in log.events] == ["run"] * 3
     first, shape, again = log.events
-    assert first.signature == "(model: {'w': f32[3]}, x: f32[3])" and first.kinds == ["first_call"], first.causes[0].message
+    assert first.signature == "(model: {'w': f32[3]}, x: f32[3])" and first.kinds == ["first_call"], first.causes[
+        0
+    ].message
     assert [(c.kind, c.argument) for c in shape.causes] == [("shape", "model['w']")]
     assert "dynamic_nodonate" not in log.to_text()
     assert again.kinds == ["redefined_function"] and "eqx" not in again.causes[0].message
@@ -82,4 +84,6 @@ def test_an_nnx_module_switched_to_eval_says_which_attribute_changed():
     assert truth is not None and "deterministic" in truth  # JAX: the graph's metadata differs there
     (cause,) = log.events[1].causes
     assert cause.kind == "pytree_structure"
-    assert "'deterministic', Static(value=False)" in cause.before and "'deterministic', Static(value=True)" in cause.after
+    assert (
+        "'deterministic', Static(value=False)" in cause.before and "'deterministic', Static(value=True)" in cause.after
+    )

@@ -84,12 +84,7 @@ def test_all_shows_jaxs_internal_compilations(run):
 
 
 def test_a_function_redefined_in_a_loop_in_a_cell(run):
-    shown = run(
-        "%%recompiles\n"
-        "for i in range(3):\n"
-        "    f = jax.jit(lambda x: x + i)\n"
-        "    f(jnp.ones(2))"
-    ).assert_ok()
+    shown = run("%%recompiles\nfor i in range(3):\n    f = jax.jit(lambda x: x + i)\n    f(jnp.ones(2))").assert_ok()
     assert shown.html.count("jm-cause-redefined_function") == 2
     assert "outside the loop" in shown.text
 
@@ -167,8 +162,11 @@ def test_on_shows_a_live_panel_that_updates_while_later_cells_run(ip, run):
     shown = run("%recompiles on").assert_ok()
     panel = session(ip).panels[-1]
     # (earlier panels of replaced logs may publish an update of their own copy: "stopped")
-    (bundle,) = [o for o in shown.outputs if o.get("application/vnd.jupyter.widget-view+json", {}).get("model_id")
-                 == panel.widget.model_id]
+    (bundle,) = [
+        o
+        for o in shown.outputs
+        if o.get("application/vnd.jupyter.widget-view+json", {}).get("model_id") == panel.widget.model_id
+    ]
     assert {"application/vnd.jupyter.widget-view+json", "text/html", "text/plain"} <= set(bundle)
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.widget.model_id
     assert "jm-recompile-panel" in panel.widget._dom_classes
@@ -298,7 +296,11 @@ def test_show_of_a_function_never_seen(run):
     run("%recompiles on").assert_ok()
     run("@jax.jit\ndef seen(x):\n    return x\nseen(jnp.ones(2))").assert_ok()
     shown = run("%recompiles show unseen")
-    assert shown.usage_error and "`unseen` has not compiled" in shown.usage_error and "Functions seen: seen" in shown.usage_error
+    assert (
+        shown.usage_error
+        and "`unseen` has not compiled" in shown.usage_error
+        and "Functions seen: seen" in shown.usage_error
+    )
 
 
 def test_cell_form_bad_input(ip, run):
@@ -317,7 +319,9 @@ def test_cell_form_bad_input(ip, run):
 
 
 def test_a_name_defined_by_the_cell_itself_is_accepted(run):
-    shown = run("%%recompiles made_here\n@jax.jit\ndef made_here(x):\n    return x + 1\nmade_here(jnp.ones(2))").assert_ok()
+    shown = run(
+        "%%recompiles made_here\n@jax.jit\ndef made_here(x):\n    return x + 1\nmade_here(jnp.ones(2))"
+    ).assert_ok()
     assert 'data-function="made_here"' in shown.html
 
 
@@ -337,8 +341,9 @@ def test_terminal_prints_the_log_as_text():
     )
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(JAX_PLATFORMS="cpu", TERM="dumb")
-    done = subprocess.run([str(ipython), "--simple-prompt"], input=session_text, capture_output=True, text=True,
-                          timeout=180, env=env)
+    done = subprocess.run(
+        [str(ipython), "--simple-prompt"], input=session_text, capture_output=True, text=True, timeout=180, env=env
+    )
     out = done.stdout + done.stderr
     assert "[recompiles] <lambda> at In [5] line 1: first compilation of `<lambda>` for (x: f32[2])" in out
     assert "[recompiles] <lambda> at In [5] line 1: shape of `x` changed: f32[2] → f32[3]" in out

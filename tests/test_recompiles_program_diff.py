@@ -34,7 +34,8 @@ def test_a_static_loop_count_says_which_line_unrolled_and_by_how_much():
     line = body.__code__.co_firstlineno + 2  # x = jnp.sin(x)
     assert second.program_diff == (
         f"program {truth_before} → {truth_after} equations: test_recompiles_program_diff.py:{line}, "
-        "in a Python loop unrolled into the program, 2 → 5 equations (+3)")
+        "in a Python loop unrolled into the program, 2 → 5 equations (+3)"
+    )
     (change,) = second.program_difference.lines
     assert (change.line, change.added, change.in_loop) == (line, 3, True)
     assert "program: program 3 → 6 equations" in log.to_text()

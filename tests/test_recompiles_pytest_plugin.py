@@ -38,9 +38,28 @@ def run_pytest(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedP
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]), JAX_PLATFORMS="cpu")
     env.pop("PYTEST_ADDOPTS", None)
     env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
-                           "--rootdir", str(tmp_path), "-c", os.devnull, str(test_file), *args],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-rA",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            os.devnull,
+            str(test_file),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        env=env,
+    )
 
 
 USER_TESTS = """
@@ -102,24 +121,31 @@ def test_plugin_by_entry_point_fixture_marker_and_report(tmp_path):
 
 
 def test_marker_with_bad_arguments_says_what_is_expected(tmp_path):
-    done = run_pytest(tmp_path, """
+    done = run_pytest(
+        tmp_path,
+        """
         import pytest
 
         @pytest.mark.max_compiles("one")
         def test_bad():
             pass
-    """)
+    """,
+    )
     out = done.stdout + done.stderr
     assert done.returncode != 0
     assert "takes a non-negative whole number" in out and "@pytest.mark.max_compiles(1, 'step')" in out
 
 
 def test_the_marker_is_registered_for_strict_markers(tmp_path):
-    done = run_pytest(tmp_path, """
+    done = run_pytest(
+        tmp_path,
+        """
         import pytest
 
         @pytest.mark.max_compiles(0)
         def test_nothing_compiles():
             assert 1 + 1 == 2
-    """, "--strict-markers")
+    """,
+        "--strict-markers",
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -19,14 +19,27 @@ from jaxmagic.sources import SourceLine
 
 def event(function="step", causes=None, *, line=3, raw=None, persistent=None, compile_s=0.03, internal=False):
     site = SourceLine(file="<cell-7>", line=line, function="<module>", text="step(x)", cell="In [7]")
-    return RecompileEvent(function=function, defined_at=None, call_site=site, compile_s=compile_s,
-                          causes=causes or [Cause("first_call", after="(x: f32[3])")], raw=raw,
-                          persistent_cache=persistent, internal=internal)
+    return RecompileEvent(
+        function=function,
+        defined_at=None,
+        call_site=site,
+        compile_s=compile_s,
+        causes=causes or [Cause("first_call", after="(x: f32[3])")],
+        raw=raw,
+        persistent_cache=persistent,
+        internal=internal,
+    )
 
 
 def shape(before, after, argument="x"):
-    return Cause("shape", argument=argument, before=f"f32[{before}]", after=f"f32[{after}]", detail=f"axis 0: {before} → {after}",
-                 axes=((0, before, after),))
+    return Cause(
+        "shape",
+        argument=argument,
+        before=f"f32[{before}]",
+        after=f"f32[{after}]",
+        detail=f"axis 0: {before} → {after}",
+        axes=((0, before, after),),
+    )
 
 
 def filled_log(n=5, **kwargs):
@@ -60,7 +73,9 @@ def test_html_shows_each_fix_once():
 
 def test_html_escapes_everything_the_user_controls():
     log = RecompileLog()
-    evil = Cause("pytree_structure", argument="params['<script>']", before="{'a': f32[1]}", after="{'<script>': f32[1]}")
+    evil = Cause(
+        "pytree_structure", argument="params['<script>']", before="{'a': f32[1]}", after="{'<script>': f32[1]}"
+    )
     log.record(event(function="<lambda>", causes=[evil], raw="TRACING CACHE MISS <b>bold</b>"))
     html = render.html(log)
     assert "<script>" not in html and "<b>bold</b>" not in html and "<lambda>" not in html
@@ -100,8 +115,15 @@ def test_long_logs_show_the_latest_rows_and_say_so():
 
 def test_text_lists_headline_counts_and_one_line_per_cause():
     log = filled_log()
-    log.record(event("loss", causes=[Cause("dtype", argument="y", before="f32[3]", after="i32[3]"),
-                                     Cause("static_value", argument="n", before="2", after="3")]))
+    log.record(
+        event(
+            "loss",
+            causes=[
+                Cause("dtype", argument="y", before="f32[3]", after="i32[3]"),
+                Cause("static_value", argument="n", before="2", after="3"),
+            ],
+        )
+    )
     text = render.text(log)
     lines = text.splitlines()
     assert lines[0] == "Compilations in this cell: 6 compilations of 2 functions (180 ms compiling)"

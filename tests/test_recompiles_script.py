@@ -42,8 +42,14 @@ def watch(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     script.write_text(textwrap.dedent(SCRIPT))
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
     arguments = [a.replace("SCRIPT", str(script)) for a in args]
-    return subprocess.run([sys.executable, "-m", "jaxmagic", "watch", *arguments], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=300, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "jaxmagic", "watch", *arguments],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        env=env,
+    )
 
 
 def test_report_html_and_the_scripts_exit_code(tmp_path):
@@ -85,11 +91,14 @@ def test_all_reports_jaxs_own_compilations(tmp_path):
     assert "(JAX internal)" in done.stderr or "sin" in done.stderr
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["missing.py"], "no script at 'missing.py'"),
-    ([], "SCRIPT"),
-    (["--max", "-2", "SCRIPT"], "non-negative whole number"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["missing.py"], "no script at 'missing.py'"),
+        ([], "SCRIPT"),
+        (["--max", "-2", "SCRIPT"], "non-negative whole number"),
+    ],
+)
 def test_bad_command_lines_say_what_is_expected(tmp_path, args, expected):
     done = watch(tmp_path, *args)
     assert done.returncode == 2

@@ -15,7 +15,9 @@ def terminal_session(magic: str, **env) -> str:
     environment = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     environment.update(JAX_PLATFORMS="cpu", **env)
     args = [str(IPYTHON), "--simple-prompt"] + (["--colors=linux"] if env.get("TERM") != "dumb" else [])
-    done = subprocess.run(args, input=SESSION.format(magic=magic), capture_output=True, text=True, timeout=120, env=environment)
+    done = subprocess.run(
+        args, input=SESSION.format(magic=magic), capture_output=True, text=True, timeout=120, env=environment
+    )
     return done.stdout + done.stderr
 
 

@@ -38,7 +38,9 @@ def _html_outputs(cell):
 
 
 def test_every_jaxpr_magic_showed_its_view(executed_tour):
-    jaxpr_cells = [c for c in executed_tour.cells if c.cell_type == "code" and c.source.lstrip().startswith(("%jaxpr", "%%jaxpr"))]
+    jaxpr_cells = [
+        c for c in executed_tour.cells if c.cell_type == "code" and c.source.lstrip().startswith(("%jaxpr", "%%jaxpr"))
+    ]
     assert len(jaxpr_cells) >= 8
     for cell in jaxpr_cells:
         html = "".join(_html_outputs(cell))

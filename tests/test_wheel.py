@@ -15,7 +15,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-IN_THE_NEW_ENVIRONMENT = textwrap.dedent('''
+IN_THE_NEW_ENVIRONMENT = textwrap.dedent("""
     import os, pathlib, sys
     os.environ["JAX_PLATFORMS"] = "cpu"
     import jaxmagic
@@ -38,7 +38,7 @@ IN_THE_NEW_ENVIRONMENT = textwrap.dedent('''
         html = sum(len(b.get("text/html", "")) for b in bundles)
         text = sum(len(b.get("text/plain", "")) for b in bundles)
         print("MAGIC", cell.splitlines()[0], "ok" if outcome.success else "failed", kinds, html, text)
-''')
+""")
 
 
 def run(command, **kwargs):

@@ -25,5 +25,15 @@ from jaxmagic.doctor.engine import diagnose, observe_trace, use_cell_namer
 from jaxmagic.doctor.prints import PrintedText, watch_prints
 from jaxmagic.doctor.registry import DOCS, PITFALLS, Pitfall, internal_errors
 
-__all__ = ["DOCS", "PITFALLS", "Diagnosis", "Pitfall", "PrintedText", "diagnose", "internal_errors",
-           "observe_trace", "use_cell_namer", "watch_prints"]
+__all__ = [
+    "DOCS",
+    "PITFALLS",
+    "Diagnosis",
+    "Pitfall",
+    "PrintedText",
+    "diagnose",
+    "internal_errors",
+    "observe_trace",
+    "use_cell_namer",
+    "watch_prints",
+]

@@ -73,8 +73,18 @@ def _choose(cond: str, yes: str, no: str, *, jnp: str, lax: str, use_cond: bool)
 
 
 def _augmented(lines, stmt: ast.AugAssign) -> str:
-    op = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Pow: "**",
-          ast.Mod: "%", ast.MatMult: "@", ast.BitAnd: "&", ast.BitOr: "|"}.get(type(stmt.op))
+    op = {
+        ast.Add: "+",
+        ast.Sub: "-",
+        ast.Mult: "*",
+        ast.Div: "/",
+        ast.FloorDiv: "//",
+        ast.Pow: "**",
+        ast.Mod: "%",
+        ast.MatMult: "@",
+        ast.BitAnd: "&",
+        ast.BitOr: "|",
+    }.get(type(stmt.op))
     if op is None:
         raise ValueError("operator")
     return f"{stmt.target.id} {op} ({_src(lines, stmt.value)})"
@@ -163,7 +173,10 @@ def ternary_rewrite(node: ast.IfExp, lines: Sequence[str], *, jnp: str) -> Edit:
     >>> ternary_rewrite(ast.parse(lines[0]).body[0].value, lines, jnp="jnp").text
     'jnp.where(x > 0, x, 0.0)'
     """
-    return Edit(Span.of(node), f"{jnp}.where({array_condition(lines, node.test, jnp)}, {_src(lines, node.body)}, {_src(lines, node.orelse)})")
+    return Edit(
+        Span.of(node),
+        f"{jnp}.where({array_condition(lines, node.test, jnp)}, {_src(lines, node.body)}, {_src(lines, node.orelse)})",
+    )
 
 
 def _stored_names(stmts: list[ast.stmt]) -> list[str]:
@@ -198,7 +211,7 @@ def _escapes(stmts: list[ast.stmt]) -> bool:
 
 def _body_text(lines: Sequence[str], stmts: list[ast.stmt]) -> str:
     first, last = stmts[0].lineno, stmts[-1].end_lineno
-    return textwrap.dedent("\n".join(lines[first - 1:last]))
+    return textwrap.dedent("\n".join(lines[first - 1 : last]))
 
 
 def _pack(names: list[str]) -> str:
@@ -209,7 +222,9 @@ def _tuple(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"({', '.join(names)})"
 
 
-def while_rewrite(node: ast.While, function: ast.AST, lines: Sequence[str], *, lax: str, jnp: str = "jnp") -> Edit | None:
+def while_rewrite(
+    node: ast.While, function: ast.AST, lines: Sequence[str], *, lax: str, jnp: str = "jnp"
+) -> Edit | None:
     r"""``while c: body`` -> ``jax.lax.while_loop`` carrying the variables the body assigns.
 
     >>> lines = ("def f(x, n):", "    while n > 0:", "        x = x * 2", "        n = n - 1", "    return x")
@@ -225,22 +240,26 @@ def while_rewrite(node: ast.While, function: ast.AST, lines: Sequence[str], *, l
         return None
     body = textwrap.indent(_body_text(lines, node.body), "    ")
     unpack = f"    {_pack(carried)} = carry"
-    text = "\n".join([
-        "def loop_condition(carry):",
-        unpack,
-        f"    return {array_condition(lines, node.test, jnp)}",
-        "",
-        "def loop_body(carry):",
-        unpack,
-        body,
-        f"    return {_pack(carried)}",
-        "",
-        f"{_pack(carried)} = {lax}.while_loop(loop_condition, loop_body, {_tuple(carried)})",
-    ])
+    text = "\n".join(
+        [
+            "def loop_condition(carry):",
+            unpack,
+            f"    return {array_condition(lines, node.test, jnp)}",
+            "",
+            "def loop_body(carry):",
+            unpack,
+            body,
+            f"    return {_pack(carried)}",
+            "",
+            f"{_pack(carried)} = {lax}.while_loop(loop_condition, loop_body, {_tuple(carried)})",
+        ]
+    )
     return Edit(Span.of(node), text, comment="")
 
 
-def fori_rewrite(node: ast.For, function: ast.AST, lines: Sequence[str], *, lax: str, unwrap: ast.AST | None = None) -> Edit | None:
+def fori_rewrite(
+    node: ast.For, function: ast.AST, lines: Sequence[str], *, lax: str, unwrap: ast.AST | None = None
+) -> Edit | None:
     r"""``for i in range(a, b): body`` -> ``jax.lax.fori_loop(a, b, ...)`` carrying assigned variables.
 
     >>> lines = ("def f(x, n):", "    total = 0.0", "    for i in range(n):", "        total += x[i]", "    return total")
@@ -255,6 +274,7 @@ def fori_rewrite(node: ast.For, function: ast.AST, lines: Sequence[str], *, lax:
         return None
     if node.orelse or _escapes(node.body) or node.body[0].lineno == node.lineno:
         return None
+
     def bound(arg: ast.AST) -> str:
         # ``range(int(n))``: fori_loop takes the traced ``n`` itself (``unwrap`` is the ``int(n)`` call)
         if arg is unwrap and isinstance(arg, ast.Call) and arg.args:
@@ -268,12 +288,14 @@ def fori_rewrite(node: ast.For, function: ast.AST, lines: Sequence[str], *, lax:
     if not carried:
         return None
     body = textwrap.indent(_body_text(lines, node.body), "    ")
-    text = "\n".join([
-        f"def loop_body({index}, carry):",
-        f"    {_pack(carried)} = carry",
-        body,
-        f"    return {_pack(carried)}",
-        "",
-        f"{_pack(carried)} = {lax}.fori_loop({start}, {stop}, loop_body, {_tuple(carried)})",
-    ])
+    text = "\n".join(
+        [
+            f"def loop_body({index}, carry):",
+            f"    {_pack(carried)} = carry",
+            body,
+            f"    return {_pack(carried)}",
+            "",
+            f"{_pack(carried)} = {lax}.fori_loop({start}, {stop}, loop_body, {_tuple(carried)})",
+        ]
+    )
     return Edit(Span.of(node), text)

@@ -63,7 +63,11 @@ class Case:
     def traced_frame(self) -> UserFrame | None:
         """The frame of the function JAX was tracing (where its arguments are tracers)."""
         if self.traced is not None:
-            wanted = os.path.normcase(os.path.abspath(self.traced.file)) if not self.traced.file.startswith("<") else self.traced.file
+            wanted = (
+                os.path.normcase(os.path.abspath(self.traced.file))
+                if not self.traced.file.startswith("<")
+                else self.traced.file
+            )
             for frame in reversed(self.frames):
                 file = frame.file if frame.file.startswith("<") else os.path.normcase(os.path.abspath(frame.file))
                 if frame.function == self.traced.name and file == wanted:
@@ -223,7 +227,9 @@ class Case:
         """The parameters to mark static so that a value depending on ``depends`` is a plain Python
         value: ``[]`` unless every one of them (and every argument JAX names) can be static."""
         found = self.scalar_arguments(depends)
-        named = set(self.traced.arguments) if self.traced is not None and clues.is_user_file(self.traced.file) else set()
+        named = (
+            set(self.traced.arguments) if self.traced is not None and clues.is_user_file(self.traced.file) else set()
+        )
         return found if found and not (set(depends) | named) - set(found) else []
 
     def is_flag(self, name: str) -> bool:
@@ -299,17 +305,24 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     if use is not None and use.library == "eqx":
         return _python_values_at_call(case, names)
     if use is not None:
-        return rewrites.with_edits(parsed.lines, first, last, [rewrites.add_static_edit(use, names, parsed.lines, jn.jit)], show=[frame.line])
+        return rewrites.with_edits(
+            parsed.lines, first, last, [rewrites.add_static_edit(use, names, parsed.lines, jn.jit)], show=[frame.line]
+        )
     elsewhere = _jit_written_elsewhere(case, fnode.name)
     if elsewhere is not None:
         where, stmt, use = elsewhere
-        return rewrites.with_edits(where.lines, stmt.lineno, stmt.end_lineno, [rewrites.add_static_edit(use, names, where.lines, jn.jit)])
+        return rewrites.with_edits(
+            where.lines, stmt.lineno, stmt.end_lineno, [rewrites.add_static_edit(use, names, where.lines, jn.jit)]
+        )
     value = rewrites.names_tuple(names)
     decorator = (
-        f"{jn.jit}(static_argnames={value})" if rewrites.jit_takes_options_alone()
+        f"{jn.jit}(static_argnames={value})"
+        if rewrites.jit_takes_options_alone()
         else f"functools.partial({jn.jit}, static_argnames={value})"
     )
-    return rewrites.with_edits(parsed.lines, first, last, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line])
+    return rewrites.with_edits(
+        parsed.lines, first, last, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line]
+    )
 
 
 def static_field_choice(case: Case, frame: UserFrame, node: ast.AST | None) -> tuple[Words, str] | None:
@@ -321,14 +334,30 @@ def static_field_choice(case: Case, frame: UserFrame, node: ast.AST | None) -> t
     owner = frame.lookup("self") if frame is not None else MISSING
     if node is None or eqx is None or owner is MISSING or not isinstance(owner, eqx.Module):
         return None
-    fields = [n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-              and n.value.id == "self" and clues.is_tracer(getattr(owner, n.attr, None))]
+    fields = [
+        n.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+        and clues.is_tracer(getattr(owner, n.attr, None))
+    ]
     parsed = case.parsed(frame)
     if not fields or parsed is None:
         return None
-    cls = next((c for c in clues.nodes_in(parsed.tree, ast.ClassDef)
-                if c.name == type(owner).__name__ and c.lineno <= frame.line <= c.end_lineno), None)
-    declared = {s.target.id: s for s in (cls.body if cls else []) if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    cls = next(
+        (
+            c
+            for c in clues.nodes_in(parsed.tree, ast.ClassDef)
+            if c.name == type(owner).__name__ and c.lineno <= frame.line <= c.end_lineno
+        ),
+        None,
+    )
+    declared = {
+        s.target.id: s
+        for s in (cls.body if cls else [])
+        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+    }
     if cls is None or any(f not in declared for f in fields):
         return None
     name = rewrites.alias(frame.frame.f_globals, eqx, "eqx")
@@ -336,14 +365,23 @@ def static_field_choice(case: Case, frame: UserFrame, node: ast.AST | None) -> t
     for field_name in dict.fromkeys(fields):
         statement = declared[field_name]
         if statement.value is None:
-            at = clues.Span(statement.end_lineno, statement.end_lineno, statement.end_col_offset, statement.end_col_offset)
+            at = clues.Span(
+                statement.end_lineno, statement.end_lineno, statement.end_col_offset, statement.end_col_offset
+            )
             edits.append(rewrites.Edit(at, f" = {name}.field(static=True)"))
         else:
             default = clues.source_of(parsed, statement.value)
             edits.append(rewrites.Edit(clues.Span.of(statement.value), f"{name}.field(default={default}, static=True)"))
     fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, edits)
-    return (say("Declare {} a static field of {}: JAX then sees a plain Python value, not a traced leaf (rebuild the "
-                "model after redefining the class).", name_list(dict.fromkeys(fields)), code(cls.name)), fixed)
+    return (
+        say(
+            "Declare {} a static field of {}: JAX then sees a plain Python value, not a traced leaf (rebuild the "
+            "model after redefining the class).",
+            name_list(dict.fromkeys(fields)),
+            code(cls.name),
+        ),
+        fixed,
+    )
 
 
 def jit_library(case: Case) -> str:
@@ -362,8 +400,15 @@ def static_choice(case: Case, names: list[str], why: Words) -> tuple[Words, str]
     if not fixed:
         return None
     if jit_library(case) == "eqx":
-        return (say("Pass {} as a plain Python value, not an array: {} keeps every non-array argument static, so {}",
-                    name_list(names), code("eqx.filter_jit"), why), fixed)
+        return (
+            say(
+                "Pass {} as a plain Python value, not an array: {} keeps every non-array argument static, so {}",
+                name_list(names),
+                code("eqx.filter_jit"),
+                why,
+            ),
+            fixed,
+        )
     return say("Mark {} static: {}", name_list(names), why), fixed
 
 
@@ -408,26 +453,31 @@ def _jit_written_elsewhere(case: Case, function_name: str):
     callee = clues.resolve(node.func, site.lookup) if isinstance(node, ast.Call) else MISSING
     sources = [parsed, clues.parse_file(case.traced_frame.file)] if case.traced_frame else [parsed]
     for source in sources:
-        if source is None:
-            continue
-        best = None
-        for assign in clues.nodes_in(source.tree, ast.Assign):
-            value = assign.value
-            if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)):
-                continue
-            if value.args[0].id != function_name:
-                continue
-            use = rewrites.jit_use(value, site.lookup)
-            if use is None or use.kind != "call":
-                continue
-            targets = [t.id for t in assign.targets if isinstance(t, ast.Name)]
-            if callee is not MISSING and targets and site.lookup(targets[0]) is not callee:
-                continue
-            if best is None or assign.lineno > best[1].lineno:
-                best = (source, assign, use)
+        best = _last_jit_assignment(source, function_name, callee, site.lookup) if source is not None else None
         if best is not None:
             return best
     return None
+
+
+def _last_jit_assignment(source, function_name: str, callee, lookup):
+    """``(source, assign, use)`` for the last ``g = jax.jit(function_name, ...)`` in ``source``
+    (whose ``g`` is ``callee``, when that is known); ``None`` when there is none."""
+    best = None
+    for assign in clues.nodes_in(source.tree, ast.Assign):
+        value = assign.value
+        if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)):
+            continue
+        if value.args[0].id != function_name:
+            continue
+        use = rewrites.jit_use(value, lookup)
+        if use is None or use.kind != "call":
+            continue
+        targets = [t.id for t in assign.targets if isinstance(t, ast.Name)]
+        if callee is not MISSING and targets and lookup(targets[0]) is not callee:
+            continue
+        if best is None or assign.lineno > best[1].lineno:
+            best = (source, assign, use)
+    return best
 
 
 def magic_hint(case: Case, names: list[str]) -> list[tuple[Words, str]]:
@@ -440,8 +490,17 @@ def magic_hint(case: Case, names: list[str]) -> list[tuple[Words, str]]:
     if _jax_private.is_jitted(case.fn):
         return []
     spec = ",".join(names)
-    return [(say("In jaxmagic's magics, {} marks {} static for that one call, e.g. {}.", code(f"-s {spec}"),
-                 name_list(names), code(f"%jaxpr -s {spec} {case.function_name or 'f'}(...)")), "")]
+    return [
+        (
+            say(
+                "In jaxmagic's magics, {} marks {} static for that one call, e.g. {}.",
+                code(f"-s {spec}"),
+                name_list(names),
+                code(f"%jaxpr -s {spec} {case.function_name or 'f'}(...)"),
+            ),
+            "",
+        )
+    ]
 
 
 def kind_of(value: Any) -> str:
@@ -455,7 +514,9 @@ def kind_of(value: Any) -> str:
     shape = getattr(value, "shape", None)
     if dtype is None:
         return "value"
-    kind = {"b": "boolean", "i": "integer", "u": "integer", "f": "float", "c": "complex"}.get(getattr(dtype, "kind", ""), str(dtype))
+    kind = {"b": "boolean", "i": "integer", "u": "integer", "f": "float", "c": "complex"}.get(
+        getattr(dtype, "kind", ""), str(dtype)
+    )
     if shape == ():
         return kind
     return f"{kind} array of shape {tuple(shape)}"

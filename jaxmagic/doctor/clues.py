@@ -45,7 +45,9 @@ _TRACED_RE = re.compile(
     r"(?P<name>\S+) at (?P<file>.+?):(?P<line>\d+)(?: traced)? for (?P<kind>\w+(?:\.\w+)*)"
 )
 _ARGUMENTS_RE = re.compile(r"depends on the values? of the arguments? (?P<names>.+?)\.(?:\s|$)")
-_LEAK_CREATED_RE = re.compile(r"The leaked intermediate value was created on line (?P<file>.+?):(?P<line>\d+)(?::\d+)? \((?P<name>[^)]*)\)")
+_LEAK_CREATED_RE = re.compile(
+    r"The leaked intermediate value was created on line (?P<file>.+?):(?P<line>\d+)(?::\d+)? \((?P<name>[^)]*)\)"
+)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -135,7 +137,10 @@ class Span:
         return cls(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset)
 
     def contains(self, other: "Span") -> bool:
-        return (self.line, self.col) <= (other.line, other.col) and (other.end_line, other.end_col) <= (self.end_line, self.end_col)
+        return (self.line, self.col) <= (other.line, other.col) and (other.end_line, other.end_col) <= (
+            self.end_line,
+            self.end_col,
+        )
 
 
 @dataclass(eq=False)
@@ -315,7 +320,7 @@ def parse_block(filename: str, first_line: int) -> ParsedSource | None:
     if not (1 <= first_line <= len(lines)):
         return None
     try:
-        block = inspect.getblock([line + "\n" for line in lines[first_line - 1:]])
+        block = inspect.getblock([line + "\n" for line in lines[first_line - 1 :]])
     except Exception:
         block = [lines[first_line - 1] + "\n"]
     text = "".join(block)
@@ -360,13 +365,17 @@ def parse_around(filename: str, line: int) -> ParsedSource | None:
         start -= 1
     while start <= line:
         block = parse_block(filename, start)
-        if block is not None and any(getattr(n, "end_lineno", 0) and n.lineno <= line <= n.end_lineno for n in block.tree.body):
+        if block is not None and any(
+            getattr(n, "end_lineno", 0) and n.lineno <= line <= n.end_lineno for n in block.tree.body
+        ):
             return block
         start += 1
     return None
 
 
-def function_node(parsed: ParsedSource, name: str, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None:
+def function_node(
+    parsed: ParsedSource, name: str, line: int
+) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None:
     r"""The ``def name`` (or lambda) that starts at ``line`` (its first decorator, or its ``def``).
 
     >>> source = ParsedSource("<demo>", (), ast.parse("@jit\ndef f(x):\n    return x"))
@@ -436,9 +445,8 @@ def node_at(tree: ast.AST, span: Span | None, kind=ast.expr) -> ast.AST | None:
             # ast.walk is breadth first: the first exact match is the outermost, the one meant
             # (Python 3.11 gives an f-string's format spec the whole f-string's position).
             exact = exact or node
-        elif node_span.contains(span):
-            if containing is None or Span.of(containing).contains(node_span):
-                containing = node
+        elif node_span.contains(span) and (containing is None or Span.of(containing).contains(node_span)):
+            containing = node
     return exact or containing
 
 
@@ -451,9 +459,12 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     """
     found = None
     for node in ast.walk(_around(tree, line)):
-        if isinstance(node, ast.stmt) and node.lineno <= line <= node.end_lineno:
-            if found is None or Span.of(found).contains(Span.of(node)):
-                found = node
+        if (
+            isinstance(node, ast.stmt)
+            and node.lineno <= line <= node.end_lineno
+            and (found is None or Span.of(found).contains(Span.of(node)))
+        ):
+            found = node
     return found
 
 
@@ -468,9 +479,9 @@ def enclosing(tree: ast.AST, target: ast.AST, kind) -> ast.AST | None:
     found = None
     span = Span.of(target)
     for node in ast.walk(_around(tree, span.line)):
-        if isinstance(node, kind) and getattr(node, "end_lineno", None) is not None and node is not target:
-            if Span.of(node).contains(span) and (found is None or Span.of(found).contains(Span.of(node))):
-                found = node
+        inside = isinstance(node, kind) and getattr(node, "end_lineno", None) is not None and node is not target
+        if inside and Span.of(node).contains(span) and (found is None or Span.of(found).contains(Span.of(node))):
+            found = node
     return found
 
 
@@ -495,10 +506,10 @@ def segment(lines: tuple[str, ...], span: Span) -> str:
     """
     if span.line == span.end_line:
         raw = lines[span.line - 1].encode()
-        return raw[span.col:span.end_col].decode(errors="replace")
-    first = lines[span.line - 1].encode()[span.col:].decode(errors="replace")
-    middle = list(lines[span.line:span.end_line - 1])
-    last = lines[span.end_line - 1].encode()[:span.end_col].decode(errors="replace")
+        return raw[span.col : span.end_col].decode(errors="replace")
+    first = lines[span.line - 1].encode()[span.col :].decode(errors="replace")
+    middle = list(lines[span.line : span.end_line - 1])
+    last = lines[span.end_line - 1].encode()[: span.end_col].decode(errors="replace")
     return "\n".join([first, *middle, last])
 
 

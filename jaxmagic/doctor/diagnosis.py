@@ -73,4 +73,3 @@ class Diagnosis(Report):
     def __repr__(self) -> str:
         where = f" at {self.where.label}" if self.where is not None else ""
         return f"<Diagnosis {self.pitfall}{where}: {self.title}>"
-

@@ -88,7 +88,9 @@ def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNam
     return None
 
 
-def diagnose(exception: BaseException, fn: Callable | None = None, *, cell_namer: CellNamer | None = None) -> Diagnosis | None:
+def diagnose(
+    exception: BaseException, fn: Callable | None = None, *, cell_namer: CellNamer | None = None
+) -> Diagnosis | None:
     """The ``Diagnosis`` of a JIT trap behind ``exception``, or ``None`` if it is not one.
 
     ``fn`` is the function that was called (a jitted function, or the plain function a tool
@@ -130,8 +132,11 @@ def observe_trace(
     """
     fn = getattr(call_or_fn, "function", None) or call_or_fn
     bound = getattr(getattr(call_or_fn, "fn", call_or_fn), "__self__", None)
-    arguments = [*([bound] if bound is not None else []), *getattr(call_or_fn, "args", ()),
-                 *getattr(call_or_fn, "kwargs", {}).values()]
+    arguments = [
+        *([bound] if bound is not None else []),
+        *getattr(call_or_fn, "args", ()),
+        *getattr(call_or_fn, "kwargs", {}).values(),
+    ]
     try:
         functions = user_functions(fn, arguments)
     except Exception as exc:

@@ -12,7 +12,9 @@ from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 
 
-def mask_edits(case: Case, frame: UserFrame, node: ast.Subscript, statement: ast.stmt, jn) -> list[rewrites.Edit] | None:
+def mask_edits(
+    case: Case, frame: UserFrame, node: ast.Subscript, statement: ast.stmt, jn
+) -> list[rewrites.Edit] | None:
     """``x[a:b]`` -> ``jnp.where(keep, x, 0)`` with ``keep`` computed just before the statement:
     the same shape on every call, the rows outside the slice zeroed (``None`` for a strided slice).
 
@@ -37,5 +39,9 @@ def mask_edits(case: Case, frame: UserFrame, node: ast.Subscript, statement: ast
         Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset),
         f"index = {jn.jnp}.arange({array}.shape[0])\nkeep = {keep}\n",
     )
-    replace = rewrites.Edit(Span.of(node), f"{jn.jnp}.where(keep{expand}, {array}, 0)", comment="fixed shape: the rows outside the slice are 0")
+    replace = rewrites.Edit(
+        Span.of(node),
+        f"{jn.jnp}.where(keep{expand}, {array}, 0)",
+        comment="fixed shape: the rows outside the slice are 0",
+    )
     return [insert, replace]

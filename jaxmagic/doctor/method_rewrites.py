@@ -32,12 +32,21 @@ from jaxmagic.doctor.clues import Span
 
 def self_reads(node: ast.FunctionDef) -> list[str]:
     """The attributes of ``self`` a method reads, in order."""
-    return list(dict.fromkeys(n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
-                              and isinstance(n.value, ast.Name) and n.value.id == "self" and isinstance(n.ctx, ast.Load)))
+    return list(
+        dict.fromkeys(
+            n.attr
+            for n in ast.walk(node)
+            if isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "self"
+            and isinstance(n.ctx, ast.Load)
+        )
+    )
 
 
-def method_calling_jitted_function(parsed: clues.ParsedSource, node: ast.FunctionDef, owner: Any, jn
-                                    ) -> tuple[str, list[str]] | None:
+def method_calling_jitted_function(
+    parsed: clues.ParsedSource, node: ast.FunctionDef, owner: Any, jn
+) -> tuple[str, list[str]] | None:
     """A jitted function of the attributes the method reads, and its class with the method calling
     it; with the attributes made static (those ``owner`` holds as a Python bool, int or string).
     ``None`` when the method is not inside a class of the parsed source or reads no attribute."""
@@ -48,14 +57,22 @@ def method_calling_jitted_function(parsed: clues.ParsedSource, node: ast.Functio
     others = [a.arg for a in node.args.args[1:]]
     helper = f"_{cls.name.lower()}_{node.name}"
     settings = [a for a in attributes if isinstance(getattr(owner, a, None), (bool, int, str))]
-    body_edits = [rewrites.Edit(Span.of(n), n.attr) for n in ast.walk(node)
-                  if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"]
+    body_edits = [
+        rewrites.Edit(Span.of(n), n.attr)
+        for n in ast.walk(node)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+    ]
     body = rewrites.with_edits(parsed.lines, node.body[0].lineno, node.end_lineno, body_edits, elide=False)
     decorator = f"@{jn.jit}(static_argnames={rewrites.names_tuple(settings)})" if settings else f"@{jn.jit}"
-    function = "\n".join([decorator, f"def {helper}({', '.join(attributes + others)}):",
-                          *("    " + line for line in body.splitlines())])
+    function = "\n".join(
+        [decorator, f"def {helper}({', '.join(attributes + others)}):", *("    " + line for line in body.splitlines())]
+    )
     call = f"return {helper}({', '.join([f'self.{a}' for a in attributes] + others)})"
-    method = rewrites.Edit(Span(rewrites.function_first_line(node), node.end_lineno, node.col_offset, node.end_col_offset),
-                           f"def {node.name}(self{''.join(', ' + o for o in others)}):\n    {call}")
-    cls_text = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, [method], elide=False)
+    method = rewrites.Edit(
+        Span(rewrites.function_first_line(node), node.end_lineno, node.col_offset, node.end_col_offset),
+        f"def {node.name}(self{''.join(', ' + o for o in others)}):\n    {call}",
+    )
+    cls_text = rewrites.with_edits(
+        parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, [method], elide=False
+    )
     return f"{function}\n\n\n{cls_text}", settings

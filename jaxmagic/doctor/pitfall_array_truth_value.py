@@ -38,8 +38,13 @@ class ArrayTruthValue:
     logic: bool  # True for and / or / not, False for a condition
 
 
-@pitfall("array-truth-value", "and / or / if on an array of several values", "error", order=55,
-         messages=("truth value of an array with more than one element is ambiguous",))
+@pitfall(
+    "array-truth-value",
+    "and / or / if on an array of several values",
+    "error",
+    order=55,
+    messages=("truth value of an array with more than one element is ambiguous",),
+)
 def array_truth_value(case: Case) -> ArrayTruthValue | None:
     """NumPy's ambiguity outside any trace (``python-control-flow`` takes the traced ones)."""
     if not (isinstance(case.exc, ValueError) and case.says("array-truth-value")):
@@ -49,7 +54,11 @@ def array_truth_value(case: Case) -> ArrayTruthValue | None:
         return None
     parsed = case.parsed(frame)
     node = clues.node_at(parsed.tree, frame.span()) if parsed is not None else None
-    logic = node if isinstance(node, ast.BoolOp) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)) else None
+    logic = (
+        node
+        if isinstance(node, ast.BoolOp) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not))
+        else None
+    )
     if logic is None and node is not None:
         logic = clues.enclosing(parsed.tree, node, ast.BoolOp)
     if logic is not None:
@@ -72,21 +81,39 @@ def describe(case: Case, found: ArrayTruthValue) -> Diagnosis:
         new = branch_rewrites.array_condition(parsed.lines, found.node, jn.jnp)
         return case.diagnosis(
             "array-truth-value",
-            explanation=say("{} ({}) asks Python for one True or False from each array, and an array of several values "
-                            "has none.", code(shown), place(where)),
+            explanation=say(
+                "{} ({}) asks Python for one True or False from each array, and an array of several values has none.",
+                code(shown),
+                place(where),
+            ),
             fix=function_source(case, frame, [rewrites.Edit(Span.of(found.node), new)]) or new,
             fix_note=say("Combine them element by element: {}.", code(new)),
-            alternatives=((say("If you meant the whole array, ask it: {} or {}.", code(f"({shown}).all()"),
-                                code(f"({shown}).any()")), ""),),
+            alternatives=(
+                (
+                    say(
+                        "If you meant the whole array, ask it: {} or {}.",
+                        code(f"({shown}).all()"),
+                        code(f"({shown}).any()"),
+                    ),
+                    "",
+                ),
+            ),
             where=where,
         )
     return case.diagnosis(
         "array-truth-value",
-        explanation=say("{} ({}) asks for one True or False, and {} is an array of several values.",
-                        code(clues.source_of(parsed, clues.statement_at(parsed.tree, frame.line)).splitlines()[0]),
-                        place(where), code(shown)),
+        explanation=say(
+            "{} ({}) asks for one True or False, and {} is an array of several values.",
+            code(clues.source_of(parsed, clues.statement_at(parsed.tree, frame.line)).splitlines()[0]),
+            place(where),
+            code(shown),
+        ),
         fix="",
-        fix_note=say("Say which you mean: {} (every element) or {} (at least one); or choose per element with {}.",
-                     code(f"({shown}).all()"), code(f"({shown}).any()"), code(f"{jn.jnp}.where({shown}, ..., ...)")),
+        fix_note=say(
+            "Say which you mean: {} (every element) or {} (at least one); or choose per element with {}.",
+            code(f"({shown}).all()"),
+            code(f"({shown}).any()"),
+            code(f"{jn.jnp}.where({shown}, ..., ...)"),
+        ),
         where=where,
     )

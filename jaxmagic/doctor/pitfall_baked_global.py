@@ -142,7 +142,14 @@ def _describe_one(traced: Traced, function: types.FunctionType, seen: dict[str, 
         "{} reads the global{} {} at {}. JAX reads a global once, while it traces {}, and compiles its value in "
         "as a constant: if you later assign {} a new value, the compiled {} keeps using the old one (until it "
         "happens to be traced again).",
-        code(name), "s" if len(names) > 1 else "", described, place(where), code(name), code(sample), code(name))
+        code(name),
+        "s" if len(names) > 1 else "",
+        described,
+        place(where),
+        code(name),
+        code(sample),
+        code(name),
+    )
     if any(getattr(function.__globals__[n], "size", 0) > 1 or _array_leaves(function.__globals__[n]) for n in names):
         explanation += " A large array compiled in as a constant also makes compiling slower and the program bigger."
     fix = _as_parameters(function, names) or ""  # no source to rewrite: the fix in words
@@ -168,7 +175,9 @@ def _as_parameters(function: types.FunctionType, names: list[str]) -> str | None
     added = ", ".join(names)
     if args.posonlyargs or args.args:
         last = (args.posonlyargs + args.args)[-1]
-        edit = rewrites.Edit(Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f", {added}")
+        edit = rewrites.Edit(
+            Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f", {added}"
+        )
     else:
         # ``def f():``: the parameters go between the parentheses right after the name.
         line = parsed.lines[node.lineno - 1]

@@ -57,10 +57,16 @@ def _hashable_form(case, frame: UserFrame, node: ast.expr) -> str | None:
         return "(" + ", ".join(case.text(frame, e) for e in node.elts) + ("," if len(node.elts) == 1 else "") + ")"
     if isinstance(node, ast.Set):
         return "frozenset({" + ", ".join(case.text(frame, e) for e in node.elts) + "})"
-    if isinstance(node, ast.Call) and node.args and getattr(frame.resolve(node.func), "__name__", "") in ("array", "asarray"):
+    if (
+        isinstance(node, ast.Call)
+        and node.args
+        and getattr(frame.resolve(node.func), "__name__", "") in ("array", "asarray")
+    ):
         inner = node.args[0]
         if isinstance(inner, (ast.List, ast.Tuple)):
-            return "(" + ", ".join(case.text(frame, e) for e in inner.elts) + ("," if len(inner.elts) == 1 else "") + ")"
+            return (
+                "(" + ", ".join(case.text(frame, e) for e in inner.elts) + ("," if len(inner.elts) == 1 else "") + ")"
+            )
     text = case.text(frame, node)
     value = frame.lookup(node.id) if isinstance(node, ast.Name) else MISSING
     if isinstance(value, (set,)):
@@ -88,8 +94,13 @@ class UnhashableStatic:
     shown_value: str
 
 
-@pitfall("unhashable-static", "An unhashable value passed as a static argument", "error", order=10,
-         messages=("Non-hashable static arguments are not supported",))
+@pitfall(
+    "unhashable-static",
+    "An unhashable value passed as a static argument",
+    "error",
+    order=10,
+    messages=("Non-hashable static arguments are not supported",),
+)
 def unhashable_static(case) -> UnhashableStatic | None:
     """``unhashable-static``: a list, dict or array passed where ``jax.jit`` expects a static value.
 
@@ -126,7 +137,7 @@ def unhashable_static(case) -> UnhashableStatic | None:
             if name not in static:
                 continue
             value = frame.lookup(node.id) if isinstance(node, ast.Name) else MISSING
-            literal = isinstance(node, (ast.List, ast.Set, ast.Dict)) or isinstance(node, ast.Call)
+            literal = isinstance(node, (ast.List, ast.Set, ast.Dict, ast.Call))
             if _is_unhashable(value) or (value is MISSING and literal):
                 parameter, argument = name, node
                 break
@@ -146,27 +157,50 @@ def describe_unhashable_static(case, found: UnhashableStatic) -> Diagnosis:
     if options is not None and parameter is not None:
         sig = rewrites.signature_of(found.callee)
         index = list(sig.parameters).index(parameter) if sig and parameter in sig.parameters else None
-        how = say(" ({})", code(f"static_argnums=({index},)") if index in options.static_argnums
-                  else code(f'static_argnames=("{parameter}",)'))
+        how = say(
+            " ({})",
+            code(f"static_argnums=({index},)")
+            if index in options.static_argnums
+            else code(f'static_argnames=("{parameter}",)'),
+        )
     explanation = say(
         "{} is a static argument of {}{}: JAX compiles one version per static value and finds it again by the "
         "value's hash, so a static value must be hashable. Here it got a {}{}{}, which is not ({}).",
-        what, code(fname), how, found.type_name, written,
-        f" holding {found.shown_value}" if found.shown_value and argument is None else "", place(where))
+        what,
+        code(fname),
+        how,
+        found.type_name,
+        written,
+        f" holding {found.shown_value}" if found.shown_value and argument is None else "",
+        place(where),
+    )
     replacement = _hashable_form(case, frame, argument) if argument is not None else None
     parsed = case.parsed(frame)
     statement = case.statement(frame)
     if replacement is not None and parsed is not None and statement is not None:
-        fix = rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)])
-        note = say("Pass a tuple: {} is hashable, and reads the same to code that indexes or iterates it.", code(replacement))
+        fix = rewrites.with_edits(
+            parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)]
+        )
+        note = say(
+            "Pass a tuple: {} is hashable, and reads the same to code that indexes or iterates it.", code(replacement)
+        )
     else:
         example = _tuple_text(found.shown_value) if found.shown_value else None
         fix = ""  # the call is not known as written: the way to fix it, in words
-        note = say("Pass a tuple{} (hashable) instead of a {}.", say(" such as {}", code(example)) if example else "",
-                   found.type_name)
+        note = say(
+            "Pass a tuple{} (hashable) instead of a {}.",
+            say(" such as {}", code(example)) if example else "",
+            found.type_name,
+        )
     alternatives = (
-        (say("If {} is data (numbers to compute with), not a setting, do not make it static: pass it as an ordinary "
-             "argument, traced like the others.", what if parameter else "it"), ""),
+        (
+            say(
+                "If {} is data (numbers to compute with), not a setting, do not make it static: pass it as an ordinary "
+                "argument, traced like the others.",
+                what if parameter else "it",
+            ),
+            "",
+        ),
     )
     return case.diagnosis(
         "unhashable-static",
@@ -252,7 +286,8 @@ def _candidate_sources(case, frame: UserFrame) -> list[ParsedSource]:
         if filename == frame.file:
             continue
         if case.cell_namer(filename) or (
-                clues.is_user_file(filename) and len(linecache.cache[filename][2]) <= MAX_SEARCHED_LINES):
+            clues.is_user_file(filename) and len(linecache.cache[filename][2]) <= MAX_SEARCHED_LINES
+        ):
             ordered.append(filename)
     for filename in ordered[:MAX_SEARCHED_FILES]:
         parsed = clues.parse_file(filename)
@@ -274,9 +309,9 @@ def _find_donation(case, frame: UserFrame, variable: str):
             positions, names = _donated_positions(callee)
             passed = {name: node for name, node in rewrites.call_parameters(call, callee).items()}
             for name, node in passed.items():
-                if isinstance(node, ast.Name) and node.id == variable and name in names:
-                    if best is None or call.lineno > best[1].lineno:
-                        best = (parsed, call, callee, name)
+                donated_here = isinstance(node, ast.Name) and node.id == variable and name in names
+                if donated_here and (best is None or call.lineno > best[1].lineno):
+                    best = (parsed, call, callee, name)
         if best is not None:
             return best
     return None
@@ -291,8 +326,13 @@ class DonatedRead:
     donation: tuple | None
 
 
-@pitfall("donated-buffer", "An array used after it was donated", "error", order=20,
-         messages=("Array has been deleted", "has been deleted or donated"))
+@pitfall(
+    "donated-buffer",
+    "An array used after it was donated",
+    "error",
+    order=20,
+    messages=("Array has been deleted", "has been deleted or donated"),
+)
 def donated_buffer(case) -> DonatedRead | None:
     """``donated-buffer``: an array read after it was donated to a jitted function.
 
@@ -332,47 +372,96 @@ def describe_donated_buffer(case, found: DonatedRead) -> Diagnosis:
     variable, donation = found.variable, found.donation
     where = case.where(frame)
     jn = rewrites.jax_names(frame.frame.f_globals)
-    copy = f"{variable}.copy()" if isinstance(frame.lookup(variable), jax.Array) else f"{jn.jax}.tree_util.tree_map(lambda a: a.copy(), {variable})"
+    copy = (
+        f"{variable}.copy()"
+        if isinstance(frame.lookup(variable), jax.Array)
+        else f"{jn.jax}.tree_util.tree_map(lambda a: a.copy(), {variable})"
+    )
     if donation is None:
         explanation = say(
             "{} was donated to a jitted function: JAX reused its memory for that function's "
-            "result and deleted the array, so {} cannot be read any more ({}).", code(variable), code(variable), place(where))
+            "result and deleted the array, so {} cannot be read any more ({}).",
+            code(variable),
+            code(variable),
+            place(where),
+        )
         fix = ""  # the donating call was not found in your code: the fix in words
-        note = say("Where you call the function that donates {}, rebind {} to what it returns: the name then "
-                   "always holds a live array.", code(variable), code(variable))
-        return case.diagnosis("donated-buffer", explanation=explanation, fix=fix, fix_note=note, where=where, variable=variable, function=None)
+        note = say(
+            "Where you call the function that donates {}, rebind {} to what it returns: the name then "
+            "always holds a live array.",
+            code(variable),
+            code(variable),
+        )
+        return case.diagnosis(
+            "donated-buffer",
+            explanation=explanation,
+            fix=fix,
+            fix_note=note,
+            where=where,
+            variable=variable,
+            function=None,
+        )
     parsed, call, callee, parameter = donation
     fname = _callee_name(call, callee)
     donated_at = sources.source_line(parsed.file, call.lineno, "", case.cell_namer)
     explanation = say(
         "{} was donated to {} (its parameter {} is donated: {}) at {}: JAX reused the array's memory for {}'s result and "
-        "deleted it. Reading {} afterwards ({}) finds nothing there.", code(variable), code(fname), code(parameter),
-        code(_donation_option(callee)), place(donated_at), code(fname), code(variable), place(where))
+        "deleted it. Reading {} afterwards ({}) finds nothing there.",
+        code(variable),
+        code(fname),
+        code(parameter),
+        code(_donation_option(callee)),
+        place(donated_at),
+        code(fname),
+        code(variable),
+        place(where),
+    )
     donating = clues.statement_at(parsed.tree, call.lineno)
     edits, note = [], ""
     if isinstance(donating, ast.Assign) and len(donating.targets) == 1:
         target = donating.targets[0]
         if isinstance(target, ast.Name) and target.id != variable:
-            edits.append(rewrites.Edit(Span.of(target), variable, comment=f"the result takes the donated `{variable}`'s place"))
+            edits.append(
+                rewrites.Edit(Span.of(target), variable, comment=f"the result takes the donated `{variable}`'s place")
+            )
         elif isinstance(target, ast.Tuple):
             for element in target.elts:
                 if isinstance(element, ast.Name) and variable in element.id and element.id != variable:
-                    edits.append(rewrites.Edit(Span.of(element), variable, comment=f"the result takes the donated `{variable}`'s place"))
+                    edits.append(
+                        rewrites.Edit(
+                            Span.of(element), variable, comment=f"the result takes the donated `{variable}`'s place"
+                        )
+                    )
                     break
     elif isinstance(donating, ast.Expr) and donating.value is call:
         edits.append(rewrites.Edit(Span(call.lineno, call.lineno, call.col_offset, call.col_offset), f"{variable} = "))
     if edits and donating is not None:
         fix = rewrites.with_edits(parsed.lines, donating.lineno, donating.end_lineno, edits)
-        note = say("Rebind {} to the result where you donate it: the name then always holds a live array.", code(variable))
+        note = say(
+            "Rebind {} to the result where you donate it: the name then always holds a live array.", code(variable)
+        )
     else:
         fix = clues.source_of(parsed, donating) if donating is not None else ast.unparse(call)
         fix += f"\n# from here on, use the value this call returned instead of `{variable}`"
         note = say("Use what {} returned from then on, not {}.", code(fname), code(variable))
-    keep = rewrites.with_edits(parsed.lines, donating.lineno, donating.end_lineno, [rewrites.Edit(Span.of(_argument_node(call, callee, parameter)), copy)]) if donating is not None and _argument_node(call, callee, parameter) is not None else ""
+    keep = (
+        rewrites.with_edits(
+            parsed.lines,
+            donating.lineno,
+            donating.end_lineno,
+            [rewrites.Edit(Span.of(_argument_node(call, callee, parameter)), copy)],
+        )
+        if donating is not None and _argument_node(call, callee, parameter) is not None
+        else ""
+    )
     alternatives = []
     if keep:
-        alternatives.append((say("If you still need the old {}, donate a copy (it costs one copy per call):", code(variable)), keep))
-    alternatives.append((say("Or stop donating: remove {} from the jit of {}.", code(_donation_option(callee)), code(fname)), ""))
+        alternatives.append(
+            (say("If you still need the old {}, donate a copy (it costs one copy per call):", code(variable)), keep)
+        )
+    alternatives.append(
+        (say("Or stop donating: remove {} from the jit of {}.", code(_donation_option(callee)), code(fname)), "")
+    )
     return case.diagnosis(
         "donated-buffer",
         explanation=explanation,

@@ -101,8 +101,13 @@ class TracedCondition:
     static_names: tuple[str, ...]
 
 
-@pitfall("python-control-flow", "Python if / while on a traced value", "error", order=50,
-         messages=("truth value of an array",))
+@pitfall(
+    "python-control-flow",
+    "Python if / while on a traced value",
+    "error",
+    order=50,
+    messages=("truth value of an array",),
+)
 def python_control_flow(case: Case) -> TracedCondition | None:
     """``python-control-flow``: ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value.
 
@@ -132,11 +137,19 @@ def python_control_flow(case: Case) -> TracedCondition | None:
     if ambiguous and not traced_names:
         return None  # NumPy's own ambiguity outside any trace: a plain bug, not a JIT trap
     line_text = frame.source_line(case.cell_namer).text
-    cond_text = case.text(frame, cond) if cond is not None else (
-        line_text if line_text and not line_text.lstrip().startswith("%") else "the condition")
+    cond_text = (
+        case.text(frame, cond)
+        if cond is not None
+        else (line_text if line_text and not line_text.lstrip().startswith("%") else "the condition")
+    )
     depends = depends_on(case, frame, cond)
     return TracedCondition(
-        kind=kind, cond=cond, holder=holder, cond_text=cond_text, depends=tuple(depends), ambiguous=ambiguous,
+        kind=kind,
+        cond=cond,
+        holder=holder,
+        cond_text=cond_text,
+        depends=tuple(depends),
+        ambiguous=ambiguous,
         scalar=not ambiguous and not case.batched,  # under vmap a condition holds one value per example
         static_names=tuple(case.static_candidates(depends) if not ambiguous else ()),
     )
@@ -147,7 +160,13 @@ def describe(case: Case, found: TracedCondition) -> Diagnosis:
     """Why Python's construct stopped the trace, and the fixes in the order that fits the value."""
     frame = case.innermost
     kind, cond, holder, cond_text, ambiguous, scalar = (
-        found.kind, found.cond, found.holder, found.cond_text, found.ambiguous, found.scalar)
+        found.kind,
+        found.cond,
+        found.holder,
+        found.cond_text,
+        found.ambiguous,
+        found.scalar,
+    )
     depends, static_names = list(found.depends), list(found.static_names)
     variable = depends[0] if depends else None
     where = case.where(frame)
@@ -157,22 +176,44 @@ def describe(case: Case, found: TracedCondition) -> Diagnosis:
     construct = _construct(kind, cond_text)
     if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
         value = case.traced_value(variable)
-        what = say("{} is an argument of {}, so {} traces it: while {} is traced, {} stands for any {}, with no value yet.",
-                   code(variable), code(fname), code("jax.jit") if case.under_jit else "JAX", code(fname), code(variable),
-                   kind_of(value))
+        what = say(
+            "{} is an argument of {}, so {} traces it: while {} is traced, {} stands for any {}, with no value yet.",
+            code(variable),
+            code(fname),
+            code("jax.jit") if case.under_jit else "JAX",
+            code(fname),
+            code(variable),
+            kind_of(value),
+        )
     elif variable is not None:
-        what = say("{} depends on {}, which is traced: while JAX traces {} it has no value yet, only a shape and a dtype.",
-                   code(cond_text), code(variable), code(fname))
+        what = say(
+            "{} depends on {}, which is traced: while JAX traces {} it has no value yet, only a shape and a dtype.",
+            code(cond_text),
+            code(variable),
+            code(fname),
+        )
     else:
         what = say("{} is a traced value: while JAX traces {} it has no value yet.", code(cond_text), code(fname))
-    why = say(" Python's {} at {} needs a real True or False to decide, so tracing stops there.", construct, place(where))
+    why = say(
+        " Python's {} at {} needs a real True or False to decide, so tracing stops there.", construct, place(where)
+    )
     if ambiguous:
         why += " (It is an array of several values, too, and an array has no single truth value.)"
 
     fixes: list[tuple[str, str]] = []
-    choice = static_choice(case, static_names, say(
-        "JAX then compiles {} once per value it is called with, and your {} sees a plain Python value.",
-        code(fname), code(kind) if kind in ("if", "while") else "condition")) if static_names else None
+    choice = (
+        static_choice(
+            case,
+            static_names,
+            say(
+                "JAX then compiles {} once per value it is called with, and your {} sees a plain Python value.",
+                code(fname),
+                code(kind) if kind in ("if", "while") else "condition",
+            ),
+        )
+        if static_names
+        else None
+    )
     static = [choice] if choice else []
     field = static_field_choice(case, frame, cond)
     static = [field, *static] if field else static
@@ -208,23 +249,36 @@ def _control_flow_rewrite(case: Case, frame: UserFrame, kind: str, holder, jn, s
     function = found[1] if found else parsed.tree
     edit = None
     if kind == "if" and isinstance(holder, ast.If):
-        edit = branch_rewrites.if_rewrite(holder, _parent_of(function, holder) or function, parsed.lines, jnp=jn.jnp, lax=jn.lax, scalar=scalar)
+        edit = branch_rewrites.if_rewrite(
+            holder, _parent_of(function, holder) or function, parsed.lines, jnp=jn.jnp, lax=jn.lax, scalar=scalar
+        )
         if edit is not None:
             uses_cond = ".cond(" in edit.text
             label = (
-                say("Keep it traced and let the compiled code choose: {} runs only the branch it needs (both branches "
-                    "must give the same shape and dtype).", code(f"{jn.lax}.cond")) if uses_cond else
-                say("Keep it traced and let the compiled code choose: {} computes both values and picks one per "
-                    "element.", code(f"{jn.jnp}.where"))
+                say(
+                    "Keep it traced and let the compiled code choose: {} runs only the branch it needs (both branches "
+                    "must give the same shape and dtype).",
+                    code(f"{jn.lax}.cond"),
+                )
+                if uses_cond
+                else say(
+                    "Keep it traced and let the compiled code choose: {} computes both values and picks one per "
+                    "element.",
+                    code(f"{jn.jnp}.where"),
+                )
             )
     elif kind == "while" and isinstance(holder, ast.While):
         edit = branch_rewrites.while_rewrite(holder, function, parsed.lines, lax=jn.lax, jnp=jn.jnp)
-        label = say("Keep it traced and loop inside the compiled code with {} (the loop state keeps one shape and dtype).",
-                    code(f"{jn.lax}.while_loop"))
+        label = say(
+            "Keep it traced and loop inside the compiled code with {} (the loop state keeps one shape and dtype).",
+            code(f"{jn.lax}.while_loop"),
+        )
     elif kind == "ternary" and isinstance(holder, ast.IfExp):
         edit = branch_rewrites.ternary_rewrite(holder, parsed.lines, jnp=jn.jnp)
-        label = say("Keep it traced and choose with {}, which computes both values and picks one per element.",
-                    code(f"{jn.jnp}.where"))
+        label = say(
+            "Keep it traced and choose with {}, which computes both values and picks one per element.",
+            code(f"{jn.jnp}.where"),
+        )
     if edit is None:
         return None
     rewritten = function_source(case, frame, [edit])
@@ -238,18 +292,39 @@ def _assert_rewrite(case: Case, frame: UserFrame, node: ast.Assert, jn) -> tuple
     edit = rewrites.Edit(Span.of(node), f"checkify.check({cond}, {message})")
     body = function_source(case, frame, [edit]) or edit.text
     name = case.function_name or frame.function
-    snippet = (f"from jax.experimental import checkify\n\n{body}\n\n"
-               f"error, result = checkify.checkify({name})(...)   # the check runs in the compiled code\n"
-               f"error.throw()   # raises here if it failed")
-    return (say("Check it inside the compiled code with {}, which reports the failure after the call (or check the "
-                "result outside the jitted function):", code("checkify")), snippet)
+    snippet = (
+        f"from jax.experimental import checkify\n\n{body}\n\n"
+        f"error, result = checkify.checkify({name})(...)   # the check runs in the compiled code\n"
+        f"error.throw()   # raises here if it failed"
+    )
+    return (
+        say(
+            "Check it inside the compiled code with {}, which reports the failure after the call (or check the "
+            "result outside the jitted function):",
+            code("checkify"),
+        ),
+        snippet,
+    )
 
 
 def _control_flow_template(kind: str, cond: str, jn) -> tuple:
     """No rewrite of the user's code fits: JAX's control flow named in words (no code that would
     not run as it stands)."""
     if kind == "while":
-        return (say("Let the compiled code loop: {} runs a body function while a condition function of the "
-                    "loop state ({}) holds.", code(f"{jn.lax}.while_loop(cond_fun, body_fun, init)"), code(cond)), "")
-    return (say("Let the compiled code decide: {} picks per element, {} runs one of two functions.",
-                code(f"{jn.jnp}.where({cond}, if_true, if_false)"), code(f"{jn.lax}.cond({cond}, true_fun, false_fun)")), "")
+        return (
+            say(
+                "Let the compiled code loop: {} runs a body function while a condition function of the "
+                "loop state ({}) holds.",
+                code(f"{jn.lax}.while_loop(cond_fun, body_fun, init)"),
+                code(cond),
+            ),
+            "",
+        )
+    return (
+        say(
+            "Let the compiled code decide: {} picks per element, {} runs one of two functions.",
+            code(f"{jn.jnp}.where({cond}, if_true, if_false)"),
+            code(f"{jn.lax}.cond({cond}, true_fun, false_fun)"),
+        ),
+        "",
+    )

@@ -51,7 +51,8 @@ def debug_print_fstring(traced: Traced) -> list[FStringPrints]:
         function, located, lookup = sourced.function, sourced.located, sourced.lookup
         parsed, node = located
         calls = [
-            call for call in clues.nodes_in(node, ast.Call)
+            call
+            for call in clues.nodes_in(node, ast.Call)
             if call.args and _formats_values(call.args[0]) and clues.resolve(call.func, lookup) is jax.debug.print
         ]
         if calls:
@@ -71,24 +72,34 @@ def describe(traced: Traced, found: list[FStringPrints]) -> list[Diagnosis]:
             shaped = ast.Call(func=ast.Name("print"), args=[call.args[0]], keywords=[])
             rewritten = rewrites.debug_print_call(shaped, parsed, "jax", callee=clues.source_of(parsed, call.func))
             extra = [clues.source_of(parsed, a) for a in call.args[1:]] + [
-                f"{k.arg}={clues.source_of(parsed, k.value)}" for k in call.keywords]
+                f"{k.arg}={clues.source_of(parsed, k.value)}" for k in call.keywords
+            ]
             if rewritten is not None and not extra:
                 edits.append(rewrites.Edit(Span.of(call), rewritten))
         first = calls[0]
         where = sources.source_line(parsed.file, first.lineno, function.__name__, traced.cell_namer)
         written = clues.source_of(parsed, first.args[0])
         variable = next(iter(clues.names_in(first.args[0])), None)
-        diagnoses.append(Diagnosis(
-            "debug-print-fstring",
-            explanation=say(
-                "{} ({}) is formatted by Python while JAX traces {}, when {} is a tracer with no value yet: the text is "
-                "fixed then, so every call prints the tracer ({}), never the value.",
-                code(written), place(where), code(function.__name__), code(variable or "the value"), code("JitTracer(...)")),
-            fix=with_edits(located, edits) if edits else "jax.debug.print(\"x = {}\", x)",
-            fix_note=say("Give {} a template and the values as arguments: it formats them when the compiled code runs.",
-                         code("jax.debug.print")),
-            where=where,
-            variable=variable,
-            function=function.__name__,
-        ))
+        diagnoses.append(
+            Diagnosis(
+                "debug-print-fstring",
+                explanation=say(
+                    "{} ({}) is formatted by Python while JAX traces {}, when {} is a tracer with no value yet: the text is "
+                    "fixed then, so every call prints the tracer ({}), never the value.",
+                    code(written),
+                    place(where),
+                    code(function.__name__),
+                    code(variable or "the value"),
+                    code("JitTracer(...)"),
+                ),
+                fix=with_edits(located, edits) if edits else 'jax.debug.print("x = {}", x)',
+                fix_note=say(
+                    "Give {} a template and the values as arguments: it formats them when the compiled code runs.",
+                    code("jax.debug.print"),
+                ),
+                where=where,
+                variable=variable,
+                function=function.__name__,
+            )
+        )
     return diagnoses

@@ -66,8 +66,10 @@ def describe(case: Case, found: FloatSize) -> Diagnosis:
     """Each ``/`` of the size made ``//``, in words and as the user's code changed."""
     frame = case.innermost
     parsed = case.parsed(frame)
-    edits = [rewrites.Edit(Span.of(d), f"{clues.source_of(parsed, d.left)} // {clues.source_of(parsed, d.right)}")
-             for d in found.divisions]
+    edits = [
+        rewrites.Edit(Span.of(d), f"{clues.source_of(parsed, d.left)} // {clues.source_of(parsed, d.right)}")
+        for d in found.divisions
+    ]
     where = case.where(frame)
     first = clues.source_of(parsed, found.divisions[0])
     return case.diagnosis(
@@ -75,8 +77,14 @@ def describe(case: Case, found: FloatSize) -> Diagnosis:
         explanation=say(
             "{} ({}) asks for an array of size {}, but {} divides with {}, which always gives a float in Python "
             "({} here), and a size must be an int. It fails the same without {}.",
-            code(clues.source_of(parsed, found.call)), place(where), code(first), code(first), code("/"),
-            code(found.sizes), code("jit")),
+            code(clues.source_of(parsed, found.call)),
+            place(where),
+            code(first),
+            code(first),
+            code("/"),
+            code(found.sizes),
+            code("jit"),
+        ),
         fix=function_source(case, frame, edits) or edits[0].text,
         fix_note=say("Divide with {} (floor division), which keeps ints as ints.", code("//")),
         where=where,

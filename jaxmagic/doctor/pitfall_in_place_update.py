@@ -42,8 +42,13 @@ class InPlaceUpdate:
     method: str  # "set", "add", ...
 
 
-@pitfall("in-place-update", "An in-place update of a JAX array (x[i] = v)", "error", order=5,
-         messages=("JAX arrays are immutable and do not support in-place item assignment",))
+@pitfall(
+    "in-place-update",
+    "An in-place update of a JAX array (x[i] = v)",
+    "error",
+    order=5,
+    messages=("JAX arrays are immutable and do not support in-place item assignment",),
+)
 def in_place_update(case: Case) -> InPlaceUpdate | None:
     """``in-place-update``: an item assignment to a JAX array (the match; ``describe`` says it)."""
     if not (isinstance(case.exc, TypeError) and case.says("in-place-update")):
@@ -76,10 +81,19 @@ def describe(case: Case, found: InPlaceUpdate) -> Diagnosis:
         "in-place-update",
         explanation=say(
             "{} ({}) changes {} in place, but JAX arrays are immutable (with or without {}): an array never "
-            "changes once made.", code(clues.source_of(parsed, found.statement)), place(where), code(array), code("jit")),
+            "changes once made.",
+            code(clues.source_of(parsed, found.statement)),
+            place(where),
+            code(array),
+            code("jit"),
+        ),
         fix=function_source(case, frame, [rewrites.Edit(Span.of(found.statement), new)]) or new,
-        fix_note=say("{} returns an updated copy; rebind the name to it. Under {} XLA reuses the memory, so it "
-                     "costs no copy there.", code(f"{array}.at[{index}].{found.method}(...)"), code("jit")),
+        fix_note=say(
+            "{} returns an updated copy; rebind the name to it. Under {} XLA reuses the memory, so it "
+            "costs no copy there.",
+            code(f"{array}.at[{index}].{found.method}(...)"),
+            code("jit"),
+        ),
         where=where,
         variable=array,
     )

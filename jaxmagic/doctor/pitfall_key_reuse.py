@@ -47,7 +47,9 @@ def _draws(node: ast.AST, lookup) -> list[tuple[str, ast.Call]]:
 
 
 def _assigned_lines(node: ast.AST, name: str) -> list[int]:
-    return [n.lineno for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+    return [
+        n.lineno for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+    ]
 
 
 @dataclass(frozen=True)
@@ -88,20 +90,30 @@ def describe(traced: Traced, found: list[KeyReuse]) -> list[Diagnosis]:
         jn = rewrites.jax_names(function.__globals__)
         fresh = [f"{name}_{i}" for i in range(1, len(uses) + 1)]
         count = "" if len(uses) == 2 else f", {len(uses)}"
-        edits = [rewrites.Edit(Span(first.lineno, first.lineno, first.col_offset, first.col_offset),
-                               f"{', '.join(fresh)} = {jn.jax}.random.split({name}{count})\n")]
-        edits += [rewrites.Edit(Span.of(call.args[0]), new) for call, new in zip(uses, fresh)]
+        edits = [
+            rewrites.Edit(
+                Span(first.lineno, first.lineno, first.col_offset, first.col_offset),
+                f"{', '.join(fresh)} = {jn.jax}.random.split({name}{count})\n",
+            )
+        ]
+        edits += [rewrites.Edit(Span.of(call.args[0]), new) for call, new in zip(uses, fresh, strict=True)]
         where = sources.source_line(parsed.file, uses[1].lineno, function.__name__, traced.cell_namer)
-        diagnoses.append(Diagnosis(
-            "key-reuse",
-            explanation=say(
-                "{} draws from {} again ({}), after {} already did: the same key gives the same random bits, so the "
-                "draws are not independent.", code(clues.source_of(parsed, uses[1])), code(name), place(where),
-                code(clues.source_of(parsed, uses[0]))),
-            fix=with_edits(located, edits),
-            fix_note=say("Split the key, one new key per draw ({}).", code(f"{jn.jax}.random.split")),
-            where=where,
-            variable=name,
-            function=function.__name__,
-        ))
+        diagnoses.append(
+            Diagnosis(
+                "key-reuse",
+                explanation=say(
+                    "{} draws from {} again ({}), after {} already did: the same key gives the same random bits, so the "
+                    "draws are not independent.",
+                    code(clues.source_of(parsed, uses[1])),
+                    code(name),
+                    place(where),
+                    code(clues.source_of(parsed, uses[0])),
+                ),
+                fix=with_edits(located, edits),
+                fix_note=say("Split the key, one new key per draw ({}).", code(f"{jn.jax}.random.split")),
+                where=where,
+                variable=name,
+                function=function.__name__,
+            )
+        )
     return diagnoses

@@ -112,7 +112,8 @@ def _leak_from_helper(case, traced, origin, usage, parsed, helper: ast.AST) -> D
     variable = made.targets[0].id if isinstance(made, ast.Assign) and isinstance(made.targets[0], ast.Name) else None
     stores = _stores(helper)
     stmt, destination, value = next(
-        (s for s in stores if s[2] is not None and variable in clues.names_in(s[2])), stores[0])
+        (s for s in stores if s[2] is not None and variable in clues.names_in(s[2])), stores[0]
+    )
     where = sources.source_line(parsed.file, stmt.lineno, helper.name, case.cell_namer)
     kept = variable or clues.source_of(parsed, value) if value is not None else "the value"
     edit = rewrites.Edit(Span.of(stmt), "", comment=None)
@@ -122,12 +123,23 @@ def _leak_from_helper(case, traced, origin, usage, parsed, helper: ast.AST) -> D
         explanation=say(
             "{} was computed inside {} while JAX traced {}, and {} stored it in {} ({}). Outside the trace that "
             "stored value is a stand-in (a tracer) with no value, so using it{} fails.",
-            code(kept), code(helper.name), code(traced.name), code(helper.name), destination, place(where),
-            say(" at {}", place(usage)) if usage else ""),
+            code(kept),
+            code(helper.name),
+            code(traced.name),
+            code(helper.name),
+            destination,
+            place(where),
+            say(" at {}", place(usage)) if usage else "",
+        ),
         fix=fix,
-        fix_note=say("Do not keep traced values in {}: to see {} outside, return it from {} and from {} with the "
-                     "result (a jitted function hands back everything through its return value).",
-                     destination, code(kept), code(helper.name), code(traced.name)),
+        fix_note=say(
+            "Do not keep traced values in {}: to see {} outside, return it from {} and from {} with the "
+            "result (a jitted function hands back everything through its return value).",
+            destination,
+            code(kept),
+            code(helper.name),
+            code(traced.name),
+        ),
         where=where,
         variable=kept,
         function=helper.name,
@@ -216,8 +228,11 @@ def describe(case, found: StoredTracer) -> Diagnosis:
     stmt, destination, value = found.store
     if variable is None or stmt is created:
         # ``global g; g = f(x)``: the stored expression is the value to hand back.
-        variable = _root_name(stmt.targets[0]) if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name) else (
-            value.id if isinstance(value, ast.Name) else variable)
+        variable = (
+            _root_name(stmt.targets[0])
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+            else (value.id if isinstance(value, ast.Name) else variable)
+        )
     where = sources.source_line(parsed.file, stmt.lineno, traced.name, case.cell_namer)
     created_at = sources.source_line(parsed.file, origin[1], traced.name, case.cell_namer) if origin else None
     returned = variable or (clues.source_of(parsed, value) if value is not None else "the value")
@@ -231,26 +246,48 @@ def describe(case, found: StoredTracer) -> Diagnosis:
     else:
         edits.append(rewrites.Edit(Span.of(stmt), ""))
     for ret in _returns(fnode):
-        text = f"return {clues.source_of(parsed, ret.value)}, {returned}" if ret.value is not None else f"return {returned}"
+        text = (
+            f"return {clues.source_of(parsed, ret.value)}, {returned}"
+            if ret.value is not None
+            else f"return {returned}"
+        )
         edits.append(rewrites.Edit(Span.of(ret), text, comment=f"hand `{returned}` back instead of storing it"))
     if not _returns(fnode):
         last = fnode.body[-1]
-        edits.append(rewrites.Edit(Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f"\nreturn {returned}"))
+        edits.append(
+            rewrites.Edit(
+                Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f"\nreturn {returned}"
+            )
+        )
     fix = rewrites.with_edits(parsed.lines, rewrites.function_first_line(fnode), fnode.end_lineno, edits)
     fix += f"\n\n# the caller keeps it:  result, {returned} = {traced.name}(...)"
     explanation = say(
         "{} was computed inside {} while JAX traced it{}, and {} stored it in {} ({}) instead of returning it. Outside "
         "the trace that stored value is a stand-in (a tracer) with no value, so using it{} fails.",
-        code(returned), code(traced.name), say(" ({})", place(created_at)) if created_at else "", code(traced.name),
-        destination, place(where), say(" at {}", place(usage)) if usage else "")
+        code(returned),
+        code(traced.name),
+        say(" ({})", place(created_at)) if created_at else "",
+        code(traced.name),
+        destination,
+        place(where),
+        say(" at {}", place(usage)) if usage else "",
+    )
     return case.diagnosis(
         "tracer-leak",
         explanation=explanation,
         fix=fix,
-        fix_note=say("Return {} from {} (a jitted function hands back everything through its return value).",
-                     code(returned), code(traced.name)),
+        fix_note=say(
+            "Return {} from {} (a jitted function hands back everything through its return value).",
+            code(returned),
+            code(traced.name),
+        ),
         where=where,
         variable=returned,
         function=traced.name,
-        alternatives=(("To debug, print it from inside the compiled code instead:", f'{rewrites.jax_names(case.innermost.frame.f_globals).jax if case.innermost else "jax"}.debug.print("{returned} = {{}}", {returned})'),),
+        alternatives=(
+            (
+                "To debug, print it from inside the compiled code instead:",
+                f'{rewrites.jax_names(case.innermost.frame.f_globals).jax if case.innermost else "jax"}.debug.print("{returned} = {{}}", {returned})',
+            ),
+        ),
     )

@@ -28,7 +28,9 @@ from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import code, place, say
 
-_DETAIL = re.compile(r"(?P<function>\w+) requires ndarray or scalar arguments, got <class '(?P<type>\w+)'> at position (?P<position>\d+)")
+_DETAIL = re.compile(
+    r"(?P<function>\w+) requires ndarray or scalar arguments, got <class '(?P<type>\w+)'> at position (?P<position>\d+)"
+)
 
 
 @dataclass(frozen=True)
@@ -40,8 +42,13 @@ class ListInput:
     type_name: str
 
 
-@pitfall("list-input", "A Python list passed to a jax.numpy function", "error", order=6,
-         messages=("requires ndarray or scalar arguments, got <class 'list'> at position",))
+@pitfall(
+    "list-input",
+    "A Python list passed to a jax.numpy function",
+    "error",
+    order=6,
+    messages=("requires ndarray or scalar arguments, got <class 'list'> at position",),
+)
 def list_input(case: Case) -> ListInput | None:
     """``list-input``: the list argument at the position JAX names (the match)."""
     detail = _DETAIL.search(case.message) if isinstance(case.exc, TypeError) else None
@@ -69,7 +76,12 @@ def describe(case: Case, found: ListInput) -> Diagnosis:
         explanation=say(
             "{} ({}) gets a Python {} ({}). {} functions take arrays only: JAX does not turn a list into an array "
             "for you, because under a transformation every element would become a traced value of its own.",
-            code(clues.source_of(parsed, found.call)), place(where), found.type_name, code(written), code(jn.jnp)),
+            code(clues.source_of(parsed, found.call)),
+            place(where),
+            found.type_name,
+            code(written),
+            code(jn.jnp),
+        ),
         fix=function_source(case, frame, [rewrites.Edit(Span.of(found.argument), converted)]) or converted,
         fix_note=say("Make it one array first, with {}.", code(f"{jn.jnp}.array")),
         where=where,

@@ -35,9 +35,11 @@ from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import code, names, place, say
 
-_DETAIL = re.compile(r"Error interpreting argument to <function (?P<qualname>[\w.<>]+) at 0x[0-9a-f]+> as an abstract "
-                     r"array\. The problematic value is of type <class '(?P<type>[\w.<>]+)'> and was passed to the "
-                     r"function at path (?P<path>\w+)")
+_DETAIL = re.compile(
+    r"Error interpreting argument to <function (?P<qualname>[\w.<>]+) at 0x[0-9a-f]+> as an abstract "
+    r"array\. The problematic value is of type <class '(?P<type>[\w.<>]+)'> and was passed to the "
+    r"function at path (?P<path>\w+)"
+)
 
 
 @dataclass(frozen=True)
@@ -62,11 +64,18 @@ def _find(qualname: str, namespace: dict) -> Any:
     return found
 
 
-@pitfall("non-array-argument", "A value JAX cannot trace passed to a jitted function", "error", order=8,
-         messages=("as an abstract array. The problematic value is of type",))
+@pitfall(
+    "non-array-argument",
+    "A value JAX cannot trace passed to a jitted function",
+    "error",
+    order=8,
+    messages=("as an abstract array. The problematic value is of type",),
+)
 def non_array_argument(case: Case) -> NonArrayArgument | None:
     """The argument JAX names by its path, in the function JAX names by its qualified name."""
-    detail = _DETAIL.search(case.message) if isinstance(case.exc, TypeError) and case.says("non-array-argument") else None
+    detail = (
+        _DETAIL.search(case.message) if isinstance(case.exc, TypeError) and case.says("non-array-argument") else None
+    )
     frame = case.innermost
     if detail is None or frame is None:
         return None
@@ -81,8 +90,14 @@ def non_array_argument(case: Case) -> NonArrayArgument | None:
         for call in clues.nodes_in(statement, ast.Call):
             if isinstance(call.func, ast.Attribute) and call.func.attr == function.__name__:
                 owner = clues.resolve(call.func.value, frame.lookup)
-    return NonArrayArgument(function, located[0], located[1], parameter, detail.group("type").rsplit(".", 1)[-1],
-                            None if owner is MISSING else owner)
+    return NonArrayArgument(
+        function,
+        located[0],
+        located[1],
+        parameter,
+        detail.group("type").rsplit(".", 1)[-1],
+        None if owner is MISSING else owner,
+    )
 
 
 @describes("non-array-argument")
@@ -101,13 +116,29 @@ def describe(case: Case, found: NonArrayArgument) -> Diagnosis | None:
             "non-array-argument",
             explanation=say(
                 "{} is jitted in its class body, so {} is its first argument: an object of type {}, which JAX cannot "
-                "trace ({}).", code(fname), code("self"), code(found.type_name), place(where)),
+                "trace ({}).",
+                code(fname),
+                code("self"),
+                code(found.type_name),
+                place(where),
+            ),
             fix=fix,
-            fix_note=say("Jit a function of the attributes it reads{}, and let the method call it: a changed "
-                         "attribute is then seen on the next call.",
-                         say(" ({} static)", names(settings)) if settings else ""),
-            alternatives=((say("Marking {} static instead hashes the object by identity: after {} changes, the "
-                               "compiled code silently keeps the old value.", code("self"), code("self.<attribute> = ...")), ""),),
+            fix_note=say(
+                "Jit a function of the attributes it reads{}, and let the method call it: a changed "
+                "attribute is then seen on the next call.",
+                say(" ({} static)", names(settings)) if settings else "",
+            ),
+            alternatives=(
+                (
+                    say(
+                        "Marking {} static instead hashes the object by identity: after {} changes, the "
+                        "compiled code silently keeps the old value.",
+                        code("self"),
+                        code("self.<attribute> = ..."),
+                    ),
+                    "",
+                ),
+            ),
             where=where,
             variable="self",
             function=fname,
@@ -116,13 +147,23 @@ def describe(case: Case, found: NonArrayArgument) -> Diagnosis | None:
     if use is None or use.library == "eqx":
         return None
     edit = rewrites.add_static_edit(use, [found.parameter], found.parsed.lines, jn.jit)
-    fix = rewrites.with_edits(found.parsed.lines, rewrites.function_first_line(found.node), found.node.end_lineno, [edit])
+    fix = rewrites.with_edits(
+        found.parsed.lines, rewrites.function_first_line(found.node), found.node.end_lineno, [edit]
+    )
     return case.diagnosis(
         "non-array-argument",
-        explanation=say("{} of {} got a {} ({}), which JAX cannot trace: only arrays and numbers (and pytrees of them) "
-                        "can be traced arguments.", code(found.parameter), code(fname), code(found.type_name), place(where)),
+        explanation=say(
+            "{} of {} got a {} ({}), which JAX cannot trace: only arrays and numbers (and pytrees of them) "
+            "can be traced arguments.",
+            code(found.parameter),
+            code(fname),
+            code(found.type_name),
+            place(where),
+        ),
         fix=fix,
-        fix_note=say("Mark {} static: JAX compiles once per value of it, which must be hashable.", code(found.parameter)),
+        fix_note=say(
+            "Mark {} static: JAX compiles once per value of it, which must be hashable.", code(found.parameter)
+        ),
         where=where,
         variable=found.parameter,
         function=fname,

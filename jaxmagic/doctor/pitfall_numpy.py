@@ -132,7 +132,12 @@ def describe(case: Case, found: NumpyUse) -> Diagnosis:
     explanation = say(
         "{} is NumPy: it needs real numbers, but inside {} {} is traced, a stand-in with a shape and a dtype and "
         "no values yet, so NumPy cannot read it ({}). {} does the same computation as part of the compiled code.",
-        code(written), code(fname), code(variable) if variable else "its argument", place(where), code(f"{jn.jnp}.{path}"))
+        code(written),
+        code(fname),
+        code(variable) if variable else "its argument",
+        place(where),
+        code(f"{jn.jnp}.{path}"),
+    )
     note = say("Use {} instead of NumPy inside a jitted function", code(jn.jnp))
     note += say(" ({}).", names(dict.fromkeys(replaced))) if replaced else "."
     if use is not None:
@@ -144,7 +149,12 @@ def describe(case: Case, found: NumpyUse) -> Diagnosis:
         fix_note=note,
         where=where,
         variable=variable,
-        alternatives=(("If you need NumPy itself, call it outside the jitted function, on its result:", f"result = {fname}(...)\n{written}(result)"),),
+        alternatives=(
+            (
+                "If you need NumPy itself, call it outside the jitted function, on its result:",
+                f"result = {fname}(...)\n{written}(result)",
+            ),
+        ),
     )
 
 
@@ -172,9 +182,15 @@ def _numpy_array_indexed(case: Case, frame: UserFrame, node: ast.Subscript) -> D
     depends = depends_on(case, frame, node.slice)
     return case.diagnosis(
         "numpy-in-jit",
-        explanation=say("{} ({}) indexes the NumPy array {} with {}, which is traced: NumPy needs a real index, and "
-                        "while JAX traces {} it has no value yet.", code(case.text(frame, node)), place(where),
-                        code(table), code(index), code(case.function_name or frame.function)),
+        explanation=say(
+            "{} ({}) indexes the NumPy array {} with {}, which is traced: NumPy needs a real index, and "
+            "while JAX traces {} it has no value yet.",
+            code(case.text(frame, node)),
+            place(where),
+            code(table),
+            code(index),
+            code(case.function_name or frame.function),
+        ),
         fix=function_source(case, frame, [rewrites.Edit(Span.of(node.value), converted)]) or f"{converted}[{index}]",
         fix_note=say("Index a JAX array instead: {} can be indexed by a traced value.", code(converted)),
         where=where,
@@ -225,7 +241,12 @@ def _library_conversion(case: Case, frame: UserFrame, call: ast.Call) -> Diagnos
     depends = depends_on(case, frame, call)
     explanation = say(
         "{} (from {}) turns its input into a NumPy array, which needs real numbers; inside {} its input is traced "
-        "and has no values yet ({}).", code(written), code(module.split(".")[0]), code(fname), place(case.where(frame)))
+        "and has no values yet ({}).",
+        code(written),
+        code(module.split(".")[0]),
+        code(fname),
+        place(case.where(frame)),
+    )
     if alternative:
         fix = function_source(case, frame, [rewrites.Edit(Span.of(call.func), alternative)]) or alternative
         note = say("Use JAX's own {}, which traces.", code(alternative))
@@ -251,7 +272,9 @@ def _reads_numpy(function: types.FunctionType) -> bool:
     for load in global_loads(function):
         value = function.__globals__.get(load.name)
         module = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
-        if value is not None and (module == "numpy" or str(module).startswith("numpy.") or type(value).__name__ == "ufunc"):
+        if value is not None and (
+            module == "numpy" or str(module).startswith("numpy.") or type(value).__name__ == "ufunc"
+        ):
             return True
     return False
 
@@ -353,17 +376,27 @@ def describe_numpy_on_tracers(traced: Traced, found: list[NumpyOnTracer]) -> lis
         written = clues.source_of(parsed, call.func)
         where = sources.source_line(file, line, function.__name__, traced.cell_namer)
         fix = with_edits(located, [rewrites.Edit(Span.of(call.func), f"{jn.jnp}.{np_name}")]) if located else None
-        diagnoses.append(Diagnosis(
-            "numpy-on-traced-value",
-            explanation=say(
-                "{} ({}) calls NumPy on a traced value. It worked here only because {} hands the work to the array's "
-                "own {} method; most NumPy functions ({}...) fail on traced values, and a change of argument can "
-                "break this one too.", code(clues.source_of(parsed, call)), place(where), code(written),
-                code(f".{np_name}"), names(["np.sin", "np.dot", "np.asarray"])),
-            fix=fix or "",  # no source to rewrite: the fix in words
-            fix_note=say("Use {}: the same result, computed by JAX as part of the compiled code.", code(f"{jn.jnp}.{np_name}")),
-            where=where,
-            variable=(clues.names_in(call.args[0]) or [None])[0] if call.args else None,
-            function=function.__name__,
-        ))
+        diagnoses.append(
+            Diagnosis(
+                "numpy-on-traced-value",
+                explanation=say(
+                    "{} ({}) calls NumPy on a traced value. It worked here only because {} hands the work to the array's "
+                    "own {} method; most NumPy functions ({}...) fail on traced values, and a change of argument can "
+                    "break this one too.",
+                    code(clues.source_of(parsed, call)),
+                    place(where),
+                    code(written),
+                    code(f".{np_name}"),
+                    names(["np.sin", "np.dot", "np.asarray"]),
+                ),
+                fix=fix or "",  # no source to rewrite: the fix in words
+                fix_note=say(
+                    "Use {}: the same result, computed by JAX as part of the compiled code.",
+                    code(f"{jn.jnp}.{np_name}"),
+                ),
+                where=where,
+                variable=(clues.names_in(call.args[0]) or [None])[0] if call.args else None,
+                function=function.__name__,
+            )
+        )
     return diagnoses

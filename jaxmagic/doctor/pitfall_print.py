@@ -28,6 +28,7 @@ from jaxmagic.doctor.words import code, place, say
 # (JAX 0.8.1), ``Traced<float32[]>with<DynamicJaxprTrace>`` (older traces).
 _TRACER_TEXT = re.compile(r"(?:\w*Tracer(?:\([^)]*\)|<[^>]*>)|Traced<[^>]*>(?:with<\w+>)?)")
 
+
 def _literal_pieces(call: ast.Call | None) -> list[str]:
     """The constant text a ``print`` call writes (its string literals and f-string constants)."""
     if call is None:
@@ -119,34 +120,65 @@ def describe_prints(traced: Traced, found: list[Prints]) -> list[Diagnosis]:
         fix = (with_edits(located, edits) if edits else None) or ""  # no source: the fix in words
         name = function.__name__
         first_call, first_load = calls[0]
-        where = sources.source_line(function.__code__.co_filename, first_load.line, first_load.code.co_name, traced.cell_namer)
-        others = [sources.source_line(function.__code__.co_filename, load.line, load.code.co_name, traced.cell_namer)
-                  for _, load in calls[1:]]
-        at = say("{}", place(where)) if not others else say(
-            "{}" + ", {}" * (len(others) - 1) + " and {}", place(where), *[place(o) for o in others[:-1]], place(others[-1]))
+        where = sources.source_line(
+            function.__code__.co_filename, first_load.line, first_load.code.co_name, traced.cell_namer
+        )
+        others = [
+            sources.source_line(function.__code__.co_filename, load.line, load.code.co_name, traced.cell_namer)
+            for _, load in calls[1:]
+        ]
+        at = (
+            say("{}", place(where))
+            if not others
+            else say(
+                "{}" + ", {}" * (len(others) - 1) + " and {}",
+                place(where),
+                *[place(o) for o in others[:-1]],
+                place(others[-1]),
+            )
+        )
         explanation = say(
             "{} in {} ({}) is plain Python: it runs while JAX traces {} (the first call for each new input shape "
             "or dtype), not each time the compiled code runs.",
-            code("print"), code(name), at, code(name))
-        quoted = next(((call, line) for call, _ in calls if (line := _printed_by(call, printed_lines, len(calls)))), None)
+            code("print"),
+            code(name),
+            at,
+            code(name),
+        )
+        quoted = next(
+            ((call, line) for call, _ in calls if (line := _printed_by(call, printed_lines, len(calls)))), None
+        )
         if quoted is not None:
-            explanation += say(" What it printed, {}, is a tracer: a stand-in for your values, which do not exist yet at "
-                               "that point.", code(quoted[1]))
+            explanation += say(
+                " What it printed, {}, is a tracer: a stand-in for your values, which do not exist yet at that point.",
+                code(quoted[1]),
+            )
         elif printed_lines:
             explanation += " What it printed were tracers, stand-ins for values that do not exist yet."
         else:
             explanation += say(" Any traced value it prints is a stand-in (a tracer), not a number.")
-        diagnoses.append(Diagnosis(
-            "print-side-effect",
-            explanation=explanation,
-            fix=fix,
-            fix_note=say("{} runs inside the compiled code, on every call, with the real values.", code(f"{jn.jax}.debug.print")),
-            where=where,
-            variable=_printed_name(first_call),
-            function=name,
-            alternatives=(("Or print outside, on the result the jitted function returns:", f"result = {name}(...)\nprint(result)"),),
-        ))
+        diagnoses.append(
+            Diagnosis(
+                "print-side-effect",
+                explanation=explanation,
+                fix=fix,
+                fix_note=say(
+                    "{} runs inside the compiled code, on every call, with the real values.",
+                    code(f"{jn.jax}.debug.print"),
+                ),
+                where=where,
+                variable=_printed_name(first_call),
+                function=name,
+                alternatives=(
+                    (
+                        "Or print outside, on the result the jitted function returns:",
+                        f"result = {name}(...)\nprint(result)",
+                    ),
+                ),
+            )
+        )
     return diagnoses
+
 
 def _print_call_at(located, line: int) -> ast.Call | None:
     parsed, node = located
@@ -177,8 +209,13 @@ class FormattedTracer:
     variable: str | None
 
 
-@pitfall("formatted-tracer", "A traced value formatted as a number (print, logging)", "error", order=80,
-         messages=("unsupported format string passed to",))
+@pitfall(
+    "formatted-tracer",
+    "A traced value formatted as a number (print, logging)",
+    "error",
+    order=80,
+    messages=("unsupported format string passed to",),
+)
 def formatted_print(case: Case) -> FormattedTracer | None:
     """``print(f"{loss:.3f}")`` (or a logging call) inside a jitted function: a traced value
     cannot be formatted as a number, and the call would run only while tracing anyway.
@@ -224,16 +261,27 @@ def describe_formatted_print(case: Case, found: FormattedTracer) -> Diagnosis | 
     fname = case.function_name or frame.function
     where = case.where(frame)
     written = "print" if found.is_print else ast.unparse(found.call.func)
-    alternatives = () if found.is_print else (
-        (say("To keep {}, call it outside the jitted function, on the values it returns.", code(written)), ""),)
+    alternatives = (
+        ()
+        if found.is_print
+        else ((say("To keep {}, call it outside the jitted function, on the values it returns.", code(written)), ""),)
+    )
     return case.diagnosis(
         "formatted-tracer",
         explanation=say(
             "{} in {} ({}) runs while JAX traces {}, when {} is a tracer, a stand-in with no value yet, so it "
             "cannot be formatted as a number. (Plain Python like this would run only at trace time anyway, not on "
-            "each call.)", code(written), code(fname), place(where), code(fname), code(found.variable or "the value")),
+            "each call.)",
+            code(written),
+            code(fname),
+            place(where),
+            code(fname),
+            code(found.variable or "the value"),
+        ),
         fix=function_source(case, frame, [rewrites.Edit(Span.of(found.call), replacement)]) or replacement,
-        fix_note=say("{} formats the real value, inside the compiled code, on every call.", code(f"{jn.jax}.debug.print")),
+        fix_note=say(
+            "{} formats the real value, inside the compiled code, on every call.", code(f"{jn.jax}.debug.print")
+        ),
         alternatives=alternatives,
         where=where,
         variable=found.variable,

@@ -32,8 +32,9 @@ from jaxmagic.doctor.words import code, place, say
 
 
 def _next_calls(node: ast.AST, lookup) -> list[ast.Call]:
-    return [c for c in clues.nodes_in(node, ast.Call)
-            if len(c.args) == 1 and clues.resolve(c.func, lookup) is builtins.next]
+    return [
+        c for c in clues.nodes_in(node, ast.Call) if len(c.args) == 1 and clues.resolve(c.func, lookup) is builtins.next
+    ]
 
 
 def _loop_index(tree: ast.AST, call: ast.Call) -> str | None:
@@ -81,23 +82,33 @@ def describe(traced: Traced, found: list[IteratorUse]) -> list[Diagnosis]:
         if index is not None and statement is not None and isinstance(call.args[0], ast.Name):
             values = f"{iterator}_values"
             edits = [
-                rewrites.Edit(Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset),
-                              f"{values} = {jn.jnp}.asarray(list({iterator}))\n"),
+                rewrites.Edit(
+                    Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset),
+                    f"{values} = {jn.jnp}.asarray(list({iterator}))\n",
+                ),
                 rewrites.Edit(Span.of(call), f"{values}[{index}]"),
             ]
             fix = with_edits(located, edits)
         where = sources.source_line(parsed.file, call.lineno, function.__name__, traced.cell_namer)
-        diagnoses.append(Diagnosis(
-            "python-iterator",
-            explanation=say(
-                "{} ({}) is plain Python: it runs while JAX traces {}, once, not on each call or each loop iteration "
-                "(a loop body is traced once). Every iteration reuses the one value it gave then, and the iterator "
-                "is left advanced.", code(clues.source_of(parsed, call)), place(where), code(function.__name__)),
-            fix=fix or f"values = {jn.jnp}.asarray(list({iterator}))   # then index values[i] inside the loop",
-            fix_note=say("Put the values in an array first and index it with the loop's counter{}.",
-                         say(" {}", code(index)) if index else ""),
-            where=where,
-            variable=iterator,
-            function=function.__name__,
-        ))
+        diagnoses.append(
+            Diagnosis(
+                "python-iterator",
+                explanation=say(
+                    "{} ({}) is plain Python: it runs while JAX traces {}, once, not on each call or each loop iteration "
+                    "(a loop body is traced once). Every iteration reuses the one value it gave then, and the iterator "
+                    "is left advanced.",
+                    code(clues.source_of(parsed, call)),
+                    place(where),
+                    code(function.__name__),
+                ),
+                fix=fix or f"values = {jn.jnp}.asarray(list({iterator}))   # then index values[i] inside the loop",
+                fix_note=say(
+                    "Put the values in an array first and index it with the loop's counter{}.",
+                    say(" {}", code(index)) if index else "",
+                ),
+                where=where,
+                variable=iterator,
+                function=function.__name__,
+            )
+        )
     return diagnoses

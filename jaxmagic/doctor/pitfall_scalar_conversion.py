@@ -67,25 +67,45 @@ def _loop_count(case: Case, frame: UserFrame, node: ast.AST, value_node: ast.AST
     where = case.where(frame)
     fname = case.function_name or frame.function
     fixes = []
-    choice = static_choice(case, static_names, say(
-        "the count is then a plain int while JAX traces (each new value compiles {} once more).", code(fname))) if static_names else None
+    choice = (
+        static_choice(
+            case,
+            static_names,
+            say("the count is then a plain int while JAX traces (each new value compiles {} once more).", code(fname)),
+        )
+        if static_names
+        else None
+    )
     fixed_static = choice[1] if choice else None
     fixes += [choice] if choice else []
     found = clues.function_of_code(frame.code)
     edit = branch_rewrites.fori_rewrite(loop, found[1] if found else parsed.tree, parsed.lines, lax=jn.lax, unwrap=node)
     rewritten = function_source(case, frame, [edit]) if edit is not None else None
     if rewritten:
-        fixes.append((say("Keep the count traced and loop inside the compiled code with {}:", code(f"{jn.lax}.fori_loop")),
-                      rewritten))
+        fixes.append(
+            (
+                say("Keep the count traced and loop inside the compiled code with {}:", code(f"{jn.lax}.fori_loop")),
+                rewritten,
+            )
+        )
     if not fixes:
-        fixes.append((say("Loop inside the compiled code with {} (its bounds may be traced):", code(f"{jn.lax}.fori_loop")),
-                      f"result = {jn.lax}.fori_loop(0, {case.text(frame, value_node)}, body, initial)  # body(i, carry) -> carry"))
+        fixes.append(
+            (
+                say("Loop inside the compiled code with {} (its bounds may be traced):", code(f"{jn.lax}.fori_loop")),
+                f"result = {jn.lax}.fori_loop(0, {case.text(frame, value_node)}, body, initial)  # body(i, carry) -> carry",
+            )
+        )
     (note, fix), *others = fixes
     return case.diagnosis(
         "python-scalar-conversion",
-        explanation=say("{} ({}) asks for a plain Python int to count a Python loop, but while JAX traces {} {} is traced "
-                        "and has no value yet; no array method turns it into one.", code(case.text(frame, node)),
-                        place(where), code(fname), code(case.text(frame, value_node))),
+        explanation=say(
+            "{} ({}) asks for a plain Python int to count a Python loop, but while JAX traces {} {} is traced "
+            "and has no value yet; no array method turns it into one.",
+            code(case.text(frame, node)),
+            place(where),
+            code(fname),
+            code(case.text(frame, value_node)),
+        ),
         fix=fix,
         fix_note=note,
         alternatives=tuple(others),
@@ -152,9 +172,19 @@ def python_scalar_conversion(case: Case) -> ScalarConversion | None:
     math_function = _math_function(node, frame)
     if math_function is not None:
         kind, value_node = "math", node.args[0] if node.args else node
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "float", "complex") and node.args:
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("int", "float", "complex")
+        and node.args
+    ):
         kind, value_node = "cast", node.args[0]
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("item", "tolist") and not node.args:
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("item", "tolist")
+        and not node.args
+    ):
         kind, value_node = "item", node.func.value
     elif isinstance(node, ast.Subscript) and isinstance(exc, jax.errors.TracerIntegerConversionError):
         container = frame.resolve(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else MISSING
@@ -205,17 +235,35 @@ def describe(case: Case, found: ScalarConversion) -> Diagnosis:
     where = case.where(frame)
     if isinstance(node, ast.Subscript):
         container = type(frame.resolve(node.value)).__name__
-        what = say("{} ({}) indexes a Python {} with a traced index: Python needs a real int to pick an element, "
-                   "and while JAX traces {} the index has no value yet.", code(shown), place(where), container, code(fname))
+        what = say(
+            "{} ({}) indexes a Python {} with a traced index: Python needs a real int to pick an element, "
+            "and while JAX traces {} the index has no value yet.",
+            code(shown),
+            place(where),
+            container,
+            code(fname),
+        )
         note = say("Turn the {} into one array, which a traced index can index.", container)
     elif math_function is not None:
-        what = say("{} ({}) uses Python's {}, which works on plain Python numbers only; while JAX traces {}, {} is "
-                   "traced and has no value yet.", code(shown), place(where), code("math"), code(fname),
-                   code(case.text(frame, value_node)))
+        what = say(
+            "{} ({}) uses Python's {}, which works on plain Python numbers only; while JAX traces {}, {} is "
+            "traced and has no value yet.",
+            code(shown),
+            place(where),
+            code("math"),
+            code(fname),
+            code(case.text(frame, value_node)),
+        )
         note = say("Use {}, which computes the same inside the compiled code.", code(f"{jn.jnp}.{math_function}"))
     else:
-        what = say("{} ({}) asks for a plain Python number, but while JAX traces {} {} is traced and has no value "
-                   "yet, only a shape and a dtype.", code(shown), place(where), code(fname), code(case.text(frame, value_node)))
+        what = say(
+            "{} ({}) asks for a plain Python number, but while JAX traces {} {} is traced and has no value "
+            "yet, only a shape and a dtype.",
+            code(shown),
+            place(where),
+            code(fname),
+            code(case.text(frame, value_node)),
+        )
         note = say("Keep it a JAX array: arithmetic works on it as is, inside the compiled code.")
     alternatives = []
     static_names = case.static_candidates(depends)
@@ -224,16 +272,29 @@ def describe(case: Case, found: ScalarConversion) -> Diagnosis:
         if choice:
             alternatives.append((say("If you need a real Python number: ") + choice[0], choice[1]))
     elif not isinstance(node, ast.Subscript) and math_function is None:
-        alternatives.append(("If you need it as a Python number (a loop count, a shape), it cannot come from traced "
-                             "data: XLA compiles for fixed shapes. Use a fixed maximum size and mask what is past it.", ""))
-    alternatives.append(("To see the value while it runs, print it from the compiled code:", f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})'))
+        alternatives.append(
+            (
+                "If you need it as a Python number (a loop count, a shape), it cannot come from traced "
+                "data: XLA compiles for fixed shapes. Use a fixed maximum size and mask what is past it.",
+                "",
+            )
+        )
+    alternatives.append(
+        (
+            "To see the value while it runs, print it from the compiled code:",
+            f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})',
+        )
+    )
     return case.diagnosis(
         "python-scalar-conversion",
         explanation=what,
         fix=function_source(case, frame, edits) or edit.text,
-        fix_note=note if len(edits) == 1 else (
+        fix_note=note
+        if len(edits) == 1
+        else (
             note + " It is then used as a length: a length computed from the data cannot be compiled "
-            "(XLA compiles for fixed shapes), so the slice keeps its full length and masks the rest."),
+            "(XLA compiles for fixed shapes), so the slice keeps its full length and masks the rest."
+        ),
         alternatives=tuple(alternatives),
         where=where,
         variable=variable,

@@ -105,7 +105,13 @@ def traced_shape(case: Case) -> TracedSize | None:
 def describe(case: Case, found: TracedSize) -> Diagnosis:
     """Why the size cannot be compiled, and the fixes: static where it is a setting, a fixed shape otherwise."""
     frame = case.innermost
-    kind, node, size_node, statement, depends = found.kind, found.node, found.size_node, found.statement, list(found.depends)
+    kind, node, size_node, statement, depends = (
+        found.kind,
+        found.node,
+        found.size_node,
+        found.statement,
+        list(found.depends),
+    )
     jn = case.names(frame)
     fname = case.function_name or frame.function
     where = case.where(frame)
@@ -117,34 +123,61 @@ def describe(case: Case, found: TracedSize) -> Diagnosis:
     elif kind == "slice":
         what = say("{} would make an array whose length depends on {}", code(shown), subject)
     elif kind == "mask":
-        what = say("{} keeps only the elements where the mask is True, so the result's length depends on values", code(shown))
+        what = say(
+            "{} keeps only the elements where the mask is True, so the result's length depends on values", code(shown)
+        )
     elif kind == "masked-update":
-        what = say("{} indexes with a boolean mask, which picks a number of elements that depends on values", code(shown))
+        what = say(
+            "{} indexes with a boolean mask, which picks a number of elements that depends on values", code(shown)
+        )
     elif kind == "setting":
         what = say("{} needs {} as a plain Python value (an axis, a count, a setting)", code(shown), subject)
     else:
         what = say("{} makes an array whose shape depends on {}", code(shown), subject)
     explanation = say(
         "{}, but {} is traced: while JAX traces {} it has no value yet. XLA compiles for fixed shapes, so every size "
-        "must be a plain Python int when JAX traces ({}).", what, subject, code(fname), place(where))
+        "must be a plain Python int when JAX traces ({}).",
+        what,
+        subject,
+        code(fname),
+        place(where),
+    )
     if kind in ("mask", "masked-update"):
-        explanation = say("{}; XLA compiles for fixed shapes, so a size that depends on the data cannot be compiled ({}).",
-                          what, place(where))
+        explanation = say(
+            "{}; XLA compiles for fixed shapes, so a size that depends on the data cannot be compiled ({}).",
+            what,
+            place(where),
+        )
 
     fixes: list[tuple[str, str]] = []
     static_names = case.static_candidates(depends) if kind not in ("mask", "masked-update") else []
     field = static_field_choice(case, frame, size_node) if kind != "mask" else None
     fixes += [field] if field else []
-    choice = static_choice(case, static_names, say(
-        "it is then a plain int while JAX traces (each new value compiles {} once more).", code(fname))) if static_names else None
+    choice = (
+        static_choice(
+            case,
+            static_names,
+            say("it is then a plain int while JAX traces (each new value compiles {} once more).", code(fname)),
+        )
+        if static_names
+        else None
+    )
     fixed_static = choice[1] if choice else None
     fixes += [choice] if choice else []
     rewrite = _shape_rewrite(case, frame, kind, node, statement, jn)
     if rewrite is not None:
         fixes.append(rewrite)
     if not fixes:
-        fixes.append((say("Take the size from an input's shape ({} is a plain int while tracing), or pass it as a "
-                          "static argument.", code("x.shape[0]")), ""))
+        fixes.append(
+            (
+                say(
+                    "Take the size from an input's shape ({} is a plain int while tracing), or pass it as a "
+                    "static argument.",
+                    code("x.shape[0]"),
+                ),
+                "",
+            )
+        )
     fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
     return case.diagnosis(
@@ -169,10 +202,21 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
             edit = branch_rewrites.fori_rewrite(loop, function, parsed.lines, lax=jn.lax)
             if edit is not None:
                 rewritten = function_source(case, frame, [edit])
-                return (say("Keep it traced and loop inside the compiled code with {}:", code(f"{jn.lax}.fori_loop")),
-                        rewritten) if rewritten else None
+                return (
+                    (
+                        say("Keep it traced and loop inside the compiled code with {}:", code(f"{jn.lax}.fori_loop")),
+                        rewritten,
+                    )
+                    if rewritten
+                    else None
+                )
         return None
-    if kind == "slice" and isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and statement is not None:
+    if (
+        kind == "slice"
+        and isinstance(node, ast.Subscript)
+        and isinstance(node.slice, ast.Slice)
+        and statement is not None
+    ):
         return _slice_rewrite(case, frame, node, statement, jn)
     if kind == "masked-update":
         call, array, mask, value, method = _masked_update(node, statement)
@@ -182,27 +226,62 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
             return None
         edit = rewrites.Edit(Span.of(call), f"{jn.jnp}.where({m}, {new}, {a})")
         rewritten = function_source(case, frame, [edit])
-        return (say("Keep the shape fixed: {} takes the new value where the mask is True and the old one elsewhere.",
-                    code(f"{jn.jnp}.where")), rewritten) if rewritten else None
+        return (
+            (
+                say(
+                    "Keep the shape fixed: {} takes the new value where the mask is True and the old one elsewhere.",
+                    code(f"{jn.jnp}.where"),
+                ),
+                rewritten,
+            )
+            if rewritten
+            else None
+        )
     if kind == "mask" and isinstance(node, ast.Subscript):
         array, mask = case.text(frame, node.value), case.text(frame, node.slice)
-        edit = rewrites.Edit(Span.of(node), f"{jn.jnp}.where({mask}, {array}, 0)", comment="same shape; masked-out elements are 0")
+        edit = rewrites.Edit(
+            Span.of(node), f"{jn.jnp}.where({mask}, {array}, 0)", comment="same shape; masked-out elements are 0"
+        )
         rewritten = function_source(case, frame, [edit])
-        return (say("Keep the shape fixed: {} zeroes the elements you would drop (sums and means over them stay "
-                    "right).", code(f"{jn.jnp}.where")), rewritten) if rewritten else None
+        return (
+            (
+                say(
+                    "Keep the shape fixed: {} zeroes the elements you would drop (sums and means over them stay "
+                    "right).",
+                    code(f"{jn.jnp}.where"),
+                ),
+                rewritten,
+            )
+            if rewritten
+            else None
+        )
     if kind == "size" and isinstance(node, ast.Call):
         callee = frame.resolve(node.func)
         name = getattr(callee, "__name__", "")
-        if name in ("nonzero", "argwhere", "flatnonzero", "unique", "where") and node.args and not any(k.arg == "size" for k in node.keywords):
+        if (
+            name in ("nonzero", "argwhere", "flatnonzero", "unique", "where")
+            and node.args
+            and not any(k.arg == "size" for k in node.keywords)
+        ):
             first = case.text(frame, node.args[0])
             if not isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
                 first = f"({first})"
             at = Span(node.end_lineno, node.end_lineno, node.end_col_offset - 1, node.end_col_offset - 1)
             edit = rewrites.Edit(at, f", size={first}.size")
             rewritten = function_source(case, frame, [edit])
-            return (say("Give {} a fixed output size. The result is padded with {} (0 by default, which is also a "
-                        "valid index: leave the padding out of what you compute from it).", code(ast.unparse(node.func)),
-                        code("fill_value")), rewritten) if rewritten else None
+            return (
+                (
+                    say(
+                        "Give {} a fixed output size. The result is padded with {} (0 by default, which is also a "
+                        "valid index: leave the padding out of what you compute from it).",
+                        code(ast.unparse(node.func)),
+                        code("fill_value"),
+                    ),
+                    rewritten,
+                )
+                if rewritten
+                else None
+            )
     return None
 
 
@@ -226,16 +305,34 @@ def _slice_rewrite(case: Case, frame: UserFrame, node: ast.Subscript, statement:
     array = case.text(frame, node.value)
     lower = case.text(frame, sl.lower) if sl.lower is not None else None
     # x[i:i + 3]: a fixed length at a traced position is what lax.dynamic_slice_in_dim is for.
-    if sl.lower is not None and isinstance(sl.upper, ast.BinOp) and isinstance(sl.upper.op, ast.Add):
-        if ast.dump(sl.upper.left) == ast.dump(sl.lower) and isinstance(sl.upper.right, ast.Constant):
-            edit = rewrites.Edit(Span.of(node), f"{jn.lax}.dynamic_slice_in_dim({array}, {lower}, {sl.upper.right.value})")
-            rewritten = function_source(case, frame, [edit])
-            return (say("The length is fixed, only the start is traced: {} takes a traced start.",
-                        code(f"{jn.lax}.dynamic_slice_in_dim")), rewritten) if rewritten else None
+    fixed_length = (
+        sl.lower is not None
+        and isinstance(sl.upper, ast.BinOp)
+        and isinstance(sl.upper.op, ast.Add)
+        and ast.dump(sl.upper.left) == ast.dump(sl.lower)
+        and isinstance(sl.upper.right, ast.Constant)
+    )
+    if fixed_length:
+        edit = rewrites.Edit(Span.of(node), f"{jn.lax}.dynamic_slice_in_dim({array}, {lower}, {sl.upper.right.value})")
+        rewritten = function_source(case, frame, [edit])
+        return (
+            (
+                say(
+                    "The length is fixed, only the start is traced: {} takes a traced start.",
+                    code(f"{jn.lax}.dynamic_slice_in_dim"),
+                ),
+                rewritten,
+            )
+            if rewritten
+            else None
+        )
     edits = mask_edits(case, frame, node, statement, jn)
     rewritten = function_source(case, frame, edits) if edits else None
-    return (say("Keep the shape fixed and mask instead (pad + mask): rows outside the slice become 0."),
-            rewritten) if rewritten else None
+    return (
+        (say("Keep the shape fixed and mask instead (pad + mask): rows outside the slice become 0."), rewritten)
+        if rewritten
+        else None
+    )
 
 
 # ------------------------------------------------------------------------------------------------

@@ -89,20 +89,40 @@ def describe(traced: Traced, found: list[StaticSelf]) -> list[Diagnosis]:
         jn = rewrites.jax_names(facts.function.__globals__)
         written = method_rewrites.method_calling_jitted_function(parsed, node, facts.owner, jn)
         where = sources.source_line(parsed.file, node.lineno, node.name, traced.cell_namer)
-        diagnoses.append(Diagnosis(
-            "static-self",
-            explanation=say(
-                "{} marks {} static, and {} keeps Python's identity hash: JAX finds the compiled {} again by "
-                "{}, which stays the same when {} changes, so after such a change the old compiled code runs with "
-                "the old values ({}).", code(node.name), code("self"), code(facts.cls.name), code(node.name),
-                code("hash(self)"), names([f"self.{a}" for a in facts.attributes]), place(where)),
-            fix=written[0] if written else "",
-            fix_note=say("Jit a function of the attributes the method reads, and let the method call it: a changed "
-                         "attribute is then seen on the next call."),
-            alternatives=((say("Or give {} {} and {} over those attributes, and never change them after the first "
-                               "call.", code(facts.cls.name), code("__hash__"), code("__eq__")), ""),),
-            where=where,
-            variable="self",
-            function=node.name,
-        ))
+        diagnoses.append(
+            Diagnosis(
+                "static-self",
+                explanation=say(
+                    "{} marks {} static, and {} keeps Python's identity hash: JAX finds the compiled {} again by "
+                    "{}, which stays the same when {} changes, so after such a change the old compiled code runs with "
+                    "the old values ({}).",
+                    code(node.name),
+                    code("self"),
+                    code(facts.cls.name),
+                    code(node.name),
+                    code("hash(self)"),
+                    names([f"self.{a}" for a in facts.attributes]),
+                    place(where),
+                ),
+                fix=written[0] if written else "",
+                fix_note=say(
+                    "Jit a function of the attributes the method reads, and let the method call it: a changed "
+                    "attribute is then seen on the next call."
+                ),
+                alternatives=(
+                    (
+                        say(
+                            "Or give {} {} and {} over those attributes, and never change them after the first call.",
+                            code(facts.cls.name),
+                            code("__hash__"),
+                            code("__eq__"),
+                        ),
+                        "",
+                    ),
+                ),
+                where=where,
+                variable="self",
+                function=node.name,
+            )
+        )
     return diagnoses

@@ -100,8 +100,15 @@ def written(messages) -> tuple[Written, ...]:
     return tuple(m if isinstance(m, Written) else Written(m) for m in messages)
 
 
-def pitfall(id: str, title: str, severity: str, *, order: int = 100, stage: str = "error",
-            messages: tuple[str | Written, ...] = ()) -> Callable[[Callable], Callable]:
+def pitfall(
+    id: str,
+    title: str,
+    severity: str,
+    *,
+    order: int = 100,
+    stage: str = "error",
+    messages: tuple[str | Written, ...] = (),
+) -> Callable[[Callable], Callable]:
     """Declare a pitfall on its recogniser (the decorated function is returned unchanged).
     ``messages`` are the fragments of JAX's messages it reads: a plain string for one every
     supported JAX writes, a ``Written`` for one only some versions write.
@@ -171,8 +178,11 @@ def record_failure(pitfall_id: str, exc: BaseException) -> None:
     """
     line = f"{pitfall_id}: {type(exc).__name__}: {exc}"
     _ERRORS.append(line)
-    log.warning("jaxmagic doctor: the %s recogniser failed\n%s", pitfall_id,
-                "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, chain=False)).rstrip())
+    log.warning(
+        "jaxmagic doctor: the %s recogniser failed\n%s",
+        pitfall_id,
+        "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, chain=False)).rstrip(),
+    )
 
 
 def internal_errors() -> list[str]:

@@ -39,8 +39,9 @@ def _char_col(line: str, byte_col: int) -> int:
     return len(line.encode()[:byte_col].decode(errors="ignore"))
 
 
-def with_edits(lines: Sequence[str], first: int, last: int, edits: Iterable[Edit], *, elide: bool = True,
-               show: Iterable[int] = ()) -> str:
+def with_edits(
+    lines: Sequence[str], first: int, last: int, edits: Iterable[Edit], *, elide: bool = True, show: Iterable[int] = ()
+) -> str:
     """Lines ``first..last`` (1-based, inclusive) with ``edits`` applied, dedented.
 
     Lines left empty by a deletion go; a result longer than ``MAX_FIX_LINES`` keeps the first
@@ -52,14 +53,14 @@ def with_edits(lines: Sequence[str], first: int, last: int, edits: Iterable[Edit
     def f(x):
         return x
     """
-    region = [str(line) for line in lines[first - 1:last]]
+    region = [str(line) for line in lines[first - 1 : last]]
     changed: set[int] = set()  # region line indexes holding new text
     shown = {line - first for line in show if first <= line <= last}  # region indexes to keep in view
     for edit in sorted(edits, key=lambda e: (e.span.line, e.span.col), reverse=True):
         start, end = edit.span.line - first, edit.span.end_line - first
         head_line, tail_line = region[start], region[end]
         head = head_line[: _char_col(head_line, edit.span.col)]
-        tail = tail_line[_char_col(tail_line, edit.span.end_col):]
+        tail = tail_line[_char_col(tail_line, edit.span.end_col) :]
         indent = head_line[: len(head_line) - len(head_line.lstrip())]
         new_lines = edit.text.split("\n") if edit.text else [""]
         last_index = len(new_lines) - 1
@@ -71,7 +72,7 @@ def with_edits(lines: Sequence[str], first: int, last: int, edits: Iterable[Edit
         if edit.comment and "#" not in tail:
             new_lines[-1] = f"{new_lines[-1].rstrip()}  # {edit.comment}"
         removed = end - start + 1
-        region[start:end + 1] = new_lines
+        region[start : end + 1] = new_lines
         shift = len(new_lines) - removed
         changed = {i if i < start else i + shift for i in changed if i < start or i > end}
         changed.update(range(start, start + len(new_lines)))
@@ -352,7 +353,7 @@ def python_function(fn: Any) -> types.FunctionType | None:
         elif isinstance(fn, types.MethodType):
             fn = fn.__func__
         elif callable(fn) and not isinstance(fn, type):
-            fn = getattr(type(fn), "__call__", None)
+            fn = type(fn).__call__
         else:
             return None
     return None
@@ -396,25 +397,34 @@ def debug_print_call(call: ast.Call, parsed: ParsedSource, jax_name: str, *, cal
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
             pieces.append(_escape_braces(arg.value))
         elif isinstance(arg, ast.JoinedStr):
-            text = []
-            for part in arg.values:
-                if isinstance(part, ast.Constant):
-                    text.append(_escape_braces(str(part.value)))
-                elif isinstance(part, ast.FormattedValue):
-                    conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
-                    spec = ""
-                    if part.format_spec is not None:
-                        if not all(isinstance(v, ast.Constant) for v in part.format_spec.values):
-                            return None
-                        spec = ":" + "".join(str(v.value) for v in part.format_spec.values)
-                    text.append("{" + conversion + spec + "}")
-                    arguments.append(source_of(parsed, part.value))
-            pieces.append("".join(text))
+            piece = _fstring_template(arg, parsed, arguments)
+            if piece is None:
+                return None
+            pieces.append(piece)
         else:
             pieces.append("{}")
             arguments.append(source_of(parsed, arg))
     template = separator.join(pieces).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'{callee or jax_name + ".debug.print"}("{template}"{"".join(", " + a for a in arguments)})'
+
+
+def _fstring_template(fstring: ast.JoinedStr, parsed: ParsedSource, arguments: list[str]) -> str | None:
+    """An f-string's text as a ``jax.debug.print`` template, appending the source of each
+    formatted value to ``arguments``; ``None`` when a format spec is itself computed."""
+    text = []
+    for part in fstring.values:
+        if isinstance(part, ast.Constant):
+            text.append(_escape_braces(str(part.value)))
+        elif isinstance(part, ast.FormattedValue):
+            conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
+            spec = ""
+            if part.format_spec is not None:
+                if not all(isinstance(v, ast.Constant) for v in part.format_spec.values):
+                    return None
+                spec = ":" + "".join(str(v.value) for v in part.format_spec.values)
+            text.append("{" + conversion + spec + "}")
+            arguments.append(source_of(parsed, part.value))
+    return "".join(text)
 
 
 def _escape_braces(text: str) -> str:

@@ -66,7 +66,9 @@ def stored_globals(function: types.FunctionType) -> set[str]:
     >>> stored_globals(bump)
     {'counter'}
     """
-    return {i.argval for code in codes(function.__code__) for i in dis.get_instructions(code) if i.opname == "STORE_GLOBAL"}
+    return {
+        i.argval for code in codes(function.__code__) for i in dis.get_instructions(code) if i.opname == "STORE_GLOBAL"
+    }
 
 
 def argument_methods(arguments) -> list[types.FunctionType]:

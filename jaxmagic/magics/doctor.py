@@ -182,9 +182,12 @@ def subcommand(name: str, usage: str, help: str):
     return register
 
 
-@subcommand("doctor", "%jaxmagic doctor [on|off|status|last]",
-            "explain JAX's JIT traps under the traceback of ordinary cells (on by default); "
-            "`last` explains the last error again")
+@subcommand(
+    "doctor",
+    "%jaxmagic doctor [on|off|status|last]",
+    "explain JAX's JIT traps under the traceback of ordinary cells (on by default); "
+    "`last` explains the last error again",
+)
 def _doctor(shell, rest: str):
     words = rest.split()
     action = words[0].lower() if words else "status"
@@ -209,14 +212,16 @@ def _doctor(shell, rest: str):
             output.show(shell, found, text=render.text)
         return None
     state = "on" if hook_installed(shell) else "off"
-    print(f"jaxmagic doctor: {state} (JIT traps in ordinary cells are explained under their traceback"
-          f"{'' if state == 'on' else ' when on'}; %jaxmagic doctor {'off' if state == 'on' else 'on'} switches it)")
+    print(
+        f"jaxmagic doctor: {state} (JIT traps in ordinary cells are explained under their traceback"
+        f"{'' if state == 'on' else ' when on'}; %jaxmagic doctor {'off' if state == 'on' else 'on'} switches it)"
+    )
     return None
 
 
 def _usage() -> str:
     lines = ["%jaxmagic <command>: jaxmagic's settings and tools.", ""]
-    for name, command in sorted(SUBCOMMANDS.items()):
+    for _name, command in sorted(SUBCOMMANDS.items()):
         lines.append(f"  {command.usage}")
         lines.append(f"      {command.help}")
     return "\n".join(lines)
@@ -235,9 +240,9 @@ class DoctorMagics(Magics):
     def jaxmagic(self, line: str = ""):
         """jaxmagic's settings and tools.
 
-            %jaxmagic doctor on|off   explain JIT traps under the traceback of ordinary cells
-            %jaxmagic doctor          say whether that is on
-            %jaxmagic doctor last     explain the last error again
+        %jaxmagic doctor on|off   explain JIT traps under the traceback of ordinary cells
+        %jaxmagic doctor          say whether that is on
+        %jaxmagic doctor last     explain the last error again
         """
         words = line.strip().split(None, 1)
         if not words or words[0] in ("-h", "--help", "help"):

@@ -27,6 +27,7 @@ class MagicFailure(Exception):
     def _render_traceback_(self) -> list[str]:
         return self._lines
 
+
 class MagicInterrupted(KeyboardInterrupt):
     """Ctrl-C (or a ``KeyboardInterrupt`` the user's code raised) inside a magic. Still a
     ``KeyboardInterrupt`` to whoever catches it; IPython shows it with the user's frames only."""
@@ -39,6 +40,7 @@ class MagicInterrupted(KeyboardInterrupt):
     def _render_traceback_(self) -> list[str]:
         return self._lines
 
+
 def interrupted(shell, exc: KeyboardInterrupt) -> MagicInterrupted:
     """The interruption to raise in place of ``exc``: the same, with the user's frames only (JAX
     filters its own frames from its errors, not from an interruption)."""
@@ -50,9 +52,11 @@ def interrupted(shell, exc: KeyboardInterrupt) -> MagicInterrupted:
         lines = [f"{type(exc).__name__}: {exc}".rstrip(": ")]
     return MagicInterrupted(exc, lines)
 
+
 def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
     """The traceback without jaxmagic's frames: what remains is the user's code (and JAX's)."""
     return sources.without_jaxmagic_frames(tb)
+
 
 def diagnose(exc: BaseException, fn: Callable | None = None):
     """The doctor's ``Diagnosis`` for ``exc``, or ``None``."""
@@ -64,6 +68,7 @@ def diagnose(exc: BaseException, fn: Callable | None = None):
         return doctor_diagnose(exc, fn=fn)
     except Exception:  # the doctor must never hide the user's own error
         return None
+
 
 def failure(shell, err: UserCodeError, *, fn: Callable | None = None, full_traceback: bool = False) -> MagicFailure:
     """Show the doctor's explanation (if any) and build the exception that fails the cell."""
@@ -81,13 +86,16 @@ def failure(shell, err: UserCodeError, *, fn: Callable | None = None, full_trace
         lines = [f"(raised while {err.during})"] + list(lines)
     return MagicFailure(exc, list(lines))
 
+
 def _diagnosis_text(diagnosis, color: bool = False) -> str:
     render = getattr(diagnosis, "to_text", None)
     return render(color=color) if render else str(diagnosis)
 
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else ""
+
 
 class ConfigKept:
     """JAX's configuration as it was, to be given back when a magic ends. What the cell's own body
@@ -113,6 +121,7 @@ class ConfigKept:
                 with contextlib.suppress(Exception):
                     jax.config.update(name, value)
 
+
 @contextlib.contextmanager
 def jax_config_kept() -> Iterator[ConfigKept]:
     """Whatever happens inside, JAX's configuration is as it was afterwards (or as the cell's own
@@ -123,8 +132,11 @@ def jax_config_kept() -> Iterator[ConfigKept]:
     finally:
         kept.restore()
 
+
 @contextlib.contextmanager
-def guarded(shell, *, fn_hint: Callable[[], Any] = lambda: None, full_traceback: bool = False, keep_config: bool = True):
+def guarded(
+    shell, *, fn_hint: Callable[[], Any] = lambda: None, full_traceback: bool = False, keep_config: bool = True
+):
     """Turn jaxmagic's failures into what a user should see: a ``UsageError`` for bad input, the
     user's own traceback (and the doctor's note) for an error in their code, a ``KeyboardInterrupt``
     showing the user's frames for Ctrl-C; never jaxmagic's internals. JAX's configuration is

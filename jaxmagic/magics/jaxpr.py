@@ -19,20 +19,45 @@ class JaxprMagics(Magics):
 
     @magic_arguments()
     @line_options.STATIC_OPTION
-    @argument("-t", "--transform", action="append", default=[], choices=sorted(TRANSFORMS),
-              help="apply a transform first; repeat to compose, outermost first: -t vmap -t grad shows vmap(grad(f))")
-    @argument("--stage", choices=STAGES, default="jaxpr",
-              help="what to show: the jaxpr (default), the StableHLO it lowers to, or XLA's optimized HLO")
+    @argument(
+        "-t",
+        "--transform",
+        action="append",
+        default=[],
+        choices=sorted(TRANSFORMS),
+        help="apply a transform first; repeat to compose, outermost first: -t vmap -t grad shows vmap(grad(f))",
+    )
+    @argument(
+        "--stage",
+        choices=STAGES,
+        default="jaxpr",
+        help="what to show: the jaxpr (default), the StableHLO it lowers to, or XLA's optimized HLO",
+    )
     @argument("--cost", action="store_true", help="add XLA's cost estimate (FLOPs, bytes) and memory sizes")
     @argument("--no-source", action="store_true", help="hide the source line beside each equation")
-    @argument("--profile", nargs="?", type=int, const=5, default=None, metavar="CALLS",
-              help="run the compiled call CALLS times (default 5) under JAX's profiler and show the device "
-                   "time of each of your source lines, hottest first, and the kernels each ended up in")
-    @argument("--compile-time", action="store_true",
-              help="show what compiling costs: tracing, lowering and XLA's compile, where tracing spent its "
-                   "time by source line (sampled) and how many equations each line made")
-    @argument("--max-eqns", type=int, default=DEFAULT_MAX_EQNS, metavar="N",
-              help=f"show at most N equations (default {DEFAULT_MAX_EQNS}); the report keeps them all")
+    @argument(
+        "--profile",
+        nargs="?",
+        type=int,
+        const=5,
+        default=None,
+        metavar="CALLS",
+        help="run the compiled call CALLS times (default 5) under JAX's profiler and show the device "
+        "time of each of your source lines, hottest first, and the kernels each ended up in",
+    )
+    @argument(
+        "--compile-time",
+        action="store_true",
+        help="show what compiling costs: tracing, lowering and XLA's compile, where tracing spent its "
+        "time by source line (sampled) and how many equations each line made",
+    )
+    @argument(
+        "--max-eqns",
+        type=int,
+        default=DEFAULT_MAX_EQNS,
+        metavar="N",
+        help=f"show at most N equations (default {DEFAULT_MAX_EQNS}); the report keeps them all",
+    )
     @line_options.shared_options("JaxprReport")
     @no_var_expand
     @needs_local_scope
@@ -47,16 +72,26 @@ class JaxprMagics(Magics):
         cond branches, loop bodies) fold open on click.
         """
         __tracebackhide__ = True
-        options, call_text = line_options.split_options(self.jaxpr.parser, line, "%%jaxpr" if cell is not None else "%jaxpr")
+        options, call_text = line_options.split_options(
+            self.jaxpr.parser, line, "%%jaxpr" if cell is not None else "%jaxpr"
+        )
         if options.profile is not None and options.profile < 1:
             raise UsageError("--profile takes a positive number of calls to measure, e.g. --profile 10")
         if options.max_eqns is not None and options.max_eqns < 1:
             raise UsageError("--max-eqns must be a positive number of equations, e.g. --max-eqns 200")
         found = None
-        with failures.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
+        with failures.guarded(
+            self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb
+        ) as config:
             found = notebook.find_call(
-                self.shell, line_call=call_text, cell=cell, magic="jaxpr", magic_line=line,
-                static=options.static, local_ns=local_ns, after_body=config.accept_current,
+                self.shell,
+                line_call=call_text,
+                cell=cell,
+                magic="jaxpr",
+                magic_line=line,
+                static=options.static,
+                local_ns=local_ns,
+                after_body=config.accept_current,
             )
             with doctor.watch_prints() as printed:
                 report = trace(

@@ -22,17 +22,41 @@ class JitCompareMagics(Magics):
     """The ``%jitcompare`` magic."""
 
     @magic_arguments()
-    @argument("--modes", metavar="MODES", default=None,
-              help=f"modes to compare, comma-separated, from {', '.join(MODES)} or all (default: eager,jit)")
-    @argument("-n", dest="loops", type=int, default=None, metavar="N",
-              help="calls per repeat (default: as many as fill 0.2 s)")
-    @argument("-r", dest="repeat", type=int, default=DEFAULT_REPEAT, metavar="R",
-              help=f"repeats per mode (default {DEFAULT_REPEAT})")
-    @argument("--budget", type=float, default=DEFAULT_BUDGET_S, metavar="SECONDS",
-              help=f"time allowed for the whole comparison, first calls included (default {DEFAULT_BUDGET_S:g})")
+    @argument(
+        "--modes",
+        metavar="MODES",
+        default=None,
+        help=f"modes to compare, comma-separated, from {', '.join(MODES)} or all (default: eager,jit)",
+    )
+    @argument(
+        "-n",
+        dest="loops",
+        type=int,
+        default=None,
+        metavar="N",
+        help="calls per repeat (default: as many as fill 0.2 s)",
+    )
+    @argument(
+        "-r",
+        dest="repeat",
+        type=int,
+        default=DEFAULT_REPEAT,
+        metavar="R",
+        help=f"repeats per mode (default {DEFAULT_REPEAT})",
+    )
+    @argument(
+        "--budget",
+        type=float,
+        default=DEFAULT_BUDGET_S,
+        metavar="SECONDS",
+        help=f"time allowed for the whole comparison, first calls included (default {DEFAULT_BUDGET_S:g})",
+    )
     @line_options.STATIC_OPTION
-    @argument("--split", metavar="NAMES",
-              help="sharded/pmap: arguments whose leading axis is split over the devices (default: every array argument)")
+    @argument(
+        "--split",
+        metavar="NAMES",
+        help="sharded/pmap: arguments whose leading axis is split over the devices (default: every array argument)",
+    )
     @argument("--rtol", type=float, default=None, help="relative tolerance when comparing results with eager's")
     @argument("--atol", type=float, default=None, help="absolute tolerance when comparing results with eager's")
     @argument("-q", "--quiet", action="store_true", help="show nothing (use with -o)")
@@ -62,12 +86,20 @@ class JitCompareMagics(Magics):
                 return self._side_by_side(trailing, options, line, local_ns, body=body, cell=cell)
         found = None
         status = StatusLine(None if options.quiet else self.shell)
-        with failures.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb) as config:
+        with failures.guarded(
+            self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb
+        ) as config:
             settings = _settings(options)
             check_settings(**settings)  # before the cell runs: bad options leave the namespace alone
             found = notebook.find_call(
-                self.shell, line_call=call_text, cell=cell, magic="jitcompare", magic_line=line,
-                static=options.static, local_ns=local_ns, after_body=config.accept_current,
+                self.shell,
+                line_call=call_text,
+                cell=cell,
+                magic="jitcompare",
+                magic_line=line,
+                static=options.static,
+                local_ns=local_ns,
+                after_body=config.accept_current,
             )
             report = _timed(found, settings, status)
         self._show(report, options, status, render.text)
@@ -82,17 +114,28 @@ class JitCompareMagics(Magics):
         status = StatusLine(None if options.quiet else self.shell)
         reports = []
         found = None
-        with failures.guarded(self.shell, fn_hint=lambda: found.call.fn if found else None,
-                              full_traceback=options.tb) as config:
+        with failures.guarded(
+            self.shell, fn_hint=lambda: found.call.fn if found else None, full_traceback=options.tb
+        ) as config:
             settings = _settings(options)
             check_settings(**settings)
             if body is not None:  # the cell's statements before its calls run as in any cell
                 filename = notebook.cache_cell(self.shell, f"%%jitcompare {line}".rstrip() + "\n" + cell)
                 cells.run_body(body, self.shell.user_ns, filename)
                 config.accept_current()
-            calls = [notebook.find_call(self.shell, line_call=text, cell=None, magic="jitcompare", magic_line=line,
-                                      static=options.static, local_ns=local_ns) for text in texts]
-            for found, share in zip(calls, side_by_side.shares(options.budget, len(calls))):
+            calls = [
+                notebook.find_call(
+                    self.shell,
+                    line_call=text,
+                    cell=None,
+                    magic="jitcompare",
+                    magic_line=line,
+                    static=options.static,
+                    local_ns=local_ns,
+                )
+                for text in texts
+            ]
+            for found, share in zip(calls, side_by_side.shares(options.budget, len(calls)), strict=True):
                 reports.append(_timed(found, dict(settings, budget=share), status))
         self._show(side_by_side.SideBySide(reports), options, status, render_side.text)
         return reports if options.output else None
@@ -107,8 +150,15 @@ class JitCompareMagics(Magics):
 
 
 def _settings(options) -> dict:
-    return dict(modes=options.modes, repeat=options.repeat, loops=options.loops, budget=options.budget,
-                rtol=options.rtol, atol=options.atol, split=options.split)
+    return dict(
+        modes=options.modes,
+        repeat=options.repeat,
+        loops=options.loops,
+        budget=options.budget,
+        rtol=options.rtol,
+        atol=options.atol,
+        split=options.split,
+    )
 
 
 def _timed(found, settings: dict, status: StatusLine):

@@ -1,5 +1,4 @@
-"""What a magic's line holds: its options, split from the call that follows them.
-"""
+"""What a magic's line holds: its options, split from the call that follows them."""
 
 from __future__ import annotations
 
@@ -11,8 +10,13 @@ from IPython.core.magic_arguments import argument
 from jaxmagic import call as calls
 
 STATIC_OPTION = argument(
-    "-s", "--static", metavar="NAMES", action="append",
-    help="parameters to treat as static, by name or position: -s n, -s 1,mode (or -s 1 -s mode)")
+    "-s",
+    "--static",
+    metavar="NAMES",
+    action="append",
+    help="parameters to treat as static, by name or position: -s n, -s 1,mode (or -s 1 -s mode)",
+)
+
 
 def shared_options(report_name: str):
     """The options every magic takes: ``--plain``, ``--tb`` and ``-o`` (which returns ``report_name``).
@@ -31,6 +35,7 @@ def shared_options(report_name: str):
         return magic_func
 
     return add
+
 
 def split_options(parser, line: str, magic: str):
     """Split a magic's line into parsed options and the call expression that follows them.
@@ -60,6 +65,7 @@ def split_options(parser, line: str, magic: str):
     message = str(informative_error) if informative_error else f"cannot read the options of {magic}"
     raise UsageError(f"{magic}: {message}\n{parser.format_usage().strip()}")
 
+
 def check_option_spelling(parser, line: str, magic: str) -> None:
     """A long option written with one dash (``-stage hlo``) is a usage error that names the option,
     rather than a short option with a value glued on (``-s tage``) or the start of a call.
@@ -75,8 +81,11 @@ def check_option_spelling(parser, line: str, magic: str) -> None:
         spelled = "--" + word[1:].split("=")[0]
         meant = [o for o in long_options if o == spelled] or [o for o in long_options if o.startswith(spelled)]
         if len(meant) == 1:
-            raise UsageError(f"{magic}: `{word}` is not an option; long options take two dashes: {meant[0]}\n"
-                             f"{parser.format_usage().strip()}")
+            raise UsageError(
+                f"{magic}: `{word}` is not an option; long options take two dashes: {meant[0]}\n"
+                f"{parser.format_usage().strip()}"
+            )
+
 
 def _is_call(text: str) -> bool:
     try:

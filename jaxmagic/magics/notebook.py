@@ -1,5 +1,4 @@
-"""The notebook around a magic: the call in its line or its cell, and how its cells are named.
-"""
+"""The notebook around a magic: the call in its line or its cell, and how its cells are named."""
 
 from __future__ import annotations
 
@@ -21,9 +20,18 @@ class FoundCall:
     call: calls.Call
     cell_namer: sources.CellNamer
 
-def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line: str,
-              static: str | list[str] | None, local_ns: dict | None = None,
-              after_body: Callable[[], None] | None = None) -> FoundCall:
+
+def find_call(
+    shell,
+    *,
+    line_call: str,
+    cell: str | None,
+    magic: str,
+    magic_line: str,
+    static: str | list[str] | None,
+    local_ns: dict | None = None,
+    after_body: Callable[[], None] | None = None,
+) -> FoundCall:
     """The line form evaluates ``line_call``; the cell form runs the cell but its last statement first.
     ``static`` is ``-s`` as given, once or several times (``-s 1 -s mode`` is ``-s 1,mode``).
 
@@ -63,6 +71,7 @@ def find_call(shell, *, line_call: str, cell: str | None, magic: str, magic_line
     )
     return FoundCall(call=call, cell_namer=namer)
 
+
 def _locate_line_magic(shell, magic: str) -> tuple[str, int]:
     """The current cell's filename and the line of ``%magic`` in it, so that a lambda written in
     the call itself is shown as ``In [5] line 2``. Falls back to a name of its own."""
@@ -71,6 +80,7 @@ def _locate_line_magic(shell, magic: str) -> tuple[str, int]:
     if number is not None and 0 <= number < len(history) and history[number]:
         return shell.compile.cache(history[number], number), line
     return "<jaxmagic-call>", 1
+
 
 def current_cell(shell) -> tuple[int | None, int]:
     """The number of the cell now running (``In [n]``) and the line it is on.
@@ -89,10 +99,12 @@ def current_cell(shell) -> tuple[int | None, int]:
         frame = frame.f_back
     return None, 1
 
+
 def cache_cell(shell, text: str) -> str:
     """Register a cell's text with Python's linecache under this cell's number; return its filename."""
     number, _ = current_cell(shell)
     return shell.compile.cache(text, number if number is not None else shell.execution_count)
+
 
 def cell_namer(shell) -> sources.CellNamer:
     """Name a code file the way the notebook shows it: ``In [4]``, or ``None`` for a real file."""

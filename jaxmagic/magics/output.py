@@ -1,5 +1,4 @@
-"""Showing a report: rich in a notebook, coloured text in a terminal, plain text on request.
-"""
+"""Showing a report: rich in a notebook, coloured text in a terminal, plain text on request."""
 
 from __future__ import annotations
 
@@ -11,11 +10,13 @@ def is_terminal(shell) -> bool:
     """True in terminal IPython (not a kernel, not a plain embedded shell)."""
     return type(shell).__name__ == "TerminalInteractiveShell"
 
+
 def use_color(shell) -> bool:
     """Colour only on a terminal that wants it (``TERM=dumb`` and ``NO_COLOR`` say no)."""
     if not is_terminal(shell) or os.environ.get("TERM") == "dumb" or "NO_COLOR" in os.environ:
         return False
     return str(getattr(shell, "colors", "")).lower() not in ("nocolor", "no_color", "none")
+
 
 def show(shell, report, *, plain: bool = False, text: Callable[..., str] | None = None) -> None:
     """Show a report: rich in a notebook, coloured text in a terminal, plain text with ``plain``."""

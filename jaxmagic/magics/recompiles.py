@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import contextlib
 import re
 import sys
 import weakref
@@ -76,8 +77,10 @@ def install(shell) -> None:
     happened in background threads (those cannot interrupt the cell that caused them)."""
     session = _session(shell)
     if session.hook is None:
-        def after_cell(result=None, _shell=weakref.ref(shell)):
-            target = _shell()
+        shell_ref = weakref.ref(shell)  # the hook must not keep the shell alive
+
+        def after_cell(result=None):
+            target = shell_ref()
             if target is not None:
                 _after_cell(target)
 
@@ -100,10 +103,8 @@ def uninstall(shell) -> None:
     for panel in session.panels:
         panel.close()
     if session.hook is not None:
-        try:
+        with contextlib.suppress(ValueError):
             shell.events.unregister("post_run_cell", session.hook)
-        except ValueError:
-            pass
 
 
 def _reloading() -> bool:
@@ -153,14 +154,30 @@ class RecompilesMagics(Magics):
     """The ``%recompiles`` magic."""
 
     @magic_arguments()
-    @argument("words", nargs="*", metavar="ARG",
-              help="line form: on [FN ...] | off | clear | show [FN ...]; cell form: the functions to report (default: all of yours)")
-    @argument("--all", action="store_true", dest="internal",
-              help="also show JAX's internal compilations (each primitive compiled once in eager mode, jnp helpers)")
-    @argument("--explain", action="store_true",
-              help="also keep JAX's own explanation of each cache miss (turns on jax_explain_cache_misses while watching)")
-    @argument("--max", type=_limit, metavar="N", default=None,
-              help="fail when a watched function compiles more than N times (--max 0: no compilation at all)")
+    @argument(
+        "words",
+        nargs="*",
+        metavar="ARG",
+        help="line form: on [FN ...] | off | clear | show [FN ...]; cell form: the functions to report (default: all of yours)",
+    )
+    @argument(
+        "--all",
+        action="store_true",
+        dest="internal",
+        help="also show JAX's internal compilations (each primitive compiled once in eager mode, jnp helpers)",
+    )
+    @argument(
+        "--explain",
+        action="store_true",
+        help="also keep JAX's own explanation of each cache miss (turns on jax_explain_cache_misses while watching)",
+    )
+    @argument(
+        "--max",
+        type=_limit,
+        metavar="N",
+        default=None,
+        help="fail when a watched function compiles more than N times (--max 0: no compilation at all)",
+    )
     @line_options.shared_options("RecompileLog")
     @no_var_expand
     @needs_local_scope
@@ -202,8 +219,10 @@ class RecompilesMagics(Magics):
         if command in ("off", "clear") and (names or options.internal or options.max is not None):
             raise UsageError(f"%recompiles {command} takes no further arguments.\nAccepted:\n{ACCEPTED}")
         if command != "on" and (options.internal or options.explain or options.max is not None):
-            raise UsageError(f"%recompiles {command}: --all and --max belong to `%recompiles on` and to the cell form.\n"
-                             f"Accepted:\n{ACCEPTED}")
+            raise UsageError(
+                f"%recompiles {command}: --all and --max belong to `%recompiles on` and to the cell form.\n"
+                f"Accepted:\n{ACCEPTED}"
+            )
         if command == "save":
             return self._save(session, names, options)
         _check_names(names, "%recompiles " + command)
@@ -256,13 +275,16 @@ class RecompilesMagics(Magics):
     def _show(self, session: _Session, names: list[str], options):
         log = session.log
         if log is None:
-            raise UsageError("%recompiles show: nothing recorded yet. `%recompiles on` watches the session; "
-                             "`%%recompiles` watches one cell.")
+            raise UsageError(
+                "%recompiles show: nothing recorded yet. `%recompiles on` watches the session; "
+                "`%%recompiles` watches one cell."
+            )
         unknown = [n for n in names if not any(matches(f, [n]) for f in log.counts)]
         if unknown:
             seen = ", ".join(sorted(log.counts)) or "none yet"
-            raise UsageError(f"%recompiles show: `{unknown[0]}` has not compiled while watching. "
-                             f"Functions seen: {seen}.")
+            raise UsageError(
+                f"%recompiles show: `{unknown[0]}` has not compiled while watching. Functions seen: {seen}."
+            )
         shown = log.for_functions(names) if names else log
         if log.watching and len(names) <= 1:
             self._show_live(session, log, names[0] if names else None, plain=options.plain)
@@ -277,8 +299,9 @@ class RecompilesMagics(Magics):
             raise UsageError(f"%recompiles save takes one file name ending in .html; {example}.\nAccepted:\n{ACCEPTED}")
         log = session.log
         if log is None:
-            raise UsageError("%recompiles save: nothing recorded yet. `%recompiles on` watches the session; "
-                             f"then {example}.")
+            raise UsageError(
+                f"%recompiles save: nothing recorded yet. `%recompiles on` watches the session; then {example}."
+            )
         try:
             path = log.save_html(words[0])
         except OSError as exc:
@@ -305,12 +328,20 @@ class RecompilesMagics(Magics):
         __tracebackhide__ = True
         names = options.words
         if names and names[0] in SUBCOMMANDS and names[0] not in self.shell.user_ns:
-            raise UsageError(f"%%recompiles takes function names; `{names[0]}` is a sub-command of the line "
-                             f"form (%recompiles {names[0]}).\nAccepted:\n{ACCEPTED}")
+            raise UsageError(
+                f"%%recompiles takes function names; `{names[0]}` is a sub-command of the line "
+                f"form (%recompiles {names[0]}).\nAccepted:\n{ACCEPTED}"
+            )
         _check_names(names, "%%recompiles")
         _check_known(names, cell, self.shell.user_ns)
-        log = RecompileLog(names, include_internal=options.internal, max_compiles=options.max, explain=options.explain,
-                           cell_namer=notebook.cell_namer(self.shell), scope="this cell")
+        log = RecompileLog(
+            names,
+            include_internal=options.internal,
+            max_compiles=options.max,
+            explain=options.explain,
+            cell_namer=notebook.cell_namer(self.shell),
+            scope="this cell",
+        )
         value = limit = None
         log.start()
         try:
@@ -337,15 +368,22 @@ class RecompilesMagics(Magics):
         __tracebackhide__ = True
         shell = self.shell
         filename = notebook.cache_cell(shell, f"%%recompiles {line}".rstrip() + "\n" + cell)
-        return cells.run_cell_value(shell.transform_cell(cell), shell.user_ns, filename, magic="%%recompiles",
-                                    passthrough=(RecompileLimitExceeded,))
+        return cells.run_cell_value(
+            shell.transform_cell(cell),
+            shell.user_ns,
+            filename,
+            magic="%%recompiles",
+            passthrough=(RecompileLimitExceeded,),
+        )
 
 
 def _check_names(names: list[str], magic: str) -> None:
     for name in names:
         if not _NAME.match(name):
-            raise UsageError(f"{magic}: `{name}` is not a function name; give names such as `step` or `Model.apply`.\n"
-                             f"Accepted:\n{ACCEPTED}")
+            raise UsageError(
+                f"{magic}: `{name}` is not a function name; give names such as `step` or `Model.apply`.\n"
+                f"Accepted:\n{ACCEPTED}"
+            )
 
 
 def _check_known(names: list[str], cell: str, namespace: dict) -> None:
@@ -357,8 +395,14 @@ def _check_known(names: list[str], cell: str, namespace: dict) -> None:
         root = name.split(".")[0]
         if root in namespace or root in defined or hasattr(builtins, root):
             continue
-        known = sorted(k for k, v in namespace.items() if callable(v) and not k.startswith("_")
-                       and not isinstance(v, type) and getattr(v, "__module__", "") in ("__main__", None))
+        known = sorted(
+            k
+            for k, v in namespace.items()
+            if callable(v)
+            and not k.startswith("_")
+            and not isinstance(v, type)
+            and getattr(v, "__module__", "") in ("__main__", None)
+        )
         hint = f" Functions in your namespace: {', '.join(known[:12])}." if known else ""
         raise UsageError(f"%%recompiles: there is no function `{name}` in your namespace or in this cell.{hint}")
 

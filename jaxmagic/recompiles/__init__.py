@@ -26,4 +26,12 @@ from jaxmagic.recompiles.causes import CAUSE_KINDS, Cause
 from jaxmagic.recompiles.events import RecompileEvent, RecompileLimitExceeded
 from jaxmagic.recompiles.log import DEFAULT_CAPACITY, RecompileLog, matches
 
-__all__ = ["Cause", "CAUSE_KINDS", "RecompileEvent", "RecompileLog", "RecompileLimitExceeded", "DEFAULT_CAPACITY", "matches"]
+__all__ = [
+    "Cause",
+    "CAUSE_KINDS",
+    "RecompileEvent",
+    "RecompileLog",
+    "RecompileLimitExceeded",
+    "DEFAULT_CAPACITY",
+    "matches",
+]

@@ -38,8 +38,11 @@ def call_signature(call) -> CallSignature:
     options = {"static_argnums": static_argnums, "static_argnames": tuple(sorted(static_argnames))}
     options.update(_jax_private.jit_info_options(call.jit_info))
     return describe_call(
-        call.fun, call.args, call.kwargs,
-        static_argnums=static_argnums, static_argnames=static_argnames,
+        call.fun,
+        call.args,
+        call.kwargs,
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
         options=options,
         config=_jax_private.tracing_context(),
     )
@@ -102,9 +105,15 @@ def stack_frames(frame) -> list[tuple[str, int, str]]:
 def attributed_to(signature: CallSignature, function, name: str) -> CallSignature:
     """The signature, attributed to ``function`` (the user's function inside JAX's wrapper)."""
     _, family, defined_at = function_identity(function)
-    return dataclasses.replace(signature, function=name, family=family, defined_at=defined_at,
-                               function_id=id(function), function_ref=weak_reference(function),
-                               params=_named_as_the_user(signature.params, function))
+    return dataclasses.replace(
+        signature,
+        function=name,
+        family=family,
+        defined_at=defined_at,
+        function_id=id(function),
+        function_ref=weak_reference(function),
+        params=_named_as_the_user(signature.params, function),
+    )
 
 
 def _named_as_the_user(params: tuple, function) -> tuple:
@@ -117,13 +126,16 @@ def _named_as_the_user(params: tuple, function) -> tuple:
     if not flat or len(flat) != len(params):
         return params
     try:
-        names = [q.name for q in inspect.signature(function).parameters.values()
-                 if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+        names = [
+            q.name
+            for q in inspect.signature(function).parameters.values()
+            if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)
+        ]
     except (TypeError, ValueError):
         return params
     if len(names) != len(flat):
         return params
-    return tuple(dataclasses.replace(p, name=n) for p, n in zip(params, names))
+    return tuple(dataclasses.replace(p, name=n) for p, n in zip(params, names, strict=False))
 
 
 def weak_reference(obj):
@@ -199,8 +211,16 @@ def persistent_cache_in_use() -> bool:
         return False
 
 
-def decide_causes(name: str, signature: CallSignature | None, closest: CallSignature | None, own: list[Cause],
-            raw: str | None, seen: bool, *, internal: bool) -> list[Cause]:
+def decide_causes(
+    name: str,
+    signature: CallSignature | None,
+    closest: CallSignature | None,
+    own: list[Cause],
+    raw: str | None,
+    seen: bool,
+    *,
+    internal: bool,
+) -> list[Cause]:
     """The causes of one compilation: jaxmagic's own comparison first; JAX's explanation where
     jaxmagic has nothing to compare with; ``unknown`` (never nothing) where neither can tell."""
     parsed = parse_explanation(raw, signature) if raw else None
@@ -208,18 +228,33 @@ def decide_causes(name: str, signature: CallSignature | None, closest: CallSigna
         if parsed:
             return parsed
         if seen:
-            return [Cause("unknown", message=f"`{name}` compiled again; jaxmagic could not see this call's "
-                                             "arguments (compiled ahead of time, or by a transformation other than jax.jit)")]
+            return [
+                Cause(
+                    "unknown",
+                    message=f"`{name}` compiled again; jaxmagic could not see this call's "
+                    "arguments (compiled ahead of time, or by a transformation other than jax.jit)",
+                )
+            ]
         return [Cause("first_call", message=f"first compilation of `{name}` seen")]
     if closest is None:
         if parsed and any(c.kind != "first_call" for c in parsed):
             return parsed
-        return [Cause("first_call", after=signature.summary(),
-                      message=f"first compilation of `{name}` for {signature.summary()}")]
+        return [
+            Cause(
+                "first_call",
+                after=signature.summary(),
+                message=f"first compilation of `{name}` for {signature.summary()}",
+            )
+        ]
     if own:
         return own
     if parsed and any(c.kind not in ("unknown", "first_call") for c in parsed):
         return parsed
-    return [Cause("unknown", message=f"`{name}` compiled again with the same arguments, options and settings as "
-                                     "before: JAX's in-memory caches no longer held it (jax.clear_caches(), an "
-                                     "evicted entry, or a jitted function created again)")]
+    return [
+        Cause(
+            "unknown",
+            message=f"`{name}` compiled again with the same arguments, options and settings as "
+            "before: JAX's in-memory caches no longer held it (jax.clear_caches(), an "
+            "evicted entry, or a jitted function created again)",
+        )
+    ]

@@ -75,8 +75,10 @@ class ExpectCompiles:
 
     def __init__(self, fn_or_name: Callable | str, limit: int):
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValueError(f"expect_compiles: max takes a non-negative whole number of compilations, not {limit!r}; "
-                             "e.g. expect_compiles(step, max=1)")
+            raise ValueError(
+                f"expect_compiles: max takes a non-negative whole number of compilations, not {limit!r}; "
+                "e.g. expect_compiles(step, max=1)"
+            )
         self.function = _name_of(fn_or_name)
         self.limit = limit
         self.log: RecompileLog | None = None
@@ -116,6 +118,8 @@ def _name_of(fn_or_name) -> str:
             raise ValueError("expect_compiles: give the function or its name, e.g. expect_compiles(step, max=1)")
         return fn_or_name
     if not callable(fn_or_name):
-        raise TypeError(f"expect_compiles: expected a function or its name, not {type(fn_or_name).__name__}; "
-                        "e.g. expect_compiles(step, max=1)")
+        raise TypeError(
+            f"expect_compiles: expected a function or its name, not {type(fn_or_name).__name__}; "
+            "e.g. expect_compiles(step, max=1)"
+        )
     return function_identity(fn_or_name)[0]

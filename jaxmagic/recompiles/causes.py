@@ -70,8 +70,7 @@ _ADVICE = {
         "(not static) if it only enters arithmetic."
     ),
     "pytree_structure": (
-        "Keep the structure of `{arg}` the same on every call: the same keys, lengths and None "
-        "entries."
+        "Keep the structure of `{arg}` the same on every call: the same keys, lengths and None entries."
     ),
     "passing_style": "Pass `{arg}` the same way on every call: always by position or always by keyword.",
     "sharding": (
@@ -87,12 +86,10 @@ _ADVICE = {
         "Define `{arg}` (and its jax.jit wrapper) once, outside the loop, so its compilation is reused."
     ),
     "redefined_elsewhere": (
-        "Expected after defining `{arg}` again (e.g. re-running its cell); a problem only if it "
-        "happens in a loop."
+        "Expected after defining `{arg}` again (e.g. re-running its cell); a problem only if it happens in a loop."
     ),
     "jit_options": (
-        "Create the jitted function once, with fixed options, outside the loop: hoist jax.jit out of "
-        "the loop."
+        "Create the jitted function once, with fixed options, outside the loop: hoist jax.jit out of the loop."
     ),
     "unknown": "jaxmagic could not tell what changed; JAX's own explanation (if any) is kept in `raw`.",
 }
@@ -102,7 +99,10 @@ _REPEATED = {
     "shape": ("the shape of `{arg}` changes{where}", "pad to a few bucket sizes"),
     "dtype": ("the dtype of `{arg}` changes", "fix its dtype"),
     "weak_type": ("`{arg}` switches between a Python scalar and an array", "always pass an array"),
-    "static_value": ("static argument `{arg}` takes a new value each time", "pass it as an array or keep its values few"),
+    "static_value": (
+        "static argument `{arg}` takes a new value each time",
+        "pass it as an array or keep its values few",
+    ),
     "pytree_structure": ("the structure of `{arg}` changes", "keep its keys and lengths fixed"),
     "sharding": ("the sharding of `{arg}` changes", "place it once with jax.device_put"),
     "device": ("`{arg}` moves between devices", "keep it on one device"),
@@ -218,7 +218,7 @@ def shape_change(old: tuple | list | None, new: tuple | list | None) -> tuple[tu
         return (), None
     if len(old) != len(new):
         return (), (len(old), len(new))
-    return tuple((i, a, b) for i, (a, b) in enumerate(zip(old, new)) if a != b), None
+    return tuple((i, a, b) for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b), None
 
 
 def shape_change_text(axes: tuple, ranks: tuple | None) -> str | None:

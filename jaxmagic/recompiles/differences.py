@@ -47,15 +47,29 @@ def differences(before: CallSignature, after: CallSignature) -> list[Cause]:
         old = old_params.get(param.name)
         if old is None:
             if param.passed != "default":
-                causes.append(Cause("pytree_structure", argument=param.name, before="(not passed)",
-                                    after=param.describe(), message=f"`{param.name}` is passed now and was not before"))
+                causes.append(
+                    Cause(
+                        "pytree_structure",
+                        argument=param.name,
+                        before="(not passed)",
+                        after=param.describe(),
+                        message=f"`{param.name}` is passed now and was not before",
+                    )
+                )
             continue
         if old != param:
             causes.extend(_param_causes(old, param))
     for param in before.params:
         if param.name not in seen and param.passed != "default":
-            causes.append(Cause("pytree_structure", argument=param.name, before=param.describe(), after="(not passed)",
-                                message=f"`{param.name}` was passed before and is not now"))
+            causes.append(
+                Cause(
+                    "pytree_structure",
+                    argument=param.name,
+                    before=param.describe(),
+                    after="(not passed)",
+                    message=f"`{param.name}` was passed before and is not now",
+                )
+            )
     return causes
 
 
@@ -66,25 +80,39 @@ def _redefined(before: CallSignature, after: CallSignature) -> Cause:
     inner_before = before.inner_ref() if before.inner_ref is not None else None
     inner_after = after.inner_ref() if after.inner_ref is not None else None
     if after.wrapper and inner_after is not None and inner_before is inner_after:
-        built = f"jax.jit({after.wrapper}({name}))" if after.wrapper.startswith("jax.") else f"jax.jit({after.wrapper}({name}, ...))"
+        built = (
+            f"jax.jit({after.wrapper}({name}))"
+            if after.wrapper.startswith("jax.")
+            else f"jax.jit({after.wrapper}({name}, ...))"
+        )
         return Cause(
-            "redefined_function", argument=name, before=after.wrapper, after=after.wrapper,
-            message=(f"`{name}` is the same function, but the {after.wrapper} wrapper around it was built anew, "
-                     "so jax.jit sees a new function object and compiles again"),
-            advice=f"Build `{built}` once, outside the loop, and call that.")
+            "redefined_function",
+            argument=name,
+            before=after.wrapper,
+            after=after.wrapper,
+            message=(
+                f"`{name}` is the same function, but the {after.wrapper} wrapper around it was built anew, "
+                "so jax.jit sees a new function object and compiles again"
+            ),
+            advice=f"Build `{built}` once, outside the loop, and call that.",
+        )
     old_site, new_site = before.defined_at, after.defined_at
     same_place = old_site is not None and old_site == new_site
     where = ""
     if new_site is not None:
         where = f" (defined at {source_line(new_site[0], new_site[1], name).label})"
-    message = f"`{name}` is a new function object{where}: JAX caches compilations per function object, so it compiles anew"
+    message = (
+        f"`{name}` is a new function object{where}: JAX caches compilations per function object, so it compiles anew"
+    )
     return Cause(
         "redefined_function",
         argument=name,
         before=_site_text(old_site),
         after=_site_text(new_site),
         message=message,
-        advice=advice_for("redefined_function", name, variant=None if same_place or new_site is None else "redefined_elsewhere"),
+        advice=advice_for(
+            "redefined_function", name, variant=None if same_place or new_site is None else "redefined_elsewhere"
+        ),
     )
 
 
@@ -106,13 +134,25 @@ def _option_causes(before, after) -> list[Cause]:
     paired = {name for pair in _OPTION_PAIRS for name in pair}
     for nums, names in _OPTION_PAIRS:
         if old.get(nums) != new.get(nums) or old.get(names) != new.get(names):
-            causes.append(Cause("jit_options", argument=nums if old.get(nums) != new.get(nums) else names,
-                                before=_pair_text(old.get(nums), old.get(names)),
-                                after=_pair_text(new.get(nums), new.get(names))))
+            causes.append(
+                Cause(
+                    "jit_options",
+                    argument=nums if old.get(nums) != new.get(nums) else names,
+                    before=_pair_text(old.get(nums), old.get(names)),
+                    after=_pair_text(new.get(nums), new.get(names)),
+                )
+            )
     for name in sorted((set(old) | set(new)) - paired):
         if old.get(name) != new.get(name):
             shown = _option_name(name)
-            causes.append(Cause("jit_options", argument=shown, before=shorten(repr(old.get(name))), after=shorten(repr(new.get(name)))))
+            causes.append(
+                Cause(
+                    "jit_options",
+                    argument=shown,
+                    before=shorten(repr(old.get(name))),
+                    after=shorten(repr(new.get(name))),
+                )
+            )
     return causes
 
 
@@ -123,9 +163,13 @@ def _pair_text(nums, names) -> str:
 
 
 def _option_name(name: str) -> str:
-    return {"compiler_options_kvs": "compiler_options", "in_shardings_leaves": "in_shardings",
-            "out_shardings_leaves": "out_shardings", "in_layouts_leaves": "in_layouts",
-            "out_layouts_leaves": "out_layouts"}.get(name, name)
+    return {
+        "compiler_options_kvs": "compiler_options",
+        "in_shardings_leaves": "in_shardings",
+        "out_shardings_leaves": "out_shardings",
+        "in_layouts_leaves": "in_layouts",
+        "out_layouts_leaves": "out_layouts",
+    }.get(name, name)
 
 
 def _config_causes(before, after) -> list[Cause]:
@@ -133,7 +177,9 @@ def _config_causes(before, after) -> list[Cause]:
     causes = []
     for name in sorted(set(old) & set(new)):
         if old[name] != new[name]:
-            causes.append(Cause("config", argument=name, before=shorten(repr(old[name])), after=shorten(repr(new[name]))))
+            causes.append(
+                Cause("config", argument=name, before=shorten(repr(old[name])), after=shorten(repr(new[name])))
+            )
     return causes
 
 
@@ -169,25 +215,46 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     name = new.name
     if old.passed != new.passed and "default" not in (old.passed, new.passed):
         style = {"position": "by position", "keyword": "by keyword"}
-        return [Cause("pytree_structure", argument=name, before=style[old.passed], after=style[new.passed],
-                      message=f"`{name}` was passed {style[new.passed]} this time and {style[old.passed]} before; "
-                              "JAX keys its cache on how each argument is passed",
-                      advice=advice_for("pytree_structure", name, variant="passing_style"))]
+        return [
+            Cause(
+                "pytree_structure",
+                argument=name,
+                before=style[old.passed],
+                after=style[new.passed],
+                message=f"`{name}` was passed {style[new.passed]} this time and {style[old.passed]} before; "
+                "JAX keys its cache on how each argument is passed",
+                advice=advice_for("pytree_structure", name, variant="passing_style"),
+            )
+        ]
     if old.passed == "default" or new.passed == "default":
         if old.passed == new.passed:
             return []
-        return [Cause("pytree_structure", argument=name, before=old.describe(), after=new.describe(),
-                      message=f"`{name}` was {'left at its default' if new.passed == 'default' else 'passed explicitly'} "
-                              f"this time and {'passed explicitly' if new.passed == 'default' else 'left at its default'} before")]
+        return [
+            Cause(
+                "pytree_structure",
+                argument=name,
+                before=old.describe(),
+                after=new.describe(),
+                message=f"`{name}` was {'left at its default' if new.passed == 'default' else 'passed explicitly'} "
+                f"this time and {'passed explicitly' if new.passed == 'default' else 'left at its default'} before",
+            )
+        ]
     if old.static != new.static:
         return []  # the jit options changed (static_argnums): reported as jit_options
     if new.static:
         if old.value.key != new.value.key:
             if (old.value.full or old.value.text) == (new.value.full or new.value.text):
-                return [Cause("static_value", argument=name, before=old.value.text, after=new.value.text,
-                              message=f"static argument `{name}` is a new object that is not equal to the old one "
-                                      f"({new.value.text}); JAX compares static arguments with == and hash",
-                              detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents")]
+                return [
+                    Cause(
+                        "static_value",
+                        argument=name,
+                        before=old.value.text,
+                        after=new.value.text,
+                        message=f"static argument `{name}` is a new object that is not equal to the old one "
+                        f"({new.value.text}); JAX compares static arguments with == and hash",
+                        detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents",
+                    )
+                ]
             before, after = differing_parts(old.value.full or old.value.text, new.value.full or new.value.text)
             return [Cause("static_value", argument=name, before=before, after=after)]
         return []
@@ -214,8 +281,14 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
         parts.append("removed " + ", ".join(removed[:4]) + (" …" if len(removed) > 4 else ""))
     if parts or old.structure == new.structure:
         detail = "; ".join(parts) or "its containers changed type or None entries moved"
-        return Cause("pytree_structure", argument=new.name, before=old.describe(), after=new.describe(),
-                     message=f"structure of `{new.name}` changed: {detail}", detail=detail)
+        return Cause(
+            "pytree_structure",
+            argument=new.name,
+            before=old.describe(),
+            after=new.describe(),
+            message=f"structure of `{new.name}` changed: {detail}",
+            detail=detail,
+        )
     # The same leaves: what differs is in the tree's nodes, e.g. a custom node's metadata (its
     # static fields, a Flax module's graph); shown where the two trees differ.
     old_text, new_text = old.describe(limit=10_000), new.describe(limit=10_000)
@@ -226,8 +299,14 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
     else:
         before, after = differing_parts(old.structure, new.structure)
         detail = f"node metadata {before} → {after}"
-    return Cause("pytree_structure", argument=new.name, before=before, after=after,
-                 message=f"structure of `{new.name}` changed: {detail}", detail=detail)
+    return Cause(
+        "pytree_structure",
+        argument=new.name,
+        before=before,
+        after=after,
+        message=f"structure of `{new.name}` changed: {detail}",
+        detail=detail,
+    )
 
 
 _CONTAINERS = {"[": "a list", "(": "a tuple", "{": "a dict"}
@@ -236,7 +315,7 @@ _CONTAINERS = {"[": "a list", "(": "a tuple", "{": "a dict"}
 def _container_kinds(old: str, new: str) -> str:
     """``a list before, a tuple now`` when the two texts differ in the kind of their first
     differing container."""
-    for a, b in zip(old, new):
+    for a, b in zip(old, new, strict=False):
         if a != b:
             if a in _CONTAINERS and b in _CONTAINERS:
                 return f"{_CONTAINERS[a]} before, {_CONTAINERS[b]} now: JAX compiles each kind of container apart"
@@ -249,21 +328,45 @@ def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
     if old.shape != new.shape:
         axes, ranks = shape_change(old.shape, new.shape)
         detail = shape_change_text(axes, ranks)
-        causes.append(Cause("shape", argument=name, before=old.type_text, after=new.type_text,
-                            message=f"shape of `{name}` changed: {old.type_text} → {new.type_text}" + (f" ({detail})" if detail else ""),
-                            detail=detail, axes=axes, ranks=ranks))
+        causes.append(
+            Cause(
+                "shape",
+                argument=name,
+                before=old.type_text,
+                after=new.type_text,
+                message=f"shape of `{name}` changed: {old.type_text} → {new.type_text}"
+                + (f" ({detail})" if detail else ""),
+                detail=detail,
+                axes=axes,
+                ranks=ranks,
+            )
+        )
     if old.dtype != new.dtype:
         python = not {old.origin, new.origin} <= {"array", "numpy"}
         message = f"dtype of `{name}` changed: {old.dtype} → {new.dtype}"
         if python and old.origin != new.origin:
             message = f"`{name}` is {_kind_of_value(new)} now and was {_kind_of_value(old)} before"
-        causes.append(Cause("dtype", argument=name, before=old.describe() if python else old.type_text,
-                            after=new.describe() if python else new.type_text, message=message,
-                            advice=advice_for("dtype", name, variant="python_dtype" if python else None)))
+        causes.append(
+            Cause(
+                "dtype",
+                argument=name,
+                before=old.describe() if python else old.type_text,
+                after=new.describe() if python else new.type_text,
+                message=message,
+                advice=advice_for("dtype", name, variant="python_dtype" if python else None),
+            )
+        )
     if old.weak != new.weak:
-        causes.append(Cause("weak_type", argument=name, before=old.describe(), after=new.describe(),
-                            message=f"`{name}` is {_kind_of_value(new)} now and was {_kind_of_value(old)} before; "
-                                    "JAX compiles weakly typed Python scalars and arrays separately"))
+        causes.append(
+            Cause(
+                "weak_type",
+                argument=name,
+                before=old.describe(),
+                after=new.describe(),
+                message=f"`{name}` is {_kind_of_value(new)} now and was {_kind_of_value(old)} before; "
+                "JAX compiles weakly typed Python scalars and arrays separately",
+            )
+        )
     if old.placement != new.placement:
         if old.sharded or new.sharded:
             causes.append(Cause("sharding", argument=name, before=_where(old), after=_where(new)))

@@ -101,7 +101,9 @@ class RecompileLimitExceeded(Exception):
         super().__init__(self._message())
 
     def _headline(self) -> str:
-        return f"`{self.function}` compiled {_times(self.count)}; the limit is {_times(self.limit)} (--max {self.limit})."
+        return (
+            f"`{self.function}` compiled {_times(self.count)}; the limit is {_times(self.limit)} (--max {self.limit})."
+        )
 
     def _message(self) -> str:
         lines = [self._headline()]
@@ -109,7 +111,9 @@ class RecompileLimitExceeded(Exception):
             site = f" at {event.call_site.label}" if event.call_site else ""
             causes = "; ".join(c.message for c in event.causes)
             lines.append(f"  {number}. {causes}{site}")
-        fixes = list(dict.fromkeys(a for e in self.events for c in e.causes if c.kind != "first_call" for a in [c.advice]))
+        fixes = list(
+            dict.fromkeys(a for e in self.events for c in e.causes if c.kind != "first_call" for a in [c.advice])
+        )
         lines.extend(f"  → {fix}" for fix in fixes)
         return "\n".join(lines)
 

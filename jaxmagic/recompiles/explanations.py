@@ -33,7 +33,9 @@ EXPLANATION_PREFIXES = (
 _FOR_FUNCTION = re.compile(r"^\s*for (?P<name>.+?)(?: defined at .*)?$", re.M)
 _NEVER_SEEN = re.compile(r"never seen function:\s*\n\s*(?P<name>\S+) id=", re.M)
 _TYPE_LINE = re.compile(r"^\s*\* at (?P<name>.+?), now (?P<now>.+?) and before (?P<before>.+?)\s*$", re.M)
-_PATH_LINE = re.compile(r"^\s*\* at input path (?P<path>\S*), now (?P<now>.+?) and before (?P<before>.+?)(?:, so (?P<why>.*))?$", re.M)
+_PATH_LINE = re.compile(
+    r"^\s*\* at input path (?P<path>\S*), now (?P<now>.+?) and before (?P<before>.+?)(?:, so (?P<why>.*))?$", re.M
+)
 _CONTEXT_LINE = re.compile(r"^\s*\* (?P<name>\S+) differs: now (?P<now>.+?) and before (?P<before>.+?)\s*$", re.M)
 _TYPE = re.compile(r"^(?P<dtype>[a-z]+[0-9]*)\[(?P<shape>[^\]]*)\](?P<rest>.*)$")
 _STATIC = re.compile(r"Static\(val=(?P<val>.*)\)\s*$")
@@ -73,9 +75,14 @@ def parse_explanation(raw: str, signature=None) -> list[Cause]:
     name = explained_function(raw) or "the function"
     if "never seen function" in raw:
         if "re-defined repeatedly" in raw:
-            return [Cause("redefined_function", argument=name,
-                          message=f"`{name}` is a new function object defined on the same line as an earlier one: "
-                                  "it is being re-defined repeatedly, so JAX cannot reuse its compilations")]
+            return [
+                Cause(
+                    "redefined_function",
+                    argument=name,
+                    message=f"`{name}` is a new function object defined on the same line as an earlier one: "
+                    "it is being re-defined repeatedly, so JAX cannot reuse its compilations",
+                )
+            ]
         return [Cause("first_call", argument=None, message=f"first compilation of `{name}`")]
     causes: list[Cause] = []
     if "Tracing context doesn't match" in raw:
@@ -95,23 +102,52 @@ def parse_explanation(raw: str, signature=None) -> list[Cause]:
 def _type_causes(name: str, now: str, before: str) -> list[Cause]:
     new, old = _TYPE.match(now.strip()), _TYPE.match(before.strip())
     if not (new and old):
-        return [Cause("unknown", argument=name, before=before, after=now,
-                      message=f"the type of `{name}` changed: {before} → {now}")]
+        return [
+            Cause(
+                "unknown",
+                argument=name,
+                before=before,
+                after=now,
+                message=f"the type of `{name}` changed: {before} → {now}",
+            )
+        ]
     causes = []
     new_shape = [d.split("@")[0] for d in new["shape"].split(",") if d]
     old_shape = [d.split("@")[0] for d in old["shape"].split(",") if d]
     new_text, old_text = f"{new['dtype']}[{','.join(new_shape)}]", f"{old['dtype']}[{','.join(old_shape)}]"
     if new_shape != old_shape:
         axes, ranks = shape_change([_dimension(d) for d in old_shape], [_dimension(d) for d in new_shape])
-        causes.append(Cause("shape", argument=name, before=old_text, after=new_text,
-                            detail=shape_change_text(axes, ranks), axes=axes, ranks=ranks))
+        causes.append(
+            Cause(
+                "shape",
+                argument=name,
+                before=old_text,
+                after=new_text,
+                detail=shape_change_text(axes, ranks),
+                axes=axes,
+                ranks=ranks,
+            )
+        )
     if new["dtype"] != old["dtype"]:
-        causes.append(Cause("dtype", argument=name, before=old_text, after=new_text,
-                            message=f"dtype of `{name}` changed: {old['dtype']} → {new['dtype']}"))
+        causes.append(
+            Cause(
+                "dtype",
+                argument=name,
+                before=old_text,
+                after=new_text,
+                message=f"dtype of `{name}` changed: {old['dtype']} → {new['dtype']}",
+            )
+        )
     new_weak, old_weak = "weak_type=True" in new["rest"], "weak_type=True" in old["rest"]
     if new_weak != old_weak:
-        causes.append(Cause("weak_type", argument=name, before=("weak " if old_weak else "") + old_text,
-                            after=("weak " if new_weak else "") + new_text))
+        causes.append(
+            Cause(
+                "weak_type",
+                argument=name,
+                before=("weak " if old_weak else "") + old_text,
+                after=("weak " if new_weak else "") + new_text,
+            )
+        )
     if not causes and (new["rest"] != old["rest"] or now != before):
         causes.append(Cause("sharding", argument=name, before=before.strip(), after=now.strip()))
     return causes
@@ -128,8 +164,9 @@ def _pytree_cause(path: str, now: str, before: str, why: str | None, signature) 
     if new_static and old_static:
         return Cause("static_value", argument=argument, before=old_static["val"], after=new_static["val"])
     message = f"structure of `{argument}` changed: now {_plain(now)}, before {_plain(before)}"
-    return Cause("pytree_structure", argument=argument, before=_plain(before), after=_plain(now), message=message,
-                 detail=why)
+    return Cause(
+        "pytree_structure", argument=argument, before=_plain(before), after=_plain(now), message=message, detail=why
+    )
 
 
 def _plain(text: str) -> str:

@@ -11,7 +11,6 @@ watching log. When the last log stops watching, every listener, filter and setti
 False
 """
 
-
 from __future__ import annotations
 
 import collections
@@ -52,8 +51,6 @@ PERSISTENT_CACHE_MISS = "/jax/compilation_cache/cache_misses"
 SIGNATURES_PER_FUNCTION = 16  # earlier signatures kept to compare with, per function
 FUNCTIONS_REMEMBERED = 512
 _PENDING_LIMIT = 64  # per-thread notes (trace times, explanations) kept before a compile consumes them
-
-
 
 
 def attach(log) -> None:
@@ -291,8 +288,9 @@ class _Hub:
             return None
         notes.busy = True
         try:
-            event, wanted = self._event(jax_name, base, frame, logs, traced, explanations, persistent,
-                                        trace_s, lower_s, backend_s)
+            event, wanted = self._event(
+                jax_name, base, frame, logs, traced, explanations, persistent, trace_s, lower_s, backend_s
+            )
             if event is None:
                 return None
             for log in wanted:
@@ -308,24 +306,12 @@ class _Hub:
     def _event(self, jax_name, base, frame, logs, traced, explanations, persistent, trace_s, lower_s, backend_s):
         call = _jax_private.jit_call_in_progress(frame)
         fun = call.fun if call is not None else None
+        name, internal, user_function = self._identify(fun, base, frame)
         raw = explanations.get(id(fun)) if fun is not None else None
         raw = raw or explanations.get(base)
-        internal = is_internal(fun)
-        jax_wrapper = internal and not _jax_private.is_primitive_wrapper(fun) and not is_jaxmagics_own(fun)
-        user_function = user_function_inside(fun) if jax_wrapper else None
-        if user_function is not None:  # e.g. pmap: JAX jits its own wrapper of the user's function
-            internal = False
-        elif internal and jitted_by_user(fun, _jax_private.jit_caller_filename(frame)):
-            internal = False  # the user's own jax.jit of a library function: jax.jit(jax.nn.relu)
-        shown = user_function if user_function is not None else fun
-        name = function_identity(shown)[0] if shown is not None else base
-        if user_function is not None and base.endswith(f"({name})"):
-            name = base  # JAX's own name says which transformation: grad(loss), vmap(f)
         if raw is not None and not explains(raw, name, base):
             raw = None  # about a function traced inside this one (a scan body, a checkpointed lambda)
-        frames = None
-        if not (call is not None and call.called) and traced is not None:
-            frames = traced[1]
+        frames = traced[1] if not (call is not None and call.called) and traced is not None else None
         stack = frames if frames is not None else stack_frames(frame)
         if not internal and called_by_jaxmagic(stack):
             internal = True  # jaxmagic's own work on the user's function: %jaxpr --stage hlo compiling it
@@ -333,35 +319,16 @@ class _Hub:
         if not wanted:
             return None, []
         namer = next((log.cell_namer for log in wanted if log.cell_namer is not no_cells), no_cells)
-        through_equinox = equinox_user_call(frame) if call is not None and is_equinox_wrapper(call.fun) else None
-        if through_equinox is not None:  # the user's own function and arguments, not Equinox's split
-            user_fun, user_args, user_kwargs = through_equinox
-            signature = user_call_signature(user_fun, user_args, user_kwargs, self._failed)
-            name = signature.function if signature is not None else name
-            del user_fun, user_args, user_kwargs
-        elif call is not None and call.called:
-            signature = signature_or_none(call, self._failed)
-        elif traced is not None:
-            signature = traced[0]
-        else:
-            signature = None
+        signature, name, equinox = self._signature(call, frame, traced, name)
         program = None
         if signature is not None and not internal:
-            try:
-                jaxpr = _jax_private.compiling_jaxpr(frame)
-                if jaxpr is not None:
-                    program = program_shape(jaxpr, _jax_private.equation_user_line)
-                    signature = dataclasses.replace(signature, program=program)
-                del jaxpr
-            except Exception as exc:
-                self._failed(exc)
+            signature, program = self._with_program(signature, frame)
         if signature is not None and user_function is not None:
             signature = attributed_to(signature, user_function, name)
         elif signature is not None and _jax_private.is_primitive_wrapper(fun):
             # JAX makes one wrapper per primitive and parameters: each is its own function.
             signature = dataclasses.replace(signature, family=signature.family + (id(fun),))
-        equinox = through_equinox is not None
-        del call, fun, shown, user_function, through_equinox
+        del call, fun, user_function
         site = pick_user_frame(stack)
         call_site = source_line(*site, cell_namer=namer) if site else None
         with self.lock:
@@ -401,6 +368,49 @@ class _Hub:
         )
         return event, wanted
 
+    @staticmethod
+    def _identify(fun, base: str, frame):
+        """``(name, internal, user_function)`` of the function being compiled: the user's own
+        function inside a JAX wrapper (pmap), the user's jax.jit of a library function, or JAX's
+        own work (``internal``)."""
+        internal = is_internal(fun)
+        jax_wrapper = internal and not _jax_private.is_primitive_wrapper(fun) and not is_jaxmagics_own(fun)
+        user_function = user_function_inside(fun) if jax_wrapper else None
+        if user_function is not None:  # e.g. pmap: JAX jits its own wrapper of the user's function
+            internal = False
+        elif internal and jitted_by_user(fun, _jax_private.jit_caller_filename(frame)):
+            internal = False  # the user's own jax.jit of a library function: jax.jit(jax.nn.relu)
+        shown = user_function if user_function is not None else fun
+        name = function_identity(shown)[0] if shown is not None else base
+        if user_function is not None and base.endswith(f"({name})"):
+            name = base  # JAX's own name says which transformation: grad(loss), vmap(f)
+        return name, internal, user_function
+
+    def _signature(self, call, frame, traced, name: str):
+        """``(signature, name, through_equinox)``: the call's signature, read from the user's own
+        call when Equinox split it (``filter_jit``), else from JAX's call or its trace."""
+        through_equinox = equinox_user_call(frame) if call is not None and is_equinox_wrapper(call.fun) else None
+        if through_equinox is not None:  # the user's own function and arguments, not Equinox's split
+            user_fun, user_args, user_kwargs = through_equinox
+            signature = user_call_signature(user_fun, user_args, user_kwargs, self._failed)
+            return signature, (signature.function if signature is not None else name), True
+        if call is not None and call.called:
+            return signature_or_none(call, self._failed), name, False
+        return (traced[0] if traced is not None else None), name, False
+
+    def _with_program(self, signature, frame):
+        """The signature with the shape of the traced program (equations by source line), and
+        that shape; the signature alone when JAX's jaxpr is out of reach."""
+        try:
+            jaxpr = _jax_private.compiling_jaxpr(frame)
+            if jaxpr is None:
+                return signature, None
+            program = program_shape(jaxpr, _jax_private.equation_user_line)
+            return dataclasses.replace(signature, program=program), program
+        except Exception as exc:
+            self._failed(exc)
+            return signature, None
+
     def _limit_error(self, event: RecompileEvent, logs: list):
         """The ``--max`` error to raise at this very call: only in the thread running the watched
         code (a background thread's compilation is reported at the end instead)."""
@@ -427,7 +437,8 @@ def _interruptible(listener):
         try:
             return listener(*args, **kwargs)
         except KeyboardInterrupt as interruption:
-            raise interruption.with_traceback(without_jaxmagic_frames(interruption.__traceback__))
+            # the same interruption raised again, not a new error: its cause and context stay as they were
+            raise interruption.with_traceback(without_jaxmagic_frames(interruption.__traceback__))  # noqa: B904
 
     return listen
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import importlib
 import os
 import threading
@@ -132,8 +133,9 @@ class RecompileLog(Report):
                     if count >= REPEATED_THRESHOLD and (key[0] not in by_kind or count > by_kind[key[0]][0]):
                         by_kind[key[0]] = (count, key)
                 # A re-defined function explains everything else about its calls: it comes first.
-                ranked = sorted(by_kind.values(), key=lambda item: (item[1][0] != "redefined_function", -item[0],
-                                                                       order[item[1][0]]))
+                ranked = sorted(
+                    by_kind.values(), key=lambda item: (item[1][0] != "redefined_function", -item[0], order[item[1][0]])
+                )
                 for _, key in ranked:
                     cause = tally.latest[key]
                     axes = sorted(tally.axes.get(key, ()))
@@ -148,8 +150,10 @@ class RecompileLog(Report):
         if total == 0:
             return "no compilations"
         functions = len(self._counts)
-        return (f"{total} compilation{'s' * (total != 1)} of {functions} function{'s' * (functions != 1)} "
-                f"({seconds_text(self.compile_s)} compiling)")
+        return (
+            f"{total} compilation{'s' * (total != 1)} of {functions} function{'s' * (functions != 1)} "
+            f"({seconds_text(self.compile_s)} compiling)"
+        )
 
     def save_html(self, path) -> str:
         """Write the log as a standalone HTML page (no JavaScript, no network) to ``path``; returns
@@ -180,7 +184,9 @@ class RecompileLog(Report):
     def for_functions(self, names: Iterable[str]) -> "RecompileLog":
         """A copy holding only the events of the functions ``names`` (matched as in ``matches``)."""
         names = tuple(names)
-        copy = RecompileLog(names, include_internal=True, capacity=self.capacity, cell_namer=self.cell_namer, scope=self.scope)
+        copy = RecompileLog(
+            names, include_internal=True, capacity=self.capacity, cell_namer=self.cell_namer, scope=self.scope
+        )
         for event in self.events:
             if matches(event.function, names):
                 copy.record(event)
@@ -207,10 +213,8 @@ class RecompileLog(Report):
             self._tally(event)
             observers = list(self._observers)
         for observer in observers:
-            try:
+            with contextlib.suppress(Exception):  # a broken view must never break the user's computation
                 observer(event)
-            except Exception:  # a broken view must never break the user's computation
-                pass
         return True
 
     def _tally(self, event: RecompileEvent) -> None:
@@ -235,10 +239,8 @@ class RecompileLog(Report):
             self.cleared_at = time.time()
             observers = list(self._observers)
         for observer in observers:
-            try:
+            with contextlib.suppress(Exception):
                 observer(None)
-            except Exception:
-                pass
 
     def add_observer(self, callback: Callable[[RecompileEvent | None], None]) -> None:
         """Call ``callback(event)`` after each new event, ``callback(None)`` after ``clear()``."""
@@ -276,7 +278,7 @@ def matches(function: str, names: Iterable[str]) -> bool:
     >>> matches("Model.apply", ["apply"]), matches("partial(step)", ["step"]), matches("f", ["g"])
     (True, True, False)
     """
-    bare = function[len("partial("):-1] if function.startswith("partial(") and function.endswith(")") else function
+    bare = function[len("partial(") : -1] if function.startswith("partial(") and function.endswith(")") else function
     short = bare.rsplit(".", 1)[-1]
     return any(name in (function, bare, short) for name in names)
 

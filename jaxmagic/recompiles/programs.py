@@ -92,14 +92,16 @@ def program_shape(closed_jaxpr, user_line) -> ProgramShape:
     return ProgramShape(counts, tuple(_fingerprint(c) for c in getattr(closed_jaxpr, "consts", ())))
 
 
-def program_difference(before: ProgramShape, after: ProgramShape, *, in_loop=lambda file, line: False) -> ProgramDifference:
+def program_difference(
+    before: ProgramShape, after: ProgramShape, *, in_loop=lambda file, line: False
+) -> ProgramDifference:
     """What changed from ``before`` to ``after``, line by line (in source order)."""
     changes = []
     for where in sorted(set(before.equations) | set(after.equations)):
         old, new = before.equations.get(where, 0), after.equations.get(where, 0)
         if old != new:
             changes.append(LineChange(where[0], where[1], old, new, in_loop(*where)))
-    constants = sum(1 for a, b in zip(before.constants, after.constants) if a != b)
+    constants = sum(1 for a, b in zip(before.constants, after.constants, strict=False) if a != b)
     constants += abs(len(before.constants) - len(after.constants))
     return ProgramDifference(tuple(changes), constants, before.total, after.total)
 

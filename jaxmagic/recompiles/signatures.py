@@ -64,7 +64,11 @@ class LeafType:
     def describe(self) -> str:
         """The leaf as a reader should see it: ``f32[3]``, ``Python float (weak f32[])``."""
         if self.origin not in ("array", "numpy") and self.shape is not None:
-            return f"Python {self.origin} (weak {self.type_text})" if self.weak else f"Python {self.origin} ({self.type_text})"
+            return (
+                f"Python {self.origin} (weak {self.type_text})"
+                if self.weak
+                else f"Python {self.origin} ({self.type_text})"
+            )
         return f"weak {self.type_text}" if self.weak else self.type_text
 
 
@@ -77,8 +81,8 @@ def short_dtype(dtype: Any) -> str:
     """
     name = getattr(dtype, "name", str(dtype))
     for long, short in (("bfloat", "bf"), ("complex", "c"), ("float", "f"), ("uint", "u"), ("int", "i")):
-        if name.startswith(long) and name[len(long):len(long) + 1].isdigit():
-            return short + name[len(long):]
+        if name.startswith(long) and name[len(long) : len(long) + 1].isdigit():
+            return short + name[len(long) :]
     return name
 
 
@@ -363,7 +367,7 @@ def _node_text(treedef, leaves) -> str:
     kind, aux = data
     children = [_node_text(child, leaves) for child in treedef.children()]
     if kind is dict:
-        return "{" + ", ".join(f"{key!r}: {child}" for key, child in zip(aux, children)) + "}"
+        return "{" + ", ".join(f"{key!r}: {child}" for key, child in zip(aux, children, strict=True)) + "}"
     if kind is list:
         return "[" + ", ".join(children) + "]"
     if kind is tuple:
@@ -372,14 +376,14 @@ def _node_text(treedef, leaves) -> str:
         return "None"
     fields = getattr(kind, "_fields", None)
     if fields is not None and len(fields) == len(children):  # a namedtuple
-        return f"{kind.__name__}(" + ", ".join(f"{f}={c}" for f, c in zip(fields, children)) + ")"
+        return f"{kind.__name__}(" + ", ".join(f"{f}={c}" for f, c in zip(fields, children, strict=True)) + ")"
     return f"{getattr(kind, '__name__', 'node')}(" + ", ".join(children) + ")"
 
 
 def _structure_text(treedef) -> str:
     text = str(treedef)
     if text.startswith("PyTreeDef(") and text.endswith(")"):
-        text = text[len("PyTreeDef("):-1]
+        text = text[len("PyTreeDef(") : -1]
     return text
 
 
@@ -441,10 +445,18 @@ def display_name(fun: Any) -> str:
     return callable_name(fun)
 
 
-_TRANSFORM_WRAPPERS = {"vmap_f": "jax.vmap", "grad_f": "jax.grad", "grad_f_aux": "jax.grad",
-                       "value_and_grad_f": "jax.value_and_grad", "jacfun": "jax.jacobian", "jacrev": "jax.jacrev",
-                       "jacfwd": "jax.jacfwd", "hessian": "jax.hessian", "f_checkpoint": "jax.checkpoint",
-                       "fun_remat": "jax.checkpoint"}
+_TRANSFORM_WRAPPERS = {
+    "vmap_f": "jax.vmap",
+    "grad_f": "jax.grad",
+    "grad_f_aux": "jax.grad",
+    "value_and_grad_f": "jax.value_and_grad",
+    "jacfun": "jax.jacobian",
+    "jacrev": "jax.jacrev",
+    "jacfwd": "jax.jacfwd",
+    "hessian": "jax.hessian",
+    "f_checkpoint": "jax.checkpoint",
+    "fun_remat": "jax.checkpoint",
+}
 
 
 def wrapper_name(fun: Any) -> str:
@@ -496,8 +508,8 @@ def innermost(fun: Any) -> Any:
             fun = fun.__wrapped__
         else:
             break
-    if not hasattr(fun, "__code__") and callable(fun) and hasattr(type(fun), "__call__"):
-        call = getattr(type(fun), "__call__", None)
+    if not hasattr(fun, "__code__") and callable(fun):
+        call = type(fun).__call__
         if hasattr(call, "__code__"):
             return call
     return fun

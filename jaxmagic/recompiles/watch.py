@@ -25,8 +25,16 @@ from jaxmagic.recompiles.hub import _HUB, FUNCTIONS_REMEMBERED, attach, detach, 
 from jaxmagic.recompiles.log import DEFAULT_CAPACITY, RecompileLog
 from jaxmagic.sources import CellNamer, no_cells
 
-__all__ = ["watch_recompiles", "attach", "detach", "is_installed", "watching_logs", "forget", "internal_errors",
-           "FUNCTIONS_REMEMBERED"]
+__all__ = [
+    "watch_recompiles",
+    "attach",
+    "detach",
+    "is_installed",
+    "watching_logs",
+    "forget",
+    "internal_errors",
+    "FUNCTIONS_REMEMBERED",
+]
 
 
 @contextlib.contextmanager
@@ -52,8 +60,15 @@ def watch_recompiles(
     >>> log.total
     1
     """
-    log = RecompileLog(functions, include_internal=include_internal, max_compiles=max_compiles,
-                       capacity=capacity, cell_namer=cell_namer, scope="the block", explain=explain)
+    log = RecompileLog(
+        functions,
+        include_internal=include_internal,
+        max_compiles=max_compiles,
+        capacity=capacity,
+        cell_namer=cell_namer,
+        scope="the block",
+        explain=explain,
+    )
     attach(log)
     try:
         yield log

@@ -17,8 +17,13 @@ BAR_WIDTH = 180  # px, the longest bar in the HTML table
 BAR_HEIGHT = 14
 TEXT_BAR_WIDTH = 24  # characters
 SEGMENTS = (("trace", "trace_s"), ("lower", "lower_s"), ("compile", "compile_s"), ("run", "run_s"))
-MEMORY_COLUMNS = (("arguments", "arguments"), ("outputs", "outputs"), ("temporaries", "temporaries"),
-                  ("aliased", "aliased (donated)"), ("code", "generated code"))
+MEMORY_COLUMNS = (
+    ("arguments", "arguments"),
+    ("outputs", "outputs"),
+    ("temporaries", "temporaries"),
+    ("aliased", "aliased (donated)"),
+    ("code", "generated code"),
+)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -57,8 +62,10 @@ def summary_parts(report) -> tuple[str, str, str]:
         per_call = f"{format_seconds(jit.median)} vs {format_seconds(eager.median)} per call"
         sure = _interval_words(report.speedup_interval)
         if report.measurable is False:
-            rest = (f": no measurable difference between jit and eager ({_times(speedup)}, {sure}; {per_call}), "
-                    f"so no break-even count")
+            rest = (
+                f": no measurable difference between jit and eager ({_times(speedup)}, {sure}; {per_call}), "
+                f"so no break-even count"
+            )
             return lead, name, rest
         if speedup >= 1:
             head = f"jit is {_times(speedup)} faster than eager"
@@ -100,15 +107,17 @@ def _mode_rows(report) -> list[list[str]]:
     speedups = report.speedups
     rows = []
     for mode, t in report.modes.items():
-        rows.append([
-            mode,
-            format_seconds(t.median),
-            f"{format_seconds(t.mean)} ± {format_seconds(t.stdev) if t.repeat > 1 else '–'}",
-            format_seconds(t.best),
-            format_seconds(t.worst),
-            _runs_text(t),
-            _times(speedups.get(mode)),
-        ])
+        rows.append(
+            [
+                mode,
+                format_seconds(t.median),
+                f"{format_seconds(t.mean)} ± {format_seconds(t.stdev) if t.repeat > 1 else '–'}",
+                format_seconds(t.best),
+                format_seconds(t.worst),
+                _runs_text(t),
+                _times(speedups.get(mode)),
+            ]
+        )
     return rows
 
 
@@ -143,8 +152,10 @@ def _eager_memory_line(report) -> str:
     if not stats or "intermediates" not in stats:
         return ""
     compiled = {m: s for m, s in report.memory.items() if m != "eager" and "temporaries" in s}
-    line = (f"besides its outputs, eager writes out at least {format_bytes(stats['intermediates'])} of intermediate "
-            f"arrays, one per operation")
+    line = (
+        f"besides its outputs, eager writes out at least {format_bytes(stats['intermediates'])} of intermediate "
+        f"arrays, one per operation"
+    )
     if "jit" in compiled:
         line += f"; jit needs {format_bytes(compiled['jit']['temporaries'])} of temporaries"
     return line + "."
@@ -157,17 +168,25 @@ def _break_even_line(report) -> str:
         return ""
     eager, jit = report.modes["eager"].median, report.modes["jit"].median
     if report.measurable is False:
-        return (f"jit and eager cannot be told apart from these repeats ({_interval_words(report.speedup_interval)} "
-                f"for the speed-up contains 1), so there is no break-even count: one from the medians would "
-                f"be noise. More repeats (-r, --budget) narrow the interval.")
+        return (
+            f"jit and eager cannot be told apart from these repeats ({_interval_words(report.speedup_interval)} "
+            f"for the speed-up contains 1), so there is no break-even count: one from the medians would "
+            f"be noise. More repeats (-r, --budget) narrow the interval."
+        )
     if math.isinf(even):
-        return (f"jit never pays off here: each jit call ({format_seconds(jit)}) is no faster than an eager one "
-                f"({format_seconds(eager)}), so its first call ({format_seconds(first.first_call_s)}) is never repaid.")
+        return (
+            f"jit never pays off here: each jit call ({format_seconds(jit)}) is no faster than an eager one "
+            f"({format_seconds(eager)}), so its first call ({format_seconds(first.first_call_s)}) is never repaid."
+        )
     if even <= 1:
-        return (f"jit is ahead from the first call: even with tracing and compiling, its first call "
-                f"({format_seconds(first.first_call_s)}) costs no more than an eager call ({format_seconds(eager)}).")
-    return (f"jit pays off after {_calls(even)}: its first call costs {format_seconds(first.first_call_s)} "
-            f"(tracing and compiling included), and each later call saves {format_seconds(eager - jit)} over eager.")
+        return (
+            f"jit is ahead from the first call: even with tracing and compiling, its first call "
+            f"({format_seconds(first.first_call_s)}) costs no more than an eager call ({format_seconds(eager)})."
+        )
+    return (
+        f"jit pays off after {_calls(even)}: its first call costs {format_seconds(first.first_call_s)} "
+        f"(tracing and compiling included), and each later call saves {format_seconds(eager - jit)} over eager."
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -179,7 +198,7 @@ def _table(header: list[str], rows: list[list[str]], extra: list[str] | None = N
 
     def line(cells, tail=""):
         first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:])]
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=False)]
         return "  ".join([first] + rest) + (f"  {tail}" if tail else "")
 
     out = [line(header)]
@@ -284,8 +303,10 @@ def _bar_svg(timing, largest: float) -> str:
     width = _scale(timing.median, largest)
     best, worst = _scale(timing.best, largest), _scale(timing.worst, largest)
     middle = BAR_HEIGHT / 2
-    label = escape(f"median {format_seconds(timing.median)}; best {format_seconds(timing.best)}, "
-                   f"worst {format_seconds(timing.worst)}")
+    label = escape(
+        f"median {format_seconds(timing.median)}; best {format_seconds(timing.best)}, "
+        f"worst {format_seconds(timing.worst)}"
+    )
     return (
         f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{label}">'
         f"<title>{label}</title>"
@@ -301,7 +322,7 @@ def _modes_html(report) -> str:
     largest = max(t.worst for t in report.modes.values())
     header = "".join(f"<th>{escape(h)}</th>" for h in _mode_header(report)) + "<th></th>"
     rows = []
-    for (mode, timing), cells in zip(report.modes.items(), _mode_rows(report)):
+    for (mode, timing), cells in zip(report.modes.items(), _mode_rows(report), strict=False):
         tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
         rows.append(f'<tr data-mode="{escape(mode)}">{tds}<td>{_bar_svg(timing, largest)}</td></tr>')
     return f'<table class="jm-table jm-modes"><tr>{header}</tr>{"".join(rows)}</table>'
@@ -322,8 +343,10 @@ def _stacked_svg(cost, largest: float) -> str:
         )
         x += width
     total = escape(f"first call {format_seconds(cost.first_call_s)}")
-    return (f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{total}">'
-            f'<title>{total}</title>{"".join(pieces)}</svg>')
+    return (
+        f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{total}">'
+        f"<title>{total}</title>{''.join(pieces)}</svg>"
+    )
 
 
 def _first_calls_html(report) -> str:
@@ -335,7 +358,7 @@ def _first_calls_html(report) -> str:
     )
     header = "".join(f"<th>{escape(h)}</th>" for h in FIRST_CALL_HEADER) + f"<th>{legend}</th>"
     rows = []
-    for (mode, cost), cells in zip(report.first_calls.items(), _first_call_rows(report)):
+    for (mode, cost), cells in zip(report.first_calls.items(), _first_call_rows(report), strict=False):
         tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
         rows.append(f'<tr data-mode="{escape(mode)}">{tds}<td>{_stacked_svg(cost, largest)}</td></tr>')
     return f'<table class="jm-table jm-first-calls"><tr>{header}</tr>{"".join(rows)}</table>'
@@ -358,5 +381,7 @@ def progress_line(name: str, step) -> str:
         doing = f"{step.mode}, {step.stage}"
     else:
         doing = step.stage
-    return (f"%jitcompare {name}: {doing} · {format_seconds(step.seconds_left)} left of the "
-            f"{format_seconds(step.budget)} budget")
+    return (
+        f"%jitcompare {name}: {doing} · {format_seconds(step.seconds_left)} left of the "
+        f"{format_seconds(step.budget)} budget"
+    )

@@ -13,8 +13,11 @@ MAX_LINES = 12
 
 def phases(report) -> str:
     """``tracing 12.3 ms · lowering 4.1 ms · XLA compile 30.2 ms``"""
-    parts = [("tracing", report.trace_seconds), ("lowering", report.lower_seconds),
-             ("XLA compile", report.compile_seconds)]
+    parts = [
+        ("tracing", report.trace_seconds),
+        ("lowering", report.lower_seconds),
+        ("XLA compile", report.compile_seconds),
+    ]
     return " · ".join(f"{name} {format_seconds(seconds)}" for name, seconds in parts if seconds is not None)
 
 
@@ -38,9 +41,11 @@ def unrolled_hint(report) -> str:
     label, most = next(iter(counts.items()))
     if most / total < 0.5:
         return ""
-    return (f"{label} made {format_count(most)} of the {format_count(total)} equations: a Python loop there runs "
-            f"at trace time, each pass adding equations. lax.fori_loop or lax.scan keeps the loop one equation "
-            f"and compiles in a time that does not grow with the number of steps.")
+    return (
+        f"{label} made {format_count(most)} of the {format_count(total)} equations: a Python loop there runs "
+        f"at trace time, each pass adding equations. lax.fori_loop or lax.scan keeps the loop one equation "
+        f"and compiles in a time that does not grow with the number of steps."
+    )
 
 
 def sampling_note(report) -> str:
@@ -48,19 +53,26 @@ def sampling_note(report) -> str:
     samples = report.trace_samples
     if samples is None or samples.reliable:
         return ""
-    return (f"Tracing was sampled only {format_count(samples.total)} times, unevenly: native code held the "
-            f"interpreter for up to {format_seconds(samples.longest)} at a time, so tracing time is not split "
-            f"by line here. The equation counts stand; another run may be sampled more evenly.")
+    return (
+        f"Tracing was sampled only {format_count(samples.total)} times, unevenly: native code held the "
+        f"interpreter for up to {format_seconds(samples.longest)} at a time, so tracing time is not split "
+        f"by line here. The equation counts stand; another run may be sampled more evenly."
+    )
 
 
 def text(report) -> str:
     rows = _rows(report)
-    lines = [f"compile time: {phases(report)}", table(
-        ["tracing", "equations", "line", "source"],
-        [[format_seconds(seconds) if seconds is not None else "–", format_count(count), label, source]
-         for label, seconds, count, source in rows[:MAX_LINES]],
-        align=">><<",
-    )]
+    lines = [
+        f"compile time: {phases(report)}",
+        table(
+            ["tracing", "equations", "line", "source"],
+            [
+                [format_seconds(seconds) if seconds is not None else "–", format_count(count), label, source]
+                for label, seconds, count, source in rows[:MAX_LINES]
+            ],
+            align=">><<",
+        ),
+    ]
     if len(rows) > MAX_LINES:
         lines.append(f"… {len(rows) - MAX_LINES} more lines")
     note = sampling_note(report)
@@ -79,8 +91,13 @@ def html(report) -> str:
         f"<td><code>{escape(source)}</code></td></tr>"
         for label, seconds, count, source in _rows(report)[:MAX_LINES]
     )
-    hint_html = "".join(f'<div class="jm-hint">{escape(words)}</div>'
-                        for words in (sampling_note(report), unrolled_hint(report)) if words)
-    return (f'<div class="jm-compile-time"><div class="jm-summary">compile time: {escape(phases(report))}</div>'
-            f'<table class="jm-table"><tr><th>tracing (sampled)</th><th>equations</th><th>line</th>'
-            f"<th>source</th></tr>{rows}</table>{hint_html}</div>")
+    hint_html = "".join(
+        f'<div class="jm-hint">{escape(words)}</div>'
+        for words in (sampling_note(report), unrolled_hint(report))
+        if words
+    )
+    return (
+        f'<div class="jm-compile-time"><div class="jm-summary">compile time: {escape(phases(report))}</div>'
+        f'<table class="jm-table"><tr><th>tracing (sampled)</th><th>equations</th><th>line</th>'
+        f"<th>source</th></tr>{rows}</table>{hint_html}</div>"
+    )

@@ -38,7 +38,9 @@ def _words_html(words) -> str:
         if part.kind == "code":
             out.append(f"<code>{escape(part.text)}</code>")
         elif part.kind == "place" and part.place is not None:
-            out.append(f'<span class="jm-place" title="{escape(f"{part.place.file}:{part.place.line}")}">{escape(part.text)}</span>')
+            out.append(
+                f'<span class="jm-place" title="{escape(f"{part.place.file}:{part.place.line}")}">{escape(part.text)}</span>'
+            )
         else:
             out.append(escape(part.text))
     return "".join(out)
@@ -74,7 +76,9 @@ def html(diagnosis) -> str:
     if where is not None:
         title = escape(f"{where.file}:{where.line}" + (f" in {where.function}" if where.function else ""))
         code = f' <code class="jm-where-code">{_python_html(where.text)}</code>' if where.text else ""
-        parts.append(f'<div class="jm-where" title="{title}"><span class="jm-muted">{escape(where.label)}</span>{code}</div>')
+        parts.append(
+            f'<div class="jm-where" title="{title}"><span class="jm-muted">{escape(where.label)}</span>{code}</div>'
+        )
     parts.append(f'<p class="jm-explanation">{_words_html(diagnosis.explanation)}</p>')
     if diagnosis.fix or diagnosis.fix_note:  # a fix in words alone where no code would run as it stands
         note = f'<div class="jm-fix-note">{_words_html(diagnosis.fix_note)}</div>' if diagnosis.fix_note else ""

@@ -55,8 +55,10 @@ def _count(found: list[KernelGroup]) -> int:
 
 
 def headline(found: list[KernelGroup]) -> str:
-    return (f"XLA's optimized HLO: {_count(found)} kernel{'s' * (_count(found) != 1)} (fusions and single "
-            f"instructions) in the order XLA runs them, each with the source lines fused into it")
+    return (
+        f"XLA's optimized HLO: {_count(found)} kernel{'s' * (_count(found) != 1)} (fusions and single "
+        f"instructions) in the order XLA runs them, each with the source lines fused into it"
+    )
 
 
 def text(report) -> str:
@@ -84,8 +86,10 @@ def html(report) -> str:
             where = escape(", ".join(g.lines) or "no source line")
             note = fused_lines_note(g)
             note_html = f' <span class="jm-muted">· {escape(note)}</span>' if note else ""
-            head = (f'<code class="jm-kernel">{escape(g.name)}</code> <span class="jm-muted">'
-                    f'{escape(_describe(g))}</span> ← <b>{where}</b>{note_html}')
+            head = (
+                f'<code class="jm-kernel">{escape(g.name)}</code> <span class="jm-muted">'
+                f"{escape(_describe(g))}</span> ← <b>{where}</b>{note_html}"
+            )
             body = ""
             if g.called:
                 called = readable_hlo(g.called)
@@ -99,5 +103,4 @@ def html(report) -> str:
                 out.append(f'<div class="jm-l"{pad}>{head}</div>')
         return "".join(out)
 
-    return (f'<div class="jm-kernels"><div class="jm-muted">{escape(headline(found))}</div>'
-            f"{items(found, 0)}</div>")
+    return f'<div class="jm-kernels"><div class="jm-muted">{escape(headline(found))}</div>{items(found, 0)}</div>'

@@ -45,10 +45,13 @@ def legend(report, namer: Namer) -> list[tuple[str, str, str, str]]:
     the top-level inputs and outputs, as far as the report names them."""
     inner = report.jaxpr.jaxpr
     rows = []
-    for kind, variables, names in (("in", inner.invars, report.input_names), ("out", inner.outvars, report.output_names)):
+    for kind, variables, names in (
+        ("in", inner.invars, report.input_names),
+        ("out", inner.outvars, report.output_names),
+    ):
         if len(names) != len(variables):
             continue
-        for var, name in zip(variables, names):
+        for var, name in zip(variables, names, strict=True):
             rows.append((kind, namer(var), name, str(var.aval.str_short(short_dtypes=True))))
     return rows
 
@@ -75,7 +78,11 @@ def _module_text(report) -> tuple[str, int]:
 def _cost_rows(report) -> list[tuple[str, str]]:
     cost, memory = report.cost, report.memory
     rows = []
-    for key, label in (("flops", "FLOPs"), ("transcendentals", "transcendentals"), ("bytes accessed", "bytes accessed")):
+    for key, label in (
+        ("flops", "FLOPs"),
+        ("transcendentals", "transcendentals"),
+        ("bytes accessed", "bytes accessed"),
+    ):
         if key in cost:
             value = cost[key]
             rows.append((label, units.format_bytes(value) if key == "bytes accessed" else units.format_count(value)))
@@ -198,14 +205,15 @@ def html(report) -> str:
         )
         body = f'<pre class="jm-block jm-{escape(report.stage)}">{highlighted}</pre>{more}'
         if report.stage == "hlo":
-            body = (f'{hlo_view.html(report)}<details class="jm-nested"><summary><b>the whole module</b>'
-                    f"</summary>{body}</details>")
+            body = (
+                f'{hlo_view.html(report)}<details class="jm-nested"><summary><b>the whole module</b>'
+                f"</summary>{body}</details>"
+            )
     cost = _cost_html(report) if report.show_cost else ""
     profiled = profile_view.html(report.profile) if report.profile is not None else ""
     if report.trace_samples is not None:
         profiled = compile_time_view.html(report) + profiled
-    return (f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}'
-            f"{cost}</div>")
+    return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}{cost}</div>'
 
 
 def _legend_html(rows) -> str:
@@ -229,7 +237,7 @@ def _summary_html(report) -> str:
     return (
         f'<div class="jm-summary"><b class="jm-name">{escape(report.name)}</b>: '
         f'<span class="jm-count">{report.n_eqns} equation{"s" * (report.n_eqns != 1)}</span>'
-        f'{" · " + counts if counts else ""} · <code>({ins}) → ({outs})</code>{stage}</div>'
+        f"{' · ' + counts if counts else ''} · <code>({ins}) → ({outs})</code>{stage}</div>"
     )
 
 

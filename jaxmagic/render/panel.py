@@ -18,6 +18,7 @@ widget state still shows the log. Stable class names for browser tests: ``jm-rec
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -26,9 +27,11 @@ from jaxmagic.render import theme
 
 ALL = "all functions"
 # ipywidgets' HTML widgets use the 28 px height of a form control as line height: rows of text double.
-_COMPACT = ("<style>.jm-recompile-panel .widget-html-content{line-height:1.35;}"
-            ".jm-recompile-stopped{float:right;padding:0 .5em;border-radius:.6em;font-size:85%;"
-            "background:var(--jp-warn-color3,#fff3cd);color:var(--jp-warn-color0,#664d03);}</style>")
+_COMPACT = (
+    "<style>.jm-recompile-panel .widget-html-content{line-height:1.35;}"
+    ".jm-recompile-stopped{float:right;padding:0 .5em;border-radius:.6em;font-size:85%;"
+    "background:var(--jp-warn-color3,#fff3cd);color:var(--jp-warn-color0,#664d03);}</style>"
+)
 REFRESH_S = 0.25  # at most this often while compilations pour in
 
 
@@ -46,11 +49,13 @@ class RecompilePanel:
         self.max_rows = max_rows
         self.header = widgets.HTML()
         self.header.add_class("jm-recompile-header")
-        self.filter = widgets.Dropdown(options=[ALL], value=ALL, description="function",
-                                       layout=widgets.Layout(width="auto"))
+        self.filter = widgets.Dropdown(
+            options=[ALL], value=ALL, description="function", layout=widgets.Layout(width="auto")
+        )
         self.filter.add_class("jm-recompile-filter")
-        self.clear_button = widgets.Button(description="Clear", icon="trash",
-                                           tooltip="Forget every compilation in this log")
+        self.clear_button = widgets.Button(
+            description="Clear", icon="trash", tooltip="Forget every compilation in this log"
+        )
         self.clear_button.add_class("jm-recompile-clear")
         self.rows = widgets.HTML()
         self.rows.add_class("jm-recompile-rows")
@@ -87,8 +92,14 @@ class RecompilePanel:
         stopped = ""
         if not self.log.watching and self.log.started_at is not None:
             stopped = '<span class="jm-recompile-stopped" title="%recompiles off stopped this watch">stopped</span>'
-        self.header.value = (theme.style_tag() + _COMPACT + stopped + views.summary_html(self.log)
-                             + views.headlines_html(self.log) + views.counts_html(self.log, selected=function))
+        self.header.value = (
+            theme.style_tag()
+            + _COMPACT
+            + stopped
+            + views.summary_html(self.log)
+            + views.headlines_html(self.log)
+            + views.counts_html(self.log, selected=function)
+        )
         events = views.visible(self.log, function)
         if events:
             numbered = views.table_html(events, total=len(events), newest_first=True, max_rows=self.max_rows)
@@ -99,8 +110,10 @@ class RecompilePanel:
     def static_html(self) -> str:
         """What the panel shows, as HTML without the widget: the copy a saved or exported
         notebook keeps, in the same order as the live rows."""
-        return (f'<div class="{theme.ROOT_CLASS} jm-recompile-log jm-recompile-panel-copy">'
-                f'{self.header.value}{self.rows.value}</div>')
+        return (
+            f'<div class="{theme.ROOT_CLASS} jm-recompile-log jm-recompile-panel-copy">'
+            f"{self.header.value}{self.rows.value}</div>"
+        )
 
     def shown_as(self, handle) -> None:
         """Remember the ``DisplayHandle`` it was displayed with (``display(panel, display_id=True)``)."""
@@ -119,10 +132,8 @@ class RecompilePanel:
         if state == self._published:
             return
         self._published = state
-        try:
+        with contextlib.suppress(Exception):  # a closed front end must never break the user's cell
             self.display_handle.update(self)
-        except Exception:  # a closed front end must never break the user's cell
-            pass
 
     def flush(self) -> None:
         """Apply any update still waiting for its turn."""

@@ -12,9 +12,11 @@ MAX_KERNELS = 12
 
 def headline(profile) -> str:
     """``device time per call: 549 µs over 5 calls (wall 686 µs); 99.7% of it on your source lines``"""
-    return (f"device time per call: {format_seconds(profile.device_seconds)} over {profile.calls} "
-            f"call{'s' * (profile.calls != 1)} (wall {format_seconds(profile.wall_seconds)}); "
-            f"{profile.attributed_share:.1%} of it on your source lines")
+    return (
+        f"device time per call: {format_seconds(profile.device_seconds)} over {profile.calls} "
+        f"call{'s' * (profile.calls != 1)} (wall {format_seconds(profile.wall_seconds)}); "
+        f"{profile.attributed_share:.1%} of it on your source lines"
+    )
 
 
 def _line_rows(profile):
@@ -29,13 +31,26 @@ def text(profile) -> str:
     rows = list(_line_rows(profile))
     if not rows:
         return headline(profile) + "\n(the profiler saw no kernel of this call)"
-    lines = [headline(profile), table(
-        ["share", "time", "line", "source"],
-        [[f"{share:.1%}", format_seconds(seconds), label, source] for label, seconds, share, source, _ in rows],
-        align=">><<",
-    ), "kernels (fusions), hottest first:"]
-    lines.append(table(None, [[k.name, format_seconds(k.seconds), "← " + (", ".join(k.lines) or "no source line")]
-                              for k in profile.kernels[:MAX_KERNELS]], align="<><", gap="  "))
+    lines = [
+        headline(profile),
+        table(
+            ["share", "time", "line", "source"],
+            [[f"{share:.1%}", format_seconds(seconds), label, source] for label, seconds, share, source, _ in rows],
+            align=">><<",
+        ),
+        "kernels (fusions), hottest first:",
+    ]
+    lines.append(
+        table(
+            None,
+            [
+                [k.name, format_seconds(k.seconds), "← " + (", ".join(k.lines) or "no source line")]
+                for k in profile.kernels[:MAX_KERNELS]
+            ],
+            align="<><",
+            gap="  ",
+        )
+    )
     if len(profile.kernels) > MAX_KERNELS:
         lines.append(f"… {len(profile.kernels) - MAX_KERNELS} more (the report's .kernels holds them all)")
     return "\n".join(lines)
@@ -50,15 +65,19 @@ def html(profile) -> str:
         rows.append(
             f'<tr><td class="jm-num">{share:.1%}</td><td class="jm-num">{escape(format_seconds(seconds))}</td>'
             f'<td class="jm-barcell">{bar}</td><td title="{title}"><b>{escape(label)}</b></td>'
-            f'<td><code>{escape(source)}</code></td></tr>'
+            f"<td><code>{escape(source)}</code></td></tr>"
         )
     kernels = "".join(
         f'<tr><td><code>{escape(k.name)}</code></td><td class="jm-num">{escape(format_seconds(k.seconds))}</td>'
-        f'<td>{escape(", ".join(k.lines) or "no source line")}</td></tr>'
+        f"<td>{escape(', '.join(k.lines) or 'no source line')}</td></tr>"
         for k in profile.kernels[:MAX_KERNELS]
     )
-    more = (f'<div class="jm-more">… {len(profile.kernels) - MAX_KERNELS} more kernels '
-            f"(the report's .kernels holds them all)</div>" if len(profile.kernels) > MAX_KERNELS else "")
+    more = (
+        f'<div class="jm-more">… {len(profile.kernels) - MAX_KERNELS} more kernels '
+        f"(the report's .kernels holds them all)</div>"
+        if len(profile.kernels) > MAX_KERNELS
+        else ""
+    )
     return (
         f'<div class="jm-profile"><div class="jm-summary">{escape(headline(profile))}</div>'
         f'<table class="jm-table jm-lines"><tr><th>share</th><th>time / call</th><th></th><th>line</th>'
@@ -67,4 +86,3 @@ def html(profile) -> str:
         f'</summary><table class="jm-table jm-kernels"><tr><th>kernel</th><th>time / call</th>'
         f"<th>source lines fused into it</th></tr>{kernels}</table>{more}</details></div>"
     )
-

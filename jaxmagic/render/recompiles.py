@@ -18,12 +18,18 @@ from jaxmagic import units
 from jaxmagic.render import theme
 from jaxmagic.render.theme import escape
 
-UNWATCHED_NOTE = ("(\"before\" is the last call seen while watching; what compiled while nothing "
-                  "watched is not known)")
+UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
 _TICKS = re.compile(r"`([^`]+)`")
 
-_ANSI = {"bold": "\x1b[1m", "dim": "\x1b[2m", "yellow": "\x1b[33m", "red": "\x1b[31m", "cyan": "\x1b[36m", "reset": "\x1b[0m"}
+_ANSI = {
+    "bold": "\x1b[1m",
+    "dim": "\x1b[2m",
+    "yellow": "\x1b[33m",
+    "red": "\x1b[31m",
+    "cyan": "\x1b[36m",
+    "reset": "\x1b[0m",
+}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -80,7 +86,9 @@ def visible(log, function: str | None = None) -> list:
 
 def text(log, *, color: bool = False) -> str:
     """The log as terminal text (ANSI colours with ``color=True``)."""
-    paint = (lambda s, *styles: "".join(_ANSI[x] for x in styles) + s + _ANSI["reset"]) if color else (lambda s, *styles: s)
+    paint = (
+        (lambda s, *styles: "".join(_ANSI[x] for x in styles) + s + _ANSI["reset"]) if color else (lambda s, *styles: s)
+    )
     lines = [f"{paint(title(log), 'bold')}: {log.summary}"]
     if log.total == 0:
         lines.append(empty_note(log))
@@ -88,15 +96,19 @@ def text(log, *, color: bool = False) -> str:
     for headline in log.headlines:
         lines.append(paint(f"! {headline}", "yellow"))
     seconds = log.compile_s_by_function
-    lines.append("  " + " · ".join(f"{name} ×{count} ({units.format_seconds(seconds.get(name, 0.0))})"
-                                   for name, count in log.counts.items()))
+    lines.append(
+        "  "
+        + " · ".join(
+            f"{name} ×{count} ({units.format_seconds(seconds.get(name, 0.0))})" for name, count in log.counts.items()
+        )
+    )
     events = log.events[-MAX_ROWS:]
     fresh = advice_shown(events)
     first = log.total - len(events) + 1
     site_width = max((len(_site(e)) for e in events), default=9)
     name_width = max((len(e.function) for e in events), default=8)
     number_width = len(str(first + len(events)))
-    for number, (event, new_advice) in enumerate(zip(events, fresh), start=first):
+    for number, (event, new_advice) in enumerate(zip(events, fresh, strict=False), start=first):
         number_text = f"  {str(number).rjust(number_width)}  "
         rest = f"  {_site(event).ljust(site_width)}  {_ms(event).rjust(9)}"
         head = number_text + paint(event.function.ljust(name_width), "bold") + rest
@@ -143,10 +155,12 @@ def page(log) -> str:
     """The log as a standalone HTML document: what ``RecompileLog.save_html`` and
     ``%recompiles save FILE.html`` write (no JavaScript, nothing fetched from the network)."""
     heading = escape(f"{title(log)}: {log.summary}")
-    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="generator" content="jaxmagic"><title>{heading}</title>'
-            '<style>body{font-family:system-ui,sans-serif;margin:2em;}</style></head>'
-            f'<body>{html(log)}</body></html>\n')
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="jaxmagic"><title>{heading}</title>'
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;}</style></head>"
+        f"<body>{html(log)}</body></html>\n"
+    )
 
 
 def summary_html(log) -> str:
@@ -167,27 +181,38 @@ def counts_html(log, *, selected: str | None = None) -> str:
     chips = []
     for name, count in sorted(log.counts.items(), key=lambda item: -item[1]):
         current = " jm-selected" if selected == name else ""
-        chips.append(f'<span class="jm-recompile-count{current}" data-function="{escape(name)}" data-count="{count}">'
-                     f'<code>{escape(name)}</code> ×{count}</span>')
+        chips.append(
+            f'<span class="jm-recompile-count{current}" data-function="{escape(name)}" data-count="{count}">'
+            f"<code>{escape(name)}</code> ×{count}</span>"
+        )
     return f'<div class="jm-recompile-counts">{"".join(chips)}</div>'
 
 
-def table_html(events: Sequence, *, total: int | None = None, newest_first: bool = False, max_rows: int = MAX_ROWS) -> str:
+def table_html(
+    events: Sequence, *, total: int | None = None, newest_first: bool = False, max_rows: int = MAX_ROWS
+) -> str:
     """The table of compilations: number, time, function, call site, causes (and fixes), compile time."""
     events = list(events)
     total = len(events) if total is None else total
     shown = events[-max_rows:]
     fresh = advice_shown(shown)
     first = total - len(shown) + 1
-    rows = [_row(number, event, advice) for number, (event, advice) in enumerate(zip(shown, fresh), start=first)]
+    rows = [
+        _row(number, event, advice)
+        for number, (event, advice) in enumerate(zip(shown, fresh, strict=False), start=first)
+    ]
     if newest_first:
         rows.reverse()
     more = ""
     if total > len(shown):
-        more = (f'<div class="jm-muted jm-recompile-more">Showing the last {len(shown)} of {total:,} compilations; '
-                f'the log object holds the latest ones.</div>')
-    head = ('<tr><th>#</th><th>time</th><th class="jm-left">function</th><th class="jm-left">call site</th>'
-            '<th class="jm-left">causes</th><th>compile</th></tr>')
+        more = (
+            f'<div class="jm-muted jm-recompile-more">Showing the last {len(shown)} of {total:,} compilations; '
+            f"the log object holds the latest ones.</div>"
+        )
+    head = (
+        '<tr><th>#</th><th>time</th><th class="jm-left">function</th><th class="jm-left">call site</th>'
+        '<th class="jm-left">causes</th><th>compile</th></tr>'
+    )
     return f'<table class="jm-table jm-recompile-table">{head}{"".join(rows)}</table>{more}'
 
 
@@ -202,17 +227,24 @@ def _row(number: int, event, new_advice: set[str]) -> str:
         causes += f'<div class="jm-muted jm-unwatched-before">{escape(UNWATCHED_NOTE)}</div>'
     if getattr(event, "program_diff", None) and event.is_recompile:
         causes += f'<div class="jm-muted jm-program-diff">{escape(event.program_diff)}</div>'
-    advice = "".join(f'<div class="jm-advice">→ {_code(c.advice)}</div>'
-                     for c in _unique_advice(event.causes) if c.advice in new_advice)
+    advice = "".join(
+        f'<div class="jm-advice">→ {_code(c.advice)}</div>'
+        for c in _unique_advice(event.causes)
+        if c.advice in new_advice
+    )
     raw, raw_title = "", ""
     if event.raw:
         # JAX's own words: spelled out where jaxmagic could not tell, on hover elsewhere.
         raw_title = f' title="{escape("JAX: " + event.raw)}"'
         if "unknown" in event.kinds:
-            raw = (f'<details class="jm-raw"><summary>JAX\'s explanation</summary>'
-                   f'<pre class="jm-block">{escape(event.raw)}</pre></details>')
-    timing = escape(f"trace {units.format_seconds(event.trace_s)} · lower {units.format_seconds(event.lower_s)} · "
-                    f"XLA {units.format_seconds(event.backend_s)}")
+            raw = (
+                f'<details class="jm-raw"><summary>JAX\'s explanation</summary>'
+                f'<pre class="jm-block">{escape(event.raw)}</pre></details>'
+            )
+    timing = escape(
+        f"trace {units.format_seconds(event.trace_s)} · lower {units.format_seconds(event.lower_s)} · "
+        f"XLA {units.format_seconds(event.backend_s)}"
+    )
     badge = ""
     if event.persistent_cache:
         badge = '<div class="jm-persistent-hit">persistent cache</div>'
@@ -243,8 +275,7 @@ def _cause_html(cause) -> str:
     argument = f' data-argument="{escape(cause.argument)}"' if cause.argument else ""
     detail = f' title="{escape(cause.detail)}"' if cause.detail else ""
     label = "" if cause.kind == "first_call" else f'<span class="jm-kind">{escape(cause.label)}</span> '
-    return (f'<div class="jm-cause jm-cause-{escape(cause.kind)}"{argument}{detail}>'
-            f'{label}{_code(cause.message)}</div>')
+    return f'<div class="jm-cause jm-cause-{escape(cause.kind)}"{argument}{detail}>{label}{_code(cause.message)}</div>'
 
 
 def _code(text: str) -> str:

@@ -30,9 +30,7 @@ def _row(report) -> list[str]:
     eager, jit = report.modes.get("eager"), report.modes.get("jit")
     found = report.speedup_interval
     even = report.break_even_calls
-    if report.measurable is False:
-        even_text = "–"
-    elif even is None:
+    if report.measurable is False or even is None:
         even_text = "–"
     elif math.isinf(even):
         even_text = "never"
@@ -72,8 +70,10 @@ def html(side) -> str:
         return f'<div class="{theme.ROOT_CLASS} jm-comparison">%jitcompare: no calls</div>'
     head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
     rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in _row(r)) + "</tr>" for r in side.comparisons)
-    parts = [f'<div class="jm-summary">%jitcompare: {len(side.comparisons)} calls, each eager and jit (median per call)</div>',
-             f'<table class="jm-table jm-side-by-side"><tr>{head}</tr>{rows}</table>']
+    parts = [
+        f'<div class="jm-summary">%jitcompare: {len(side.comparisons)} calls, each eager and jit (median per call)</div>',
+        f'<table class="jm-table jm-side-by-side"><tr>{head}</tr>{rows}</table>',
+    ]
     warnings = _warnings(side.comparisons)
     if warnings:
         parts.append('<ul class="jm-warn jm-warnings">' + "".join(f"<li>{escape(w)}</li>" for w in warnings) + "</ul>")

@@ -143,5 +143,3 @@ def escape(text: object) -> str:
 def html_formatter() -> HtmlFormatter:
     """A Pygments formatter emitting spans with jaxmagic's token classes, no wrapper."""
     return HtmlFormatter(nowrap=True, classprefix=TOKEN_PREFIX)
-
-

@@ -74,7 +74,7 @@ def mismatch(reference, output, *, rtol: float | None = None, atol: float | None
     out_leaves, out_tree = jax.tree_util.tree_flatten_with_path(output, is_leaf=lambda x: x is None)
     if len(ref_leaves) != len(out_leaves) or [p for p, _ in ref_leaves] != [p for p, _ in out_leaves]:
         return Mismatch("output", f"the structure differs: {_structure(reference)} vs {_structure(output)}")
-    for (path, expected), (_, actual) in zip(ref_leaves, out_leaves):
+    for (path, expected), (_, actual) in zip(ref_leaves, out_leaves, strict=True):
         if expected is None:
             continue
         where = "output" + jax.tree_util.keystr(path)

@@ -20,8 +20,9 @@ from __future__ import annotations
 import math
 
 
-def fit(wanted: dict[str, tuple[int, int]], per_call: dict[str, float], *, seconds: float
-        ) -> dict[str, tuple[int, int] | None]:
+def fit(
+    wanted: dict[str, tuple[int, int]], per_call: dict[str, float], *, seconds: float
+) -> dict[str, tuple[int, int] | None]:
     """Mode -> ``(calls per repeat, repeats)`` that fit in ``seconds`` together, or ``None`` for a
     mode with no time for even one call. ``wanted`` is mode -> ``(calls, repeats)`` asked for;
     ``per_call`` is mode -> seconds one call costs (as a repeat runs it)."""

@@ -115,9 +115,23 @@ class Comparison(Report):
 
     _renderer = "jaxmagic.render.comparison"
 
-    def __init__(self, *, name: str, modes: dict, first_calls: dict, memory: dict, warnings: list,
-                 notes: list, setups: dict, budget: float, elapsed: float, interrupted: bool,
-                 devices: str, requested: Sequence[str], calls: dict | None = None):
+    def __init__(
+        self,
+        *,
+        name: str,
+        modes: dict,
+        first_calls: dict,
+        memory: dict,
+        warnings: list,
+        notes: list,
+        setups: dict,
+        budget: float,
+        elapsed: float,
+        interrupted: bool,
+        devices: str,
+        requested: Sequence[str],
+        calls: dict | None = None,
+    ):
         self.name = name
         self.modes: dict[str, Timing] = modes
         self.first_calls: dict[str, CompileCost] = first_calls
@@ -195,7 +209,9 @@ class Comparison(Report):
     def __repr__(self) -> str:
         """The measured medians, from the facts alone (the sentences are the renderer's)."""
         lead = "interrupted, " if self.interrupted else ""
-        medians = ", ".join(f"{mode} {format_seconds(t.median)}" for mode, t in self.modes.items()) or "nothing measured"
+        medians = (
+            ", ".join(f"{mode} {format_seconds(t.median)}" for mode, t in self.modes.items()) or "nothing measured"
+        )
         speedup = f" (jit {self.speedup:.3g}× eager's speed)" if self.speedup is not None else ""
         return f"<Comparison {self.name}: {lead}{medians} per call{speedup}>"
 
@@ -231,8 +247,11 @@ def slower_than_eager_warnings(report: Comparison) -> list[str]:
     if report.speedup is None or report.speedup >= 1 or report.measurable is False:
         return []
     found = report.speedup_interval
-    how_sure = (f"95% interval {found[0]:.2f}–{found[1]:.2f}× from {report.modes['jit'].repeat} repeats"
-                if found else "from a single sample, so not sure")
+    how_sure = (
+        f"95% interval {found[0]:.2f}–{found[1]:.2f}× from {report.modes['jit'].repeat} repeats"
+        if found
+        else "from a single sample, so not sure"
+    )
     return [
         f"jit is slower than eager here ({report.speedup:.2f}×; {how_sure}): the work is too small for compiling "
         f"to pay off, and each jit call has a dispatch cost of its own. jit pays off on functions with many "

@@ -16,9 +16,17 @@ from jaxmagic.listing import all_equations, sub_jaxprs
 # Primitives whose body runs equation by equation under ``jax.disable_jit()``; other equations
 # with a body (loops, conditionals) are counted by their outputs only.
 _CALL_PRIMITIVES = {
-    "pjit", "jit", "closed_call", "core_call", "remat", "checkpoint",
-    "custom_jvp_call", "custom_vjp_call", "custom_vjp_call_jaxpr",
+    "pjit",
+    "jit",
+    "closed_call",
+    "core_call",
+    "remat",
+    "checkpoint",
+    "custom_jvp_call",
+    "custom_vjp_call",
+    "custom_vjp_call_jaxpr",
 }
+
 
 def intermediate_bytes(closed_jaxpr) -> int:
     """Bytes of every array the jaxpr's equations produce besides its outputs, as op-by-op (eager)

@@ -27,8 +27,14 @@ SEED = 0  # the same repeats always give the same interval
 MIN_REPEATS = 2  # per mode; fewer say nothing about the spread
 
 
-def ratio_interval(baseline_runs: Sequence[float], other_runs: Sequence[float], *, level: float = LEVEL,
-                   resamples: int = RESAMPLES, seed: int = SEED) -> tuple[float, float] | None:
+def ratio_interval(
+    baseline_runs: Sequence[float],
+    other_runs: Sequence[float],
+    *,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> tuple[float, float] | None:
     """``(low, high)`` bounds for median(baseline) / median(other), or ``None`` when either side has
     fewer than two repeats or a median of zero.
 

@@ -206,12 +206,20 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
     the devices in ``sharded`` and ``pmap`` modes (default: every array argument)."""
     if mode == "eager":
         args, kwargs, converted = on_device((call.args, call.kwargs))
-        runner = Runner("eager", call.function, args, kwargs, compiles=False,
-                        setup="op by op under jax.disable_jit()", to_reference=lambda out: out)
+        runner = Runner(
+            "eager",
+            call.function,
+            args,
+            kwargs,
+            compiles=False,
+            setup="op by op under jax.disable_jit()",
+            to_reference=lambda out: out,
+        )
         if converted:
             runner.notes.append(
                 f"eager: {converted} NumPy array{'s were' if converted != 1 else ' was'} given; eager and jit ran on "
-                f"device copies (jnp.asarray), so neither mode pays a copy to the device per call.")
+                f"device copies (jnp.asarray), so neither mode pays a copy to the device per call."
+            )
         return runner
     if mode == "jit":
         jitted = jitted_version(call)
@@ -219,8 +227,17 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
         how = call.library.decorator if call.library is not None else "jax.jit"
         if call.untraceable_leaves:
             how = "jax.jit, the arguments' leaves that are not arrays static"
-        return Runner("jit", jitted, args, kwargs, compiles=True, setup=how,
-                      jitted=jitted, to_reference=lambda out: out, **_donation(call))
+        return Runner(
+            "jit",
+            jitted,
+            args,
+            kwargs,
+            compiles=True,
+            setup=how,
+            jitted=jitted,
+            to_reference=lambda out: out,
+            **_donation(call),
+        )
     if mode == "sharded":
         return _sharded(call, split)
     if mode == "pmap":
@@ -232,8 +249,10 @@ def _donation(call: Call) -> dict:
     """What the compiled program consumes: the donated positions, and the names of those
     parameters (JAX donates an argument given by keyword too)."""
     names = positional_parameters(call.function)
-    return {"donated": call.donate_argnums,
-            "donated_names": tuple(names[i] for i in call.donate_argnums if i < len(names))}
+    return {
+        "donated": call.donate_argnums,
+        "donated_names": tuple(names[i] for i in call.donate_argnums if i < len(names)),
+    }
 
 
 def jitted_version(call: Call):
@@ -413,8 +432,17 @@ def _sharded(call: Call, split: str | None) -> Runner:
     jax.block_until_ready((args, kwargs))
     jitted = jitted_version(call)
     setup = f"jax.jit over a mesh of {count} devices ('{MESH_AXIS}' axis); {_split_summary(arguments, count)}"
-    return Runner("sharded", jitted, tuple(args), kwargs, compiles=True, setup=setup,
-                  jitted=jitted, to_reference=lambda out: out, **_donation(call))
+    return Runner(
+        "sharded",
+        jitted,
+        tuple(args),
+        kwargs,
+        compiles=True,
+        setup=setup,
+        jitted=jitted,
+        to_reference=lambda out: out,
+        **_donation(call),
+    )
 
 
 def _pmap(call: Call, split: str | None) -> Runner:
@@ -430,13 +458,13 @@ def _pmap(call: Call, split: str | None) -> Runner:
     leaves, treedef = jax.tree.flatten(([a.value for a in positional], {a.keyword: a.value for a in keywords}))
     flags = [a.split for a in positional] + [a.split for a in keywords]
     leaf_flags = []
-    for argument, flag in zip(positional + keywords, flags):
+    for argument, flag in zip(positional + keywords, flags, strict=True):
         leaf_flags += [flag] * len(jax.tree.leaves(argument.value))
 
     # Each split array becomes (devices, rows per device, ...); every other array is copied onto
     # each device once (as a replicated training state is), so no call pays for moving it again.
     placed, in_axes = [], []
-    for leaf, flag in zip(leaves, leaf_flags):
+    for leaf, flag in zip(leaves, leaf_flags, strict=False):
         if flag and _is_batch_leaf(leaf):
             shape = np.shape(leaf)
             stacked = jax.numpy.reshape(leaf, (count, shape[0] // count) + tuple(shape[1:]))
@@ -459,11 +487,22 @@ def _pmap(call: Call, split: str | None) -> Runner:
 
     def merged(out):
         # (devices, rows per device, ...) -> (rows, ...): eager's shape when f works row by row.
-        return jax.tree.map(lambda y: np.reshape(np.asarray(y), (-1,) + np.shape(y)[2:]) if np.ndim(y) >= 2 else None, out)
+        return jax.tree.map(
+            lambda y: np.reshape(np.asarray(y), (-1,) + np.shape(y)[2:]) if np.ndim(y) >= 2 else None, out
+        )
 
-    runner = Runner("pmap", mapped, tuple(placed), {}, compiles=True,
-                    setup=f"jax.pmap over {count} devices; {_split_summary(arguments, count)}",
-                    jitted=mapped, to_reference=merged)
+    runner = Runner(
+        "pmap",
+        mapped,
+        tuple(placed),
+        {},
+        compiles=True,
+        setup=f"jax.pmap over {count} devices; {_split_summary(arguments, count)}",
+        jitted=mapped,
+        to_reference=merged,
+    )
     if call.donate_argnums:
-        runner.notes.append("pmap: donated arguments are not donated in pmap mode (it runs on copies placed on each device).")
+        runner.notes.append(
+            "pmap: donated arguments are not donated in pmap mode (it runs on copies placed on each device)."
+        )
     return runner

@@ -9,6 +9,7 @@ at each step; the renderer words it, the front end shows it.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -46,7 +47,5 @@ def tell(listener: Listener | None, step: Progress) -> None:
     """
     if listener is None:
         return
-    try:
+    with contextlib.suppress(Exception):
         listener(step)
-    except Exception:
-        pass

@@ -2,7 +2,6 @@
 within a budget, and the ``Comparison`` they make (``compare``).
 """
 
-
 from __future__ import annotations
 
 import math
@@ -30,11 +29,21 @@ SLOW_REPEAT_RATIO = 4.0  # as %timeit: warn when the slowest repeat is this much
 TIMER_FLOOR_FACTOR = 1000  # a timed stretch shorter than this many timer floors is imprecise
 OVERRUN_FACTOR = 1.25  # repeats stop when the budget is overrun by this factor
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
-SIMULATED_DEVICES_NOTE = ("The devices are simulated on the CPU and share its cores: sharded and pmap show what "
-                          "splitting the work costs, not the speed-up real accelerators give.")
+SIMULATED_DEVICES_NOTE = (
+    "The devices are simulated on the CPU and share its cores: sharded and pmap show what "
+    "splitting the work costs, not the speed-up real accelerators give."
+)
 
-__all__ = ["Comparison", "CompileCost", "Timing", "break_even", "check_settings", "compare",
-           "DEFAULT_REPEAT", "DEFAULT_BUDGET_S"]
+__all__ = [
+    "Comparison",
+    "CompileCost",
+    "Timing",
+    "break_even",
+    "check_settings",
+    "compare",
+    "DEFAULT_REPEAT",
+    "DEFAULT_BUDGET_S",
+]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -63,18 +72,26 @@ def compare(
     measured and says so. ``on_progress`` is called with a ``progress.Progress`` at each step
     (setting up, first calls, warm-up, each repeat) for a front end to show.
     """
-    chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol,
-                            split=split)
+    chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol, split=split)
     if any(mode != "eager" for mode in chosen):
         check_traceable(call, magic="%jitcompare")
-    session = _Session(call, chosen, repeat=int(repeat), loops=None if loops is None else int(loops),
-                       budget=float(budget), split=split, rtol=rtol, atol=atol,
-                       on_progress=on_progress)
+    session = _Session(
+        call,
+        chosen,
+        repeat=int(repeat),
+        loops=None if loops is None else int(loops),
+        budget=float(budget),
+        split=split,
+        rtol=rtol,
+        atol=atol,
+        on_progress=on_progress,
+    )
     return session.run()
 
 
-def check_settings(*, modes=None, repeat=DEFAULT_REPEAT, loops=None, budget=DEFAULT_BUDGET_S,
-                   rtol=None, atol=None, split=None) -> tuple[str, ...]:
+def check_settings(
+    *, modes=None, repeat=DEFAULT_REPEAT, loops=None, budget=DEFAULT_BUDGET_S, rtol=None, atol=None, split=None
+) -> tuple[str, ...]:
     """A ``UsageProblem`` for any setting ``compare`` cannot use; the modes chosen otherwise.
 
     >>> check_settings(modes="jit,eager", loops=10)
@@ -94,8 +111,9 @@ def check_settings(*, modes=None, repeat=DEFAULT_REPEAT, loops=None, budget=DEFA
             )
     for value, flag in ((rtol, "--rtol"), (atol, "--atol")):
         if value is not None and not value >= 0:
-            raise UsageProblem(f"%jitcompare: {flag} must be zero or positive, not {value}.",
-                               example=f"%jitcompare {flag} 1e-3 f(x)")
+            raise UsageProblem(
+                f"%jitcompare: {flag} must be zero or positive, not {value}.", example=f"%jitcompare {flag} 1e-3 f(x)"
+            )
     chosen = mode_setup.parse_modes(modes)
     if split is not None and not set(chosen) & set(mode_setup.MULTI_DEVICE_MODES):
         raise UsageProblem(
@@ -193,8 +211,9 @@ class _Session:
             self.notes.append(SIMULATED_DEVICES_NOTE)
 
     def _tell(self, stage: str, mode: str | None = None, index: int | None = None, of: int | None = None) -> None:
-        progress.tell(self.on_progress, progress.Progress(stage, mode, index, of, max(0.0, self._remaining()),
-                                                          self.budget))
+        progress.tell(
+            self.on_progress, progress.Progress(stage, mode, index, of, max(0.0, self._remaining()), self.budget)
+        )
 
     def _remaining(self) -> float:
         return self.deadline - TIMER()
@@ -218,7 +237,8 @@ class _Session:
                     f"{mode}: its first call was served by JAX's persistent compilation cache "
                     f"(jax_compilation_cache_dir): XLA's compile took {format_seconds(cost.compile_s)} of a "
                     f"{format_seconds(cost.first_call_s)} first call, where a cold compile costs more; the "
-                    f"break-even count rests on this first call, as the next session's will.")
+                    f"break-even count rests on this first call, as the next session's will."
+                )
         if failures:
             mode, exc = next(iter(failures.items()))
             fine = [m for m in self.modes if m in self.first_calls]
@@ -238,15 +258,19 @@ class _Session:
                 continue
             comparable = self.runners[mode].to_reference(output)
             if mode == "pmap" and all(leaf is None for leaf in _leaves(comparable)):
-                self.notes.append(f"pmap: results not compared with {reference}'s: every device returns its own "
-                                  f"small result (f of its slice), which {reference} has no counterpart for.")
+                self.notes.append(
+                    f"pmap: results not compared with {reference}'s: every device returns its own "
+                    f"small result (f of its slice), which {reference} has no counterpart for."
+                )
                 continue
             found = agreement.mismatch(self.outputs[reference], comparable, rtol=self.rtol, atol=self.atol)
             if found is None:
                 continue
             if mode == "pmap" and not found.detail.startswith("values"):
-                self.notes.append(f"pmap: results not compared with {reference}'s: each device runs f on its own "
-                                  f"slice of the leading axis ({found}).")
+                self.notes.append(
+                    f"pmap: results not compared with {reference}'s: each device runs f on its own "
+                    f"slice of the leading axis ({found})."
+                )
             elif mode == "pmap":
                 self.warnings.append(
                     f"pmap and {reference} results differ beyond tolerance: {found}. Under pmap each device sees only "
@@ -271,7 +295,9 @@ class _Session:
             cost = self.first_calls[mode]
             # jit's caches make this free after the first call; pmap compiles again.
             if mode == "pmap" and cost.one_time_s > max(0.0, self._remaining()) / 4:
-                self.notes.append("pmap: memory analysis skipped (it would compile the program again, and the budget is short).")
+                self.notes.append(
+                    "pmap: memory analysis skipped (it would compile the program again, and the budget is short)."
+                )
                 continue
             try:
                 self.memory[mode] = memory_reader.compiled_memory(runner.lowered().compile())
@@ -308,8 +334,9 @@ class _Session:
 
     def _plan(self) -> None:
         wanted = {m: (self.loops or stopwatch.auto_loops(e.timed), self.repeat) for m, e in self.estimates.items()}
-        fitted = budget_fit.fit(wanted, {m: e.wall for m, e in self.estimates.items()},
-                                seconds=PLAN_MARGIN * max(0.0, self._remaining()))
+        fitted = budget_fit.fit(
+            wanted, {m: e.wall for m, e in self.estimates.items()}, seconds=PLAN_MARGIN * max(0.0, self._remaining())
+        )
         cuts = []
         for mode, planned in fitted.items():
             if planned is None:
@@ -406,11 +433,15 @@ class _Session:
     def _print_notes(self) -> None:
         for mode, lines in self.printed.items():
             if lines:
-                self.notes.append(f"{mode}: the function printed {lines:,} more line{'s' * (lines != 1)} while being "
-                                  f"timed (hidden; what its first call printed is shown).")
+                self.notes.append(
+                    f"{mode}: the function printed {lines:,} more line{'s' * (lines != 1)} while being "
+                    f"timed (hidden; what its first call printed is shown)."
+                )
         if self.printed.get("eager") and not any(self.printed.get(m) for m in self.runners if m != "eager"):
-            self.notes.append("Only eager printed on every call: under jit, Python's print runs once, while JAX "
-                              "traces the function, not when the compiled program runs (jax.debug.print does).")
+            self.notes.append(
+                "Only eager printed on every call: under jit, Python's print runs once, while JAX "
+                "traces the function, not when the compiled program runs (jax.debug.print does)."
+            )
 
     def _jax_warnings(self, caught) -> None:
         seen = set()
@@ -447,8 +478,10 @@ def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_ti
     return found
 
 
-JIT_DISABLED_NOTE = ("jax_disable_jit is on in this session: the compiled modes were timed with jit on all the "
-                     "same (jax.disable_jit(False) around their calls only); the setting itself is unchanged.")
+JIT_DISABLED_NOTE = (
+    "jax_disable_jit is on in this session: the compiled modes were timed with jit on all the "
+    "same (jax.disable_jit(False) around their calls only); the setting itself is unchanged."
+)
 
 
 def _jit_disabled() -> bool:

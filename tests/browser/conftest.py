@@ -24,7 +24,9 @@ import nbformat
 import pytest
 
 # Screenshots go to a temporary folder (the checkout may be read-only), or to JAXMAGIC_ARTIFACTS.
-ARTIFACTS = pathlib.Path(os.environ.get("JAXMAGIC_ARTIFACTS") or pathlib.Path(tempfile.gettempdir()) / "jaxmagic-screenshots")
+ARTIFACTS = pathlib.Path(
+    os.environ.get("JAXMAGIC_ARTIFACTS") or pathlib.Path(tempfile.gettempdir()) / "jaxmagic-screenshots"
+)
 # With JAXMAGIC_UPDATE_DOCS_IMAGES=1 the screenshots also replace those the README and docs show.
 DOCS_IMAGES = pathlib.Path(__file__).resolve().parents[2] / "docs" / "images"
 CHROMIUM = os.environ.get("JAXMAGIC_CHROMIUM", shutil.which("chromium") or "/usr/bin/chromium")
@@ -75,19 +77,38 @@ class Lab:
         self.port = _free_port()
         self.token = secrets.token_hex(16)
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "JAX_PLATFORMS": "cpu", "JUPYTER_CONFIG_DIR": str(root / ".jupyter"),
-               "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings"), "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces")}
+        env = {
+            **os.environ,
+            "JAX_PLATFORMS": "cpu",
+            "JUPYTER_CONFIG_DIR": str(root / ".jupyter"),
+            "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces"),
+        }
         # No news or update toasts over the views the tests look at and photograph.
         settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
         settings.mkdir(parents=True, exist_ok=True)
         (settings / "notification.jupyterlab-settings").write_text(
-            json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-        self.log = open(root / "lab.log", "w")
+            json.dumps({"fetchNews": "false", "checkForUpdates": False})
+        )
+        self.log = open(root / "lab.log", "w")  # noqa: SIM115 -- open while the server runs; closed in stop()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={self.port}",
-             f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root}",
-             "--ServerApp.open_browser=False", "--allow-root", "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-            stdout=self.log, stderr=subprocess.STDOUT, env=env,
+            [
+                sys.executable,
+                "-m",
+                "jupyterlab",
+                "--no-browser",
+                "--ip=127.0.0.1",
+                f"--port={self.port}",
+                f"--IdentityProvider.token={self.token}",
+                f"--ServerApp.root_dir={root}",
+                "--ServerApp.open_browser=False",
+                "--allow-root",
+                "--LabApp.news_url=",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=env,
         )
         self._wait_ready()
 

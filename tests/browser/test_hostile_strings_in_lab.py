@@ -11,8 +11,7 @@ SCRIPT = "</details><script>alert(2)</script>"
 NAME = "<img src=x onerror=alert(3)>"
 
 CELLS = [
-    "%load_ext jaxmagic\nimport jax, jax.numpy as jnp\nv = jnp.ones(3)\n"
-    f"IMG = {IMG!r}\nSCRIPT = {SCRIPT!r}",
+    f"%load_ext jaxmagic\nimport jax, jax.numpy as jnp\nv = jnp.ones(3)\nIMG = {IMG!r}\nSCRIPT = {SCRIPT!r}",
     f"def step(x, mode):  # {SCRIPT}\n"
     f"    '''{SCRIPT} in a docstring'''\n"
     f"    y = jnp.sin(x)  # {IMG}\n"
@@ -65,7 +64,8 @@ def test_hostile_strings_show_as_text_and_never_become_elements(open_notebook, p
     panel = notebook.output(2).locator(".jm-recompile-panel")
     panel.wait_for(timeout=60_000)
     page.wait_for_function(
-        "() => document.querySelectorAll('.jm-recompile-panel .jm-recompile-row').length >= 2", timeout=30_000)
+        "() => document.querySelectorAll('.jm-recompile-panel .jm-recompile-row').length >= 2", timeout=30_000
+    )
     assert NAME in panel.locator(".jm-recompile-rows").inner_text()
     options = panel.locator(".jm-recompile-filter select").inner_text().replace("\xa0", " ")  # the widget's spaces
     assert NAME in options

@@ -17,7 +17,10 @@ def test_modes_table_with_bars_and_first_call_split(open_notebook):
     notebook.run_all()
     view = notebook.output(2).locator(".jaxmagic.jm-comparison")
     view.wait_for()
-    assert "faster than eager" in view.locator(".jm-summary").inner_text() or "slower" in view.locator(".jm-summary").inner_text()
+    assert (
+        "faster than eager" in view.locator(".jm-summary").inner_text()
+        or "slower" in view.locator(".jm-summary").inner_text()
+    )
 
     modes = view.locator("table.jm-modes")
     assert modes.locator("tr").count() == 3  # header, eager, jit

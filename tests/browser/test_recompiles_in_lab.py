@@ -22,7 +22,8 @@ def test_live_panel_and_cell_table(open_notebook):
     panel.wait_for(timeout=60_000)
     # the panel was shown by cell 2 and filled by cells 3 and 4, which ran after it
     panel.page.wait_for_function(
-        "() => document.querySelectorAll('.jm-recompile-panel .jm-recompile-row').length === 7", timeout=30_000)
+        "() => document.querySelectorAll('.jm-recompile-panel .jm-recompile-row').length === 7", timeout=30_000
+    )
     assert panel.locator('.jm-recompile-count[data-function="step"]').get_attribute("data-count") == "6"
     assert panel.locator(".jm-recompile-headline").is_visible()
     assert panel.locator(".jm-cause-shape").count() == 5
@@ -32,7 +33,8 @@ def test_live_panel_and_cell_table(open_notebook):
 
     panel.locator(".jm-recompile-filter select").select_option("loss")
     panel.page.wait_for_function(
-        "() => document.querySelectorAll('.jm-recompile-panel .jm-recompile-row').length === 1", timeout=30_000)
+        "() => document.querySelectorAll('.jm-recompile-panel .jm-recompile-row').length === 1", timeout=30_000
+    )
     assert panel.locator('.jm-recompile-row[data-function="loss"]').count() == 1
 
     table = notebook.output(3).locator(".jaxmagic.jm-recompile-log")
@@ -43,5 +45,6 @@ def test_live_panel_and_cell_table(open_notebook):
 
     panel.locator(".jm-recompile-clear").click()
     panel.page.wait_for_function(
-        "() => document.querySelectorAll('.jm-recompile-panel .jm-recompile-row').length === 0", timeout=30_000)
+        "() => document.querySelectorAll('.jm-recompile-panel .jm-recompile-row').length === 0", timeout=30_000
+    )
     assert "no compilations" in panel.locator(".jm-summary").inner_text()

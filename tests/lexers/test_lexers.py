@@ -66,7 +66,10 @@ def test_jaxpr_equation_tokens():
 
 
 def test_jaxpr_keywords_comments_and_markers():
-    stream = tokens(JaxprLexer, "{ lambda ; a:bf16[2,3]. let\n  b:bool[] = gt a 0  # In [4] line 3: y = x > 0\n  … 7 more equations\n in (b,) }")
+    stream = tokens(
+        JaxprLexer,
+        "{ lambda ; a:bf16[2,3]. let\n  b:bool[] = gt a 0  # In [4] line 3: y = x > 0\n  … 7 more equations\n in (b,) }",
+    )
     assert (Keyword, "lambda") in stream and (Keyword, "let") in stream and (Keyword, "in") in stream
     assert (Keyword.Type, "bf16[2,3]") in stream and (Keyword.Type, "bool[]") in stream
     assert (Comment.Single, "# In [4] line 3: y = x > 0") in stream
@@ -74,7 +77,9 @@ def test_jaxpr_keywords_comments_and_markers():
 
 
 def test_stablehlo_tokens():
-    stream = tokens(StableHloLexer, "%3 = stablehlo.compare GT, %arg1, %c, SIGNED : (tensor<i32>, tensor<3xf32>) -> tensor<i1>")
+    stream = tokens(
+        StableHloLexer, "%3 = stablehlo.compare GT, %arg1, %c, SIGNED : (tensor<i32>, tensor<3xf32>) -> tensor<i1>"
+    )
     assert (Name.Variable, "%3") in stream and (Name.Variable, "%arg1") in stream
     assert (Name.Function, "stablehlo.compare") in stream
     assert (Name.Constant, "GT") in stream and (Name.Constant, "SIGNED") in stream
@@ -83,7 +88,10 @@ def test_stablehlo_tokens():
 
 
 def test_stablehlo_module_header():
-    stream = tokens(StableHloLexer, 'module @jit_f attributes {mhlo.num_partitions = 1 : i32} {\n  func.func public @main(%arg0: tensor<3xf32>) -> (tensor<f32> {jax.result_info = "result"}) {')
+    stream = tokens(
+        StableHloLexer,
+        'module @jit_f attributes {mhlo.num_partitions = 1 : i32} {\n  func.func public @main(%arg0: tensor<3xf32>) -> (tensor<f32> {jax.result_info = "result"}) {',
+    )
     assert (Keyword, "module") in stream and (Name.Function, "@jit_f") in stream
     assert (Name.Attribute, "mhlo.num_partitions") in stream
     assert (Name.Function, "func.func") in stream and (Name.Function, "@main") in stream
@@ -91,7 +99,10 @@ def test_stablehlo_module_header():
 
 
 def test_hlo_tokens():
-    stream = tokens(HloLexer, 'ROOT %add.2 = f32[3]{0} add(%param_0, %broadcast.1), metadata={op_name="jit(f)/sub" stack_frame_id=3}')
+    stream = tokens(
+        HloLexer,
+        'ROOT %add.2 = f32[3]{0} add(%param_0, %broadcast.1), metadata={op_name="jit(f)/sub" stack_frame_id=3}',
+    )
     assert (Keyword, "ROOT") in stream
     assert (Name.Variable, "%add.2") in stream
     assert (Keyword.Type, "f32[3]{0}") in stream
@@ -111,5 +122,7 @@ def test_lexers_are_registered_with_pygments(alias, lexer_class, filename):
 def test_pygmentize_finds_the_jaxpr_lexer():
     pygmentize = pathlib.Path(sys.executable).with_name("pygmentize")
     sample = (SAMPLES / "cond_scan.jaxpr").read_text()
-    out = subprocess.run([str(pygmentize), "-l", "jaxpr", "-f", "html"], input=sample, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [str(pygmentize), "-l", "jaxpr", "-f", "html"], input=sample, capture_output=True, text=True, check=True
+    )
     assert '<span class="nf">sin</span>' in out.stdout
