@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from pygments.console import codes
 
 from jaxmagic.doctor import PITFALLS, Diagnosis
 from jaxmagic.doctor.words import code, place, say
@@ -75,7 +76,7 @@ def test_text_has_the_same_parts_in_order_and_no_colour_by_default():
 
 def test_text_in_colour_highlights_the_fix():
     text = sample().to_text(color=True)
-    assert "\x1b[1m" in text and "\x1b[38;5;" in text
+    assert codes["bold"] in text and "\x1b[38;5;" in text
     assert re.sub(r"\x1b\[[0-9;]*m", "", text) == sample().to_text()
 
 

@@ -8,12 +8,14 @@ import re
 import time
 
 import pytest
+from pygments.console import codes
 
 from jaxmagic.recompiles import RecompileEvent, RecompileLog
 from jaxmagic.recompiles.causes import CAUSE_KINDS, Cause
 from jaxmagic.recompiles.explanations import argument_for_path, parse_explanation
 from jaxmagic.render import recompiles as render
 from jaxmagic.render.panel import ALL, RecompilePanel
+from jaxmagic.render.terminal import paint
 from jaxmagic.sources import SourceLine
 
 
@@ -138,7 +140,7 @@ def test_text_lists_headline_counts_and_one_line_per_cause():
 
 def test_text_in_colour():
     text = render.text(filled_log(), color=True)
-    assert "\x1b[1mstep" in text and "\x1b[33m! `step` compiled" in text
+    assert paint("step", "bold") in text and codes["yellow"] + "! `step` compiled" in text
 
 
 def test_text_shows_raw_text_for_unknown_causes():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from jaxmagic.render import theme
+from jaxmagic.render.terminal import paint
 from jaxmagic.render.theme import escape
 from jaxmagic.units import format_bytes, format_seconds
 
@@ -217,7 +218,6 @@ def _text_bar(value: float, largest: float) -> str:
 
 def text(report, *, color: bool = False) -> str:
     """The report as terminal text (``color`` makes warnings yellow)."""
-    yellow, dim, reset = ("\x1b[33m", "\x1b[2m", "\x1b[0m") if color else ("", "", "")
     lines = [summary(report)]
     if report.modes:
         largest = max(t.median for t in report.modes.values())
@@ -235,10 +235,10 @@ def text(report, *, color: bool = False) -> str:
     if eager_memory:
         lines += ([""] if not memory else []) + [eager_memory]
     if report.warnings:
-        lines += [""] + [f"{yellow}! {w}{reset}" for w in report.warnings]
+        lines += [""] + [paint(f"! {w}", "yellow", color=color) for w in report.warnings]
     notes = _notes(report)
     if notes:
-        lines += [""] + [f"{dim}· {n}{reset}" for n in notes]
+        lines += [""] + [paint(f"· {n}", "faint", color=color) for n in notes]
     return "\n".join(lines)
 
 

@@ -15,10 +15,10 @@ from pygments.lexers import PythonLexer
 
 from jaxmagic.doctor.words import as_words
 from jaxmagic.render import theme
+from jaxmagic.render.terminal import paint
 from jaxmagic.render.theme import escape
 
-_BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
-_SEVERITY_COLOUR = {"error": "\x1b[31m", "warning": "\x1b[33m"}
+_SEVERITY_COLOUR = {"error": "red", "warning": "yellow"}
 
 
 def _python_html(code: str) -> str:
@@ -123,13 +123,11 @@ def text(diagnosis, *, color: bool = False) -> str:
             snippet = highlight(snippet, PythonLexer(), Terminal256Formatter(style="default")).rstrip("\n")
         return _indent(snippet)
 
-    def strong(words: str, colour: str = "") -> str:
-        return f"{_BOLD}{colour}{words}{_RESET}" if color else words
-
     def dim(words: str) -> str:
-        return f"{_DIM}{words}{_RESET}" if color else words
+        return paint(words, "faint", color=color)
 
-    heading = strong(_heading(diagnosis), _SEVERITY_COLOUR.get(diagnosis.severity, ""))
+    colours = [_SEVERITY_COLOUR[diagnosis.severity]] if diagnosis.severity in _SEVERITY_COLOUR else []
+    heading = paint(_heading(diagnosis), "bold", *colours, color=color)
     lines = [f"jaxmagic doctor · {heading} [{diagnosis.pitfall}]"]
     if diagnosis.where is not None:
         where = diagnosis.where
@@ -138,7 +136,7 @@ def text(diagnosis, *, color: bool = False) -> str:
     if diagnosis.fix or diagnosis.fix_note:
         note = _wrap("Fix: " + diagnosis.fix_note if diagnosis.fix_note else "Fix:")
         head, _, rest = note.partition("Fix:")
-        lines.append(_indent(head + strong("Fix:") + rest, "  "))
+        lines.append(_indent(head + paint("Fix:", "bold", color=color) + rest, "  "))
         if diagnosis.fix:
             lines.append(code(diagnosis.fix))
     for label, snippet in diagnosis.alternatives:

@@ -10,26 +10,19 @@ pieces. Stable class names for tests and browsers: ``jm-recompile-log``, ``jm-re
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from typing import Iterable, Sequence
 
 from jaxmagic import units
-from jaxmagic.render import theme
+from jaxmagic.render import terminal, theme
 from jaxmagic.render.theme import escape
 
 UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
 _TICKS = re.compile(r"`([^`]+)`")
 
-_ANSI = {
-    "bold": "\x1b[1m",
-    "dim": "\x1b[2m",
-    "yellow": "\x1b[33m",
-    "red": "\x1b[31m",
-    "cyan": "\x1b[36m",
-    "reset": "\x1b[0m",
-}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -86,9 +79,7 @@ def visible(log, function: str | None = None) -> list:
 
 def text(log, *, color: bool = False) -> str:
     """The log as terminal text (ANSI colours with ``color=True``)."""
-    paint = (
-        (lambda s, *styles: "".join(_ANSI[x] for x in styles) + s + _ANSI["reset"]) if color else (lambda s, *styles: s)
-    )
+    paint = functools.partial(terminal.paint, color=color)
     lines = [f"{paint(title(log), 'bold')}: {log.summary}"]
     if log.total == 0:
         lines.append(empty_note(log))
@@ -117,13 +108,13 @@ def text(log, *, color: bool = False) -> str:
             body = cause.message if cause.kind == "first_call" else f"{cause.label}: {cause.message}"
             lines.append(f"{head}  {body}" if i == 0 else f"{indent}{body}")
         if event.program_diff and event.is_recompile:
-            lines.append(indent + paint(f"program: {event.program_diff}", "dim"))
+            lines.append(indent + paint(f"program: {event.program_diff}", "faint"))
         if getattr(event, "unwatched_since_before", False) and event.is_recompile:
-            lines.append(indent + paint(UNWATCHED_NOTE, "dim"))
+            lines.append(indent + paint(UNWATCHED_NOTE, "faint"))
         for advice in (c.advice for c in event.causes if c.advice in new_advice):
-            lines.append(indent + paint(f"→ {advice}", "dim"))
+            lines.append(indent + paint(f"→ {advice}", "faint"))
         if event.raw and any(c.kind == "unknown" for c in event.causes):
-            lines.extend(indent + paint(f"| {line}", "dim") for line in event.raw.splitlines())
+            lines.extend(indent + paint(f"| {line}", "faint") for line in event.raw.splitlines())
         if event.persistent_cache:
             lines.append(indent + paint("(served from the persistent compilation cache)", "cyan"))
     if log.total > len(events):

@@ -12,6 +12,7 @@ import math
 
 from jaxmagic.render import comparison as one
 from jaxmagic.render import theme
+from jaxmagic.render.terminal import paint
 from jaxmagic.render.theme import escape
 from jaxmagic.units import format_seconds
 
@@ -53,14 +54,13 @@ def _warnings(reports) -> list[str]:
 
 def text(side, *, color: bool = False) -> str:
     """The table as aligned terminal text."""
-    yellow, reset = ("\x1b[33m", "\x1b[0m") if color else ("", "")
     if not side.comparisons:
         return "%jitcompare: no calls"
     lines = [f"%jitcompare: {len(side.comparisons)} calls, each eager and jit (median per call)", ""]
     lines += one._table(HEADER, [_row(r) for r in side.comparisons])
     warnings = _warnings(side.comparisons)
     if warnings:
-        lines += [""] + [f"{yellow}! {w}{reset}" for w in warnings]
+        lines += [""] + [paint(f"! {w}", "yellow", color=color) for w in warnings]
     return "\n".join(lines)
 
 
