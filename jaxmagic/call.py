@@ -18,7 +18,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from jaxmagic import _jax_private, libraries
+from jaxmagic import _jax_private, libraries, units
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.jitting import LibraryJitted, UntraceableLeavesStatic, fresh_function, has_untraceable_leaves
 
@@ -485,7 +485,7 @@ def _short_repr(value: Any, limit: int = 60) -> str:
         text = repr(value)
     except Exception:
         text = f"<{type(value).__name__}>"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return units.shorten(text, limit)
 
 
 def _evaluate(node: ast.Call, namespace: dict, local_namespace: Mapping | None, filename: str, magic: str):

@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 from jax.extend import core as jcore
 
-from jaxmagic import _jax_private
+from jaxmagic import _jax_private, units
 from jaxmagic.sources import CellNamer, SourceLine, no_cells, user_source_line
 
 PARAM_TEXT_LIMIT = 80
@@ -204,8 +204,7 @@ def _literal_text(val) -> str:
         item = getattr(val, "item", None)
         if item is not None and getattr(val, "shape", None) == ():
             val = item()
-    text = str(val).replace("\n", " ")
-    return text if len(text) <= PARAM_TEXT_LIMIT else text[: PARAM_TEXT_LIMIT - 1] + "…"
+    return units.shorten(val, PARAM_TEXT_LIMIT)
 
 
 def sub_jaxprs(params: dict) -> list[tuple[str, jcore.ClosedJaxpr | jcore.Jaxpr]]:
@@ -253,10 +252,7 @@ def params_text(params: dict) -> str:
             continue
         if _is_quiet(key, value):
             continue
-        text = str(value).replace("\n", " ")
-        if len(text) > PARAM_TEXT_LIMIT:
-            text = text[: PARAM_TEXT_LIMIT - 1] + "…"
-        parts.append(f"{key}={text}")
+        parts.append(f"{key}={units.shorten(value, PARAM_TEXT_LIMIT)}")
     return f"[{' '.join(parts)}]" if parts else ""
 
 

@@ -1,7 +1,10 @@
-"""Numbers as a person reads them: seconds, bytes, counts. Engines and renderers share these.
+"""Numbers and texts as a person reads them: seconds, bytes, counts, a long text cut short.
+Engines and renderers share these.
 
 >>> format_seconds(0.0000141), format_seconds(1.4801), format_bytes(2560), format_count(12345)
 ('14.1 µs', '1.48 s', '2.5 KiB', '12,345')
+>>> shorten("a   long\\n  text", 8)
+'a long …'
 """
 
 from __future__ import annotations
@@ -41,3 +44,10 @@ def format_count(n: float) -> str:
     if n >= 1e6:
         return f"{n / 1e6:.2f} M"
     return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line (runs of spaces and line breaks made one space), cut to ``limit``
+    characters, the last of them an ellipsis when anything was cut."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

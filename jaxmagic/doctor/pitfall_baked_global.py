@@ -19,7 +19,7 @@ import numpy as np
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import sources
+from jaxmagic import sources, units
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
@@ -68,7 +68,7 @@ def _describe(value: Any) -> str:
     if shape is not None and dtype is not None and shape != ():
         return f"a {dtype}{list(shape)} array"
     text = repr(value.item() if hasattr(value, "item") and shape == () else value)
-    return text if len(text) <= 40 else text[:39] + "…"
+    return units.shorten(text, 40)
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,15 @@ _ADVICE = {
         "Keep the structure of `{arg}` the same on every call: the same keys, lengths and None entries."
     ),
     "passing_style": "Pass `{arg}` the same way on every call: always by position or always by keyword.",
+    "static_attribute": (
+        "`{arg}` is part of the program JAX compiled, not an input: each of its values compiles once. "
+        "Expected when switched on purpose (train and eval mode make two); if it changes often, hold it "
+        "as an array the computation reads instead."
+    ),
+    "attribute_added": (
+        "Give the object all its attributes when it is built: an attribute added or removed later "
+        "changes its structure, and JAX compiles again."
+    ),
     "sharding": (
         "Give `{arg}` the same sharding on every call (jax.device_put it once), or fix it with "
         "jax.jit(..., in_shardings=...)."

@@ -18,10 +18,13 @@ against.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
+from jaxmagic.recompiles.attributes import Attribute
 from jaxmagic.recompiles.causes import Cause, advice_for, shape_change, shape_change_text
-from jaxmagic.recompiles.signatures import CallSignature, LeafType, ParamSignature, shorten
+from jaxmagic.recompiles.leaves import LeafType
+from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
 
 # ----------------------------------------------------------------------------------------------
 # Differences
@@ -242,22 +245,11 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     if old.static != new.static:
         return []  # the jit options changed (static_argnums): reported as jit_options
     if new.static:
-        if old.value.key != new.value.key:
-            if (old.value.full or old.value.text) == (new.value.full or new.value.text):
-                return [
-                    Cause(
-                        "static_value",
-                        argument=name,
-                        before=old.value.text,
-                        after=new.value.text,
-                        message=f"static argument `{name}` is a new object that is not equal to the old one "
-                        f"({new.value.text}); JAX compares static arguments with == and hash",
-                        detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents",
-                    )
-                ]
-            before, after = differing_parts(old.value.full or old.value.text, new.value.full or new.value.text)
-            return [Cause("static_value", argument=name, before=before, after=after)]
-        return []
+        return _static_causes(old, new)
+    if old.attributes and new.attributes and (old.structure != new.structure or old.leaves != new.leaves):
+        causes = _attribute_causes(name, old.attributes, new.attributes)
+        if causes:  # a library object, by the attribute paths its user writes
+            return causes
     causes = []
     if old.structure != new.structure:
         causes.append(_structure_cause(old, new))
@@ -267,6 +259,98 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
         if previous is not None:
             causes.extend(_leaf_causes(new.leaf_name(path), previous, leaf))
     return causes
+
+
+def _static_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
+    """A static argument's new value: where it differs, or that it is a new object unequal to the old."""
+    name = new.name
+    if old.value.key == new.value.key:
+        return []
+    if (old.value.full or old.value.text) == (new.value.full or new.value.text):
+        return [
+            Cause(
+                "static_value",
+                argument=name,
+                before=old.value.text,
+                after=new.value.text,
+                message=f"static argument `{name}` is a new object that is not equal to the old one "
+                f"({new.value.text}); JAX compares static arguments with == and hash",
+                detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents",
+            )
+        ]
+    before, after = differing_parts(old.value.full or old.value.text, new.value.full or new.value.text)
+    return [Cause("static_value", argument=name, before=before, after=after)]
+
+
+def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribute]) -> list[Cause]:
+    """What differs between two readings of a library object, attribute by attribute: what was
+    added or removed (the outermost only: a new layer, not each of its weights), a static
+    attribute's value, an array's shape or dtype.
+
+    >>> from jaxmagic.recompiles.attributes import Attribute
+    >>> old = (Attribute(".drop.deterministic", "False"), Attribute(".drop.rate", "0.5"))
+    >>> new = (Attribute(".drop.deterministic", "True"), Attribute(".drop.rate", "0.5"))
+    >>> [c.message for c in _attribute_causes("model", old, new)]
+    ['attribute `model.drop.deterministic` changed: False → True']
+    """
+    before = {a.path: a for a in old}
+    after = {a.path: a for a in new}
+    causes = []
+    for path, verb, was, now in [
+        *((p, "added", "(absent)", after[p].text) for p in _outermost(p for p in after if p not in before)),
+        *((p, "removed", before[p].text, "(absent)") for p in _outermost(p for p in before if p not in after)),
+    ]:
+        causes.append(
+            Cause(
+                "pytree_structure",
+                argument=name + path,
+                before=was,
+                after=now,
+                message=f"`{name}{path}` was {verb} ({now if verb == 'added' else was})",
+                detail=f"attribute {verb}",
+                advice=advice_for("pytree_structure", name + path, variant="attribute_added"),
+            )
+        )
+    for path, now in after.items():
+        was = before.get(path)
+        if was is None or was.text == now.text:
+            continue
+        found = _leaf_causes(name + path, was.leaf, now.leaf) if was.leaf and now.leaf else []
+        causes.extend(found or [_attribute_change(name + path, was.text, now.text, was.leaf is None)])
+    return causes
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
+    """One attribute's new value, shown where it differs; a new object that differs from the old
+    only by where it lives in memory (an optimizer built again) is said to be one."""
+    if _ADDRESS.sub("", was) == _ADDRESS.sub("", now):
+        kind = now.split("(", 1)[0].strip("<") or "object"
+        message = (
+            f"attribute `{argument}` is a new {kind} made again, alike in every visible part; "
+            "JAX compares static values with == (for most objects: are they the same object)"
+        )
+        before, after = f"a {kind}", f"a new {kind}, made again"
+        advice = f"Build `{argument}` once and reuse it, rather than making a new one before each call."
+        return Cause("pytree_structure", argument=argument, before=before, after=after, message=message, advice=advice)
+    before, after = differing_parts(was, now)
+    return Cause(
+        "pytree_structure",
+        argument=argument,
+        before=before,
+        after=after,
+        message=f"attribute `{argument}` changed: {before} → {after}",
+        detail="static attribute" if static else "attribute kind",
+        advice=advice_for("pytree_structure", argument, variant="static_attribute"),
+    )
+
+
+def _outermost(paths) -> list[str]:
+    """The paths not inside another of them: ``.extra`` but not ``.extra.kernel``."""
+    paths = list(paths)
+    return [p for p in paths if not any(p != q and p.startswith(q) and p[len(q)] in ".[" for q in paths)]
 
 
 def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:

@@ -24,7 +24,6 @@ MAX_ROWS = 200  # rows shown; the log holds more, and says so
 _TICKS = re.compile(r"`([^`]+)`")
 
 
-
 # ----------------------------------------------------------------------------------------------
 # Shared pieces
 

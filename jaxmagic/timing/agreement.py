@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from jaxmagic import units
+
 # dtype kind / item size -> (rtol, atol)
 _TOLERANCES = {
     ("f", 2): (1e-2, 1e-2),  # float16, bfloat16
@@ -85,8 +87,7 @@ def mismatch(reference, output, *, rtol: float | None = None, atol: float | None
 
 
 def _structure(tree) -> str:
-    text = str(jax.tree.structure(tree, is_leaf=lambda x: x is None))
-    return text if len(text) <= 80 else text[:79] + "…"
+    return units.shorten(jax.tree.structure(tree, is_leaf=lambda x: x is None), 80)
 
 
 def _key_data(value):

@@ -1,0 +1,179 @@
+"""Library objects read by attribute path, as their users write them: a Flax NNX module (also as
+``nnx.jit`` hands it to JAX, split into a graph and its states), an Equinox module, a Flax struct
+or any other dataclass registered as a pytree. Each attribute becomes ``(".drop.deterministic",
+"False")`` or ``(".linear.kernel", "Param f32[3,3]")``, so that a recompilation can say
+``model.dropout.deterministic: False → True`` rather than where two flattened trees differ.
+
+>>> import dataclasses, jax, jax.numpy as jnp
+>>> @jax.tree_util.register_dataclass
+... @dataclasses.dataclass
+... class Layer:
+...     weight: jax.Array
+...     activation: str = dataclasses.field(metadata=dict(static=True), default="relu")
+>>> [(a.path, a.text) for a in attributes_of(Layer(jnp.ones((2, 3))))]
+[('', 'Layer'), ('.weight', 'f32[2,3]'), ('.activation', "'relu'")]
+>>> object_text(attributes_of(Layer(jnp.ones((2, 3)))))
+'Layer(weight: f32[2,3])'
+>>> attributes_of({"w": jnp.ones(3)})  # a plain container: its key paths already say it
+()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import sys
+from typing import Any, Iterator
+
+from jaxmagic.recompiles.leaves import LeafType, describe_leaf
+from jaxmagic.units import shorten
+
+MAX_ATTRIBUTES = 2000  # larger objects are not read by attribute
+MAX_DEPTH = 12
+ATTRIBUTE_TEXT = 60  # an attribute's text as a signature shows it
+FULL_TEXT = 2000  # an attribute's text as compared (its differing part is shown)
+
+
+@dataclasses.dataclass(frozen=True)
+class Attribute:
+    """One attribute: its ``path`` from the object (``.linear.kernel``, ``.layers[0].bias``), its
+    ``text`` (``Param f32[3,3]``, ``False``, ``Linear``) and, for an array, its ``leaf``. The
+    object itself has the path ``""``."""
+
+    path: str
+    text: str
+    leaf: LeafType | None = None
+
+
+def attributes_of(value: Any) -> tuple[Attribute, ...]:
+    """``value``'s attributes by path, when it is a library object read that way; ``()`` for
+    anything else, or past ``MAX_ATTRIBUTES``."""
+    try:
+        node = _nnx_node(value)
+        found = _nnx_attributes(node) if node is not None else _dataclass_attributes(value, "", 0)
+        if node is not None:
+            found = itertools.chain([Attribute("", type(node).__name__)], found)
+        out = []
+        for attribute in found:
+            out.append(attribute)
+            if len(out) > MAX_ATTRIBUTES:
+                return ()
+        return tuple(out)
+    except Exception:  # a library's internals moved: the pytree's own description stands
+        return ()
+
+
+def _nnx_node(value: Any) -> Any:
+    """The NNX graph node ``value`` is, or that ``nnx.jit`` split into ``NodeStates``."""
+    nnx = sys.modules.get("flax.nnx")
+    if nnx is None:
+        return None
+    if nnx.graph.is_graph_node(value):
+        return value
+    if type(value).__name__ == "NodeStates" and type(value).__module__.startswith("flax.nnx"):
+        return nnx.merge(value.graphdef, *value.states)
+    return None
+
+
+def _nnx_attributes(node: Any, where: str = "", seen: set | None = None) -> Iterator[Attribute]:
+    """An NNX graph node's attributes, each graph node once (a shared layer under its first path).
+    NNX keeps everything but its Variables (and arrays held as data) static."""
+    nnx = sys.modules["flax.nnx"]
+    seen = set() if seen is None else seen
+    seen.add(id(node))
+    for key, item in nnx.graph.get_node_impl(node).node_dict(node).items():
+        if isinstance(key, str) and key.startswith("_"):
+            continue  # NNX's own bookkeeping
+        path = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}"
+        if isinstance(item, nnx.Variable):
+            leaf = describe_leaf(item.get_value())
+            yield Attribute(path, f"{type(item).__name__} {leaf.type_text}", leaf)
+        elif nnx.graph.is_graph_node(item):
+            yield Attribute(path, type(item).__name__)
+            if id(item) not in seen:
+                yield from _nnx_attributes(item, path, seen)
+        else:
+            yield from _dataclass_attributes(item, path, 1, static=True)
+
+
+def _dataclass_attributes(value: Any, where: str, depth: int, static: bool = False) -> Iterator[Attribute]:
+    """A dataclass pytree's fields, and inside them lists, tuples, named tuples, dicts and other
+    dataclasses. Inside a static field (``eqx.field(static=True)``, ``struct.field(pytree_node=False)``)
+    a value is read as text; elsewhere a number is a traced leaf, read by its type only."""
+    if depth == 0 and not (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        return
+    if depth > MAX_DEPTH or (static and depth and _plain_static(value)):
+        yield from _leaves(where, value, static)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        yield Attribute(where, type(value).__name__)
+        for item in dataclasses.fields(value):
+            if hasattr(value, item.name):
+                inner = static or _is_static_field(item)
+                yield from _dataclass_attributes(getattr(value, item.name), f"{where}.{item.name}", depth + 1, inner)
+    elif isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple: an optax state
+        yield Attribute(where, type(value).__name__)
+        for name in value._fields:
+            yield from _dataclass_attributes(getattr(value, name), f"{where}.{name}", depth + 1, static)
+    elif type(value) in (list, tuple):
+        for index, item in enumerate(value):
+            yield from _dataclass_attributes(item, f"{where}[{index}]", depth + 1, static)
+    elif type(value) is dict:
+        for key, item in value.items():
+            yield from _dataclass_attributes(item, f"{where}[{key!r}]", depth + 1, static)
+    else:
+        yield from _leaves(where, value, static)
+
+
+def _is_static_field(item: dataclasses.Field) -> bool:
+    """Equinox and ``jax.tree_util.register_dataclass`` say ``static=True``; Flax structs say
+    ``pytree_node=False``."""
+    return bool(item.metadata.get("static", False)) or item.metadata.get("pytree_node", True) is False
+
+
+def _leaves(where: str, value: Any, static: bool = True) -> Iterator[Attribute]:
+    """An array (or, outside a static field, a number) as its type (``f32[3]``); an NNX Variable
+    as its kind and type; any other pytree holding arrays by its leaves' paths (never their
+    values); anything else as its text."""
+    nnx = sys.modules.get("flax.nnx")
+    traced_number = not static and isinstance(value, (bool, int, float, complex))
+    if nnx is not None and isinstance(value, nnx.Variable):
+        leaf = describe_leaf(value.get_value())
+        yield Attribute(where, f"{type(value).__name__} {leaf.type_text}", leaf)
+    elif traced_number or (hasattr(value, "shape") and hasattr(value, "dtype")):
+        leaf = describe_leaf(value)
+        yield Attribute(where, leaf.type_text, leaf)
+    elif _holds_arrays(value):
+        import jax
+
+        yield Attribute(where, type(value).__name__)
+        for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
+            yield from _leaves(where + jax.tree_util.keystr(path), leaf, static=False)
+    else:
+        try:
+            text = repr(value)
+        except Exception:
+            text = f"<{type(value).__qualname__} object>"
+        yield Attribute(where, shorten(text, FULL_TEXT))
+
+
+def _plain_static(value: Any) -> bool:
+    """A static container with no array inside (``()``, an optax transformation): read whole, as
+    its text, the way JAX compares it."""
+    return isinstance(value, (list, tuple, dict)) and not _holds_arrays(value)
+
+
+def _holds_arrays(value: Any) -> bool:
+    """A pytree node (not a leaf) with an array among its leaves."""
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return False
+    leaves = jax.tree_util.tree_leaves(value)
+    return not (len(leaves) == 1 and leaves[0] is value) and any(hasattr(leaf, "dtype") for leaf in leaves)
+
+
+def object_text(attributes: tuple[Attribute, ...], limit: int = ATTRIBUTE_TEXT + 40) -> str:
+    """The object as a signature shows it: its type and its arrays by path,
+    ``Net(linear.kernel: Param f32[3,3], linear.bias: Param f32[3])``."""
+    root = next((a.text for a in attributes if a.path == ""), "?")
+    arrays = ", ".join(f"{a.path.lstrip('.')}: {a.text}" for a in attributes if a.leaf is not None)
+    return shorten(f"{root}({arrays})", limit)
