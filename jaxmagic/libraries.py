@@ -61,6 +61,33 @@ def holds_nnx_objects(args: tuple, kwargs: dict) -> bool:
     return any(graph.is_graph_node(leaf) for leaf in leaves)
 
 
+def with_nnx_copies(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """``(args, kwargs)`` with every Flax NNX object among them replaced by a copy, all cloned
+    together (NNX's own ``nnx.clone``), so that references they share stay shared between the
+    copies: a training step timed on the copies leaves the user's model and optimizer as they were.
+
+    >>> from flax import nnx
+    >>> model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+    >>> (copy, x), _ = with_nnx_copies((model, 1.0), {})
+    >>> copy is not model and copy.kernel is not model.kernel and x == 1.0
+    True
+    """
+    graph = sys.modules.get("flax.nnx.graph")
+    if graph is None:
+        return args, kwargs
+    import jax
+    from flax import nnx
+
+    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=graph.is_graph_node)
+    at = [i for i, leaf in enumerate(leaves) if graph.is_graph_node(leaf)]
+    if not at:
+        return args, kwargs
+    copies = nnx.clone(tuple(leaves[i] for i in at))
+    for i, copy in zip(at, copies, strict=True):
+        leaves[i] = copy
+    return jax.tree_util.tree_unflatten(tree, leaves)
+
+
 def nnx_jit(fn: Callable, static_argnums: tuple[int, ...] = (), static_argnames: tuple[str, ...] = ()) -> Any:
     """``nnx.jit(fn)`` with the given static arguments: a plain function called with NNX objects."""
     from flax import nnx

@@ -161,3 +161,16 @@ def test_nnx_training_step_traces_without_touching_the_model(ip, run, libraries_
     after = jax.tree_util.tree_map(np.asarray, nnx.state(ip.user_ns["nnx_model"]))
     jax.tree_util.tree_map(np.testing.assert_array_equal, before, after)
     assert int(ip.user_ns["optimizer"].step[...]) == step_before
+
+
+def test_jitcompare_of_an_nnx_training_step_leaves_the_model_and_optimizer_as_they_were(ip, run, libraries_defined):
+    from flax import nnx
+
+    before = jax.tree_util.tree_map(np.asarray, nnx.state(ip.user_ns["nnx_model"]))
+    step_before = int(ip.user_ns["optimizer"].step[...])
+    shown = run("%jitcompare -o --budget 2 nnx_step(nnx_model, optimizer, nx, ny, nnx_rngs)").assert_ok()
+    after = jax.tree_util.tree_map(np.asarray, nnx.state(ip.user_ns["nnx_model"]))
+    jax.tree_util.tree_map(np.testing.assert_array_equal, before, after)
+    assert int(ip.user_ns["optimizer"].step[...]) == step_before
+    assert "copies of `model` and `optimizer`" in shown.text or "copies of `model`, `optimizer`" in shown.text
+    assert "nnx.clone" in shown.text and shown.result.modes["jit"].median > 0

@@ -4,6 +4,7 @@ within a budget, and the ``Comparison`` they make (``compare``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings as python_warnings
 from dataclasses import dataclass, field
@@ -15,8 +16,8 @@ import jaxmagic.timing.footprint as footprint
 import jaxmagic.timing.modes as mode_setup
 import jaxmagic.timing.progress as progress
 import jaxmagic.timing.stopwatch as stopwatch
+from jaxmagic import libraries, streams
 from jaxmagic import memory as memory_reader
-from jaxmagic import streams
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_warnings
@@ -75,6 +76,10 @@ def compare(
     chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol, split=split)
     if any(mode != "eager" for mode in chosen):
         check_traceable(call, magic="%jitcompare")
+    copied = _nnx_arguments(call)
+    if copied:  # NNX objects are changed in place by the calls (a training step): time copies
+        args, kwargs = libraries.with_nnx_copies(call.args, call.kwargs)
+        call = dataclasses.replace(call, args=args, kwargs=kwargs)
     session = _Session(
         call,
         chosen,
@@ -86,7 +91,34 @@ def compare(
         atol=atol,
         on_progress=on_progress,
     )
+    if copied:
+        session.notes.append(nnx_copies_note(copied))
     return session.run()
+
+
+def _nnx_arguments(call: Call) -> list[str]:
+    """The parameters whose arguments are (or hold) Flax NNX objects."""
+    if not libraries.holds_nnx_objects(call.args, call.kwargs):
+        return []
+    try:
+        bound = call.signature.bind_partial(*call.args, **call.kwargs).arguments
+    except (AttributeError, TypeError):
+        bound = {f"args[{i}]": a for i, a in enumerate(call.args)} | dict(call.kwargs)
+    return [name for name, value in bound.items() if libraries.holds_nnx_objects((value,), {})]
+
+
+def nnx_copies_note(names: list[str]) -> str:
+    """What %jitcompare did with the user's NNX objects.
+
+    >>> nnx_copies_note(["model", "optimizer"])[:59]
+    'Timed on copies of `model` and `optimizer` (nnx.clone): wha'
+    """
+    quoted = [f"`{n}`" for n in names]
+    listed = " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
+    return (
+        f"Timed on copies of {listed} (nnx.clone): what the calls changed in them (a training step's updates, "
+        "an optimizer's step count) went to the copies, and yours are as they were."
+    )
 
 
 def check_settings(
