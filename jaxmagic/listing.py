@@ -116,6 +116,19 @@ class Record:
     landmark: Landmark | None = None  # for "open" of a nested block: what it is to its equation
     scope: str = ""  # for "eqn": the jax.named_scope names it was made under, "enc/dense"
     derivative: str = ""  # for "eqn" under jax.grad: "forward" (the jvp) or "backward" (its transpose)
+    params: str = ""  # for "eqn": the ``[...]`` part of ``text`` (empty when it has none)
+    opens_group: bool = False  # for "eqn": the first of a run made by one source line, phase and scope
+    group_eqns: int = 0  # for an "eqn" that opens a group: equations in the run, nested ones included
+
+    def short_text(self, limit: int = 48) -> str:
+        """``text`` with parameters longer than ``limit`` characters cut to ``[...…]``.
+
+        >>> Record("eqn", 0, text="b:f32[3] = foo[k=1 long=xxxxxxxx] a", params="[k=1 long=xxxxxxxx]").short_text(10)
+        'b:f32[3] = foo[k=1 lon…] a'
+        """
+        if len(self.params) <= limit:
+            return self.text
+        return self.text.replace(self.params, self.params[: limit - 2] + "…]", 1)
 
 
 class Namer:
@@ -339,6 +352,19 @@ def name_stack_facts(name_stack) -> tuple[str, str]:
     return "/".join(scopes), derivative
 
 
+def _run_length(eqns, start: int, group, cell_namer) -> int:
+    """Equations (nested ones included) in the run from ``eqns[start]`` that one source line made
+    in one phase and scope."""
+    total = 0
+    for eqn in eqns[start:]:
+        source = user_source_line(eqn.source_info, cell_namer)
+        scope, derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))
+        if source is None or (source.file, source.line, scope, derivative) != group:
+            break
+        total += 1 + sum(count_eqns(j) for _, j in sub_jaxprs(eqn.params))
+    return total
+
+
 def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None) -> Iterator[Record]:
     inner = getattr(jaxpr, "jaxpr", jaxpr)
     if depth == 0:
@@ -348,6 +374,7 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
     header = f"{{ lambda {consts}; {invars}. let" if consts else f"{{ lambda ; {invars}. let"
     yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path, landmark=mark)
     previous: SourceLine | None = None
+    previous_group = None
     eqns = inner.eqns
     for index, eqn in enumerate(eqns):
         if budget[0] <= 0:
@@ -361,7 +388,8 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
             namer.name_like(body.outvars, eqn.outvars)
         outs = " ".join(namer.binder(v) for v in eqn.outvars)
         ins = " ".join(namer(v) for v in eqn.invars)
-        text = f"{outs} = {eqn.primitive.name}{params_text(eqn.params)} {ins}".rstrip()
+        params = params_text(eqn.params)
+        text = f"{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
         source = user_source_line(eqn.source_info, cell_namer) if with_source else None
         same = (
             source is not None and previous is not None and (source.file, source.line) == (previous.file, previous.line)
@@ -369,6 +397,9 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         previous = source
         eqn_path = path + (index,)
         scope, derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))
+        group = (source.file, source.line, scope, derivative) if source is not None else None
+        opens = group is not None and group != previous_group
+        previous_group = group
         yield Record(
             "eqn",
             depth,
@@ -379,6 +410,9 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
             path=eqn_path,
             scope=scope,
             derivative=derivative,
+            params=params,
+            opens_group=opens,
+            group_eqns=_run_length(eqns, index, group, cell_namer) if opens else 0,
         )
         for name, sub in sub_jaxprs(eqn.params):
             yield from _block(

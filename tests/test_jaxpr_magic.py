@@ -40,7 +40,8 @@ def test_text_form_has_summary_and_indented_listing(run, f_defined):
     assert shown.outputs == []  # --plain prints text, displays nothing rich
     lines = shown.stdout.splitlines()
     assert lines[0].startswith("f: 4 equations")
-    assert any(re.match(r"\s+c:f32\[3\] = sin a\s+# In \[\d+\] line 3: y = jnp.sin", line) for line in lines)
+    heading = next(i for i, line in enumerate(lines) if re.match(r"\s+# In \[\d+\] line 3: y = jnp.sin", line))
+    assert re.match(r"\s+c:f32\[3\] = sin a$", lines[heading + 1])  # the line's equations beneath it
 
 
 def test_no_source_hides_the_annotations(run, f_defined):

@@ -23,7 +23,6 @@ from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
 
 MAX_MODULE_LINES = 600
-SOURCE_COLUMN = 44
 INDENT = "    "
 
 
@@ -56,14 +55,20 @@ def legend(report, namer: Namer) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def _source_comment(record: Record) -> str:
+def group_heading(record: Record) -> tuple[str, str]:
+    """The row above a run of equations one source line made: ``# In [2] line 3: y = jnp.sin(x)
+    [forward]``, and how many equations the run holds (nested ones included).
+
+    >>> from jaxmagic.listing import Record
+    >>> from jaxmagic.sources import SourceLine
+    >>> line = SourceLine("<cell>", 3, "f", "y = jnp.sin(x)", cell="In [2]")
+    >>> group_heading(Record("eqn", 0, source=line, derivative="forward", opens_group=True, group_eqns=2))
+    ('# In [2] line 3: y = jnp.sin(x) [forward]', '2 equations')
+    """
     where = [w for w in (record.derivative, record.scope) if w]
     tag = f" [{' · '.join(where)}]" if where else ""
-    if record.source is None:
-        return f"#{tag}" if tag else ""
-    if record.same_source:
-        return f"# {record.source.label}{tag}"
-    return f"# {record.source}{tag}"
+    n = record.group_eqns
+    return f"# {record.source}{tag}", f"{units.format_count(n)} equation{'s' * (n != 1)}" if n else ""
 
 
 def _module_text(report) -> tuple[str, int]:
@@ -173,11 +178,10 @@ def _text_lines(records: Iterable[Record]) -> Iterable[str]:
                 mark = landmark_text(r.landmark)
                 yield f"{pad}▸ {r.title}{f' ({mark})' if mark else ''}: {r.text}"
         elif r.kind == "eqn":
-            code = f"{pad}{INDENT}{r.text}"
-            comment = _source_comment(r)
-            if comment:
-                code = f"{code.ljust(SOURCE_COLUMN)}  {comment}"
-            yield code
+            if r.opens_group:
+                heading, count = group_heading(r)
+                yield f"{pad}{INDENT}{heading}" + (f"  · {count}" if count else "")
+            yield f"{pad}{INDENT}{r.text}"  # whole: a terminal has no hover
         elif r.kind == "more":
             yield f"{pad}{INDENT}{r.text}"
         elif r.kind == "close":
@@ -242,7 +246,7 @@ def _summary_html(report) -> str:
 
 
 def _listing_html(records: list[Record]) -> str:
-    codes = [r.text for r in records if r.kind in ("open", "eqn", "close")]
+    codes = [r.short_text() if r.kind == "eqn" else r.text for r in records if r.kind in ("open", "eqn", "close")]
     highlighted = highlight("\n".join(codes), LEXERS["jaxpr"](), theme.html_formatter()).split("\n")
     lines = iter(highlighted)
     out = ['<div class="jm-listing jm-code">']
@@ -260,14 +264,17 @@ def _listing_html(records: list[Record]) -> str:
                 )
         elif r.kind == "eqn":
             code = next(lines)
-            src = ""
-            if r.source is not None:
+            if r.opens_group:
                 title = escape(f"{r.source.file}:{r.source.line} in {r.source.function}")
-                same = " jm-same" if r.same_source else ""
-                src = f'<span class="jm-src{same}" title="{title}">{escape(_source_comment(r))}</span>'
+                heading, count = group_heading(r)
+                out.append(
+                    f'<div class="jm-l jm-srcrow"{pad}><span class="jm-src" title="{title}">{escape(heading)}</span>'
+                    f'<span class="jm-muted">{escape(count)}</span></div>'
+                )
+            whole = f' title="{escape(r.text)}"' if r.short_text() != r.text else ""
             out.append(
-                f'<div class="jm-l jm-eqn" data-primitive="{escape(r.primitive)}"{pad}>'
-                f'<span class="jm-code">{code}</span>{src}</div>'
+                f'<div class="jm-l jm-eqn" data-primitive="{escape(r.primitive)}"{pad}{whole}>'
+                f'<span class="jm-code">{code}</span></div>'
             )
         elif r.kind == "more":
             out.append(f'<div class="jm-more"{pad}>{escape(r.text)}</div>')

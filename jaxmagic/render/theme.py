@@ -66,8 +66,8 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-l{{white-space:pre;display:flex;gap:2ch}}
 .{ROOT_CLASS} .jm-l .jm-code{{flex:0 0 auto;min-width:44ch}}
 .{ROOT_CLASS} .jm-src{{color:var(--jp-mirror-editor-comment-color,#408080);font-family:var(--jp-code-font-family,monospace);
-  font-size:var(--jp-code-font-size,13px);white-space:pre;opacity:.9}}
-.{ROOT_CLASS} .jm-src.jm-same{{opacity:.55}}
+  font-size:var(--jp-code-font-size,13px);white-space:pre-wrap;overflow-wrap:anywhere}}
+.{ROOT_CLASS} .jm-srcrow{{white-space:normal;margin-top:2px}}
 .{ROOT_CLASS} details.jm-nested>summary{{cursor:pointer;white-space:pre;font-family:var(--jp-code-font-family,monospace);
   font-size:var(--jp-code-font-size,13px);color:var(--jp-content-font-color2,#616161)}}
 .{ROOT_CLASS} details.jm-nested>summary:hover{{color:var(--jp-content-font-color1,#212121)}}
