@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 from jax.extend import core as jcore
 
 from jaxmagic import _jax_private, units
-from jaxmagic.sources import CellNamer, SourceLine, no_cells, user_source_line
+from jaxmagic.sources import CellNamer, SourceLine, no_cells, user_source_line, user_traceback
 
 PARAM_TEXT_LIMIT = 80
 # Parameters that say nothing a reader needs when they hold their default value.
@@ -119,6 +119,7 @@ class Record:
     params: str = ""  # for "eqn": the ``[...]`` part of ``text`` (empty when it has none)
     opens_group: bool = False  # for "eqn": the first of a run made by one source line, phase and scope
     group_eqns: int = 0  # for an "eqn" that opens a group: equations in the run, nested ones included
+    traceback: tuple = ()  # for "eqn": the ``SourceLine`` of each frame that made it, outermost first
 
     def short_text(self, limit: int = 48) -> str:
         """``text`` with parameters longer than ``limit`` characters cut to ``[...…]``.
@@ -411,6 +412,7 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
             scope=scope,
             derivative=derivative,
             params=params,
+            traceback=user_traceback(eqn.source_info, cell_namer) if with_source else (),
             opens_group=opens,
             group_eqns=_run_length(eqns, index, group, cell_namer) if opens else 0,
         )

@@ -134,6 +134,13 @@ def source_line(file: str, line: int, function: str, cell_namer: CellNamer = no_
     )
 
 
+def user_traceback(source_info, cell_namer: CellNamer = no_cells) -> tuple[SourceLine, ...]:
+    """The frames behind a JAX equation that are not JAX's or jaxmagic's (the user's own code and
+    the libraries it called), outermost first: the call chain that made the equation."""
+    frames = [f for f in _jax_private.traceback_frames(source_info) if _file_kind(f[0]) != _JAX_OR_JAXMAGIC]
+    return tuple(source_line(*frame, cell_namer=cell_namer) for frame in reversed(frames))
+
+
 def user_source_line(source_info, cell_namer: CellNamer = no_cells) -> SourceLine | None:
     """The user's line behind a JAX equation's ``source_info``, or ``None`` where unknown."""
     frame = pick_user_frame(_jax_private.traceback_frames(source_info))

@@ -7,6 +7,8 @@ in HTML and indented in text. StableHLO and HLO views show the module text, high
 
 from __future__ import annotations
 
+import re
+import uuid
 from typing import Iterable
 
 from pygments import highlight
@@ -135,6 +137,8 @@ def text(report, *, color: bool = False) -> str:
         parts.insert(1, profile_view.text(report.profile))
     if report.trace_samples is not None:
         parts.insert(1, compile_time_view.text(report))
+    elif report.stage == "jaxpr" and compile_time_view.unrolled_hint(report):
+        parts.insert(1, compile_time_view.unrolled_hint(report))
     return "\n".join(parts)
 
 
@@ -197,8 +201,12 @@ def html(report) -> str:
     summary = _summary_html(report)
     if report.stage == "jaxpr":
         namer = Namer()
-        body = _listing_html(_records(report, namer))
-        body = _legend_html(legend(report, namer)) + body
+        filtered = report.n_eqns >= FILTER_FROM and len(report.primitive_counts) > 1
+        primitives = [name for name, _ in report.top_primitives(FILTER_PRIMITIVES)] if filtered else []
+        records = _records(report, namer)
+        rows = legend(report, namer)
+        names = {var: f"{kind}: {name} ({kind_type})" for kind, var, name, kind_type in rows}
+        body = _legend_html(rows) + _listing_html(records, primitives, names)
     else:
         module, cut = _module_text(report)
         highlighted = highlight(module, LEXERS[report.stage](), theme.html_formatter())
@@ -217,6 +225,8 @@ def html(report) -> str:
     profiled = profile_view.html(report.profile) if report.profile is not None else ""
     if report.trace_samples is not None:
         profiled = compile_time_view.html(report) + profiled
+    elif report.stage == "jaxpr" and compile_time_view.unrolled_hint(report):
+        profiled = f'<div class="jm-hint">{escape(compile_time_view.unrolled_hint(report))}</div>' + profiled
     return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}{cost}</div>'
 
 
@@ -245,11 +255,79 @@ def _summary_html(report) -> str:
     )
 
 
-def _listing_html(records: list[Record]) -> str:
+# A variable as Pygments' jaxpr lexer writes it; a binder is followed by ``:`` and its type.
+_VARIABLE = re.compile(r'<span class="jm-tnv">([A-Za-z]+)</span>(<span class="jm-tp">:</span>)?')
+MAX_HIGHLIGHTED_VARIABLES = 3000  # past this, no hover highlight (its style would outweigh the listing)
+FILTER_PRIMITIVES = 6  # the most frequent primitives offered as filters
+FILTER_FROM = 10  # equations from which a listing offers them
+
+
+def _linked(code: str, names: dict[str, str]) -> str:
+    """Highlighted code with each variable marked by name (``data-v``), its binder as ``jm-def``,
+    so the listing's stylesheet can light up a variable's definition and uses together; an input
+    or output says on hover what it stands for (``names``: variable -> ``params['w1']``)."""
+
+    def mark(found: re.Match) -> str:
+        name, binder = found.group(1), found.group(2)
+        kind = "jm-tnv jm-def" if binder else "jm-tnv"
+        title = f' title="{escape(names[name])}"' if name in names else ""
+        return f'<span class="{kind}" data-v="{name}"{title}>{name}</span>{binder or ""}'
+
+    return _VARIABLE.sub(mark, code)
+
+
+def _viewer_style(listing_id: str, variables: set[str], primitives: list[str]) -> str:
+    """The listing's own rules, scoped to it: hovering a variable lights its definition and every
+    use; a checked primitive filter shows only that primitive's equations (plain CSS ``:has``:
+    no script, so it works wherever the HTML is shown, exported notebooks included)."""
+    scope = f"#{listing_id}"
+    rules = []
+    if len(variables) <= MAX_HIGHLIGHTED_VARIABLES:
+        rules += [
+            f'{scope}:has([data-v="{v}"]:hover) [data-v="{v}"]{{background:var(--jm-highlight);border-radius:2px}}'
+            for v in sorted(variables)
+        ]
+    for i, primitive in enumerate(primitives):
+        rules.append(
+            f'{scope}:has(#{listing_id}-f{i}:checked) .jm-eqn:not([data-primitive="{primitive}"]),'
+            f"{scope}:has(#{listing_id}-f{i}:checked) .jm-srcrow{{display:none}}"
+        )
+        rules.append(f"{scope}:has(#{listing_id}-f{i}:checked) .jm-eqn::after{{content:attr(data-src)}}")
+    return f"<style>{''.join(rules)}</style>"
+
+
+def _filter_bar(listing_id: str, primitives: list[str]) -> str:
+    """Radio buttons: all equations, or only those of one of the most frequent primitives."""
+    if not primitives:
+        return ""
+    options = [("all", "all equations", True)] + [(f"f{i}", p, False) for i, p in enumerate(primitives)]
+    buttons = "".join(
+        f'<label><input type="radio" name="{listing_id}-filter" id="{listing_id}-{key}"'
+        f"{' checked' if checked else ''}> {escape(label)}</label>"
+        for key, label, checked in options
+    )
+    return f'<div class="jm-filter"><span class="jm-muted">show:</span>{buttons}</div>'
+
+
+def _made_by(record: Record) -> str:
+    """An equation's call chain, outermost first, for its hover text."""
+    return "\n".join(f"{line.label} in {line.function}: {line.text}" for line in record.traceback)
+
+
+def _listing_html(records: list[Record], primitives: list[str] | None = None, names: dict | None = None) -> str:
+    listing_id = f"jm-{uuid.uuid4().hex[:10]}"
     codes = [r.short_text() if r.kind == "eqn" else r.text for r in records if r.kind in ("open", "eqn", "close")]
     highlighted = highlight("\n".join(codes), LEXERS["jaxpr"](), theme.html_formatter()).split("\n")
+    highlighted = [_linked(code, names or {}) for code in highlighted]
+    variables = {name for code in highlighted for name in re.findall(r'data-v="([A-Za-z]+)"', code)}
+    primitives = (primitives or [])[:FILTER_PRIMITIVES]
     lines = iter(highlighted)
-    out = ['<div class="jm-listing jm-code">']
+    out = [
+        _viewer_style(listing_id, variables, primitives),
+        f'<div class="jm-viewer" id="{listing_id}">',
+        _filter_bar(listing_id, primitives),
+        '<div class="jm-listing jm-code">',
+    ]
     for r in records:
         pad = f' style="padding-left:{2 * r.depth + (1 if r.kind == "eqn" else 0)}ch"'
         if r.kind == "open":
@@ -271,9 +349,15 @@ def _listing_html(records: list[Record]) -> str:
                     f'<div class="jm-l jm-srcrow"{pad}><span class="jm-src" title="{title}">{escape(heading)}</span>'
                     f'<span class="jm-muted">{escape(count)}</span></div>'
                 )
-            whole = f' title="{escape(r.text)}"' if r.short_text() != r.text else ""
+            hover = "\n\n".join(
+                part
+                for part in (r.text if r.short_text() != r.text else "", _made_by(r) and "made by:\n" + _made_by(r))
+                if part
+            )
+            title = f' title="{escape(hover)}"' if hover else ""
+            where = f' data-src="  # {escape(r.source.label)}"' if r.source is not None else ""
             out.append(
-                f'<div class="jm-l jm-eqn" data-primitive="{escape(r.primitive)}"{pad}{whole}>'
+                f'<div class="jm-l jm-eqn" data-primitive="{escape(r.primitive)}"{where}{pad}{title}>'
                 f'<span class="jm-code">{code}</span></div>'
             )
         elif r.kind == "more":
@@ -283,7 +367,7 @@ def _listing_html(records: list[Record]) -> str:
             out.append(f'<div class="jm-l"{pad}><span class="jm-code">  {code}</span></div>')
             if r.depth > 0:
                 out.append("</details>")
-    out.append("</div>")
+    out.append("</div></div>")
     return "".join(out)
 
 

@@ -1,9 +1,10 @@
 """What every jaxmagic view shares: the scoped stylesheet and escaping (numbers are formatted by
 ``jaxmagic.units``).
 
-Colours come from JupyterLab's own theme variables (``--jp-mirror-editor-*``), so the views
-follow its light and dark themes; each has a fallback for pages without them (nbconvert's
-classic template, a plain browser).
+Text colours come from JupyterLab's theme variables (``--jp-content-font-color*``), code colours
+from jaxmagic's own light and dark palettes (JupyterLab's dark theme switches them), so the views
+follow its light and dark themes with readable contrast; each has a fallback for pages without
+them (nbconvert's classic template, a plain browser).
 
 >>> escape('<b title="x">')
 '&lt;b title=&quot;x&quot;&gt;'
@@ -18,36 +19,53 @@ from pygments.formatters import HtmlFormatter
 ROOT_CLASS = "jaxmagic"
 TOKEN_PREFIX = "jm-t"
 
-# Pygments' short token class -> JupyterLab variable (and a light-theme fallback).
-_TOKEN_COLOURS = {
-    "k": ("keyword", "#008000"),
-    "kt": ("builtin", "#0055aa"),
-    "nf": ("def", "#0000ff"),
-    "nv": ("variable", "#212121"),
-    "na": ("attribute", "#7d4e00"),
-    "nc": ("def", "#0000ff"),
-    "no": ("number", "#aa22ff"),
-    "nd": ("meta", "#aa22ff"),
-    "nb": ("builtin", "#008000"),
-    "m": ("number", "#080"),
-    "mh": ("number", "#080"),
-    "mf": ("number", "#080"),
-    "mi": ("number", "#080"),
-    "s": ("string", "#ba2121"),
-    "s1": ("string", "#ba2121"),
-    "s2": ("string", "#ba2121"),
-    "c": ("comment", "#408080"),
-    "c1": ("comment", "#408080"),
-    "cm": ("comment", "#408080"),
-    "o": ("operator", "#aa22ff"),
-    "gu": ("comment", "#408080"),
+# Pygments' short token class -> colour role. Each role has a colour for light and for dark
+# backgrounds, each at least 4.5:1 against JupyterLab's own backgrounds (JupyterLab's editor
+# colours are not, for numbers and functions): checked in the browser tests.
+_TOKEN_ROLES = {
+    "k": "keyword",
+    "kt": "type",
+    "nf": "function",
+    "nv": "variable",
+    "na": "attribute",
+    "nc": "function",
+    "no": "meta",
+    "nd": "meta",
+    "nb": "keyword",
+    "m": "number",
+    "mh": "number",
+    "mf": "number",
+    "mi": "number",
+    "s": "string",
+    "s1": "string",
+    "s2": "string",
+    "c": "comment",
+    "c1": "comment",
+    "cm": "comment",
+    "o": "meta",
+    "gu": "comment",
 }
+_ROLE_COLOURS = {  # role -> (on a light background, on a dark one)
+    "keyword": ("#006e00", "#7fd67f"),
+    "type": ("#0050a0", "#7cc0ff"),
+    "function": ("#0000d0", "#9ab8ff"),
+    "variable": ("#212121", "#e6e6e6"),
+    "attribute": ("#7d4e00", "#e8b96a"),
+    "number": ("#006b3c", "#9fe0b0"),
+    "meta": ("#7b1fb0", "#d9b0ff"),
+    "string": ("#b01c1c", "#ff9a90"),
+    "comment": ("#3a6666", "#a5cccc"),
+    "muted": ("#555555", "#b3b3b3"),  # secondary text: labels, counts, source rows
+}
+DARK = 'body[data-jp-theme-light="false"]'  # JupyterLab's and Notebook 7's dark themes, nbconvert's too
 
 
 def _token_css() -> str:
-    rules = []
-    for cls, (var, fallback) in _TOKEN_COLOURS.items():
-        rules.append(f".{ROOT_CLASS} .{TOKEN_PREFIX}{cls}{{color:var(--jp-mirror-editor-{var}-color,{fallback})}}")
+    light = ";".join(f"--jm-{role}:{colours[0]}" for role, colours in _ROLE_COLOURS.items())
+    dark = ";".join(f"--jm-{role}:{colours[1]}" for role, colours in _ROLE_COLOURS.items())
+    rules = [f".{ROOT_CLASS}{{{light}}}", f"{DARK} .{ROOT_CLASS}{{{dark}}}"]
+    for cls, role in _TOKEN_ROLES.items():
+        rules.append(f".{ROOT_CLASS} .{TOKEN_PREFIX}{cls}{{color:var(--jm-{role})}}")
     rules.append(f".{ROOT_CLASS} .{TOKEN_PREFIX}k{{font-weight:bold}}")
     return "\n".join(rules)
 
@@ -57,7 +75,7 @@ STYLESHEET = f"""
   color:var(--jp-content-font-color1,#212121);line-height:1.45;max-width:100%;overflow-x:auto}}
 .{ROOT_CLASS} .jm-summary{{margin:2px 0 6px 0;color:var(--jp-content-font-color1,#212121)}}
 .{ROOT_CLASS} .jm-summary b{{font-weight:600}}
-.{ROOT_CLASS} .jm-muted{{color:var(--jp-content-font-color2,#616161)}}
+.{ROOT_CLASS} .jm-muted{{color:var(--jm-muted)}}
 .{ROOT_CLASS} .jm-warn{{color:var(--jp-warn-color0,#bf360c)}}
 .{ROOT_CLASS} .jm-code,.{ROOT_CLASS} code,.{ROOT_CLASS} pre{{font-family:var(--jp-code-font-family,SFMono-Regular,Menlo,Consolas,monospace);
   font-size:var(--jp-code-font-size,13px)}}
@@ -65,12 +83,21 @@ STYLESHEET = f"""
   background:var(--jp-cell-editor-background,#f7f7f7);border-radius:2px}}
 .{ROOT_CLASS} .jm-l{{white-space:pre;display:flex;gap:2ch}}
 .{ROOT_CLASS} .jm-l .jm-code{{flex:0 0 auto;min-width:44ch}}
-.{ROOT_CLASS} .jm-src{{color:var(--jp-mirror-editor-comment-color,#408080);font-family:var(--jp-code-font-family,monospace);
+.{ROOT_CLASS} .jm-src{{color:var(--jm-muted);font-style:italic;font-family:var(--jp-code-font-family,monospace);
   font-size:var(--jp-code-font-size,13px);white-space:pre-wrap;overflow-wrap:anywhere}}
 .{ROOT_CLASS} .jm-srcrow{{white-space:normal;margin-top:2px}}
 .{ROOT_CLASS} details.jm-nested>summary{{cursor:pointer;white-space:pre;font-family:var(--jp-code-font-family,monospace);
-  font-size:var(--jp-code-font-size,13px);color:var(--jp-content-font-color2,#616161)}}
+  font-size:var(--jp-code-font-size,13px);color:var(--jm-muted)}}
 .{ROOT_CLASS} details.jm-nested>summary:hover{{color:var(--jp-content-font-color1,#212121)}}
+.{ROOT_CLASS} details>summary{{list-style:none}}
+.{ROOT_CLASS} details>summary::-webkit-details-marker{{display:none}}
+.{ROOT_CLASS} details>summary::before{{content:"▸ ";display:inline-block;width:2ch}}
+.{ROOT_CLASS} details[open]>summary::before{{content:"▾ "}}
+.{ROOT_CLASS}{{--jm-highlight:rgba(255,193,7,.38)}}
+.{ROOT_CLASS} .jm-tnv.jm-def{{text-decoration:underline dotted}}
+.{ROOT_CLASS} .jm-filter{{display:flex;flex-wrap:wrap;gap:1.5ch;margin:2px 0 4px 0;font-size:90%}}
+.{ROOT_CLASS} .jm-filter label{{cursor:pointer;white-space:nowrap}}
+.{ROOT_CLASS} .jm-eqn::after{{color:var(--jm-muted);font-style:italic}}
 .{ROOT_CLASS} .jm-more{{font-style:italic;color:var(--jp-warn-color0,#bf360c);white-space:pre}}
 .{ROOT_CLASS} table.jm-table{{border-collapse:collapse;margin:4px 0;font-variant-numeric:tabular-nums}}
 .{ROOT_CLASS} table.jm-table th,.{ROOT_CLASS} table.jm-table td{{padding:2px 10px;text-align:right;
@@ -106,11 +133,11 @@ STYLESHEET = f"""
 .{ROOT_CLASS} table.jm-recompile-table th.jm-left{{text-align:left}}
 .{ROOT_CLASS} table.jm-recompile-table td.jm-causes{{text-align:left;max-width:70ch}}
 .{ROOT_CLASS} table.jm-recompile-table td.jm-site,.{ROOT_CLASS} table.jm-recompile-table td.jm-fn{{text-align:left;white-space:nowrap}}
-.{ROOT_CLASS} .jm-cause .jm-kind{{display:inline-block;min-width:9ch;font-size:85%;color:var(--jp-content-font-color2,#616161)}}
-.{ROOT_CLASS} .jm-cause-first_call{{color:var(--jp-content-font-color2,#616161)}}
+.{ROOT_CLASS} .jm-cause .jm-kind{{display:inline-block;min-width:9ch;font-size:85%;color:var(--jm-muted)}}
+.{ROOT_CLASS} .jm-cause-first_call{{color:var(--jm-muted)}}
 .{ROOT_CLASS} .jm-cause-unknown .jm-kind{{color:var(--jp-error-color1,#d32f2f)}}
 .{ROOT_CLASS} .jm-advice{{color:var(--jp-success-color0,#1b5e20);font-size:90%}}
-.{ROOT_CLASS} details.jm-raw>summary{{cursor:pointer;color:var(--jp-content-font-color2,#616161);font-size:85%}}
+.{ROOT_CLASS} details.jm-raw>summary{{cursor:pointer;color:var(--jm-muted);font-size:85%}}
 .{ROOT_CLASS} .jm-persistent-hit{{color:var(--jp-success-color0,#1b5e20);font-size:85%}}
 .{ROOT_CLASS} .jm-recompile-rows{{max-height:28em;overflow:auto}}
 .{ROOT_CLASS} .jm-card.jm-error{{border-left-color:var(--jp-error-color1,#d32f2f)}}
