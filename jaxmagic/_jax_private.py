@@ -300,3 +300,21 @@ def equation_user_line(eqn: Any) -> tuple[str, int] | None:
     if frame is None:
         return None
     return frame.file_name, getattr(frame, "start_line", None) or getattr(frame, "line_num", 0)
+
+
+def jaxpr_function_name(jaxpr: Any) -> str:
+    """The name of the Python function a (nested) jaxpr was traced from: a ``lax.switch`` or
+    ``lax.cond`` branch, a loop body; ``""`` where JAX did not record it.
+
+    Uses ``Jaxpr.debug_info.func_name``.
+
+    >>> import jax, jax.numpy as jnp
+    >>> def double(v):
+    ...     return v * 2
+    >>> closed = jax.make_jaxpr(lambda i, x: jax.lax.switch(i, [double, jnp.sin], x))(0, 1.0)
+    >>> [jaxpr_function_name(b.jaxpr) for b in closed.jaxpr.eqns[-1].params["branches"]]
+    ['double', 'sin']
+    """
+    info = getattr(getattr(jaxpr, "jaxpr", jaxpr), "debug_info", None)
+    name = getattr(info, "func_name", None)
+    return name if isinstance(name, str) else ""

@@ -58,7 +58,8 @@ class Landmark:
     ``kind``: ``branch`` (a ``cond``: ``index`` 0 runs when the predicate is false, 1 when true,
     ``cases`` branches in all), ``loop_body`` (``scan`` or ``while``: ``carried`` values go from
     one step to the next, ``per_step`` inputs are slices of the scanned arrays), ``loop_condition``
-    (a ``while``'s test), ``call`` (an inner ``jit``; ``name`` is its function).
+    (a ``while``'s test), ``call`` (an inner ``jit``; ``name`` is its function). A branch's ``name``
+    is the function it was traced from, where JAX recorded it.
 
     >>> import jax, jax.numpy as jnp
     >>> closed = jax.make_jaxpr(lambda x: jax.lax.cond(x > 0, jnp.sin, jnp.cos, x))(1.0)
@@ -77,7 +78,9 @@ class Landmark:
 def landmark(primitive: str, params: dict, param_name: str) -> Landmark | None:
     """The ``Landmark`` of the nested jaxpr ``param_name`` (``branches[1]``, ``jaxpr``) of an equation."""
     if primitive == "cond" and param_name.startswith("branches["):
-        return Landmark("branch", index=int(param_name[len("branches[") : -1]), cases=len(params["branches"]))
+        index = int(param_name[len("branches[") : -1])
+        name = _jax_private.jaxpr_function_name(params["branches"][index])
+        return Landmark("branch", index=index, cases=len(params["branches"]), name=name)
     if primitive == "scan" and param_name == "jaxpr":
         body = getattr(params["jaxpr"], "jaxpr", params["jaxpr"])
         carried = params.get("num_carry", 0)

@@ -42,7 +42,18 @@ def test_a_while_has_a_body_and_a_condition_and_the_text_view_says_so(ip, run):
     assert kinds == ["loop_body", "loop_condition"]
     run("def pick(p, x):\n    return jax.lax.cond(p, jnp.sin, jnp.cos, x)")
     shown = run("%jaxpr --plain pick(True, 0.5)").assert_ok().stdout
-    assert "(runs when true)" in shown and "(runs when false)" in shown
+    # lax.cond(p, true_fun, false_fun): each branch says when it runs and which function it is
+    assert "(runs when true: sin)" in shown and "(runs when false: cos)" in shown
+
+
+def test_a_switch_names_each_case_by_its_function(run):
+    run(
+        "def double(v):\n    return v * 2\n"
+        "def pick(i, x):\n    return jax.lax.switch(i, [double, jnp.sin, lambda v: v - 1], x)"
+    ).assert_ok()
+    shown = run("%jaxpr --plain pick(1, 0.5)").assert_ok().stdout
+    assert "(case 0: double)" in shown and "(case 1: sin)" in shown
+    assert "(case 2)" in shown  # a lambda has no name worth showing
 
 
 def _encoded(x):

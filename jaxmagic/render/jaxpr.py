@@ -152,9 +152,10 @@ def landmark_text(mark) -> str:
     if mark is None:
         return ""
     if mark.kind == "branch":
+        named = f": {mark.name}" if mark.name and mark.name != "<lambda>" else ""
         if mark.cases == 2:
-            return "runs when true" if mark.index == 1 else "runs when false"
-        return f"case {mark.index}"
+            return ("runs when true" if mark.index == 1 else "runs when false") + named
+        return f"case {mark.index}{named}"
     if mark.kind == "loop_body":
         parts = [f"{mark.carried} carried"]
         if mark.per_step:
