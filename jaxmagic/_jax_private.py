@@ -216,6 +216,27 @@ def explanation_logger_names() -> tuple[str, ...]:
     return tuple(module.logger.name for module in modules if hasattr(module, "logger"))
 
 
+CACHE_KEY_PART_MESSAGE = "get_cache_key hash of serialized %s: %s"
+
+
+def cache_key_logger_name() -> str:
+    """The logger on which JAX writes, at DEBUG level, the hash of each part of a persistent
+    cache key (``cache_key.get``: the computation, jaxlib's and the backend's versions, XLA flags,
+    compile options, the devices...), one record per part: ``CACHE_KEY_PART_MESSAGE`` with the
+    part's name and its hash as arguments."""
+    from jax._src import cache_key
+
+    return cache_key.logger.name
+
+
+def persistent_cache_directory() -> str | None:
+    """The persistent compilation cache's directory (``jax_compilation_cache_dir``), if set."""
+    import jax
+
+    directory = jax.config.values.get("jax_compilation_cache_dir")
+    return str(directory) if directory else None
+
+
 def persistent_cache_enabled() -> bool:
     """Whether JAX's persistent compilation cache is in use (``compilation_cache.is_persistent_cache_enabled``)."""
     from jax._src import compilation_cache

@@ -10,7 +10,7 @@ from jaxmagic.stages import JaxprReport
 
 
 def eqn_primitives(html: str) -> list[str]:
-    return re.findall(r'data-primitive="([^"]+)"', html)
+    return re.findall(r'class="jm-l jm-eqn" data-primitive="([^"]+)"', html)
 
 
 @pytest.fixture
@@ -32,7 +32,9 @@ def test_html_is_highlighted_and_self_contained(run, f_defined):
     assert "<style>" in html and "<script" not in html
     assert 'class="jm-tnf">sin<' in html  # the primitive, as a highlighted function name
     assert 'class="jm-tkt">f32[3]<' in html  # a type
-    assert "var(--jp-mirror-editor-" in html  # follows JupyterLab's light and dark themes
+    assert (
+        "var(--jm-function)" in html and 'body[data-jp-theme-light="false"] .jaxmagic{' in html
+    )  # light and dark palettes
 
 
 def test_text_form_has_summary_and_indented_listing(run, f_defined):

@@ -47,7 +47,7 @@ def test_every_jaxpr_magic_showed_its_view(executed_tour):
         assert "jm-jaxpr-report" in html, cell.source
     by_source = {c.source: "".join(_html_outputs(c)) for c in jaxpr_cells}
     assert 'data-primitive="dot_general"' in by_source["%jaxpr policy_forward(obs, weights)"]
-    assert by_source["%jaxpr good_example(x, 4)"].count('data-primitive="add"') == 4
+    assert by_source["%jaxpr good_example(x, 4)"].count('class="jm-l jm-eqn" data-primitive="add"') == 4
     assert "stablehlo.dot_general" in by_source["%jaxpr --stage stablehlo my_func(a, b)"]
     assert "FLOPs" in by_source["%jaxpr --stage hlo --cost my_func(a, b)"]
     assert "<details" in by_source["%jaxpr good_activation(x, True)"]

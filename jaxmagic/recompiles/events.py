@@ -32,7 +32,10 @@ class RecompileEvent:
     comparison is possible; ``program_difference`` holds the same as facts (a
     ``recompiles.programs.ProgramDifference``). ``unwatched_since_before`` is True when the
     "before" side was seen before a stretch when nothing watched: JAX may have compiled other
-    signatures in between, unseen.
+    signatures in between, unseen. For a persistent-cache miss, ``persistent_key_parts`` names the
+    parts of JAX's cache key (``computation``, ``XLA flags``, ``compile_options``...) that differ
+    from the last key recorded for this function in that cache (``()``: none differ; ``None``: no
+    key recorded before), recorded at ``persistent_recorded_at`` (seconds since the epoch).
 
     >>> event = RecompileEvent("step", None, SourceLine("c.py", 2, "<module>", "step(x)"), 0.031,
     ...                        [Cause("shape", argument="x", before="f32[3]", after="f32[4]")])
@@ -60,6 +63,8 @@ class RecompileEvent:
     program_diff: str | None = None
     program_difference: object = field(default=None, repr=False)
     unwatched_since_before: bool = False
+    persistent_key_parts: tuple[str, ...] | None = None
+    persistent_recorded_at: float | None = None
 
     @property
     def advice(self) -> list[str]:

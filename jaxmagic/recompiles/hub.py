@@ -39,6 +39,7 @@ from jaxmagic.recompiles.attribution import (
     user_call_signature,
     user_function_inside,
 )
+from jaxmagic.recompiles.cache_keys import KeyIndex
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, explains, is_explanation
@@ -80,6 +81,7 @@ class _ThreadNotes(threading.local):
         self.explanations: dict[str, str] = {}
         self.traced_calls: dict[str, tuple] = {}
         self.persistent: bool | None = None
+        self.cache_key_parts: dict[str, str] = {}
         self.busy = False
 
 
@@ -117,10 +119,39 @@ class _Memory:
 class _Installation:
     """What was changed in JAX and in logging, to undo it exactly."""
 
-    def __init__(self, explain_was_on: bool, loggers: list[logging.Logger], events: dict[str, str]):
+    def __init__(
+        self,
+        explain_was_on: bool,
+        loggers: list[logging.Logger],
+        events: dict[str, str],
+        key_logger: logging.Logger | None = None,
+        key_logger_level: int = logging.NOTSET,
+    ):
         self.explain_was_on = explain_was_on
         self.loggers = loggers
         self.events = events
+        self.key_logger = key_logger
+        self.key_logger_level = key_logger_level
+
+
+class _CacheKeyFilter(logging.Filter):
+    """Reads the hash of each part of a persistent cache key as JAX logs it (at DEBUG level, which
+    the watch turns on for that one logger); shows the user only what their own logging settings
+    would have shown."""
+
+    def __init__(self, hub: "_Hub"):
+        super().__init__("jaxmagic.recompiles.cache_keys")
+        self.hub = hub
+        self.shown_from = logging.WARNING
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == _jax_private.CACHE_KEY_PART_MESSAGE and len(record.args or ()) == 2:
+            name, digest = record.args
+            parts = self.hub.notes.cache_key_parts
+            if len(parts) > _PENDING_LIMIT:
+                parts.clear()
+            parts[str(name)] = str(digest)
+        return record.levelno >= self.shown_from
 
 
 class _ExplanationFilter(logging.Filter):
@@ -157,6 +188,8 @@ class _Hub:
         self.watch_period = 0  # counts the stretches of watching: compilations in between went unseen
         self.installation: _Installation | None = None
         self.filter = _ExplanationFilter(self)
+        self.key_filter = _CacheKeyFilter(self)
+        self.key_indexes: dict[str | None, KeyIndex] = {}
         self.errors: collections.deque[str] = collections.deque(maxlen=20)
         # Made once, so that unregistering finds the very object registered.
         self.duration_listener = _interruptible(self.on_duration)
@@ -208,9 +241,16 @@ class _Hub:
         self.filter.swallow = not explain_was_on
         for logger in loggers:
             logger.addFilter(self.filter)
+        key_logger, key_level = None, logging.NOTSET
+        with contextlib.suppress(Exception):  # without it, a cache miss is only said to be one
+            key_logger = logging.getLogger(_jax_private.cache_key_logger_name())
+            key_level = key_logger.level
+            self.key_filter.shown_from = key_logger.getEffectiveLevel()
+            key_logger.addFilter(self.key_filter)
+            key_logger.setLevel(logging.DEBUG)  # JAX hashes each part again for it: only when it computes a key
         monitoring.register_event_duration_secs_listener(self.duration_listener)
         monitoring.register_event_listener(self.event_listener)
-        self.installation = _Installation(explain_was_on, loggers, events)
+        self.installation = _Installation(explain_was_on, loggers, events, key_logger, key_level)
 
     def _uninstall(self) -> None:
         import jax
@@ -225,6 +265,9 @@ class _Hub:
             jax.config.update("jax_explain_cache_misses", installation.explain_was_on)
         for logger in installation.loggers:
             logger.removeFilter(self.filter)
+        if installation.key_logger is not None:
+            installation.key_logger.removeFilter(self.key_filter)
+            installation.key_logger.setLevel(installation.key_logger_level)
         self.notes = _ThreadNotes()
 
     # -- JAX's events --------------------------------------------------------------------------
@@ -278,6 +321,7 @@ class _Hub:
         trace_s = notes.traces.pop(base, 0.0)
         lower_s = notes.lowers.pop(jax_name, 0.0)
         persistent, notes.persistent = notes.persistent, None
+        key_parts, notes.cache_key_parts = notes.cache_key_parts, {}
         explanations, notes.explanations = notes.explanations, {}  # the rest: nested traces
         traced = notes.traced_calls.pop(base, None)
         if notes.busy:
@@ -293,6 +337,8 @@ class _Hub:
             )
             if event is None:
                 return None
+            if key_parts and event.persistent_cache is not None:
+                event = self._with_key_difference(event, jax_name, key_parts)
             for log in wanted:
                 log.record(event)
             return self._limit_error(event, wanted)
@@ -410,6 +456,22 @@ class _Hub:
         except Exception as exc:
             self._failed(exc)
             return signature, None
+
+    def _with_key_difference(self, event: RecompileEvent, jax_name: str, parts: dict[str, str]) -> RecompileEvent:
+        """For a persistent-cache miss, which parts of the key differ from the last key recorded
+        for this function in that cache; the key is recorded either way."""
+        directory = _jax_private.persistent_cache_directory()
+        index = self.key_indexes.get(directory)
+        if index is None:
+            index = self.key_indexes[directory] = KeyIndex(directory)
+        if event.persistent_cache is False:
+            found = index.compare(jax_name, parts)
+            if found is not None:
+                event = dataclasses.replace(
+                    event, persistent_key_parts=found.parts, persistent_recorded_at=found.recorded_at
+                )
+        index.record(jax_name, parts)
+        return event
 
     def _limit_error(self, event: RecompileEvent, logs: list):
         """The ``--max`` error to raise at this very call: only in the thread running the watched

@@ -116,9 +116,46 @@ def text(log, *, color: bool = False) -> str:
             lines.extend(indent + paint(f"| {line}", "faint") for line in event.raw.splitlines())
         if event.persistent_cache:
             lines.append(indent + paint("(served from the persistent compilation cache)", "cyan"))
+        elif event.persistent_cache is False:
+            lines.append(indent + paint(f"({persistent_miss(event)})", "faint"))
     if log.total > len(events):
         lines.append(f"  … {log.total - len(events)} earlier compilations not shown")
     return "\n".join(lines)
+
+
+# The parts of JAX's persistent cache key (``cache_key.get``), as a reader names them.
+_KEY_PARTS = {
+    "computation": "the program (its StableHLO)",
+    "jax_lib version": "jaxlib's version",
+    "backend version": "the backend's version",
+    "XLA flags": "the XLA flags",
+    "compile_options": "the compile options (devices, donation, JAX's settings)",
+    "accelerator_config": "the devices",
+    "compression": "the cache's compression",
+    "custom_hook": "the cache's custom hook",
+}
+
+
+def persistent_miss(event) -> str:
+    """Why the persistent compilation cache missed, as far as the recorded keys tell.
+
+    >>> from jaxmagic.recompiles import RecompileEvent
+    >>> persistent_miss(RecompileEvent("step", None, None, 0.1, [], persistent_cache=False,
+    ...                                persistent_key_parts=("computation",), persistent_recorded_at=0.0))[:62]
+    'not in the persistent cache: the program (its StableHLO) chang'
+    """
+    parts = event.persistent_key_parts
+    if parts is None:
+        return "not in the persistent cache: no earlier key of it was recorded in this cache"
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(event.persistent_recorded_at or 0))
+    if not parts:
+        return (
+            f"not in the persistent cache, with the same key as when last compiled ({when}): the entry was "
+            "never written (JAX writes only compilations longer than jax_persistent_cache_min_compile_time_secs, "
+            "1 s by default) or was evicted"
+        )
+    changed = " and ".join(_KEY_PARTS.get(p, p) for p in parts)
+    return f"not in the persistent cache: {changed} changed since it was last compiled into it ({when})"
 
 
 def _site(event) -> str:
@@ -239,7 +276,7 @@ def _row(number: int, event, new_advice: set[str]) -> str:
     if event.persistent_cache:
         badge = '<div class="jm-persistent-hit">persistent cache</div>'
     elif event.persistent_cache is False:
-        badge = '<div class="jm-muted jm-persistent-miss">not in persistent cache</div>'
+        badge = f'<div class="jm-muted jm-persistent-miss" title="{escape(persistent_miss(event))}">not in persistent cache</div>'
     internal = ' <span class="jm-muted">(JAX internal)</span>' if event.internal else ""
     return (
         f'<tr class="jm-recompile-row" data-function="{escape(event.function)}" data-kinds="{escape(kinds)}">'
