@@ -509,9 +509,62 @@ def nearest(earlier: Sequence[CallSignature], now: CallSignature) -> tuple[CallS
     >>> closest is calls[0], [c.kind for c in causes]
     (True, ['shape'])
     """
+    if not earlier:
+        return None, []
+    # A cheap count first (each differing value, leaf type or setting once); the causes are
+    # worked out only for the closest candidates.
+    counts = [difference_count(candidate, now) for candidate in earlier]
+    fewest = min(counts)
     closest, closest_causes = None, []
-    for candidate in earlier:
+    for candidate, count in zip(earlier, counts, strict=True):
+        if count > fewest + 1:
+            continue
         causes = differences(candidate, now)
         if closest is None or len(causes) <= len(closest_causes):
             closest, closest_causes = candidate, causes
     return closest, closest_causes
+
+
+def difference_count(before: CallSignature, after: CallSignature) -> int:
+    """About how many ``Cause`` objects ``differences`` would give, without making them: the
+    function, each option and setting, each static value, each container structure and each
+    leaf whose type, dtype, weak type or placement differs.
+
+    >>> import numpy as np
+    >>> from jaxmagic.recompiles.signatures import describe_call
+    >>> def f(x, y):
+    ...     return x
+    >>> a, b = (describe_call(f, (np.ones(n), np.ones(2)), {}) for n in (3, 4))
+    >>> difference_count(a, b), len(differences(a, b))
+    (1, 1)
+    """
+    count = 0 if before.is_same_function(after) else 1
+    for mine, theirs in ((before.options, after.options), (before.config, after.config)):
+        if mine != theirs:
+            old, new = dict(mine), dict(theirs)
+            count += sum(old.get(k) != new.get(k) for k in {*old, *new})
+    old_params = {p.name: p for p in before.params}
+    for param in after.params:
+        old = old_params.pop(param.name, None)
+        if old is None:
+            count += param.passed != "default"
+        elif old != param:
+            count += _param_difference_count(old, param)
+    return count + sum(p.passed != "default" for p in old_params.values())
+
+
+def _param_difference_count(old: ParamSignature, new: ParamSignature) -> int:
+    if old.static or new.static or old.passed != new.passed:
+        return 1
+    count = old.structure != new.structure
+    before = dict(old.leaves)
+    for path, leaf in new.leaves:
+        was = before.get(path)
+        if was is not None and was != leaf:
+            count += (
+                (was.shape != leaf.shape)
+                + (was.dtype != leaf.dtype)
+                + (was.weak != leaf.weak)
+                + (was.placement != leaf.placement)
+            )
+    return max(count, 1)

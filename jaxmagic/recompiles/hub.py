@@ -192,8 +192,9 @@ class _Hub:
         self.key_indexes: dict[str | None, KeyIndex] = {}
         self.errors: collections.deque[str] = collections.deque(maxlen=20)
         # Made once, so that unregistering finds the very object registered.
-        self.duration_listener = _interruptible(self.on_duration)
-        self.event_listener = _interruptible(self.on_event)
+        self.cost = _Cost()
+        self.duration_listener = _interruptible(self.on_duration, self.cost)
+        self.event_listener = _interruptible(self.on_event, self.cost)
         self.trace_event = self.lower_event = self.compile_event = None
 
     # -- attaching logs ------------------------------------------------------------------------
@@ -489,20 +490,40 @@ class _Hub:
         self.errors.append(f"{type(exc).__name__}: {exc}")
 
 
-def _interruptible(listener):
+def _interruptible(listener, cost: "_Cost"):
     """A listener that lets Ctrl-C through as the user's own: a ``KeyboardInterrupt`` that arrives
-    while jaxmagic reads a compilation stops the user's cell, showing none of jaxmagic's frames."""
+    while jaxmagic reads a compilation stops the user's cell, showing none of jaxmagic's frames.
+    The time it takes is added to ``cost``."""
 
     @functools.wraps(listener)
     def listen(*args, **kwargs):
         __tracebackhide__ = True  # IPython leaves this frame out of the traceback it shows
+        start = time.perf_counter()
         try:
             return listener(*args, **kwargs)
         except KeyboardInterrupt as interruption:
             # the same interruption raised again, not a new error: its cause and context stay as they were
             raise interruption.with_traceback(without_jaxmagic_frames(interruption.__traceback__))  # noqa: B904
+        finally:
+            cost.seconds += time.perf_counter() - start
 
     return listen
+
+
+class _Cost:
+    """Seconds spent in the watch's listeners, all threads together (what the watch adds to
+    compilations; a call served from JAX's caches never reaches them)."""
+
+    seconds = 0.0
+
+
+def watch_seconds() -> float:
+    """Seconds the watch has spent reading compilations since the process started: its own cost.
+
+    >>> watch_seconds() >= 0.0
+    True
+    """
+    return _HUB.cost.seconds
 
 
 _HUB = _Hub()
