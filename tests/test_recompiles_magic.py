@@ -286,7 +286,7 @@ def test_bad_line_input_is_a_usage_error_listing_what_is_accepted(run, line, exp
 
 
 def test_bare_recompiles_before_anything_was_watched(ip, run):
-    magic_module._SESSIONS.pop(ip, None)
+    magic_module.uninstall(ip)  # a fresh session, its hook unregistered (not orphaned)
     magic_module.install(ip)
     shown = run("%recompiles")
     assert shown.usage_error and "needs a sub-command" in shown.usage_error and "%recompiles off" in shown.usage_error
