@@ -56,6 +56,7 @@ NAMESPACE = dict(
     state=State({"a": jnp.ones(3)}, jnp.array(1.0)),
     v=jnp.ones(3),
     ws=(jnp.ones(3), jnp.ones(3)),
+    wl=[jnp.ones(3), jnp.ones(3)],
     w=jnp.ones((4, 2)),
     batch_w=jnp.ones((5, 4, 2)),
 )
@@ -65,6 +66,7 @@ CASES = [
     ("affine(pair, x)", [], None, ["p.w", "p.b", "xs"], ["result"]),  # the parameters' names
     ("scaled(state, v)", [], None, ["state.params['a']", "state.step", "x"], ["result"]),
     ("mix(ws, v, 3)", [], "n", ["ws[0]", "ws[1]", "x"], ["result"]),
+    ("mix(wl, v, 3)", [], "n", ["ws[0]", "ws[1]", "x"], ["result"]),  # a list, by the parameter's name
     ("loss(w, x)", ["grad"], None, ["w", "x"], ["grad of w"]),
     ("loss(w, x)", ["value_and_grad"], None, ["w", "x"], ["value", "grad of w"]),
     ("loss(batch_w, x)", ["vmap"], None, ["w", "x"], ["result"]),
