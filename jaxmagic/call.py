@@ -13,12 +13,19 @@
 from __future__ import annotations
 
 import ast
-import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from jaxmagic import _jax_private, libraries, units
+from jaxmagic.callables import (
+    bind_jitted_method,
+    callable_name,
+    is_function_value,
+    positional_parameters,
+    signature_of,
+    unwrap_jit,
+)
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.jitting import LibraryJitted, UntraceableLeavesStatic, fresh_function, has_untraceable_leaves
 
@@ -177,125 +184,6 @@ def complete_static(
         if index in nums and param.name not in names and param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
             names.append(param.name)
     return tuple(sorted(nums)), tuple(names)
-
-
-def unwrap_jit(fn: Callable) -> Callable:
-    """The Python function inside a ``jax.jit``, ``nnx.jit`` or ``eqx.filter_jit`` wrapper (the
-    callee itself otherwise).
-
-    >>> import jax
-    >>> def f(x):
-    ...     return x
-    >>> unwrap_jit(jax.jit(f)) is f, unwrap_jit(f) is f
-    (True, True)
-    """
-    if _jax_private.is_jitted(fn):
-        return fn.__wrapped__
-    library = libraries.recognise(fn)
-    if library is not None:
-        return library.function
-    return fn
-
-
-def bind_jitted_method(fn: Any, args: tuple) -> tuple[Any, tuple]:
-    """The callee as a function of all its arrays: a method jitted in its class body
-    (``@partial(jax.jit, static_argnums=0)`` on ``def calc(self, y)``), taken from an instance, is
-    that jitted function with the instance as its first argument; so is an object whose
-    ``__call__`` is jitted (an Equinox module's ``filter_jit``), and an object that holds arrays
-    (a model called directly), so that its arrays are inputs rather than constants baked in.
-    """
-    bound = _unbind_jit_wrapper(fn, args)
-    if bound is not None:
-        return bound
-    if inspect.isroutine(fn) or _is_jit_wrapper(fn) or isinstance(fn, functools.partial) or inspect.isclass(fn):
-        return fn, args
-    bound = _unbind_jit_wrapper(fn.__call__ if callable(fn) else None, args)
-    if bound is not None:
-        return bound
-    call_method = type(fn).__call__ if callable(fn) else None
-    if inspect.isfunction(call_method) and _holds_arrays(fn):
-        return call_method, (fn, *args)
-    return fn, args
-
-
-def _unbind_jit_wrapper(method: Any, args: tuple) -> tuple[Any, tuple] | None:
-    inner = getattr(method, "__func__", None)
-    if inspect.ismethod(method) and _is_jit_wrapper(inner):
-        return inner, (method.__self__, *args)
-    # Equinox binds a filter_jit method as ``eqx.Partial(wrapper, instance)``
-    inner, bound, keywords = (
-        getattr(method, "func", None),
-        getattr(method, "args", None),
-        getattr(method, "keywords", None),
-    )
-    if type(method).__qualname__ == "Partial" and _is_jit_wrapper(inner) and isinstance(bound, tuple) and not keywords:
-        return inner, (*bound, *args)
-    return None
-
-
-def _holds_arrays(obj: Any) -> bool:
-    import jax
-
-    leaves = jax.tree_util.tree_leaves(obj)
-    return leaves != [obj] and any(isinstance(leaf, jax.Array) for leaf in leaves)
-
-
-def _is_jit_wrapper(fn: Any) -> bool:
-    return fn is not None and (_jax_private.is_jitted(fn) or libraries.recognise(fn) is not None)
-
-
-def is_function_value(value: Any) -> bool:
-    """True for a function passed as an argument (a ``def``, lambda, partial, builtin or jitted
-    function): JAX cannot trace it, so it can only be static. Modules and other callable objects
-    that hold arrays are not functions here.
-
-    >>> import functools, jax.numpy as jnp
-    >>> is_function_value(jnp.sin), is_function_value(functools.partial(max, 1)), is_function_value(3)
-    (True, True, False)
-    """
-    if isinstance(value, functools.partial):
-        return True
-    if inspect.isfunction(value) or inspect.ismethod(value) or inspect.isbuiltin(value):
-        return True
-    return _jax_private.is_jitted(value) or libraries.recognise(value) is not None
-
-
-def callable_name(fn: Any) -> str:
-    """A short human name for any callable.
-
-    >>> import functools
-    >>> callable_name(functools.partial(print, 1)), callable_name(lambda: 0)
-    ('partial(print)', '<lambda>')
-    """
-    fn = unwrap_jit(fn)
-    if isinstance(fn, functools.partial):
-        return f"partial({callable_name(fn.func)})"
-    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
-    if name is None:
-        name = type(fn).__qualname__
-    return name.replace(".<locals>", "")
-
-
-def signature_of(fn: Callable) -> inspect.Signature | None:
-    """``inspect.signature`` that answers ``None`` instead of raising."""
-    try:
-        return inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-
-
-def positional_parameters(fn: Callable) -> list[str]:
-    """The names of the parameters that can be given by position, in order (``[]`` where Python
-    cannot tell).
-
-    >>> def f(x, /, n, *rest, mode="a"):
-    ...     pass
-    >>> positional_parameters(f)
-    ['x', 'n']
-    """
-    sig = signature_of(fn)
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return [name for name, p in (sig.parameters.items() if sig else ()) if p.kind in kinds]
 
 
 # --------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Sequence
 
-from jaxmagic.call import positional_parameters
+from jaxmagic.callables import positional_parameters
 
 RESULT = "result"
 _OUTPUT_TRANSFORMS = ("grad", "value_and_grad", "jacfwd", "jacrev")

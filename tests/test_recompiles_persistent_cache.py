@@ -68,7 +68,8 @@ def test_a_miss_names_the_key_part_that_changed_across_restarts(tmp_path):
     assert changed["hit"] is False and changed["parts"] == ["computation"]
     assert len(entries(tmp_path)) == 2  # JAX: a second key
     assert "the program (its StableHLO) changed" in changed["words"] and changed["words"] in changed["text"]
-    flags, _ = run(tmp_path, 2.0, XLA_FLAGS="--xla_cpu_enable_fast_math=false")
+    more_flags = f"{os.environ.get('XLA_FLAGS', '')} --xla_cpu_enable_fast_math=false".strip()
+    flags, _ = run(tmp_path, 2.0, XLA_FLAGS=more_flags)  # the same devices, one more flag
     assert flags["hit"] is False and flags["parts"] == ["XLA flags"] and len(entries(tmp_path)) == 3
 
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import _jax_private
+from jaxmagic import _jax_private, callables
 from jaxmagic.doctor.clues import MISSING, ParsedSource, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import PITFALLS
@@ -75,7 +75,7 @@ class Case:
             for frame in reversed(self.frames):
                 if frame.function == self.traced.name.rsplit(".", 1)[-1]:
                     return frame
-        inner = rewrites.python_function(self.fn)
+        inner = callables.python_function(self.fn)
         code = getattr(inner, "__code__", None)
         for frame in reversed(self.frames):
             if code is not None and frame.code is code:
@@ -485,7 +485,7 @@ def magic_hint(case: Case, names: list[str]) -> list[tuple[Words, str]]:
 
     ``[]`` when the user jitted it (the hint needs ``case.fn``, the plain function a magic traced).
     """
-    if not names or case.fn is None or case.call_site is not None or rewrites.python_function(case.fn) is None:
+    if not names or case.fn is None or case.call_site is not None or callables.python_function(case.fn) is None:
         return []
     if _jax_private.is_jitted(case.fn):
         return []

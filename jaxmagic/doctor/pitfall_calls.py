@@ -19,7 +19,7 @@ import jax
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import _jax_private, sources
+from jaxmagic import _jax_private, callables, sources
 from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
@@ -218,7 +218,7 @@ def _callee_name(call: ast.Call | None, callee: Any) -> str:
     """The name the user calls the function by (``step``), else its Python name."""
     if call is not None and isinstance(call.func, (ast.Name, ast.Attribute)):
         return ast.unparse(call.func)
-    inner = rewrites.python_function(callee)
+    inner = callables.python_function(callee)
     return inner.__name__ if inner is not None else "the jitted function"
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.method_rewrites as method_rewrites
 import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic import callables
 from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.clues import MISSING
 from jaxmagic.doctor.diagnosis import Diagnosis
@@ -79,7 +80,7 @@ def non_array_argument(case: Case) -> NonArrayArgument | None:
     frame = case.innermost
     if detail is None or frame is None:
         return None
-    function = rewrites.python_function(_find(detail.group("qualname"), frame.frame.f_globals))
+    function = callables.python_function(_find(detail.group("qualname"), frame.frame.f_globals))
     located = clues.function_of_code(function.__code__) if function is not None else None
     if located is None or not isinstance(located[1], ast.FunctionDef):
         return None

@@ -14,10 +14,10 @@ import ast
 import functools
 import inspect
 import textwrap
-import types
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+from jaxmagic.callables import python_function
 from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, source_of
 
 MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
@@ -329,34 +329,6 @@ def insert_decorator_edit(fnode: ast.AST, text: str) -> Edit:
     first = function_first_line(fnode)
     anchor = Span(first, first, fnode.col_offset, fnode.col_offset)
     return Edit(anchor, f"@{text}\n")
-
-
-def python_function(fn: Any) -> types.FunctionType | None:
-    """The plain Python function behind a jitted function, partial, bound method or callable object.
-
-    >>> import functools
-    >>> def f(x, n):
-    ...     return x
-    >>> python_function(functools.partial(f, n=2)) is f, python_function(len)
-    (True, None)
-    """
-    seen = 0
-    while fn is not None and seen < 8:
-        seen += 1
-        if isinstance(fn, types.FunctionType):
-            return fn
-        wrapped = getattr(fn, "__wrapped__", None)
-        if wrapped is not None:
-            fn = wrapped
-        elif isinstance(fn, functools.partial):
-            fn = fn.func
-        elif isinstance(fn, types.MethodType):
-            fn = fn.__func__
-        elif callable(fn) and not isinstance(fn, type):
-            fn = type(fn).__call__
-        else:
-            return None
-    return None
 
 
 def lookup_in(namespace: dict) -> Callable[[str], Any]:

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic import callables
 from jaxmagic.sources import CellNamer
 
 MAX_FUNCTIONS = 20  # user functions followed from the traced one (helpers it calls)
@@ -107,7 +108,7 @@ def user_functions(fn: Any, arguments=()) -> list[types.FunctionType]:
     >>> [g.__name__ for g in user_functions(f)]
     ['f', 'helper']
     """
-    first = rewrites.python_function(fn)
+    first = callables.python_function(fn)
     if first is None:
         return []
     found = [first] + [m for m in argument_methods(arguments) if m is not first]
@@ -116,7 +117,7 @@ def user_functions(fn: Any, arguments=()) -> list[types.FunctionType]:
         current = queue.pop(0)
         for load in global_loads(current):
             value = current.__globals__.get(load.name)
-            helper = rewrites.python_function(value) if value is not None and callable(value) else None
+            helper = callables.python_function(value) if value is not None and callable(value) else None
             if (
                 isinstance(helper, types.FunctionType)
                 and helper not in found

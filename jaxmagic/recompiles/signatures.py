@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from jaxmagic import units
-from jaxmagic.call import callable_name
+from jaxmagic.callables import callable_name, innermost
 from jaxmagic.recompiles.attributes import Attribute, attributes_of, object_text
 from jaxmagic.recompiles.leaves import LeafType, describe_leaf
 
@@ -391,25 +391,6 @@ def _cell_value(cell) -> Any:
         return cell.cell_contents
     except ValueError:  # an empty cell
         return None
-
-
-def innermost(fun: Any) -> Any:
-    """The Python function whose code runs: through partials, bound methods, ``__wrapped__``
-    (a jax.jit wrapper) and callable objects (their ``__call__``)."""
-    for _ in range(16):
-        if isinstance(fun, functools.partial):
-            fun = fun.func
-        elif inspect.ismethod(fun):
-            fun = fun.__func__
-        elif hasattr(fun, "__wrapped__") and callable(fun.__wrapped__):
-            fun = fun.__wrapped__
-        else:
-            break
-    if not hasattr(fun, "__code__") and callable(fun):
-        call = type(fun).__call__
-        if hasattr(call, "__code__"):
-            return call
-    return fun
 
 
 def definition_line(code) -> int:

@@ -21,7 +21,8 @@ from typing import Any, Callable, ContextManager
 import jax
 import numpy as np
 
-from jaxmagic.call import Call, positional_parameters
+from jaxmagic.call import Call
+from jaxmagic.callables import positional_parameters
 from jaxmagic.errors import UsageProblem
 from jaxmagic.jitting import fresh_function
 
