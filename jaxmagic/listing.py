@@ -112,7 +112,6 @@ class Record:
     title: str = ""
     primitive: str = ""
     source: SourceLine | None = None
-    same_source: bool = False  # the same user line as the equation before it in this block
     n_eqns: int = 0  # for "open": equations in the block, nested ones included
     hidden: int = 0  # for "more"
     path: tuple = field(default=())  # index path of this equation, e.g. (3, "branches[1]", 0)
@@ -377,7 +376,6 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
     invars = " ".join(namer.binder(v) for v in inner.invars)
     header = f"{{ lambda {consts}; {invars}. let" if consts else f"{{ lambda ; {invars}. let"
     yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path, landmark=mark)
-    previous: SourceLine | None = None
     previous_group = None
     eqns = inner.eqns
     for index, eqn in enumerate(eqns):
@@ -395,10 +393,6 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         params = params_text(eqn.params)
         text = f"{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
         source = user_source_line(eqn.source_info, cell_namer) if with_source else None
-        same = (
-            source is not None and previous is not None and (source.file, source.line) == (previous.file, previous.line)
-        )
-        previous = source
         eqn_path = path + (index,)
         scope, derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))
         group = (source.file, source.line, scope, derivative) if source is not None else None
@@ -410,7 +404,6 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
             text=text,
             primitive=eqn.primitive.name,
             source=source,
-            same_source=same,
             path=eqn_path,
             scope=scope,
             derivative=derivative,

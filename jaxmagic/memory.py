@@ -22,7 +22,6 @@ MEMORY_FIELDS = {
     "temp_size_in_bytes": "temporaries",
     "generated_code_size_in_bytes": "code",
 }
-MEMORY_KEYS = tuple(MEMORY_FIELDS.values())
 
 
 def compiled_memory(compiled) -> dict[str, int]:

@@ -63,7 +63,6 @@ class TracedFunction:
     line: int
     traced_for: str  # "jit", "vmap", ...
     arguments: tuple[str, ...] = ()  # the traced arguments the failing value depends on
-    from_operations: bool = False  # the value was computed inside the function, not an argument
 
 
 def traced_function(message: str) -> TracedFunction | None:
@@ -85,7 +84,6 @@ def traced_function(message: str) -> TracedFunction | None:
         line=int(match.group("line")),
         traced_for=match.group("kind"),
         arguments=arguments,
-        from_operations="became a tracer due to JAX operations" in message,
     )
 
 

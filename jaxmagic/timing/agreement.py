@@ -72,8 +72,8 @@ def mismatch(reference, output, *, rtol: float | None = None, atol: float | None
     Leaves of ``reference`` that are ``None`` are not compared. ``rtol`` / ``atol`` override the
     per-dtype defaults of ``tolerance``.
     """
-    ref_leaves, ref_tree = jax.tree_util.tree_flatten_with_path(reference, is_leaf=lambda x: x is None)
-    out_leaves, out_tree = jax.tree_util.tree_flatten_with_path(output, is_leaf=lambda x: x is None)
+    ref_leaves, _ = jax.tree_util.tree_flatten_with_path(reference, is_leaf=lambda x: x is None)
+    out_leaves, _ = jax.tree_util.tree_flatten_with_path(output, is_leaf=lambda x: x is None)
     if len(ref_leaves) != len(out_leaves) or [p for p, _ in ref_leaves] != [p for p, _ in out_leaves]:
         return Mismatch("output", f"the structure differs: {_structure(reference)} vs {_structure(output)}")
     for (path, expected), (_, actual) in zip(ref_leaves, out_leaves, strict=True):

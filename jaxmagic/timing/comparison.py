@@ -45,10 +45,6 @@ class Timing:
     source: str = "repeats"
 
     @property
-    def from_first_call(self) -> bool:
-        return self.source == "first call"
-
-    @property
     def repeat(self) -> int:
         return len(self.all_runs)
 
