@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from jax.extend import core as jcore
 
 from jaxmagic import _jax_private, units
-from jaxmagic.sources import CellNamer, SourceLine, no_cells, user_source_line, user_traceback
+from jaxmagic.sources import (
+    CellNamer,
+    SourceLine,
+    no_cells,
+    pick_user_frame,
+    source_line,
+    user_source_line,
+    user_traceback,
+)
 
 PARAM_TEXT_LIMIT = 80
 # Parameters that say nothing a reader needs when they hold their default value.
@@ -121,7 +129,15 @@ class Record:
     params: str = ""  # for "eqn": the ``[...]`` part of ``text`` (empty when it has none)
     opens_group: bool = False  # for "eqn": the first of a run made by one source line, phase and scope
     group_eqns: int = 0  # for an "eqn" that opens a group: equations in the run, nested ones included
-    traceback: tuple = ()  # for "eqn": the ``SourceLine`` of each frame that made it, outermost first
+    source_info: Any = field(default=None, repr=False)  # for "eqn": JAX's, read by ``traceback()``
+    cell_namer: CellNamer | None = field(default=None, repr=False)
+
+    def traceback(self) -> tuple[SourceLine, ...]:
+        """For an equation: the ``SourceLine`` of each call that made it, outermost first (read
+        when asked: only the notebook view shows it)."""
+        if self.source_info is None:
+            return ()
+        return user_traceback(self.source_info, self.cell_namer or no_cells)
 
     def short_text(self, limit: int = 48) -> str:
         """``text`` with parameters longer than ``limit`` characters cut to ``[...…]``.
@@ -355,17 +371,42 @@ def name_stack_facts(name_stack) -> tuple[str, str]:
     return "/".join(scopes), derivative
 
 
-def _run_length(eqns, start: int, group, cell_namer) -> int:
-    """Equations (nested ones included) in the run from ``eqns[start]`` that one source line made
-    in one phase and scope."""
-    total = 0
-    for eqn in eqns[start:]:
-        source = user_source_line(eqn.source_info, cell_namer)
-        scope, derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))
-        if source is None or (source.file, source.line, scope, derivative) != group:
-            break
-        total += 1 + sum(count_eqns(j) for _, j in sub_jaxprs(eqn.params))
-    return total
+class _Origins:
+    """Where each equation of one block comes from — ``(source, scope, derivative)`` — worked out
+    once per equation, whoever asks first (the listing, or the count of a run ahead of it)."""
+
+    def __init__(self, eqns, with_source: bool, cell_namer: CellNamer):
+        self.eqns, self.with_source, self.cell_namer = eqns, with_source, cell_namer
+        self._groups: dict[int, tuple | None] = {}
+
+    def __getitem__(self, index: int) -> tuple:
+        """``(source, scope, derivative)`` of a shown equation (its ``SourceLine`` with the text)."""
+        group = self.group(index)
+        if group is None:
+            return None, *name_stack_facts(getattr(self.eqns[index].source_info, "name_stack", ""))
+        file, line, function, scope, derivative = group
+        return source_line(file, line, function, self.cell_namer), scope, derivative
+
+    def group(self, index: int):
+        """The run an equation belongs to: its source file, line and function, scope and phase
+        (``None``: no line of the user's) — without reading the line's text."""
+        if index not in self._groups:
+            info = self.eqns[index].source_info
+            frame = pick_user_frame(_jax_private.traceback_frames(info)) if self.with_source else None
+            self._groups[index] = (
+                (*frame, *name_stack_facts(getattr(info, "name_stack", ""))) if frame is not None else None
+            )
+        return self._groups[index]
+
+    def run_length(self, start: int) -> int:
+        """Equations (nested ones included) in the run from ``start`` that one source line made in
+        one phase and scope."""
+        group, total = self.group(start), 0
+        for index in range(start, len(self.eqns)):
+            if self.group(index) != group:
+                break
+            total += 1 + sum(count_eqns(j) for _, j in sub_jaxprs(self.eqns[index].params))
+        return total
 
 
 def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None) -> Iterator[Record]:
@@ -378,6 +419,7 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
     yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path, landmark=mark)
     previous_group = None
     eqns = inner.eqns
+    origins = _Origins(eqns, with_source, cell_namer)
     for index, eqn in enumerate(eqns):
         if budget[0] <= 0:
             hidden = sum(1 + sum(count_eqns(j) for _, j in sub_jaxprs(e.params)) for e in eqns[index:])
@@ -392,10 +434,9 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         ins = " ".join(namer(v) for v in eqn.invars)
         params = params_text(eqn.params)
         text = f"{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
-        source = user_source_line(eqn.source_info, cell_namer) if with_source else None
+        source, scope, derivative = origins[index]
         eqn_path = path + (index,)
-        scope, derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))
-        group = (source.file, source.line, scope, derivative) if source is not None else None
+        group = origins.group(index)
         opens = group is not None and group != previous_group
         previous_group = group
         yield Record(
@@ -408,9 +449,10 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
             scope=scope,
             derivative=derivative,
             params=params,
-            traceback=user_traceback(eqn.source_info, cell_namer) if with_source else (),
+            source_info=eqn.source_info if with_source else None,
+            cell_namer=cell_namer,
             opens_group=opens,
-            group_eqns=_run_length(eqns, index, group, cell_namer) if opens else 0,
+            group_eqns=origins.run_length(index) if opens else 0,
         )
         for name, sub in sub_jaxprs(eqn.params):
             yield from _block(

@@ -86,7 +86,10 @@ def without_jaxmagic_frames(tb: types.TracebackType | None, *, jax_too: bool = F
 
 
 def is_library_file(filename: str) -> bool:
-    """True for installed packages and the standard library (code the user did not write)."""
+    """True for installed packages and the standard library (code the user did not write),
+    frozen standard modules (``<frozen runpy>``) included."""
+    if filename.startswith("<frozen "):
+        return True
     path = os.path.normpath(os.path.abspath(filename))
     return any(path.startswith(d + os.sep) for d in _LIBRARY_DIRS)
 
@@ -135,10 +138,21 @@ def source_line(file: str, line: int, function: str, cell_namer: CellNamer = no_
 
 
 def user_traceback(source_info, cell_namer: CellNamer = no_cells) -> tuple[SourceLine, ...]:
-    """The frames behind a JAX equation that are not JAX's or jaxmagic's (the user's own code and
-    the libraries it called), outermost first: the call chain that made the equation."""
-    frames = [f for f in _jax_private.traceback_frames(source_info) if _file_kind(f[0]) != _JAX_OR_JAXMAGIC]
-    return tuple(source_line(*frame, cell_namer=cell_namer) for frame in reversed(frames))
+    """The call chain that made a JAX equation, outermost first: from the outermost frame of the
+    user's own code inwards, leaving out JAX's and jaxmagic's frames (the libraries the user's code
+    called stay; whatever called the user's code — jaxmagic's magic, IPython, a test runner —
+    does not)."""
+    inside = []
+    for frame in _jax_private.traceback_frames(source_info):  # innermost first
+        if is_jaxmagic_file(frame[0]):
+            break  # what called the traced code: a magic, and whoever ran it
+        inside.append(frame)
+    outermost_first = inside[::-1]
+    start = next((i for i, f in enumerate(outermost_first) if _file_kind(f[0]) == _USER), None)
+    if start is None:
+        return ()
+    chain = [f for f in outermost_first[start:] if _file_kind(f[0]) != _JAX_OR_JAXMAGIC]
+    return tuple(source_line(*frame, cell_namer=cell_namer) for frame in chain)
 
 
 def user_source_line(source_info, cell_namer: CellNamer = no_cells) -> SourceLine | None:

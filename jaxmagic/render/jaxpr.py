@@ -312,7 +312,7 @@ def _filter_bar(listing_id: str, primitives: list[str]) -> str:
 
 def _made_by(record: Record) -> str:
     """An equation's call chain, outermost first, for its hover text."""
-    return "\n".join(f"{line.label} in {line.function}: {line.text}" for line in record.traceback)
+    return "\n".join(f"{line.label} in {line.function}: {line.text}" for line in record.traceback())
 
 
 def _listing_html(records: list[Record], primitives: list[str] | None = None, names: dict | None = None) -> str:
@@ -344,18 +344,14 @@ def _listing_html(records: list[Record], primitives: list[str] | None = None, na
         elif r.kind == "eqn":
             code = next(lines)
             if r.opens_group:
-                title = escape(f"{r.source.file}:{r.source.line} in {r.source.function}")
+                chain = _made_by(r)  # the calls that made this run of equations, on hover
+                title = escape(f"made by:\n{chain}" if chain else f"{r.source.file}:{r.source.line}")
                 heading, count = group_heading(r)
                 out.append(
                     f'<div class="jm-l jm-srcrow"{pad}><span class="jm-src" title="{title}">{escape(heading)}</span>'
                     f'<span class="jm-muted">{escape(count)}</span></div>'
                 )
-            hover = "\n\n".join(
-                part
-                for part in (r.text if r.short_text() != r.text else "", _made_by(r) and "made by:\n" + _made_by(r))
-                if part
-            )
-            title = f' title="{escape(hover)}"' if hover else ""
+            title = f' title="{escape(r.text)}"' if r.short_text() != r.text else ""  # whole on hover
             where = f' data-src="  # {escape(r.source.label)}"' if r.source is not None else ""
             out.append(
                 f'<div class="jm-l jm-eqn" data-primitive="{escape(r.primitive)}"{where}{pad}{title}>'
