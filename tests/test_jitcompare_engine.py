@@ -66,13 +66,17 @@ def test_slow_repeat_warning_as_timeit_gives_it():
     steady = _timing_warnings({"jit": Timing("jit", [1e-3, 1.1e-3, 1.2e-3], loops=100)}, plans, 1e-9, set())
     jumpy = _timing_warnings({"jit": Timing("jit", [1e-3, 1.1e-3, 9e-3], loops=100)}, plans, 1e-9, set())
     assert steady == []
-    assert len(jumpy) == 1 and "slowest repeat took 9.0× longer than the fastest" in jumpy[0]
+    (note,) = jumpy  # a fact with its number, and its sentence
+    assert (note.kind, note.mode, note.warning) == ("uneven_repeats", "jit", True)
+    assert note.facts["ratio"] == pytest.approx(9.0)
+    assert "slowest repeat took 9.0× longer than the fastest" in note.text
 
 
 def test_timer_resolution_warning_depends_on_how_long_a_repeat_lasts():
     timing = Timing("jit", [2e-6, 2e-6], loops=10)
     short = _timing_warnings({"jit": timing}, {"jit": stopwatch_plan(10)}, 5e-8, set())
-    assert short and "timer's resolution" in short[0]
+    assert [n.kind for n in short] == ["timer_floor"] and "timer's resolution" in short[0].text
+    assert short[0].facts["stretch_s"] == pytest.approx(2e-5)
     long_repeats = Timing("jit", [2e-6, 2e-6], loops=100_000)
     assert _timing_warnings({"jit": long_repeats}, {"jit": stopwatch_plan(100_000)}, 5e-8, set()) == []
 

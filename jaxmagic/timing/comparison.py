@@ -18,10 +18,19 @@ from typing import Sequence
 
 from jaxmagic.report import Report
 from jaxmagic.timing.interval import contains_one, ratio_interval
+from jaxmagic.timing.notes import Note
 from jaxmagic.timing.stopwatch import CompileCost
 from jaxmagic.units import format_seconds
 
-__all__ = ["Comparison", "CompileCost", "Timing", "break_even", "slower_than_eager_warnings"]
+__all__ = [
+    "Comparison",
+    "CompileCost",
+    "Note",
+    "Timing",
+    "break_even",
+    "slower_than_eager_notes",
+    "slower_than_eager_warnings",
+]
 
 
 @dataclass
@@ -94,7 +103,8 @@ class Comparison(Report):
     - ``memory``: compiled mode -> bytes from XLA's ``memory_analysis()`` (``arguments``,
       ``outputs``, ``aliased``, ``temporaries``, ``code``), per device; ``eager`` ->
       ``{"intermediates": ...}``, the arrays an op-by-op run writes out (a lower bound).
-    - ``warnings``: what may make the figures misleading; ``notes``: how the modes were set up.
+    - ``warnings``: what may make the figures misleading; ``notes``: how the modes were set up;
+      ``facts``: the same as ``timing.notes.Note`` objects (a kind, the mode, the numbers).
     - ``calls``: mode -> how many times it was called in all (first call, warm-up and repeats):
       eager ran the user's Python function that many times; a compiled mode ran its program that
       many times and the Python function only while tracing.
@@ -127,6 +137,7 @@ class Comparison(Report):
         devices: str,
         requested: Sequence[str],
         calls: dict | None = None,
+        facts: list | None = None,
     ):
         self.name = name
         self.modes: dict[str, Timing] = modes
@@ -141,6 +152,7 @@ class Comparison(Report):
         self.devices = devices
         self.requested = tuple(requested)
         self.calls: dict[str, int] = dict(calls or {})
+        self.facts: list[Note] = facts if facts is not None else []
 
     @property
     def compile(self) -> CompileCost | None:
@@ -229,7 +241,7 @@ def break_even(eager_per_call: float, jit_first_call: float, jit_per_call: float
     return math.ceil((jit_first_call - jit_per_call) / saved_per_call - 1e-12)
 
 
-def slower_than_eager_warnings(report: Comparison) -> list[str]:
+def slower_than_eager_notes(report: Comparison) -> list[Note]:
     """A warning when jit is slower than eager beyond the noise, saying how sure that is; none when
     the speed-up's interval contains 1 (the headline then says there is no measurable difference).
 
@@ -237,19 +249,15 @@ def slower_than_eager_warnings(report: Comparison) -> list[str]:
     ...     "jit": Timing("jit", [2e-4, 2.02e-4, 1.98e-4], 10)}, first_calls={}, memory={}, warnings=[],
     ...     notes=[], setups={}, budget=6.0, elapsed=1.0, interrupted=False, devices="1 × cpu",
     ...     requested=("eager", "jit"))
-    >>> slower_than_eager_warnings(slow)[0][:54]
+    >>> slower_than_eager_notes(slow)[0].text[:54]
     'jit is slower than eager here (0.50×; 95% interval 0.4'
     """
     if report.speedup is None or report.speedup >= 1 or report.measurable is False:
         return []
-    found = report.speedup_interval
-    how_sure = (
-        f"95% interval {found[0]:.2f}–{found[1]:.2f}× from {report.modes['jit'].repeat} repeats"
-        if found
-        else "from a single sample, so not sure"
-    )
-    return [
-        f"jit is slower than eager here ({report.speedup:.2f}×; {how_sure}): the work is too small for compiling "
-        f"to pay off, and each jit call has a dispatch cost of its own. jit pays off on functions with many "
-        f"operations on large arrays; keep this one eager, or jit a larger function that calls it."
-    ]
+    facts = {"speedup": report.speedup, "interval": report.speedup_interval, "repeats": report.modes["jit"].repeat}
+    return [Note("slower_than_eager", warning=True, mode="jit", facts=facts)]
+
+
+def slower_than_eager_warnings(report: Comparison) -> list[str]:
+    """The sentences of ``slower_than_eager_notes``."""
+    return [note.text for note in slower_than_eager_notes(report)]

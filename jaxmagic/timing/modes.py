@@ -25,6 +25,7 @@ from jaxmagic.call import Call
 from jaxmagic.callables import positional_parameters
 from jaxmagic.errors import UsageProblem
 from jaxmagic.jitting import fresh_function
+from jaxmagic.timing.notes import Note
 
 MODES = ("eager", "jit", "sharded", "pmap")
 DEFAULT_MODES = ("eager", "jit")
@@ -130,7 +131,7 @@ class Runner:
     donated_names: tuple[str, ...] = ()  # the donated parameters' names, for arguments given by keyword
     jitted: Any = None
     to_reference: Callable[[Any], Any] | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # how this mode was set up, as facts
 
     def context(self) -> ContextManager:
         """What every call of this mode runs inside (eager: ``jax.disable_jit()``). A compiled mode
@@ -217,10 +218,7 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
             to_reference=lambda out: out,
         )
         if converted:
-            runner.notes.append(
-                f"eager: {converted} NumPy array{'s were' if converted != 1 else ' was'} given; eager and jit ran on "
-                f"device copies (jnp.asarray), so neither mode pays a copy to the device per call."
-            )
+            runner.notes.append(Note("numpy_converted", mode="eager", facts={"count": converted}))
         return runner
     if mode == "jit":
         jitted = jitted_version(call)
@@ -503,7 +501,5 @@ def _pmap(call: Call, split: str | None) -> Runner:
         to_reference=merged,
     )
     if call.donate_argnums:
-        runner.notes.append(
-            "pmap: donated arguments are not donated in pmap mode (it runs on copies placed on each device)."
-        )
+        runner.notes.append(Note("pmap_no_donation", mode="pmap"))
     return runner

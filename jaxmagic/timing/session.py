@@ -20,20 +20,15 @@ from jaxmagic import libraries, streams
 from jaxmagic import memory as memory_reader
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_warnings
+from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_notes
+from jaxmagic.timing.notes import TIMER_FLOOR_FACTOR, Note
 from jaxmagic.timing.stopwatch import TIMER
-from jaxmagic.units import format_seconds
 
 DEFAULT_REPEAT = 7
 DEFAULT_BUDGET_S = 6.0
 SLOW_REPEAT_RATIO = 4.0  # as %timeit: warn when the slowest repeat is this much slower
-TIMER_FLOOR_FACTOR = 1000  # a timed stretch shorter than this many timer floors is imprecise
 OVERRUN_FACTOR = 1.25  # repeats stop when the budget is overrun by this factor
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
-SIMULATED_DEVICES_NOTE = (
-    "The devices are simulated on the CPU and share its cores: sharded and pmap show what "
-    "splitting the work costs, not the speed-up real accelerators give."
-)
 
 __all__ = [
     "Comparison",
@@ -92,7 +87,7 @@ def compare(
         on_progress=on_progress,
     )
     if copied:
-        session.notes.append(nnx_copies_note(copied))
+        session.say("nnx_copies", names=copied)
     return session.run()
 
 
@@ -105,20 +100,6 @@ def _nnx_arguments(call: Call) -> list[str]:
     except (AttributeError, TypeError):
         bound = {f"args[{i}]": a for i, a in enumerate(call.args)} | dict(call.kwargs)
     return [name for name, value in bound.items() if libraries.holds_nnx_objects((value,), {})]
-
-
-def nnx_copies_note(names: list[str]) -> str:
-    """What %jitcompare did with the user's NNX objects.
-
-    >>> nnx_copies_note(["model", "optimizer"])[:59]
-    'Timed on copies of `model` and `optimizer` (nnx.clone): wha'
-    """
-    quoted = [f"`{n}`" for n in names]
-    listed = " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
-    return (
-        f"Timed on copies of {listed} (nnx.clone): what the calls changed in them (a training step's updates, "
-        "an optimizer's step count) went to the copies, and yours are as they were."
-    )
 
 
 def check_settings(
@@ -187,7 +168,16 @@ class _Session:
     calls: dict = field(default_factory=dict)  # mode -> calls made, the first included
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    facts: list = field(default_factory=list)  # every Note; ``warnings`` and ``notes`` hold their sentences
     phase: str = "setting up"
+
+    def say(self, kind: str, *, warning: bool = False, mode: str | None = None, **facts) -> None:
+        """Record a note of ``kind`` with its facts (its sentence goes to ``warnings`` or ``notes``)."""
+        self.record(Note(kind, warning=warning, mode=mode, facts=facts))
+
+    def record(self, note: Note) -> None:
+        self.facts.append(note)
+        (self.warnings if note.warning else self.notes).append(note.text)
 
     # -- the whole run -------------------------------------------------------------------------
     def run(self) -> Comparison:
@@ -195,7 +185,7 @@ class _Session:
         self.deadline = self.start + self.budget
         interrupted = False
         if _jit_disabled() and any(mode != "eager" for mode in self.modes):
-            self.notes.append(JIT_DISABLED_NOTE)
+            self.say("jit_disabled")
         with python_warnings.catch_warnings(record=True) as caught:
             python_warnings.simplefilter("always")
             try:
@@ -209,9 +199,7 @@ class _Session:
                 self._later_calls(self._repeats)
             except KeyboardInterrupt:
                 interrupted = True
-                self.warnings.append(
-                    f"Interrupted (Ctrl-C) while {self.phase}: the report shows what was measured until then."
-                )
+                self.say("interrupted", warning=True, phase=self.phase)
         self._jax_warnings(caught)
         self._print_notes()
         return self._report(interrupted)
@@ -237,10 +225,11 @@ class _Session:
         except Exception as exc:
             raise UserCodeError(exc, during=f"placing the arguments of {self.call.name} for {mode} mode") from None
         self.runners[mode] = runner
-        self.notes += runner.notes
+        for note in runner.notes:
+            self.record(note)
         simulated = mode in mode_setup.MULTI_DEVICE_MODES and mode_setup.simulated_devices()
-        if simulated and SIMULATED_DEVICES_NOTE not in self.notes:
-            self.notes.append(SIMULATED_DEVICES_NOTE)
+        if simulated and not any(n.kind == "simulated_devices" for n in self.facts):
+            self.say("simulated_devices")
 
     def _tell(self, stage: str, mode: str | None = None, index: int | None = None, of: int | None = None) -> None:
         progress.tell(
@@ -265,11 +254,8 @@ class _Session:
             self.calls[mode] = 1
             self.outputs[mode] = output
             if mode != "eager" and cost.persistent_cache_hits:
-                self.notes.append(
-                    f"{mode}: its first call was served by JAX's persistent compilation cache "
-                    f"(jax_compilation_cache_dir): XLA's compile took {format_seconds(cost.compile_s)} of a "
-                    f"{format_seconds(cost.first_call_s)} first call, where a cold compile costs more; the "
-                    f"break-even count rests on this first call, as the next session's will."
+                self.say(
+                    "persistent_cache_first_call", mode=mode, compile_s=cost.compile_s, first_call_s=cost.first_call_s
                 )
         if failures:
             mode, exc = next(iter(failures.items()))
@@ -290,33 +276,17 @@ class _Session:
                 continue
             comparable = self.runners[mode].to_reference(output)
             if mode == "pmap" and all(leaf is None for leaf in _leaves(comparable)):
-                self.notes.append(
-                    f"pmap: results not compared with {reference}'s: every device returns its own "
-                    f"small result (f of its slice), which {reference} has no counterpart for."
-                )
+                self.say("pmap_per_device_results", mode=mode, reference=reference)
                 continue
             found = agreement.mismatch(self.outputs[reference], comparable, rtol=self.rtol, atol=self.atol)
             if found is None:
                 continue
             if mode == "pmap" and not found.detail.startswith("values"):
-                self.notes.append(
-                    f"pmap: results not compared with {reference}'s: each device runs f on its own "
-                    f"slice of the leading axis ({found})."
-                )
+                self.say("pmap_slices_differ", mode=mode, reference=reference, difference=str(found))
             elif mode == "pmap":
-                self.warnings.append(
-                    f"pmap and {reference} results differ beyond tolerance: {found}. Under pmap each device sees only "
-                    f"its slice of the leading axis, so a function that mixes rows (a mean or sum over the batch) "
-                    f"computes something else; the sharded mode keeps the function's meaning."
-                )
+                self.say("pmap_results_differ", warning=True, mode=mode, reference=reference, difference=str(found))
             else:
-                self.warnings.append(
-                    f"{mode} and {reference} results differ beyond tolerance: {found}. The usual causes: the function "
-                    f"reads Python state that changes between calls (a global, a counter, Python randomness), or a "
-                    f"computation is sensitive to float rounding that XLA's fusion changes (--rtol / --atol loosen "
-                    f"the check), or XLA rewrote the algebra (log(exp(x)) becomes x under jit, so an overflow "
-                    f"to inf or a NaN in one mode need not happen in the other)."
-                )
+                self.say("results_differ", warning=True, mode=mode, reference=reference, difference=str(found))
 
     def _memory(self) -> None:
         self.phase = "reading XLA's memory analysis"
@@ -327,9 +297,7 @@ class _Session:
             cost = self.first_calls[mode]
             # jit's caches make this free after the first call; pmap compiles again.
             if mode == "pmap" and cost.one_time_s > max(0.0, self._remaining()) / 4:
-                self.notes.append(
-                    "pmap: memory analysis skipped (it would compile the program again, and the budget is short)."
-                )
+                self.say("pmap_memory_skipped", mode=mode)
                 continue
             try:
                 self.memory[mode] = memory_reader.compiled_memory(runner.lowered().compile())
@@ -377,23 +345,14 @@ class _Session:
             loops, repeat = planned
             self.plans[mode] = _Plan(loops, repeat)
             if planned != wanted[mode]:
-                cuts.append(f"{mode} {_runs(repeat, loops)} instead of {_runs(wanted[mode][1], wanted[mode][0])}")
+                cuts.append((mode, repeat, loops, wanted[mode][1], wanted[mode][0]))
         if cuts:
-            self.warnings.append(
-                f"To stay within the {_seconds(self.budget)} budget, the timing was cut: {'; '.join(cuts)}. "
-                f"--budget raises it."
-            )
+            self.say("budget_cut", warning=True, budget_s=self.budget, cuts=cuts)
         for mode in sorted(self.fallback, key=self.modes.index):
             cost = self.first_calls[mode]
-            if mode in self.estimates:
-                calls = self.estimates[mode].calls
-                source = f"the {calls} warm-up call{'s' * (calls != 1)} that sized the repeats"
-            else:
-                source = f"its first call less its compiling ({_seconds(cost.run_s)})"
-            self.warnings.append(
-                f"{mode}: the budget ({_seconds(self.budget)}) left no time for repeats after its first call "
-                f"({_seconds(cost.first_call_s)}); its figure comes from {source}, a single sample. "
-                f"Raise --budget for a real measurement."
+            source = {"warmup_calls": self.estimates[mode].calls} if mode in self.estimates else {"run_s": cost.run_s}
+            self.say(
+                "single_sample", warning=True, mode=mode, budget_s=self.budget, first_call_s=cost.first_call_s, **source
             )
 
     # -- the repeats -------------------------------------------------------------------------------
@@ -408,10 +367,7 @@ class _Session:
                 if index >= plan.repeat:
                     continue
                 if index > 0 and TIMER() > hard_stop:
-                    self.warnings.append(
-                        f"Stopped after {index} of {most} planned repeats: the {_seconds(self.budget)} budget ran "
-                        f"out (calls took longer than the warm-up foretold)."
-                    )
+                    self.say("stopped_early", warning=True, done=index, planned=most, budget_s=self.budget)
                     return
                 self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
                 self._tell("repeat", mode, index + 1, plan.repeat)
@@ -437,7 +393,8 @@ class _Session:
     def _report(self, interrupted: bool) -> Comparison:
         timings = self._timings()
         per_call_timed = {m for m, r in self.runners.items() if r.donates}
-        self.warnings += _timing_warnings(timings, self.plans, stopwatch.timer_overhead(), per_call_timed)
+        for note in _timing_warnings(timings, self.plans, stopwatch.timer_overhead(), per_call_timed):
+            self.record(note)
         result = Comparison(
             name=self.call.source or self.call.name,
             modes=timings,
@@ -452,8 +409,10 @@ class _Session:
             interrupted=interrupted,
             devices=mode_setup.describe_devices(),
             requested=self.modes,
+            facts=self.facts,
         )
-        result.warnings += slower_than_eager_warnings(result)
+        for note in slower_than_eager_notes(result):
+            self.record(note)
         return result
 
     def _quiet(self, mode: str):
@@ -465,15 +424,9 @@ class _Session:
     def _print_notes(self) -> None:
         for mode, lines in self.printed.items():
             if lines:
-                self.notes.append(
-                    f"{mode}: the function printed {lines:,} more line{'s' * (lines != 1)} while being "
-                    f"timed (hidden; what its first call printed is shown)."
-                )
+                self.say("printed_lines", mode=mode, lines=lines)
         if self.printed.get("eager") and not any(self.printed.get(m) for m in self.runners if m != "eager"):
-            self.notes.append(
-                "Only eager printed on every call: under jit, Python's print runs once, while JAX "
-                "traces the function, not when the compiled program runs (jax.debug.print does)."
-            )
+            self.say("only_eager_printed", mode="eager")
 
     def _jax_warnings(self, caught) -> None:
         seen = set()
@@ -485,35 +438,22 @@ class _Session:
             text = str(item.message).strip().splitlines()[0] if str(item.message).strip() else ""
             if text and text not in seen:
                 seen.add(text)
-                self.warnings.append(f"{item.category.__name__} during the timing: {text}")
+                self.say("python_warning", warning=True, category=item.category.__name__, message=text)
 
 
-def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_timed: set) -> list[str]:
+def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_timed: set) -> list[Note]:
     found = []
     for mode, timing in timings.items():
         if timing.repeat >= 2 and timing.best > 0 and timing.worst > SLOW_REPEAT_RATIO * timing.best:
-            found.append(
-                f"{mode}: the slowest repeat took {timing.worst / timing.best:.1f}× longer than the fastest: another "
-                f"program was busy, or something is cached between calls; the median is the robust figure."
-            )
+            found.append(Note("uneven_repeats", warning=True, mode=mode, facts={"ratio": timing.worst / timing.best}))
         plan = plans.get(mode)
         if plan is None or timing.source != "repeats":
             continue
         stretch = timing.best * (1 if mode in per_call_timed else plan.loops)
         if stretch < TIMER_FLOOR_FACTOR * timer_floor:
-            what = "each timed call" if mode in per_call_timed else "each repeat"
-            found.append(
-                f"{mode}: {what} lasted only {_seconds(stretch)}, less than {TIMER_FLOOR_FACTOR:,} times the "
-                f"timer's resolution ({_seconds(timer_floor)} per reading): the clock's own cost and granularity "
-                f"weigh on the figure. Leave out -n to let %jitcompare size the repeats, or raise it."
-            )
+            facts = {"per_call": mode in per_call_timed, "stretch_s": stretch, "timer_s": timer_floor}
+            found.append(Note("timer_floor", warning=True, mode=mode, facts=facts))
     return found
-
-
-JIT_DISABLED_NOTE = (
-    "jax_disable_jit is on in this session: the compiled modes were timed with jit on all the "
-    "same (jax.disable_jit(False) around their calls only); the setting itself is unchanged."
-)
 
 
 def _jit_disabled() -> bool:
@@ -526,11 +466,3 @@ def _leaves(tree) -> list:
     import jax
 
     return jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None)
-
-
-def _runs(repeat: int, loops: int) -> str:
-    return f"{repeat} repeat{'s' * (repeat != 1)} of {loops:,} call{'s' * (loops != 1)}"
-
-
-def _seconds(value: float) -> str:
-    return format_seconds(value)
