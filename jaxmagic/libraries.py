@@ -62,14 +62,16 @@ def holds_nnx_objects(args: tuple, kwargs: dict) -> bool:
 
 
 def with_nnx_copies(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """``(args, kwargs)`` with every Flax NNX object among them replaced by a copy, all cloned
-    together (NNX's own ``nnx.clone``), so that references they share stay shared between the
-    copies: a training step timed on the copies leaves the user's model and optimizer as they were.
+    """``(args, kwargs)`` with every Flax NNX object among them replaced by a copy, all copied
+    together (split and merged as one graph, so that references they share stay shared between the
+    copies) and with arrays of their own (``nnx.clone`` alone would share the arrays, which a
+    donating step deletes): a training step timed on the copies leaves the user's model and
+    optimizer as they were.
 
     >>> from flax import nnx
     >>> model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
     >>> (copy, x), _ = with_nnx_copies((model, 1.0), {})
-    >>> copy is not model and copy.kernel is not model.kernel and x == 1.0
+    >>> copy is not model and copy.kernel[...] is not model.kernel[...] and x == 1.0
     True
     """
     graph = sys.modules.get("flax.nnx.graph")
@@ -82,7 +84,9 @@ def with_nnx_copies(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     at = [i for i, leaf in enumerate(leaves) if graph.is_graph_node(leaf)]
     if not at:
         return args, kwargs
-    copies = nnx.clone(tuple(leaves[i] for i in at))
+    graphdef, state = nnx.split(tuple(leaves[i] for i in at))
+    state = jax.tree_util.tree_map(lambda a: a.copy() if isinstance(a, jax.Array) else a, state)
+    copies = nnx.merge(graphdef, state)
     for i, copy in zip(at, copies, strict=True):
         leaves[i] = copy
     return jax.tree_util.tree_unflatten(tree, leaves)

@@ -63,8 +63,8 @@ WORDS: dict[str, Callable[..., str]] = {
         "splitting the work costs, not the speed-up real accelerators give."
     ),
     "nnx_copies": lambda mode, names: (
-        f"Timed on copies of {_names(names)} (nnx.clone): what the calls changed in them (a training step's updates, "
-        "an optimizer's step count) went to the copies, and yours are as they were."
+        f"Timed on copies of {_names(names)}, with arrays of their own: what the calls changed in them (a training "
+        "step's updates, an optimizer's step count, donated arrays) went to the copies, and yours are as they were."
     ),
     "numpy_converted": lambda mode, count: (
         f"eager: {count} NumPy array{'s were' if count != 1 else ' was'} given; eager and jit ran on "
