@@ -615,13 +615,13 @@ def test_a_model_run_before_the_donation_fails_with_jaxs_other_wording_and_is_di
     )
 
 
-# Flax NNX's checkpointing guide restores through plain dicts (State.to_pure_dict); nnx.jit keeps
+# Flax NNX's checkpointing guide restores through plain dicts (nnx.to_pure_dict); nnx.jit keeps
 # an nnx.State's Variables alive when it donates them, but a pure dict's arrays are the model's own.
 NNX_PURE_DICT = """
 from flax import nnx
 
 model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
-params = nnx.state(model).to_pure_dict()
+params = nnx.to_pure_dict(nnx.state(model))
 
 @nnx.jit(donate_argnames="params")
 def decay(params):
