@@ -110,11 +110,34 @@ def test_a_global_read_by_a_helper_is_found_through_the_jitted_function(watching
     assert run("fixed = decay(1.0, rate)", ns) is None and float(ns["fixed"]) == 0.5
 
 
-def test_a_plain_function_is_not_warned_of_it_reads_the_global_on_each_call(watching):
+def test_sharp_bits_jit_written_at_each_call_reuses_the_compiled_code_and_is_warned_of(watching):
+    # JAX's Sharp Bits ("Pure functions"): jit(impure_uses_globals)(5.) after g changed still adds 0
+    ns = namespace(jit=jax.jit)
+    source = "g = 0.\ndef impure_uses_globals(x):\n    return x + g\nfirst = jit(impure_uses_globals)(4.)\n"
+    assert run(source, ns) is None and run("g = 10.\nsecond = jit(impure_uses_globals)(5.)", ns) is None
+    assert float(ns["second"]) == 5.0  # the trap, as the page shows it
+    (found,) = doctor.observe_cell(ns)
+    assert found.pitfall == "stale-global" and found.function == "impure_uses_globals"
+    apply(found.fix, ns)
+    assert run("fixed = jit(impure_uses_globals)(5., g)", ns) is None and float(ns["fixed"]) == 15.0
+
+
+def test_faq_loop_over_the_global_itself_is_warned_of_after_the_cell(watching):
+    # JAX's FAQ ("jit changes the behavior of my function"): `for y in range(3)` rebinds the global
     ns = namespace()
-    assert run("y = 0.0\ndef plain(x):\n    return x + y\nout = jax.jit(plain)(1.0)\n", ns) is None
-    assert run("y = 3.0", ns) is None
-    assert doctor.observe_cell(ns) == []  # only a throwaway jit compiled it: `plain` itself is not jitted
+    source = (
+        "y = 0\n@jax.jit\ndef impure_func(x):\n    return x + y\nresults = [int(impure_func(y)) for y in range(3)]\n"
+    )
+    assert run(source.replace("for y in range(3)]", "for y in range(3)]\nfor y in range(3):\n    pass"), ns) is None
+    assert ns["results"][1] == 1  # not 2: y stays 0 in the compiled code
+    (found,) = doctor.observe_cell(ns)
+    assert found.variable == "y" and "`0`" in found.explanation and "`2`" in found.explanation
+
+
+def test_a_function_only_jaxmagic_traced_is_not_warned_of(run):
+    run("scale_t = 2.0\ndef scaled_t(x):\n    return x * scale_t").assert_ok()
+    run("%jaxpr scaled_t(1.0)").assert_ok()
+    assert cards(run("scale_t = 3.0")) == []  # %jaxpr's trace is not a compilation the user's calls reuse
 
 
 def test_in_a_notebook_the_warning_shows_after_the_cell_that_changed_the_global(run):

@@ -3,10 +3,12 @@ bound to another value: the compiled code still holds the old one.
 
 While watching, a ``jax.monitoring`` listener runs when JAX traces a ``jax.jit`` call (never on a
 call that hits JAX's caches): it notes the numbers and arrays the user's function and its helpers
-read as globals, with their values. ``changed(namespace)`` (after each cell) compares each noted
+read as globals, with their values (jaxmagic's own traces, ``%jaxpr`` and ``%jitcompare``, are
+left out). ``changed(namespace)`` (after each cell) compares each noted
 global with what its name holds now: one dictionary lookup and an identity test per global, an
 equality test for a number. A name found bound to another value is reported once, and only while
-the user's namespace still holds the jitted function.
+the user still holds the function (jitted, or plain: ``jax.jit(f)(x)`` written again reuses the
+compiled code).
 
 >>> import jax, jax.numpy as jnp
 >>> rate = 0.5
@@ -25,6 +27,7 @@ the user's namespace still holds the jitted function.
 from __future__ import annotations
 
 import numbers
+import os
 import sys
 import threading
 import types
@@ -148,16 +151,17 @@ class GlobalWatch:
 
 
 def _jitted_name(function: types.FunctionType, namespace: dict | None) -> str | None:
-    """The name the user holds ``function`` jitted under (``@jax.jit def f``, ``step = jax.jit(f)``)."""
-    candidates = [(function.__name__, function.__globals__.get(function.__name__))]
-    candidates += list((namespace or {}).items())
+    """The name the user calls ``function`` by, while they hold it: jitted (``@jax.jit def f``,
+    ``step = jax.jit(f)``) or plain (``jax.jit(f)(x)`` written at each call reuses the compiled code)."""
+    own = function.__globals__.get(function.__name__)
+    candidates = [(function.__name__, own), *(namespace or {}).items()]
     for name, value in candidates:
         if value is None or name.startswith("_"):
             continue
         jitted = _jax_private.is_jitted(value) or libraries.recognise(value) is not None
         if jitted and rewrites.python_function(value) is function:
             return name
-    return None
+    return function.__name__ if own is function else None
 
 
 WATCH = GlobalWatch()
@@ -170,12 +174,25 @@ def _on_duration(event: str, duration: float, **kwargs) -> None:
     frame = sys._getframe(1)
     try:
         call = _jax_private.jit_call_in_progress(frame)
-        if call is not None:
+        if call is not None and not _by_jaxmagic(frame):
             WATCH.traced(call.fun)
     except Exception as exc:  # never into the user's trace
         registry.record_failure("watching globals", exc)
     finally:
         del frame
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _by_jaxmagic(frame) -> bool:
+    """True when jaxmagic itself traces (``%jaxpr``, ``%jitcompare``): not a compilation the user's
+    own calls reuse, so nothing to warn of later."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(_PACKAGE) and frame.f_code.co_filename != __file__:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def start() -> None:
