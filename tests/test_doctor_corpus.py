@@ -16,6 +16,7 @@ from doctor_cases import apply, diagnosed, fix_runs, namespace, run
 
 from jaxmagic import doctor
 from jaxmagic.call import Call
+from jaxmagic.doctor import global_watch
 
 # (page, source, failing call, pitfall, fixed call or None, expected result or None: jit off)
 FIXES_THAT_RUN = [
@@ -673,5 +674,30 @@ def test_flax_state_read_after_it_was_donated_is_a_donated_buffer_whose_fix_rebi
     fixed = NNX_SURGERY.replace("new_state = rescale(old_state)\n", found.fix + "\n")
     fresh = namespace(functools=functools)
     assert run(fixed, fresh) is None and run("__result__ = old_state['kernel'][...].sum()", fresh) is None
-    expected = _eager(NNX_SURGERY.replace("new_state = rescale", "old_state = rescale"), "old_state['kernel'][...].sum()")
+    expected = _eager(
+        NNX_SURGERY.replace("new_state = rescale", "old_state = rescale"), "old_state['kernel'][...].sum()"
+    )
     np.testing.assert_allclose(np.asarray(fresh["__result__"]), expected, rtol=1e-6)
+
+
+def test_sharp_bits_jit_written_at_each_call_reuses_the_compiled_code_and_is_warned_of():
+    """JAX's Sharp Bits ("Pure functions"), as the page writes it; the watch on as %load_ext turns it on."""
+    was = global_watch.is_watching()
+    global_watch.start()
+    global_watch.WATCH.clear()  # what other tests' functions left is not this test's
+    ns = namespace(jit=jax.jit)
+    try:
+        _sharp_bits_stale_global(ns)
+    finally:
+        if not was:
+            global_watch.stop()
+
+
+def _sharp_bits_stale_global(ns):
+    source = "g = 0.\ndef impure_uses_globals(x):\n    return x + g\nfirst = jit(impure_uses_globals)(4.)\n"
+    assert run(source, ns) is None and run("g = 10.\nsecond = jit(impure_uses_globals)(5.)", ns) is None
+    assert float(ns["second"]) == 5.0  # the trap, as the page shows it
+    (found,) = doctor.observe_cell(ns)
+    assert found.pitfall == "stale-global" and found.function == "impure_uses_globals"
+    apply(found.fix, ns)
+    assert run("fixed = jit(impure_uses_globals)(5., g)", ns) is None and float(ns["fixed"]) == 15.0
