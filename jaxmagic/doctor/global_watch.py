@@ -3,8 +3,8 @@ bound to another value: the compiled code still holds the old one.
 
 While watching, a ``jax.monitoring`` listener runs when JAX traces a ``jax.jit`` call (never on a
 call that hits JAX's caches): it notes the numbers and arrays the user's function and its helpers
-read as globals, with their values (jaxmagic's own traces, ``%jaxpr`` and ``%jitcompare``, are
-left out). ``changed(namespace)`` (after each cell) compares each noted
+read as globals, with their values. Only a call traces for the code later calls reuse: ahead-of-time
+``.trace`` / ``.lower`` (what ``%jaxpr`` and ``%jitcompare`` use) are left out. ``changed(namespace)`` (after each cell) compares each noted
 global with what its name holds now: one dictionary lookup and an identity test per global, an
 equality test for a number. A name found bound to another value is reported once, and only while
 the user still holds the function (jitted, or plain: ``jax.jit(f)(x)`` written again reuses the
@@ -27,7 +27,6 @@ compiled code).
 from __future__ import annotations
 
 import numbers
-import os
 import sys
 import threading
 import types
@@ -174,25 +173,12 @@ def _on_duration(event: str, duration: float, **kwargs) -> None:
     frame = sys._getframe(1)
     try:
         call = _jax_private.jit_call_in_progress(frame)
-        if call is not None and not _by_jaxmagic(frame):
+        if call is not None and call.called:  # the user's call; not ``.trace`` / ``.lower`` (%jaxpr, %jitcompare)
             WATCH.traced(call.fun)
     except Exception as exc:  # never into the user's trace
         registry.record_failure("watching globals", exc)
     finally:
         del frame
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _by_jaxmagic(frame) -> bool:
-    """True when jaxmagic itself traces (``%jaxpr``, ``%jitcompare``): not a compilation the user's
-    own calls reuse, so nothing to warn of later."""
-    while frame is not None:
-        if frame.f_code.co_filename.startswith(_PACKAGE) and frame.f_code.co_filename != __file__:
-            return True
-        frame = frame.f_back
-    return False
 
 
 def start() -> None:
