@@ -6,6 +6,7 @@ computes for the code with jit switched off (or what the page says it should).""
 
 from __future__ import annotations
 
+import functools
 import textwrap
 
 import jax
@@ -15,6 +16,7 @@ from doctor_cases import apply, diagnosed, fix_runs, namespace, run
 
 from jaxmagic import doctor
 from jaxmagic.call import Call
+from jaxmagic.doctor import global_watch
 
 # (page, source, failing call, pitfall, fixed call or None, expected result or None: jit off)
 FIXES_THAT_RUN = [
@@ -508,3 +510,194 @@ s = Scaler(2.0, True)
     apply(found.fix, ns)
     assert run("t = Scaler(2.0, True)\nfirst = t.apply(3.0)\nt.on = False\nsecond = t.apply(3.0)", ns) is None
     assert float(ns["first"]) == 6.0 and float(ns["second"]) == 3.0
+
+
+# Flax NNX's "Functional training loop" (guides/performance): nnx.split before the loop, a plain
+# jax.jit step that merges, trains and returns nnx.state, nnx.update after the loop. Here the step
+# donates its state (as Flax's examples do for their nnx.jit steps), and the model is used before
+# nnx.update: its Variables hold the arrays the first call donated.
+NNX_FUNCTIONAL_LOOP = """
+from flax import nnx
+import optax
+
+class Model(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(2, 3, rngs=rngs)
+
+    def __call__(self, x):
+        return self.linear(x)
+
+model = Model(nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+graphdef, state = nnx.split((model, optimizer))
+
+@functools.partial(jax.jit, donate_argnums=1)
+def train_step(graphdef, state, x, y):
+    model, optimizer = nnx.merge(graphdef, state)
+
+    def loss_fn(model):
+        return ((model(x) - y) ** 2).mean()
+
+    loss, grads = nnx.value_and_grad(loss_fn)(model)
+    optimizer.update(model, grads)
+    return loss, nnx.state((model, optimizer))
+
+for _ in range(3):
+    x, y = jnp.ones((4, 2)), jnp.zeros((4, 3))
+    loss, state = train_step(graphdef, state, x, y)
+"""
+DONATING_LINE = "    loss, state = train_step(graphdef, state, x, y)\n"
+
+
+def _eager(definition: str, after: str):
+    """``after`` evaluated once ``definition`` ran with JAX's jit switched off (nothing is donated)."""
+    ns = namespace(functools=functools)
+    with jax.disable_jit():
+        assert run(definition, ns) is None
+        assert run(f"__result__ = {after}", ns) is None
+    return np.asarray(ns["__result__"])
+
+
+def _undonated(after: str):
+    """``after`` evaluated once the loop ran jitted without donation (the model keeps its weights)."""
+    ns = namespace(functools=functools)
+    assert run(NNX_FUNCTIONAL_LOOP.replace("donate_argnums=1", ""), ns) is None
+    assert run(f"__result__ = {after}", ns) is None
+    return np.asarray(ns["__result__"])
+
+
+def test_flax_functional_loop_with_a_donated_state_names_the_model_the_split_and_the_donating_call():
+    found, ns, error = diagnosed(NNX_FUNCTIONAL_LOOP, "model(jnp.ones((1, 2)))", functools=functools)
+    assert "has been deleted" in str(error)
+    assert found.pitfall == "donated-nnx-state" and found.variable == "model" and found.function == "train_step"
+    assert "`graphdef, state = nnx.split((model, optimizer))`" in found.explanation
+    assert "share their arrays" in found.explanation and "`donate_argnums`" in found.explanation
+    assert found.fix == (
+        "loss, state = train_step(graphdef, state, x, y)\n"
+        "nnx.update((model, optimizer), state)  # `model` takes the arrays `train_step` returned"
+    )
+
+
+def test_flax_functional_loop_fix_updates_the_model_and_gives_the_trained_models_output():
+    found, _, _ = diagnosed(NNX_FUNCTIONAL_LOOP, "model(jnp.ones((1, 2)))", functools=functools)
+    fixed = NNX_FUNCTIONAL_LOOP.replace(DONATING_LINE, textwrap.indent(found.fix, "    ") + "\n")
+    assert fixed != NNX_FUNCTIONAL_LOOP
+    ns = namespace(functools=functools)
+    assert run(fixed, ns) is None and run("__result__ = model(jnp.ones((1, 2)))", ns) is None
+    # what Flax's guide computes: the loop without donation, then nnx.update after it, jit off
+    trained = _eager(NNX_FUNCTIONAL_LOOP + "nnx.update((model, optimizer), state)\n", "model(jnp.ones((1, 2)))")
+    np.testing.assert_allclose(np.asarray(ns["__result__"]), trained, rtol=1e-6)
+    assert not np.allclose(trained, _undonated("model(jnp.ones((1, 2)))"))  # the update matters: it trained
+
+
+def test_flax_functional_loop_clone_alternative_keeps_the_model_as_the_undonated_code_does():
+    found, _, _ = diagnosed(NNX_FUNCTIONAL_LOOP, "model(jnp.ones((1, 2)))", functools=functools)
+    label, kept = found.alternatives[0]
+    assert "a.copy()" in kept and "as it was" in label
+    fixed = NNX_FUNCTIONAL_LOOP.replace("graphdef, state = nnx.split((model, optimizer))\n", kept + "\n")
+    ns = namespace(functools=functools)
+    assert run(fixed, ns) is None and run("__result__ = model(jnp.ones((1, 2)))", ns) is None
+    np.testing.assert_allclose(np.asarray(ns["__result__"]), _undonated("model(jnp.ones((1, 2)))"), rtol=1e-6)
+
+
+def test_a_model_run_before_the_donation_fails_with_jaxs_other_wording_and_is_diagnosed_the_same():
+    # a model called once already goes through JAX's fast path, which words the error as a buffer
+    # "deleted or donated" (a ValueError) instead of "Array has been deleted" (a RuntimeError)
+    found, _, error = diagnosed(
+        "model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))\nbefore = model(jnp.ones(2))\n"
+        "halve = jax.jit(lambda s: jax.tree_util.tree_map(lambda a: a / 2, s), donate_argnums=0)\n"
+        "new_state = halve(nnx.state(model))\n",
+        "after = model(jnp.ones(2))",
+        nnx=pytest.importorskip("flax.nnx"),
+    )
+    assert "has been deleted" in str(error) and found.pitfall == "donated-nnx-state"
+    assert "`halve`" in found.explanation and found.fix.endswith(
+        "nnx.update(model, new_state)  # `model` takes the arrays `halve` returned"
+    )
+
+
+# Flax NNX's checkpointing guide restores through plain dicts (nnx.to_pure_dict); nnx.jit keeps
+# an nnx.State's Variables alive when it donates them, but a pure dict's arrays are the model's own.
+NNX_PURE_DICT = """
+from flax import nnx
+
+model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+params = nnx.to_pure_dict(nnx.state(model))
+
+@nnx.jit(donate_argnames="params")
+def decay(params):
+    return jax.tree_util.tree_map(lambda a: a * 0.9, params)
+
+params = decay(params)
+"""
+
+
+def test_flax_pure_dict_donated_by_nnx_jit_is_diagnosed_and_its_fix_gives_the_decayed_models_output():
+    found, ns, _ = diagnosed(NNX_PURE_DICT, "model(jnp.ones((1, 2)))")
+    assert found.pitfall == "donated-nnx-state" and found.variable == "model"
+    assert "`params`" in found.explanation and "`decay`" in found.explanation
+    assert found.fix.splitlines()[-1].startswith("nnx.update(model, params)")
+    fixed = NNX_PURE_DICT.replace("params = decay(params)\n", found.fix + "\n")
+    fresh = namespace()
+    assert run(fixed, fresh) is None and run("__result__ = model(jnp.ones((1, 2)))", fresh) is None
+    # the intended value, by JAX with jit off: the model with its weights decayed once
+    expected = _eager_code(NNX_PURE_DICT + "nnx.update(model, params)\n", "model(jnp.ones((1, 2)))")
+    np.testing.assert_allclose(np.asarray(fresh["__result__"]), expected, rtol=1e-5)  # XLA fuses the product
+
+
+def _eager_code(definition: str, after: str):
+    ns = namespace()
+    with jax.disable_jit():
+        assert run(definition, ns) is None and run(f"__result__ = {after}", ns) is None
+    return np.asarray(ns["__result__"])
+
+
+# Flax NNX's model surgery guide (memory-efficient partial initialization): a pretrained state
+# donated to the step that builds the new model, here with jax.jit; reading that state again fails.
+NNX_SURGERY = """
+from flax import nnx
+
+old_state = nnx.state(nnx.Linear(2, 3, rngs=nnx.Rngs(0)))
+
+@functools.partial(jax.jit, donate_argnums=0)
+def rescale(old_state):
+    return jax.tree_util.tree_map(lambda a: a * 2, old_state)
+
+new_state = rescale(old_state)
+"""
+
+
+def test_flax_state_read_after_it_was_donated_is_a_donated_buffer_whose_fix_rebinds_it():
+    found, ns, _ = diagnosed(NNX_SURGERY, "total = old_state['kernel'][...].sum()", functools=functools)
+    assert found.pitfall == "donated-buffer" and found.variable == "old_state"
+    assert found.fix.startswith("old_state = rescale(old_state)")
+    fixed = NNX_SURGERY.replace("new_state = rescale(old_state)\n", found.fix + "\n")
+    fresh = namespace(functools=functools)
+    assert run(fixed, fresh) is None and run("__result__ = old_state['kernel'][...].sum()", fresh) is None
+    expected = _eager(
+        NNX_SURGERY.replace("new_state = rescale", "old_state = rescale"), "old_state['kernel'][...].sum()"
+    )
+    np.testing.assert_allclose(np.asarray(fresh["__result__"]), expected, rtol=1e-6)
+
+
+def test_sharp_bits_jit_written_at_each_call_reuses_the_compiled_code_and_is_warned_of():
+    """JAX's Sharp Bits ("Pure functions"), as the page writes it; the watch on as %load_ext turns it on."""
+    was = global_watch.is_watching()
+    global_watch.start()
+    global_watch.WATCH.clear()  # what other tests' functions left is not this test's
+    ns = namespace(jit=jax.jit)
+    try:
+        _sharp_bits_stale_global(ns)
+    finally:
+        if not was:
+            global_watch.stop()
+
+
+def _sharp_bits_stale_global(ns):
+    source = "g = 0.\ndef impure_uses_globals(x):\n    return x + g\nfirst = jit(impure_uses_globals)(4.)\n"
+    assert run(source, ns) is None and run("g = 10.\nsecond = jit(impure_uses_globals)(5.)", ns) is None
+    assert float(ns["second"]) == 5.0  # the trap, as the page shows it
+    (found,) = doctor.observe_cell(ns)
+    assert found.pitfall == "stale-global" and found.function == "impure_uses_globals"
+    apply(found.fix, ns)
+    assert run("fixed = jit(impure_uses_globals)(5., g)", ns) is None and float(ns["fixed"]) == 15.0

@@ -4,6 +4,9 @@ traced (``jnp.where`` / ``lax.cond``), a setting is made static."""
 
 from __future__ import annotations
 
+import textwrap
+
+import jax
 import numpy as np
 from doctor_cases import apply, diagnosed, fix_runs, run
 
@@ -192,3 +195,36 @@ def test_an_equinox_field_used_as_a_size_is_declared_static():
     )
     assert found.pitfall == "traced-shape" and "n: int = eqx.field(static=True)" in found.fix
     assert "jax.jit(static_argnames" not in found.fix
+
+
+def test_an_nnx_state_donated_in_place_is_fixed_by_updating_the_model_with_the_result():
+    from flax import nnx
+
+    definition = """
+    model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+    halve = jax.jit(lambda s: jax.tree_util.tree_map(lambda a: a / 2, s), donate_argnums=0)
+    new_state = halve(nnx.state(model))
+    """
+    found, ns, _ = diagnosed(definition, "model(jnp.ones(2))", nnx=nnx)
+    assert found.pitfall == "donated-nnx-state" and found.variable == "model"
+    kept_label, kept = found.alternatives[0]
+    assert kept == "new_state = halve(jax.tree_util.tree_map(lambda a: a.copy(), nnx.state(model)))"
+    fixed = textwrap.dedent(definition).replace("new_state = halve(nnx.state(model))", found.fix)
+    fresh = {**ns}
+    assert run(fixed, fresh) is None and run("__result__ = model(jnp.ones(2))", fresh) is None
+    # the intended value, by JAX with jit off: the model with its weights halved
+    eager = {**ns}
+    with jax.disable_jit():
+        assert (
+            run(textwrap.dedent(definition) + "nnx.update(model, new_state)\n__result__ = model(jnp.ones(2))", eager)
+            is None
+        )
+    np.testing.assert_allclose(np.asarray(fresh["__result__"]), np.asarray(eager["__result__"]), rtol=1e-5)
+    # donating a copy instead leaves the model as the un-donated code does
+    copied = {**ns}
+    assert run(textwrap.dedent(definition).replace("new_state = halve(nnx.state(model))", kept), copied) is None
+    assert run("__result__ = model(jnp.ones(2))", copied) is None
+    undonated = {**ns}
+    assert run(textwrap.dedent(definition).replace("donate_argnums=0", ""), undonated) is None
+    assert run("__result__ = model(jnp.ones(2))", undonated) is None
+    np.testing.assert_allclose(np.asarray(copied["__result__"]), np.asarray(undonated["__result__"]), rtol=1e-6)

@@ -3,7 +3,8 @@ explained in plain words with the fix written as the user's own code changed.
 
 ``diagnose(exception)`` answers a ``Diagnosis`` or ``None`` (not a trap it knows: the traceback
 stands). ``observe_trace(fn, closed_jaxpr, printed_text)`` answers warnings for code that traced
-fine but will not do what it seems to. Neither ever raises. ``PITFALLS`` lists every trap it
+fine but will not do what it seems to; ``observe_cell()`` warnings after a cell (a global that
+a compiled function read, since bound to a new value). None of them ever raises. ``PITFALLS`` lists every trap it
 knows, each declared once by its recogniser (see ``registry``).
 
 >>> import jax, jax.numpy as jnp
@@ -21,7 +22,7 @@ knows, each declared once by its recogniser (see ``registry``).
 """
 
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.engine import diagnose, observe_trace, use_cell_namer
+from jaxmagic.doctor.engine import diagnose, observe_cell, observe_trace, use_cell_namer
 from jaxmagic.doctor.prints import PrintedText, watch_prints
 from jaxmagic.doctor.registry import DOCS, PITFALLS, Pitfall, internal_errors
 
@@ -33,6 +34,7 @@ __all__ = [
     "PrintedText",
     "diagnose",
     "internal_errors",
+    "observe_cell",
     "observe_trace",
     "use_cell_namer",
     "watch_prints",

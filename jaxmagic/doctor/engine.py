@@ -1,8 +1,9 @@
 """The doctor's entry points: ``diagnose`` runs the registry's error recognisers on an exception,
-in their declared order, and ``observe_trace`` runs its trace recognisers on a function that traced
-fine. Every ``pitfall_*`` module of this package is loaded first: its decorators fill the registry.
+in their declared order, ``observe_trace`` its trace recognisers on a function that traced fine,
+and ``observe_cell`` its cell recognisers after a cell ran. Every ``pitfall_*`` module of this
+package is loaded first: its decorators fill the registry.
 
-Neither raises: a recogniser that fails is logged and counted (``registry.internal_errors``), and
+None of them raises: a recogniser that fails is logged and counted (``registry.internal_errors``), and
 the others still run.
 
 >>> diagnose(ZeroDivisionError("division by zero")) is None
@@ -16,6 +17,7 @@ import os
 import pkgutil
 from typing import Any, Callable
 
+import jaxmagic.doctor.global_watch as global_watch
 import jaxmagic.doctor.registry as registry
 from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.diagnosis import Diagnosis
@@ -146,6 +148,29 @@ def observe_trace(
     found: list[Diagnosis] = []
     for pitfall in registry.in_order("trace"):
         found += _run(pitfall, traced) or []
+    return found
+
+
+def observe_cell(namespace: dict | None = None, *, cell_namer: CellNamer | None = None) -> list[Diagnosis]:
+    """Warnings after a cell ran: globals that jitted functions read, bound to another value
+    since JAX compiled them (noted while ``global_watch`` watches: see ``global_watch.start``).
+
+    ``namespace`` is where the user holds their jitted functions (the notebook's namespace).
+
+    >>> observe_cell({})
+    []
+    """
+    try:
+        changes = global_watch.WATCH.changed(namespace)
+    except Exception as exc:
+        registry.record_failure("reading changed globals", exc)
+        return []
+    if not changes:
+        return []
+    cell = global_watch.CellEnd(tuple(changes), cell_namer or _cell_namer)
+    found: list[Diagnosis] = []
+    for pitfall in registry.in_order("cell"):
+        found += _run(pitfall, cell) or []
     return found
 
 

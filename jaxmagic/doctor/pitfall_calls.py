@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import linecache
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -18,15 +17,14 @@ from typing import Any
 import jax
 
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import _jax_private, callables, sources
-from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, UserFrame
+from jaxmagic import _jax_private, sources
+from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.words import code, place, say
 
-MAX_SEARCHED_FILES = 60  # cells and files searched for the call that donated an array
-MAX_SEARCHED_LINES = 5000
 _UNHASHABLE_RE = re.compile(r"object of type <class '(?P<type>[\w.]+)'>, (?P<value>.*?)\. The error was", re.S)
 
 
@@ -148,7 +146,7 @@ def unhashable_static(case) -> UnhashableStatic | None:
 def describe_unhashable_static(case, found: UnhashableStatic) -> Diagnosis:
     """The argument written as a tuple, in words and as the user's call changed."""
     frame = case.innermost
-    fname = _callee_name(found.call, found.callee)
+    fname = donations.callee_name(found.call, found.callee)
     where = case.where(frame)
     parameter, argument, options = found.parameter, found.argument, found.options
     what = code(parameter) if parameter else "A static argument"
@@ -214,14 +212,6 @@ def describe_unhashable_static(case, found: UnhashableStatic) -> Diagnosis:
     )
 
 
-def _callee_name(call: ast.Call | None, callee: Any) -> str:
-    """The name the user calls the function by (``step``), else its Python name."""
-    if call is not None and isinstance(call.func, (ast.Name, ast.Attribute)):
-        return ast.unparse(call.func)
-    inner = callables.python_function(callee)
-    return inner.__name__ if inner is not None else "the jitted function"
-
-
 def _tuple_text(shown: str) -> str | None:
     """``[2 2]`` or ``[2, 2]`` (how JAX shows the value) -> ``(2, 2)``."""
     numbers = re.findall(r"-?\d+(?:\.\d+)?", shown)
@@ -232,89 +222,6 @@ def _tuple_text(shown: str) -> str | None:
 
 # ------------------------------------------------------------------------------------------------
 # donated-buffer
-
-
-def _has_deleted(value: Any) -> bool:
-    if isinstance(value, jax.Array):
-        try:
-            return value.is_deleted()
-        except Exception:
-            return False
-    if isinstance(value, (dict, list, tuple)):
-        try:
-            return any(_has_deleted(leaf) for leaf in jax.tree_util.tree_leaves(value))
-        except Exception:
-            return False
-    return False
-
-
-def _eqx_jit(fn: Any) -> bool:
-    """True for a function wrapped in ``eqx.filter_jit`` (Equinox's own donation options)."""
-    return type(fn).__name__ == "_JitWrapper" and type(fn).__module__.startswith("equinox")
-
-
-def _donation_option(fn: Any) -> str:
-    """How the user asked for donation, as written: ``donate_argnums`` or Equinox's ``donate=...``."""
-    if _eqx_jit(fn):
-        return 'donate="all"' if getattr(fn, "donate_first", False) else 'donate="all-except-first"'
-    return "donate_argnums"
-
-
-def _donated_positions(fn: Any) -> tuple[set[int], set[str]]:
-    if _eqx_jit(fn):
-        sig = rewrites.signature_of(fn)
-        params = list(sig.parameters) if sig else []
-        donated = {i for i in range(len(params)) if (fn.donate_first if i == 0 else fn.donate_rest)}
-        return donated, {params[i] for i in donated}
-    options = _jax_private.jit_options(fn)
-    names = set(options.donate_argnames)
-    sig = rewrites.signature_of(fn)
-    params = list(sig.parameters) if sig else []
-    names.update(params[i] for i in options.donate_argnums if i < len(params))
-    return set(options.donate_argnums), names
-
-
-def _candidate_sources(case, frame: UserFrame) -> list[ParsedSource]:
-    """Where a donation may have been written: this file or cell first, then the notebook's other
-    cells and the user's other code Python has seen, the most recently run first."""
-    found = []
-    here = case.parsed(frame)
-    if here is not None:
-        found.append(here)
-    ordered = []  # the most recently run first: Python's line cache keeps the order code ran in
-    for filename in reversed(list(linecache.cache)):
-        if filename == frame.file:
-            continue
-        if case.cell_namer(filename) or (
-            clues.is_user_file(filename) and len(linecache.cache[filename][2]) <= MAX_SEARCHED_LINES
-        ):
-            ordered.append(filename)
-    for filename in ordered[:MAX_SEARCHED_FILES]:
-        parsed = clues.parse_file(filename)
-        if parsed is not None:
-            found.append(parsed)
-    return found
-
-
-def _find_donation(case, frame: UserFrame, variable: str):
-    """The latest call that passed ``variable`` to a jitted function at a donated position."""
-    for index, parsed in enumerate(_candidate_sources(case, frame)):
-        best = None
-        for call in clues.nodes_in(parsed.tree, ast.Call):
-            if index == 0 and parsed.file == frame.file and call.lineno >= frame.line:
-                continue
-            callee = clues.resolve(call.func, frame.lookup)
-            if not (_jax_private.is_jitted(callee) or _eqx_jit(callee)):
-                continue
-            positions, names = _donated_positions(callee)
-            passed = {name: node for name, node in rewrites.call_parameters(call, callee).items()}
-            for name, node in passed.items():
-                donated_here = isinstance(node, ast.Name) and node.id == variable and name in names
-                if donated_here and (best is None or call.lineno > best[1].lineno):
-                    best = (parsed, call, callee, name)
-        if best is not None:
-            return best
-    return None
 
 
 @dataclass(frozen=True)
@@ -359,10 +266,10 @@ def donated_buffer(case) -> DonatedRead | None:
     names = clues.names_in(node) if node is not None else []
     if statement is not None:
         names += [n for n in clues.names_in(statement) if n not in names]
-    deleted = [n for n in names if _has_deleted(frame.lookup(n))]
+    deleted = [n for n in names if donations.has_deleted(frame.lookup(n))]
     if not deleted:
         return None
-    return DonatedRead(deleted[0], _find_donation(case, frame, deleted[0]))
+    return DonatedRead(deleted[0], donations.find_donation(case, frame, deleted[0]))
 
 
 @describes("donated-buffer")
@@ -402,7 +309,7 @@ def describe_donated_buffer(case, found: DonatedRead) -> Diagnosis:
             function=None,
         )
     parsed, call, callee, parameter = donation
-    fname = _callee_name(call, callee)
+    fname = donations.callee_name(call, callee)
     donated_at = sources.source_line(parsed.file, call.lineno, "", case.cell_namer)
     explanation = say(
         "{} was donated to {} (its parameter {} is donated: {}) at {}: JAX reused the array's memory for {}'s result and "
@@ -410,7 +317,7 @@ def describe_donated_buffer(case, found: DonatedRead) -> Diagnosis:
         code(variable),
         code(fname),
         code(parameter),
-        code(_donation_option(callee)),
+        code(donations.donation_option(callee)),
         place(donated_at),
         code(fname),
         code(variable),
@@ -460,7 +367,12 @@ def describe_donated_buffer(case, found: DonatedRead) -> Diagnosis:
             (say("If you still need the old {}, donate a copy (it costs one copy per call):", code(variable)), keep)
         )
     alternatives.append(
-        (say("Or stop donating: remove {} from the jit of {}.", code(_donation_option(callee)), code(fname)), "")
+        (
+            say(
+                "Or stop donating: remove {} from the jit of {}.", code(donations.donation_option(callee)), code(fname)
+            ),
+            "",
+        )
     )
     return case.diagnosis(
         "donated-buffer",

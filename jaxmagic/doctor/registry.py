@@ -3,7 +3,9 @@ recogniser (``@pitfall(...)`` in a ``pitfall_*`` module): its id, title, severit
 JAX's messages it reads, its place in the order, and when it runs (``stage``):
 
 - ``"error"``: ``recognise(case) -> Diagnosis | None`` for an exception JAX raised;
-- ``"trace"``: ``recognise(traced) -> list[Diagnosis]`` for a function that traced fine.
+- ``"trace"``: ``recognise(traced) -> list[Diagnosis]`` for a function that traced fine;
+- ``"cell"``: ``recognise(cell) -> list[Diagnosis]`` after a cell ran (``engine.CellEnd``: what
+  changed since jitted functions were traced).
 
 A recogniser may keep detection apart from description: the decorated function then only
 matches (``case -> facts | None``: what it found, no words), and ``@describes(id)`` declares the
@@ -28,7 +30,7 @@ from typing import Callable
 
 DOCS = "docs/pitfalls.md"
 SEVERITIES = ("error", "warning")
-STAGES = ("error", "trace")
+STAGES = ("error", "trace", "cell")
 
 log = logging.getLogger("jaxmagic.doctor")
 

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import ast
 import dis
+import numbers
 import types
 from dataclasses import dataclass
 from typing import Any, Iterator
 
+import jax
+import numpy as np
+
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import callables
+from jaxmagic import callables, units
+from jaxmagic.doctor.clues import Span
 from jaxmagic.sources import CellNamer
 
 MAX_FUNCTIONS = 20  # user functions followed from the traced one (helpers it calls)
@@ -195,3 +200,93 @@ class Traced:
     printed_text: str | None
     cell_namer: CellNamer
     arguments: tuple = ()  # the values it was called with, where known (a bound method's object first)
+
+
+def is_baked_value(name: str, value: Any) -> bool:
+    """True for a global whose value JAX compiles in when a traced function reads it: a number (but
+    not a bool, nor a name in capitals: a constant by convention, meant never to change) or an array.
+
+    >>> is_baked_value("rate", 0.1), is_baked_value("EPSILON", 1e-6), is_baked_value("debug", True)
+    (True, False, False)
+    """
+    if isinstance(value, jax.Array):
+        return not clues.is_tracer(value)
+    if isinstance(value, np.ndarray):
+        return True
+    if isinstance(value, (numbers.Number, np.generic)) and not isinstance(value, bool):
+        # Names in capitals are constants by convention: meant never to change.
+        return not (name.isupper() or (name.upper() == name and "_" in name))
+    return False
+
+
+def as_parameters(function: types.FunctionType, names: list[str]) -> str | None:
+    """The function's definition with the globals ``names`` added as its last parameters, and how
+    to call it (``None`` for a lambda, defaults or ``*args``, or unknown source).
+
+    >>> scale = 2.0
+    >>> def f(x):
+    ...     return x * scale
+    >>> as_parameters(f, ["scale"]).splitlines()[0]
+    'def f(x, scale):'
+    """
+    located = function_node(function)
+    if located is None or isinstance(located[1], ast.Lambda):
+        return None
+    parsed, node = located
+    args = node.args
+    if args.defaults or args.kw_defaults or args.vararg or args.kwonlyargs or args.kwarg:
+        return None
+    added = ", ".join(names)
+    if args.posonlyargs or args.args:
+        last = (args.posonlyargs + args.args)[-1]
+        edit = rewrites.Edit(
+            Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f", {added}"
+        )
+    else:
+        # ``def f():``: the parameters go between the parentheses right after the name.
+        line = parsed.lines[node.lineno - 1]
+        raw = line.encode()
+        at = raw.find(b"(", node.col_offset)
+        if at < 0:
+            return None
+        edit = rewrites.Edit(Span(node.lineno, node.lineno, at + 1, at + 1), added)
+    params = [a.arg for a in args.posonlyargs + args.args] + names
+    text = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, [edit])
+    return f"{text}\n\n# call it with the current values:  {node.name}({', '.join(params)})"
+
+
+def array_leaves(value: Any) -> list | None:
+    """The arrays of a global pytree of arrays (a dict of parameters, say); ``None`` for anything else.
+
+    >>> import numpy as np
+    >>> len(array_leaves({"w": np.ones(2), "b": 0.0})), array_leaves(3.0)
+    (1, None)
+    """
+    if not isinstance(value, (dict, list, tuple)) or not value:
+        return None
+    try:
+        leaves = jax.tree_util.tree_leaves(value)
+    except Exception:
+        return None
+    if not leaves or not all(isinstance(leaf, (jax.Array, np.ndarray, numbers.Number, np.generic)) for leaf in leaves):
+        return None
+    arrays = [leaf for leaf in leaves if isinstance(leaf, (jax.Array, np.ndarray))]
+    return arrays or None
+
+
+def describe_value(value: Any) -> str:
+    """A global's value in a few words: ``a float32[3] array``, ``0.1``, ``a dict of 2 arrays``.
+
+    >>> import numpy as np
+    >>> describe_value(np.ones(3, np.float32)), describe_value(0.1)
+    ('a float32[3] array', '0.1')
+    """
+    arrays = array_leaves(value)
+    if arrays is not None:
+        return f"a {type(value).__name__} of {len(arrays)} array{'s' * (len(arrays) != 1)}"
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None and shape != ():
+        return f"a {dtype}{list(shape)} array"
+    text = repr(value.item() if hasattr(value, "item") and shape == () else value)
+    return units.shorten(text, 40)

@@ -1,5 +1,6 @@
 """``%jaxmagic doctor on|off``, and the doctor in ordinary cells: a cell that falls into a JIT
-trap shows its normal traceback, then the diagnosis under it.
+trap shows its normal traceback, then the diagnosis under it; a cell that binds a global a
+compiled function read to a new value gets a warning after it.
 
 The hook is IPython's custom exception handler (``shell.set_custom_exc``). A handler already
 installed keeps working: its exceptions go to it first, and uninstalling puts it back exactly.
@@ -8,6 +9,7 @@ installed keeps working: its exceptions go to it first, and uninstalling puts it
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -16,10 +18,12 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 
 from jaxmagic import doctor
+from jaxmagic.doctor import global_watch
 from jaxmagic.magics import failures, notebook, output
 from jaxmagic.render import diagnosis as render
 
-_STATE = "_jaxmagic_doctor_hook"  # the hook's state lives on the shell, safe from module reloads
+_STATE = "_jaxmagic_doctor_hook"
+_CELL_HOOK = "_jaxmagic_doctor_after_cell"  # the post-cell hook, kept on the shell to unregister it  # the hook's state lives on the shell, safe from module reloads
 # The exception classes JAX's traps arrive as (JAX's own errors subclass TypeError / IndexError).
 TRAP_TYPES = (TypeError, ValueError, IndexError, RuntimeError)
 
@@ -125,15 +129,42 @@ def uninstall_hook(shell) -> None:
 
 
 def install(shell) -> None:
-    """``%load_ext jaxmagic``: diagnoses name notebook cells as the notebook does; the hook goes in."""
+    """``%load_ext jaxmagic``: diagnoses name notebook cells as the notebook does; the hook goes in,
+    and the globals jitted functions read are watched, to warn after a cell that changes one."""
     doctor.use_cell_namer(notebook.cell_namer(shell))
     install_hook(shell)
+    if getattr(shell, _CELL_HOOK, None) is None:
+        global_watch.start()
+
+        def after_cell(result=None):
+            _warn_of_changed_globals(shell)
+
+        shell.events.register("post_run_cell", after_cell)
+        setattr(shell, _CELL_HOOK, after_cell)
 
 
 def uninstall(shell) -> None:
-    """``%unload_ext jaxmagic``: the hook goes, cells are named as plain files again."""
+    """``%unload_ext jaxmagic``: the hook goes, cells are named as plain files again, globals are
+    no longer watched."""
     uninstall_hook(shell)
     doctor.use_cell_namer(None)
+    after_cell = getattr(shell, _CELL_HOOK, None)
+    if after_cell is not None:
+        with contextlib.suppress(ValueError):
+            shell.events.unregister("post_run_cell", after_cell)
+        delattr(shell, _CELL_HOOK)
+        global_watch.stop()
+
+
+def _warn_of_changed_globals(shell) -> None:
+    """After a cell: a global a compiled function read, now bound to another value (``stale-global``)."""
+    if not hook_installed(shell):
+        return  # %jaxmagic doctor off: the doctor says nothing
+    try:
+        for warning in doctor.observe_cell(shell.user_ns, cell_namer=notebook.cell_namer(shell)):
+            output.show(shell, warning, text=render.text)
+    except Exception:  # the doctor never breaks a cell that ran
+        pass
 
 
 # ------------------------------------------------------------------------------------------------
