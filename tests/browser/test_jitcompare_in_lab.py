@@ -17,10 +17,9 @@ def test_modes_table_with_bars_and_first_call_split(open_notebook):
     notebook.run_all()
     view = notebook.output(2).locator(".jaxmagic.jm-comparison")
     view.wait_for()
-    assert (
-        "faster than eager" in view.locator(".jm-summary").inner_text()
-        or "slower" in view.locator(".jm-summary").inner_text()
-    )
+    summary = view.locator(".jm-summary").inner_text()
+    # a verdict, whichever three repeats on a shared machine support (the engine's tests check which)
+    assert any(verdict in summary for verdict in ("faster than eager", "slower", "no measurable difference"))
 
     modes = view.locator("table.jm-modes")
     assert modes.locator("tr").count() == 3  # header, eager, jit
