@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import tempfile
 from dataclasses import dataclass, field
 
@@ -20,6 +21,14 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 VERSIONS_SHOWN = ("jax", "jaxlib", "ipython", "ipywidgets", "pygments", "flax", "equinox", "optax", "jupyterlab")
+
+
+def pytest_configure(config):
+    """Ctrl-C as in a notebook, however the suite was started: a shell that starts a command in the
+    background (``make test &``, a CI script) makes it ignore SIGINT, and Python then never raises
+    ``KeyboardInterrupt``; the tests that press Ctrl-C need Python's own handler."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_report_header(config):
