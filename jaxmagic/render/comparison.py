@@ -99,6 +99,8 @@ def _interval_words(found) -> str:
 def _runs_text(timing) -> str:
     if timing.source == "first call":
         return "first call only"
+    if timing.source == "one call":
+        return "1 (after the first call)"
     if timing.source == "warm-up":
         return f"{timing.loops:,} (warm-up only)"
     return f"{timing.loops:,} × {timing.repeat}"

@@ -39,7 +39,8 @@ class Timing:
 
     ``loops`` is the calls per repeat. ``source`` says where the figures come from: ``"repeats"``
     (the normal case), ``"warm-up"`` (the budget or a Ctrl-C left only the calls that sized the
-    repeats) or ``"first call"`` (not even those: the first call less its compiling).
+    repeats), ``"first call"`` (not even those: the first call less its compiling) or ``"one call"``
+    (one call timed after the first, where JAX's reported phases filled the whole first call).
 
     >>> t = Timing("jit", [1e-3, 2e-3, 3e-3], loops=100)
     >>> t.median, t.best, t.worst, t.repeat, round(t.stdev, 6)

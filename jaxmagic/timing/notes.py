@@ -113,13 +113,15 @@ WORDS: dict[str, Callable[..., str]] = {
         )
         + ". --budget raises it."
     ),
-    "single_sample": lambda mode, budget_s, first_call_s, warmup_calls=None, run_s=None: (
+    "single_sample": lambda mode, budget_s, first_call_s, warmup_calls=None, run_s=None, one_call_s=None: (
         f"{mode}: the budget ({format_seconds(budget_s)}) left no time for repeats after its first call "
         f"({format_seconds(first_call_s)}); its figure comes from "
         + (
             f"the {warmup_calls} warm-up call{'s' * (warmup_calls != 1)} that sized the repeats"
             if warmup_calls is not None
             else f"its first call less its compiling ({format_seconds(run_s)})"
+            if run_s is not None
+            else f"one call after its first ({format_seconds(one_call_s)}; JAX's phases filled the first call)"
         )
         + ", a single sample. Raise --budget for a real measurement."
     ),

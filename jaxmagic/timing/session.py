@@ -168,6 +168,7 @@ class _Session:
     calls: dict = field(default_factory=dict)  # mode -> calls made, the first included
     warnings: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    one_calls: dict = field(default_factory=dict)  # mode -> seconds of one call timed after its first
     facts: list = field(default_factory=list)  # every Note; ``warnings`` and ``notes`` hold their sentences
     phase: str = "setting up"
 
@@ -350,7 +351,17 @@ class _Session:
             self.say("budget_cut", warning=True, budget_s=self.budget, cuts=cuts)
         for mode in sorted(self.fallback, key=self.modes.index):
             cost = self.first_calls[mode]
-            source = {"warmup_calls": self.estimates[mode].calls} if mode in self.estimates else {"run_s": cost.run_s}
+            if mode in self.estimates:
+                source = {"warmup_calls": self.estimates[mode].calls}
+            elif cost.run_s > 0:
+                source = {"run_s": cost.run_s}
+            else:  # JAX's reported phases filled the whole first call (JAX 0.8 overlaps them): time one call
+                with stopwatch.gc_paused(), self._quiet(mode):
+                    self.one_calls[mode] = stopwatch.timed_loop(
+                        self.runners[mode], 1, stopwatch.waiter(self.outputs[mode])
+                    )
+                self.calls[mode] = self.calls.get(mode, 1) + 1
+                source = {"one_call_s": self.one_calls[mode]}
             self.say(
                 "single_sample", warning=True, mode=mode, budget_s=self.budget, first_call_s=cost.first_call_s, **source
             )
@@ -386,6 +397,8 @@ class _Session:
             elif mode in self.estimates:
                 estimate = self.estimates[mode]
                 timings[mode] = Timing(mode, [estimate.timed], loops=estimate.calls, source="warm-up")
+            elif mode in self.one_calls:
+                timings[mode] = Timing(mode, [self.one_calls[mode]], loops=1, source="one call")
             elif mode in self.first_calls:
                 timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, source="first call")
         return timings
