@@ -8,8 +8,8 @@ import pytest
 from pygments.console import codes
 
 from jaxmagic.doctor import PITFALLS, Diagnosis
-from jaxmagic.doctor.words import code, place, say
 from jaxmagic.sources import SourceLine
+from jaxmagic.words import code, place, say
 
 WHERE = SourceLine(file="<cell>", line=3, function="f", text="if use_relu:  # <script>", cell="In [4]")
 

@@ -84,6 +84,32 @@ def test_html_escapes_everything_the_user_controls():
     assert "&lt;script&gt;" in html and "&lt;lambda&gt;" in html
 
 
+def test_html_shows_code_from_the_causes_parts_never_from_backticks_in_the_users_values():
+    """A cause's message keeps which of its parts are code; a user's value that happens to hold
+    backticks stays text (a renderer that read backticks back would make `b` code here)."""
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
+    from jaxmagic.recompiles.watch import watch_recompiles
+
+    @functools.partial(jax.jit, static_argnames="label")
+    def tagged(x, label):
+        return x * len(label)
+
+    with watch_recompiles() as log:
+        tagged(jnp.ones(2), label="a`b`c")
+        tagged(jnp.ones(2), label="z")
+    cause = log.events[1].causes[0]
+    assert cause.kind == "static_value"
+    assert str(cause.message) == "static argument `label` changed: 'a`b`c' → 'z'", "the text view keeps its backticks"
+    html = render.html(log)
+    assert "static argument <code>label</code> changed: &#x27;a`b`c&#x27; → &#x27;z&#x27;" in html
+    assert "<code>b</code>" not in html
+    assert "first compilation of <code>tagged</code> for (x: f32[2], label=" in html
+
+
 def test_html_keeps_jaxs_own_text_and_the_persistent_cache():
     log = RecompileLog()
     log.record(event(raw="TRACING CACHE MISS at x.py:1", persistent=True))

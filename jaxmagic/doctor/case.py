@@ -20,9 +20,9 @@ from jaxmagic import _jax_private, callables
 from jaxmagic.doctor.clues import MISSING, ParsedSource, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import PITFALLS
-from jaxmagic.doctor.words import Words, code, say
-from jaxmagic.doctor.words import names as name_list
 from jaxmagic.sources import CellNamer, SourceLine
+from jaxmagic.words import Words, code, say
+from jaxmagic.words import names as name_list
 
 
 class Case:

@@ -3,7 +3,7 @@
 Its title and severity are the registry's (``jaxmagic.doctor.registry``); its explanation, fix
 note and labels are ``Words`` (plain strings that keep their text / code / place parts).
 
->>> from jaxmagic.doctor.words import say, code
+>>> from jaxmagic.words import say, code
 >>> d = Diagnosis("traced-shape", explanation=say("{} sets a length.", code("n")), fix="x[:n]")
 >>> d.explanation, d.severity
 ('`n` sets a length.', 'error')
@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jaxmagic.doctor.registry import DOCS, PITFALLS
-from jaxmagic.doctor.words import as_words
 from jaxmagic.report import Report
 from jaxmagic.sources import SourceLine
+from jaxmagic.words import as_words
 
 
 @dataclass(eq=False)

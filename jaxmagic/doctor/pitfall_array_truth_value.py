@@ -26,7 +26,7 @@ from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.words import code, place, say
+from jaxmagic.words import code, place, say
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from jaxmagic.doctor.traced_code import (
     is_baked_value,
     stored_globals,
 )
-from jaxmagic.doctor.words import Words, code, place, say
+from jaxmagic.words import Words, code, place, say
 
 
 def _constant_ids(closed_jaxpr: Any) -> set[int] | None:

@@ -26,7 +26,7 @@ from jaxmagic.doctor.case import (
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.words import Words, code, place, say
+from jaxmagic.words import Words, code, place, say
 
 # python-control-flow
 

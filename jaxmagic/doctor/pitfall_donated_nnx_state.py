@@ -25,7 +25,7 @@ from jaxmagic import sources
 from jaxmagic.doctor.clues import ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.words import code, place, say
+from jaxmagic.words import code, place, say
 
 SPLITTERS = ("state", "split")  # the nnx functions that hand out a model's own Variables
 

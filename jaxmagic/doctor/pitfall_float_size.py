@@ -25,7 +25,7 @@ from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.words import code, place, say
+from jaxmagic.words import code, place, say
 
 _SHAPES = "Shapes must be 1D sequences of concrete values of integer type"
 _GOT = re.compile(r"got \((?P<sizes>[^)]*)\)")

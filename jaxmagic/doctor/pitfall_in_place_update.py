@@ -26,7 +26,7 @@ from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.words import code, place, say
+from jaxmagic.words import code, place, say
 
 _METHODS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide", ast.Pow: "power"}
 

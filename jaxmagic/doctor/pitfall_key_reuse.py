@@ -28,7 +28,7 @@ from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
-from jaxmagic.doctor.words import code, place, say
+from jaxmagic.words import code, place, say
 
 # Functions of jax.random that take a key without drawing numbers from it.
 _NOT_DRAWS = {"split", "fold_in", "key", "PRNGKey", "key_data", "wrap_key_data", "clone", "key_impl"}

@@ -26,7 +26,7 @@ from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.words import code, place, say
+from jaxmagic.words import code, place, say
 
 _DETAIL = re.compile(
     r"(?P<function>\w+) requires ndarray or scalar arguments, got <class '(?P<type>\w+)'> at position (?P<position>\d+)"

@@ -34,7 +34,7 @@ from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.clues import MISSING
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.words import code, names, place, say
+from jaxmagic.words import code, names, place, say
 
 _DETAIL = re.compile(
     r"Error interpreting argument to <function (?P<qualname>[\w.<>]+) at 0x[0-9a-f]+> as an abstract "

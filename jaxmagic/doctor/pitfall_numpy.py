@@ -27,7 +27,7 @@ from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, codes, function_node, global_loads, with_edits
-from jaxmagic.doctor.words import code, names, place, say
+from jaxmagic.words import code, names, place, say
 
 
 def _jnp_path(func_node: ast.AST, frame: UserFrame) -> tuple[str, str] | None:

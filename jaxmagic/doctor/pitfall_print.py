@@ -22,7 +22,7 @@ from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, function_node, global_loads, with_edits
-from jaxmagic.doctor.words import code, place, say
+from jaxmagic.words import code, place, say
 
 # How a printed tracer reads: ``JitTracer(float32[])`` (newer JAX), ``JitTracer<float32[]>``
 # (JAX 0.8.1), ``Traced<float32[]>with<DynamicJaxprTrace>`` (older traces).

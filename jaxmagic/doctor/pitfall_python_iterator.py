@@ -28,7 +28,7 @@ from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
-from jaxmagic.doctor.words import code, place, say
+from jaxmagic.words import code, place, say
 
 
 def _next_calls(node: ast.AST, lookup) -> list[ast.Call]:

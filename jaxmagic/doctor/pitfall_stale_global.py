@@ -14,7 +14,7 @@ from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.global_watch import CellEnd, StaleGlobal
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import as_parameters, describe_value
-from jaxmagic.doctor.words import code, place, say
+from jaxmagic.words import code, place, say
 
 
 @pitfall("stale-global", "A global changed after the function was compiled", "warning", stage="cell", order=10)

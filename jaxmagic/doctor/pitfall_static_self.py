@@ -31,7 +31,7 @@ from jaxmagic import sources
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, with_source
-from jaxmagic.doctor.words import code, names, place, say
+from jaxmagic.words import code, names, place, say
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.explanations import parse_explanation
 from jaxmagic.recompiles.signatures import CallSignature, describe_call, function_identity
 from jaxmagic.sources import is_jaxmagic_file
+from jaxmagic.words import code, say
 
 
 def base_name(jax_name: str) -> str:
@@ -232,11 +233,14 @@ def decide_causes(
             return [
                 Cause(
                     "unknown",
-                    message=f"`{name}` compiled again; jaxmagic could not see this call's "
-                    "arguments (compiled ahead of time, or by a transformation other than jax.jit)",
+                    message=say(
+                        "{} compiled again; jaxmagic could not see this call's arguments "
+                        "(compiled ahead of time, or by a transformation other than jax.jit)",
+                        code(name),
+                    ),
                 )
             ]
-        return [Cause("first_call", message=f"first compilation of `{name}` seen")]
+        return [Cause("first_call", message=say("first compilation of {} seen", code(name)))]
     if closest is None:
         if parsed and any(c.kind != "first_call" for c in parsed):
             return parsed
@@ -244,7 +248,7 @@ def decide_causes(
             Cause(
                 "first_call",
                 after=signature.summary(),
-                message=f"first compilation of `{name}` for {signature.summary()}",
+                message=say("first compilation of {} for {}", code(name), signature.summary()),
             )
         ]
     if own:
@@ -254,8 +258,11 @@ def decide_causes(
     return [
         Cause(
             "unknown",
-            message=f"`{name}` compiled again with the same arguments, options and settings as "
-            "before: JAX's in-memory caches no longer held it (jax.clear_caches(), an "
-            "evicted entry, or a jitted function created again)",
+            message=say(
+                "{} compiled again with the same arguments, options and settings as "
+                "before: JAX's in-memory caches no longer held it (jax.clear_caches(), an "
+                "evicted entry, or a jitted function created again)",
+                code(name),
+            ),
         )
     ]

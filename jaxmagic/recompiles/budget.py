@@ -33,6 +33,7 @@ from typing import Callable
 from jaxmagic.recompiles.events import RecompileLimitExceeded, _times
 from jaxmagic.recompiles.log import RecompileLog
 from jaxmagic.recompiles.signatures import function_identity
+from jaxmagic.words import code, say
 
 __all__ = ["expect_compiles", "CompileBudgetExceeded", "ExpectCompiles"]
 
@@ -84,7 +85,9 @@ class ExpectCompiles:
         self.log: RecompileLog | None = None
 
     def __enter__(self) -> RecompileLog:
-        self.log = RecompileLog([self.function], scope=f"the block expecting `{self.function}` ≤ {_times(self.limit)}")
+        self.log = RecompileLog(
+            [self.function], scope=say("the block expecting {} ≤ {}", code(self.function), _times(self.limit))
+        )
         self.log.start()
         return self.log
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from jaxmagic.words import Words, code, say
+
 CAUSE_KINDS = (
     "first_call",
     "shape",
@@ -53,28 +55,28 @@ _ADVICE = {
         "shapes and dtypes before timing or training."
     ),
     "shape": (
-        "Keep the shape of `{arg}` fixed: pad it (jnp.pad) or bucket it to a few sizes and mask the "
+        "Keep the shape of {arg} fixed: pad it (jnp.pad) or bucket it to a few sizes and mask the "
         "padding, so only a few shapes ever compile."
     ),
-    "dtype": "Fix the dtype of `{arg}` (e.g. `.astype(jnp.float32)` before the call) so every call passes the same one.",
+    "dtype": "Fix the dtype of {arg} (e.g. {astype} before the call) so every call passes the same one.",
     "python_dtype": (
-        "Pass `{arg}` as the same Python type every time (always 2.0, not sometimes 2), or as an array "
+        "Pass {arg} as the same Python type every time (always 2.0, not sometimes 2), or as an array "
         "with a fixed dtype."
     ),
     "weak_type": (
-        "Pass `{arg}` the same kind of value every time: always an array (e.g. `jnp.float32(v)`), or "
+        "Pass {arg} the same kind of value every time: always an array (e.g. {float32}), or "
         "a Python scalar marked static if it is a constant."
     ),
     "static_value": (
-        "Every new value of static `{arg}` compiles anew: keep its values few, or pass it as an array "
+        "Every new value of static {arg} compiles anew: keep its values few, or pass it as an array "
         "(not static) if it only enters arithmetic."
     ),
     "pytree_structure": (
-        "Keep the structure of `{arg}` the same on every call: the same keys, lengths and None entries."
+        "Keep the structure of {arg} the same on every call: the same keys, lengths and None entries."
     ),
-    "passing_style": "Pass `{arg}` the same way on every call: always by position or always by keyword.",
+    "passing_style": "Pass {arg} the same way on every call: always by position or always by keyword.",
     "static_attribute": (
-        "`{arg}` is part of the program JAX compiled, not an input: each of its values compiles once. "
+        "{arg} is part of the program JAX compiled, not an input: each of its values compiles once. "
         "Expected when switched on purpose (train and eval mode make two); if it changes often, hold it "
         "as an array the computation reads instead."
     ),
@@ -83,41 +85,44 @@ _ADVICE = {
         "changes its structure, and JAX compiles again."
     ),
     "sharding": (
-        "Give `{arg}` the same sharding on every call (jax.device_put it once), or fix it with "
+        "Give {arg} the same sharding on every call (jax.device_put it once), or fix it with "
         "jax.jit(..., in_shardings=...)."
     ),
     "device": (
-        "Keep `{arg}` on one device: jax.device_put it once, where the computation runs, instead of "
+        "Keep {arg} on one device: jax.device_put it once, where the computation runs, instead of "
         "moving it between calls."
     ),
-    "config": "Set JAX options such as `{arg}` once at start-up, before the first call: each change compiles again.",
+    "config": "Set JAX options such as {arg} once at start-up, before the first call: each change compiles again.",
     "redefined_function": (
-        "Define `{arg}` (and its jax.jit wrapper) once, outside the loop, so its compilation is reused."
+        "Define {arg} (and its jax.jit wrapper) once, outside the loop, so its compilation is reused."
     ),
     "redefined_elsewhere": (
-        "Expected after defining `{arg}` again (e.g. re-running its cell); a problem only if it happens in a loop."
+        "Expected after defining {arg} again (e.g. re-running its cell); a problem only if it happens in a loop."
     ),
     "jit_options": (
         "Create the jitted function once, with fixed options, outside the loop: hoist jax.jit out of the loop."
     ),
-    "unknown": "jaxmagic could not tell what changed; JAX's own explanation (if any) is kept in `raw`.",
+    "unknown": "jaxmagic could not tell what changed; JAX's own explanation (if any) is kept in {raw}.",
 }
+
+# Code named inside the advice sentences, by slot.
+_ADVICE_CODE = {"astype": code(".astype(jnp.float32)"), "float32": code("jnp.float32(v)"), "raw": code("raw")}
 
 # Headline phrases: "`step` compiled 12 times: <what> — <fix>".
 _REPEATED = {
-    "shape": ("the shape of `{arg}` changes{where}", "pad to a few bucket sizes"),
-    "dtype": ("the dtype of `{arg}` changes", "fix its dtype"),
-    "weak_type": ("`{arg}` switches between a Python scalar and an array", "always pass an array"),
+    "shape": ("the shape of {arg} changes{where}", "pad to a few bucket sizes"),
+    "dtype": ("the dtype of {arg} changes", "fix its dtype"),
+    "weak_type": ("{arg} switches between a Python scalar and an array", "always pass an array"),
     "static_value": (
-        "static argument `{arg}` takes a new value each time",
+        "static argument {arg} takes a new value each time",
         "pass it as an array or keep its values few",
     ),
-    "pytree_structure": ("the structure of `{arg}` changes", "keep its keys and lengths fixed"),
-    "sharding": ("the sharding of `{arg}` changes", "place it once with jax.device_put"),
-    "device": ("`{arg}` moves between devices", "keep it on one device"),
-    "config": ("JAX option `{arg}` keeps changing", "set it once at start-up"),
-    "redefined_function": ("`{arg}` is re-defined before each call", "define it once, outside the loop"),
-    "jit_options": ("it is wrapped in a new jax.jit with different `{arg}` each time", "hoist jax.jit out of the loop"),
+    "pytree_structure": ("the structure of {arg} changes", "keep its keys and lengths fixed"),
+    "sharding": ("the sharding of {arg} changes", "place it once with jax.device_put"),
+    "device": ("{arg} moves between devices", "keep it on one device"),
+    "config": ("JAX option {arg} keeps changing", "set it once at start-up"),
+    "redefined_function": ("{arg} is re-defined before each call", "define it once, outside the loop"),
+    "jit_options": ("it is wrapped in a new jax.jit with different {arg} each time", "hoist jax.jit out of the loop"),
     "unknown": ("for a reason jaxmagic cannot tell", "see JAX's explanation in the log"),
     "first_call": ("each call is a first call", "reuse one jitted function"),
 }
@@ -169,7 +174,7 @@ class Cause:
         return self.message
 
 
-def advice_for(kind: str, argument: str | None = None, *, variant: str | None = None) -> str:
+def advice_for(kind: str, argument: str | None = None, *, variant: str | None = None) -> Words:
     """The one-sentence fix for a cause kind (``variant`` picks a special case such as
     ``passing_style`` or ``redefined_elsewhere``).
 
@@ -177,35 +182,35 @@ def advice_for(kind: str, argument: str | None = None, *, variant: str | None = 
     'Fix the dtype of `x` (e.g. `.astype(jnp.float32)` before the call) so every call passes the same one.'
     """
     template = _ADVICE.get(variant or kind, _ADVICE["unknown"])
-    return template.format(arg=argument or "it")
+    return say(template, arg=code(argument) if argument else "it", **_ADVICE_CODE)
 
 
-def default_message(cause: Cause) -> str:
+def default_message(cause: Cause) -> Words:
     """A sentence for a cause built from its kind, argument and before/after."""
-    arg, before, after = cause.argument, cause.before, cause.after
+    arg, before, after = code(cause.argument), cause.before, cause.after
     change = f": {before} → {after}" if before is not None and after is not None else ""
     if cause.kind == "first_call":
-        return f"first compilation{f' for {after}' if after else ''}"
+        return say("first compilation{}", f" for {after}" if after else "")
     if cause.kind in ("shape", "dtype", "sharding"):
-        return f"{cause.kind} of `{arg}` changed{change}"
+        return say("{} of {} changed{}", cause.kind, arg, change)
     if cause.kind == "weak_type":
-        return f"`{arg}` changed between a Python scalar and an array{change}"
+        return say("{} changed between a Python scalar and an array{}", arg, change)
     if cause.kind == "static_value":
-        return f"static argument `{arg}` changed{change}"
+        return say("static argument {} changed{}", arg, change)
     if cause.kind == "pytree_structure":
-        return f"structure of `{arg}` changed{change}"
+        return say("structure of {} changed{}", arg, change)
     if cause.kind == "device":
-        return f"`{arg}` is on another device{change}"
+        return say("{} is on another device{}", arg, change)
     if cause.kind == "config":
-        return f"JAX option `{arg}` changed{change}"
+        return say("JAX option {} changed{}", arg, change)
     if cause.kind == "redefined_function":
-        return f"`{arg}` is a new function object, so JAX cannot reuse its earlier compilations"
+        return say("{} is a new function object, so JAX cannot reuse its earlier compilations", arg)
     if cause.kind == "jit_options":
-        return f"re-wrapped in jax.jit with a different `{arg}`{change}"
-    return "compiled again for a reason jaxmagic could not tell"
+        return say("re-wrapped in jax.jit with a different {}{}", arg, change)
+    return say("compiled again for a reason jaxmagic could not tell")
 
 
-def repeated_headline(function: str, count: int, cause: Cause, *, where: str = "") -> str:
+def repeated_headline(function: str, count: int, cause: Cause, *, where: str = "") -> Words:
     """The warning shown on top when one function keeps compiling for the same cause.
 
     >>> repeated_headline("step", 12, Cause("shape", argument="batch", before="f32[8]", after="f32[9]"), where=" on axis 0")
@@ -213,7 +218,7 @@ def repeated_headline(function: str, count: int, cause: Cause, *, where: str = "
     """
     what, fix = _REPEATED[cause.kind]
     arg = function if cause.kind == "redefined_function" else (cause.argument or "it")
-    return f"`{function}` compiled {count} times: {what.format(arg=arg, where=where)} — {fix}"
+    return say("{} compiled {} times: {} — {}", code(function), count, say(what, arg=code(arg), where=where), fix)
 
 
 def shape_change(old: tuple | list | None, new: tuple | list | None) -> tuple[tuple, tuple | None]:

@@ -25,6 +25,7 @@ from jaxmagic.recompiles.attributes import Attribute
 from jaxmagic.recompiles.causes import Cause, advice_for, shape_change, shape_change_text
 from jaxmagic.recompiles.leaves import LeafType
 from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
+from jaxmagic.words import code, say
 
 # ----------------------------------------------------------------------------------------------
 # Differences
@@ -56,7 +57,7 @@ def differences(before: CallSignature, after: CallSignature) -> list[Cause]:
                         argument=param.name,
                         before="(not passed)",
                         after=param.describe(),
-                        message=f"`{param.name}` is passed now and was not before",
+                        message=say("{} is passed now and was not before", code(param.name)),
                     )
                 )
             continue
@@ -70,7 +71,7 @@ def differences(before: CallSignature, after: CallSignature) -> list[Cause]:
                     argument=param.name,
                     before=param.describe(),
                     after="(not passed)",
-                    message=f"`{param.name}` was passed before and is not now",
+                    message=say("{} was passed before and is not now", code(param.name)),
                 )
             )
     return causes
@@ -93,19 +94,23 @@ def _redefined(before: CallSignature, after: CallSignature) -> Cause:
             argument=name,
             before=after.wrapper,
             after=after.wrapper,
-            message=(
-                f"`{name}` is the same function, but the {after.wrapper} wrapper around it was built anew, "
-                "so jax.jit sees a new function object and compiles again"
+            message=say(
+                "{} is the same function, but the {} wrapper around it was built anew, "
+                "so jax.jit sees a new function object and compiles again",
+                code(name),
+                after.wrapper,
             ),
-            advice=f"Build `{built}` once, outside the loop, and call that.",
+            advice=say("Build {} once, outside the loop, and call that.", code(built)),
         )
     old_site, new_site = before.defined_at, after.defined_at
     same_place = old_site is not None and old_site == new_site
     where = ""
     if new_site is not None:
         where = f" (defined at {source_line(new_site[0], new_site[1], name).label})"
-    message = (
-        f"`{name}` is a new function object{where}: JAX caches compilations per function object, so it compiles anew"
+    message = say(
+        "{} is a new function object{}: JAX caches compilations per function object, so it compiles anew",
+        code(name),
+        where,
     )
     return Cause(
         "redefined_function",
@@ -224,8 +229,12 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
                 argument=name,
                 before=style[old.passed],
                 after=style[new.passed],
-                message=f"`{name}` was passed {style[new.passed]} this time and {style[old.passed]} before; "
-                "JAX keys its cache on how each argument is passed",
+                message=say(
+                    "{} was passed {} this time and {} before; JAX keys its cache on how each argument is passed",
+                    code(name),
+                    style[new.passed],
+                    style[old.passed],
+                ),
                 advice=advice_for("pytree_structure", name, variant="passing_style"),
             )
         ]
@@ -238,8 +247,12 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
                 argument=name,
                 before=old.describe(),
                 after=new.describe(),
-                message=f"`{name}` was {'left at its default' if new.passed == 'default' else 'passed explicitly'} "
-                f"this time and {'passed explicitly' if new.passed == 'default' else 'left at its default'} before",
+                message=say(
+                    "{} was {} this time and {} before",
+                    code(name),
+                    "left at its default" if new.passed == "default" else "passed explicitly",
+                    "passed explicitly" if new.passed == "default" else "left at its default",
+                ),
             )
         ]
     if old.static != new.static:
@@ -273,8 +286,12 @@ def _static_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
                 argument=name,
                 before=old.value.text,
                 after=new.value.text,
-                message=f"static argument `{name}` is a new object that is not equal to the old one "
-                f"({new.value.text}); JAX compares static arguments with == and hash",
+                message=say(
+                    "static argument {} is a new object that is not equal to the old one ({}); "
+                    "JAX compares static arguments with == and hash",
+                    code(name),
+                    new.value.text,
+                ),
                 detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents",
             )
         ]
@@ -306,7 +323,7 @@ def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribu
                 argument=name + path,
                 before=was,
                 after=now,
-                message=f"`{name}{path}` was {verb} ({now if verb == 'added' else was})",
+                message=say("{} was {} ({})", code(name + path), verb, now if verb == "added" else was),
                 detail=f"attribute {verb}",
                 advice=advice_for("pytree_structure", name + path, variant="attribute_added"),
             )
@@ -328,12 +345,14 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
     only by where it lives in memory (an optimizer built again) is said to be one."""
     if _ADDRESS.sub("", was) == _ADDRESS.sub("", now):
         kind = now.split("(", 1)[0].strip("<") or "object"
-        message = (
-            f"attribute `{argument}` is a new {kind} made again, alike in every visible part; "
-            "JAX compares static values with == (for most objects: are they the same object)"
+        message = say(
+            "attribute {} is a new {} made again, alike in every visible part; "
+            "JAX compares static values with == (for most objects: are they the same object)",
+            code(argument),
+            kind,
         )
         before, after = f"a {kind}", f"a new {kind}, made again"
-        advice = f"Build `{argument}` once and reuse it, rather than making a new one before each call."
+        advice = say("Build {} once and reuse it, rather than making a new one before each call.", code(argument))
         return Cause("pytree_structure", argument=argument, before=before, after=after, message=message, advice=advice)
     before, after = differing_parts(was, now)
     return Cause(
@@ -341,7 +360,7 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
         argument=argument,
         before=before,
         after=after,
-        message=f"attribute `{argument}` changed: {before} → {after}",
+        message=say("attribute {} changed: {} → {}", code(argument), before, after),
         detail="static attribute" if static else "attribute kind",
         advice=advice_for("pytree_structure", argument, variant="static_attribute"),
     )
@@ -370,7 +389,7 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
             argument=new.name,
             before=old.describe(),
             after=new.describe(),
-            message=f"structure of `{new.name}` changed: {detail}",
+            message=say("structure of {} changed: {}", code(new.name), detail),
             detail=detail,
         )
     # The same leaves: what differs is in the tree's nodes, e.g. a custom node's metadata (its
@@ -388,7 +407,7 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
         argument=new.name,
         before=before,
         after=after,
-        message=f"structure of `{new.name}` changed: {detail}",
+        message=say("structure of {} changed: {}", code(new.name), detail),
         detail=detail,
     )
 
@@ -418,8 +437,13 @@ def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
                 argument=name,
                 before=old.type_text,
                 after=new.type_text,
-                message=f"shape of `{name}` changed: {old.type_text} → {new.type_text}"
-                + (f" ({detail})" if detail else ""),
+                message=say(
+                    "shape of {} changed: {} → {}{}",
+                    code(name),
+                    old.type_text,
+                    new.type_text,
+                    f" ({detail})" if detail else "",
+                ),
                 detail=detail,
                 axes=axes,
                 ranks=ranks,
@@ -427,9 +451,9 @@ def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
         )
     if old.dtype != new.dtype:
         python = not {old.origin, new.origin} <= {"array", "numpy"}
-        message = f"dtype of `{name}` changed: {old.dtype} → {new.dtype}"
+        message = say("dtype of {} changed: {} → {}", code(name), old.dtype, new.dtype)
         if python and old.origin != new.origin:
-            message = f"`{name}` is {_kind_of_value(new)} now and was {_kind_of_value(old)} before"
+            message = say("{} is {} now and was {} before", code(name), _kind_of_value(new), _kind_of_value(old))
         causes.append(
             Cause(
                 "dtype",
@@ -447,8 +471,12 @@ def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
                 argument=name,
                 before=old.describe(),
                 after=new.describe(),
-                message=f"`{name}` is {_kind_of_value(new)} now and was {_kind_of_value(old)} before; "
-                "JAX compiles weakly typed Python scalars and arrays separately",
+                message=say(
+                    "{} is {} now and was {} before; JAX compiles weakly typed Python scalars and arrays separately",
+                    code(name),
+                    _kind_of_value(new),
+                    _kind_of_value(old),
+                ),
             )
         )
     if old.placement != new.placement:

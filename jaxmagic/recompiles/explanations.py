@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from jaxmagic.recompiles.causes import Cause, shape_change, shape_change_text
+from jaxmagic.words import code, say
 
 TRACING_MISS = "TRACING CACHE MISS"
 # Messages JAX logs at WARNING only because jax_explain_cache_misses is on.
@@ -79,11 +80,14 @@ def parse_explanation(raw: str, signature=None) -> list[Cause]:
                 Cause(
                     "redefined_function",
                     argument=name,
-                    message=f"`{name}` is a new function object defined on the same line as an earlier one: "
-                    "it is being re-defined repeatedly, so JAX cannot reuse its compilations",
+                    message=say(
+                        "{} is a new function object defined on the same line as an earlier one: "
+                        "it is being re-defined repeatedly, so JAX cannot reuse its compilations",
+                        code(name),
+                    ),
                 )
             ]
-        return [Cause("first_call", argument=None, message=f"first compilation of `{name}`")]
+        return [Cause("first_call", argument=None, message=say("first compilation of {}", code(name)))]
     causes: list[Cause] = []
     if "Tracing context doesn't match" in raw:
         for m in _CONTEXT_LINE.finditer(raw):
@@ -96,7 +100,7 @@ def parse_explanation(raw: str, signature=None) -> list[Cause]:
     elif "different input types" in raw:
         for m in _TYPE_LINE.finditer(raw):
             causes.extend(_type_causes(m["name"], m["now"], m["before"]))
-    return causes or [Cause("unknown", message="JAX compiled again; its explanation is in `raw`")]
+    return causes or [Cause("unknown", message=say("JAX compiled again; its explanation is in {}", code("raw")))]
 
 
 def _type_causes(name: str, now: str, before: str) -> list[Cause]:
@@ -108,7 +112,7 @@ def _type_causes(name: str, now: str, before: str) -> list[Cause]:
                 argument=name,
                 before=before,
                 after=now,
-                message=f"the type of `{name}` changed: {before} → {now}",
+                message=say("the type of {} changed: {} → {}", code(name), before, now),
             )
         ]
     causes = []
@@ -135,7 +139,7 @@ def _type_causes(name: str, now: str, before: str) -> list[Cause]:
                 argument=name,
                 before=old_text,
                 after=new_text,
-                message=f"dtype of `{name}` changed: {old['dtype']} → {new['dtype']}",
+                message=say("dtype of {} changed: {} → {}", code(name), old["dtype"], new["dtype"]),
             )
         )
     new_weak, old_weak = "weak_type=True" in new["rest"], "weak_type=True" in old["rest"]
@@ -163,7 +167,7 @@ def _pytree_cause(path: str, now: str, before: str, why: str | None, signature) 
     new_static, old_static = _STATIC.search(now), _STATIC.search(before)
     if new_static and old_static:
         return Cause("static_value", argument=argument, before=old_static["val"], after=new_static["val"])
-    message = f"structure of `{argument}` changed: now {_plain(now)}, before {_plain(before)}"
+    message = say("structure of {} changed: now {}, before {}", code(argument), _plain(now), _plain(before))
     return Cause(
         "pytree_structure", argument=argument, before=_plain(before), after=_plain(now), message=message, detail=why
     )

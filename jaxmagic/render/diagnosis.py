@@ -13,37 +13,17 @@ from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 from pygments.lexers import PythonLexer
 
-from jaxmagic.doctor.words import as_words
 from jaxmagic.render import theme
 from jaxmagic.render.terminal import paint
 from jaxmagic.render.theme import escape
+from jaxmagic.render.words import words_html
+from jaxmagic.words import as_words
 
 _SEVERITY_COLOUR = {"error": "red", "warning": "yellow"}
 
 
 def _python_html(code: str) -> str:
     return highlight(code, PythonLexer(), theme.html_formatter()).rstrip("\n")
-
-
-def _parts(words) -> tuple:
-    """The text / code / place parts of a sentence (plain text for a plain string)."""
-    return as_words(words).parts
-
-
-def _words_html(words) -> str:
-    """A sentence as HTML: its code parts as ``<code>``, its places as the line's label (the file
-    and line in a tooltip), everything escaped."""
-    out = []
-    for part in _parts(words):
-        if part.kind == "code":
-            out.append(f"<code>{escape(part.text)}</code>")
-        elif part.kind == "place" and part.place is not None:
-            out.append(
-                f'<span class="jm-place" title="{escape(f"{part.place.file}:{part.place.line}")}">{escape(part.text)}</span>'
-            )
-        else:
-            out.append(escape(part.text))
-    return "".join(out)
 
 
 def _heading(diagnosis) -> str:
@@ -59,7 +39,7 @@ def html(diagnosis) -> str:
     """The diagnosis as a self-contained HTML card (scoped CSS, no JavaScript).
 
     >>> from jaxmagic.doctor import Diagnosis
-    >>> from jaxmagic.doctor.words import code, say
+    >>> from jaxmagic.words import code, say
     >>> card = html(Diagnosis("traced-shape", explanation=say("{} is <traced>.", code("n")), fix="x[:n]"))
     >>> 'data-pitfall="traced-shape"' in card, "<code>n</code> is &lt;traced&gt;." in card
     (True, True)
@@ -79,14 +59,14 @@ def html(diagnosis) -> str:
         parts.append(
             f'<div class="jm-where" title="{title}"><span class="jm-muted">{escape(where.label)}</span>{code}</div>'
         )
-    parts.append(f'<p class="jm-explanation">{_words_html(diagnosis.explanation)}</p>')
+    parts.append(f'<p class="jm-explanation">{words_html(diagnosis.explanation)}</p>')
     if diagnosis.fix or diagnosis.fix_note:  # a fix in words alone where no code would run as it stands
-        note = f'<div class="jm-fix-note">{_words_html(diagnosis.fix_note)}</div>' if diagnosis.fix_note else ""
+        note = f'<div class="jm-fix-note">{words_html(diagnosis.fix_note)}</div>' if diagnosis.fix_note else ""
         block = f'<pre class="jm-block jm-python">{_python_html(diagnosis.fix)}</pre>' if diagnosis.fix else ""
         parts.append(f'<div class="jm-fix"><b>Fix</b>{note}{block}</div>')
     for label, code in diagnosis.alternatives:
         block = f'<pre class="jm-block jm-python">{_python_html(code)}</pre>' if code else ""
-        parts.append(f'<div class="jm-alternative"><div>{_words_html(label)}</div>{block}</div>')
+        parts.append(f'<div class="jm-alternative"><div>{words_html(label)}</div>{block}</div>')
     footer = [f"jaxmagic doctor · {escape(diagnosis.docs)}"]
     if diagnosis.error_type:
         footer.insert(0, escape(diagnosis.error_type))
@@ -109,7 +89,7 @@ def text(diagnosis, *, color: bool = False) -> str:
     """The diagnosis as terminal text (ANSI colours with ``color=True``).
 
     >>> from jaxmagic.doctor import Diagnosis
-    >>> from jaxmagic.doctor.words import code, say
+    >>> from jaxmagic.words import code, say
     >>> print(text(Diagnosis("traced-shape", explanation=say("{} is traced.", code("n")), fix="x[:n]")))
     jaxmagic doctor · error: A size or slice that depends on a traced value [traced-shape]
       `n` is traced.
@@ -154,7 +134,7 @@ def _wrap(words, width: int = 96) -> str:
     """A sentence wrapped for the terminal: code in backticks; a place or a piece of code never
     broken across lines."""
     kept = []
-    for part in _parts(words):
+    for part in as_words(words).parts:
         shown = part.plain
         kept.append(shown.replace(" ", "\u00a0") if part.kind in ("code", "place") else shown)
     wrapped = textwrap.wrap("".join(kept), width=width, break_long_words=False, break_on_hyphens=False)

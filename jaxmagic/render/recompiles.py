@@ -11,26 +11,26 @@ pieces. Stable class names for tests and browsers: ``jm-recompile-log``, ``jm-re
 from __future__ import annotations
 
 import functools
-import re
 import time
 from typing import Iterable, Sequence
 
 from jaxmagic import units
 from jaxmagic.render import terminal, theme
 from jaxmagic.render.theme import escape
+from jaxmagic.render.words import words_html
+from jaxmagic.words import say
 
 UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
-_TICKS = re.compile(r"`([^`]+)`")
 
 
 # ----------------------------------------------------------------------------------------------
 # Shared pieces
 
 
-def title(log) -> str:
-    """``Compilations in this cell``: what the log watched."""
-    return f"Compilations in {log.scope}" if log.scope else "Compilations"
+def title(log):
+    """``Compilations in this cell``: what the log watched (``Words``: a scope may name code)."""
+    return say("Compilations in {}", log.scope) if log.scope else say("Compilations")
 
 
 def empty_note(log) -> str:
@@ -193,12 +193,12 @@ def page(log) -> str:
 def summary_html(log) -> str:
     """The first line: what was watched and how many compilations it saw."""
     note = "" if log.total else f' <span class="jm-muted">{escape(empty_note(log))}</span>'
-    return f'<div class="jm-summary"><b>{escape(title(log))}</b>: {escape(log.summary)}{note}</div>'
+    return f'<div class="jm-summary"><b>{words_html(title(log))}</b>: {escape(log.summary)}{note}</div>'
 
 
 def headlines_html(log) -> str:
     """One warning card per function that keeps compiling for the same cause."""
-    return "".join(f'<div class="jm-card jm-recompile-headline">⚠ {_code(h)}</div>' for h in log.headlines)
+    return "".join(f'<div class="jm-card jm-recompile-headline">⚠ {words_html(h)}</div>' for h in log.headlines)
 
 
 def counts_html(log, *, selected: str | None = None) -> str:
@@ -255,7 +255,7 @@ def _row(number: int, event, new_advice: set[str]) -> str:
     if getattr(event, "program_diff", None) and event.is_recompile:
         causes += f'<div class="jm-muted jm-program-diff">{escape(event.program_diff)}</div>'
     advice = "".join(
-        f'<div class="jm-advice">→ {_code(c.advice)}</div>'
+        f'<div class="jm-advice">→ {words_html(c.advice)}</div>'
         for c in _unique_advice(event.causes)
         if c.advice in new_advice
     )
@@ -302,9 +302,4 @@ def _cause_html(cause) -> str:
     argument = f' data-argument="{escape(cause.argument)}"' if cause.argument else ""
     detail = f' title="{escape(cause.detail)}"' if cause.detail else ""
     label = "" if cause.kind == "first_call" else f'<span class="jm-kind">{escape(cause.label)}</span> '
-    return f'<div class="jm-cause jm-cause-{escape(cause.kind)}"{argument}{detail}>{label}{_code(cause.message)}</div>'
-
-
-def _code(text: str) -> str:
-    """Escape ``text`` and show its `backticked` names as code."""
-    return _TICKS.sub(r"<code>\1</code>", escape(text))
+    return f'<div class="jm-cause jm-cause-{escape(cause.kind)}"{argument}{detail}>{label}{words_html(cause.message)}</div>'

@@ -1,6 +1,7 @@
 """Sentences as structured parts: plain text, code (a name, an expression) and places (a line of the
-user's code). The doctor writes its explanations with ``say``; renderers turn the parts into
-markup (``<code>``, a cell label) without reading any prose back.
+user's code). The doctor writes its explanations with ``say``, the recompile watch its causes and
+advice; renderers turn the parts into markup (``<code>``, a cell label) without reading any prose
+back.
 
 ``Words`` is a ``str`` (the plain sentence, code in backticks, places by label), so every string
 attribute of a ``Diagnosis`` stays a string; its ``parts`` keep the structure.
@@ -48,6 +49,13 @@ class Words(str):
 
     >>> Words((Part("text", "use "), Part("code", "jnp.where"))).parts[1].text
     'jnp.where'
+
+    Copies and pickles keep the parts:
+
+    >>> import copy, pickle
+    >>> w = Words((Part("code", "n"), Part("text", " is static")))
+    >>> copy.deepcopy(w).parts == pickle.loads(pickle.dumps(w)).parts == w.parts
+    True
     """
 
     parts: tuple[Part, ...]
@@ -57,6 +65,9 @@ class Words(str):
         self = super().__new__(cls, "".join(p.plain for p in parts))
         self.parts = parts
         return self
+
+    def __getnewargs__(self):  # copies and pickles rebuild from the parts, not the plain text
+        return (self.parts,)
 
     def __add__(self, other):
         return Words(self.parts + as_words(other).parts)
@@ -96,12 +107,15 @@ def as_words(value: Any) -> Words:
     return Words((Part("text", "" if value is None else str(value)),))
 
 
-def say(template: str, *pieces: Any) -> Words:
+def say(template: str, *pieces: Any, **named: Any) -> Words:
     """A sentence from a template whose ``{}`` slots take ``code(...)``, ``place(...)``, other
-    ``Words`` or plain values (``{{`` and ``}}`` are literal braces).
+    ``Words`` or plain values, in order; a named slot (``{arg}``) takes the keyword of that name
+    (``{{`` and ``}}`` are literal braces).
 
     >>> str(say("mark {} static", code("n")))
     'mark `n` static'
+    >>> str(say("fix the dtype of {arg} ({how})", arg=code("x"), how=code(".astype(jnp.float32)")))
+    'fix the dtype of `x` (`.astype(jnp.float32)`)'
     """
     parts: list[Part] = []
     remaining = iter(pieces)
@@ -109,7 +123,7 @@ def say(template: str, *pieces: Any) -> Words:
         if literal:
             parts.append(Part("text", literal))
         if field is not None:
-            parts.extend(as_words(next(remaining)).parts)
+            parts.extend(as_words(named[field] if field else next(remaining)).parts)
     return Words(parts)
 
 
