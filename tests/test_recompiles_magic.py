@@ -87,6 +87,11 @@ def test_a_function_redefined_in_a_loop_in_a_cell(run):
     shown = run("%%recompiles\nfor i in range(3):\n    f = jax.jit(lambda x: x + i)\n    f(jnp.ones(2))").assert_ok()
     assert shown.html.count("jm-cause-redefined_function") == 2
     assert "outside the loop" in shown.text
+    # where it was defined, named as the notebook names the cell (its file name on hover)
+    cell = re.search(r"In \[(\d+)\] line 3", shown.text)
+    assert cell and "(defined at In [" + cell[1] + "] line 3)" in shown.text, shown.text
+    assert "ipython-input" not in shown.text and "ipykernel" not in shown.text
+    assert re.search(r'defined at <span class="jm-place" title="[^"]+:3">In \[\d+\] line 3</span>', shown.html)
 
 
 def test_redefining_a_function_in_a_later_cell_is_expected(run):

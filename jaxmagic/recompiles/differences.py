@@ -25,21 +25,23 @@ from jaxmagic.recompiles.attributes import Attribute
 from jaxmagic.recompiles.causes import Cause, advice_for, shape_change, shape_change_text
 from jaxmagic.recompiles.leaves import LeafType
 from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
-from jaxmagic.words import code, say
+from jaxmagic.sources import CellNamer, no_cells, source_line
+from jaxmagic.words import code, place, say
 
 # ----------------------------------------------------------------------------------------------
 # Differences
 
 
-def differences(before: CallSignature, after: CallSignature) -> list[Cause]:
+def differences(before: CallSignature, after: CallSignature, cell_namer: CellNamer = no_cells) -> list[Cause]:
     """Every difference between an earlier call and this one, as ``Cause`` objects.
 
     The function object comes first, then the jit options and JAX's configuration, then each
-    parameter in the order of the call.
+    parameter in the order of the call. ``cell_namer`` names notebook cells in the places a cause
+    mentions (``In [4] line 2``).
     """
     causes: list[Cause] = []
     if not before.is_same_function(after):
-        causes.append(_redefined(before, after))
+        causes.append(_redefined(before, after, cell_namer))
     if before.options != after.options:
         causes.extend(_option_causes(before.options, after.options))
     if before.config != after.config:
@@ -77,9 +79,7 @@ def differences(before: CallSignature, after: CallSignature) -> list[Cause]:
     return causes
 
 
-def _redefined(before: CallSignature, after: CallSignature) -> Cause:
-    from jaxmagic.sources import source_line
-
+def _redefined(before: CallSignature, after: CallSignature, cell_namer: CellNamer) -> Cause:
     name = after.function
     inner_before = before.inner_ref() if before.inner_ref is not None else None
     inner_after = after.inner_ref() if after.inner_ref is not None else None
@@ -106,7 +106,7 @@ def _redefined(before: CallSignature, after: CallSignature) -> Cause:
     same_place = old_site is not None and old_site == new_site
     where = ""
     if new_site is not None:
-        where = f" (defined at {source_line(new_site[0], new_site[1], name).label})"
+        where = say(" (defined at {})", place(source_line(new_site[0], new_site[1], name, cell_namer)))
     message = say(
         "{} is a new function object{}: JAX caches compilations per function object, so it compiles anew",
         code(name),
@@ -115,8 +115,8 @@ def _redefined(before: CallSignature, after: CallSignature) -> Cause:
     return Cause(
         "redefined_function",
         argument=name,
-        before=_site_text(old_site),
-        after=_site_text(new_site),
+        before=_site_text(old_site, cell_namer),
+        after=_site_text(new_site, cell_namer),
         message=message,
         advice=advice_for(
             "redefined_function", name, variant=None if same_place or new_site is None else "redefined_elsewhere"
@@ -124,12 +124,9 @@ def _redefined(before: CallSignature, after: CallSignature) -> Cause:
     )
 
 
-def _site_text(site: tuple[str, int] | None) -> str | None:
-    if site is None:
-        return None
-    import os
-
-    return f"{os.path.basename(site[0])}:{site[1]}"
+def _site_text(site: tuple[str, int] | None, cell_namer: CellNamer) -> str | None:
+    """Where a function was defined, by its label: ``In [4] line 2``, ``train.py:12``."""
+    return None if site is None else source_line(site[0], site[1], "", cell_namer).label
 
 
 # JAX completes positions from names and back: a pair changes together and is reported once.
@@ -524,9 +521,11 @@ def changed_axes(cause: Cause) -> list[int]:
 # Choosing what to compare with
 
 
-def nearest(earlier: Sequence[CallSignature], now: CallSignature) -> tuple[CallSignature | None, list[Cause]]:
+def nearest(
+    earlier: Sequence[CallSignature], now: CallSignature, cell_namer: CellNamer = no_cells
+) -> tuple[CallSignature | None, list[Cause]]:
     """The earlier signature with the fewest differences (the latest among equals), and those
-    differences. ``(None, [])`` when there is nothing earlier.
+    differences (``cell_namer`` as for ``differences``). ``(None, [])`` when there is nothing earlier.
 
     >>> import numpy as np
     >>> from jaxmagic.recompiles.signatures import describe_call
@@ -547,7 +546,7 @@ def nearest(earlier: Sequence[CallSignature], now: CallSignature) -> tuple[CallS
     for candidate, count in zip(earlier, counts, strict=True):
         if count > fewest + 1:
             continue
-        causes = differences(candidate, now)
+        causes = differences(candidate, now, cell_namer)
         if closest is None or len(causes) <= len(closest_causes):
             closest, closest_causes = candidate, causes
     return closest, closest_causes

@@ -380,7 +380,7 @@ class _Hub:
         call_site = source_line(*site, cell_namer=namer) if site else None
         with self.lock:
             earlier = self.memory.earlier(signature.family) if signature is not None else []
-            closest, own = nearest(earlier, signature) if signature is not None else (None, [])
+            closest, own = nearest(earlier, signature, namer) if signature is not None else (None, [])
             seen = self.memory.seen_name(name)
             if signature is not None:
                 signature = dataclasses.replace(signature, watch_period=self.watch_period)
