@@ -146,7 +146,9 @@ def _equinox(wrapped: Any) -> LibraryJit:
 
         def with_static_leaves(*dynamic_args, **dynamic_kwargs):
             full_args, full_kwargs = eqx.combine((dynamic_args, dynamic_kwargs), static)
-            return function(*full_args, **full_kwargs)
+            # And of what it returns (a model with its activation functions): arrays come out of
+            # the compiled code, the rest is returned as it is, outside it.
+            return eqx.filter(function(*full_args, **full_kwargs), eqx.is_array)
 
         with_static_leaves.__name__ = getattr(function, "__name__", "filter_jit")
         return jax.jit(with_static_leaves).trace(*dynamic_args, **dynamic_kwargs)

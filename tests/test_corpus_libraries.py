@@ -59,10 +59,18 @@ def partitioned_grads(params, static, x, y):
     model = eqx.combine(params, static)
     return jnp.mean((y - jax.vmap(model)(x)) ** 2)
 
+@eqx.filter_jit
+def eqx_train_step(model, opt_state, x, y):  # Equinox's train loop: the step returns the model
+    loss, grads = eqx.filter_value_and_grad(lambda m: jnp.mean((y - jax.vmap(m)(x)) ** 2))(model)
+    updates, opt_state = eqx_optim.update(grads, opt_state, eqx.filter(model, eqx.is_array))
+    return eqx.apply_updates(model, updates), opt_state, loss
+
 xk, yk, mk = jax.random.split(jax.random.PRNGKey(0), 3)
 xs, ys = jax.random.normal(xk, (16, 2)), jax.random.normal(yk, (16, 2))
 eqx_model, eqx_model2 = NeuralNetwork(mk), WithActivation(mk)
 params, static = eqx.partition(eqx_model2, eqx.is_array)
+eqx_optim = optax.adam(1e-3)
+eqx_opt_state = eqx_optim.init(eqx.filter(eqx_model2, eqx.is_array))
 
 class CNN(fnn.Module):  # Flax Linen
     @fnn.compact
@@ -123,6 +131,7 @@ EXAMPLES = {
     "filtered_grads(eqx_model2, xs, ys)": ("eqx_model2", "xs", "ys"),
     "partitioned_grads(params, static, xs, ys)": ("params", "xs", "ys"),
     "eqx_model2(xs[0])": ("eqx_model2", "xs[0]"),
+    "eqx_train_step(eqx_model2, eqx_opt_state, xs, ys)": ("eqx_model2", "eqx_opt_state", "xs", "ys"),
     "cnn.apply(variables, images)": ("variables", "images"),
     "linen_step(state, images, labels)": ("state", "images", "labels"),
     "optax_step(weights, opt_state)": ("weights", "opt_state"),
