@@ -339,3 +339,54 @@ def jaxpr_function_name(jaxpr: Any) -> str:
     info = getattr(getattr(jaxpr, "jaxpr", jaxpr), "debug_info", None)
     name = getattr(info, "func_name", None)
     return name if isinstance(name, str) else ""
+
+
+@dataclass(frozen=True)
+class TracedKey:
+    """One entry of jax.jit's tracing cache for a function: its ``jit_info`` (the jit options),
+    ``arguments`` (JAX's ``ArgumentSignature``: the pytree structures and static values) and
+    ``avals`` (each array input's ``(shape, dtype, weak_type)``, in JAX's order)."""
+
+    jit_info: Any
+    arguments: Any
+    avals: tuple[tuple[tuple, Any, bool], ...]
+
+    @property
+    def static_values(self) -> tuple[tuple[Any, ...], tuple[str, ...]]:
+        """The static arguments' values (those passed by position, then by keyword) and the
+        keyword ones' names."""
+        return tuple(self.arguments.static_args), tuple(self.arguments.static_arg_names)
+
+    @property
+    def structure(self) -> tuple:
+        """The dynamic arguments' keyword names and pytree structures."""
+        return tuple(self.arguments.dynamic_arg_names), tuple(self.arguments.dynamic_arg_treedefs)
+
+
+def traced_keys(fun: Any) -> list[TracedKey] | None:
+    """The keys jax.jit's tracing cache holds for the Python function ``fun``
+    (``pjit._infer_params_cached``: ``(weakref(fun), trace context, (jit_info, signature, avals,
+    mesh), {})``), oldest first as far as the cache keeps an order; ``None`` where this JAX keeps
+    them otherwise."""
+    from jax._src import pjit
+
+    try:
+        keys = pjit._infer_params_cached.cache_keys()
+    except Exception:
+        return None
+    found = []
+    for key in keys:
+        try:
+            ref, _context, (jit_info, arguments, avals, _mesh), _ = key
+            if ref() is not fun:
+                continue
+            traced = TracedKey(
+                jit_info,
+                arguments,
+                tuple((tuple(a.shape), a.dtype, bool(getattr(a, "weak_type", False))) for a in avals),
+            )
+            _ = traced.static_values, traced.structure  # read now: a JAX without them is told here
+            found.append(traced)
+        except Exception:
+            return None
+    return found

@@ -239,3 +239,30 @@ def test_is_module_level_jit_of_tells_jaxs_own_decorated_functions():
     assert ufuncs.sin.__wrapped__ is jnp.sin.__wrapped__
     assert not _jax_private.is_module_level_jit_of(jnp.sin)  # the user's jax.jit(jnp.sin) wraps this one
     assert not _jax_private.is_module_level_jit_of(jax.nn.softmax)
+
+
+def test_traced_keys_hold_each_traced_signature_of_a_function():
+    import numpy as np
+
+    @jax.jit
+    def twice(x, scale=1.0):
+        return x * scale
+
+    twice(jnp.ones(3))
+    twice(jnp.ones((2, 2), jnp.int32), scale=2.0)
+    keys = _jax_private.traced_keys(twice.__wrapped__)
+    assert keys is not None and len(keys) == 2
+    avals = sorted(key.avals for key in keys)
+    assert avals == sorted(
+        [(((3,), np.dtype("float32"), False),), (((2, 2), np.dtype("int32"), False), ((), np.dtype("float32"), True))]
+    )
+    assert _jax_private.traced_keys(lambda x: x) == []
+
+    @functools.partial(jax.jit, static_argnames="n")
+    def repeat(x, n):
+        return x * n
+
+    repeat(jnp.ones(2), n=3)
+    (key,) = _jax_private.traced_keys(repeat.__wrapped__)
+    assert key.static_values == ((3,), ("n",))
+    assert len(key.structure[1]) == 1, "one dynamic argument's structure"

@@ -301,6 +301,79 @@ def test_jax_explanation_fills_in_when_jaxmagic_saw_no_earlier_call():
     assert (cause.kind, cause.argument, cause.before, cause.after) == ("static_value", "n", "2", "5")
 
 
+# Compiled before anything watched: jax.jit's tracing cache still knows those signatures, and the
+# causes agree with JAX's own explanation of the same miss (asked for in a second, fresh case).
+
+
+def _before_and_watched(make, before, now):
+    """The causes of calling ``make()``'s jitted function with ``now`` after it compiled for
+    ``before`` while nothing watched: jaxmagic's own, and the ones JAX's explanation gives."""
+    found = []
+    for explain in (False, True):
+        fn = make()
+        fn(*before[0], **before[1])
+        watch.forget()
+        with watch_recompiles(explain=explain) as log:
+            fn(*now[0], **now[1])
+        (event,) = log.events
+        found.append(event.causes)
+    return found
+
+
+def _kinds(causes):
+    return [(c.kind, c.argument) for c in causes]
+
+
+def test_a_shape_change_since_an_unwatched_compilation_is_named_as_jax_names_it():
+    def make():
+        return jax.jit(lambda x, y: x + y)
+
+    own, jaxs = _before_and_watched(make, ((jnp.ones(3), 1.0), {}), ((jnp.ones(4), 1.0), {}))
+    assert _kinds(own) == [("shape", "x")]
+    assert JAX_BEFORE_0_9 or _kinds(jaxs) == _kinds(own)
+    assert (own[0].before, own[0].after) == ("f32[3]", "f32[4]")
+    assert "compared with a compilation made while nothing watched" in own[0].message
+
+
+def test_static_and_weak_type_changes_since_an_unwatched_compilation():
+    def make():
+        @functools.partial(jax.jit, static_argnames="n")
+        def scaled(x, n=1, *, b, a):
+            return x * n + a + b
+
+        return scaled
+
+    before = ((jnp.ones(2),), {"n": 2, "b": jnp.ones(2), "a": 1.0})
+    own, jaxs = _before_and_watched(make, before, ((jnp.ones(2),), {"n": 2, "b": jnp.ones(2), "a": jnp.float32(1)}))
+    assert _kinds(own) == [("weak_type", "a")], "keyword arguments in JAX's order, not the call's"
+    assert JAX_BEFORE_0_9 or _kinds(jaxs) == _kinds(own)
+    own, jaxs = _before_and_watched(make, before, ((jnp.ones(2),), {"n": 3, "b": jnp.ones(2), "a": 1.0}))
+    assert _kinds(own) == [("static_value", "n")]
+    assert JAX_BEFORE_0_9 or _kinds(jaxs) == _kinds(own)
+    assert (own[0].before, own[0].after) == ("2", "3")
+
+
+def test_a_structure_change_since_an_unwatched_compilation():
+    def make():
+        return jax.jit(lambda tree, y: tree["a"] * y)
+
+    own, jaxs = _before_and_watched(
+        make, (({"a": jnp.ones(2)}, 2.0), {}), (({"a": jnp.ones(2), "b": jnp.ones(1)}, 2.0), {})
+    )
+    assert _kinds(own) == [("pytree_structure", "tree")]
+    assert JAX_BEFORE_0_9 or [c.kind for c in jaxs] == ["pytree_structure"]
+    assert (own[0].before, own[0].after) == ("{'a': *}", "{'a': *, 'b': *}")
+
+
+def test_a_function_jax_never_traced_is_a_first_compilation_even_if_another_was():
+    twin = jax.jit(lambda x: x * 2)
+    twin(jnp.ones(2))
+    watch.forget()
+    with watch_recompiles() as log:
+        jax.jit(lambda x: x * 2)(jnp.ones(3))  # another function object, never traced before
+    assert kinds(log) == [["first_call"]]
+
+
 def test_jax_explains_its_cache_misses_only_while_a_log_asks_for_the_text():
     assert not jax.config.jax_explain_cache_misses
     with watch_recompiles():

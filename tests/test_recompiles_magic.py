@@ -94,6 +94,13 @@ def test_a_function_redefined_in_a_loop_in_a_cell(run):
     assert re.search(r'defined at <span class="jm-place" title="[^"]+:3">In \[\d+\] line 3</span>', shown.html)
 
 
+def test_a_cell_watching_a_function_compiled_in_an_earlier_cell_names_the_change(run):
+    run("@jax.jit\ndef earlier(x):\n    return x * 2\nearlier(jnp.ones(3))").assert_ok()
+    shown = run("%%recompiles\nearlier(jnp.ones(4))").assert_ok()
+    assert "shape of `x` changed: f32[3] → f32[4]" in shown.text, shown.text
+    assert "while nothing watched" in shown.text and "first compilation" not in shown.text
+
+
 def test_redefining_a_function_in_a_later_cell_is_expected(run):
     run("%recompiles on").assert_ok()
     run("@jax.jit\ndef edited(x):\n    return x + 1\nedited(jnp.ones(2))").assert_ok()

@@ -222,9 +222,11 @@ def decide_causes(
     seen: bool,
     *,
     internal: bool,
+    unwatched: list[Cause] | None = None,
 ) -> list[Cause]:
     """The causes of one compilation: jaxmagic's own comparison first; JAX's explanation where
-    jaxmagic has nothing to compare with; ``unknown`` (never nothing) where neither can tell."""
+    jaxmagic has nothing to compare with, or the comparison with what jax.jit traced before
+    anything watched (``unwatched``); ``unknown`` (never nothing) where neither can tell."""
     parsed = parse_explanation(raw, signature) if raw else None
     if signature is None:
         if parsed:
@@ -242,6 +244,10 @@ def decide_causes(
             ]
         return [Cause("first_call", message=say("first compilation of {} seen", code(name)))]
     if closest is None:
+        if parsed and any(c.kind not in ("first_call", "unknown") for c in parsed):
+            return parsed
+        if unwatched:
+            return unwatched
         if parsed and any(c.kind != "first_call" for c in parsed):
             return parsed
         return [

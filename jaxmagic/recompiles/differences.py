@@ -267,7 +267,7 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     for path, leaf in new.leaves:
         previous = old_leaves.get(path)
         if previous is not None:
-            causes.extend(_leaf_causes(new.leaf_name(path), previous, leaf))
+            causes.extend(leaf_causes(new.leaf_name(path), previous, leaf))
     return causes
 
 
@@ -329,7 +329,7 @@ def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribu
         was = before.get(path)
         if was is None or was.text == now.text:
             continue
-        found = _leaf_causes(name + path, was.leaf, now.leaf) if was.leaf and now.leaf else []
+        found = leaf_causes(name + path, was.leaf, now.leaf) if was.leaf and now.leaf else []
         causes.extend(found or [_attribute_change(name + path, was.text, now.text, was.leaf is None)])
     return causes
 
@@ -423,7 +423,8 @@ def _container_kinds(old: str, new: str) -> str:
     return ""
 
 
-def _leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
+def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
+    """What differs between two types of one array leaf named ``name``: shape, dtype, weak type, placement."""
     causes = []
     if old.shape != new.shape:
         axes, ranks = shape_change(old.shape, new.shape)

@@ -45,6 +45,7 @@ from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, explains, is_explanation
 from jaxmagic.recompiles.programs import describe_difference, line_in_loop, program_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
+from jaxmagic.recompiles.unwatched import causes_since_unwatched
 from jaxmagic.sources import no_cells, pick_user_frame, source_line, without_jaxmagic_frames
 
 PERSISTENT_CACHE_HIT = _jax_private.PERSISTENT_CACHE_HIT_EVENT
@@ -375,6 +376,13 @@ class _Hub:
         elif signature is not None and _jax_private.is_primitive_wrapper(fun):
             # JAX makes one wrapper per primitive and parameters: each is its own function.
             signature = dataclasses.replace(signature, family=signature.family + (id(fun),))
+        # For a function the watch has not seen compile: what jax.jit traced of it before.
+        jax_keys = None
+        if signature is not None and not internal and not equinox and call is not None:
+            with self.lock:
+                unseen = not self.memory.earlier(signature.family)
+            if unseen:
+                jax_keys = _jax_private.traced_keys(call.fun)
         del call, fun, user_function
         site = pick_user_frame(stack)
         call_site = source_line(*site, cell_namer=namer) if site else None
@@ -389,7 +397,10 @@ class _Hub:
         # compiled other signatures in between, which jaxmagic never saw.
         unwatched_since = closest is not None and closest.watch_period != self.watch_period
         # Through Equinox, JAX's explanation is about Equinox's own wrapper, not the user's function.
-        causes = decide_causes(name, signature, closest, own, None if equinox else raw, seen, internal=internal)
+        unwatched = causes_since_unwatched(signature, jax_keys) if closest is None and jax_keys else None
+        causes = decide_causes(
+            name, signature, closest, own, None if equinox else raw, seen, internal=internal, unwatched=unwatched
+        )
         difference = None
         if program is not None and closest is not None and closest.program is not None:
             difference = program_difference(closest.program, program, in_loop=line_in_loop)

@@ -1,0 +1,183 @@
+"""What changed since a compilation nobody watched: jax.jit's tracing cache still holds every
+signature it traced for a function, so a function first seen by the watch is compared with
+those, and "first compilation" is said only when JAX had traced none.
+
+>>> import jax, jax.numpy as jnp
+>>> from jaxmagic import _jax_private
+>>> from jaxmagic.recompiles.signatures import describe_call
+>>> @jax.jit
+... def double(x):
+...     return x * 2
+>>> _ = double(jnp.ones(3)), double(jnp.ones(4))  # both compiled before anything watched
+>>> now = describe_call(double, (jnp.ones(4),), {})
+>>> [str(c.message) for c in causes_since_unwatched(now, _jax_private.traced_keys(double.__wrapped__))]
+['shape of `x` changed: f32[3] → f32[4] (axis 0: 3 → 4), compared with a compilation made while nothing watched']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator
+
+from jaxmagic.recompiles.causes import Cause
+from jaxmagic.recompiles.differences import leaf_causes
+from jaxmagic.recompiles.leaves import LeafType, short_dtype
+from jaxmagic.recompiles.signatures import MAX_FULL_TEXT, CallSignature
+from jaxmagic.words import code, say
+
+_PYTHON_SCALAR = {"f": "float", "i": "int", "c": "complex", "b": "bool"}  # weak types come from these
+
+
+def causes_since_unwatched(signature: CallSignature, keys) -> list[Cause] | None:
+    """The causes of compiling ``signature`` when JAX's tracing cache (``keys``, from
+    ``_jax_private.traced_keys``) shows earlier signatures of the function; ``None`` when it
+    shows none (a first compilation) or cannot be read."""
+    if not keys:
+        return None
+    for leaves in _array_leaves(signature):
+        now = tuple((leaf.shape, leaf.dtype, leaf.weak) for _, leaf in leaves)
+        current = next((key for key in keys if _types(key) == now and _same_static(key, signature)), None)
+        if current is not None:
+            break
+    else:
+        return None  # jaxmagic's reading of the arguments and JAX's disagree: say nothing false
+    earlier = [key for key in keys if key is not current]
+    if not earlier:
+        return None
+    alike = [
+        key
+        for key in earlier
+        if key.jit_info == current.jit_info and key.arguments == current.arguments and len(key.avals) == len(now)
+    ]
+    if not alike:
+        return (
+            _static_causes(signature, current, earlier)
+            or _structure_causes(signature, current, earlier)
+            or [_changed_otherwise(signature.function)]
+        )
+    closest = min(alike, key=lambda key: sum(a != b for a, b in zip(_types(key), now, strict=True)))
+    causes = []
+    for (name, leaf), old, new in zip(leaves, _types(closest), now, strict=True):
+        if old != new:
+            shape, dtype, weak = old
+            was = dataclasses.replace(
+                leaf,
+                shape=shape,
+                dtype=dtype,
+                weak=weak,
+                origin=_PYTHON_SCALAR.get(dtype[:1], "float") if weak else "array",
+            )
+            causes.extend(leaf_causes(name, was, leaf))
+    return _marked(causes) or None
+
+
+def _static_labels(signature: CallSignature, key) -> list[str] | None:
+    """The parameter names of a key's static values: those passed by position, then by keyword."""
+    values, names = key.static_values
+    positional = [p.name for p in signature.params if p.static and p.passed == "position"]
+    return positional + list(names) if len(positional) + len(names) == len(values) else None
+
+
+def _same_static(key, signature: CallSignature) -> bool:
+    """Whether a key's static values are this call's (as far as their text tells)."""
+    labels = _static_labels(signature, key)
+    if labels is None:
+        return False
+    mine = {p.name: p.value.full or p.value.text for p in signature.params if p.static and p.value is not None}
+    return all(_text(value) == mine.get(label) for label, value in zip(labels, key.static_values[0], strict=True))
+
+
+def _text(value) -> str:
+    try:
+        return repr(value)[:MAX_FULL_TEXT]
+    except Exception:
+        return ""
+
+
+def _static_causes(signature: CallSignature, current, earlier) -> list[Cause]:
+    """Where an earlier key differs from this call's only in static values: those values."""
+    values, names = current.static_values
+    labels = _static_labels(signature, current)
+    if labels is None:
+        return []
+    same_otherwise = (current.jit_info, current.structure, current.avals, names, len(values))
+    for key in earlier:
+        old_values, old_names = key.static_values
+        if (key.jit_info, key.structure, key.avals, old_names, len(old_values)) == same_otherwise:
+            changed = [
+                Cause("static_value", argument=label, before=_text(old), after=_text(new))
+                for label, old, new in zip(labels, old_values, values, strict=True)
+                if not _same(old, new)
+            ]
+            return _marked(changed)
+    return []
+
+
+def _structure_causes(signature: CallSignature, current, earlier) -> list[Cause]:
+    """Where an earlier key differs from this call's only in the pytree structure of some
+    arguments: each such argument, before → after."""
+    names, treedefs = current.structure
+    dynamic = [p.name for p in signature.params if not p.static and p.passed != "default"]
+    positional = [p.name for p in signature.params if not p.static and p.passed == "position"]
+    labels = positional + list(names) if len(positional) + len(names) == len(treedefs) else None
+    if labels is None or sorted(labels) != sorted(dynamic):
+        return []
+    for key in earlier:
+        old_names, old_treedefs = key.structure
+        if (key.jit_info, key.static_values, old_names) != (current.jit_info, current.static_values, names):
+            continue
+        return _marked(
+            [
+                Cause("pytree_structure", argument=label, before=_tree_text(old), after=_tree_text(new))
+                for label, old, new in zip(labels, old_treedefs, treedefs, strict=True)
+                if old != new
+            ]
+        )
+    return []
+
+
+def _tree_text(treedef) -> str:
+    """``{'a': *, 'b': *}``: a structure as JAX writes it, without ``PyTreeDef(...)``."""
+    text = str(treedef)
+    return text[len("PyTreeDef(") : -1] if text.startswith("PyTreeDef(") and text.endswith(")") else text
+
+
+def _marked(causes: list[Cause]) -> list[Cause]:
+    """Each cause saying what it was compared with."""
+    unwatched = say(", compared with a compilation made while nothing watched")
+    return [dataclasses.replace(c, message=c.message + unwatched) for c in causes]
+
+
+def _same(a, b) -> bool:
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+def _array_leaves(signature: CallSignature) -> Iterator[list[tuple[str, LeafType]]]:
+    """The leaves JAX traces as inputs, named as the user would: in the order of the call, then
+    with the keyword arguments sorted by name (as some JAX versions order them)."""
+    params = [p for p in signature.params if not p.static and p.passed != "default"]
+    by_position = [p for p in params if p.passed != "keyword"]
+    by_keyword = [p for p in params if p.passed == "keyword"]
+    for order in (params, by_position + sorted(by_keyword, key=lambda p: p.name)):
+        yield [
+            (param.leaf_name(path), leaf) for param in order for path, leaf in param.leaves if leaf.shape is not None
+        ]
+
+
+def _types(key) -> tuple:
+    return tuple((tuple(shape), short_dtype(dtype), weak) for shape, dtype, weak in key.avals)
+
+
+def _changed_otherwise(function: str) -> Cause:
+    return Cause(
+        "unknown",
+        message=say(
+            "{} was compiled before while nothing watched, with another argument structure, static value or "
+            "jit option; jaxmagic did not see that call, so it cannot say which ({} asks JAX)",
+            code(function),
+            code("--explain"),
+        ),
+    )
