@@ -301,6 +301,20 @@ def test_python_list_indexed_by_a_traced_index():
     np.testing.assert_allclose(ns["pick"](X, 2), X * 100)
 
 
+def test_a_list_written_in_place_indexed_by_a_traced_index_is_not_called_a_size():
+    source = """
+    @jax.jit
+    def pick(x, i):
+        return [1.0, 10.0, 100.0][i] * x
+    """
+    found, ns, _ = diagnosed(source, "pick(x, 2)", x=X)
+    assert found.pitfall == "python-scalar-conversion", found.pitfall
+    assert "indexes a Python list with a traced index" in found.explanation
+    assert "jnp.asarray([1.0, 10.0, 100.0])[i]" in found.fix
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["pick"](X, 2), X * 100)
+
+
 # ------------------------------------------------------------------------------------------------
 # unhashable-static
 

@@ -187,13 +187,21 @@ def python_scalar_conversion(case: Case) -> ScalarConversion | None:
     ):
         kind, value_node = "item", node.func.value
     elif isinstance(node, ast.Subscript) and isinstance(exc, jax.errors.TracerIntegerConversionError):
-        container = frame.resolve(node.value) if isinstance(node.value, (ast.Name, ast.Attribute)) else MISSING
-        if not isinstance(container, (list, tuple)):
+        if _container_kind(frame, node.value) is None:
             return None
         kind, value_node = "list-index", node.slice
     else:
         return None
     return ScalarConversion(kind, node, value_node, math_function, _range_loop(case, frame, node))
+
+
+def _container_kind(frame, node: ast.AST) -> str | None:
+    """``list`` or ``tuple`` for a Python sequence written in place (``[1, 2, 3]``) or named
+    (``weights``, ``self.layers``); ``None`` for anything else."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return "list" if isinstance(node, ast.List) else "tuple"
+    value = frame.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else MISSING
+    return type(value).__name__ if isinstance(value, (list, tuple)) else None
 
 
 @describes("python-scalar-conversion")
@@ -234,7 +242,7 @@ def describe(case: Case, found: ScalarConversion) -> Diagnosis:
     fname = case.function_name or frame.function
     where = case.where(frame)
     if isinstance(node, ast.Subscript):
-        container = type(frame.resolve(node.value)).__name__
+        container = _container_kind(frame, node.value)
         what = say(
             "{} ({}) indexes a Python {} with a traced index: Python needs a real int to pick an element, "
             "and while JAX traces {} the index has no value yet.",

@@ -80,7 +80,7 @@ def traced_shape(case: Case) -> TracedSize | None:
         return None
     node = case.expression(frame)
     statement = clues.statement_at(parsed.tree, frame.line)
-    if node is None:
+    if node is None or (index_call and _picks_one_element(node)):
         return None
     kind, size_node = "size", node
     masked_update = _masked_update(node, statement) if boolean_mask else None
@@ -99,6 +99,11 @@ def traced_shape(case: Case) -> TracedSize | None:
     if kind == "slice":
         depends = [d for d in depends if d not in clues.names_in(node.value)] or depends
     return TracedSize(kind, node, size_node, statement, tuple(depends))
+
+
+def _picks_one_element(node: ast.AST) -> bool:
+    """``items[i]``: one element picked by an index, not a size (python-scalar-conversion's case)."""
+    return isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice)
 
 
 @describes("traced-shape")
