@@ -46,6 +46,15 @@ def format_count(n: float) -> str:
     return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"
 
 
+def times(count: int) -> str:
+    """How many times, in words: ``1 time``, ``3 times``, ``4,044 times``.
+
+    >>> times(1), times(4044)
+    ('1 time', '4,044 times')
+    """
+    return f"{count:,} time{'s' * (count != 1)}"
+
+
 def shorten(text: str, limit: int) -> str:
     """``text`` on one line (runs of spaces and line breaks made one space), cut to ``limit``
     characters, the last of them an ellipsis when anything was cut."""

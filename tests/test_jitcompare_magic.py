@@ -307,6 +307,13 @@ def test_printing_after_the_first_call_is_counted_not_shown(run):
     assert "under jit, Python's print runs once" in notes
 
 
+def test_a_single_eager_call_is_said_in_the_singular(run):
+    run("def slow_step(x):\n    import time\n    time.sleep(0.3)\n    return x * 2\nv = jnp.ones(4)").assert_ok()
+    shown = run("%jitcompare -o --plain --budget 0.1 slow_step(v)").assert_ok()
+    assert shown.result.calls["eager"] == 1, shown.result.calls
+    assert "your Python function ran 1 time in eager mode" in shown.stdout, shown.stdout
+
+
 @pytest.mark.parametrize(
     "setup, call",
     [

@@ -30,9 +30,10 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from jaxmagic.recompiles.events import RecompileLimitExceeded, _times
+from jaxmagic.recompiles.events import RecompileLimitExceeded
 from jaxmagic.recompiles.log import RecompileLog
 from jaxmagic.recompiles.signatures import function_identity
+from jaxmagic.units import times
 from jaxmagic.words import code, say
 
 __all__ = ["expect_compiles", "CompileBudgetExceeded", "ExpectCompiles"]
@@ -47,7 +48,7 @@ class CompileBudgetExceeded(RecompileLimitExceeded, AssertionError):
     """
 
     def _headline(self) -> str:
-        return f"`{self.function}` compiled {_times(self.count)} in the block; expected at most {_times(self.limit)}."
+        return f"`{self.function}` compiled {times(self.count)} in the block; expected at most {times(self.limit)}."
 
 
 def expect_compiles(fn_or_name: Callable | str, max: int) -> "ExpectCompiles":  # noqa: A002 - the documented keyword
@@ -86,7 +87,7 @@ class ExpectCompiles:
 
     def __enter__(self) -> RecompileLog:
         self.log = RecompileLog(
-            [self.function], scope=say("the block expecting {} ≤ {}", code(self.function), _times(self.limit))
+            [self.function], scope=say("the block expecting {} ≤ {}", code(self.function), times(self.limit))
         )
         self.log.start()
         return self.log

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.sources import SourceLine
+from jaxmagic.units import times
 
 __all__ = ["RecompileEvent", "RecompileLimitExceeded"]
 
@@ -106,9 +107,7 @@ class RecompileLimitExceeded(Exception):
         super().__init__(self._message())
 
     def _headline(self) -> str:
-        return (
-            f"`{self.function}` compiled {_times(self.count)}; the limit is {_times(self.limit)} (--max {self.limit})."
-        )
+        return f"`{self.function}` compiled {times(self.count)}; the limit is {times(self.limit)} (--max {self.limit})."
 
     def _message(self) -> str:
         lines = [self._headline()]
@@ -125,8 +124,3 @@ class RecompileLimitExceeded(Exception):
     def _render_traceback_(self) -> list[str]:
         """How IPython shows it: the message alone, without jaxmagic's or JAX's frames."""
         return [f"{type(self).__name__}: {self}"]
-
-
-def _times(count: int) -> str:
-    """``1 time``, ``3 times``."""
-    return f"{count} time{'s' * (count != 1)}"

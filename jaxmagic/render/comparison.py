@@ -12,7 +12,7 @@ import math
 from jaxmagic.render import theme
 from jaxmagic.render.terminal import paint
 from jaxmagic.render.theme import escape
-from jaxmagic.units import format_bytes, format_seconds
+from jaxmagic.units import format_bytes, format_seconds, times
 
 BAR_WIDTH = 180  # px, the longest bar in the HTML table
 BAR_HEIGHT = 14
@@ -252,7 +252,7 @@ def _calls_note(report) -> list[str]:
     counts = ", ".join(f"{mode} {count:,}" for mode, count in calls.items())
     line = f"calls made in all (first, warm-up and timed): {counts}"
     if "eager" in calls:
-        line += f"; your Python function ran {calls['eager']:,} times in eager mode"
+        line += f"; your Python function ran {times(calls['eager'])} in eager mode"
         if any(mode != "eager" for mode in calls):
             line += ", and in the compiled modes only while being traced"
     return [line + "."]
