@@ -199,3 +199,22 @@ def test_an_nnx_optimizer_built_again_says_its_transformation_is_new():
     assert "made again" in cause.message and cause.after.startswith("a new GradientTransformation")
     assert "once" in cause.advice
     assert "opt_state[0].mu['kernel']" not in cause.message  # the moments' values are not causes
+
+
+def test_an_nnx_jit_function_compiled_before_the_watch_is_compared_with_that_compilation():
+    nnx = pytest.importorskip("flax.nnx")
+    from jaxmagic.recompiles import watch
+
+    model = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
+
+    @nnx.jit
+    def apply(model, x):
+        return model(x)
+
+    apply(model, jnp.ones((4, 3)))  # compiled while nothing watched
+    watch.forget()
+    with watch_recompiles() as log:
+        apply(model, jnp.ones((5, 3)))
+    (cause,) = log.events[0].causes
+    assert (cause.kind, cause.argument, cause.before, cause.after) == ("shape", "x", "f32[4,3]", "f32[5,3]")
+    assert "while nothing watched" in cause.message
