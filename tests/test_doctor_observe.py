@@ -241,3 +241,54 @@ def test_several_prints_get_one_warning_quoting_what_each_printed():
     assert sum("jax.debug.print" in line for line in body) == 4  # every print rewritten, none skipped
     apply(found.fix, ns)
     jax.block_until_ready(jax.jit(ns["step"])(X, X * 2))
+
+
+def test_numpy_random_drawn_while_tracing_is_a_warning_with_a_jax_random_fix():
+    source = """
+    @jax.jit
+    def noisy(x):
+        return x + np.random.uniform()
+    """
+    ns, closed, printed = traced(source, "noisy", 1.0)
+    (found,) = doctor.observe_trace(ns["noisy"], closed, printed)
+    assert found.pitfall == "numpy-random" and found.severity == "warning"
+    assert found.where.line == line_of(source, "np.random.uniform")
+    assert "gives the same numbers" in found.explanation
+    assert "def noisy(x, key):" in found.fix and "jax.random.uniform(key)" in found.fix
+    apply(found.fix, ns)
+    first, second = jax.random.split(jax.random.key(0))
+    a, b = float(ns["noisy"](1.0, first)), float(ns["noisy"](1.0, second))
+    assert a != b and 1.0 <= a < 2.0 and 1.0 <= b < 2.0, "a new key, new numbers, from the same distribution"
+    assert float(ns["noisy"](1.0, first)) == a
+
+
+def test_several_numpy_draws_and_a_generator_get_one_key_each():
+    source = """
+    rng = np.random.default_rng(0)
+
+    def dropout(x):
+        mask = rng.random((3,)) > 0.5
+        noise = np.random.normal(0.0, 0.1, size=3)
+        return x * mask + noise
+    """
+    ns, closed, printed = traced(source, "dropout", X)
+    (found,) = doctor.observe_trace(ns["dropout"], closed, printed)
+    assert found.pitfall == "numpy-random" and found.where.line == line_of(source, "rng.random")
+    assert "key_1, key_2 = jax.random.split(key, 2)" in found.fix
+    apply(found.fix, ns)
+    out = jax.jit(ns["dropout"])(X, jax.random.key(1))
+    assert out.shape == X.shape
+    assert not np.array_equal(np.asarray(out), np.asarray(jax.jit(ns["dropout"])(X, jax.random.key(2))))
+
+
+def test_numpy_random_outside_the_traced_code_and_jax_random_inside_are_fine():
+    source = """
+    np.random.seed(0)
+    table = np.random.normal(size=3)
+
+    def noisy(x, key):
+        return x + table + jax.random.normal(key, (3,))
+    """
+    ns, closed, printed = traced(source, "noisy", X, jax.random.key(0))
+    found = doctor.observe_trace(ns["noisy"], closed, printed)
+    assert "numpy-random" not in pitfalls(found), "the table is drawn once on purpose (it is baked-global's case)"

@@ -230,29 +230,37 @@ def as_parameters(function: types.FunctionType, names: list[str]) -> str | None:
     'def f(x, scale):'
     """
     located = function_node(function)
-    if located is None or isinstance(located[1], ast.Lambda):
+    if located is None:
         return None
     parsed, node = located
+    edit = parameter_edit(parsed, node, names)
+    if edit is None:
+        return None
+    params = [a.arg for a in node.args.posonlyargs + node.args.args] + names
+    text = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, [edit])
+    return f"{text}\n\n# call it with the current values:  {node.name}({', '.join(params)})"
+
+
+def parameter_edit(parsed, node: ast.AST, names: list[str]) -> rewrites.Edit | None:
+    """The edit adding ``names`` as a function definition's last parameters; ``None`` for a lambda
+    or a definition with defaults, ``*args``, keyword-only parameters or ``**kwargs``."""
+    if isinstance(node, ast.Lambda):
+        return None
     args = node.args
     if args.defaults or args.kw_defaults or args.vararg or args.kwonlyargs or args.kwarg:
         return None
     added = ", ".join(names)
     if args.posonlyargs or args.args:
         last = (args.posonlyargs + args.args)[-1]
-        edit = rewrites.Edit(
+        return rewrites.Edit(
             Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f", {added}"
         )
-    else:
-        # ``def f():``: the parameters go between the parentheses right after the name.
-        line = parsed.lines[node.lineno - 1]
-        raw = line.encode()
-        at = raw.find(b"(", node.col_offset)
-        if at < 0:
-            return None
-        edit = rewrites.Edit(Span(node.lineno, node.lineno, at + 1, at + 1), added)
-    params = [a.arg for a in args.posonlyargs + args.args] + names
-    text = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, [edit])
-    return f"{text}\n\n# call it with the current values:  {node.name}({', '.join(params)})"
+    # ``def f():``: the parameters go between the parentheses right after the name.
+    raw = parsed.lines[node.lineno - 1].encode()
+    at = raw.find(b"(", node.col_offset)
+    if at < 0:
+        return None
+    return rewrites.Edit(Span(node.lineno, node.lineno, at + 1, at + 1), added)
 
 
 def array_leaves(value: Any) -> list | None:
