@@ -221,8 +221,8 @@ class JaxprReport(Report):
         """One line: equations, the most frequent primitives, input and output types."""
         eqns = f"{self.n_eqns} equation{'s' * (self.n_eqns != 1)}"
         top = ", ".join(f"{name} ×{count}" for name, count in self.top_primitives())
-        ins = ", ".join(self.in_types) or "()"
-        outs = ", ".join(self.out_types) or "()"
+        ins = ", ".join(self.in_types)
+        outs = ", ".join(self.out_types)
         parts = [f"{self.name}: {eqns}"]
         if top:
             parts.append(top)

@@ -292,3 +292,70 @@ def test_numpy_random_outside_the_traced_code_and_jax_random_inside_are_fine():
     ns, closed, printed = traced(source, "noisy", X, jax.random.key(0))
     found = doctor.observe_trace(ns["noisy"], closed, printed)
     assert "numpy-random" not in pitfalls(found), "the table is drawn once on purpose (it is baked-global's case)"
+
+
+def test_a_traced_method_that_changes_its_object_is_a_warning_with_a_state_passing_fix():
+    source = """
+    class Counter:
+        def __init__(self):
+            self.n = 0
+
+        def count(self) -> int:
+            self.n += 1
+            return self.n
+
+        def reset(self):
+            self.n = 0
+
+    counter = Counter()
+    fast_count = jax.jit(counter.count)
+    """
+    ns = namespace()
+    assert run(source, ns) is None
+    closed = jax.make_jaxpr(ns["fast_count"])()
+    (found,) = doctor.observe_trace(ns["fast_count"], closed)
+    assert found.pitfall == "state-mutation" and found.severity == "warning"
+    assert found.variable == "self.n" and found.where.line == line_of(source, "self.n += 1")
+    assert "runs once, when JAX traces" in found.explanation
+    apply(found.fix, ns)  # def count(n): n += 1; return n, n
+    fast = jax.jit(ns["count"])
+    n, results = 0, []
+    for _ in range(3):
+        result, n = fast(n)
+        results.append(int(result))
+    assert results == [1, 2, 3] and int(n) == 3
+
+
+def test_a_method_that_only_reads_its_object_is_fine():
+    source = """
+    class Scaler:
+        def __init__(self, factor):
+            self.factor = factor
+
+        def apply(self, x):
+            return x * self.factor
+
+    scaler = Scaler(2.0)
+    """
+    ns = namespace()
+    assert run(source, ns) is None
+    closed = jax.make_jaxpr(ns["scaler"].apply)(X)
+    assert "state-mutation" not in pitfalls(doctor.observe_trace(jax.jit(ns["scaler"].apply), closed))
+
+
+def test_a_flax_nnx_module_keeps_its_own_state_and_is_not_warned_about():
+    nnx = __import__("pytest").importorskip("flax.nnx")
+    source = """
+    class Tally(nnx.Module):
+        def __init__(self):
+            self.calls = 0
+
+        def __call__(self, x):
+            self.calls = self.calls + 1
+            return x * 2
+    tally = Tally()
+    """
+    ns = namespace(nnx=nnx)
+    assert run(source, ns) is None
+    # NNX refuses the assignment under a plain jax trace, and carries it out of nnx.jit itself
+    assert "state-mutation" not in pitfalls(doctor.observe_trace(jax.jit(ns["tally"].__call__)))

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import jaxmagic.doctor.global_watch as global_watch
 import jaxmagic.doctor.registry as registry
+from jaxmagic import callables
 from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.traced_code import Traced, user_functions
@@ -133,7 +134,7 @@ def observe_trace(
     ['baked-global']
     """
     fn = getattr(call_or_fn, "function", None) or call_or_fn
-    bound = getattr(getattr(call_or_fn, "fn", call_or_fn), "__self__", None)
+    bound = getattr(callables.unwrap_jit(getattr(call_or_fn, "fn", call_or_fn)), "__self__", None)
     arguments = [
         *([bound] if bound is not None else []),
         *getattr(call_or_fn, "args", ()),
