@@ -359,3 +359,35 @@ def test_a_flax_nnx_module_keeps_its_own_state_and_is_not_warned_about():
     assert run(source, ns) is None
     # NNX refuses the assignment under a plain jax trace, and carries it out of nnx.jit itself
     assert "state-mutation" not in pitfalls(doctor.observe_trace(jax.jit(ns["tally"].__call__)))
+
+
+def test_a_global_assigned_while_tracing_holds_a_tracer_and_is_said_at_once():
+    source = """
+    g = 0.0
+
+    def impure_saves_global(x):
+        global g
+        g = x
+        return x
+    """
+    ns, closed, printed = traced(source, "impure_saves_global", 4.0)
+    assert isinstance(ns["g"], jax.core.Tracer), "what JAX's sharp bits show: the global holds a tracer"
+    (found,) = doctor.observe_trace(ns["impure_saves_global"], closed, printed)
+    assert found.pitfall == "stored-tracer" and found.variable == "g"
+    assert found.where.line == line_of(source, "g = x") and "UnexpectedTracerError" in found.explanation
+    apply(found.fix, ns)
+    result, g = jax.jit(ns["impure_saves_global"])(4.0)
+    assert float(result) == float(g) == 4.0
+
+
+def test_a_global_assigned_a_plain_value_while_tracing_is_not_a_stored_tracer():
+    source = """
+    calls = 0
+
+    def counted(x):
+        global calls
+        calls = 1
+        return x * 2
+    """
+    ns, closed, printed = traced(source, "counted", X)
+    assert "stored-tracer" not in pitfalls(doctor.observe_trace(ns["counted"], closed, printed))

@@ -72,21 +72,6 @@ def _stores(fnode: ast.AST) -> list[tuple[ast.stmt, str, ast.AST | None]]:
     return sorted(found, key=lambda item: item[0].lineno)
 
 
-def _returns(fnode: ast.AST) -> list[ast.Return]:
-    found = []
-
-    def visit(node):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                continue
-            if isinstance(child, ast.Return):
-                found.append(child)
-            visit(child)
-
-    visit(fnode)
-    return found
-
-
 def _helper_that_made_it(origin, fnode: ast.AST, traced_file: str):
     """``(parsed, function node)`` of the user's function (a helper, a model's ``__call__``) where the
     leaked value was made and stored, when it is not the jitted function itself."""
@@ -236,29 +221,11 @@ def describe(case, found: StoredTracer) -> Diagnosis:
     where = sources.source_line(parsed.file, stmt.lineno, traced.name, case.cell_namer)
     created_at = sources.source_line(parsed.file, origin[1], traced.name, case.cell_namer) if origin else None
     returned = variable or (clues.source_of(parsed, value) if value is not None else "the value")
-    edits = []
-    declared = [n for n in ast.walk(fnode) if isinstance(n, ast.Global)]
     if stmt is created or (isinstance(stmt, ast.Assign) and destination.startswith("the global")):
-        for decl in declared:
-            if variable in decl.names:
-                rest = [n for n in decl.names if n != variable]
-                edits.append(rewrites.Edit(Span.of(decl), f"global {', '.join(rest)}" if rest else ""))
+        edits = rewrites.ungloballed(fnode, variable)
     else:
-        edits.append(rewrites.Edit(Span.of(stmt), ""))
-    for ret in _returns(fnode):
-        text = (
-            f"return {clues.source_of(parsed, ret.value)}, {returned}"
-            if ret.value is not None
-            else f"return {returned}"
-        )
-        edits.append(rewrites.Edit(Span.of(ret), text, comment=f"hand `{returned}` back instead of storing it"))
-    if not _returns(fnode):
-        last = fnode.body[-1]
-        edits.append(
-            rewrites.Edit(
-                Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f"\nreturn {returned}"
-            )
-        )
+        edits = [rewrites.Edit(Span.of(stmt), "")]
+    edits += rewrites.handed_back(parsed, fnode, returned)
     fix = rewrites.with_edits(parsed.lines, rewrites.function_first_line(fnode), fnode.end_lineno, edits)
     fix += f"\n\n# the caller keeps it:  result, {returned} = {traced.name}(...)"
     explanation = say(

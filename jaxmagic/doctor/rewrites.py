@@ -433,3 +433,46 @@ def signature_of(fn: Any) -> inspect.Signature | None:
         return inspect.signature(python_function(fn) or fn)
     except (TypeError, ValueError):
         return None
+
+
+def returns_of(fnode: ast.AST) -> list[ast.Return]:
+    """The ``return`` statements of a function itself (not of the functions nested in it)."""
+    found = []
+
+    def visit(node):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Return):
+                found.append(child)
+            visit(child)
+
+    visit(fnode)
+    return found
+
+
+def ungloballed(fnode: ast.AST, name: str) -> list[Edit]:
+    """Edits taking ``name`` out of the function's ``global`` statements (a statement left empty goes)."""
+    edits = []
+    for decl in (n for n in ast.walk(fnode) if isinstance(n, ast.Global)):
+        if name in decl.names:
+            rest = [n for n in decl.names if n != name]
+            edits.append(Edit(Span.of(decl), f"global {', '.join(rest)}" if rest else ""))
+    return edits
+
+
+def handed_back(parsed, fnode: ast.AST, returned: str) -> list[Edit]:
+    """Edits making every ``return`` of the function hand ``returned`` back too (``return x, g``),
+    or adding ``return g`` where it returns nothing."""
+    edits = []
+    for ret in returns_of(fnode):
+        text = f"return {source_of(parsed, ret.value)}, {returned}" if ret.value is not None else f"return {returned}"
+        edits.append(Edit(Span.of(ret), text, comment=f"hand `{returned}` back instead of storing it"))
+    if not returns_of(fnode):
+        last = fnode.body[-1]
+        edits.append(
+            Edit(
+                Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f"\nreturn {returned}"
+            )
+        )
+    return edits
