@@ -41,7 +41,7 @@ class StoredTracer:
     value_text: str  # how the tracer prints: JitTracer(~float32[])
 
 
-@pitfall("stored-tracer", "A traced value stored in a global", "warning", stage="trace", order=5)
+@pitfall("stored-tracer", "A traced value stored in a global", "warning", stage="trace", order=15)
 def stored_tracers(traced: Traced) -> list[StoredTracer]:
     """``stored-tracer``: each global a traced function assigns (``global g``) that holds a tracer now."""
     found = []
