@@ -287,6 +287,7 @@ def test_numpy_random_outside_the_traced_code_and_jax_random_inside_are_fine():
     table = np.random.normal(size=3)
 
     def noisy(x, key):
+        np.random.seed(1)  # not a draw
         return x + table + jax.random.normal(key, (3,))
     """
     ns, closed, printed = traced(source, "noisy", X, jax.random.key(0))

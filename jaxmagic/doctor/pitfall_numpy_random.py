@@ -54,6 +54,11 @@ class NumpyDraw:
     name: str  # the NumPy sampler: "normal", "uniform"...
 
 
+# What NumPy's random module and Generators offer besides draws.
+_NOT_DRAWS = {"seed", "get_state", "set_state", "default_rng", "Generator", "RandomState", "SeedSequence", "spawn"}
+_NOT_DRAWS |= {"bit_generator", "PCG64", "MT19937", "Philox", "SFC64", "BitGenerator"}
+
+
 def _is_numpy_random(value) -> bool:
     return value is np.random or isinstance(value, (np.random.Generator, np.random.RandomState))
 
@@ -69,7 +74,11 @@ def numpy_random(traced: Traced) -> list[NumpyDraw]:
             continue
         lookup = rewrites.lookup_in(function.__globals__)
         for node in clues.nodes_in(located[1], ast.Call):
-            if isinstance(node.func, ast.Attribute) and _is_numpy_random(clues.resolve(node.func.value, lookup)):
+            if (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr not in _NOT_DRAWS
+                and _is_numpy_random(clues.resolve(node.func.value, lookup))
+            ):
                 found.append(NumpyDraw(function, located, node, node.func.attr))
     return sorted(found, key=lambda draw: (draw.call.lineno, draw.call.col_offset))
 
