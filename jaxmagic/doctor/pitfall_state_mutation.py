@@ -56,12 +56,8 @@ def state_mutations(traced: Traced) -> list[Mutation]:
     found = []
     owners = [a for a in traced.arguments if not isinstance(a, type) and hasattr(a, "__dict__")]
     for function in traced.functions[:1]:  # the traced method itself (its object's other methods may not run)
-        if not any(isinstance(getattr(type(o), function.__name__, None), types.FunctionType) for o in owners):
-            continue
-        owner_object = next(
-            o for o in owners if isinstance(getattr(type(o), function.__name__, None), types.FunctionType)
-        )
-        if _is_library_object(owner_object):
+        owner_object = next((o for o in owners if getattr(type(o), function.__name__, None) is function), None)
+        if owner_object is None or _is_library_object(owner_object):
             continue
         located = function_node(function)
         if located is None or isinstance(located[1], ast.Lambda) or not located[1].args.args:
