@@ -17,8 +17,22 @@ its module when first used.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:  # what type checkers and editors see; at run time each name loads when first used
+    from jaxmagic.call import Call, resolve_call
+    from jaxmagic.doctor import PITFALLS, Diagnosis, diagnose, observe_trace
+    from jaxmagic.errors import UsageProblem, UserCodeError
+    from jaxmagic.recompiles import RecompileEvent, RecompileLimitExceeded, RecompileLog
+    from jaxmagic.recompiles.budget import CompileBudgetExceeded, expect_compiles
+    from jaxmagic.recompiles.causes import Cause
+    from jaxmagic.recompiles.watch import watch_recompiles
+    from jaxmagic.sources import SourceLine
+    from jaxmagic.stages import JaxprReport, trace
+    from jaxmagic.timing import Comparison, Timing, compare
+    from jaxmagic.timing.stopwatch import CompileCost
 
 _PUBLIC = {
     "Call": "jaxmagic.call",
@@ -45,7 +59,32 @@ _PUBLIC = {
     "observe_trace": "jaxmagic.doctor",
 }
 
-__all__ = sorted(_PUBLIC) + ["load_ipython_extension", "unload_ipython_extension"]
+__all__ = [
+    "PITFALLS",
+    "Call",
+    "Cause",
+    "Comparison",
+    "CompileBudgetExceeded",
+    "CompileCost",
+    "Diagnosis",
+    "JaxprReport",
+    "RecompileEvent",
+    "RecompileLimitExceeded",
+    "RecompileLog",
+    "SourceLine",
+    "Timing",
+    "UsageProblem",
+    "UserCodeError",
+    "compare",
+    "diagnose",
+    "expect_compiles",
+    "load_ipython_extension",
+    "observe_trace",
+    "resolve_call",
+    "trace",
+    "unload_ipython_extension",
+    "watch_recompiles",
+]
 
 
 def __getattr__(name: str):

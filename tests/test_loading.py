@@ -44,3 +44,14 @@ def test_magics_work_after_reload(ip, run):
     ip.run_line_magic("reload_ext", "jaxmagic")
     run("x = jnp.ones(2)").assert_ok()
     assert 'data-primitive="sin"' in run("%jaxpr jnp.sin(x)").assert_ok().html
+
+
+def test_every_public_name_is_listed_once_and_loads():
+    """``__all__`` is written out (type checkers read it literally) and names exactly what loads."""
+    import jaxmagic
+
+    listed = set(jaxmagic.__all__)
+    assert len(listed) == len(jaxmagic.__all__)
+    assert listed == set(jaxmagic._PUBLIC) | {"load_ipython_extension", "unload_ipython_extension"}
+    for name in jaxmagic.__all__:
+        assert getattr(jaxmagic, name) is not None, name

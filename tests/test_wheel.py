@@ -54,6 +54,10 @@ def test_the_wheel_installs_and_works_without_the_test_extra(tmp_path):
     (wheel,) = dist.glob("jaxmagic-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "jaxmagic/magics/jaxpr.py" in names and not [n for n in names if n.startswith("tests/")]
+    assert "jaxmagic/py.typed" in names, "the wheel does not say it carries type hints (PEP 561)"
+    import jaxmagic
+
+    assert wheel.name.startswith(f"jaxmagic-{jaxmagic.__version__}-"), "the version has one source"
     entry_points = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
     assert entry_points, "the wheel declares no entry points: Pygments cannot find the lexers"
     assert "[pygments.lexers]" in zipfile.ZipFile(wheel).read(entry_points[0]).decode()
