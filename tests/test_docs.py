@@ -74,3 +74,11 @@ def test_every_local_link_and_image_exists(page):
         if "://" not in target and not (page.parent / target).exists()
     ]
     assert missing == []
+
+
+def test_the_api_page_describes_every_public_name():
+    import jaxmagic
+
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    described = set(re.findall(r"^### `(\w+)`$", page, re.M))
+    assert described == set(jaxmagic.__all__), described ^ set(jaxmagic.__all__)
