@@ -9,7 +9,7 @@ FLOOR_PY   := $(FLOOR_VENV)/bin/python
 STAMP      := $(VENV)/.installed
 FLOOR_STAMP := $(FLOOR_VENV)/.installed
 
-.PHONY: demo test test-floor bench format venv chromium clean
+.PHONY: demo test test-quick test-floor bench format venv chromium clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ chromium:
 # The whole suite on the newest versions the package registry serves.
 test: $(STAMP) chromium
 	$(PY) -m pytest
+
+# The inner loop while changing jaxmagic: unit tests and doctests, no browser, no other processes.
+test-quick: $(STAMP)
+	$(PY) -m pytest -q -m "not slow and not browser"
 
 # The suite (browser tests aside) on the oldest versions jaxmagic supports, pinned exactly.
 $(FLOOR_STAMP): pyproject.toml floor-constraints.txt

@@ -17,22 +17,10 @@ its module when first used.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-if TYPE_CHECKING:  # what type checkers and editors see; at run time each name loads when first used
-    from jaxmagic.call import Call, resolve_call
-    from jaxmagic.doctor import PITFALLS, Diagnosis, diagnose, observe_trace
-    from jaxmagic.errors import UsageProblem, UserCodeError
-    from jaxmagic.recompiles import RecompileEvent, RecompileLimitExceeded, RecompileLog
-    from jaxmagic.recompiles.budget import CompileBudgetExceeded, expect_compiles
-    from jaxmagic.recompiles.causes import Cause
-    from jaxmagic.recompiles.watch import watch_recompiles
-    from jaxmagic.sources import SourceLine
-    from jaxmagic.stages import JaxprReport, trace
-    from jaxmagic.timing import Comparison, Timing, compare
-    from jaxmagic.timing.stopwatch import CompileCost
+# Type checkers and editors read __init__.pyi beside this file: the same names, imported eagerly.
 
 _PUBLIC = {
     "Call": "jaxmagic.call",

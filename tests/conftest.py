@@ -31,6 +31,35 @@ def pytest_configure(config):
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# Whole files left out of `make test-quick` (the inner loop): each starts other processes (scripts,
+# kernels, a browser, a new virtual environment), runs a notebook or a benchmark, or walks a corpus.
+# Everything else, doctests included, is the quick suite; the full suite runs them all.
+SLOW_FILES = {
+    "test_benchmarks.py",
+    "test_wheel.py",
+    "test_leaks.py",
+    "test_corpus_libraries.py",
+    "test_tour.py",
+    "test_terminal.py",
+    "test_docs.py",
+    "test_fuzz.py",
+    "test_jitcompare_devices.py",
+    "test_jaxpr_corpus_jax_docs.py",
+    "test_recompiles_persistent_cache.py",
+    "test_recompiles_script.py",
+    "test_recompiles_pytest_plugin.py",
+    "test_jitcompare_progress.py",
+    "test_doctor_corpus.py",
+    "test_doctor_hook.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_report_header(config):
     """The versions this run uses, at the top of its output (the suite runs on the newest and on
     the oldest supported versions)."""

@@ -55,3 +55,20 @@ def test_every_public_name_is_listed_once_and_loads():
     assert listed == set(jaxmagic._PUBLIC) | {"load_ipython_extension", "unload_ipython_extension"}
     for name in jaxmagic.__all__:
         assert getattr(jaxmagic, name) is not None, name
+
+
+def test_the_type_stub_names_what_loads_from_where_it_loads():
+    """``__init__.pyi`` (what type checkers read) imports each public name from the module that
+    ``__init__.py`` loads it from at run time."""
+    import ast
+    import pathlib
+
+    import jaxmagic
+
+    stub = ast.parse(pathlib.Path(jaxmagic.__file__).with_suffix(".pyi").read_text(encoding="utf-8"))
+    imported = {
+        alias.name: node.module for node in stub.body if isinstance(node, ast.ImportFrom) for alias in node.names
+    }
+    defined = {node.name for node in stub.body if isinstance(node, ast.FunctionDef)}
+    assert imported == jaxmagic._PUBLIC
+    assert defined == set(jaxmagic.__all__) - set(jaxmagic._PUBLIC)
