@@ -313,6 +313,40 @@ def compiling_jaxpr(frame: Any) -> Any | None:
     return None
 
 
+@dataclass(frozen=True)
+class CompiledProgram:
+    """What XLA made of a program it has just compiled: the optimized HLO (with JAX's source
+    metadata), XLA's cost estimate and its memory statistics (per device)."""
+
+    hlo_text: str
+    cost: dict
+    memory_stats: Any
+
+
+def program_being_compiled(frame: Any) -> CompiledProgram | None:
+    """The program XLA has just compiled (or the persistent cache served), read when JAX records
+    its backend-compile event: ``pxla._cached_compilation``'s ``xla_executable`` (a jaxlib
+    ``LoadedExecutable``) is on the stack then. ``None`` where it is not (another JAX layout)."""
+    from jax._src.interpreters import pxla
+
+    pxla_file = pxla.__file__
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == pxla_file and code.co_name == "_cached_compilation":
+            executable = frame.f_locals.get("xla_executable")
+            if executable is None:
+                return None
+            modules = executable.hlo_modules()
+            cost = executable.cost_analysis()
+            if isinstance(cost, (list, tuple)):  # one entry per device on some releases
+                cost = cost[0] if cost else {}
+            return CompiledProgram(
+                modules[0].to_string() if modules else "", dict(cost or {}), executable.get_compiled_memory_stats()
+            )
+        frame = frame.f_back
+    return None
+
+
 def equation_user_line(eqn: Any) -> tuple[str, int] | None:
     """``(file, line)`` of the user's code that emitted a jaxpr equation (JAX's ``user_frame``)."""
     from jax._src import source_info_util

@@ -37,6 +37,12 @@ def compiled_memory(compiled) -> dict[str, int]:
         stats = compiled.memory_analysis()
     except Exception:  # some backends do not implement it
         return {}
+    return memory_from_stats(stats)
+
+
+def memory_from_stats(stats) -> dict[str, int]:
+    """The same keys read from XLA's memory statistics object itself (``memory_analysis()``'s
+    answer, or an executable's ``get_compiled_memory_stats()``); ``{}`` for ``None``."""
     if isinstance(stats, (list, tuple)):  # older JAX: one entry per device
         stats = stats[0] if stats else None
     if stats is None:

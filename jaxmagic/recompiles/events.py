@@ -37,6 +37,8 @@ class RecompileEvent:
     parts of JAX's cache key (``computation``, ``XLA flags``, ``compile_options``...) that differ
     from the last key recorded for this function in that cache (``()``: none differ; ``None``: no
     key recorded before), recorded at ``persistent_recorded_at`` (seconds since the epoch).
+    ``program_facts`` is what XLA compiled (a ``recompiles.fingerprint.ProgramFacts``), kept only
+    by a log made with ``keep_programs=True``.
 
     >>> event = RecompileEvent("step", None, SourceLine("c.py", 2, "<module>", "step(x)"), 0.031,
     ...                        [Cause("shape", argument="x", before="f32[3]", after="f32[4]")])
@@ -66,6 +68,7 @@ class RecompileEvent:
     unwatched_since_before: bool = False
     persistent_key_parts: tuple[str, ...] | None = None
     persistent_recorded_at: float | None = None
+    program_facts: object = field(default=None, repr=False)
 
     @property
     def advice(self) -> list[str]:

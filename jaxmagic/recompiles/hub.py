@@ -43,6 +43,7 @@ from jaxmagic.recompiles.cache_keys import KeyIndex
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, explains, is_explanation
+from jaxmagic.recompiles.fingerprint import program_facts
 from jaxmagic.recompiles.programs import describe_difference, line_in_loop, program_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.recompiles.unwatched import causes_since_unwatched
@@ -341,6 +342,8 @@ class _Hub:
                 return None
             if key_parts and event.persistent_cache is not None:
                 event = self._with_key_difference(event, jax_name, key_parts)
+            if not event.internal and any(log.keep_programs for log in wanted):
+                event = dataclasses.replace(event, program_facts=self._program_facts(frame))
             for log in wanted:
                 log.record(event)
             return self._limit_error(event, wanted)
@@ -425,6 +428,18 @@ class _Hub:
             unwatched_since_before=unwatched_since,
         )
         return event, wanted
+
+    def _program_facts(self, frame):
+        """The facts of the program XLA has just compiled for this call (``None`` out of reach)."""
+        try:
+            program = _jax_private.program_being_compiled(frame)
+            if program is None:
+                return None
+            jaxpr = _jax_private.compiling_jaxpr(frame)
+            return program_facts(program.hlo_text, program.cost, program.memory_stats, jaxpr)
+        except Exception as exc:
+            self._failed(exc)
+            return None
 
     @staticmethod
     def _identify(fun, base: str, frame):

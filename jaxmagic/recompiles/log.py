@@ -47,7 +47,8 @@ class RecompileLog(Report):
     limit; ``capacity`` bounds ``events`` (a ring buffer: ``dropped`` counts what fell out);
     ``explain`` also keeps JAX's own explanation of each cache miss in ``RecompileEvent.raw`` (it
     turns on ``jax_explain_cache_misses`` while watching, which makes each compilation dearer;
-    jaxmagic's own comparison decides the causes either way).
+    jaxmagic's own comparison decides the causes either way); ``keep_programs`` also keeps the
+    facts of each program XLA compiled (``RecompileEvent.program_facts``, for fingerprints).
     Start and stop it with ``start()`` / ``stop()``, or use ``jaxmagic.watch_recompiles``.
 
     >>> from jaxmagic.recompiles.causes import Cause
@@ -73,6 +74,7 @@ class RecompileLog(Report):
         cell_namer: CellNamer = no_cells,
         scope: str = "",
         explain: bool = False,
+        keep_programs: bool = False,
     ):
         self.functions = tuple(functions)
         self.include_internal = include_internal
@@ -80,6 +82,7 @@ class RecompileLog(Report):
         self.capacity = capacity
         self.cell_namer = cell_namer
         self.explain = explain  # keep JAX's own explanation text (``raw``): JAX then explains every miss
+        self.keep_programs = keep_programs  # keep the facts of each compiled program (fingerprints)
         self.scope = scope  # shown in the summary: "this cell", "the session since In [3]"
         self.started_at: float | None = None
         self.cleared_at: float | None = None  # when clear() last forgot the events
