@@ -1,10 +1,14 @@
-"""``python -m jaxmagic watch [--html FILE] SCRIPT [ARGS...]``: a script's compilations and their causes.
+"""``python -m jaxmagic watch [--html FILE] [--fingerprint FILE] SCRIPT [ARGS...]``: a script's
+compilations and their causes; ``python -m jaxmagic diff OLD NEW``: what a change did to them.
 
 The script runs as ``python SCRIPT ARGS...`` would run it (``__name__ == "__main__"``, its own
 ``sys.argv``, its folder first on ``sys.path``). At its end, whether it finished, failed or
 called ``sys.exit``, the per-function summary of what compiled, why, and how long it took is
 printed to standard error (standard output stays the script's), the standalone HTML report is
-written with ``--html``, and the process exits with the script's own exit code.
+written with ``--html``, the script's compile fingerprint with ``--fingerprint`` (what XLA
+compiled for each jitted function: see ``jaxmagic.recompiles.fingerprint``), and the process exits
+with the script's own exit code. ``diff`` compares two fingerprints function by function and exits
+with 1 when a change breaks the budgets (``--budget memory=10%,collectives=forbid,...``).
 
 >>> parse(["watch", "--html", "log.html", "train.py", "--steps", "3"]).script_args
 ['--steps', '3']
@@ -18,8 +22,10 @@ import runpy
 import sys
 import traceback
 
-USAGE = "python -m jaxmagic watch [--html FILE] [--max N] [--all] SCRIPT [ARGS...]"
+USAGE = "python -m jaxmagic watch [--html FILE] [--fingerprint FILE] [--max N] [--all] SCRIPT [ARGS...]"
 EXAMPLE = "e.g. python -m jaxmagic watch --html compiles.html train.py --steps 100"
+DIFF_USAGE = "python -m jaxmagic diff [--html FILE] [--budget BUDGETS] OLD NEW"
+DIFF_EXAMPLE = "e.g. python -m jaxmagic diff --budget memory=10%,collectives=forbid main.json branch.json"
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -32,7 +38,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         ),
         epilog=EXAMPLE,
     )
-    commands = parser.add_subparsers(dest="command", metavar="watch")
+    commands = parser.add_subparsers(dest="command", metavar="watch | diff")
     watch = commands.add_parser(
         "watch",
         prog="python -m jaxmagic watch",
@@ -41,6 +47,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="run SCRIPT and report its compilations at exit",
     )
     watch.add_argument("--html", metavar="FILE", help="also write the report as a standalone HTML page")
+    watch.add_argument(
+        "--fingerprint",
+        metavar="FILE",
+        help="also write what XLA compiled for each jitted function as JSON, for `python -m jaxmagic diff`",
+    )
     watch.add_argument(
         "--max",
         type=int,
@@ -56,9 +67,31 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     watch.add_argument("script", metavar="SCRIPT", help="the Python file to run")
     watch.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments")
+    diff = commands.add_parser(
+        "diff",
+        prog="python -m jaxmagic diff",
+        usage=DIFF_USAGE,
+        epilog=DIFF_EXAMPLE,
+        help="compare two fingerprints; exit with 1 when a change breaks the budgets",
+    )
+    diff.add_argument("old", metavar="OLD", help="the fingerprint to compare with (e.g. the main branch's)")
+    diff.add_argument("new", metavar="NEW", help="the fingerprint of the change")
+    diff.add_argument("--html", metavar="FILE", help="also write the comparison as a standalone HTML page")
+    diff.add_argument(
+        "--budget",
+        default="",
+        metavar="BUDGETS",
+        help="what a change may do: memory=PCT (default 10%%), flops=PCT (default any), "
+        "collectives=allow|forbid (default forbid), compilations=allow|forbid (default forbid)",
+    )
     options = parser.parse_args(argv)
+    if options.command == "diff":
+        for path in (options.old, options.new):
+            if not os.path.isfile(path):
+                diff.error(f"no fingerprint at {path!r}: write one with `python -m jaxmagic watch --fingerprint FILE`")
+        return options
     if options.command != "watch":
-        parser.error(f"say what to do: {USAGE}\n{EXAMPLE}")
+        parser.error(f"say what to do: {USAGE}\n{EXAMPLE}\nor: {DIFF_USAGE}")
     if options.max is not None and options.max < 0:
         watch.error(f"--max takes a non-negative whole number of compilations, not {options.max}; {EXAMPLE}")
     if not os.path.isfile(options.script):
@@ -99,13 +132,44 @@ def _exit_status(code) -> int:
     return 1
 
 
+def compare_fingerprints(options: argparse.Namespace) -> int:
+    """``python -m jaxmagic diff OLD NEW``: the comparison on standard output; 1 when a budget broke,
+    2 when a file is not a fingerprint or a budget cannot be read."""
+    from jaxmagic.recompiles.fingerprint import Fingerprint
+    from jaxmagic.recompiles.fingerprint_diff import Budgets, compare
+    from jaxmagic.render import fingerprint as shown
+
+    try:
+        budgets = Budgets.parse(options.budget)
+        old, new = Fingerprint.load(options.old), Fingerprint.load(options.new)
+    except (ValueError, KeyError, TypeError, OSError) as exc:
+        print(f"python -m jaxmagic diff: {exc}; {DIFF_EXAMPLE}", file=sys.stderr)
+        return 2
+    found = compare(old, new, budgets)
+    print(shown.text(found, color=sys.stdout.isatty()))
+    if options.html:
+        try:
+            with open(options.html, "w", encoding="utf-8") as page:
+                page.write(shown.page(found))
+        except OSError as exc:
+            print(f"jaxmagic: could not write {options.html}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    return found.exit_status
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jaxmagic watch ...``; returns the exit status."""
+    """``python -m jaxmagic watch ...`` or ``diff ...``; returns the exit status."""
     options = parse(sys.argv[1:] if argv is None else argv)
+    if options.command == "diff":
+        return compare_fingerprints(options)
     from jaxmagic.recompiles.events import RecompileLimitExceeded
     from jaxmagic.recompiles.log import RecompileLog
 
-    log = RecompileLog(include_internal=options.internal, scope=os.path.basename(options.script))
+    log = RecompileLog(
+        include_internal=options.internal,
+        scope=os.path.basename(options.script),
+        keep_programs=bool(options.fingerprint),
+    )
     log.start()
     try:
         status = run_script(options.script, options.script_args)
@@ -119,6 +183,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"jaxmagic: wrote {options.html}", file=sys.stderr)
         except OSError as exc:
             print(f"jaxmagic: could not write {options.html}: {exc.strerror or exc}", file=sys.stderr)
+            status = status or 1
+    if options.fingerprint:
+        from jaxmagic.recompiles.fingerprint import fingerprint_of
+
+        try:
+            fingerprint_of(log).save(options.fingerprint)
+            print(f"jaxmagic: wrote {options.fingerprint}", file=sys.stderr)
+        except OSError as exc:
+            print(f"jaxmagic: could not write {options.fingerprint}: {exc.strerror or exc}", file=sys.stderr)
             status = status or 1
     limit = options.max
     over = [f for f, n in log.counts.items() if limit is not None and n > limit]

@@ -1,0 +1,166 @@
+"""A ``FingerprintDiff`` as sentences, text and a standalone HTML page. Pure functions of the diff.
+
+The first line answers the question ("did this change what XLA compiles, beyond the budgets?");
+then one line per function that changed (``train_step: +1 all-gather from train.py:42; peak
+memory +31%; 2 compilations instead of 1: shape of `batch` changed``), then the changes in detail,
+the budget breaches first, rows capped.
+
+>>> from jaxmagic.recompiles.fingerprint_diff import Budgets, Change, FingerprintDiff
+>>> found = FingerprintDiff([Change("collectives", "step", 0, 1, "train.py:42", "y = x @ w", "(x: f32[8])",
+...                                 "all-gather", breach=True)], [], Budgets(), functions=1)
+>>> print(text(found, color=False).splitlines()[0])
+1 budget broken: `step` +1 all-gather from train.py:42
+"""
+
+from __future__ import annotations
+
+from jaxmagic import units
+from jaxmagic.recompiles.causes import Cause
+from jaxmagic.recompiles.fingerprint_diff import Change, FingerprintDiff
+from jaxmagic.render import terminal, theme
+from jaxmagic.render.theme import escape
+from jaxmagic.render.words import words_html
+from jaxmagic.words import Words, code, say
+
+MAX_ROWS = 200  # detail rows shown; the diff holds every change
+
+
+def _signed(number: float) -> str:
+    return f"+{number:g}" if number > 0 else f"{number:g}"
+
+
+def _percent(change: Change) -> str:
+    growth = change.growth
+    return f"{growth * 100:+.0f}%" if growth is not None else "new"
+
+
+def change_words(change: Change) -> Words:
+    """One change in a few words: ``+1 all-gather from train.py:42``, ``peak memory +31%``."""
+    if change.kind == "compilations":
+        causes = [Cause(**cause).message for cause in (change.detail or []) if cause.get("kind") != "first_call"]
+        because = say(": {}", "; ".join(dict.fromkeys(causes))) if causes else ""
+        return say("{} compilations instead of {}{}", change.after, change.before, because)
+    if change.kind == "new_function":
+        return say("new: compiled {}", units.times(change.after))
+    if change.kind == "removed_function":
+        return say("no longer compiled (was compiled {})", units.times(change.before))
+    if change.kind == "collectives":
+        return say("{} {} from {}", _signed(change.after - change.before), change.detail, change.line)
+    if change.kind == "memory":
+        return say(
+            "peak memory {} ({} → {})",
+            _percent(change),
+            units.format_bytes(change.before),
+            units.format_bytes(change.after),
+        )
+    if change.kind == "flops":
+        return say(
+            "FLOPs {} ({} → {})", _percent(change), units.format_count(change.before), units.format_count(change.after)
+        )
+    if change.kind == "ops":
+        return say("{} ops from {}", _signed(change.after - change.before), change.line)
+    return say("{} jaxpr equations ({} → {})", _signed(change.after - change.before), change.before, change.after)
+
+
+def function_lines(found: FingerprintDiff) -> list[Words]:
+    """One line per changed function: its changes, budget breaches first, most telling first."""
+    by_function: dict[str, list[Change]] = {}
+    for change in found.changes:
+        by_function.setdefault(change.function, []).append(change)
+    lines = []
+    for function, changes in by_function.items():
+        shown = [c for c in changes if c.kind != "ops"] or changes  # per-line op counts only when alone
+        parts = [change_words(c) for c in shown[:4]]
+        more = len(shown) - len(parts)
+        joined = say("{}", parts[0])
+        for part in parts[1:]:
+            joined = say("{}; {}", joined, part)
+        if more > 0:
+            joined = say("{}; {} more", joined, more)
+        lines.append(say("{}: {}", code(function), joined))
+    return lines
+
+
+def answer(found: FingerprintDiff) -> Words:
+    """The first line: the budgets broken (with the first breach said), or that nothing broke them."""
+    breaches = found.breaches
+    if breaches:
+        first = breaches[0]
+        count = f"{len(breaches)} budget{'s' if len(breaches) != 1 else ''} broken"
+        return say("{}: {} {}", count, code(first.function), change_words(first))
+    if not found.changes:
+        plural = "s" if found.functions != 1 else ""
+        return say("No change to what XLA compiled for {} function{}", found.functions, plural)
+    changed = len({c.function for c in found.changes})
+    return say("Within the budgets: {} of {} functions changed", changed, found.functions)
+
+
+def environment_words(found: FingerprintDiff) -> list[Words]:
+    """What the two runs ran on, where it differs: their programs are then not compared as facts."""
+    return [say("{} differs: {} → {}", what, before, after) for what, before, after in found.environment]
+
+
+def text(found: FingerprintDiff, *, color: bool = True) -> str:
+    """The diff as terminal text: the answer, versions that differ, one line per function, details."""
+    lines = [terminal.paint(str(answer(found)), "bold", color=color)]
+    if found.environment:
+        lines.append("Compared across versions or backends: only the compilations are held to the budgets.")
+        lines += [f"  {w}" for w in environment_words(found)]
+    lines += [f"  {w}" for w in function_lines(found)]
+    details = _detail_rows(found)
+    if details:
+        lines.append("")
+        lines.append(terminal.table(["", "function", "change", "line"], details[:MAX_ROWS]))
+        if len(details) > MAX_ROWS:
+            lines.append(f"… and {len(details) - MAX_ROWS} more changes")
+    return "\n".join(lines)
+
+
+def _detail_rows(found: FingerprintDiff) -> list[list[str]]:
+    return [
+        [
+            "✗" if c.breach else "·",
+            c.function,
+            str(change_words(c)),
+            f"{c.line}: {c.line_text}" if c.line and c.line_text else (c.line or ""),
+        ]
+        for c in found.changes
+    ]
+
+
+def html(found: FingerprintDiff) -> str:
+    """The diff as an HTML fragment: the answer first, then each function's line, then details."""
+    head = f'<div class="jm-summary jm-fingerprint-answer"><b>{words_html(answer(found))}</b></div>'
+    environment = "".join(f'<div class="jm-muted">{words_html(w)}</div>' for w in environment_words(found))
+    functions = "".join(f'<li class="jm-fingerprint-function">{words_html(w)}</li>' for w in function_lines(found))
+    rows = []
+    for change in found.changes[:MAX_ROWS]:
+        line = escape(f"{change.line}: {change.line_text}" if change.line_text else change.line or "")
+        rows.append(
+            f'<tr class="jm-fingerprint-change{" jm-breach" if change.breach else ""}" data-kind="{escape(change.kind)}">'
+            f"<td>{'✗' if change.breach else ''}</td><td><code>{escape(change.function)}</code></td>"
+            f"<td>{words_html(change_words(change))}</td><td>{line}</td></tr>"
+        )
+    more = len(found.changes) - MAX_ROWS
+    folded = (
+        f"<details><summary>{len(found.changes)} changes</summary><table><tr><th></th><th>function</th>"
+        f"<th>change</th><th>line</th></tr>{''.join(rows)}</table>"
+        + (f"<p>… and {more} more changes</p>" if more > 0 else "")
+        + "</details>"
+        if rows
+        else ""
+    )
+    return (
+        f'<div class="{theme.ROOT_CLASS} jm-fingerprint-diff">{theme.style_tag()}{head}{environment}'
+        f"<ul>{functions}</ul>{folded}</div>"
+    )
+
+
+def page(found: FingerprintDiff) -> str:
+    """A standalone HTML page (no script, nothing fetched) of the diff."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="jaxmagic"><title>{escape(str(answer(found)))}</title>'
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;}</style></head>"
+        f"<body>{html(found)}</body></html>\n"
+    )
