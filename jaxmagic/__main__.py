@@ -137,7 +137,6 @@ def compare_fingerprints(options: argparse.Namespace) -> int:
     2 when a file is not a fingerprint or a budget cannot be read."""
     from jaxmagic.recompiles.fingerprint import Fingerprint
     from jaxmagic.recompiles.fingerprint_diff import Budgets, compare
-    from jaxmagic.render import fingerprint as shown
 
     try:
         budgets = Budgets.parse(options.budget)
@@ -146,11 +145,10 @@ def compare_fingerprints(options: argparse.Namespace) -> int:
         print(f"python -m jaxmagic diff: {exc}; {DIFF_EXAMPLE}", file=sys.stderr)
         return 2
     found = compare(old, new, budgets)
-    print(shown.text(found, color=sys.stdout.isatty()))
+    print(found.to_text(color=sys.stdout.isatty()))
     if options.html:
         try:
-            with open(options.html, "w", encoding="utf-8") as page:
-                page.write(shown.page(found))
+            found.save_html(options.html)
         except OSError as exc:
             print(f"jaxmagic: could not write {options.html}: {exc.strerror or exc}", file=sys.stderr)
             return 2

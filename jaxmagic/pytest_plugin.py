@@ -7,6 +7,11 @@
   limits the budget to those functions.
 * A failing test that watched its compilations (by the fixture or the marker) shows the log,
   with each compilation's causes and fixes, in a "JAX compilations" section of its report.
+* ``--jaxmagic-fingerprint=FILE`` records what XLA compiled in every test (its compile
+  fingerprint, one entry per test and function) into FILE at the end of the run;
+  ``--jaxmagic-compare=FILE`` compares each test with that recording and fails the test whose
+  change breaks the budgets (``--jaxmagic-budget=memory=10%,collectives=forbid,compilations=forbid``
+  by default; ``@pytest.mark.jaxmagic_budget("memory=25%")`` sets a test's own), naming the line.
 
 Nothing is imported (JAX included) until a test asks for the fixture or carries the marker.
 
@@ -21,8 +26,11 @@ from typing import NamedTuple
 import pytest
 
 MARKER = "max_compiles"
+BUDGET_MARKER = "jaxmagic_budget"
 SECTION = "JAX compilations"
 _LOG = pytest.StashKey()
+_RECORDED = pytest.StashKey()  # test id -> its functions' fingerprints, for --jaxmagic-fingerprint
+_BASELINE = pytest.StashKey()  # the fingerprint --jaxmagic-compare reads
 
 
 class _Marker(NamedTuple):
@@ -51,14 +59,58 @@ def budget_of(marker) -> tuple[int, tuple[str, ...]]:
     return limit, names
 
 
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("jaxmagic", "JAX compile fingerprints (jaxmagic)")
+    group.addoption(
+        "--jaxmagic-fingerprint",
+        metavar="FILE",
+        help="record what XLA compiled in each test into FILE (JSON), to compare later with --jaxmagic-compare",
+    )
+    group.addoption(
+        "--jaxmagic-compare",
+        metavar="FILE",
+        help="compare each test's compiled programs with the fingerprint in FILE; fail a test that breaks the budgets",
+    )
+    group.addoption(
+        "--jaxmagic-budget",
+        default="",
+        metavar="BUDGETS",
+        help="what a change may do: memory=PCT (default 10%%), flops=PCT (default any), "
+        "collectives=allow|forbid, compilations=allow|forbid (default forbid)",
+    )
+
+
 def pytest_configure(config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(n, *functions): fail when a jitted function (of those named) compiles more than n times"
     )
+    config.addinivalue_line(
+        "markers", f"{BUDGET_MARKER}(budgets): this test's own budgets for --jaxmagic-compare, e.g. 'memory=25%'"
+    )
+    if config.getoption("jaxmagic_fingerprint", None):
+        config.stash[_RECORDED] = {}
+    compared = config.getoption("jaxmagic_compare", None)
+    if compared:
+        from jaxmagic.recompiles.fingerprint import Fingerprint
+        from jaxmagic.recompiles.fingerprint_diff import Budgets
+
+        try:
+            Budgets.parse(config.getoption("jaxmagic_budget") or "")
+            config.stash[_BASELINE] = Fingerprint.load(compared)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise pytest.UsageError(f"--jaxmagic-compare / --jaxmagic-budget: {exc}") from None
+
+
+def _fingerprinting(config) -> bool:
+    return _RECORDED in config.stash or _BASELINE in config.stash
 
 
 def _wants_log(item) -> bool:
-    return item.get_closest_marker(MARKER) is not None or "jax_compiles" in getattr(item, "fixturenames", ())
+    return (
+        item.get_closest_marker(MARKER) is not None
+        or "jax_compiles" in getattr(item, "fixturenames", ())
+        or _fingerprinting(item.config)
+    )
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -68,7 +120,7 @@ def pytest_runtest_setup(item):
             budget_of(item.get_closest_marker(MARKER))
         from jaxmagic.recompiles.log import RecompileLog
 
-        item.stash[_LOG] = RecompileLog(scope=f"test {item.name}").start()
+        item.stash[_LOG] = RecompileLog(scope=f"test {item.name}", keep_programs=_fingerprinting(item.config)).start()
     return (yield)
 
 
@@ -77,6 +129,8 @@ def pytest_runtest_call(item):
     result = yield
     marker = item.get_closest_marker(MARKER)
     log = item.stash.get(_LOG, None)
+    if log is not None and _fingerprinting(item.config):
+        _fingerprint_test(item, log)
     if marker is None or log is None:
         return result
     limit, names = budget_of(marker)
@@ -89,6 +143,44 @@ def pytest_runtest_call(item):
             events = [e for e in log.events if e.function == function]
             raise CompileBudgetExceeded(function, count, limit, events)
     return result
+
+
+def _fingerprint_test(item, log) -> None:
+    """Record the test's fingerprint, or compare it with the baseline's entry for the same test."""
+    from jaxmagic.recompiles.fingerprint import Fingerprint, fingerprint_of
+
+    prefix = f"{item.nodeid}::"
+    found = fingerprint_of(log, root=str(item.config.rootpath), prefix=prefix)
+    recorded = item.config.stash.get(_RECORDED, None)
+    if recorded is not None:
+        recorded.update(found.functions)
+    baseline = item.config.stash.get(_BASELINE, None)
+    if baseline is None:
+        return
+    before = {name: f for name, f in baseline.functions.items() if name.startswith(prefix)}
+    if not before and not found.functions:
+        return
+    from jaxmagic.recompiles.fingerprint_diff import Budgets, FingerprintBudgetExceeded, compare
+
+    marker = item.get_closest_marker(BUDGET_MARKER)
+    budgets = Budgets.parse(
+        marker.args[0] if marker is not None and marker.args else item.config.getoption("jaxmagic_budget") or ""
+    )
+    if not before:
+        return  # a new test: nothing recorded to compare with
+    difference = compare(Fingerprint(baseline.versions, before), Fingerprint(found.versions, found.functions), budgets)
+    if difference.breaches:
+        __tracebackhide__ = True
+        raise FingerprintBudgetExceeded(difference, item.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    recorded = session.config.stash.get(_RECORDED, None)
+    if recorded is None:
+        return
+    from jaxmagic.recompiles.fingerprint import Fingerprint, environment
+
+    Fingerprint(environment(), recorded).save(session.config.getoption("jaxmagic_fingerprint"))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -266,3 +266,31 @@ def test_traced_keys_hold_each_traced_signature_of_a_function():
     (key,) = _jax_private.traced_keys(repeat.__wrapped__)
     assert key.static_values == ((3,), ("n",))
     assert len(key.structure[1]) == 1, "one dynamic argument's structure"
+
+
+def test_the_program_being_compiled_is_the_one_xla_compiled():
+    import sys
+
+    from jax import monitoring
+
+    seen = []
+
+    def listener(event, duration, **kwargs):
+        if event == _jax_private.compile_event_names()["compile"]:
+            seen.append(_jax_private.program_being_compiled(sys._getframe()))
+
+    def f(x):
+        return jnp.tanh(x) * 2
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        jax.jit(f)(jnp.ones(7))
+    finally:
+        _jax_private.unregister_duration_listener(listener)
+    assert seen and seen[-1] is not None, "pxla._cached_compilation no longer holds xla_executable"
+    program = seen[-1]
+    compiled = jax.jit(f).trace(jnp.ones(7)).lower().compile()
+    assert "tanh" in program.hlo_text and program.hlo_text.count(" tanh(") == compiled.as_text().count(" tanh(")
+    assert program.cost["flops"] == compiled.cost_analysis()["flops"]
+    assert program.memory_stats.argument_size_in_bytes == 28
+    assert _jax_private.program_being_compiled(sys._getframe()) is None  # nothing compiling here

@@ -29,7 +29,7 @@ def run_pytest(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedP
     """Run pytest on ``source`` (a test file) with the plugin installed by its entry point only."""
     site = tmp_path / "site"
     dist = site / "jaxmagic_entry_points-0.0.dist-info"
-    dist.mkdir(parents=True)
+    dist.mkdir(parents=True, exist_ok=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: jaxmagic-entry-points\nVersion: 0.0\n")
     lines = ["[pytest11]"] + [f"{name} = {target}" for name, target in declared_entry_points().items()]
     (dist / "entry_points.txt").write_text("\n".join(lines) + "\n")

@@ -299,10 +299,10 @@ def environment() -> dict[str, str]:
     }
 
 
-def fingerprint_of(log, root: str | None = None) -> Fingerprint:
+def fingerprint_of(log, root: str | None = None, prefix: str = "") -> Fingerprint:
     """The fingerprint of what ``log`` (a ``RecompileLog`` made with ``keep_programs=True``) saw.
-    Functions are named as the log names them; two different functions of the same name are told
-    apart by where each was defined (``step (train.py:12)``)."""
+    Functions are named as the log names them, after ``prefix`` (a test's id); two different
+    functions of the same name are told apart by where each was defined (``step (train.py:12)``)."""
     root = os.path.abspath(root or os.getcwd())
     functions: dict[str, FunctionFingerprint] = {}
     defined: dict[str, set] = {}
@@ -312,7 +312,7 @@ def fingerprint_of(log, root: str | None = None) -> Fingerprint:
         defined.setdefault(event.function, set()).add(where)
     for event in events:
         where = line_label(event.defined_at.file, event.defined_at.line, root) if event.defined_at else None
-        name = event.function if len(defined[event.function]) == 1 else f"{event.function} ({where})"
+        name = prefix + (event.function if len(defined[event.function]) == 1 else f"{event.function} ({where})")
         function = functions.setdefault(name, FunctionFingerprint(name, where))
         site = event.call_site
         facts = event.program_facts

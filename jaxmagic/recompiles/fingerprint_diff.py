@@ -18,10 +18,13 @@ the compilations are held to the budgets, not the programs' contents.
 
 from __future__ import annotations
 
+import importlib
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmagic.recompiles.fingerprint import Fingerprint, FunctionFingerprint, ProgramFacts, ProgramRecord
+from jaxmagic.report import Report
 
 # What a change is about, in the order a reader wants them.
 CHANGE_KINDS = (
@@ -106,9 +109,12 @@ class Change:
 
 
 @dataclass
-class FingerprintDiff:
+class FingerprintDiff(Report):
     """What changed from ``old`` to ``new``: ``changes`` (facts), ``environment`` (``(what,
-    before, after)`` for versions or backend that differ) and the ``budgets`` held to."""
+    before, after)`` for versions or backend that differ) and the ``budgets`` held to. It shows
+    itself as text and HTML (``to_text()``, ``to_html()``, ``save_html(path)``)."""
+
+    _renderer = "jaxmagic.render.fingerprint"  # a class attribute, not a field
 
     changes: list[Change]
     environment: list[tuple[str, str, str]]
@@ -124,6 +130,13 @@ class FingerprintDiff:
     def exit_status(self) -> int:
         """0: within the budgets; 1: a budget broken."""
         return 1 if self.breaches else 0
+
+    def save_html(self, path) -> str:
+        """Write the comparison as a standalone HTML page (no script, nothing fetched); the path."""
+        path = os.fspath(path)
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(importlib.import_module(self._renderer).page(self))
+        return path
 
 
 def compare(old: Fingerprint, new: Fingerprint, budgets: Budgets | None = None) -> FingerprintDiff:
@@ -209,10 +222,15 @@ def by_line(counts: dict[str, dict[str, int]], texts: dict[str, str]) -> dict[tu
 
 
 def _paired_lines(old: dict, old_texts: dict, new: dict, new_texts: dict):
-    """``(label, text, old counts, new counts)`` for every line on either side."""
+    """``(label, text, old counts, new counts)`` for every line on either side: the same text in
+    the same file is the same line; a line left alone on both sides at one label is one line edited."""
     before, after = by_line(old, old_texts), by_line(new, new_texts)
+    only_before = {before[k][0]: k for k in set(before) - set(after)}
+    edited = {k: only_before[after[k][0]] for k in set(after) - set(before) if after[k][0] in only_before}
     for key in sorted(set(before) | set(after)):
-        old_label, was = before.get(key, (None, {}))
+        if key in edited.values():
+            continue  # shown with its edited line
+        old_label, was = before.get(edited.get(key, key), (None, {}))
         new_label, now = after.get(key, (None, {}))
         label = new_label or old_label or ""
         yield label, new_texts.get(label) or old_texts.get(label), was, now
@@ -264,3 +282,17 @@ def _grew_past(before: float, after: float, allowed: float | None) -> bool:
     if allowed is None or after <= before:
         return False
     return before == 0 or after / before - 1 > allowed
+
+
+class FingerprintBudgetExceeded(AssertionError):
+    """A change broke the budgets: an ``AssertionError`` (test runners report a failed check) whose
+    message is the comparison, budget breaches first; ``difference`` holds the facts."""
+
+    def __init__(self, difference: FingerprintDiff, test: str = ""):
+        self.difference = difference
+        self.test = test
+        super().__init__(test, difference)
+
+    def __str__(self) -> str:
+        where = f"{self.test}: " if self.test else ""
+        return f"{where}{self.difference.to_text()}"
