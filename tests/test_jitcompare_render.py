@@ -100,3 +100,16 @@ def test_text_table_columns_line_up():
     for column in ("median", "best", "worst", "calls × repeats", "vs eager"):
         end = head.index(column) + len(column)  # right-aligned: every cell ends under its heading
         assert all(row[end - 1] != " " and row[end] == " " for row in rows), (column, rows)
+
+
+def test_the_answer_is_one_table_and_the_rest_is_folded():
+    html = render.html(report(eager=1e-3, jit=2.5e-4))
+    shown, folded = html.split('<details class="jm-details">', 1)
+    assert shown.count("<table") == 1 and "jm-modes" in shown  # the verdict line, then one table
+    jit_row = re.search(r'<tr data-mode="jit">(.*?)</tr>', shown).group(1)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", jit_row)
+    assert cells[0] == "jit" and cells[1] == "250 µs"
+    assert cells[3].startswith("4× (") and cells[-1].endswith("calls")  # speed with its interval; repaid after
+    for kind in ("jm-stats", "jm-first-calls", "jm-memory", "jm-notes", "jm-break-even"):
+        assert kind in folded, kind
+    assert "mean ± std" in folded and "mean ± std" not in shown

@@ -1,8 +1,10 @@
 """``Comparison`` -> HTML and text. Pure functions of the report.
 
-HTML: a table of the modes with inline SVG bars (median, and a whisker from best to worst
-repeat), the first calls split into trace / lower / compile / run as stacked bars, memory per
-compiled mode, then warnings and notes. No JavaScript. Text: the same tables, aligned.
+HTML: the verdict, then one table that answers it (each mode's median per call with an inline SVG
+bar and a whisker from best to worst repeat, its speed with the interval, its first call and when
+jit has repaid it), warnings, and the rest folded: every statistic of the repeats, the first calls
+split into trace / lower / compile / run as stacked bars, memory per compiled mode, notes. No
+JavaScript. Text: the same tables, aligned, unfolded.
 """
 
 from __future__ import annotations
@@ -270,31 +272,96 @@ def _notes(report) -> list[str]:
 
 
 def html(report) -> str:
-    """The report as self-contained HTML: tables with inline SVG bars, no JavaScript."""
+    """The report as self-contained HTML: the verdict, one table that answers (each mode's time per
+    call with its bar, its speed against the baseline with the interval, its first call and when
+    that is repaid), warnings; then, folded, the spread of the repeats, the first calls by phase,
+    memory and how it was timed. No JavaScript."""
     lead, name, rest = summary_parts(report)
     shown = f'{escape(lead)}<b class="jm-name">{escape(name)}</b>{escape(rest)}'
     parts = [f'<div class="jm-summary">{shown}</div>']
     if report.modes:
-        parts.append(_modes_html(report))
+        parts.append(_answer_table_html(report))
+    if report.warnings:
+        items = "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
+        parts.append(f'<ul class="jm-warn jm-warnings">{items}</ul>')
+    parts.append(_details_html(report))
+    return f'<div class="{theme.ROOT_CLASS} jm-comparison">{theme.style_tag()}{"".join(parts)}</div>'
+
+
+ANSWER_HEADER = ("mode", "per call", "", "first call", "repaid after")
+
+
+def _answer_table_html(report) -> str:
+    """One row per mode: the median per call with its bar (whisker: best to worst repeat), the speed
+    against the baseline with its 95% interval, the first call, and after how many calls jit has
+    repaid it."""
+    largest = max(t.worst for t in report.modes.values())
+    baseline = report.baseline or "–"
+    header = "".join(f"<th>{escape(h)}</th>" for h in ANSWER_HEADER[:3])
+    header += f"<th>vs {escape(baseline)}</th>" + "".join(f"<th>{escape(h)}</th>" for h in ANSWER_HEADER[3:])
+    rows = []
+    for mode, timing in report.modes.items():
+        first = report.first_calls.get(mode)
+        first_cell = escape(format_seconds(first.first_call_s)) if first is not None else "–"
+        title = escape(", ".join(f"{n} {format_seconds(getattr(first, a))}" for n, a in SEGMENTS)) if first else ""
+        rows.append(
+            f'<tr data-mode="{escape(mode)}"><td>{escape(mode)}</td><td>{escape(format_seconds(timing.median))}</td>'
+            f"<td>{_bar_svg(timing, largest)}</td><td>{escape(_speed_cell(report, mode))}</td>"
+            f'<td title="{title}">{first_cell}</td><td>{escape(_repaid_cell(report, mode))}</td></tr>'
+        )
+    return f'<table class="jm-table jm-modes"><tr>{header}</tr>{"".join(rows)}</table>'
+
+
+def _speed_cell(report, mode: str) -> str:
+    """``1.91× (1.36–2.57×)`` for jit against eager; the speed alone for other modes."""
+    speed = _times(report.speedups.get(mode))
+    if mode == "jit" and report.speedup_interval is not None:
+        low, high = report.speedup_interval
+        return f"{speed} ({_times(low)[:-1]}–{_times(high)})"
+    return speed
+
+
+def _repaid_cell(report, mode: str) -> str:
+    if mode != "jit" or report.break_even_calls is None or report.measurable is False:
+        return "–"
+    even = report.break_even_calls
+    return "at once" if even <= 1 else _calls(even)
+
+
+def _details_html(report) -> str:
+    """What stands behind the answer, folded: every statistic of the repeats, the first calls by
+    phase, the break-even reasoning, memory, and how the modes were set up and timed."""
+    inside = []
+    if report.modes:
+        inside.append(_stats_html(report))
     if report.first_calls:
-        parts.append(_first_calls_html(report))
+        inside.append(_first_calls_html(report))
     even = _break_even_line(report)
     if even:
-        parts.append(f'<div class="jm-break-even">{escape(even)}</div>')
+        inside.append(f'<div class="jm-break-even">{escape(even)}</div>')
     memory = _memory_rows(report)
     if memory:
         header = "".join(f"<th>{escape(label)}</th>" for _, label in MEMORY_COLUMNS)
         body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in memory)
-        parts.append(f'<table class="jm-table jm-memory"><tr><th>memory per device</th>{header}</tr>{body}</table>')
+        inside.append(f'<table class="jm-table jm-memory"><tr><th>memory per device</th>{header}</tr>{body}</table>')
     eager_memory = _eager_memory_line(report)
     if eager_memory:
-        parts.append(f'<div class="jm-muted">{escape(eager_memory)}</div>')
-    if report.warnings:
-        items = "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
-        parts.append(f'<ul class="jm-warn jm-warnings">{items}</ul>')
+        inside.append(f'<div class="jm-muted">{escape(eager_memory)}</div>')
     notes = "".join(f"<li>{escape(n)}</li>" for n in _notes(report))
-    parts.append(f'<ul class="jm-muted jm-notes">{notes}</ul>')
-    return f'<div class="{theme.ROOT_CLASS} jm-comparison">{theme.style_tag()}{"".join(parts)}</div>'
+    inside.append(f'<ul class="jm-muted jm-notes">{notes}</ul>')
+    topics = ["spread of the repeats"] + (["first calls by phase"] if report.first_calls else [])
+    topics += (["memory"] if memory or eager_memory else []) + ["how it was timed"]
+    label = escape("Details: " + ", ".join(topics))
+    return f'<details class="jm-details"><summary class="jm-muted">{label}</summary>{"".join(inside)}</details>'
+
+
+def _stats_html(report) -> str:
+    header = "".join(f"<th>{escape(h)}</th>" for h in _mode_header(report))
+    body = "".join(
+        f'<tr data-mode="{escape(mode)}">' + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
+        for mode, cells in zip(report.modes, _mode_rows(report), strict=False)
+    )
+    return f'<table class="jm-table jm-stats"><tr>{header}</tr>{body}</table>'
 
 
 def _scale(value: float, largest: float) -> float:
@@ -318,16 +385,6 @@ def _bar_svg(timing, largest: float) -> str:
         f'<line class="jm-whisker" x1="{worst:.1f}" x2="{worst:.1f}" y1="{middle - 3}" y2="{middle + 3}"/>'
         "</svg>"
     )
-
-
-def _modes_html(report) -> str:
-    largest = max(t.worst for t in report.modes.values())
-    header = "".join(f"<th>{escape(h)}</th>" for h in _mode_header(report)) + "<th></th>"
-    rows = []
-    for (mode, timing), cells in zip(report.modes.items(), _mode_rows(report), strict=False):
-        tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
-        rows.append(f'<tr data-mode="{escape(mode)}">{tds}<td>{_bar_svg(timing, largest)}</td></tr>')
-    return f'<table class="jm-table jm-modes"><tr>{header}</tr>{"".join(rows)}</table>'
 
 
 def _stacked_svg(cost, largest: float) -> str:

@@ -162,9 +162,14 @@ def browser():
         chromium.close()
 
 
+FIRST_SCREEN = {"width": 1366, "height": 768}
+FIRST_SCREEN_VIEW_HEIGHT = 700  # px: a magic's default view fits the first screen below its cell
+
+
 @pytest.fixture
 def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    # A newcomer's laptop screen: every view's answer must be on it.
+    context = browser.new_context(viewport=FIRST_SCREEN)
     page = context.new_page()
     yield page
     context.close()

@@ -3,6 +3,8 @@ calls split into coloured segments, readable without any JavaScript of ours."""
 
 import pytest
 
+from .conftest import FIRST_SCREEN, FIRST_SCREEN_VIEW_HEIGHT
+
 pytestmark = pytest.mark.browser
 
 CELLS = [
@@ -37,4 +39,11 @@ def test_modes_table_with_bars_and_first_call_split(open_notebook):
     for segment in ("trace", "lower", "compile", "run"):
         assert first_calls.locator(f"rect.jm-bar-{segment}").count() >= 1, segment
     assert view.locator("script").count() == 0
+
+    # the answer on the first screen: the verdict and its table in view, the details folded
+    view.scroll_into_view_if_needed()
+    verdict = view.locator(".jm-summary").bounding_box()
+    assert verdict["y"] >= 0 and verdict["y"] + verdict["height"] <= FIRST_SCREEN["height"]
+    assert view.bounding_box()["height"] <= FIRST_SCREEN_VIEW_HEIGHT
+    assert view.locator("details.jm-details").get_attribute("open") is None
     notebook.screenshot("jitcompare", view)
