@@ -103,7 +103,8 @@ def test_a_saved_notebook_keeps_the_log_as_it_stood(tmp_path):
     path = tmp_path / "saved.ipynb"
     nbformat.write(notebook, path)
     saved = nbformat.read(path, as_version=4)
-    (output,) = [o for o in saved.cells[1].outputs if o.output_type == "display_data"]
-    html, text = output.data["text/html"], output.data["text/plain"]
+    panel, copy = [o for o in saved.cells[1].outputs if o.output_type == "display_data"]
+    assert "application/vnd.jupyter.widget-view+json" in panel.data and "text/html" not in panel.data
+    html, text = copy.data["text/html"], copy.data["text/plain"]
     assert len(rows(html)) == 4 and 'data-function="grow" data-count="4"' in html
     assert "no compilations" not in html and "4 compilations of 1 function" in text

@@ -179,8 +179,11 @@ def test_on_shows_a_live_panel_that_updates_while_later_cells_run(ip, run):
         for o in shown.outputs
         if o.get("application/vnd.jupyter.widget-view+json", {}).get("model_id") == panel.widget.model_id
     ]
-    assert {"application/vnd.jupyter.widget-view+json", "text/html", "text/plain"} <= set(bundle)
+    assert set(bundle) == {"application/vnd.jupyter.widget-view+json", "text/plain"}
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.widget.model_id
+    # right after it, its copy: the same log as static HTML, what a saved notebook keeps
+    copy = shown.outputs[shown.outputs.index(bundle) + 1]
+    assert set(copy) == {"text/html", "text/plain"} and "jm-recompile-static" in copy["text/html"]
     assert "jm-recompile-panel" in panel.widget._dom_classes
     assert rows(panel.rows.value) == []
 

@@ -321,7 +321,8 @@ class RecompilesMagics(Magics):
         session.panels.append(panel)
         while len(session.panels) > MAX_LIVE_PANELS:
             session.panels.pop(0).close()
-        panel.shown_as(display(panel, display_id=True))
+        display(panel)
+        panel.shown_as(display(panel.copy, display_id=True))
 
     # -- the cell form -------------------------------------------------------------------------
     def _cell(self, options, line: str, cell: str):

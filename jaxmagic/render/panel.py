@@ -2,9 +2,12 @@
 
 Per-function counts and headlines on top, a filter by function and a clear button, then one row
 per compilation, newest first. Updates arrive while later cells run (at most every
-``REFRESH_S`` seconds, the last one always). Its mime bundle carries the widget view together
-with the same log as HTML and text, so a terminal, an nbconvert export or a notebook without the
-widget state still shows the log. Stable class names for browser tests: ``jm-recompile-panel``,
+``REFRESH_S`` seconds, the last one always). The panel is shown together with its ``copy``: the
+same log as static HTML and text, in an output of its own, kept current after each cell. While the
+live panel is on the page the copy is hidden; where it cannot be (a notebook reopened without its
+kernel's widgets, an nbconvert export, GitHub's viewer) the copy shows the log and the widget
+manager's "model not found" line is hidden instead — by CSS alone, so it works where no script
+runs. Stable class names for browser tests: ``jm-recompile-panel``, ``jm-recompile-static``,
 ``jm-recompile-filter``, ``jm-recompile-clear``, ``jm-recompile-rows`` and those of
 ``render.recompiles``.
 
@@ -12,8 +15,8 @@ widget state still shows the log. Stable class names for browser tests: ``jm-rec
 >>> panel = RecompilePanel(RecompileLog(scope="this example"))
 >>> "jm-recompile-panel" in panel.widget._dom_classes, panel.filter.value
 (True, 'all functions')
->>> sorted(panel._repr_mimebundle_())
-['application/vnd.jupyter.widget-view+json', 'text/html', 'text/plain']
+>>> sorted(panel._repr_mimebundle_()), sorted(panel.copy._repr_mimebundle_())
+(['application/vnd.jupyter.widget-view+json', 'text/plain'], ['text/html', 'text/plain'])
 """
 
 from __future__ import annotations
@@ -33,6 +36,15 @@ _COMPACT = (
     "background:var(--jp-warn-color3,#fff3cd);color:var(--jp-warn-color0,#664d03);}</style>"
 )
 REFRESH_S = 0.25  # at most this often while compilations pour in
+# The copy stands in for the panel only where the live panel is not on the page: in the output area
+# that holds both, a live panel hides the copy; without it, the copy hides the widget manager's
+# text-only placeholder ("Loading widget...", "Error displaying widget: model not found").
+_STAND_IN = (
+    "<style>.jp-OutputArea:has(.jm-recompile-panel) .jp-OutputArea-child:has(.jm-recompile-static)"
+    "{display:none}"
+    ".jp-OutputArea:has(.jm-recompile-static):not(:has(.jm-recompile-panel)) "
+    ".jp-OutputArea-output.jupyter-widgets:not(:has(*)){display:none}</style>"
+)
 
 
 class RecompilePanel:
@@ -69,7 +81,8 @@ class RecompilePanel:
         self._dirty = False
         self._last_refresh = 0.0
         self._closed = False
-        self.display_handle = None  # set by whoever displays it with a display_id
+        self.display_handle = None  # the displayed copy's handle: set by whoever displays the copy
+        self.copy = PanelCopy(self)
         self._published = None
         if function:
             self._ensure_option(function)
@@ -116,7 +129,8 @@ class RecompilePanel:
         )
 
     def shown_as(self, handle) -> None:
-        """Remember the ``DisplayHandle`` it was displayed with (``display(panel, display_id=True)``)."""
+        """Remember the ``DisplayHandle`` its copy was displayed with (``display(panel.copy,
+        display_id=True)``, right after ``display(panel)``): ``publish`` updates it."""
         self.display_handle = handle
         self._published = self._state()
 
@@ -133,7 +147,7 @@ class RecompilePanel:
             return
         self._published = state
         with contextlib.suppress(Exception):  # a closed front end must never break the user's cell
-            self.display_handle.update(self)
+            self.display_handle.update(self.copy)
 
     def flush(self) -> None:
         """Apply any update still waiting for its turn."""
@@ -190,7 +204,9 @@ class RecompilePanel:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         self.flush()
-        bundle = {"text/plain": views.text(self.log), "text/html": self.static_html()}
+        # No text of its own: where the widget cannot show (an untrusted or exported notebook), its
+        # copy in the next output says everything.
+        bundle = {"text/plain": ""}
         widget_bundle = self.widget._repr_mimebundle_() or {}
         view = "application/vnd.jupyter.widget-view+json"
         if view in widget_bundle:
@@ -199,3 +215,22 @@ class RecompilePanel:
 
     def __repr__(self) -> str:
         return f"<RecompilePanel of {self.log!r}>"
+
+
+class PanelCopy:
+    """A ``RecompilePanel``'s log as static HTML and text, displayed in an output of its own right
+    after the panel: what a saved notebook keeps (see the module's docstring)."""
+
+    def __init__(self, panel: RecompilePanel):
+        self.panel = panel
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        panel = self.panel
+        bundle = {
+            "text/plain": views.text(panel.log),
+            "text/html": f'<div class="jm-recompile-static">{_STAND_IN}{panel.static_html()}</div>',
+        }
+        return {k: v for k, v in bundle.items() if (not include or k in include) and not (exclude and k in exclude)}
+
+    def __repr__(self) -> str:
+        return f"<copy of {self.panel!r}>"

@@ -77,7 +77,7 @@ class Lab:
         self.port = _free_port()
         self.token = secrets.token_hex(16)
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {
+        self.env = env = {
             **os.environ,
             "JAX_PLATFORMS": "cpu",
             "JUPYTER_CONFIG_DIR": str(root / ".jupyter"),
