@@ -274,3 +274,49 @@ def test_in_a_jupyter_kernel_the_card_comes_before_the_error_output(tmp_path):
     assert "if use_relu:" in shown and "jax/_src" not in shown and "folded under the card above" in shown
     assert [o.output_type for o in notebook.cells[3].outputs] == ["error"]
     assert "jax/_src" not in "\n".join(notebook.cells[3].outputs[0].traceback)
+
+
+NOISY = "@jax.jit\ndef noisy(x):\n    print('x is', x)\n    return x * 2"
+
+
+def test_a_jitted_print_in_an_ordinary_cell_is_explained_after_it_once(ip, run):
+    from jaxmagic.doctor import print_watch
+
+    run(NOISY).assert_ok()
+    first = run("noisy(jnp.ones(2))").assert_ok()
+    assert "x is JitTracer" in first.stdout  # what the user saw: a tracer, once
+    assert cards(first) == ["print-side-effect"]
+    assert "jax.debug.print" in first.html
+    again = run("noisy(jnp.ones(2))").assert_ok()
+    assert "x is" not in again.stdout and cards(again) == []  # no trace, no print, no second warning
+    assert cards(run("noisy(jnp.ones(3))").assert_ok()) == []  # traced again: said once is enough
+
+    watch = print_watch.PrintWatch()  # the warning's fix, run: the real values, on every call
+    watch.traced(ip.user_ns["noisy"])
+    (found,) = watch.warnings(lambda filename: None)
+    assert found.pitfall == "print-side-effect"
+    run(found.fix).assert_ok()
+    fixed = run("result = noisy(jnp.ones(2))\njax.effects_barrier()").assert_ok()
+    assert "x is [1. 1.]" in fixed.stdout and cards(fixed) == []
+    assert (ip.user_ns["result"] == 2).all()
+
+
+def test_a_jitted_print_is_not_explained_when_the_doctor_is_off_or_a_magic_traced(run):
+    run(NOISY).assert_ok()
+    run("%jaxmagic doctor off").assert_ok()
+    try:
+        assert cards(run("noisy(jnp.ones(2))").assert_ok()) == []
+    finally:
+        run("%jaxmagic doctor on").assert_ok()
+    assert cards(run("noisy(jnp.ones(2))").assert_ok()) == []  # the trace happened while off: forgotten
+    run(NOISY).assert_ok()
+    shown = run("%jaxpr noisy(jnp.ones(2))").assert_ok()
+    assert cards(shown) == ["print-side-effect"]  # %jaxpr's own warning, not a second one after it
+
+
+def test_a_moved_name_in_an_ordinary_cell_gets_its_card_first(run):
+    result = run("leaves = jax.tree_leaves({'a': jnp.ones(2)})")
+    assert isinstance(result.error, AttributeError) and cards(result) == ["moved-name"]
+    assert "jax.tree.leaves" in result.html
+    result = run("from jax import tree_map")
+    assert isinstance(result.error, ImportError) and cards(result) == ["moved-name"]

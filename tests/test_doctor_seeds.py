@@ -187,6 +187,11 @@ def test_000_trap_4_print_side_effect(shell, run):
     run("def compute_loss(params, batch):\n    return jnp.mean((params - batch) ** 2)").assert_ok()
     first = run("train_step(jnp.ones(3), jnp.ones(3))").assert_ok()
     assert "Loss: JitTracer" in first.stdout  # printed once, while tracing, and a tracer at that
+    assert cards(first) == ["print-side-effect"]  # the doctor says so after the ordinary cell
+    (card,) = [o for o in first.outputs if "data-pitfall" in o.get("text/html", "")]
+    assert 'jax.debug.print("Loss: {}", loss)' in card["text/plain"]
+    again = run("train_step(jnp.ones(3), jnp.ones(3))").assert_ok()
+    assert "Loss:" not in again.stdout and cards(again) == []  # no trace, no print, no second warning
     assert warnings_for(shell, "train_step", "jnp.ones(3)", "jnp.ones(3)") == ["print-side-effect"]
     shown = run("%jaxpr train_step(jnp.ones(3), jnp.ones(3))").assert_ok()
     assert cards(shown) == ["print-side-effect"]
