@@ -10,6 +10,7 @@ import re
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.special
 import numpy as np
 import pytest
 
@@ -100,6 +101,12 @@ PRODUCERS = {
     "has no attribute": lambda: _attribute_message(jnp, "softmax"),
     "was removed in JAX v0.6.0": lambda: _attribute_message(jax, "tree_map"),
     "jax.numpy.fix was deprecated in JAX v0.9.0": lambda: _attribute_message(jnp, "fix"),
+    "jax.device_put_replicated is deprecated; use jax.device_put": lambda: _attribute_message(
+        jax, "device_put_replicated"
+    ),
+    "jax.scipy.special.sph_harm was deprecated in v0.7.0 and removed in v0.10.0": lambda: _attribute_message(
+        jax.scipy.special, "sph_harm"
+    ),
 }
 
 

@@ -75,6 +75,8 @@ def _missing_name(exc: BaseException, message: str) -> str | None:
         "has no attribute",
         Written("was removed in JAX v0.6.0", until="0.9.0"),
         Written("jax.numpy.fix was deprecated in JAX v0.9.0", since="0.9.0"),
+        Written("jax.device_put_replicated is deprecated; use jax.device_put", since="0.10.0"),
+        Written("jax.scipy.special.sph_harm was deprecated in v0.7.0 and removed in v0.10.0", since="0.10.0"),
     ),
 )
 def moved_name(case: Case) -> MovedUse | None:
