@@ -2,10 +2,10 @@
 the ``print`` ran once, while JAX traced, and showed tracers instead of numbers. After the cell the
 doctor says so (``print-side-effect``, with ``jax.debug.print`` as the fix), once per function.
 
-While watching, a ``jax.monitoring`` listener runs when JAX traces a ``jax.jit`` call (never on a
-call that hits JAX's caches, nor for ahead-of-time ``.trace`` / ``.lower``, which ``%jaxpr`` uses
-and warns about itself): it reads which global names the function and its helpers load, nothing
-else.
+While watching, ``global_watch``'s ``jax.monitoring`` listener (it runs when JAX traces a
+``jax.jit`` call: never on a call that hits JAX's caches, nor for ahead-of-time ``.trace`` /
+``.lower``, which ``%jaxpr`` uses and warns about itself) hands ``WATCH`` each traced function: it
+reads which global names the function and its helpers load, nothing else.
 
 >>> import jax, jax.numpy as jnp
 >>> def step(x):
@@ -22,14 +22,13 @@ else.
 from __future__ import annotations
 
 import builtins
-import sys
 import threading
 import weakref
 from typing import Any
 
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.global_watch as global_watch
 import jaxmagic.doctor.registry as registry
-from jaxmagic import _jax_private
 from jaxmagic.doctor.traced_code import Traced, global_loads, user_functions
 from jaxmagic.sources import CellNamer
 
@@ -91,46 +90,27 @@ class PrintWatch:
 
 
 WATCH = PrintWatch()
-_listening: list = []  # the registered listener and the event it reads, while watching
-
-
-def _on_duration(event: str, duration: float, **kwargs) -> None:
-    if not _listening or event != _listening[1]:
-        return
-    frame = sys._getframe(1)
-    try:
-        call = _jax_private.jit_call_in_progress(frame)
-        if call is not None and call.called:  # the user's call; not ``.trace`` / ``.lower``
-            WATCH.traced(call.fun)
-    except Exception as exc:  # never into the user's trace
-        registry.record_failure("watching prints", exc)
-    finally:
-        del frame
 
 
 def start() -> None:
-    """Start noting jitted functions that call ``print`` (once, however often called)."""
-    if _listening:
-        return
-    from jax import monitoring
-
-    monitoring.register_event_duration_secs_listener(_on_duration)
-    _listening[:] = [_on_duration, _jax_private.compile_event_names()["trace"]]
+    """Start noting jitted functions that call ``print``: ``global_watch``'s listener tells
+    ``WATCH`` of each function JAX traces for a call (once, however often called)."""
+    if WATCH not in global_watch.WATCHERS:
+        global_watch.WATCHERS.append(WATCH)
+    global_watch.start()
 
 
 def stop() -> None:
-    """Stop noting; what was noted is forgotten."""
-    if not _listening:
-        return
-    _listening.clear()
-    _jax_private.unregister_duration_listener(_on_duration)
+    """Stop noting; what was noted is forgotten (``global_watch`` keeps listening for its own)."""
+    if WATCH in global_watch.WATCHERS:
+        global_watch.WATCHERS.remove(WATCH)
     WATCH.clear()
 
 
 def is_watching() -> bool:
-    """True between ``start()`` and ``stop()``.
+    """True between ``start()`` and ``stop()``, while ``global_watch`` listens.
 
     >>> is_watching() in (True, False)
     True
     """
-    return bool(_listening)
+    return WATCH in global_watch.WATCHERS and global_watch.is_watching()
