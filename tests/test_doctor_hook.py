@@ -320,3 +320,27 @@ def test_a_moved_name_in_an_ordinary_cell_gets_its_card_first(run):
     assert "jax.tree.leaves" in result.html
     result = run("from jax import tree_map")
     assert isinstance(result.error, ImportError) and cards(result) == ["moved-name"]
+
+
+def test_in_a_jupyter_kernel_the_trap_still_stops_run_all(tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "%load_ext jaxmagic\nimport jax, jax.numpy as jnp",
+            "jax.jit(lambda x, n: x[:n])(jnp.ones(3), 2)",
+            "print('ran after the error')",
+        )
+    ]
+    client = NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    with pytest.raises(CellExecutionError) as stopped:
+        client.execute()
+    assert stopped.value.ename == "IndexError"
+    assert [o.output_type for o in notebook.cells[1].outputs] == ["display_data", "error"]
+    assert notebook.cells[2].outputs == [] and notebook.cells[2].execution_count is None
