@@ -275,6 +275,12 @@ def test_in_a_jupyter_kernel_the_card_comes_before_the_error_output(tmp_path):
     assert [o.output_type for o in notebook.cells[3].outputs] == ["error"]
     assert "jax/_src" not in "\n".join(notebook.cells[3].outputs[0].traceback)
 
+    from nbconvert import HTMLExporter
+
+    exported, _ = HTMLExporter().from_notebook_node(notebook)  # an export shows the card first too
+    card_at = exported.find('data-pitfall="python-control-flow"')
+    assert 0 <= card_at < exported.find("folded under the card above")  # that line is the error output's
+
 
 NOISY = "@jax.jit\ndef noisy(x):\n    print('x is', x)\n    return x * 2"
 
