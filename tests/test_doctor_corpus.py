@@ -325,7 +325,7 @@ model = Doubler()
 # Examples where the page shows a plain error, not a JIT trap: the doctor stays silent.
 SILENT = [
     ("Sharp Bits: out-of-bounds indexing in NumPy", "np.arange(10)[11]"),
-    ("a typo: jnp.softmax", "jnp.softmax(jnp.ones(3))"),
+    ("a typo: jnp.sofmax", "jnp.sofmax(jnp.ones(3))"),
 ]
 
 

@@ -1,5 +1,7 @@
-"""The doctor in ordinary cells: the diagnosis under the normal traceback, its switch, its removal
-on unload, and living alongside a custom exception handler installed before it."""
+"""The doctor in ordinary cells: the diagnosis first, then the traceback trimmed to the user's
+frames (the full one folded under the card, and printed by ``%tb``), ``%debug`` and
+``sys.last_value`` as without the doctor, its switch, its removal on unload, and living alongside
+a custom exception handler installed before it."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import assert_no_internals
+from conftest import assert_no_internals, strip_ansi
 
 from jaxmagic.magics import doctor as doctor_magics
 
@@ -53,24 +55,46 @@ def pristine(ip):
     assert ip._jaxmagic_doctor_hook.previous_handler is before[1]  # one doctor hook, over the original
 
 
-def test_a_trap_in_an_ordinary_cell_shows_the_traceback_then_the_diagnosis(run, trap):
+def test_a_trap_in_an_ordinary_cell_shows_the_diagnosis_then_the_users_frames(run, trap):
     result = run(trap)
     assert type(result.error).__name__ == "TracerBoolConversionError"  # the cell still fails
-    assert "TracerBoolConversionError" in result.shown_traceback  # the normal traceback, as always
-    assert "if use_relu:" in result.shown_traceback
+    assert "TracerBoolConversionError" in result.shown_traceback  # the traceback, trimmed
+    assert "if use_relu:" in result.shown_traceback and "activation(jnp.ones(3), True)" in result.shown_traceback
+    assert "jax/_src" not in result.shown_traceback  # JAX's own frames are left out...
+    assert "frames inside JAX and other libraries are not shown" in result.shown_traceback
     assert cards(result) == ["python-control-flow"]
     (card,) = [o for o in result.outputs if "data-pitfall" in o.get("text/html", "")]
     assert "static_argnames" in card["text/html"] and "In [" in card["text/plain"]
+    folded = card["text/html"].split("<details", 1)[1]  # ...and folded under the card, in full
+    assert "the full traceback" in folded and "jax/_src/core.py" in folded and "if use_relu:" in folded
+    assert "\x1b[" not in folded
     assert_no_internals(result)
 
 
 def test_the_hook_records_the_error_for_debug_and_tb(ip, run, trap):
     result = run(trap)
     assert sys.last_value is result.error  # %debug and %tb see it, as without the doctor
+    assert sys.last_traceback is result.error.__traceback__ and sys.last_type is type(result.error)
+    assert ip.InteractiveTB.tb is result.error.__traceback__  # %debug opens the original frames
+    full = run("%tb")
+    assert "jax/_src/core.py" in full.shown_traceback and "if use_relu:" in full.shown_traceback
+
+
+def test_debug_opens_the_frame_that_raised(ip, run, trap, monkeypatch):
+    import io
+
+    run(trap)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("up\np use_relu\nq\n"))
+    ip.InteractiveTB.pdb = None  # a debugger made for this stdin
+    try:
+        result = run("%debug")
+    finally:
+        ip.InteractiveTB.pdb = None
+    assert "Traced<" in result.stdout or "Tracer" in result.stdout, result.stdout  # the traced flag, seen
 
 
 def test_errors_that_are_not_traps_show_only_their_traceback(run):
-    for code in ("1 / 0", "jnp.softmax(jnp.ones(2))", "int('x')", "[][1]"):
+    for code in ("1 / 0", "jnp.no_such_function(jnp.ones(2))", "int('x')", "[][1]", "import no_such_module"):
         result = run(code)
         assert result.error is not None and cards(result) == [], code
         assert type(result.error).__name__ in result.shown_traceback
@@ -201,24 +225,27 @@ def test_a_failing_diagnosis_never_hides_the_error(ip, run, trap, monkeypatch):
 IPYTHON = pathlib.Path(sys.executable).with_name("ipython")
 
 
-def test_terminal_ipython_prints_the_diagnosis_under_the_traceback():
+def test_terminal_ipython_prints_the_diagnosis_then_the_users_frames_and_tb_the_full_one():
     session = (
         "%load_ext jaxmagic\nimport jax, jax.numpy as jnp\n"
         "def first(x, n): return x[:n]\n\n"
-        "jax.jit(first)(jnp.ones(3), 2)\nexit\n"
+        "jax.jit(first)(jnp.ones(3), 2)\nprint('--- tb ---')\n%tb\nexit\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
     env.update(JAX_PLATFORMS="cpu", TERM="dumb")
     done = subprocess.run(
         [str(IPYTHON), "--simple-prompt"], input=session, capture_output=True, text=True, timeout=120, env=env
     )
-    out = done.stdout + done.stderr
-    traceback_at, doctor_at = out.find("IndexError"), out.find("jaxmagic doctor · error")
-    assert 0 <= traceback_at < doctor_at, out
+    out = strip_ansi(done.stdout + done.stderr)
+    doctor_at, traceback_at, tb_at = out.find("jaxmagic doctor · error"), out.find("IndexError"), out.find("--- tb ---")
+    assert 0 <= doctor_at < traceback_at < tb_at, out
     assert "[traced-shape]" in out and 'static_argnames=("n",)' in out
+    trimmed, full = out[traceback_at:tb_at], out[tb_at:]
+    assert "return x[:n]" in trimmed and "jax/_src" not in trimmed and "%tb prints the full traceback" in trimmed
+    assert "return x[:n]" in full and "jax/_src" in full
 
 
-def test_in_a_jupyter_kernel_the_card_follows_the_error_output(tmp_path):
+def test_in_a_jupyter_kernel_the_card_comes_before_the_error_output(tmp_path):
     import nbformat
     from nbclient import NotebookClient
 
@@ -238,7 +265,88 @@ def test_in_a_jupyter_kernel_the_card_follows_the_error_output(tmp_path):
     client.execute()
     trap_outputs = notebook.cells[2].outputs
     kinds = [o.output_type for o in trap_outputs]
-    assert kinds == ["error", "display_data"], kinds  # the traceback as a real error, then the card
-    assert trap_outputs[0].ename == "TracerBoolConversionError"
-    assert 'data-pitfall="python-control-flow"' in trap_outputs[1].data["text/html"]
+    assert kinds == ["display_data", "error"], kinds  # the card, then the traceback as a real error
+    card, error = trap_outputs
+    assert 'data-pitfall="python-control-flow"' in card.data["text/html"]
+    assert "<details" in card.data["text/html"] and "jax/_src/core.py" in card.data["text/html"]
+    assert error.ename == "TracerBoolConversionError"
+    shown = strip_ansi("\n".join(error.traceback))
+    assert "if use_relu:" in shown and "jax/_src" not in shown and "folded under the card above" in shown
     assert [o.output_type for o in notebook.cells[3].outputs] == ["error"]
+    assert "jax/_src" not in "\n".join(notebook.cells[3].outputs[0].traceback)
+
+    from nbconvert import HTMLExporter
+
+    exported, _ = HTMLExporter().from_notebook_node(notebook)  # an export shows the card first too
+    card_at = exported.find('data-pitfall="python-control-flow"')
+    assert 0 <= card_at < exported.find("folded under the card above")  # that line is the error output's
+
+
+NOISY = "@jax.jit\ndef noisy(x):\n    print('x is', x)\n    return x * 2"
+
+
+def test_a_jitted_print_in_an_ordinary_cell_is_explained_after_it_once(ip, run):
+    from jaxmagic.doctor import print_watch
+
+    run(NOISY).assert_ok()
+    first = run("noisy(jnp.ones(2))").assert_ok()
+    assert "x is JitTracer" in first.stdout  # what the user saw: a tracer, once
+    assert cards(first) == ["print-side-effect"]
+    assert "jax.debug.print" in first.html
+    again = run("noisy(jnp.ones(2))").assert_ok()
+    assert "x is" not in again.stdout and cards(again) == []  # no trace, no print, no second warning
+    assert cards(run("noisy(jnp.ones(3))").assert_ok()) == []  # traced again: said once is enough
+
+    watch = print_watch.PrintWatch()  # the warning's fix, run: the real values, on every call
+    watch.traced(ip.user_ns["noisy"])
+    (found,) = watch.warnings(lambda filename: None)
+    assert found.pitfall == "print-side-effect"
+    run(found.fix).assert_ok()
+    fixed = run("result = noisy(jnp.ones(2))\njax.effects_barrier()").assert_ok()
+    assert "x is [1. 1.]" in fixed.stdout and cards(fixed) == []
+    assert (ip.user_ns["result"] == 2).all()
+
+
+def test_a_jitted_print_is_not_explained_when_the_doctor_is_off_or_a_magic_traced(run):
+    run(NOISY).assert_ok()
+    run("%jaxmagic doctor off").assert_ok()
+    try:
+        assert cards(run("noisy(jnp.ones(2))").assert_ok()) == []
+    finally:
+        run("%jaxmagic doctor on").assert_ok()
+    assert cards(run("noisy(jnp.ones(2))").assert_ok()) == []  # the trace happened while off: forgotten
+    run(NOISY).assert_ok()
+    shown = run("%jaxpr noisy(jnp.ones(2))").assert_ok()
+    assert cards(shown) == ["print-side-effect"]  # %jaxpr's own warning, not a second one after it
+
+
+def test_a_moved_name_in_an_ordinary_cell_gets_its_card_first(run):
+    result = run("leaves = jax.tree_leaves({'a': jnp.ones(2)})")
+    assert isinstance(result.error, AttributeError) and cards(result) == ["moved-name"]
+    assert "jax.tree.leaves" in result.html
+    result = run("from jax import tree_map")
+    assert isinstance(result.error, ImportError) and cards(result) == ["moved-name"]
+
+
+def test_in_a_jupyter_kernel_the_trap_still_stops_run_all(tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "%load_ext jaxmagic\nimport jax, jax.numpy as jnp",
+            "jax.jit(lambda x, n: x[:n])(jnp.ones(3), 2)",
+            "print('ran after the error')",
+        )
+    ]
+    client = NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
+    with pytest.raises(CellExecutionError) as stopped:
+        client.execute()
+    assert stopped.value.ename == "IndexError"
+    assert [o.output_type for o in notebook.cells[1].outputs] == ["display_data", "error"]
+    assert notebook.cells[2].outputs == [] and notebook.cells[2].execution_count is None

@@ -446,7 +446,7 @@ def test_donated_array_passed_again_to_the_jitted_function():
     [
         "1 / 0",
         "undefined_name + 1",
-        "jnp.softmax(x)",
+        "jnp.sofmax(x)",  # a typo, not a moved name
         "jnp.dot(jnp.ones((2, 3)), jnp.ones((2, 3)))",
         "[1, 2][5]",
         "bool(np.array([1, 2]) > 0)",

@@ -10,6 +10,7 @@ import re
 
 import jax
 import jax.numpy as jnp
+import jax.scipy.special
 import numpy as np
 import pytest
 
@@ -57,6 +58,15 @@ def _donated_message(again: bool) -> str:
     return message(step, p) if again else message(lambda: p + 1)
 
 
+def _attribute_message(module, name: str) -> str:
+    """What reading ``module.name`` raises ("" where this JAX still has the name)."""
+    try:
+        getattr(module, name)
+    except AttributeError as exc:
+        return str(exc)
+    return ""
+
+
 # Each fragment a recogniser declares (or clues reads), with code that makes the installed JAX
 # write it. A fragment declared without an entry here fails the test below.
 PRODUCERS = {
@@ -88,6 +98,15 @@ PRODUCERS = {
     ),
     "The leaked intermediate value was created on line": _leak_message,
     "See https://docs.jax.dev/en/latest/errors.html": lambda: message(jax.jit(lambda x: float(x.sum())), X),
+    "has no attribute": lambda: _attribute_message(jnp, "softmax"),
+    "was removed in JAX v0.6.0": lambda: _attribute_message(jax, "tree_map"),
+    "jax.numpy.fix was deprecated in JAX v0.9.0": lambda: _attribute_message(jnp, "fix"),
+    "jax.device_put_replicated is deprecated; use jax.device_put": lambda: _attribute_message(
+        jax, "device_put_replicated"
+    ),
+    "jax.scipy.special.sph_harm was deprecated in v0.7.0 and removed in v0.10.0": lambda: _attribute_message(
+        jax.scipy.special, "sph_harm"
+    ),
 }
 
 

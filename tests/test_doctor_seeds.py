@@ -3,8 +3,9 @@ way" trap gets the right diagnosis, every "right way" gets none.
 
 The code below is copied verbatim from the chapters (comments included). Where an example also
 uses names the chapter never defines (``data``, ``compute_loss``, ``image_256``...), a small
-fixture defines them, so that the trap itself is reached. Examples with plain bugs (``jnp.softmax``
-does not exist, ``jax.tree_map`` is gone from this JAX) keep their normal traceback.
+fixture defines them, so that the trap itself is reached. The chapters' first errors are names
+JAX moved or never had (``jnp.softmax``, ``jax.tree_map``): the doctor names the new spelling and
+its fix runs.
 """
 
 from __future__ import annotations
@@ -63,10 +64,16 @@ action_probs = policy_forward(obs, weights)
 """
 
 
-def test_000_policy_forward_softmax_bug_keeps_its_traceback(shell, run):
+def test_000_policy_forward_softmax_is_a_moved_name_and_the_fix_runs(shell, run):
     result = run(POLICY_FORWARD)
     assert isinstance(result.error, AttributeError) and "softmax" in str(result.error)
-    assert cards(result) == [] and doctor.diagnose(result.error) is None
+    assert cards(result) == ["moved-name"]
+    found = doctor.diagnose(result.error)
+    assert found.where.text.strip() == "return jnp.softmax(logits)"
+    assert "return jax.nn.softmax(logits)" in found.fix and found.fix.startswith("@jit\ndef policy_forward(")
+    run(found.fix).assert_ok()
+    run("action_probs = policy_forward(obs, weights)").assert_ok()
+    assert abs(float(shell.user_ns["action_probs"].sum()) - 1.0) < 1e-6
 
 
 def test_000_process_sequence_static_seq_len_is_fine(shell, run):
@@ -180,6 +187,11 @@ def test_000_trap_4_print_side_effect(shell, run):
     run("def compute_loss(params, batch):\n    return jnp.mean((params - batch) ** 2)").assert_ok()
     first = run("train_step(jnp.ones(3), jnp.ones(3))").assert_ok()
     assert "Loss: JitTracer" in first.stdout  # printed once, while tracing, and a tracer at that
+    assert cards(first) == ["print-side-effect"]  # the doctor says so after the ordinary cell
+    (card,) = [o for o in first.outputs if "data-pitfall" in o.get("text/html", "")]
+    assert 'jax.debug.print("Loss: {}", loss)' in card["text/plain"]
+    again = run("train_step(jnp.ones(3), jnp.ones(3))").assert_ok()
+    assert "Loss:" not in again.stdout and cards(again) == []  # no trace, no print, no second warning
     assert warnings_for(shell, "train_step", "jnp.ones(3)", "jnp.ones(3)") == ["print-side-effect"]
     shown = run("%jaxpr train_step(jnp.ones(3), jnp.ones(3))").assert_ok()
     assert cards(shown) == ["print-side-effect"]
@@ -232,8 +244,10 @@ def test_000_rl_train_step_tree_map_bug_then_donated_params(shell, run):
     run(RL_TRAIN_STEP).assert_ok()
     result = run("new_params, loss = rl_train_step(params, obs, actions, rewards, next_obs, dones)")
     assert isinstance(result.error, AttributeError) and "tree_map" in str(result.error)
-    assert cards(result) == []  # jax.tree_map is gone from this JAX: a plain bug, not a JIT trap
-    run(RL_TRAIN_STEP.replace("jax.tree_map", "jax.tree_util.tree_map")).assert_ok()
+    assert cards(result) == ["moved-name"]  # jax.tree_map is gone from this JAX: jax.tree.map
+    found = doctor.diagnose(result.error)
+    assert "params = jax.tree.map(lambda p, g: p - 0.001 * g, params, grads)" in found.fix
+    run(found.fix + "\nrl_train_step = jit(rl_train_step, donate_argnums=(0,))").assert_ok()
     run("params = {'w': jnp.ones((3, 3)) * 0.1}").assert_ok()
     run("new_params, loss = rl_train_step(params, obs, actions, rewards, next_obs, dones)").assert_ok()
     result = run("again, loss = rl_train_step(params, obs, actions, rewards, next_obs, dones)")

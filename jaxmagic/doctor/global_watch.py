@@ -163,6 +163,9 @@ def _jitted_name(function: types.FunctionType, namespace: dict | None) -> str | 
 
 
 WATCH = GlobalWatch()
+# Each gets ``traced(fn)`` for every function JAX traces for a call, and ``clear()`` on ``stop``
+# (``print_watch`` adds its own).
+WATCHERS: list = [WATCH]
 _listening: list = []  # the registered listener, while watching
 
 
@@ -172,12 +175,18 @@ def _on_duration(event: str, duration: float, **kwargs) -> None:
     frame = sys._getframe(1)
     try:
         call = _jax_private.jit_call_in_progress(frame)
-        if call is not None and call.called:  # the user's call; not ``.trace`` / ``.lower`` (%jaxpr, %jitcompare)
-            WATCH.traced(call.fun)
     except Exception as exc:  # never into the user's trace
         registry.record_failure("watching globals", exc)
+        call = None
     finally:
         del frame
+    if call is None or not call.called:  # the user's call; not ``.trace`` / ``.lower`` (%jaxpr, %jitcompare)
+        return
+    for watcher in list(WATCHERS):
+        try:
+            watcher.traced(call.fun)
+        except Exception as exc:  # never into the user's trace
+            registry.record_failure("watching globals", exc)
 
 
 def start() -> None:
@@ -196,7 +205,8 @@ def stop() -> None:
         return
     _listening.clear()
     _jax_private.unregister_duration_listener(_on_duration)
-    WATCH.clear()
+    for watcher in list(WATCHERS):
+        watcher.clear()
 
 
 def is_watching() -> bool:

@@ -1,9 +1,12 @@
 """``%jaxmagic doctor on|off``, and the doctor in ordinary cells: a cell that falls into a JIT
-trap shows its normal traceback, then the diagnosis under it; a cell that binds a global a
+trap shows the diagnosis first, then the traceback trimmed to the user's own frames (the full one
+folded under the card in a notebook; ``%tb`` prints it anywhere); a cell that binds a global a
 compiled function read to a new value gets a warning after it.
 
-The hook is IPython's custom exception handler (``shell.set_custom_exc``). A handler already
-installed keeps working: its exceptions go to it first, and uninstalling puts it back exactly.
+The hook is IPython's custom exception handler (``shell.set_custom_exc``). The error stays the
+cell's error (execution stops, ``sys.last_value`` and ``sys.last_traceback`` are the original, so
+``%tb`` and ``%debug`` see what they always see). A handler already installed keeps working: its
+exceptions go to it first (its traceback, then the card), and uninstalling puts it back exactly.
 ``%jaxmagic`` is the home of jaxmagic's settings; ``doctor`` is its first sub-command.
 """
 
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -18,14 +22,15 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 
 from jaxmagic import doctor
-from jaxmagic.doctor import global_watch
+from jaxmagic.doctor import clues, global_watch, print_watch
 from jaxmagic.magics import failures, notebook, output
 from jaxmagic.render import diagnosis as render
 
 _STATE = "_jaxmagic_doctor_hook"
 _CELL_HOOK = "_jaxmagic_doctor_after_cell"  # the post-cell hook, kept on the shell to unregister it  # the hook's state lives on the shell, safe from module reloads
-# The exception classes JAX's traps arrive as (JAX's own errors subclass TypeError / IndexError).
-TRAP_TYPES = (TypeError, ValueError, IndexError, RuntimeError)
+# The exception classes JAX's traps arrive as (JAX's own errors subclass TypeError / IndexError;
+# a moved or removed API is an AttributeError or an ImportError).
+TRAP_TYPES = (TypeError, ValueError, IndexError, RuntimeError, AttributeError, ImportError)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -63,22 +68,128 @@ def _is_parse_error(tb) -> bool:
 
 def _handle(shell, state: _Hook, etype, value, tb, tb_offset=None):
     __tracebackhide__ = True
-    returned = None
     if state.previous_types and issubclass(etype, state.previous_types) and state.previous_handler is not None:
         returned = state.previous_handler(etype, value, tb, tb_offset=tb_offset)
-    elif _is_parse_error(tb):
+        found = _diagnosis(shell, state, value)
+        if found is not None:  # theirs has shown the traceback its way: the card follows it
+            with contextlib.suppress(Exception):
+                output.show(shell, found, text=render.text)
+        return returned
+    if _is_parse_error(tb):
         shell.showsyntaxerror()
         return None
-    else:
+    found = _diagnosis(shell, state, value)
+    if found is None or not _doctor_first(shell, found, etype, value, tb, tb_offset):
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
-    if state.active and not isinstance(value, failures.MagicFailure):
-        try:
-            found = doctor.diagnose(value, cell_namer=notebook.cell_namer(shell))
-            if found is not None:
-                output.show(shell, found, text=render.text)
-        except Exception:  # a failure here must never hide the user's own error, shown above
-            pass
-    return returned
+    return None
+
+
+def _diagnosis(shell, state: _Hook, value):
+    """The doctor's diagnosis of an ordinary cell's error, or ``None`` (never raises)."""
+    if not state.active or isinstance(value, failures.MagicFailure):
+        return None
+    try:
+        return doctor.diagnose(value, cell_namer=notebook.cell_namer(shell))
+    except Exception:  # a failure here must never hide the user's own error
+        return None
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """What a trap's cell shows: the full traceback (IPython's structured lines), the one
+    trimmed to the user's frames, and how many frames the trimmed one leaves out."""
+
+    full: list
+    trimmed: list
+    hidden: int
+
+
+def _users_traceback(tb) -> tuple[types.TracebackType | None, int]:
+    """``tb`` with only the user's frames (a new chain; ``tb`` is left as it was), and how many of
+    its frames after the first of the user's were left out."""
+    kept, hidden = [], 0
+    while tb is not None:
+        if clues.is_user_file(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        elif kept:
+            hidden += 1
+        tb = tb.tb_next
+    chain = None
+    for entry in reversed(kept):
+        chain = types.TracebackType(chain, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return chain, hidden
+
+
+def _format(shell, etype, value, tb, tb_offset) -> _Shown | None:
+    """The full and the trimmed traceback, as IPython formats them in the user's exception mode.
+    ``None`` where the exception formats itself or no frame of the traceback is the user's."""
+    if hasattr(value, "_render_traceback_"):
+        return None
+    trimmed_tb, hidden = _users_traceback(tb)
+    if trimmed_tb is None:
+        return None
+    formatter = shell.InteractiveTB
+    full = formatter.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+    trimmed = full if not hidden else formatter.structured_traceback(etype, value, trimmed_tb, tb_offset=0)
+    formatter.tb = tb  # ``%debug`` opens the original traceback, not the trimmed copy
+    return _Shown(list(full), list(trimmed), hidden)
+
+
+def _hidden_note(shown: _Shown, terminal: bool) -> str:
+    """The line under the trimmed traceback: what it leaves out, and where the full one is.
+
+    >>> print(_hidden_note(_Shown([], [], 7), terminal=True))
+    (jaxmagic doctor: 7 frames inside JAX and other libraries are not shown; %tb prints the full traceback)
+    """
+    frames = "1 frame" if shown.hidden == 1 else f"{shown.hidden} frames"
+    where = (
+        "%tb prints the full traceback"
+        if terminal
+        else "the full traceback is folded under the card above (%tb prints it)"
+    )
+    return f"(jaxmagic doctor: {frames} inside JAX and other libraries are not shown; {where})"
+
+
+def _doctor_first(shell, found, etype, value, tb, tb_offset) -> bool:
+    """The card first, then the traceback trimmed to the user's frames, shown as IPython shows a
+    traceback (an ``error`` output in a kernel). ``False`` where nothing was shown (the caller
+    then shows the plain traceback)."""
+    try:
+        shown = _format(shell, etype, value, tb, tb_offset)
+        if shown is None:
+            return False
+        terminal = output.is_terminal(shell)
+        trimmed = shown.trimmed + ([_hidden_note(shown, terminal)] if shown.hidden else [])
+        card = None if terminal else _card_bundle(found, shell.InteractiveTB.stb2text(shown.full))
+    except Exception:
+        return False
+    _remember(etype, value, tb)
+    try:
+        if card is None:
+            output.show(shell, found, text=render.text)
+        else:
+            from IPython.display import display
+
+            display(card, raw=True)
+    except Exception:  # the card failed: the traceback below still shows the error
+        pass
+    shell._showtraceback(etype, value, trimmed)
+    if getattr(shell, "call_pdb", False):  # %pdb on: the debugger opens, as IPython does it
+        shell.debugger(force=True)
+    return True
+
+
+def _card_bundle(found, full_traceback: str) -> dict:
+    """The card as a notebook shows it: the text form, and the HTML card holding the full
+    traceback folded at its end."""
+    return {"text/plain": render.text(found), "text/html": render.html(found, traceback=full_traceback)}
+
+
+def _remember(etype, value, tb) -> None:
+    """As IPython does for every error it shows: ``sys.last_*`` for ``%tb``, ``%debug``, ``pdb.pm()``."""
+    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
+    if sys.version_info >= (3, 12):
+        sys.last_exc = value
 
 
 def install_hook(shell) -> None:
@@ -135,9 +246,11 @@ def install(shell) -> None:
     install_hook(shell)
     if getattr(shell, _CELL_HOOK, None) is None:
         global_watch.start()
+        print_watch.start()
 
         def after_cell(result=None):
             _warn_of_changed_globals(shell)
+            _warn_of_prints(shell, result)
 
         shell.events.register("post_run_cell", after_cell)
         setattr(shell, _CELL_HOOK, after_cell)
@@ -154,6 +267,7 @@ def uninstall(shell) -> None:
             shell.events.unregister("post_run_cell", after_cell)
         delattr(shell, _CELL_HOOK)
         global_watch.stop()
+        print_watch.stop()
 
 
 def _warn_of_changed_globals(shell) -> None:
@@ -162,6 +276,23 @@ def _warn_of_changed_globals(shell) -> None:
         return  # %jaxmagic doctor off: the doctor says nothing
     try:
         for warning in doctor.observe_cell(shell.user_ns, cell_namer=notebook.cell_namer(shell)):
+            output.show(shell, warning, text=render.text)
+    except Exception:  # the doctor never breaks a cell that ran
+        pass
+
+
+def _warn_of_prints(shell, result=None) -> None:
+    """After an ordinary cell that ran: a jitted function it called traced, and its ``print`` ran
+    then, printing tracers (``print-side-effect``). A magic's cell warns its own way; a cell that
+    failed has its error to show (a trace that failed may not have reached the ``print``)."""
+    try:
+        cell = getattr(getattr(result, "info", None), "raw_cell", "") or ""
+        failed = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
+        namer = notebook.cell_namer(shell)
+        if not hook_installed(shell) or cell.lstrip().startswith("%") or failed is not None:
+            print_watch.WATCH.take()  # forgotten: the doctor is off, a magic traced, or the cell failed
+            return
+        for warning in print_watch.WATCH.warnings(namer):
             output.show(shell, warning, text=render.text)
     except Exception:  # the doctor never breaks a cell that ran
         pass
@@ -216,7 +347,7 @@ def subcommand(name: str, usage: str, help: str):
 @subcommand(
     "doctor",
     "%jaxmagic doctor [on|off|status|last]",
-    "explain JAX's JIT traps under the traceback of ordinary cells (on by default); "
+    "explain JAX's JIT traps first when an ordinary cell falls into one (on by default); "
     "`last` explains the last error again",
 )
 def _doctor(shell, rest: str):
@@ -244,7 +375,7 @@ def _doctor(shell, rest: str):
         return None
     state = "on" if hook_installed(shell) else "off"
     print(
-        f"jaxmagic doctor: {state} (JIT traps in ordinary cells are explained under their traceback"
+        f"jaxmagic doctor: {state} (JIT traps in ordinary cells are explained above their traceback"
         f"{'' if state == 'on' else ' when on'}; %jaxmagic doctor {'off' if state == 'on' else 'on'} switches it)"
     )
     return None
@@ -271,7 +402,7 @@ class DoctorMagics(Magics):
     def jaxmagic(self, line: str = ""):
         """jaxmagic's settings and tools.
 
-        %jaxmagic doctor on|off   explain JIT traps under the traceback of ordinary cells
+        %jaxmagic doctor on|off   explain JIT traps first in ordinary cells, above the traceback
         %jaxmagic doctor          say whether that is on
         %jaxmagic doctor last     explain the last error again
         """

@@ -7,6 +7,7 @@ fixes follow.
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from pygments import highlight
@@ -20,6 +21,7 @@ from jaxmagic.render.words import words_html
 from jaxmagic.words import as_words
 
 _SEVERITY_COLOUR = {"error": "red", "warning": "yellow"}
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def _python_html(code: str) -> str:
@@ -35,13 +37,18 @@ def _heading(diagnosis) -> str:
 # HTML
 
 
-def html(diagnosis) -> str:
-    """The diagnosis as a self-contained HTML card (scoped CSS, no JavaScript).
+def html(diagnosis, *, traceback: str | None = None) -> str:
+    """The diagnosis as a self-contained HTML card (scoped CSS, no JavaScript). With ``traceback``
+    (the full traceback as the terminal prints it, ANSI colours and all), the card ends with it,
+    folded: the card comes first, the traceback a click away.
 
     >>> from jaxmagic.doctor import Diagnosis
     >>> from jaxmagic.words import code, say
     >>> card = html(Diagnosis("traced-shape", explanation=say("{} is <traced>.", code("n")), fix="x[:n]"))
     >>> 'data-pitfall="traced-shape"' in card, "<code>n</code> is &lt;traced&gt;." in card
+    (True, True)
+    >>> folded = html(Diagnosis("traced-shape", explanation="n", fix=""), traceback="\x1b[31mIndexError\x1b[39m: <n>")
+    >>> "<details" in folded, "IndexError: &lt;n&gt;" in folded
     (True, True)
     """
     severity = "warning" if diagnosis.severity == "warning" else "error"
@@ -73,6 +80,11 @@ def html(diagnosis) -> str:
     if diagnosis.reference:
         footer.append(f'<a href="{escape(diagnosis.reference)}" target="_blank" rel="noopener">JAX docs</a>')
     parts.append(f'<div class="jm-muted jm-footer">{" · ".join(footer)}</div>')
+    if traceback:
+        parts.append(
+            '<details class="jm-raw jm-traceback"><summary>the full traceback</summary>'
+            f'<pre class="jm-block">{escape(_ANSI.sub("", traceback).rstrip())}</pre></details>'
+        )
     parts.append("</div></div>")
     return "".join(parts)
 
