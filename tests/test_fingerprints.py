@@ -124,6 +124,7 @@ def test_diff_names_a_new_compilation_with_its_cause_and_fails(tmp_path):
     assert "shape of `batch` changed: f32[4,16] → f32[5,16]" in first
     page = (tmp_path / "diff.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "jm-fingerprint-answer" in page and "<script" not in page
+    assert "compile time (noisy, not held to a budget): train_step " in done.stdout
     allowed = jaxmagic_command(tmp_path, "diff", "--budget", "compilations=allow", "old.json", "new.json")
     assert allowed.returncode == 0, allowed.stdout
     assert allowed.stdout.startswith("Within the budgets: 1 of 2 functions changed")

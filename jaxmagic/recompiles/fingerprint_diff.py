@@ -121,6 +121,8 @@ class FingerprintDiff(Report):
     budgets: Budgets
     functions: int = 0  # functions compared
     unchanged: list[str] = field(default_factory=list)
+    # function -> (seconds compiling before, after): noisy, so shown as a ratio, never held to a budget
+    compile_seconds: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def breaches(self) -> list[Change]:
@@ -158,7 +160,17 @@ def compare(old: Fingerprint, new: Fingerprint, budgets: Budgets | None = None) 
             unchanged.append(name)
     order = {kind: i for i, kind in enumerate(CHANGE_KINDS)}
     changes.sort(key=lambda c: (not c.breach, order[c.kind], c.function))
-    return FingerprintDiff(changes, environment, budgets, len(set(old.functions) | set(new.functions)), unchanged)
+    seconds = {
+        name: (
+            sum(p.compile_s for p in old.functions[name].programs),
+            sum(p.compile_s for p in new.functions[name].programs),
+        )
+        for name in sorted(set(old.functions) & set(new.functions))
+    }
+    compared = len(set(old.functions) | set(new.functions))
+    return FingerprintDiff(
+        changes, environment, budgets, compared, unchanged, {k: v for k, v in seconds.items() if all(v)}
+    )
 
 
 def _function_changes(

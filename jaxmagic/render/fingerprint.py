@@ -107,6 +107,9 @@ def text(found: FingerprintDiff, *, color: bool = True) -> str:
         lines.append("Compared across versions or backends: only the compilations are held to the budgets.")
         lines += [f"  {w}" for w in environment_words(found)]
     lines += [f"  {w}" for w in function_lines(found)]
+    timing = compile_time_line(found)
+    if timing:
+        lines.append(terminal.paint(timing, "faint", color=color))
     details = _detail_rows(found)
     if details:
         lines.append("")
@@ -114,6 +117,22 @@ def text(found: FingerprintDiff, *, color: bool = True) -> str:
         if len(details) > MAX_ROWS:
             lines.append(f"… and {len(details) - MAX_ROWS} more changes")
     return "\n".join(lines)
+
+
+def compile_time_line(found: FingerprintDiff) -> str:
+    """Compile time, before → after, for the functions whose time moved most (a ratio: compile time
+    is noisy, so it is said, never held to a budget)."""
+    ratios = sorted(
+        ((after / before, name, before, after) for name, (before, after) in found.compile_seconds.items()),
+        key=lambda item: -abs(item[0] - 1),
+    )
+    if not ratios:
+        return ""
+    shown = ", ".join(
+        f"{name} {ratio:.2g}× ({units.format_seconds(before)} → {units.format_seconds(after)})"
+        for ratio, name, before, after in ratios[:3]
+    )
+    return f"compile time (noisy, not held to a budget): {shown}"
 
 
 def _detail_rows(found: FingerprintDiff) -> list[list[str]]:
@@ -132,6 +151,8 @@ def html(found: FingerprintDiff) -> str:
     """The diff as an HTML fragment: the answer first, then each function's line, then details."""
     head = f'<div class="jm-summary jm-fingerprint-answer"><b>{words_html(answer(found))}</b></div>'
     environment = "".join(f'<div class="jm-muted">{words_html(w)}</div>' for w in environment_words(found))
+    timing = compile_time_line(found)
+    environment += f'<div class="jm-muted jm-compile-time">{escape(timing)}</div>' if timing else ""
     functions = "".join(f'<li class="jm-fingerprint-function">{words_html(w)}</li>' for w in function_lines(found))
     rows = []
     for change in found.changes[:MAX_ROWS]:
