@@ -29,22 +29,29 @@ from typing import Any, Iterable, Sequence
 
 from jaxmagic.collective_causes import EquationContext
 from jaxmagic.hlo_sources import _opcode, instruction_lines, parse, result_shape
+from jaxmagic.recompiles.fingerprint import collective_kind
 from jaxmagic.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
 
-# The kinds, in the order a reader meets them; each opcode XLA may print for one (``-start``: async).
-KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute")
-_OPCODES = {
-    **{kind: kind for kind in KINDS},
-    **{f"{kind}-start": kind for kind in KINDS},
-    "ragged-all-to-all": "all-to-all",
-}
+# The kinds, in the order a reader meets them (which opcodes are collectives: ``collective_kind``,
+# shared with the fingerprints).
+KINDS = (
+    "all-reduce",
+    "all-gather",
+    "reduce-scatter",
+    "all-to-all",
+    "ragged-all-to-all",
+    "collective-permute",
+    "collective-broadcast",
+)
 # How each kind's bytes per device are counted from its result on one device (R) and group size (n).
 FORMULAS = {
     "all-reduce": "2·R·(n−1)/n",
     "all-gather": "R·(n−1)/n",
     "reduce-scatter": "R·(n−1)",
     "all-to-all": "R·(n−1)/n",
+    "ragged-all-to-all": "R·(n−1)/n",
     "collective-permute": "R",
+    "collective-broadcast": "R",
 }
 # JAX primitives that ask for communication themselves (inside shard_map / pmap).
 REQUESTED = frozenset(
@@ -244,7 +251,7 @@ def find_collectives(
         name = matched.group(1)
         rest = text[matched.end() :]
         opcode = _opcode(rest)
-        kind = _OPCODES.get(opcode)
+        kind = collective_kind(opcode)
         if kind is None:
             continue
         found.append(
@@ -327,7 +334,7 @@ def _moved(kind: str, result_bytes: int, n: int) -> int:
         return 2 * result_bytes * (n - 1) // n
     if kind == "reduce-scatter":
         return result_bytes * (n - 1)
-    if kind == "collective-permute":
+    if kind in ("collective-permute", "collective-broadcast"):
         return result_bytes
     return result_bytes * (n - 1) // n
 
@@ -339,7 +346,7 @@ def _placements(kind: str, dimension: int | None, axes: tuple[str, ...]) -> tupl
         return Placement("partial", None, axes), Placement("whole", None, axes)
     if kind == "reduce-scatter":
         return Placement("partial", None, axes), Placement("split", dimension, axes)
-    if kind == "all-to-all":
+    if kind in ("all-to-all", "ragged-all-to-all"):
         return Placement("blocks", None, axes), Placement("split", dimension, axes)
     return Placement("moved", None, axes), Placement("moved", None, axes)
 
