@@ -15,6 +15,8 @@ from jaxmagic.recompiles import RecompileLog as RecompileLog
 from jaxmagic.recompiles.budget import CompileBudgetExceeded as CompileBudgetExceeded
 from jaxmagic.recompiles.budget import expect_compiles as expect_compiles
 from jaxmagic.recompiles.causes import Cause as Cause
+from jaxmagic.recompiles.collective_budget import CollectiveBudgetExceeded as CollectiveBudgetExceeded
+from jaxmagic.recompiles.collective_budget import expect_collectives as expect_collectives
 from jaxmagic.recompiles.watch import watch_recompiles as watch_recompiles
 from jaxmagic.sources import SourceLine as SourceLine
 from jaxmagic.stages import JaxprReport as JaxprReport

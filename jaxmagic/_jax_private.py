@@ -37,6 +37,28 @@ def jit_options(fn: Any) -> JitOptions:
     )
 
 
+def jit_shardings(fn: Any) -> dict[str, Any]:
+    """The ``in_shardings`` / ``out_shardings`` a ``jax.jit``-wrapped function was given, as given
+    (``PjitInfo``'s ``*_treedef`` and ``*_leaves``); ``{}`` when it was given neither.
+
+    >>> import jax
+    >>> jit_shardings(jax.jit(lambda x: x))
+    {}
+    """
+    import jax
+
+    info = fn._jit_info
+    found = {}
+    for name in ("in_shardings", "out_shardings"):
+        treedef, leaves = getattr(info, f"{name}_treedef", None), getattr(info, f"{name}_leaves", None)
+        if treedef is None or leaves is None:
+            continue
+        if all(type(leaf).__name__ == "UnspecifiedValue" for leaf in leaves):
+            continue
+        found[name] = jax.tree_util.tree_unflatten(treedef, list(leaves))
+    return found
+
+
 def is_dropped_variable(var: Any) -> bool:
     """True for an equation's output that nothing uses, which JAX prints as ``_`` (``core.DropVar``;
     ``jax.extend.core`` exports it only from JAX 0.9)."""
@@ -373,6 +395,21 @@ def jaxpr_function_name(jaxpr: Any) -> str:
     info = getattr(getattr(jaxpr, "jaxpr", jaxpr), "debug_info", None)
     name = getattr(info, "func_name", None)
     return name if isinstance(name, str) else ""
+
+
+def jaxpr_argument_names(jaxpr: Any) -> list[str] | None:
+    """What each input of a traced function's jaxpr stands for, as JAX names it from the user's
+    parameters (``params['w']``, ``x``); ``None`` where JAX did not record them.
+
+    Uses ``Jaxpr.debug_info.arg_names``.
+
+    >>> import jax
+    >>> jaxpr_argument_names(jax.make_jaxpr(lambda params, x: params["w"] * x)({"w": 1.0}, 2.0))
+    ["params['w']", 'x']
+    """
+    info = getattr(getattr(jaxpr, "jaxpr", jaxpr), "debug_info", None)
+    names = getattr(info, "arg_names", None)
+    return [str(name) for name in names] if names is not None else None
 
 
 @dataclass(frozen=True)

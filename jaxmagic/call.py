@@ -59,6 +59,8 @@ class Call:
     # The callee was an object's method or the object itself (``model(x)``): the object became the
     # first argument, and this is how the user wrote it (``model``).
     receiver: str | None = None
+    # The ``in_shardings`` / ``out_shardings`` of the callee's own ``jax.jit``, kept for its jit.
+    jit_shardings: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.function is None:
@@ -102,6 +104,7 @@ class Call:
             static_argnames=self.static_argnames,
             donate_argnums=self.donate_argnums,
         )
+        settings.update(self.jit_shardings)
         settings.update(options)
         return jax.jit(fresh_function(self.function), **settings)  # the user's caches stay theirs
 
@@ -277,9 +280,22 @@ def resolve_call(
         automatic_static=_parameter_names(unwrap_jit(fn), automatic_nums) + automatic_names,
         untraceable_leaves=untraceable,
         receiver=receiver,
+        jit_shardings=_own_shardings(fn, library, receiver, static_argnums + automatic_nums, static_argnames),
     )
     check_static_values(call, magic=magic)
     return call
+
+
+def _own_shardings(fn, library, receiver, added_nums, added_names) -> dict:
+    """The callee's own ``jax.jit`` shardings, to compile it as it would be: ``out_shardings``
+    always; ``in_shardings`` only where the arguments are the ones it was given (no receiver
+    bound in front, no argument made static on the magic's line)."""
+    if library is not None or not _jax_private.is_jitted(fn):
+        return {}
+    found = _jax_private.jit_shardings(fn)
+    if receiver is not None or added_nums or added_names:
+        found.pop("in_shardings", None)
+    return found
 
 
 def _receiver_text(func: ast.expr) -> str:

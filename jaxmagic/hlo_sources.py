@@ -71,15 +71,7 @@ def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str
     stacks = _stack_table(lines)
     instructions: dict[str, HloInstruction] = {}
     users: dict[str, list[str]] = {}
-    computation = ""
-    for line in lines:
-        header = _COMPUTATION.match(line)
-        if header and " = " not in line.split("{")[0]:
-            computation = header.group(1)
-            continue
-        found = _INSTRUCTION.match(line)
-        if not found:
-            continue
+    for computation, line, found in instruction_lines(lines):
         calls = tuple(
             name.strip().lstrip("%")
             for single, several in _CALLS.findall(line)
@@ -102,6 +94,20 @@ def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str
             if operand not in calls:
                 users.setdefault(operand, []).append(found.group(1))
     return instructions, users
+
+
+def instruction_lines(lines: list[str]):
+    """``(computation, line, match)`` for each instruction line of a module's lines, where
+    ``match`` is ``_INSTRUCTION``'s (``group(1)`` the name, ``end()`` where its result shape starts)."""
+    computation = ""
+    for line in lines:
+        header = _COMPUTATION.match(line)
+        if header and " = " not in line.split("{")[0]:
+            computation = header.group(1)
+            continue
+        found = _INSTRUCTION.match(line)
+        if found:
+            yield computation, line, found
 
 
 def kernel_lines(hlo_text: str, cell_namer: CellNamer = no_cells) -> dict[str, list[SourceLine]]:
@@ -211,20 +217,28 @@ def _numbered_strings(rows: list[str]) -> dict[int, str]:
     return {int(m.group(1)): _unescape(m.group(2)) for m in filter(None, map(_NUMBERED_STRING.match, rows))}
 
 
-def _opcode(rest: str) -> str:
-    """The opcode after an instruction's result shape: ``f32[4]{0} sine(%p)`` -> ``sine``; the shape
-    may be a tuple ``(f32[], s32[4])``."""
+def result_shape(rest: str) -> tuple[str, str]:
+    """An instruction's result shape and what follows it: ``f32[4]{0} sine(%p)`` ->
+    ``("f32[4]{0}", " sine(%p)")``; the shape may be a tuple ``(f32[], s32[4])``.
+
+    >>> result_shape("(f32[], s32[4]{0}) tuple(%a, %b)")
+    ('(f32[], s32[4]{0})', ' tuple(%a, %b)')
+    """
     if rest.startswith("("):
         depth = 0
         for index, char in enumerate(rest):
             depth += char == "("
             depth -= char == ")"
             if depth == 0:
-                rest = rest[index + 1 :]
-                break
-    else:
-        rest = rest.split(" ", 1)[1] if " " in rest else ""
-    return rest.strip().split("(", 1)[0].strip()
+                return rest[: index + 1], rest[index + 1 :]
+        return rest, ""
+    shape, _, after = rest.partition(" ")
+    return shape, " " + after if after else ""
+
+
+def _opcode(rest: str) -> str:
+    """The opcode after an instruction's result shape: ``f32[4]{0} sine(%p)`` -> ``sine``."""
+    return result_shape(rest)[1].strip().split("(", 1)[0].strip()
 
 
 def _unescape(text: str) -> str:

@@ -5,6 +5,9 @@
 * The marker ``@pytest.mark.max_compiles(N)`` fails the test when any of the user's jitted
   functions compiles more than ``N`` times; ``@pytest.mark.max_compiles(1, "step", "loss")``
   limits the budget to those functions.
+* The marker ``@pytest.mark.max_collectives({"all-gather": 1}, forbid=["all-to-all"])`` fails
+  the test when the programs it compiles hold more communication than that
+  (``jaxmagic.expect_collectives``).
 * A failing test that watched its compilations (by the fixture or the marker) shows the log,
   with each compilation's causes and fixes, in a "JAX compilations" section of its report.
 * ``--jaxmagic-fingerprint=FILE`` records what XLA compiled in every test (its compile
@@ -27,10 +30,12 @@ import pytest
 
 MARKER = "max_compiles"
 BUDGET_MARKER = "jaxmagic_budget"
+COLLECTIVES_MARKER = "max_collectives"
 SECTION = "JAX compilations"
 _LOG = pytest.StashKey()
 _RECORDED = pytest.StashKey()  # test id -> its functions' fingerprints, for --jaxmagic-fingerprint
 _BASELINE = pytest.StashKey()  # the fingerprint --jaxmagic-compare reads
+_COLLECTIVES = pytest.StashKey()
 
 
 class _Marker(NamedTuple):
@@ -87,6 +92,11 @@ def pytest_configure(config) -> None:
     config.addinivalue_line(
         "markers", f"{BUDGET_MARKER}(budgets): this test's own budgets for --jaxmagic-compare, e.g. 'memory=25%'"
     )
+    config.addinivalue_line(
+        "markers",
+        f"{COLLECTIVES_MARKER}(max_or_total, *functions, forbid=[...]): fail when the programs the test "
+        "compiles hold more collectives than that",
+    )
     if config.getoption("jaxmagic_fingerprint", None):
         config.stash[_RECORDED] = {}
     compared = config.getoption("jaxmagic_compare", None)
@@ -121,6 +131,16 @@ def pytest_runtest_setup(item):
         from jaxmagic.recompiles.log import RecompileLog
 
         item.stash[_LOG] = RecompileLog(scope=f"test {item.name}", keep_programs=_fingerprinting(item.config)).start()
+    collectives = item.get_closest_marker(COLLECTIVES_MARKER)
+    if collectives is not None:
+        from jaxmagic.recompiles.collective_budget import ExpectCollectives, limits_of_marker
+
+        try:
+            limits, names = limits_of_marker(collectives.args, collectives.kwargs)
+        except (TypeError, ValueError) as problem:
+            raise pytest.UsageError(str(problem)) from None
+        budget = item.stash[_COLLECTIVES] = ExpectCollectives(None, limits, more=names)
+        budget.__enter__()
     return (yield)
 
 
@@ -131,6 +151,11 @@ def pytest_runtest_call(item):
     log = item.stash.get(_LOG, None)
     if log is not None and _fingerprinting(item.config):
         _fingerprint_test(item, log)
+    budget = item.stash.get(_COLLECTIVES, None)
+    if budget is not None:
+        __tracebackhide__ = True
+        del item.stash[_COLLECTIVES]
+        budget.__exit__(None, None, None)
     if marker is None or log is None:
         return result
     limit, names = budget_of(marker)
@@ -191,6 +216,10 @@ def pytest_runtest_teardown(item, nextitem):
         log = item.stash.get(_LOG, None)
         if log is not None:
             log.stop()
+        budget = item.stash.get(_COLLECTIVES, None)
+        if budget is not None:  # the test failed before its call ended: stop watching
+            del item.stash[_COLLECTIVES]
+            budget.log.stop()
 
 
 @pytest.hookimpl(wrapper=True)

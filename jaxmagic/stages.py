@@ -56,7 +56,9 @@ class JaxprReport(Report):
     writes it: ``params['w1']``, ``grad of x``). With ``trace(..., profile=N)``:
     ``profile`` (a ``profiling.Profile``), ``line_times`` (source line label -> device seconds per
     call, hottest first) and ``kernels`` (each with ``name``, ``seconds``, ``lines``); ``None``
-    otherwise.
+    otherwise. ``collectives``: the communication in the optimized program (each a
+    ``collectives.Collective``: ``kind``, ``line``, ``bytes``, ``before`` / ``after``, ``axes``),
+    computed on first access; shown with ``show_collectives``.
 
     What the display shows is set by ``stage``, ``show_source``, ``show_cost`` and ``max_eqns``;
     the report always keeps everything.
@@ -83,6 +85,8 @@ class JaxprReport(Report):
         self.show_source = show_source
         self.show_cost = show_cost
         self.max_eqns = max_eqns
+        self.show_collectives = False  # %jaxpr --collectives
+        self.asked_out_shardings = None  # the out_shardings of the user's jax.jit, set by trace()
         self.profile: profiling.Profile | None = None
         self.trace_seconds: float | None = None  # set by trace()
         self.lower_seconds: float | None = None  # set when first lowered
@@ -174,6 +178,22 @@ class JaxprReport(Report):
         """Bytes XLA's memory analysis gives: ``arguments``, ``outputs``, ``aliased``, ``temporaries``, ``code``."""
         return compiled_memory(self.compiled)
 
+    @functools.cached_property
+    def collectives(self) -> list:
+        """Every collective in the optimized program, with its source line, bytes per device,
+        shardings before and after, and mesh axes (``jaxmagic.collectives.Collective``)."""
+        from jaxmagic.collectives import compiled_collectives
+
+        return compiled_collectives(
+            self.compiled,
+            self.hlo,
+            self.jaxpr,
+            input_names=self.input_names,
+            output_names=self.output_names,
+            asked_out_shardings=self.asked_out_shardings,
+            cell_namer=self.cell_namer,
+        )
+
     def prepare(self) -> "JaxprReport":
         """Run now the stages the display needs (lowering, compiling), so a failure shows here."""
         try:
@@ -181,6 +201,8 @@ class JaxprReport(Report):
                 _ = self.stablehlo
             if self.stage == "hlo" or self.show_cost or self.trace_samples is not None:
                 _ = self.hlo, self.cost, self.memory
+            if self.show_collectives:
+                _ = self.collectives
         except Exception as exc:
             raise UserCodeError(exc, during=f"lowering and compiling {self.name}") from None
         return self
@@ -251,10 +273,12 @@ def trace(
     max_eqns: int = DEFAULT_MAX_EQNS,
     profile: int = 0,
     sample_trace: bool = False,
+    show_collectives: bool = False,
 ) -> JaxprReport:
     """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``;
     with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``);
-    with ``sample_trace``, sample where tracing spends its time (``report.trace_line_seconds``)."""
+    with ``sample_trace``, sample where tracing spends its time (``report.trace_line_seconds``);
+    with ``show_collectives``, show the program's communication (``report.collectives``)."""
     if stage not in STAGES:
         raise UsageProblem(
             f"unknown stage {stage!r}; choose one of: {', '.join(STAGES)}.", example="%jaxpr --stage hlo f(x)"
@@ -303,6 +327,8 @@ def trace(
         max_eqns=max_eqns,
     )
     report.trace_seconds, report.trace_samples = trace_seconds, samples
+    report.show_collectives = show_collectives
+    report.asked_out_shardings = None if transforms else call.jit_shardings.get("out_shardings")
     report.input_names = names.input_names(call, traced, transforms)
     report.output_names = names.output_names(call, traced, transforms)
     if profile:

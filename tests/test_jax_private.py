@@ -294,3 +294,20 @@ def test_the_program_being_compiled_is_the_one_xla_compiled():
     assert program.cost["flops"] == compiled.cost_analysis()["flops"]
     assert program.memory_stats.argument_size_in_bytes == 28
     assert _jax_private.program_being_compiled(sys._getframe()) is None  # nothing compiling here
+
+
+def test_jit_shardings_reads_what_the_jit_was_given():
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    mesh = Mesh(np.array(jax.devices()[:1]), ("d",))
+    given = NamedSharding(mesh, P())
+    shardings = _jax_private.jit_shardings(jax.jit(lambda x, y: x + y, in_shardings=(given, None), out_shardings=given))
+    assert shardings == {"in_shardings": (given, None), "out_shardings": given}
+    assert _jax_private.jit_shardings(jax.jit(lambda x: x)) == {}
+
+
+def test_jaxpr_argument_names_are_the_parameters_paths():
+    closed = jax.make_jaxpr(lambda params, x: params["w"] * x)({"w": 1.0}, 2.0)
+    assert _jax_private.jaxpr_argument_names(closed) == ["params['w']", "x"]

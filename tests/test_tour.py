@@ -104,3 +104,10 @@ def test_html_export_keeps_the_highlighting_and_the_nested_blocks(executed_tour)
     assert "jm-recompile-log" in body and "jm-cause-shape" in body  # the recompile table survives export
     assert "jm-comparison" in body and "jm-diagnosis" in body
     assert "<script" not in body.split("jm-jaxpr-report", 1)[1].split("</div></div>", 1)[0]
+
+
+def test_the_sharded_step_names_its_communication(executed_tour):
+    html = _all_outputs_html(_cell(executed_tour, "%jaxpr --collectives"))
+    assert "1 collective moves 4.0 KiB per device; the largest, an all-reduce of 4.0 KiB, comes from" in html
+    assert "<code>return hidden @ params[&#x27;w2&#x27;]</code>" in html or "return hidden @ params" in html
+    assert "partial results over <code>model</code>" in html

@@ -52,6 +52,13 @@ class JaxprMagics(Magics):
         "time by source line (sampled) and how many equations each line made",
     )
     @argument(
+        "--collectives",
+        action="store_true",
+        help="list the communication in the optimized program: each all-reduce, all-gather, "
+        "reduce-scatter, all-to-all and collective-permute with your line that caused it, the mesh "
+        "axes, the sharding before and after, and the bytes it moves per device",
+    )
+    @argument(
         "--max-eqns",
         type=int,
         default=DEFAULT_MAX_EQNS,
@@ -104,6 +111,7 @@ class JaxprMagics(Magics):
                     max_eqns=options.max_eqns,
                     profile=options.profile or 0,
                     sample_trace=options.compile_time,
+                    show_collectives=options.collectives,
                 )
             report.prepare()
             output.show(self.shell, report, plain=options.plain, text=render.text)

@@ -346,6 +346,7 @@ class _Hub:
                 event = dataclasses.replace(event, program_facts=self._program_facts(frame))
             for log in wanted:
                 log.record(event)
+            self._hand_program(event, wanted, frame)
             return self._limit_error(event, wanted)
         except Exception as exc:
             self._failed(exc)
@@ -500,6 +501,26 @@ class _Hub:
         index.record(jax_name, parts)
         return event
 
+    @staticmethod
+    def _hand_program(event: RecompileEvent, logs: list, frame) -> None:
+        """Logs that read what was compiled (``record_program(event, hlo_text)``, such as
+        ``expect_collectives``'s) get the optimized HLO text of the new executable, the
+        shardings of the call's arguments (``None`` for a leaf without one) and the jaxpr compiled
+        (``None`` for ``.lower().compile()``)."""
+        readers = [log for log in logs if hasattr(log, "record_program")]
+        if not readers:
+            return
+        program = _jax_private.program_being_compiled(frame)
+        if program is None:
+            return
+        call = _jax_private.jit_call_in_progress(frame)
+        leaves = [*call.args, *call.kwargs.values()] if call is not None else []
+        shardings = [getattr(leaf, "sharding", None) for leaf in _leaves(leaves)]
+        jaxpr = _jax_private.compiling_jaxpr(frame)
+        del call, leaves
+        for log in readers:
+            log.record_program(event, program.hlo_text, shardings, jaxpr)
+
     def _limit_error(self, event: RecompileEvent, logs: list):
         """The ``--max`` error to raise at this very call: only in the thread running the watched
         code (a background thread's compilation is reported at the end instead)."""
@@ -514,6 +535,12 @@ class _Hub:
 
     def _failed(self, exc: BaseException) -> None:
         self.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def _leaves(tree) -> list:
+    import jax
+
+    return jax.tree_util.tree_leaves(tree)
 
 
 def _interruptible(listener, cost: "_Cost"):

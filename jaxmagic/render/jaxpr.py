@@ -16,6 +16,7 @@ from pygments.formatters import Terminal256Formatter
 
 from jaxmagic import units
 from jaxmagic.listing import Namer, Record, listing
+from jaxmagic.render import collectives as collectives_view
 from jaxmagic.render import compile_time as compile_time_view
 from jaxmagic.render import hlo as hlo_view
 from jaxmagic.render import profile as profile_view
@@ -139,6 +140,8 @@ def text(report, *, color: bool = False) -> str:
         parts.insert(1, compile_time_view.text(report))
     elif report.stage == "jaxpr" and compile_time_view.unrolled_hint(report):
         parts.insert(1, compile_time_view.unrolled_hint(report))
+    if report.show_collectives:
+        parts.insert(1, collectives_view.text(report.collectives, report.profile))
     return "\n".join(parts)
 
 
@@ -228,6 +231,8 @@ def html(report) -> str:
         profiled = compile_time_view.html(report) + profiled
     elif report.stage == "jaxpr" and compile_time_view.unrolled_hint(report):
         profiled = f'<div class="jm-hint">{escape(compile_time_view.unrolled_hint(report))}</div>' + profiled
+    if report.show_collectives:
+        profiled = collectives_view.html(report.collectives, report.profile) + profiled
     return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}{cost}</div>'
 
 

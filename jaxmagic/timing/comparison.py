@@ -139,11 +139,15 @@ class Comparison(Report):
         requested: Sequence[str],
         calls: dict | None = None,
         facts: list | None = None,
+        communication: dict | None = None,
     ):
         self.name = name
         self.modes: dict[str, Timing] = modes
         self.first_calls: dict[str, CompileCost] = first_calls
         self.memory: dict[str, dict[str, int]] = memory
+        # sharded mode: ``collectives`` (jaxmagic.collectives.Collective) and, where the profiler
+        # reports them, ``seconds`` (device time in them per call) of ``device_seconds``
+        self.communication: dict = communication or {}
         self.warnings: list[str] = warnings
         self.notes: list[str] = notes
         self.setups: dict[str, str] = setups

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from jaxmagic.units import format_seconds
+from jaxmagic.units import format_bytes, format_seconds
 
 TIMER_FLOOR_FACTOR = 1000  # a timed stretch shorter than this many timer readings is imprecise
 
@@ -76,6 +76,13 @@ WORDS: dict[str, Callable[..., str]] = {
     "interrupted": lambda mode, phase: (
         f"Interrupted (Ctrl-C) while {phase}: the report shows what was measured until then."
     ),
+    "sharded_communication": lambda mode, count, moved, seconds, device_seconds: (
+        f"sharded: {count} collective{'s' * (count != 1)} move{'s' * (count == 1)} {format_bytes(moved)} per device per call; "
+        f"by the profiler, communication took {format_seconds(seconds)} of {format_seconds(device_seconds)} "
+        f"device time per call ({seconds / device_seconds if device_seconds else 0.0:.0%}). "
+        f"%jaxpr --collectives names the line behind each."
+    ),
+    "sharded_no_communication": lambda mode: "sharded: the program needs no communication between the devices.",
     "persistent_cache_first_call": lambda mode, compile_s, first_call_s: (
         f"{mode}: its first call was served by JAX's persistent compilation cache "
         f"(jax_compilation_cache_dir): XLA's compile took {format_seconds(compile_s)} of a "

@@ -13,7 +13,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-STAGES = ("setting up", "first call", "checking results", "memory analysis", "warm-up", "repeat")
+STAGES = ("setting up", "first call", "checking results", "memory analysis", "communication", "warm-up", "repeat")
 
 
 @dataclass(frozen=True)

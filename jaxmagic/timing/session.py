@@ -164,6 +164,7 @@ class _Session:
     plans: dict = field(default_factory=dict)
     fallback: set = field(default_factory=set)
     memory: dict = field(default_factory=dict)
+    communication: dict = field(default_factory=dict)  # sharded mode: its collectives and the time they took
     printed: dict = field(default_factory=dict)  # mode -> lines the function printed after its first call
     calls: dict = field(default_factory=dict)  # mode -> calls made, the first included
     warnings: list = field(default_factory=list)
@@ -195,6 +196,7 @@ class _Session:
                 self._first_calls()
                 self._check_results()
                 self._memory()
+                self._communication()
                 self._later_calls(self._estimates)
                 self._plan()
                 self._later_calls(self._repeats)
@@ -313,6 +315,50 @@ class _Session:
             except Exception:
                 pass
 
+    def _communication(self) -> None:
+        """The sharded mode's collectives (from its optimized HLO) and, where JAX's profiler
+        reports their kernels, the device time they took per call."""
+        runner = self.runners.get("sharded")
+        if runner is None or "sharded" not in self.first_calls:
+            return
+        if self.first_calls["sharded"].run_s * 4 > max(0.0, self._remaining()) / 4:
+            return  # no time left to profile a few calls
+        self.phase = "reading the sharded mode's communication"
+        self._tell("communication")
+        from jaxmagic import profiling
+        from jaxmagic.collectives import communication_seconds, compiled_collectives
+
+        try:
+            compiled = runner.lowered().compile()
+            collectives = compiled_collectives(compiled, compiled.as_text())
+            self.communication = {"collectives": collectives}
+            if not collectives:
+                self.say("sharded_no_communication", mode="sharded")
+                return
+            calls = 3
+            self.calls["sharded"] = self.calls.get("sharded", 0) + 1 + calls  # the profiler warms up first
+            with self._quiet("sharded"):
+                profiled = profiling.profile(
+                    runner.jitted,
+                    runner.args,
+                    runner.kwargs,
+                    name=self.call.name,
+                    calls=calls,
+                    copy_arguments=bool(runner.donated or runner.donated_names),
+                )
+        except Exception:  # communication is a bonus; the timing must not fail for it
+            return
+        seconds = communication_seconds(collectives, profiled.kernels)
+        self.communication.update(seconds=seconds, device_seconds=profiled.device_seconds)
+        self.say(
+            "sharded_communication",
+            mode="sharded",
+            count=len(collectives),
+            moved=sum(c.bytes for c in collectives),
+            seconds=seconds,
+            device_seconds=profiled.device_seconds,
+        )
+
     # -- sizing the repeats ------------------------------------------------------------------------
     def _estimates(self) -> None:
         modes = [m for m in self.modes if m in self.first_calls]
@@ -413,6 +459,7 @@ class _Session:
             modes=timings,
             first_calls=dict(self.first_calls),
             memory=self.memory,
+            communication=self.communication,
             warnings=self.warnings,
             notes=self.notes,
             setups={m: r.setup for m, r in self.runners.items()},
