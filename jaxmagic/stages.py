@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 import jax
 
-from jaxmagic import names, profiling, trace_sampling
+from jaxmagic import names, peak_memory, profiling, trace_sampling, values
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.listing import count_eqns, equations_by_line, listing, primitive_counts
@@ -58,6 +58,13 @@ class JaxprReport(Report):
     call, hottest first) and ``kernels`` (each with ``name``, ``seconds``, ``lines``); ``None``
     otherwise.
 
+    Computed when first read (shown with ``show_values`` / ``show_memory``): ``values`` (what each
+    equation computed on the call's own arguments, a ``values.EquationValue`` each, in the order
+    they ran), ``first_nonfinite`` (the first of them that made a NaN or an inf, with its
+    ``source`` line; ``None`` when all is finite), ``value_run`` (the whole ``values.ValueRun``);
+    ``peak_bytes``, ``live_at_peak`` (``peak_memory.LiveBuffer`` each: ``bytes``, ``shape``,
+    ``kind``, ``source``) and ``peak`` (the whole ``peak_memory.PeakMemory``, by source line).
+
     What the display shows is set by ``stage``, ``show_source``, ``show_cost`` and ``max_eqns``;
     the report always keeps everything.
     """
@@ -74,8 +81,14 @@ class JaxprReport(Report):
         show_source: bool = True,
         show_cost: bool = False,
         max_eqns: int = DEFAULT_MAX_EQNS,
+        show_values: bool = False,
+        show_memory: bool = False,
     ):
         self.traced = traced
+        self.show_values = show_values
+        self.show_memory = show_memory
+        # The call's own arguments, as traced: (args, kwargs, static_argnums, static_argnames); set by trace()
+        self.arguments: tuple = ((), {}, (), ())
         self.jaxpr = traced.jaxpr
         self.name = name
         self.cell_namer = cell_namer
@@ -174,9 +187,63 @@ class JaxprReport(Report):
         """Bytes XLA's memory analysis gives: ``arguments``, ``outputs``, ``aliased``, ``temporaries``, ``code``."""
         return compiled_memory(self.compiled)
 
+    # -- what a run computes and holds -------------------------------------------------------
+    @functools.cached_property
+    def value_run(self) -> values.ValueRun:
+        """The program evaluated on the call's own arguments, one equation at a time."""
+        args, kwargs, static_argnums, static_argnames = self.arguments
+        flat = values.flat_arguments(self.jaxpr.in_avals, args, kwargs, static_argnums, static_argnames)
+        if flat is None:
+            raise UsageProblem(
+                f"--values cannot line up the arguments of `{self.name}` with the inputs of its jaxpr.",
+                example="%jaxpr --values f(x)",
+            )
+        return values.evaluate(self.jaxpr, flat, self.cell_namer)
+
+    @property
+    def values(self) -> list[values.EquationValue]:
+        """What each equation computed (a ``Summary`` per output), in the order they ran."""
+        return self.value_run.equations
+
+    @property
+    def first_nonfinite(self) -> values.EquationValue | None:
+        """The first equation that made a NaN or an inf (with its ``source`` line), or ``None``."""
+        return self.value_run.first_nonfinite
+
+    @functools.cached_property
+    def peak(self) -> peak_memory.PeakMemory:
+        """The compiled program's peak memory and the buffers live there, by source line."""
+        start = time.perf_counter()
+        compiled, dumped = peak_memory.compile_with_buffers(self.lowered)
+        if "compiled" not in self.__dict__:  # the one compile serves every other view too
+            self.__dict__["compiled"] = compiled
+            self.compile_seconds = time.perf_counter() - start
+        return peak_memory.peak_memory(
+            compiled.as_text(), dumped, compiled_memory(compiled), self.cell_namer, self.input_names
+        )
+
+    @property
+    def peak_bytes(self) -> int:
+        """Bytes live at once at the compiled program's peak."""
+        return self.peak.peak_bytes
+
+    @property
+    def live_at_peak(self) -> list[peak_memory.LiveBuffer]:
+        """The buffers live at the peak, largest first: ``bytes``, ``shape``, ``kind``, ``source``."""
+        return self.peak.live_at_peak
+
     def prepare(self) -> "JaxprReport":
         """Run now the stages the display needs (lowering, compiling), so a failure shows here."""
+        if self.show_values:
+            try:
+                _ = self.value_run
+            except UsageProblem:
+                raise
+            except Exception as exc:
+                raise UserCodeError(exc, during=f"evaluating {self.name} one equation at a time") from None
         try:
+            if self.show_memory:
+                _ = self.peak
             if self.stage == "stablehlo":
                 _ = self.stablehlo
             if self.stage == "hlo" or self.show_cost or self.trace_samples is not None:
@@ -251,6 +318,8 @@ def trace(
     max_eqns: int = DEFAULT_MAX_EQNS,
     profile: int = 0,
     sample_trace: bool = False,
+    show_values: bool = False,
+    show_memory: bool = False,
 ) -> JaxprReport:
     """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``;
     with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``);
@@ -277,9 +346,11 @@ def trace(
         for t in reversed(transforms):
             fn = TRANSFORMS[t](fn)
         jitted = jax.jit(fn)
+        arguments = (args, kwargs, (), ())
     else:
         args, kwargs = call.args, call.kwargs
         jitted = call.jit()
+        arguments = (args, kwargs, call.static_argnums, call.static_argnames)
     sampling = trace_sampling.sampled_lines() if sample_trace else contextlib.nullcontext()
     try:
         start = time.perf_counter()
@@ -301,7 +372,10 @@ def trace(
         show_source=show_source,
         show_cost=show_cost,
         max_eqns=max_eqns,
+        show_values=show_values,
+        show_memory=show_memory,
     )
+    report.arguments = arguments
     report.trace_seconds, report.trace_samples = trace_seconds, samples
     report.input_names = names.input_names(call, traced, transforms)
     report.output_names = names.output_names(call, traced, transforms)
