@@ -155,13 +155,12 @@ def peak_memory(
     for name, index, size in live:
         key = name + index
         kind = kinds.get(key, "temporary")
-        source = _source(instructions.get(name), cell_namer)
-        if kind == "argument" or (source is None and _opcode(texts.get(name, "")) == "parameter"):
-            number = parameters.get(name)
-            label = (
-                f"argument {named[number] if named and number is not None else _op_name(texts.get(name, '')) or name}"
-            )
-            kind, source = "argument", None
+        origin = _origin(name, instructions, texts, parameters)
+        source = _source(instructions.get(origin), cell_namer)
+        if kind == "argument" or origin in parameters:  # an argument, or XLA's copy of one
+            number = parameters.get(origin)
+            label = f"argument {named[number] if named and number is not None else _op_name(texts.get(origin, '')) or origin}"
+            source = None
         else:
             label = source.label if source is not None else NO_LINE
         buffers.append(LiveBuffer(key, size, shapes.get(key, ""), kind, source, label))
@@ -237,6 +236,30 @@ def _instruction_lines(hlo_text: str) -> dict[str, str]:
     return found
 
 
+def _origin(name: str, instructions: dict, texts: dict[str, str], parameters: dict[str, int]) -> str:
+    """The instruction whose source line a buffer belongs to: its own where it has one; for a copy
+    XLA made without a source (a layout change of a value or of an argument), what it copies."""
+    seen = set()
+    while name not in seen:
+        seen.add(name)
+        instruction = instructions.get(name)
+        if name in parameters or (instruction is not None and pick_user_frame(instruction.frames)):
+            return name
+        operands = _operands(texts.get(name, ""))
+        if len(operands) != 1:
+            return name
+        name = operands[0]
+    return name
+
+
+def _operands(line: str) -> list[str]:
+    """The instructions an HLO instruction reads (not the computations it calls)."""
+    body = line.split(" = ", 1)[-1]
+    start = body.find("(", body.find(" ") + 1) if body.startswith("(") else body.find("(")
+    end = body.find(")", start)
+    return re.findall(r"%([\w.\-]+)", body[start:end]) if start >= 0 and end > start else []
+
+
 def _entry_parameters(hlo_text: str) -> dict[str, int]:
     """The entry computation's parameters: instruction name -> parameter number."""
     found, inside = {}, False
@@ -259,7 +282,7 @@ def _opcode(line: str) -> str:
 
 def _op_name(line: str) -> str:
     found = _OP_NAME.search(line)
-    return found.group(1) if found else ""
+    return found.group(1).replace("\\'", "'").replace('\\"', '"') if found else ""
 
 
 def _source(instruction, cell_namer: CellNamer) -> SourceLine | None:

@@ -194,8 +194,8 @@ def _run(jaxpr, consts, arguments, path: tuple, run: ValueRun, cell_namer: CellN
     def read(var):
         return var.val if isinstance(var, jcore.Literal) else env[var]
 
-    env.update(zip(jaxpr.constvars, consts))
-    env.update(zip(jaxpr.invars, arguments))
+    env.update(zip(jaxpr.constvars, consts, strict=True))
+    env.update(zip(jaxpr.invars, arguments, strict=True))
     for index, eqn in enumerate(jaxpr.eqns):
         here = path + (index,)
         invals = [read(v) for v in eqn.invars]
