@@ -16,7 +16,7 @@ source line that made it (``hlo_sources``). ``compile_with_buffers`` compiles on
 >>> peak = peak_memory(compiled.as_text(), dumped, compiled_memory(compiled))
 >>> peak.peak_bytes == sum(b.bytes for b in peak.live_at_peak)
 True
->>> sorted({b.kind for b in peak.live_at_peak}) <= ["argument", "constant", "output", "temporary"]
+>>> {b.kind for b in peak.live_at_peak} <= {"argument", "constant", "output", "temporary"}
 True
 """
 

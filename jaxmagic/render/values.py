@@ -5,7 +5,7 @@ or inf, and where it came from) first. Pure functions of the report.
 >>> from jaxmagic.values import summarise
 >>> value_text(summarise(np.array([1.0, 2.5])))
 '[1 2.5]'
->>> value_text(summarise(np.arange(100.0).reshape(10, 10)))
+>>> value_text(summarise(np.arange(100.0, dtype=np.float32).reshape(10, 10)))
 'float32[10,10] min 0 · mean 49.5 · max 99'
 """
 
@@ -32,8 +32,7 @@ def value_text(summary) -> str:
         shown = _small(summary.value)
         if len(shown) <= MAX_VALUE_CHARS:
             return shown
-    dtype = "float32" if summary.dtype == "float32" else summary.dtype
-    shape = f"{dtype}[{','.join(map(str, summary.shape))}]"
+    shape = f"{summary.dtype}[{','.join(map(str, summary.shape))}]"
     if summary.minimum is None:
         return shape + flagged
     return (
