@@ -294,3 +294,15 @@ def test_the_program_being_compiled_is_the_one_xla_compiled():
     assert program.cost["flops"] == compiled.cost_analysis()["flops"]
     assert program.memory_stats.argument_size_in_bytes == 28
     assert _jax_private.program_being_compiled(sys._getframe()) is None  # nothing compiling here
+
+
+def test_bind_equation_runs_plain_and_calling_equations_on_concrete_values():
+    import numpy as np
+
+    inner = jax.jit(lambda a: jnp.cumsum(a) * 2)
+    closed = jax.make_jaxpr(lambda v: inner(jnp.sin(v)))(jnp.ones(3))
+    v = jnp.arange(3.0)
+    sin_eqn, jit_eqn = closed.jaxpr.eqns
+    (s,) = _jax_private.bind_equation(sin_eqn, [v])
+    (out,) = _jax_private.bind_equation(jit_eqn, [s])
+    np.testing.assert_allclose(np.asarray(out), np.cumsum(np.sin(np.arange(3.0))) * 2, rtol=1e-6)
