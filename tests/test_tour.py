@@ -41,7 +41,7 @@ def test_every_jaxpr_magic_showed_its_view(executed_tour):
     jaxpr_cells = [
         c for c in executed_tour.cells if c.cell_type == "code" and c.source.lstrip().startswith(("%jaxpr", "%%jaxpr"))
     ]
-    assert len(jaxpr_cells) >= 8
+    assert len(jaxpr_cells) >= 10
     for cell in jaxpr_cells:
         html = "".join(_html_outputs(cell))
         assert "jm-jaxpr-report" in html, cell.source
@@ -104,3 +104,10 @@ def test_html_export_keeps_the_highlighting_and_the_nested_blocks(executed_tour)
     assert "jm-recompile-log" in body and "jm-cause-shape" in body  # the recompile table survives export
     assert "jm-comparison" in body and "jm-diagnosis" in body
     assert "<script" not in body.split("jm-jaxpr-report", 1)[1].split("</div></div>", 1)[0]
+
+
+def test_the_nan_and_memory_sections_answer_first(executed_tour):
+    nan = _all_outputs_html(_cell(executed_tour, "%jaxpr --values log_loss"))
+    assert "the first NaN comes from" in nan and "jnp.log(z)" in nan and "jm-nonfinite" in nan
+    memory = _all_outputs_html(_cell(executed_tour, "%jaxpr --memory -t grad attention"))
+    assert "peak " in memory and "jax.nn.softmax(scores, axis=-1)" in memory and "live at the peak" in memory
