@@ -196,6 +196,7 @@ def _run(jaxpr, consts, arguments, path: tuple, run: ValueRun, cell_namer: CellN
 
     env.update(zip(jaxpr.constvars, consts, strict=True))
     env.update(zip(jaxpr.invars, arguments, strict=True))
+    last_use = _last_uses(jaxpr)
     for index, eqn in enumerate(jaxpr.eqns):
         here = path + (index,)
         invals = [read(v) for v in eqn.invars]
@@ -204,7 +205,24 @@ def _run(jaxpr, consts, arguments, path: tuple, run: ValueRun, cell_namer: CellN
             if not _jax_private.is_dropped_variable(var):
                 env[var] = out
         _record(eqn, here, invals, outs, run, cell_namer)
+        for var in last_use.get(index, ()):  # a value nothing reads again is let go, as eager code would
+            env.pop(var, None)
     return [read(v) for v in jaxpr.outvars]
+
+
+def _last_uses(jaxpr) -> dict[int, list]:
+    """Equation index -> the variables it is the last to read (the program's outputs excluded)."""
+    last: dict = {}
+    for index, eqn in enumerate(jaxpr.eqns):
+        for var in eqn.invars:
+            if not isinstance(var, jcore.Literal):
+                last[var] = index
+    kept = {v for v in jaxpr.outvars if not isinstance(v, jcore.Literal)}
+    by_index: dict[int, list] = {}
+    for var, index in last.items():
+        if var not in kept:
+            by_index.setdefault(index, []).append(var)
+    return by_index
 
 
 def _equation(eqn, invals: list, path: tuple, run: ValueRun, cell_namer: CellNamer) -> list:
