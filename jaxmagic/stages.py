@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 import jax
 
-from jaxmagic import names, peak_memory, profiling, trace_sampling, values
+from jaxmagic import names, peak_memory, profiling, remat, trace_sampling, values
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.listing import count_eqns, equations_by_line, listing, primitive_counts
@@ -63,7 +63,9 @@ class JaxprReport(Report):
     they ran), ``first_nonfinite`` (the first of them that made a NaN or an inf, with its
     ``source`` line; ``None`` when all is finite), ``value_run`` (the whole ``values.ValueRun``);
     ``peak_bytes``, ``live_at_peak`` (``peak_memory.LiveBuffer`` each: ``bytes``, ``shape``,
-    ``kind``, ``source``) and ``peak`` (the whole ``peak_memory.PeakMemory``, by source line).
+    ``kind``, ``source``) and ``peak`` (the whole ``peak_memory.PeakMemory``, by source line);
+    for ``-t grad``, ``residuals`` (the values saved for the backward pass, by line) and
+    ``checkpoint_policies`` (each of JAX's checkpoint policies measured: peak and FLOPs).
 
     What the display shows is set by ``stage``, ``show_source``, ``show_cost`` and ``max_eqns``;
     the report always keeps everything.
@@ -89,6 +91,8 @@ class JaxprReport(Report):
         self.show_memory = show_memory
         # The call's own arguments, as traced: (args, kwargs, static_argnums, static_argnames); set by trace()
         self.arguments: tuple = ((), {}, (), ())
+        # For a gradient (-t grad): the function before the transforms, and the transforms; set by trace()
+        self.differentiated: tuple | None = None
         self.jaxpr = traced.jaxpr
         self.name = name
         self.cell_namer = cell_namer
@@ -222,6 +226,33 @@ class JaxprReport(Report):
             compiled.as_text(), dumped, compiled_memory(compiled), self.cell_namer, self.input_names
         )
 
+    @functools.cached_property
+    def residuals(self) -> list[remat.Residual] | None:
+        """For ``-t grad`` / ``-t value_and_grad``: the values saved for the backward pass, largest
+        first, each with ``bytes``, ``shape``, ``source`` and ``label``; ``None`` otherwise."""
+        if self.differentiated is None or len(self.differentiated[1]) > 1:
+            return None  # under an outer transform the arguments are not the function's own
+        fn, _ = self.differentiated
+        args, kwargs, _, _ = self.arguments
+        return remat.saved_residuals(fn, args, kwargs, self.cell_namer, self.input_names)
+
+    @functools.cached_property
+    def checkpoint_policies(self) -> list[remat.PolicyCost] | None:
+        """For ``-t grad`` / ``-t value_and_grad``: each of JAX's checkpoint policies measured by
+        compiling the gradient with it (``policy``, ``peak_bytes``, ``flops``, ``code``)."""
+        if self.differentiated is None:
+            return None
+        fn, transforms = self.differentiated
+        args, kwargs, _, _ = self.arguments
+
+        def build(wrap):
+            wrapped = wrap(fn)
+            for t in reversed(transforms):
+                wrapped = TRANSFORMS[t](wrapped)
+            return jax.jit(wrapped).trace(*args, **kwargs).lower()
+
+        return remat.policy_costs(build, name=self.name.rsplit("(", 1)[-1].rstrip(")"))
+
     @property
     def peak_bytes(self) -> int:
         """Bytes live at once at the compiled program's peak."""
@@ -243,7 +274,7 @@ class JaxprReport(Report):
                 raise UserCodeError(exc, during=f"evaluating {self.name} one equation at a time") from None
         try:
             if self.show_memory:
-                _ = self.peak
+                _ = self.peak, self.residuals, self.checkpoint_policies
             if self.stage == "stablehlo":
                 _ = self.stablehlo
             if self.stage == "hlo" or self.show_cost or self.trace_samples is not None:
@@ -337,6 +368,7 @@ def trace(
     check_traceable(call)
     if transforms:
         fn, args, kwargs = call.dynamic()
+        base = fn
         if not args:
             raise UsageProblem(
                 f"-t {transforms[-1]} needs a positional array argument to act on, and "
@@ -347,10 +379,12 @@ def trace(
             fn = TRANSFORMS[t](fn)
         jitted = jax.jit(fn)
         arguments = (args, kwargs, (), ())
+        differentiated = (base, list(transforms)) if transforms[-1] in ("grad", "value_and_grad") else None
     else:
         args, kwargs = call.args, call.kwargs
         jitted = call.jit()
         arguments = (args, kwargs, call.static_argnums, call.static_argnames)
+        differentiated = None
     sampling = trace_sampling.sampled_lines() if sample_trace else contextlib.nullcontext()
     try:
         start = time.perf_counter()
@@ -375,7 +409,7 @@ def trace(
         show_values=show_values,
         show_memory=show_memory,
     )
-    report.arguments = arguments
+    report.arguments, report.differentiated = arguments, differentiated
     report.trace_seconds, report.trace_samples = trace_seconds, samples
     report.input_names = names.input_names(call, traced, transforms)
     report.output_names = names.output_names(call, traced, transforms)

@@ -20,6 +20,7 @@ from jaxmagic.render import compile_time as compile_time_view
 from jaxmagic.render import hlo as hlo_view
 from jaxmagic.render import peak_memory as peak_view
 from jaxmagic.render import profile as profile_view
+from jaxmagic.render import remat as remat_view
 from jaxmagic.render import theme
 from jaxmagic.render import values as values_view
 from jaxmagic.render.lexers import LEXERS
@@ -143,7 +144,7 @@ def text(report, *, color: bool = False) -> str:
     elif report.stage == "jaxpr" and compile_time_view.unrolled_hint(report):
         parts.insert(1, compile_time_view.unrolled_hint(report))
     if report.show_memory:
-        parts.insert(1, peak_view.text(report.peak))
+        parts[1:1] = [t for t in (peak_view.text(report.peak), remat_view.text(report)) if t]
     if report.show_values:
         parts.insert(1, values_view.text(report))
     return "\n".join(parts)
@@ -239,7 +240,7 @@ def html(report) -> str:
     elif report.stage == "jaxpr" and compile_time_view.unrolled_hint(report):
         profiled = f'<div class="jm-hint">{escape(compile_time_view.unrolled_hint(report))}</div>' + profiled
     if report.show_memory:
-        profiled = peak_view.html(report.peak) + profiled
+        profiled = peak_view.html(report.peak) + remat_view.html(report) + profiled
     if report.show_values:
         profiled = values_view.html(report) + profiled
     return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}{cost}</div>'
