@@ -42,6 +42,7 @@ _SEQUENCE = re.compile(r"^\s+(\d+):([\w.\-]+)\s*$")
 _LAYOUT = re.compile(r"\{[\d,]*(?::[^}]*)?\}")
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
 NO_LINE = "(no source line)"
+TUPLE_TABLE = "(XLA's tables of tuple elements)"
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,12 @@ class LiveBuffer:
 
     @property
     def attributed(self) -> bool:
-        return self.label != NO_LINE
+        return self.label not in (NO_LINE, TUPLE_TABLE)
+
+    @property
+    def is_tuple_table(self) -> bool:
+        """A tuple's own buffer: XLA's table of pointers to its elements' buffers (a few bytes each)."""
+        return self.shape.startswith("(")
 
 
 @dataclass(frozen=True)
@@ -161,6 +167,8 @@ def peak_memory(
             number = parameters.get(origin)
             label = f"argument {named[number] if named and number is not None else _op_name(texts.get(origin, '')) or origin}"
             source = None
+        elif source is None and shapes.get(key, "").startswith("("):
+            label = TUPLE_TABLE
         else:
             label = source.label if source is not None else NO_LINE
         buffers.append(LiveBuffer(key, size, shapes.get(key, ""), kind, source, label))
