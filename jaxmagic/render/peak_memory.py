@@ -60,13 +60,13 @@ def html(peak) -> str:
         rows.append(
             f'<tr><td class="jm-num">{pct}</td><td class="jm-num">{escape(format_bytes(share.bytes))}</td>'
             f'<td class="jm-barcell">{bar}</td><td><b>{escape(share.label)}</b></td><td>{escape(kinds)}</td>'
-            f"<td><code>{escape(shapes)}</code></td><td><code>{escape(source)}</code></td></tr>"
+            f"<td><code>{escape(shapes)}</code></td><td>{f'<code>{escape(source)}</code>' if source else ''}</td></tr>"
         )
     more = f'<div class="jm-more">{escape(_more(peak))}</div>' if _more(peak) else ""
     return (
         f'<div class="jm-peak">{head}<details class="jm-nested"><summary><b>live at the peak</b> · '
         f"{len(peak.live_at_peak)} buffers on {len(peak.by_line)} lines</summary>"
-        f'<table class="jm-table jm-lines"><tr><th>share</th><th>bytes</th><th></th><th>line</th><th>kind</th>'
+        f'<table class="jm-table jm-peak-lines"><tr><th>share</th><th>bytes</th><th></th><th>line</th><th>kind</th>'
         f"<th>shapes</th><th>source</th></tr>{''.join(rows)}</table>{more}"
         f'<div class="jm-muted">{words_html(reconcile_sentence(peak))}</div></details></div>'
     )
