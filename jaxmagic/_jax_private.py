@@ -430,15 +430,12 @@ def bind_equation(eqn: Any, invals: list) -> list:
     """Run one jaxpr equation on concrete values, as ``jax.core.eval_jaxpr`` does: a primitive that
     calls a jaxpr (``jit``, ``closed_call``) first turns its parameters into bind arguments
     (``Primitive.get_bind_params``: the parameters on JAX 0.9 and later, ``(subfuns, params)``
-    before), under the equation's own context (``eqn.ctx``) and source information. Always a list
-    of outputs."""
+    before), under the equation's own context (``eqn.ctx``). Always a list of outputs."""
     import contextlib
-
-    from jax._src import source_info_util
 
     found = eqn.primitive.get_bind_params(eqn.params)
     subfuns, params = found if isinstance(found, tuple) else ((), found)
     manager = getattr(getattr(eqn, "ctx", None), "manager", None) or contextlib.nullcontext()
-    with source_info_util.user_context(eqn.source_info.traceback, name_stack=eqn.source_info.name_stack), manager:
+    with manager:
         outs = eqn.primitive.bind(*subfuns, *invals, **params)
     return list(outs) if eqn.primitive.multiple_results else [outs]

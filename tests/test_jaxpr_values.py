@@ -221,3 +221,16 @@ def test_the_engine_runs_without_a_shell():
     assert report.first_nonfinite.primitive == "exp"
     assert report.first_nonfinite.outputs[0].infs == 1
     assert report.value_run.first_nan.primitive == "div"
+
+
+def test_an_error_while_evaluating_is_the_user_s_own_without_our_frames(run):
+    from tests.conftest import assert_no_internals
+
+    run(
+        "def check(v):\n    if v > 2:\n        raise ValueError('too big')\n"
+        "def called_back(x):\n    y = x * 3\n    jax.debug.callback(check, y.sum())\n    return y"
+    ).assert_ok()
+    shown = run("%jaxpr --values called_back(jnp.ones(2))")
+    assert shown.error is not None and "ValueError: too big" in str(shown.error)
+    assert "raise ValueError('too big')" in shown.text
+    assert_no_internals(shown)
