@@ -234,3 +234,14 @@ def test_an_error_while_evaluating_is_the_user_s_own_without_our_frames(run):
     assert shown.error is not None and "ValueError: too big" in str(shown.error)
     assert "raise ValueError('too big')" in shown.text
     assert_no_internals(shown)
+
+
+def test_an_equation_with_many_outputs_shows_a_few(run):
+    run("def many_outputs(x):\n    return tuple(x * i for i in range(10))").assert_ok()
+    report = run("%jaxpr --values -o many_outputs(jnp.ones(2))").assert_ok().result
+    split = run(
+        "%jaxpr --values -o jax.lax.scan(lambda c, r: (c, tuple(r * i for i in range(9))), 0.0, jnp.ones((3, 2)))"
+    )
+    split.assert_ok()
+    assert "… 5 more" in split.result.to_text()  # the loop returns 9 stacked values
+    assert len(report.value_run.outputs) == 10

@@ -18,6 +18,7 @@ from jaxmagic.render.words import words_html
 from jaxmagic.run_words import number, values_headline
 
 MAX_VALUE_CHARS = 60
+MAX_OUTPUTS = 4  # values shown beside one equation; the report keeps them all
 
 
 def value_text(summary) -> str:
@@ -53,9 +54,12 @@ def equation_values(report) -> dict[tuple, tuple[str, bool]]:
     """Listing path -> (the equation's value in words, whether it is the first NaN or inf)."""
     run = report.value_run
     first = run.first_nonfinite.path if run.first_nonfinite is not None else None
-    return {
-        value.path: (", ".join(value_text(s) for s in value.outputs), value.path == first) for value in run.equations
-    }
+    return {value.path: (_outputs_text(value.outputs), value.path == first) for value in run.equations}
+
+
+def _outputs_text(outputs) -> str:
+    shown = ", ".join(value_text(s) for s in outputs[:MAX_OUTPUTS])
+    return shown + (f", … {len(outputs) - MAX_OUTPUTS} more" if len(outputs) > MAX_OUTPUTS else "")
 
 
 def headline(report) -> str:
