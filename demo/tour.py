@@ -412,7 +412,46 @@ new_weights = sgd_update(big_weights, grads)
 big_weights.sum()
 
 # %% [markdown]
-# ## 12. Reports for code
+# ## 12. Where did the NaN come from?
+#
+# A loss that turns into `nan` says nothing about where. `%jaxpr --values` runs the traced program
+# on your own arguments one equation at a time and shows what each computed, beside it; the answer
+# line names the first equation that made a NaN, with your line and what its input held. It is
+# the equation `jax_debug_nans` would stop at, found without raising and without editing the code;
+# with `-t grad`, the backward pass is evaluated too.
+
+# %%
+def log_loss(w, x):
+    z = x @ w
+    return -jnp.mean(jnp.log(z))
+
+w_small = jnp.array([0.5, -1.0, 0.25])
+x_small = jnp.array([[1.0, 0.2, 0.4], [0.1, 0.9, 2.0]])
+
+# %%
+%jaxpr --values log_loss(w_small, x_small)
+
+# %% [markdown]
+# ## 13. Why is memory high?
+#
+# XLA's `memory_analysis()` gives totals only. `%jaxpr --memory` reads the compiled program's
+# buffer assignment: the peak, and the buffers live at the peak grouped by the line of your code
+# that made them, largest first. In this attention block the `(tokens, tokens)` matrix of the
+# softmax dominates the backward pass.
+
+# %%
+def attention(q, k, v):
+    scores = jnp.einsum("td,sd->ts", q, k)
+    weights = jax.nn.softmax(scores, axis=-1)
+    return jnp.sum(weights @ v)
+
+q = k = v = jnp.ones((1024, 64))
+
+# %%
+%jaxpr --memory -t grad attention(q, k, v)
+
+# %% [markdown]
+# ## 14. Reports for code
 #
 # Every magic can hand back its report with `-o`, for use in code:
 

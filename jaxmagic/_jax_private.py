@@ -461,3 +461,18 @@ def traced_keys(fun: Any) -> list[TracedKey] | None:
         except Exception:
             return None
     return found
+
+
+def bind_equation(eqn: Any, invals: list) -> list:
+    """Run one jaxpr equation on concrete values, as ``jax.core.eval_jaxpr`` does: a primitive that
+    calls a jaxpr (``jit``, ``closed_call``) first turns its parameters into bind arguments
+    (``Primitive.get_bind_params``: the parameters on JAX 0.9 and later, ``(subfuns, params)``
+    before), under the equation's own context (``eqn.ctx``). Always a list of outputs."""
+    import contextlib
+
+    found = eqn.primitive.get_bind_params(eqn.params)
+    subfuns, params = found if isinstance(found, tuple) else ((), found)
+    manager = getattr(getattr(eqn, "ctx", None), "manager", None) or contextlib.nullcontext()
+    with manager:
+        outs = eqn.primitive.bind(*subfuns, *invals, **params)
+    return list(outs) if eqn.primitive.multiple_results else [outs]

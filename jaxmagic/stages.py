@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 import jax
 
-from jaxmagic import names, profiling, trace_sampling
+from jaxmagic import names, peak_memory, profiling, remat, trace_sampling, values
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.listing import count_eqns, equations_by_line, listing, primitive_counts
@@ -60,6 +60,15 @@ class JaxprReport(Report):
     ``collectives.Collective``: ``kind``, ``line``, ``bytes``, ``before`` / ``after``, ``axes``),
     computed on first access; shown with ``show_collectives``.
 
+    Computed when first read (shown with ``show_values`` / ``show_memory``): ``values`` (what each
+    equation computed on the call's own arguments, a ``values.EquationValue`` each, in the order
+    they ran), ``first_nonfinite`` (the first of them that made a NaN or an inf, with its
+    ``source`` line; ``None`` when all is finite), ``value_run`` (the whole ``values.ValueRun``);
+    ``peak_bytes``, ``live_at_peak`` (``peak_memory.LiveBuffer`` each: ``bytes``, ``shape``,
+    ``kind``, ``source``) and ``peak`` (the whole ``peak_memory.PeakMemory``, by source line);
+    for ``-t grad``, ``residuals`` (the values saved for the backward pass, by line) and
+    ``checkpoint_policies`` (each of JAX's checkpoint policies measured: peak and FLOPs).
+
     What the display shows is set by ``stage``, ``show_source``, ``show_cost`` and ``max_eqns``;
     the report always keeps everything.
     """
@@ -76,8 +85,16 @@ class JaxprReport(Report):
         show_source: bool = True,
         show_cost: bool = False,
         max_eqns: int = DEFAULT_MAX_EQNS,
+        show_values: bool = False,
+        show_memory: bool = False,
     ):
         self.traced = traced
+        self.show_values = show_values
+        self.show_memory = show_memory
+        # The call's own arguments, as traced: (args, kwargs, static_argnums, static_argnames); set by trace()
+        self.arguments: tuple = ((), {}, (), ())
+        # For a gradient (-t grad): the function before the transforms, and the transforms; set by trace()
+        self.differentiated: tuple | None = None
         self.jaxpr = traced.jaxpr
         self.name = name
         self.cell_namer = cell_namer
@@ -194,9 +211,90 @@ class JaxprReport(Report):
             cell_namer=self.cell_namer,
         )
 
+    # -- what a run computes and holds -------------------------------------------------------
+    @functools.cached_property
+    def value_run(self) -> values.ValueRun:
+        """The program evaluated on the call's own arguments, one equation at a time."""
+        args, kwargs, static_argnums, static_argnames = self.arguments
+        flat = values.flat_arguments(self.jaxpr.in_avals, args, kwargs, static_argnums, static_argnames)
+        if flat is None:
+            raise UsageProblem(
+                f"--values cannot line up the arguments of `{self.name}` with the inputs of its jaxpr.",
+                example="%jaxpr --values f(x)",
+            )
+        return values.evaluate(self.jaxpr, flat, self.cell_namer)
+
+    @property
+    def values(self) -> list[values.EquationValue]:
+        """What each equation computed (a ``Summary`` per output), in the order they ran."""
+        return self.value_run.equations
+
+    @property
+    def first_nonfinite(self) -> values.EquationValue | None:
+        """The first equation that made a NaN or an inf (with its ``source`` line), or ``None``."""
+        return self.value_run.first_nonfinite
+
+    @functools.cached_property
+    def peak(self) -> peak_memory.PeakMemory:
+        """The compiled program's peak memory and the buffers live there, by source line."""
+        start = time.perf_counter()
+        compiled, dumped = peak_memory.compile_with_buffers(self.lowered)
+        if "compiled" not in self.__dict__:  # the one compile serves every other view too
+            self.__dict__["compiled"] = compiled
+            self.compile_seconds = time.perf_counter() - start
+        return peak_memory.peak_memory(
+            compiled.as_text(), dumped, compiled_memory(compiled), self.cell_namer, self.input_names
+        )
+
+    @functools.cached_property
+    def residuals(self) -> list[remat.Residual] | None:
+        """For ``-t grad`` / ``-t value_and_grad``: the values saved for the backward pass, largest
+        first, each with ``bytes``, ``shape``, ``source`` and ``label``; ``None`` otherwise."""
+        if self.differentiated is None or len(self.differentiated[1]) > 1:
+            return None  # under an outer transform the arguments are not the function's own
+        fn, _ = self.differentiated
+        args, kwargs, _, _ = self.arguments
+        return remat.saved_residuals(fn, args, kwargs, self.cell_namer, self.input_names)
+
+    @functools.cached_property
+    def checkpoint_policies(self) -> list[remat.PolicyCost] | None:
+        """For ``-t grad`` / ``-t value_and_grad``: each of JAX's checkpoint policies measured by
+        compiling the gradient with it (``policy``, ``peak_bytes``, ``flops``, ``code``)."""
+        if self.differentiated is None:
+            return None
+        fn, transforms = self.differentiated
+        args, kwargs, _, _ = self.arguments
+
+        def build(wrap):
+            wrapped = wrap(fn)
+            for t in reversed(transforms):
+                wrapped = TRANSFORMS[t](wrapped)
+            return jax.jit(wrapped).trace(*args, **kwargs).lower()
+
+        return remat.policy_costs(build, name=self.name.rsplit("(", 1)[-1].rstrip(")"))
+
+    @property
+    def peak_bytes(self) -> int:
+        """Bytes live at once at the compiled program's peak."""
+        return self.peak.peak_bytes
+
+    @property
+    def live_at_peak(self) -> list[peak_memory.LiveBuffer]:
+        """The buffers live at the peak, largest first: ``bytes``, ``shape``, ``kind``, ``source``."""
+        return self.peak.live_at_peak
+
     def prepare(self) -> "JaxprReport":
         """Run now the stages the display needs (lowering, compiling), so a failure shows here."""
+        if self.show_values:
+            try:
+                _ = self.value_run
+            except UsageProblem:
+                raise
+            except Exception as exc:
+                raise UserCodeError(exc, during=f"evaluating {self.name} one equation at a time") from None
         try:
+            if self.show_memory:
+                _ = self.peak, self.residuals, self.checkpoint_policies
             if self.stage == "stablehlo":
                 _ = self.stablehlo
             if self.stage == "hlo" or self.show_cost or self.trace_samples is not None:
@@ -274,6 +372,8 @@ def trace(
     profile: int = 0,
     sample_trace: bool = False,
     show_collectives: bool = False,
+    show_values: bool = False,
+    show_memory: bool = False,
 ) -> JaxprReport:
     """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``;
     with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``);
@@ -292,6 +392,7 @@ def trace(
     check_traceable(call)
     if transforms:
         fn, args, kwargs = call.dynamic()
+        base = fn
         if not args:
             raise UsageProblem(
                 f"-t {transforms[-1]} needs a positional array argument to act on, and "
@@ -301,9 +402,13 @@ def trace(
         for t in reversed(transforms):
             fn = TRANSFORMS[t](fn)
         jitted = jax.jit(fn)
+        arguments = (args, kwargs, (), ())
+        differentiated = (base, list(transforms)) if transforms[-1] in ("grad", "value_and_grad") else None
     else:
         args, kwargs = call.args, call.kwargs
         jitted = call.jit()
+        arguments = (args, kwargs, call.static_argnums, call.static_argnames)
+        differentiated = None
     sampling = trace_sampling.sampled_lines() if sample_trace else contextlib.nullcontext()
     try:
         start = time.perf_counter()
@@ -325,7 +430,10 @@ def trace(
         show_source=show_source,
         show_cost=show_cost,
         max_eqns=max_eqns,
+        show_values=show_values,
+        show_memory=show_memory,
     )
+    report.arguments, report.differentiated = arguments, differentiated
     report.trace_seconds, report.trace_samples = trace_seconds, samples
     report.show_collectives = show_collectives
     report.asked_out_shardings = None if transforms else call.jit_shardings.get("out_shardings")

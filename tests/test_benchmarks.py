@@ -27,6 +27,9 @@ def test_quick_benchmark_suite_runs_every_benchmark():
         "growth exponent: %jaxpr render time",
         "growth exponent: %jitcompare wall time",
         "growth exponent: recompile log",
+        "values: --values / one eager call",
+        "memory: --memory / one compile",
+        "memory: peak bytes on user lines or arguments",
     ):
         assert goal in table, goal
     assert "(quick run: not judged)" in table

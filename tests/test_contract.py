@@ -4,7 +4,8 @@ they say: these names are the user-facing contract."""
 import math
 
 CONTRACT = {
-    "JaxprReport": "jaxpr text stablehlo hlo cost memory primitive_counts n_eqns source_lines",
+    "JaxprReport": "jaxpr text stablehlo hlo cost memory primitive_counts n_eqns source_lines"
+    " values first_nonfinite peak_bytes live_at_peak",
     "Comparison": "modes compile speedup break_even_calls warnings",
     "Timing": "median mean stdev best worst loops repeat all_runs",
     "CompileCost": "trace_s lower_s compile_s first_call_s",

@@ -311,3 +311,15 @@ def test_jit_shardings_reads_what_the_jit_was_given():
 def test_jaxpr_argument_names_are_the_parameters_paths():
     closed = jax.make_jaxpr(lambda params, x: params["w"] * x)({"w": 1.0}, 2.0)
     assert _jax_private.jaxpr_argument_names(closed) == ["params['w']", "x"]
+
+
+def test_bind_equation_runs_plain_and_calling_equations_on_concrete_values():
+    import numpy as np
+
+    inner = jax.jit(lambda a: jnp.cumsum(a) * 2)
+    closed = jax.make_jaxpr(lambda v: inner(jnp.sin(v)))(jnp.ones(3))
+    v = jnp.arange(3.0)
+    sin_eqn, jit_eqn = closed.jaxpr.eqns
+    (s,) = _jax_private.bind_equation(sin_eqn, [v])
+    (out,) = _jax_private.bind_equation(jit_eqn, [s])
+    np.testing.assert_allclose(np.asarray(out), np.cumsum(np.sin(np.arange(3.0))) * 2, rtol=1e-6)

@@ -41,7 +41,7 @@ def test_every_jaxpr_magic_showed_its_view(executed_tour):
     jaxpr_cells = [
         c for c in executed_tour.cells if c.cell_type == "code" and c.source.lstrip().startswith(("%jaxpr", "%%jaxpr"))
     ]
-    assert len(jaxpr_cells) >= 8
+    assert len(jaxpr_cells) >= 10
     for cell in jaxpr_cells:
         html = "".join(_html_outputs(cell))
         assert "jm-jaxpr-report" in html, cell.source
@@ -111,3 +111,10 @@ def test_the_sharded_step_names_its_communication(executed_tour):
     assert "1 collective moves 4.0 KiB per device; the largest, an all-reduce of 4.0 KiB, comes from" in html
     assert "<code>return hidden @ params[&#x27;w2&#x27;]</code>" in html or "return hidden @ params" in html
     assert "partial results over <code>model</code>" in html
+
+
+def test_the_nan_and_memory_sections_answer_first(executed_tour):
+    nan = _all_outputs_html(_cell(executed_tour, "%jaxpr --values log_loss"))
+    assert "the first NaN comes from" in nan and "jnp.log(z)" in nan and "jm-nonfinite" in nan
+    memory = _all_outputs_html(_cell(executed_tour, "%jaxpr --memory -t grad attention"))
+    assert "peak " in memory and "jax.nn.softmax(scores, axis=-1)" in memory and "live at the peak" in memory

@@ -36,6 +36,17 @@ class JaxprMagics(Magics):
     @argument("--cost", action="store_true", help="add XLA's cost estimate (FLOPs, bytes) and memory sizes")
     @argument("--no-source", action="store_true", help="hide the source line beside each equation")
     @argument(
+        "--values",
+        action="store_true",
+        help="run the program on the call's own arguments one equation at a time and show what each "
+        "computed (small values whole, others as shape and min / mean / max); the first NaN or inf is named",
+    )
+    @argument(
+        "--memory",
+        action="store_true",
+        help="show the compiled program's peak memory and which of your lines hold it, largest first",
+    )
+    @argument(
         "--profile",
         nargs="?",
         type=int,
@@ -112,6 +123,8 @@ class JaxprMagics(Magics):
                     profile=options.profile or 0,
                     sample_trace=options.compile_time,
                     show_collectives=options.collectives,
+                    show_values=options.values,
+                    show_memory=options.memory,
                 )
             report.prepare()
             output.show(self.shell, report, plain=options.plain, text=render.text)

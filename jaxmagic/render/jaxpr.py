@@ -19,8 +19,11 @@ from jaxmagic.listing import Namer, Record, listing
 from jaxmagic.render import collectives as collectives_view
 from jaxmagic.render import compile_time as compile_time_view
 from jaxmagic.render import hlo as hlo_view
+from jaxmagic.render import peak_memory as peak_view
 from jaxmagic.render import profile as profile_view
+from jaxmagic.render import remat as remat_view
 from jaxmagic.render import theme
+from jaxmagic.render import values as values_view
 from jaxmagic.render.lexers import LEXERS
 from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
@@ -114,8 +117,9 @@ def text(report, *, color: bool = False) -> str:
     """The report as terminal text (ANSI colours with ``color=True``)."""
     parts = [report.summary]
     namer = Namer()
+    values = values_view.equation_values(report) if report.show_values else None
     if report.stage == "jaxpr":
-        body = "\n".join(_text_lines(_records(report, namer)))
+        body = "\n".join(_text_lines(_records(report, namer), values))
         rows = legend(report, namer)
         if rows:
             parts.append(table(None, [[f"{kind}:", var, name, kind_type] for kind, var, name, kind_type in rows]))
@@ -142,6 +146,10 @@ def text(report, *, color: bool = False) -> str:
         parts.insert(1, compile_time_view.unrolled_hint(report))
     if report.show_collectives:
         parts.insert(1, collectives_view.text(report.collectives, report.profile))
+    if report.show_memory:
+        parts[1:1] = [t for t in (peak_view.text(report.peak), remat_view.text(report)) if t]
+    if report.show_values:
+        parts.insert(1, values_view.text(report))
     return "\n".join(parts)
 
 
@@ -176,7 +184,7 @@ def _landmark_html(mark) -> str:
     return f' <span class="jm-landmark">({escape(text)})</span>' if text else ""
 
 
-def _text_lines(records: Iterable[Record]) -> Iterable[str]:
+def _text_lines(records: Iterable[Record], values: dict | None = None) -> Iterable[str]:
     for r in records:
         pad = INDENT * (2 * r.depth)
         if r.kind == "open":
@@ -189,7 +197,9 @@ def _text_lines(records: Iterable[Record]) -> Iterable[str]:
             if r.opens_group:
                 heading, count = group_heading(r)
                 yield f"{pad}{INDENT}{heading}" + (f"  · {count}" if count else "")
-            yield f"{pad}{INDENT}{r.text}"  # whole: a terminal has no hover
+            shown, first = (values or {}).get(r.path, ("", False))
+            value = f"   ⇒ {shown}{'   ◀ first NaN/inf' if first else ''}" if shown else ""
+            yield f"{pad}{INDENT}{r.text}{value}"  # whole: a terminal has no hover
         elif r.kind == "more":
             yield f"{pad}{INDENT}{r.text}"
         elif r.kind == "close":
@@ -210,7 +220,8 @@ def html(report) -> str:
         records = _records(report, namer)
         rows = legend(report, namer)
         names = {var: f"{kind}: {name} ({kind_type})" for kind, var, name, kind_type in rows}
-        body = _legend_html(rows) + _listing_html(records, primitives, names)
+        values = values_view.equation_values(report) if report.show_values else None
+        body = _legend_html(rows) + _listing_html(records, primitives, names, values)
     else:
         module, cut = _module_text(report)
         highlighted = highlight(module, LEXERS[report.stage](), theme.html_formatter())
@@ -233,6 +244,10 @@ def html(report) -> str:
         profiled = f'<div class="jm-hint">{escape(compile_time_view.unrolled_hint(report))}</div>' + profiled
     if report.show_collectives:
         profiled = collectives_view.html(report.collectives, report.profile) + profiled
+    if report.show_memory:
+        profiled = peak_view.html(report.peak) + remat_view.html(report) + profiled
+    if report.show_values:
+        profiled = values_view.html(report) + profiled
     return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}{cost}</div>'
 
 
@@ -320,7 +335,9 @@ def _made_by(record: Record) -> str:
     return "\n".join(f"{line.label} in {line.function}: {line.text}" for line in record.traceback())
 
 
-def _listing_html(records: list[Record], primitives: list[str] | None = None, names: dict | None = None) -> str:
+def _listing_html(
+    records: list[Record], primitives: list[str] | None = None, names: dict | None = None, values: dict | None = None
+) -> str:
     listing_id = f"jm-{uuid.uuid4().hex[:10]}"
     codes = [r.short_text() if r.kind == "eqn" else r.text for r in records if r.kind in ("open", "eqn", "close")]
     highlighted = highlight("\n".join(codes), LEXERS["jaxpr"](), theme.html_formatter()).split("\n")
@@ -358,9 +375,13 @@ def _listing_html(records: list[Record], primitives: list[str] | None = None, na
                 )
             title = f' title="{escape(r.text)}"' if r.short_text() != r.text else ""  # whole on hover
             where = f' data-src="  # {escape(r.source.label)}"' if r.source is not None else ""
+            shown, first = (values or {}).get(r.path, ("", False))
+            value = (
+                f'<span class="jm-value{" jm-nonfinite" if first else ""}">⇒ {escape(shown)}</span>' if shown else ""
+            )
             out.append(
                 f'<div class="jm-l jm-eqn" data-primitive="{escape(r.primitive)}"{where}{pad}{title}>'
-                f'<span class="jm-code">{code}</span></div>'
+                f'<span class="jm-code">{code}</span>{value}</div>'
             )
         elif r.kind == "more":
             out.append(f'<div class="jm-more"{pad}>{escape(r.text)}</div>')

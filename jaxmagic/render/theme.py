@@ -118,6 +118,10 @@ STYLESHEET = f"""
 .{ROOT_CLASS} td.jm-barcell{{width:10em}}
 .{ROOT_CLASS} .jm-line-bar{{display:inline-block;height:.75em;background:var(--jp-brand-color1,#1976d2)}}
 .{ROOT_CLASS} td.jm-num{{text-align:right;white-space:nowrap}}
+.{ROOT_CLASS} table.jm-peak-lines :is(th,td):nth-child(n+4){{text-align:left}}
+.{ROOT_CLASS} table.jm-peak-lines td:nth-child(-n+5){{white-space:nowrap}}
+.{ROOT_CLASS} .jm-value{{color:var(--jm-muted);font-family:var(--jp-code-font-family,monospace)}}
+.{ROOT_CLASS} .jm-nonfinite{{color:var(--jp-error-color1,#d32f2f);font-weight:600}}
 .{ROOT_CLASS} .jm-bar-trace{{fill:#8e24aa}}
 .{ROOT_CLASS} .jm-bar-lower{{fill:#3949ab}}
 .{ROOT_CLASS} .jm-bar-compile{{fill:var(--jp-warn-color1,#f57c00)}}

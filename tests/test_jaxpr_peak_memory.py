@@ -1,0 +1,138 @@
+"""``%jaxpr --memory``: the compiled program's peak and the buffers live there by the user's source
+line. Truth from XLA itself: its memory analysis, its buffer assignment and the arrays' own sizes."""
+
+import glob
+import os
+import tempfile
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmagic import peak_memory
+from jaxmagic.call import Call
+from jaxmagic.stages import trace
+
+SETUP = """def wide(x):
+    h = jnp.einsum("ik,jk->ij", x, x)
+    top, _ = jax.lax.top_k(h, 2)
+    return top.sum(axis=1)
+
+def loss(w, x):
+    h = jnp.tanh(x @ w)
+    g = jnp.exp(h) @ w.T
+    return jnp.mean(g ** 2)
+
+x = jnp.ones((512, 8))
+w = jnp.ones((64, 64)) * 0.01
+batch = jnp.ones((256, 64))
+"""
+
+
+@pytest.fixture
+def defined(run):
+    run(SETUP).assert_ok()
+
+
+def test_the_line_that_makes_the_largest_temporary_holds_the_peak(ip, run, defined):
+    shown = run("%jaxpr --memory -o wide(x)").assert_ok()
+    report = shown.result
+    cell = report.live_at_peak[0].label.split(" line ")[0]
+    einsum = [b for b in report.live_at_peak if b.shape == "f32[512,512]"]
+    assert einsum, [b.shape for b in report.live_at_peak]  # the einsum's result, 1 MiB, is live at the peak
+    assert all(b.label == f"{cell} line 2" and b.kind == "temporary" for b in einsum), [
+        (b.label, b.kind) for b in einsum
+    ]
+    top = report.peak.by_line[0]
+    assert top.label == f"{cell} line 2" and top.source.text == 'h = jnp.einsum("ik,jk->ij", x, x)'
+    text = report.to_text()
+    answer = text.splitlines()[1]
+    assert answer.startswith("peak ") and f"held by {cell} line 2" in answer and "jnp.einsum" in answer
+    assert "jm-peak" in report.to_html()
+
+
+def test_the_peak_is_the_sum_of_its_buffers_and_is_reconciled_with_xla_s_totals(run, defined):
+    report = run("%jaxpr --memory -o -t grad loss(w, batch)").assert_ok().result
+    assert report.peak_bytes == sum(b.bytes for b in report.live_at_peak) > 0
+    stats = report.compiled.memory_analysis()
+    reserved = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
+    assert report.peak.reserved_bytes == reserved - stats.alias_size_in_bytes
+    # whatever is live at once fits in what XLA reserves, but for constants it keeps apart
+    constants = sum(b.bytes for b in report.live_at_peak if b.kind == "constant")
+    assert report.peak_bytes - constants <= reserved
+    assert "XLA reserves" in report.to_text()
+
+
+def test_arguments_are_named_and_sized_as_the_user_s_arrays(ip, run, defined):
+    report = run("%jaxpr --memory -o -t grad loss(w, batch)").assert_ok().result
+    arguments = {b.label: b for b in report.live_at_peak if b.kind == "argument"}
+    assert set(arguments) == {"argument w", "argument x"}  # named as the jaxpr's legend names them
+    assert arguments["argument w"].bytes == ip.user_ns["w"].nbytes
+    assert arguments["argument x"].bytes == ip.user_ns["batch"].nbytes
+    assert arguments["argument x"].shape == "f32[256,64]"
+
+
+def test_a_gradient_s_peak_says_which_pass_it_is_in(run, defined):
+    report = run("%jaxpr --memory -o -t grad loss(w, batch)").assert_ok().result
+    assert report.peak.phase in ("forward", "backward")
+    assert f"at the {report.peak.phase} pass" in report.to_text()
+    plain = run("%jaxpr --memory -o wide(x)").assert_ok().result
+    assert plain.peak.phase == "" and " pass" not in plain.to_text().splitlines()[1]
+
+
+def test_the_output_buffer_is_an_output(run, defined):
+    report = run("%jaxpr --memory -o -t grad loss(w, batch)").assert_ok().result
+    outputs = [b for b in report.live_at_peak if b.kind == "output"]
+    assert all(b.shape == "f32[64,64]" for b in outputs)
+
+
+def test_every_byte_at_the_peak_has_a_line_or_an_argument_on_a_corpus(run):
+    run(
+        "def mlp(p, v):\n    h = jax.nn.relu(v @ p['w1'])\n    return jax.nn.log_softmax(h @ p['w2']).mean()\n"
+        "def conv(k, im):\n    f = jax.lax.conv_general_dilated(im, k, (1, 1), 'SAME')\n    return jax.nn.relu(f).mean()\n"
+        "def rnn(w, xs):\n    def step(h, r):\n        h = jnp.tanh(h @ w + r)\n        return h, h.sum()\n"
+        "    return jax.lax.scan(step, jnp.zeros(w.shape[0]), xs)[1].sum()\n"
+        "p = {'w1': jnp.ones((32, 64)), 'w2': jnp.ones((64, 10))}\nv = jnp.ones((16, 32))\n"
+        "k = jnp.ones((8, 3, 3, 3))\nim = jnp.ones((2, 3, 16, 16))\nrw = jnp.ones((16, 16))\nrxs = jnp.ones((20, 16))"
+    ).assert_ok()
+    for line in ("-t grad mlp(p, v)", "-t grad conv(k, im)", "-t grad rnn(rw, rxs)", "mlp(p, v)"):
+        report = run(f"%jaxpr --memory -o {line}").assert_ok().result
+        assert report.peak.attributed_share >= 0.95, (line, [(b.name, b.label) for b in report.live_at_peak])
+
+
+def test_rows_are_capped(run):
+    lines = "\n".join(f"    a{i} = jnp.sin(v + {i})" for i in range(20))
+    total = " + ".join(f"a{i}" for i in range(20))
+    run(f"def many(v):\n{lines}\n    return ({total}).sum(), a0, a1\nbig = jnp.ones((64, 64))").assert_ok()
+    report = run("%jaxpr --memory -o many(big)").assert_ok().result
+    text = report.to_text()
+    table_rows = [row for row in text.splitlines() if "%  " in row and " B" in row]
+    assert len(table_rows) <= 12
+    if len(report.peak.by_line) > 12:
+        assert "more lines" in text
+
+
+def test_the_dump_folder_is_removed(run, defined):
+    before = set(glob.glob(os.path.join(tempfile.gettempdir(), "jaxmagic-buffers-*")))
+    run("%jaxpr --memory wide(x)").assert_ok()
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "jaxmagic-buffers-*"))) == before
+
+
+def test_the_one_compile_serves_the_cost_view_too(run, defined):
+    report = run("%jaxpr --memory --cost -o wide(x)").assert_ok().result
+    assert report.memory["arguments"] == 512 * 8 * 4
+    assert report.peak.totals == report.memory
+
+
+def test_the_engine_runs_without_a_shell():
+    def f(v):
+        big = jnp.outer(v, v)
+        return jnp.sin(big).sum()
+
+    report = trace(Call(f, (jnp.ones(300),), {}), show_memory=True).prepare()
+    assert any(b.shape == "f32[300,300]" for b in report.live_at_peak) or report.peak_bytes >= 300 * 4
+    lowered = jax.jit(f).trace(jnp.ones(300)).lower()
+    compiled, dumped = peak_memory.compile_with_buffers(lowered)
+    assert "Live ranges at" in dumped
+    assert np.isclose(peak_memory.peak_memory(compiled.as_text(), dumped, {}).peak_bytes, report.peak_bytes)
