@@ -138,19 +138,47 @@ def text(report, *, color: bool = False) -> str:
         rows = _cost_rows(report)
         width = max(len(k) for k, _ in rows) if rows else 0
         parts.append("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows))
-    if report.profile is not None:
-        parts.insert(1, profile_view.text(report.profile))
-    if report.trace_samples is not None:
-        parts.insert(1, compile_time_view.text(report))
-    elif report.stage == "jaxpr" and compile_time_view.unrolled_hint(report):
-        parts.insert(1, compile_time_view.unrolled_hint(report))
-    if report.show_collectives:
-        parts.insert(1, collectives_view.text(report.collectives, report.profile))
-    if report.show_memory:
-        parts[1:1] = [t for t in (peak_view.text(report.peak), remat_view.text(report)) if t]
-    if report.show_values:
-        parts.insert(1, values_view.text(report))
+    parts[1:1] = _views_text(report)
     return "\n".join(parts)
+
+
+def _views_text(report) -> list[str]:
+    """The views asked for, between the summary and the listing, in the order they answer: what
+    the values were, the memory, the communication, what compiling cost, where the time goes."""
+    views = []
+    if report.show_values:
+        views.append(values_view.text(report))
+    if report.show_memory:
+        views += [t for t in (peak_view.text(report.peak), remat_view.text(report)) if t]
+    if report.show_collectives:
+        views.append(collectives_view.text(report.collectives, report.profile))
+    hint = compile_time_view.unrolled_hint(report) if report.stage == "jaxpr" else ""
+    if report.trace_samples is not None:
+        views.append(compile_time_view.text(report))
+    elif hint:
+        views.append(hint)
+    if report.profile is not None:
+        views.append(profile_view.text(report.profile))
+    return views
+
+
+def _views_html(report) -> str:
+    """The same views as ``_views_text``, in the same order, as HTML."""
+    views = []
+    if report.show_values:
+        views.append(values_view.html(report))
+    if report.show_memory:
+        views += [peak_view.html(report.peak), remat_view.html(report)]
+    if report.show_collectives:
+        views.append(collectives_view.html(report.collectives, report.profile))
+    hint = compile_time_view.unrolled_hint(report) if report.stage == "jaxpr" else ""
+    if report.trace_samples is not None:
+        views.append(compile_time_view.html(report))
+    elif hint:
+        views.append(f'<div class="jm-hint">{escape(hint)}</div>')
+    if report.profile is not None:
+        views.append(profile_view.html(report.profile))
+    return "".join(views)
 
 
 def landmark_text(mark) -> str:
@@ -237,17 +265,7 @@ def html(report) -> str:
                 f"</summary>{body}</details>"
             )
     cost = _cost_html(report) if report.show_cost else ""
-    profiled = profile_view.html(report.profile) if report.profile is not None else ""
-    if report.trace_samples is not None:
-        profiled = compile_time_view.html(report) + profiled
-    elif report.stage == "jaxpr" and compile_time_view.unrolled_hint(report):
-        profiled = f'<div class="jm-hint">{escape(compile_time_view.unrolled_hint(report))}</div>' + profiled
-    if report.show_collectives:
-        profiled = collectives_view.html(report.collectives, report.profile) + profiled
-    if report.show_memory:
-        profiled = peak_view.html(report.peak) + remat_view.html(report) + profiled
-    if report.show_values:
-        profiled = values_view.html(report) + profiled
+    profiled = _views_html(report)
     return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}{cost}</div>'
 
 
