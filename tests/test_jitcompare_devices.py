@@ -123,7 +123,7 @@ def test_every_mode_runs_with_its_first_call_and_memory(facts):
     assert "8 of 64 rows per device" in every["setups"]["pmap"]
     assert not [w for w in every["warnings"] if "differ" in w]
     assert any("simulated on the CPU" in n for n in every["notes"])
-    assert every["html_rows"] == 4 + 4  # the modes table and the first-calls table
+    assert every["html_rows"] == 4 + 4 + 4  # the answer table, then (folded) the statistics and the first calls
 
 
 def test_all_means_every_mode_on_several_devices(facts):
