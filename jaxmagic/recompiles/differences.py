@@ -18,12 +18,11 @@ against.
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from jaxmagic.recompiles.attributes import Attribute
 from jaxmagic.recompiles.causes import Cause, advice_for, shape_change, shape_change_text
-from jaxmagic.recompiles.leaves import LeafType
+from jaxmagic.recompiles.leaves import LeafType, StaticValue, made_again, without_addresses
 from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
 from jaxmagic.sources import CellNamer, no_cells, source_line
 from jaxmagic.words import code, place, say
@@ -256,7 +255,13 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
         return []  # the jit options changed (static_argnums): reported as jit_options
     if new.static:
         return _static_causes(old, new)
-    if old.attributes and new.attributes and (old.structure != new.structure or old.leaves != new.leaves):
+    filtered = any(leaf.static is not None for _, leaf in (*old.leaves, *new.leaves))
+    if (
+        not filtered
+        and old.attributes
+        and new.attributes
+        and (old.structure != new.structure or old.leaves != new.leaves)
+    ):
         causes = _attribute_causes(name, old.attributes, new.attributes)
         if causes:  # a library object, by the attribute paths its user writes
             return causes
@@ -268,32 +273,110 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
         previous = old_leaves.get(path)
         if previous is not None:
             causes.extend(leaf_causes(new.leaf_name(path), previous, leaf))
-    return causes
+    return _made_again_together(new, causes)
+
+
+def _made_again_together(param: ParamSignature, causes: list[Cause]) -> list[Cause]:
+    """Several parts of one argument that are each a new object built again (an optimizer's
+    ``init`` and ``update`` functions) said once, of the argument: it was built again."""
+    again = [c for c in causes if c.kind == "static_value" and (c.after or "").endswith(", built again")]
+    if len(again) < 2 or len(again) != len(causes) or not param.text:
+        return causes
+    kind = _object_kind(param.text)
+    made = StaticValue(text=kind, key=("before",), full=kind), StaticValue(text=kind, key=("after",), full=kind)
+    return static_value_causes(param.name, *made, filtered=True)
 
 
 def _static_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     """A static argument's new value: where it differs, or that it is a new object unequal to the old."""
-    name = new.name
-    if old.value.key == new.value.key:
+    return static_value_causes(new.name, old.value, new.value)
+
+
+def static_value_causes(name: str, old: StaticValue, new: StaticValue, *, filtered: bool = False) -> list[Cause]:
+    """The causes of a static value's change, ``filtered`` when it is static because it is not an
+    array (``eqx.filter_jit``): where the two values differ; or that the new one is the same kind
+    of object built again (a function, an optimizer made in the loop); or that it is unequal to
+    the old one though written alike.
+
+    >>> from jaxmagic.recompiles.leaves import StaticValue
+    >>> [c.message for c in static_value_causes("n", StaticValue.of(3), StaticValue.of(4), filtered=True)]
+    ["`n`: 3 → 4 (static under eqx.filter_jit: a non-array is part of the compiled code's key)"]
+    >>> first, second = (lambda v: v), (lambda v: v)
+    >>> [c.after for c in static_value_causes("act", StaticValue.of(first), StaticValue.of(second))]
+    ['a new function, built again']
+    """
+    if old.key == new.key:
         return []
-    if (old.value.full or old.value.text) == (new.value.full or new.value.text):
+    why = say(" (static under eqx.filter_jit: a non-array is part of the compiled code's key)") if filtered else ""
+    if made_again(old, new):
+        kind = _object_kind(new.full or new.text)
         return [
             Cause(
                 "static_value",
                 argument=name,
-                before=old.value.text,
-                after=new.value.text,
+                before=f"a {kind}",
+                after=f"a new {kind}, built again",
+                message=say(
+                    "{} is a new {} built again for this call, alike in every visible part to the one before{}; "
+                    "JAX compares static values with == and hash, which for a {} means the very same object",
+                    code(name),
+                    kind,
+                    why,
+                    kind,
+                ),
+                advice=say(
+                    "Build {} once, outside the loop, and pass that same object on every call: "
+                    "each new one compiles again.",
+                    code(name),
+                ),
+            )
+        ]
+    if (old.full or old.text) == (new.full or new.text):
+        return [
+            Cause(
+                "static_value",
+                argument=name,
+                before=old.text,
+                after=new.text,
                 message=say(
                     "static argument {} is a new object that is not equal to the old one ({}); "
                     "JAX compares static arguments with == and hash",
                     code(name),
-                    new.value.text,
+                    new.text,
                 ),
                 detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents",
             )
         ]
-    before, after = differing_parts(old.value.full or old.value.text, new.value.full or new.value.text)
-    return [Cause("static_value", argument=name, before=before, after=after)]
+    before, after = differing_parts(without_addresses(old.full or old.text), without_addresses(new.full or new.text))
+    if not filtered:
+        return [Cause("static_value", argument=name, before=before, after=after)]
+    return [
+        Cause(
+            "static_value",
+            argument=name,
+            before=before,
+            after=after,
+            message=say("{}: {} → {}{}", code(name), before, after, why),
+            advice=say(
+                "Under eqx.filter_jit every value that is not an array is static, and each new value of {} "
+                "compiles again: keep its values few, or pass it as an array ({}) if it only enters arithmetic.",
+                code(name),
+                code("jnp.asarray(...)"),
+            ),
+        )
+    ]
+
+
+def _object_kind(text: str) -> str:
+    """``function``, ``GradientTransformationExtraArgs``: the kind of object a value's text shows.
+
+    >>> _object_kind("<function relu at 0x1>"), _object_kind("GradientTransformation(init=<function f>)")
+    ('function', 'GradientTransformation')
+    >>> _object_kind("<PjitFunction of <function sin at 0x2>>")
+    'PjitFunction'
+    """
+    head = text.lstrip("<").split("(", 1)[0].split(" ", 1)[0].strip()
+    return head or "object"
 
 
 def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribute]) -> list[Cause]:
@@ -334,13 +417,10 @@ def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribu
     return causes
 
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-
-
 def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
     """One attribute's new value, shown where it differs; a new object that differs from the old
     only by where it lives in memory (an optimizer built again) is said to be one."""
-    if _ADDRESS.sub("", was) == _ADDRESS.sub("", now):
+    if without_addresses(was) == without_addresses(now):
         kind = now.split("(", 1)[0].strip("<") or "object"
         message = say(
             "attribute {} is a new {} made again, alike in every visible part; "
@@ -351,7 +431,7 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
         before, after = f"a {kind}", f"a new {kind}, made again"
         advice = say("Build {} once and reuse it, rather than making a new one before each call.", code(argument))
         return Cause("pytree_structure", argument=argument, before=before, after=after, message=message, advice=advice)
-    before, after = differing_parts(was, now)
+    before, after = differing_parts(without_addresses(was), without_addresses(now))
     return Cause(
         "pytree_structure",
         argument=argument,
@@ -424,7 +504,27 @@ def _container_kinds(old: str, new: str) -> str:
 
 
 def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
-    """What differs between two types of one array leaf named ``name``: shape, dtype, weak type, placement."""
+    """What differs between two types of one array leaf named ``name``: shape, dtype, weak type,
+    placement; or, for a leaf ``eqx.filter_jit`` makes static, its value."""
+    if old.static is not None and new.static is not None:
+        return static_value_causes(name, old.static, new.static, filtered=True)
+    if (old.static is None) != (new.static is None):
+        was, now = old.describe(), new.describe()
+        return [
+            Cause(
+                "static_value",
+                argument=name,
+                before=was,
+                after=now,
+                message=say(
+                    "{} is {} now and was {} before; under eqx.filter_jit an array is traced and anything "
+                    "else is part of the compiled code's key",
+                    code(name),
+                    "an array" if new.static is None else f"{now}, not an array",
+                    "an array" if old.static is None else f"{was}, not an array",
+                ),
+            )
+        ]
     causes = []
     if old.shape != new.shape:
         axes, ranks = shape_change(old.shape, new.shape)
@@ -478,11 +578,43 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
             )
         )
     if old.placement != new.placement:
-        if old.sharded or new.sharded:
-            causes.append(Cause("sharding", argument=name, before=_where(old), after=_where(new)))
-        else:
-            causes.append(Cause("device", argument=name, before=_where(old), after=_where(new)))
+        causes.append(placement_cause(name, old.placement, new.placement, sharded=old.sharded or new.sharded))
     return causes
+
+
+def placement_cause(name: str, old: str | None, new: str | None, *, sharded: bool = False) -> Cause:
+    """A leaf placed otherwise than before: committed where it was not (an array put with
+    ``jax.device_put`` or restored from a checkpoint, which JAX compiles for its sharding), on
+    another device, or sharded otherwise. ``None`` is an uncommitted array.
+
+    >>> placement_cause("params['w']", None, "cpu:0").message
+    "`params['w']` is committed to cpu:0 now and was uncommitted before: JAX compiles for a committed array's sharding"
+    >>> placement_cause("x", "cpu:0", "cpu:1").kind
+    'device'
+    """
+    if old is None or new is None:
+        committed = new if old is None else old
+        return Cause(
+            "sharding",
+            argument=name,
+            before=old or _UNCOMMITTED,
+            after=new or _UNCOMMITTED,
+            message=say(
+                "{} is {} now and was {} before: JAX compiles for a committed array's sharding",
+                code(name),
+                f"committed to {committed}" if old is None else "uncommitted",
+                "uncommitted" if old is None else f"committed to {committed}",
+            ),
+            detail="committed: placed with jax.device_put, restored from a checkpoint, or made from a committed array",
+            advice=say(
+                "Give {} the same placement on every call: jax.device_put the arrays you start from too "
+                "(or restore a checkpoint onto the sharding they had), so every call passes committed arrays.",
+                code(name),
+            ),
+        )
+    if sharded:
+        return Cause("sharding", argument=name, before=old, after=new)
+    return Cause("device", argument=name, before=old, after=new)
 
 
 def _kind_of_value(leaf: LeafType) -> str:
@@ -503,8 +635,7 @@ def _with_article(noun: str) -> str:
     return f"{'an' if spoken_vowel else 'a'} {noun}"
 
 
-def _where(leaf: LeafType) -> str:
-    return leaf.placement or "default device (uncommitted)"
+_UNCOMMITTED = "default device (uncommitted)"
 
 
 def changed_axes(cause: Cause) -> list[int]:
@@ -594,5 +725,6 @@ def _param_difference_count(old: ParamSignature, new: ParamSignature) -> int:
                 + (was.dtype != leaf.dtype)
                 + (was.weak != leaf.weak)
                 + (was.placement != leaf.placement)
+                + (was.static != leaf.static)
             )
     return max(count, 1)

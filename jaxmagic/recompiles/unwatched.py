@@ -20,9 +20,9 @@ import dataclasses
 from typing import Iterator
 
 from jaxmagic.recompiles.causes import Cause
-from jaxmagic.recompiles.differences import leaf_causes
-from jaxmagic.recompiles.leaves import LeafType, short_dtype
-from jaxmagic.recompiles.signatures import MAX_FULL_TEXT, CallSignature
+from jaxmagic.recompiles.differences import leaf_causes, placement_cause
+from jaxmagic.recompiles.leaves import MAX_FULL_TEXT, LeafType, device_text, sharding_text, short_dtype
+from jaxmagic.recompiles.signatures import CallSignature
 from jaxmagic.words import code, say
 
 _PYTHON_SCALAR = {"f": "float", "i": "int", "c": "complex", "b": "bool"}  # weak types come from these
@@ -69,6 +69,58 @@ def causes_since_unwatched(signature: CallSignature, keys) -> list[Cause] | None
             )
             causes.extend(leaf_causes(name, was, leaf))
     return _marked(causes) or None
+
+
+def causes_since_lowered(signature: CallSignature, lowerings) -> list[Cause] | None:
+    """The causes of compiling ``signature`` again when jax.jit traced nothing new: its lowering
+    cache (``lowerings``, from ``_jax_private.lowered_input_shardings``) holds the same program
+    lowered for other input shardings, so what differs is which arrays are committed, or where.
+    ``None`` when no earlier lowering tells it.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic import _jax_private
+    >>> from jaxmagic.recompiles.signatures import describe_call
+    >>> @jax.jit
+    ... def total(x):
+    ...     return x.sum()
+    >>> _ = total(jnp.ones(3))
+    >>> placed = jax.device_put(jnp.ones(3), jax.devices()[0])
+    >>> _ = total(placed)
+    >>> jaxpr = total.trace(placed).jaxpr
+    >>> [c.kind for c in causes_since_lowered(describe_call(total, (placed,), {}), _jax_private.lowered_input_shardings(jaxpr))]
+    ['sharding']
+    """
+    if not lowerings or len(lowerings) < 2:
+        return None
+    for leaves in _array_leaves(signature):
+        now = tuple(leaf.placement for _, leaf in leaves)
+        if any(len(lowered) != len(leaves) for lowered in lowerings):
+            continue
+        texts = [tuple(_placement_text(s) for s in lowered) for lowered in lowerings]
+        if now not in texts:
+            continue
+        others = [t for t in texts if t != now]
+        if not others:
+            return None
+        closest = min(others, key=lambda t: sum(a != b for a, b in zip(t, now, strict=True)))
+        causes = [
+            placement_cause(name, old, new, sharded=leaf.sharded)
+            for (name, leaf), old, new in zip(leaves, closest, now, strict=True)
+            if old != new
+        ]
+        return _marked(causes) or None
+    return None
+
+
+def _placement_text(sharding) -> str | None:
+    """A lowering's input sharding as ``LeafType.placement`` writes it: ``None`` (uncommitted),
+    ``cpu:0``, or a sharding's text."""
+    if sharding is None:
+        return None
+    devices = getattr(sharding, "device_set", ())
+    if len(devices) == 1 and type(sharding).__name__ == "SingleDeviceSharding":
+        return device_text(next(iter(devices)))
+    return sharding_text(sharding)
 
 
 def _static_labels(signature: CallSignature, key) -> list[str] | None:
