@@ -2,7 +2,8 @@
 
 ``differences`` compares two ``CallSignature`` objects: the function object, the jit options,
 JAX's settings, then each parameter (how it was passed, its static value, its pytree structure,
-each leaf's shape, dtype, weak type, device and sharding). ``nearest`` picks, among earlier
+each leaf's shape, dtype, weak type, device and sharding), said in the order JAX's own
+explanation says them (what changes the program before what changes its types). ``nearest`` picks, among earlier
 signatures, the one with the fewest differences: that is what a new compilation is explained
 against.
 
@@ -13,11 +14,12 @@ against.
 >>> before = describe_call(f, (jnp.ones(3), 2), {}, static_argnums=(1,))
 >>> after = describe_call(f, (jnp.ones(4), 3), {}, static_argnums=(1,))
 >>> [(c.kind, c.argument, c.before, c.after) for c in differences(before, after)]
-[('shape', 'x', 'f32[3]', 'f32[4]'), ('static_value', 'n', '2', '3')]
+[('static_value', 'n', '2', '3'), ('shape', 'x', 'f32[3]', 'f32[4]')]
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 from jaxmagic.recompiles.attributes import Attribute
@@ -63,7 +65,12 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
                 )
             continue
         if old != param:
-            causes.extend(_param_causes(old, param))
+            found = _param_causes(old, param)
+            if param.filtered:  # under eqx.filter_jit all that is not an array is one static value
+                found = [
+                    dataclasses.replace(c, kind="static_value") if c.kind == "pytree_structure" else c for c in found
+                ]
+            causes.extend(found)
     for param in before.params:
         if param.name not in seen and param.passed != "default":
             causes.append(
@@ -75,7 +82,12 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
                     message=say("{} was passed before and is not now", code(param.name)),
                 )
             )
-    return causes
+    return sorted(causes, key=lambda c: _SEVERITY.get(c.kind, 0))
+
+
+# JAX's order when it explains a cache miss: the function, the options and settings, the pytree
+# (structure and static values), then the types of its leaves. Said first, it is what JAX says.
+_SEVERITY = {"shape": 1, "dtype": 1, "weak_type": 1, "sharding": 2, "device": 2}
 
 
 def _redefined(before: CallSignature, after: CallSignature, cell_namer: CellNamer) -> Cause:

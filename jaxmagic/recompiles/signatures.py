@@ -53,6 +53,7 @@ class ParamSignature:
     leaves: tuple[tuple[str, LeafType], ...] = ()
     text: str = ""  # the pytree with each leaf's type in its place, written from the tree itself
     attributes: tuple[Attribute, ...] = ()
+    filtered: bool = False  # every non-array in it is static, as under eqx.filter_jit
 
     def leaf_name(self, path: str) -> str:
         """``params['w']``: the parameter name followed by the leaf's path."""
@@ -208,6 +209,7 @@ def _param(name: str, passed: str, value: Any, static: bool, jax, non_arrays_sta
         leaves=leaves,
         text=text,
         attributes=attributes,
+        filtered=non_arrays_static,
     )
 
 
@@ -269,10 +271,31 @@ def _parameter_names(fun, n_positional: int, kwargs: dict) -> dict[str, list[str
             elif param.name not in kwargs and param.default is not param.empty:
                 defaults.append(param.name)
         elif param.kind is param.VAR_POSITIONAL:
-            positional.extend(f"{param.name}[{i}]" for i in range(n_positional - len(positional)))
+            forwarded = _forwarded_names(fun, kwargs)[: n_positional - len(positional)]
+            positional.extend(forwarded)
+            positional.extend(f"{param.name}[{i}]" for i in range(len(positional), n_positional))
         elif param.kind is param.KEYWORD_ONLY and param.name not in kwargs and param.default is not param.empty:
             defaults.append(param.name)
     return {"positional": positional, "defaults": defaults}
+
+
+def _forwarded_names(fun, kwargs: dict) -> list[str]:
+    """The names of the parameters a Flax Linen ``model.apply(variables, *args, method=...)``
+    hands its positional arguments to: the module's own ``__call__`` (or ``method``), as the
+    user wrote it. ``[]`` for anything else."""
+    owner = getattr(fun, "__self__", None)
+    if getattr(fun, "__name__", "") != "apply" or not any(
+        cls.__name__ == "Module" and cls.__module__.startswith("flax.linen") for cls in type(owner).__mro__
+    ):
+        return []
+    method = kwargs.get("method") or type(owner).__call__
+    if isinstance(method, str):
+        method = getattr(type(owner), method, None)
+    try:
+        parameters = list(inspect.signature(method).parameters.values())[1:]  # past self
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def function_identity(fun: Callable) -> tuple[str, tuple, tuple[str, int] | None]:
