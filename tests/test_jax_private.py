@@ -294,3 +294,16 @@ def test_the_program_being_compiled_is_the_one_xla_compiled():
     assert program.cost["flops"] == compiled.cost_analysis()["flops"]
     assert program.memory_stats.argument_size_in_bytes == 28
     assert _jax_private.program_being_compiled(sys._getframe()) is None  # nothing compiling here
+
+
+def test_lowered_input_shardings_tell_committed_inputs_from_uncommitted_ones():
+    @jax.jit
+    def total(x, y):
+        return x.sum() + y.sum()
+
+    placed = jax.device_put(jnp.ones(3), jax.devices()[0])
+    total(jnp.ones(3), jnp.ones(2))
+    total(placed, jnp.ones(2))  # the same trace, lowered again for a committed x
+    lowerings = _jax_private.lowered_input_shardings(total.trace(placed, jnp.ones(2)).jaxpr)
+    assert sorted((s is None, t is None) for s, t in lowerings) == [(False, True), (True, True)]
+    assert _jax_private.lowered_input_shardings(None) is None

@@ -24,8 +24,9 @@ from typing import Sequence
 
 from jaxmagic.recompiles.attributes import Attribute
 from jaxmagic.recompiles.causes import Cause, advice_for, shape_change, shape_change_text
-from jaxmagic.recompiles.leaves import LeafType, StaticValue, made_again, without_addresses
+from jaxmagic.recompiles.leaves import LeafType, StaticValue, without_addresses
 from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
+from jaxmagic.recompiles.value_changes import differing_parts, object_kind, placement_cause, static_value_causes
 from jaxmagic.sources import CellNamer, no_cells, source_line
 from jaxmagic.words import code, place, say
 
@@ -199,34 +200,6 @@ def _config_causes(before, after) -> list[Cause]:
     return causes
 
 
-def differing_parts(old: str, new: str, *, limit: int = 72, context: int = 24) -> tuple[str, str]:
-    """Two long texts cut to where they differ, with a little context on each side.
-
-    >>> differing_parts("Net(" + "w=1, " * 20 + "act='relu')", "Net(" + "w=1, " * 20 + "act='tanh')", limit=30)
-    ("…=1, w=1, w=1, w=1, act='relu')", "…=1, w=1, w=1, w=1, act='tanh')")
-    """
-    if len(old) <= limit and len(new) <= limit:
-        return old, new
-    start = 0
-    while start < min(len(old), len(new)) and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
-        end += 1
-    begin = max(0, start - context)
-    closing = old.rfind("'", 0, start)
-    opening = old.rfind("'", 0, closing) if closing > 0 else -1
-    if opening >= 0 and start - opening <= 2 * context:
-        begin = opening  # from the start of the quoted name before the difference: 'deterministic'
-
-    def cut(text: str) -> str:
-        stop = min(len(text), max(len(text) - end + context, begin + 1))
-        part = text[begin:stop]
-        return ("…" if begin else "") + part + ("…" if stop < len(text) else "")
-
-    return cut(old), cut(new)
-
-
 def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     name = new.name
     if old.passed != new.passed and "default" not in (old.passed, new.passed):
@@ -294,7 +267,7 @@ def _made_again_together(param: ParamSignature, causes: list[Cause]) -> list[Cau
     again = [c for c in causes if c.kind == "static_value" and (c.after or "").endswith(", built again")]
     if len(again) < 2 or len(again) != len(causes) or not param.text:
         return causes
-    kind = _object_kind(param.text)
+    kind = object_kind(param.text)
     made = StaticValue(text=kind, key=("before",), full=kind), StaticValue(text=kind, key=("after",), full=kind)
     return static_value_causes(param.name, *made, filtered=True)
 
@@ -302,93 +275,6 @@ def _made_again_together(param: ParamSignature, causes: list[Cause]) -> list[Cau
 def _static_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     """A static argument's new value: where it differs, or that it is a new object unequal to the old."""
     return static_value_causes(new.name, old.value, new.value)
-
-
-def static_value_causes(name: str, old: StaticValue, new: StaticValue, *, filtered: bool = False) -> list[Cause]:
-    """The causes of a static value's change, ``filtered`` when it is static because it is not an
-    array (``eqx.filter_jit``): where the two values differ; or that the new one is the same kind
-    of object built again (a function, an optimizer made in the loop); or that it is unequal to
-    the old one though written alike.
-
-    >>> from jaxmagic.recompiles.leaves import StaticValue
-    >>> [c.message for c in static_value_causes("n", StaticValue.of(3), StaticValue.of(4), filtered=True)]
-    ["`n`: 3 → 4 (static under eqx.filter_jit: a non-array is part of the compiled code's key)"]
-    >>> first, second = (lambda v: v), (lambda v: v)
-    >>> [c.after for c in static_value_causes("act", StaticValue.of(first), StaticValue.of(second))]
-    ['a new function, built again']
-    """
-    if old.key == new.key:
-        return []
-    why = say(" (static under eqx.filter_jit: a non-array is part of the compiled code's key)") if filtered else ""
-    if made_again(old, new):
-        kind = _object_kind(new.full or new.text)
-        return [
-            Cause(
-                "static_value",
-                argument=name,
-                before=f"a {kind}",
-                after=f"a new {kind}, built again",
-                message=say(
-                    "{} is a new {} built again for this call, alike in every visible part to the one before{}; "
-                    "JAX compares static values with == and hash, which for a {} means the very same object",
-                    code(name),
-                    kind,
-                    why,
-                    kind,
-                ),
-                advice=say(
-                    "Build {} once, outside the loop, and pass that same object on every call: "
-                    "each new one compiles again.",
-                    code(name),
-                ),
-            )
-        ]
-    if (old.full or old.text) == (new.full or new.text):
-        return [
-            Cause(
-                "static_value",
-                argument=name,
-                before=old.text,
-                after=new.text,
-                message=say(
-                    "static argument {} is a new object that is not equal to the old one ({}); "
-                    "JAX compares static arguments with == and hash",
-                    code(name),
-                    new.text,
-                ),
-                detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents",
-            )
-        ]
-    before, after = differing_parts(without_addresses(old.full or old.text), without_addresses(new.full or new.text))
-    if not filtered:
-        return [Cause("static_value", argument=name, before=before, after=after)]
-    return [
-        Cause(
-            "static_value",
-            argument=name,
-            before=before,
-            after=after,
-            message=say("{}: {} → {}{}", code(name), before, after, why),
-            advice=say(
-                "Under eqx.filter_jit every value that is not an array is static, and each new value of {} "
-                "compiles again: keep its values few, or pass it as an array ({}) if it only enters arithmetic.",
-                code(name),
-                code("jnp.asarray(...)"),
-            ),
-        )
-    ]
-
-
-def _object_kind(text: str) -> str:
-    """``function``, ``GradientTransformationExtraArgs``: the kind of object a value's text shows.
-
-    >>> _object_kind("<function relu at 0x1>"), _object_kind("GradientTransformation(init=<function f>)")
-    ('function', 'GradientTransformation')
-    >>> _object_kind("<PjitFunction of <function sin at 0x2>>")
-    'PjitFunction'
-    """
-    head = text.lstrip("<").split("(", 1)[0].split(" ", 1)[0].strip()
-    return head or "object"
 
 
 def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribute]) -> list[Cause]:
@@ -594,41 +480,6 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
     return causes
 
 
-def placement_cause(name: str, old: str | None, new: str | None, *, sharded: bool = False) -> Cause:
-    """A leaf placed otherwise than before: committed where it was not (an array put with
-    ``jax.device_put`` or restored from a checkpoint, which JAX compiles for its sharding), on
-    another device, or sharded otherwise. ``None`` is an uncommitted array.
-
-    >>> placement_cause("params['w']", None, "cpu:0").message
-    "`params['w']` is committed to cpu:0 now and was uncommitted before: JAX compiles for a committed array's sharding"
-    >>> placement_cause("x", "cpu:0", "cpu:1").kind
-    'device'
-    """
-    if old is None or new is None:
-        committed = new if old is None else old
-        return Cause(
-            "sharding",
-            argument=name,
-            before=old or _UNCOMMITTED,
-            after=new or _UNCOMMITTED,
-            message=say(
-                "{} is {} now and was {} before: JAX compiles for a committed array's sharding",
-                code(name),
-                f"committed to {committed}" if old is None else "uncommitted",
-                "uncommitted" if old is None else f"committed to {committed}",
-            ),
-            detail="committed: placed with jax.device_put, restored from a checkpoint, or made from a committed array",
-            advice=say(
-                "Give {} the same placement on every call: jax.device_put the arrays you start from too "
-                "(or restore a checkpoint onto the sharding they had), so every call passes committed arrays.",
-                code(name),
-            ),
-        )
-    if sharded:
-        return Cause("sharding", argument=name, before=old, after=new)
-    return Cause("device", argument=name, before=old, after=new)
-
-
 def _kind_of_value(leaf: LeafType) -> str:
     if leaf.weak and leaf.origin not in ("array", "numpy"):
         return _with_article(f"Python {leaf.origin} (weak {leaf.type_text})")
@@ -645,9 +496,6 @@ def _with_article(noun: str) -> str:
     """
     spoken_vowel = noun[:1].lower() in "aeiou" or (noun[:1] in "fFsS" and noun[1:2].isdigit())
     return f"{'an' if spoken_vowel else 'a'} {noun}"
-
-
-_UNCOMMITTED = "default device (uncommitted)"
 
 
 def changed_axes(cause: Cause) -> list[int]:

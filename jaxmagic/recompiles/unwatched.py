@@ -20,9 +20,10 @@ import dataclasses
 from typing import Iterator
 
 from jaxmagic.recompiles.causes import Cause
-from jaxmagic.recompiles.differences import leaf_causes, placement_cause
+from jaxmagic.recompiles.differences import leaf_causes
 from jaxmagic.recompiles.leaves import MAX_FULL_TEXT, LeafType, device_text, sharding_text, short_dtype
 from jaxmagic.recompiles.signatures import CallSignature
+from jaxmagic.recompiles.value_changes import placement_cause
 from jaxmagic.words import code, say
 
 _PYTHON_SCALAR = {"f": "float", "i": "int", "c": "complex", "b": "bool"}  # weak types come from these
@@ -55,7 +56,12 @@ def causes_since_unwatched(signature: CallSignature, keys) -> list[Cause] | None
             or _structure_causes(signature, current, earlier)
             or [_changed_otherwise(signature.function)]
         )
-    closest = min(alike, key=lambda key: sum(a != b for a, b in zip(_types(key), now, strict=True)))
+    return _marked(_type_causes(leaves, alike, now)) or None
+
+
+def _type_causes(leaves: list, keys: list, now: tuple) -> list[Cause]:
+    """How the leaves' types differ from the closest of ``keys`` (all with as many inputs)."""
+    closest = min(keys, key=lambda key: sum(a != b for a, b in zip(_types(key), now, strict=True)))
     causes = []
     for (name, leaf), old, new in zip(leaves, _types(closest), now, strict=True):
         if old != new:
@@ -68,7 +74,49 @@ def causes_since_unwatched(signature: CallSignature, keys) -> list[Cause] | None
                 origin=_PYTHON_SCALAR.get(dtype[:1], "float") if weak else "array",
             )
             causes.extend(leaf_causes(name, was, leaf))
-    return _marked(causes) or None
+    return causes
+
+
+def causes_against_traced(signature: CallSignature, keys) -> list[Cause] | None:
+    """What differs between a call whose trace is under way (or failed) and the other
+    signatures JAX's tracing cache (``keys``) holds for the function: the closest
+    one's differing leaf types, else its differing static values. ``None`` when JAX holds none
+    (the jitted function is new) or none compares.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic import _jax_private
+    >>> from jaxmagic.recompiles.signatures import describe_call
+    >>> @jax.jit
+    ... def halve(x):
+    ...     return x / 2
+    >>> _ = halve(jnp.ones(3))
+    >>> now = describe_call(halve, (jnp.ones(4),), {})
+    >>> [c.message for c in causes_against_traced(now, _jax_private.traced_keys(halve.__wrapped__))]
+    ['shape of `x` changed: f32[3] → f32[4] (axis 0: 3 → 4)']
+    """
+    if not keys:
+        return None
+    for leaves in _array_leaves(signature):
+        now = tuple((leaf.shape, leaf.dtype, leaf.weak) for _, leaf in leaves)
+        # the trace under way may be among them already (JAX keeps the key of a trace that failed)
+        alike = [
+            key for key in keys if len(key.avals) == len(now) and _same_static(key, signature) and _types(key) != now
+        ]
+        if alike:
+            return _type_causes(leaves, alike, now) or None
+    for key in keys:
+        labels = _static_labels(signature, key)
+        if labels is None:
+            continue
+        mine = {p.name: p.value for p in signature.params if p.static and p.value is not None}
+        changed = [
+            Cause("static_value", argument=label, before=_text(old), after=mine[label].text)
+            for label, old in zip(labels, key.static_values[0], strict=True)
+            if label in mine and _text(old) != (mine[label].full or mine[label].text)
+        ]
+        if changed:
+            return changed
+    return None
 
 
 def causes_since_lowered(signature: CallSignature, lowerings) -> list[Cause] | None:
