@@ -23,7 +23,7 @@ import dataclasses
 from typing import Sequence
 
 from jaxmagic.recompiles.attributes import Attribute
-from jaxmagic.recompiles.causes import Cause, advice_for, shape_change, shape_change_text
+from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause, advice_for, shape_change, shape_change_text
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, without_addresses
 from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
 from jaxmagic.recompiles.value_changes import differing_parts, object_kind, placement_cause, static_value_causes
@@ -264,7 +264,7 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
 def _made_again_together(param: ParamSignature, causes: list[Cause]) -> list[Cause]:
     """Several parts of one argument that are each a new object built again (an optimizer's
     ``init`` and ``update`` functions) said once, of the argument: it was built again."""
-    again = [c for c in causes if c.kind == "static_value" and (c.after or "").endswith(", built again")]
+    again = [c for c in causes if c.kind == "static_value" and c.detail == BUILT_AGAIN]
     if len(again) < 2 or len(again) != len(causes) or not param.text:
         return causes
     kind = object_kind(param.text)
@@ -321,14 +321,25 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
     if without_addresses(was) == without_addresses(now):
         kind = now.split("(", 1)[0].strip("<") or "object"
         message = say(
-            "attribute {} is a new {} made again, alike in every visible part; "
+            "attribute {} is a new {} built again, alike in every visible part; "
             "JAX compares static values with == (for most objects: are they the same object)",
             code(argument),
             kind,
         )
-        before, after = f"a {kind}", f"a new {kind}, made again"
-        advice = say("Build {} once and reuse it, rather than making a new one before each call.", code(argument))
-        return Cause("pytree_structure", argument=argument, before=before, after=after, message=message, advice=advice)
+        before, after = f"a {kind}", f"a new {kind}, built again"
+        advice = say(
+            "Build {} once, outside the loop, and reuse it, rather than making a new one before each call.",
+            code(argument),
+        )
+        return Cause(
+            "pytree_structure",
+            argument=argument,
+            before=before,
+            after=after,
+            message=message,
+            advice=advice,
+            detail=BUILT_AGAIN,
+        )
     before, after = differing_parts(without_addresses(was), without_addresses(now))
     return Cause(
         "pytree_structure",

@@ -42,7 +42,7 @@ class StaticValue:
     >>> def relu(v):
     ...     return v
     >>> StaticValue.of(relu).text
-    '<function relu>'
+    'relu'
     """
 
     text: str
@@ -56,7 +56,7 @@ class StaticValue:
             full = repr(value)[:MAX_FULL_TEXT]
         except Exception:
             full = f"<{type(value).__qualname__} object>"
-        text = shorten(without_addresses(full), MAX_TEXT)
+        text = shorten(_function_name(value, full) or without_addresses(full), MAX_TEXT)
         if is_simple(value):
             return cls(text, ("value", value), full)
         try:
@@ -66,6 +66,20 @@ class StaticValue:
         # A custom object: equal when JAX would find it equal as far as we can tell without
         # keeping it alive: same type, same hash, same text.
         return cls(text, ("object", type(value).__qualname__, hashed, full), full)
+
+
+def _function_name(value: Any, full: str) -> str | None:
+    """A function as its user names it (``relu``, ``<lambda>``) rather than by its ``repr``
+    (``<PjitFunction of <function relu at 0x7f...>>``); ``None`` for anything else.
+
+    >>> import jax
+    >>> _function_name(jax.nn.relu, repr(jax.nn.relu)), _function_name(3, "3")
+    ('relu', None)
+    """
+    if not callable(value) or isinstance(value, type) or not full.startswith("<"):
+        return None
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    return name.rsplit(".<locals>.", 1)[-1] if isinstance(name, str) else None
 
 
 def made_again(old: StaticValue, new: StaticValue) -> bool:

@@ -9,7 +9,7 @@ differing part, or that it is the same kind of object built again), an array's p
 
 from __future__ import annotations
 
-from jaxmagic.recompiles.causes import Cause
+from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause
 from jaxmagic.recompiles.leaves import StaticValue, made_again, without_addresses
 from jaxmagic.words import code, say
 
@@ -81,6 +81,7 @@ def static_value_causes(name: str, old: StaticValue, new: StaticValue, *, filter
                     "each new one compiles again.",
                     code(name),
                 ),
+                detail=BUILT_AGAIN,
             )
         ]
     if (old.full or old.text) == (new.full or new.text):
@@ -99,7 +100,12 @@ def static_value_causes(name: str, old: StaticValue, new: StaticValue, *, filter
                 detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents",
             )
         ]
-    before, after = differing_parts(without_addresses(old.full or old.text), without_addresses(new.full or new.text))
+    if "…" in old.text + new.text:  # long values: where they differ
+        before, after = differing_parts(
+            without_addresses(old.full or old.text), without_addresses(new.full or new.text)
+        )
+    else:
+        before, after = old.text, new.text
     if not filtered:
         return [Cause("static_value", argument=name, before=before, after=after)]
     return [
