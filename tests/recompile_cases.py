@@ -129,6 +129,29 @@ with jax.default_matmul_precision("highest"):
     prod(a, a)
 """,
     ),
+    RecompileCase(
+        "jax",
+        "vmapped function, new batch",
+        """
+def distance(a, b):
+    return jnp.sqrt(((a - b) ** 2).sum())
+pairwise = jax.jit(jax.vmap(distance))
+for size in (3, 5):
+    points = jnp.ones((size, 2))
+    pairwise(points, points)
+""",
+    ),
+    RecompileCase(
+        "jax",
+        "varargs",
+        """
+@jax.jit
+def stack_all(*arrays):
+    return jnp.stack(arrays)
+stack_all(jnp.ones(2), jnp.ones(2))
+stack_all(jnp.ones(2), jnp.ones(3).astype(jnp.int32)[:2])
+""",
+    ),
     # ---------------------------------------------------------------- Flax NNX
     RecompileCase(
         "nnx",
@@ -298,6 +321,24 @@ apply(variables, x, training=False)
 apply(variables, x, training=True, rngs={"dropout": jax.random.key(1)})
 """,
         needs=("flax.linen",),
+    ),
+    RecompileCase(
+        "linen",
+        "train state with a new batch",
+        """
+model = linen.Dense(1)
+x = jnp.ones((4, 3))
+params = model.init(jax.random.key(0), x)["params"]
+state = train_state.TrainState.create(apply_fn=model.apply, params=params, tx=optax.sgd(0.1))
+@jax.jit
+def train_step(state, batch):
+    grads = jax.grad(lambda p: state.apply_fn({"params": p}, batch).sum())(state.params)
+    return state.apply_gradients(grads=grads)
+for size in (4, 8):
+    batch = jnp.ones((size, 3))
+    state = train_step(state, batch)
+""",
+        needs=("flax.linen", "optax", "flax.training.train_state"),
     ),
     # ---------------------------------------------------------------- Optax
     RecompileCase(
@@ -547,4 +588,5 @@ IMPORTS = {
     "orbax.checkpoint": "import orbax.checkpoint as ocp",
     "chex": "import chex",
     "jaxtyping": "import jaxtyping\nfrom jaxtyping import Array, Float, Shaped",
+    "flax.training.train_state": "from flax.training import train_state",
 }
