@@ -172,10 +172,16 @@ def kinds_jax_gives(compilations: list[Compilation], index: int, explains_it: bo
     if raw is not None:
         if "never seen function" in raw:
             return {"first_call", "redefined_function"}
-        if "Tracing context doesn't match" in raw:
+        if "Tracing context doesn't match" in raw or "different tracing context" in raw:  # JAX 0.10 / 0.8
             return {"config"} | (_TYPES if types_changed else set())
+        if "different value of static" in raw:  # JAX 0.8: static args / kwargs
+            return {"static_value"} | (_TYPES if types_changed else set())
+        if "different static_argnums" in raw:
+            return {"jit_options"}
+        if "different number of args and kwargs" in raw:
+            return {"pytree_structure"}
         if "different input pytree" in raw:
-            lines = [line for line in raw.splitlines() if "* at input path" in line]
+            lines = [line for line in raw.splitlines() if "* at input path" in line or "* at args" in line]
             kinds = {"static_value" if "Static(val=" in line else "pytree_structure" for line in lines}
             return (kinds or {"pytree_structure"}) | (_TYPES if types_changed else set())
         if "different input types" in raw:
