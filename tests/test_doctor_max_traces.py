@@ -59,9 +59,11 @@ def test_a_new_shape_is_named_with_its_argument_as_jax_explains_it():
     assert "`batch` changed: f32[3] → f32[4]" in found.explanation
     assert "chex.assert_max_traces(n=1)" in found.explanation
     assert "pad it" in found.fix_note
-    # JAX's own explanation of that trace names the same argument and the same two types
-    (truth,) = [t for t in handler.texts if "normalise" in t]
-    assert "* at batch, now f32[4] and before f32[3]" in truth
+    # JAX's own explanation of that trace names the same argument and the same two types (JAX 0.8
+    # explains a trace once it has finished, so never this one)
+    if jax.__version_info__ >= (0, 9):
+        (truth,) = [t for t in handler.texts if "normalise" in t]
+        assert "* at batch, now f32[4] and before f32[3]" in truth
 
 
 def test_a_new_static_value_is_named():

@@ -28,8 +28,8 @@ def test_an_equinox_static_field_change_is_shown_where_it_differs():
         apply(Layer(jnp.ones(3), "tanh"), jnp.ones(3))  # equal static fields: no compilation
     assert log.counts == {"apply": 2}
     truth = log.events[1].raw
-    # JAX: the static half Equinox hands it differs there (a Static value)
-    assert "'relu'" in truth and "'tanh'" in truth and "Static(val=" in truth
+    # JAX: the static half Equinox hands it differs there (a Static value; JAX 0.8: a static argument)
+    assert "'relu'" in truth and ("Static(val=" in truth or "different value of static args" in truth)
     (cause,) = log.events[1].causes
     # the user's own parameter, down to the field: layer.activation
     assert (cause.kind, cause.argument, cause.before, cause.after) == (
@@ -232,7 +232,7 @@ def test_filter_jit_names_a_changed_non_array_with_its_two_values():
         power(jnp.ones(3), 4, jax.nn.tanh)
     assert log.counts == {"power": 3}
     for event in log.events[1:]:  # JAX: the static half Equinox hands it differs
-        assert "Static(val=" in event.raw
+        assert "Static(val=" in event.raw or "different value of static args" in event.raw  # JAX 0.10 / 0.8
     (count,), (function,) = log.events[1].causes, log.events[2].causes
     assert count.message == "`n`: 3 → 4 (static under eqx.filter_jit: a non-array is part of the compiled code's key)"
     assert (count.kind, count.argument, count.before, count.after) == ("static_value", "n", "3", "4")
