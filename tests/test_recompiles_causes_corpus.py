@@ -159,6 +159,27 @@ _PLACEMENT = {"sharding", "device"}
 _PROGRAM = {"static_value", "pytree_structure", "redefined_function", "jit_options", "config"}
 
 
+def kinds_explained(raw: str, types_changed: bool) -> set[str] | None:
+    """The kinds JAX's explanation text allows (JAX 0.10's wording and 0.8's)."""
+    if "never seen function" in raw:
+        return {"first_call", "redefined_function"}
+    if "Tracing context doesn't match" in raw or "different tracing context" in raw:  # JAX 0.10 / 0.8
+        return {"config"} | (_TYPES if types_changed else set())
+    if "different value of static" in raw:  # JAX 0.8: static args / kwargs
+        return {"static_value"} | (_TYPES if types_changed else set())
+    if "different static_argnums" in raw:
+        return {"jit_options"}
+    if "different number of args and kwargs" in raw:
+        return {"pytree_structure"}
+    if "different input pytree" in raw:
+        lines = [line for line in raw.splitlines() if "* at input path" in line or "* at args" in line]
+        kinds = {"static_value" if "Static(val=" in line else "pytree_structure" for line in lines}
+        return (kinds or {"pytree_structure"}) | (_TYPES if types_changed else set())
+    if "different input types" in raw:
+        return {cause.kind for cause in parse_explanation(raw)}
+    return None
+
+
 def kinds_jax_gives(compilations: list[Compilation], index: int, explains_it: bool) -> set[str] | None:
     """The cause kinds JAX allows for the ``index``-th compilation of a function: from its
     explanation (which stops at the first kind of difference it finds: the program's structure
@@ -168,25 +189,8 @@ def kinds_jax_gives(compilations: list[Compilation], index: int, explains_it: bo
     earlier = compilations[:index]
     types_changed = bool(earlier) and all(c.types != now.types for c in earlier)
     mapping_changed = bool(earlier) and all((c.types, c.mapping) != (now.types, now.mapping) for c in earlier)
-    raw = now.explanation
-    if raw is not None:
-        if "never seen function" in raw:
-            return {"first_call", "redefined_function"}
-        if "Tracing context doesn't match" in raw or "different tracing context" in raw:  # JAX 0.10 / 0.8
-            return {"config"} | (_TYPES if types_changed else set())
-        if "different value of static" in raw:  # JAX 0.8: static args / kwargs
-            return {"static_value"} | (_TYPES if types_changed else set())
-        if "different static_argnums" in raw:
-            return {"jit_options"}
-        if "different number of args and kwargs" in raw:
-            return {"pytree_structure"}
-        if "different input pytree" in raw:
-            lines = [line for line in raw.splitlines() if "* at input path" in line or "* at args" in line]
-            kinds = {"static_value" if "Static(val=" in line else "pytree_structure" for line in lines}
-            return (kinds or {"pytree_structure"}) | (_TYPES if types_changed else set())
-        if "different input types" in raw:
-            return {cause.kind for cause in parse_explanation(raw)}
-        return None
+    if now.explanation is not None:
+        return kinds_explained(now.explanation, types_changed)
     if index == 0:
         return {"first_call"}
     placement = _PLACEMENT
