@@ -197,11 +197,9 @@ def _param(name: str, passed: str, value: Any, static: bool, jax, non_arrays_sta
         for path, leaf in leaves_with_paths
     )
     attributes = attributes_of(value)
-    text = (
-        object_text(attributes)
-        if attributes
-        else tree_text(treedef, [leaf.describe() if leaf.static else leaf.type_text for _, leaf in leaves])
-    )
+    leaf_texts = [leaf.describe() if leaf.static else leaf.type_text for _, leaf in leaves]
+    # under eqx.filter_jit an object's numbers are static values: shown as values, not as types
+    text = object_text(attributes) if attributes and not non_arrays_static else tree_text(treedef, leaf_texts)
     return ParamSignature(
         name=name,
         passed=passed,
