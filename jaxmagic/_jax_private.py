@@ -369,6 +369,32 @@ def program_being_compiled(frame: Any) -> CompiledProgram | None:
     return None
 
 
+def lowered_input_shardings(jaxpr: Any) -> list[tuple[Any, ...]] | None:
+    """For each lowering jax.jit's lowering cache (``pjit._pjit_lower``, keyed on the jaxpr and
+    its ``in_shardings``) holds of ``jaxpr``: the sharding of each input, ``None`` for an
+    uncommitted one (JAX's ``UnspecifiedValue``). ``None`` where this JAX keeps them otherwise.
+    A tracing-cache hit that compiles again differs from an earlier lowering only there."""
+    from jax._src import pjit
+
+    if jaxpr is None:
+        return None
+    try:
+        keys = pjit._pjit_lower.cache_keys()
+    except Exception:
+        return None
+    found = []
+    for key in keys:
+        try:
+            ref, _context, arguments, _ = key
+            if ref() is not jaxpr:
+                continue
+            in_shardings = arguments[0]
+            found.append(tuple(None if type(s).__name__ == "UnspecifiedValue" else s for s in in_shardings))
+        except Exception:
+            return None
+    return found
+
+
 def equation_user_line(eqn: Any) -> tuple[str, int] | None:
     """``(file, line)`` of the user's code that emitted a jaxpr equation (JAX's ``user_frame``)."""
     from jax._src import source_info_util

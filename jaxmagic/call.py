@@ -52,6 +52,9 @@ class Call:
     source: str = ""
     function: Callable = field(default=None)  # the Python function under any jit wrapper
     library: libraries.LibraryJit | None = None
+    # ``library`` was chosen by jaxmagic, not written by the user: a plain function called with
+    # Flax NNX objects, traced the way nnx.jit traces them.
+    library_for_nnx_objects: bool = False
     automatic_static: tuple[str, ...] = ()
     # Arguments hold leaves jax.jit cannot trace (an Equinox module's activation function): those
     # leaves are static, the way eqx.filter_jit treats them.
@@ -120,6 +123,13 @@ class Call:
         Transforms such as ``jax.grad`` and ``jax.vmap`` apply to this function: static arguments
         are baked in, so ``grad`` differentiates with respect to the first dynamic argument.
         """
+        if self.library_for_nnx_objects:
+            raise UsageProblem(
+                f"`{self.name}` is called with Flax NNX objects (modules, optimizers, Rngs), which are traced "
+                f"the way nnx.jit traces them; a JAX transform applied from the outside cannot map or "
+                f"differentiate a module. Apply the NNX transform to the function and call that instead.",
+                example=f"%jaxpr nnx.vmap({self.name}, in_axes=(None, 0))(model, x)   # or nnx.grad({self.name})(model, x)",
+            )
         if self.library is not None:
             raise UsageProblem(
                 f"`{self.name}` is jitted with {self.library.decorator}, whose arguments are not all arrays; "
@@ -252,7 +262,7 @@ def resolve_call(
     else:
         options = _jax_private.JitOptions()
     static_argnums, static_argnames = parse_static(static, unwrap_jit(fn), args, magic=magic)
-    automatic_nums, automatic_names = (), ()
+    automatic_nums, automatic_names, for_nnx_objects = (), (), False
     if library is None and not _jax_private.is_jitted(fn):  # a jitted callee keeps its own options
         automatic_nums = tuple(i for i, a in enumerate(args) if is_function_value(a))
         automatic_names = tuple(k for k, v in kwargs.items() if is_function_value(v))
@@ -260,6 +270,7 @@ def resolve_call(
             fn = libraries.nnx_jit(fn, static_argnums + automatic_nums, static_argnames + automatic_names)
             library = libraries.recognise(fn)
             options = _jax_private.JitOptions(library.static_argnums, library.static_argnames)
+            for_nnx_objects = True
     untraceable = (
         library is None
         and not _jax_private.is_jitted(fn)
@@ -277,6 +288,7 @@ def resolve_call(
         donate_argnums=options.donate_argnums,
         source=ast.unparse(node),
         library=library,
+        library_for_nnx_objects=for_nnx_objects,
         automatic_static=_parameter_names(unwrap_jit(fn), automatic_nums) + automatic_names,
         untraceable_leaves=untraceable,
         receiver=receiver,

@@ -107,7 +107,23 @@ PRODUCERS = {
     "jax.scipy.special.sph_harm was deprecated in v0.7.0 and removed in v0.10.0": lambda: _attribute_message(
         jax.scipy.special, "sph_harm"
     ),
+    "It often happens when a jitted function is defined inside another": lambda: _max_traces_message(),
 }
+
+
+def _max_traces_message() -> str:
+    chex = pytest.importorskip("chex")
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def normalise(x):
+        return x / x.sum()
+
+    normalise(X)
+    try:
+        return message(normalise, jnp.ones(5))
+    finally:
+        chex.clear_trace_counter()
 
 
 def declared_fragments() -> list[tuple[str, registry.Written]]:

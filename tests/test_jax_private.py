@@ -323,3 +323,16 @@ def test_bind_equation_runs_plain_and_calling_equations_on_concrete_values():
     (s,) = _jax_private.bind_equation(sin_eqn, [v])
     (out,) = _jax_private.bind_equation(jit_eqn, [s])
     np.testing.assert_allclose(np.asarray(out), np.cumsum(np.sin(np.arange(3.0))) * 2, rtol=1e-6)
+
+
+def test_lowered_input_shardings_tell_committed_inputs_from_uncommitted_ones():
+    @jax.jit
+    def total(x, y):
+        return x.sum() + y.sum()
+
+    placed = jax.device_put(jnp.ones(3), jax.devices()[0])
+    total(jnp.ones(3), jnp.ones(2))
+    total(placed, jnp.ones(2))  # the same trace, lowered again for a committed x
+    lowerings = _jax_private.lowered_input_shardings(total.trace(placed, jnp.ones(2)).jaxpr)
+    assert sorted((s is None, t is None) for s, t in lowerings) == [(False, True), (True, True)]
+    assert _jax_private.lowered_input_shardings(None) is None

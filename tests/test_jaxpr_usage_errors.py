@@ -80,3 +80,22 @@ def test_jax_config_is_restored_when_the_users_function_changes_it_and_fails(run
     shown = run("%jaxpr sneaky(x)")
     assert isinstance(shown.error.original, RuntimeError)
     assert jax.config.jax_enable_x64 == before
+
+
+def test_a_transform_of_a_plain_function_called_with_nnx_objects_says_what_it_is_and_its_fix_runs(run, ip):
+    pytest.importorskip("flax.nnx")
+    run(
+        "from flax import nnx\n"
+        "model = nnx.Linear(3, 2, rngs=nnx.Rngs(0))\n"
+        "batch = jnp.ones((4, 3))\n"
+        "def apply(model, x):\n"
+        "    return model(x)\n"
+    ).assert_ok()
+    shown = run("%jaxpr -t vmap apply(model, batch)")
+    message = str(shown.error)
+    assert "called with Flax NNX objects" in message and "jitted with nnx.jit" not in message
+    # the example it gives, on the user's own names, traces
+    example = message.split("Example: ", 1)[1].split("   #", 1)[0].replace("(model, x)", "(model, batch)")
+    fixed = run(example)
+    fixed.assert_ok()
+    assert "f32[4,2]" in fixed.text

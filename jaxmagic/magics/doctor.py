@@ -29,8 +29,9 @@ from jaxmagic.render import diagnosis as render
 _STATE = "_jaxmagic_doctor_hook"
 _CELL_HOOK = "_jaxmagic_doctor_after_cell"  # the post-cell hook, kept on the shell to unregister it  # the hook's state lives on the shell, safe from module reloads
 # The exception classes JAX's traps arrive as (JAX's own errors subclass TypeError / IndexError;
-# a moved or removed API is an AttributeError or an ImportError).
-TRAP_TYPES = (TypeError, ValueError, IndexError, RuntimeError, AttributeError, ImportError)
+# a moved or removed API is an AttributeError or an ImportError; chex's assert_max_traces raises
+# an AssertionError).
+TRAP_TYPES = (TypeError, ValueError, IndexError, RuntimeError, AttributeError, ImportError, AssertionError)
 
 
 # ------------------------------------------------------------------------------------------------

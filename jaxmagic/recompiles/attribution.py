@@ -88,7 +88,16 @@ def user_call_signature(fun, args: tuple, kwargs: dict, on_error=None) -> CallSi
     """The signature of the user's own call ``fun(*args, **kwargs)`` (as ``equinox.filter_jit``
     received it: arrays traced, everything else static)."""
     try:
-        return describe_call(fun, args, kwargs, options={"filter_jit": True}, config=_jax_private.tracing_context())
+        signature = describe_call(
+            fun,
+            args,
+            kwargs,
+            options={"filter_jit": True},
+            config=_jax_private.tracing_context(),
+            non_arrays_static=True,
+        )
+        # eqx.filter_jit's compilations are its own: never compared with a jax.jit of the same function
+        return dataclasses.replace(signature, family=signature.family + ("eqx.filter_jit",))
     except Exception as exc:
         if on_error is not None:
             on_error(exc)

@@ -33,6 +33,9 @@ CAUSE_KINDS = (
     "unknown",
 )
 
+# The ``detail`` of a cause whose new value is an object alike to the old one, built again.
+BUILT_AGAIN = "built again"
+
 # What a reader sees before the details, one short label per kind.
 KIND_LABELS = {
     "first_call": "first call",
@@ -215,8 +218,12 @@ def repeated_headline(function: str, count: int, cause: Cause, *, where: str = "
 
     >>> repeated_headline("step", 12, Cause("shape", argument="batch", before="f32[8]", after="f32[9]"), where=" on axis 0")
     '`step` compiled 12 times: the shape of `batch` changes on axis 0 — pad to a few bucket sizes'
+    >>> repeated_headline("step", 5, Cause("static_value", argument="tx", detail=BUILT_AGAIN))
+    '`step` compiled 5 times: `tx` is a new object, built again before each call — build it once, outside the loop'
     """
     what, fix = _REPEATED[cause.kind]
+    if cause.detail == BUILT_AGAIN:
+        what, fix = "{arg} is a new object, built again before each call", "build it once, outside the loop"
     arg = function if cause.kind == "redefined_function" else (cause.argument or "it")
     return say("{} compiled {} times: {} — {}", code(function), count, say(what, arg=code(arg), where=where), fix)
 

@@ -2,7 +2,8 @@
 
 ``differences`` compares two ``CallSignature`` objects: the function object, the jit options,
 JAX's settings, then each parameter (how it was passed, its static value, its pytree structure,
-each leaf's shape, dtype, weak type, device and sharding). ``nearest`` picks, among earlier
+each leaf's shape, dtype, weak type, device and sharding), said in the order JAX's own
+explanation says them (what changes the program before what changes its types). ``nearest`` picks, among earlier
 signatures, the one with the fewest differences: that is what a new compilation is explained
 against.
 
@@ -13,18 +14,19 @@ against.
 >>> before = describe_call(f, (jnp.ones(3), 2), {}, static_argnums=(1,))
 >>> after = describe_call(f, (jnp.ones(4), 3), {}, static_argnums=(1,))
 >>> [(c.kind, c.argument, c.before, c.after) for c in differences(before, after)]
-[('shape', 'x', 'f32[3]', 'f32[4]'), ('static_value', 'n', '2', '3')]
+[('static_value', 'n', '2', '3'), ('shape', 'x', 'f32[3]', 'f32[4]')]
 """
 
 from __future__ import annotations
 
-import re
+import dataclasses
 from typing import Sequence
 
 from jaxmagic.recompiles.attributes import Attribute
-from jaxmagic.recompiles.causes import Cause, advice_for, shape_change, shape_change_text
-from jaxmagic.recompiles.leaves import LeafType
+from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause, advice_for, shape_change, shape_change_text
+from jaxmagic.recompiles.leaves import LeafType, StaticValue, without_addresses
 from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
+from jaxmagic.recompiles.value_changes import differing_parts, object_kind, placement_cause, static_value_causes
 from jaxmagic.sources import CellNamer, no_cells, source_line
 from jaxmagic.words import code, place, say
 
@@ -64,7 +66,12 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
                 )
             continue
         if old != param:
-            causes.extend(_param_causes(old, param))
+            found = _param_causes(old, param)
+            if param.filtered:  # under eqx.filter_jit all that is not an array is one static value
+                found = [
+                    dataclasses.replace(c, kind="static_value") if c.kind == "pytree_structure" else c for c in found
+                ]
+            causes.extend(found)
     for param in before.params:
         if param.name not in seen and param.passed != "default":
             causes.append(
@@ -76,7 +83,12 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
                     message=say("{} was passed before and is not now", code(param.name)),
                 )
             )
-    return causes
+    return sorted(causes, key=lambda c: _SEVERITY.get(c.kind, 0))
+
+
+# JAX's order when it explains a cache miss: the function, the options and settings, the pytree
+# (structure and static values), then the types of its leaves. Said first, it is what JAX says.
+_SEVERITY = {"shape": 1, "dtype": 1, "weak_type": 1, "sharding": 2, "device": 2}
 
 
 def _redefined(before: CallSignature, after: CallSignature, cell_namer: CellNamer) -> Cause:
@@ -188,34 +200,6 @@ def _config_causes(before, after) -> list[Cause]:
     return causes
 
 
-def differing_parts(old: str, new: str, *, limit: int = 72, context: int = 24) -> tuple[str, str]:
-    """Two long texts cut to where they differ, with a little context on each side.
-
-    >>> differing_parts("Net(" + "w=1, " * 20 + "act='relu')", "Net(" + "w=1, " * 20 + "act='tanh')", limit=30)
-    ("…=1, w=1, w=1, w=1, act='relu')", "…=1, w=1, w=1, w=1, act='tanh')")
-    """
-    if len(old) <= limit and len(new) <= limit:
-        return old, new
-    start = 0
-    while start < min(len(old), len(new)) and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
-        end += 1
-    begin = max(0, start - context)
-    closing = old.rfind("'", 0, start)
-    opening = old.rfind("'", 0, closing) if closing > 0 else -1
-    if opening >= 0 and start - opening <= 2 * context:
-        begin = opening  # from the start of the quoted name before the difference: 'deterministic'
-
-    def cut(text: str) -> str:
-        stop = min(len(text), max(len(text) - end + context, begin + 1))
-        part = text[begin:stop]
-        return ("…" if begin else "") + part + ("…" if stop < len(text) else "")
-
-    return cut(old), cut(new)
-
-
 def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     name = new.name
     if old.passed != new.passed and "default" not in (old.passed, new.passed):
@@ -256,7 +240,13 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
         return []  # the jit options changed (static_argnums): reported as jit_options
     if new.static:
         return _static_causes(old, new)
-    if old.attributes and new.attributes and (old.structure != new.structure or old.leaves != new.leaves):
+    filtered = any(leaf.static is not None for _, leaf in (*old.leaves, *new.leaves))
+    if (
+        not filtered
+        and old.attributes
+        and new.attributes
+        and (old.structure != new.structure or old.leaves != new.leaves)
+    ):
         causes = _attribute_causes(name, old.attributes, new.attributes)
         if causes:  # a library object, by the attribute paths its user writes
             return causes
@@ -268,32 +258,23 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
         previous = old_leaves.get(path)
         if previous is not None:
             causes.extend(leaf_causes(new.leaf_name(path), previous, leaf))
-    return causes
+    return _made_again_together(new, causes)
+
+
+def _made_again_together(param: ParamSignature, causes: list[Cause]) -> list[Cause]:
+    """Several parts of one argument that are each a new object built again (an optimizer's
+    ``init`` and ``update`` functions) said once, of the argument: it was built again."""
+    again = [c for c in causes if c.kind == "static_value" and c.detail == BUILT_AGAIN]
+    if len(again) < 2 or len(again) != len(causes) or not param.text:
+        return causes
+    kind = object_kind(param.text)
+    made = StaticValue(text=kind, key=("before",), full=kind), StaticValue(text=kind, key=("after",), full=kind)
+    return static_value_causes(param.name, *made, filtered=True)
 
 
 def _static_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     """A static argument's new value: where it differs, or that it is a new object unequal to the old."""
-    name = new.name
-    if old.value.key == new.value.key:
-        return []
-    if (old.value.full or old.value.text) == (new.value.full or new.value.text):
-        return [
-            Cause(
-                "static_value",
-                argument=name,
-                before=old.value.text,
-                after=new.value.text,
-                message=say(
-                    "static argument {} is a new object that is not equal to the old one ({}); "
-                    "JAX compares static arguments with == and hash",
-                    code(name),
-                    new.value.text,
-                ),
-                detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents",
-            )
-        ]
-    before, after = differing_parts(old.value.full or old.value.text, new.value.full or new.value.text)
-    return [Cause("static_value", argument=name, before=before, after=after)]
+    return static_value_causes(new.name, old.value, new.value)
 
 
 def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribute]) -> list[Cause]:
@@ -334,24 +315,32 @@ def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribu
     return causes
 
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-
-
 def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
     """One attribute's new value, shown where it differs; a new object that differs from the old
     only by where it lives in memory (an optimizer built again) is said to be one."""
-    if _ADDRESS.sub("", was) == _ADDRESS.sub("", now):
+    if without_addresses(was) == without_addresses(now):
         kind = now.split("(", 1)[0].strip("<") or "object"
         message = say(
-            "attribute {} is a new {} made again, alike in every visible part; "
+            "attribute {} is a new {} built again, alike in every visible part; "
             "JAX compares static values with == (for most objects: are they the same object)",
             code(argument),
             kind,
         )
-        before, after = f"a {kind}", f"a new {kind}, made again"
-        advice = say("Build {} once and reuse it, rather than making a new one before each call.", code(argument))
-        return Cause("pytree_structure", argument=argument, before=before, after=after, message=message, advice=advice)
-    before, after = differing_parts(was, now)
+        before, after = f"a {kind}", f"a new {kind}, built again"
+        advice = say(
+            "Build {} once, outside the loop, and reuse it, rather than making a new one before each call.",
+            code(argument),
+        )
+        return Cause(
+            "pytree_structure",
+            argument=argument,
+            before=before,
+            after=after,
+            message=message,
+            advice=advice,
+            detail=BUILT_AGAIN,
+        )
+    before, after = differing_parts(without_addresses(was), without_addresses(now))
     return Cause(
         "pytree_structure",
         argument=argument,
@@ -424,7 +413,27 @@ def _container_kinds(old: str, new: str) -> str:
 
 
 def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
-    """What differs between two types of one array leaf named ``name``: shape, dtype, weak type, placement."""
+    """What differs between two types of one array leaf named ``name``: shape, dtype, weak type,
+    placement; or, for a leaf ``eqx.filter_jit`` makes static, its value."""
+    if old.static is not None and new.static is not None:
+        return static_value_causes(name, old.static, new.static, filtered=True)
+    if (old.static is None) != (new.static is None):
+        was, now = old.describe(), new.describe()
+        return [
+            Cause(
+                "static_value",
+                argument=name,
+                before=was,
+                after=now,
+                message=say(
+                    "{} is {} now and was {} before; under eqx.filter_jit an array is traced and anything "
+                    "else is part of the compiled code's key",
+                    code(name),
+                    "an array" if new.static is None else f"{now}, not an array",
+                    "an array" if old.static is None else f"{was}, not an array",
+                ),
+            )
+        ]
     causes = []
     if old.shape != new.shape:
         axes, ranks = shape_change(old.shape, new.shape)
@@ -478,10 +487,7 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
             )
         )
     if old.placement != new.placement:
-        if old.sharded or new.sharded:
-            causes.append(Cause("sharding", argument=name, before=_where(old), after=_where(new)))
-        else:
-            causes.append(Cause("device", argument=name, before=_where(old), after=_where(new)))
+        causes.append(placement_cause(name, old.placement, new.placement, sharded=old.sharded or new.sharded))
     return causes
 
 
@@ -501,10 +507,6 @@ def _with_article(noun: str) -> str:
     """
     spoken_vowel = noun[:1].lower() in "aeiou" or (noun[:1] in "fFsS" and noun[1:2].isdigit())
     return f"{'an' if spoken_vowel else 'a'} {noun}"
-
-
-def _where(leaf: LeafType) -> str:
-    return leaf.placement or "default device (uncommitted)"
 
 
 def changed_axes(cause: Cause) -> list[int]:
@@ -594,5 +596,6 @@ def _param_difference_count(old: ParamSignature, new: ParamSignature) -> int:
                 + (was.dtype != leaf.dtype)
                 + (was.weak != leaf.weak)
                 + (was.placement != leaf.placement)
+                + (was.static != leaf.static)
             )
     return max(count, 1)

@@ -89,7 +89,7 @@ def parse_explanation(raw: str, signature=None) -> list[Cause]:
             ]
         return [Cause("first_call", argument=None, message=say("first compilation of {}", code(name)))]
     causes: list[Cause] = []
-    if "Tracing context doesn't match" in raw:
+    if "Tracing context doesn't match" in raw or "different tracing context" in raw:  # JAX 0.10 / 0.8
         for m in _CONTEXT_LINE.finditer(raw):
             causes.append(Cause("config", argument=m["name"], before=m["before"], after=m["now"]))
         if not causes:

@@ -46,7 +46,7 @@ from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, e
 from jaxmagic.recompiles.fingerprint import program_facts
 from jaxmagic.recompiles.programs import describe_difference, line_in_loop, program_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
-from jaxmagic.recompiles.unwatched import causes_since_unwatched
+from jaxmagic.recompiles.unwatched import causes_since_lowered, causes_since_unwatched
 from jaxmagic.sources import no_cells, pick_user_frame, source_line, without_jaxmagic_frames
 
 PERSISTENT_CACHE_HIT = _jax_private.PERSISTENT_CACHE_HIT_EVENT
@@ -402,6 +402,9 @@ class _Hub:
         unwatched_since = closest is not None and closest.watch_period != self.watch_period
         # Through Equinox, JAX's explanation is about Equinox's own wrapper, not the user's function.
         unwatched = causes_since_unwatched(signature, jax_keys) if closest is None and jax_keys else None
+        if closest is None and unwatched is None and jax_keys:  # traced before: lowered for other shardings?
+            lowerings = _jax_private.lowered_input_shardings(_jax_private.compiling_jaxpr(frame))
+            unwatched = causes_since_lowered(signature, lowerings)
         causes = decide_causes(
             name, signature, closest, own, None if equinox else raw, seen, internal=internal, unwatched=unwatched
         )

@@ -1,5 +1,6 @@
 """One array (or scalar) inside an argument, the way JAX's compilation cache sees it: shape,
-dtype, weak type and placement (``LeafType``).
+dtype, weak type and placement (``LeafType``); or a value that is part of the compiled code's key
+itself (``StaticValue``): a static argument, or any non-array under ``eqx.filter_jit``.
 
 >>> import jax.numpy as jnp
 >>> describe_leaf(jnp.ones((2, 3))).type_text, describe_leaf(2.0).describe()
@@ -8,12 +9,116 @@ dtype, weak type and placement (``LeafType``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import enum
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmagic.units import shorten
 
-MAX_TEXT = 72  # longest text kept for one placement
+MAX_TEXT = 72  # longest text kept for one placement or one value
+MAX_FULL_TEXT = 4096  # longest text of a static value compared (its differing part is shown)
+_SIMPLE_TYPES = (bool, int, float, complex, str, bytes, type(None), enum.Enum)
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def without_addresses(text: str) -> str:
+    """A value's text without the memory addresses Python writes in it: what a reader can compare.
+
+    >>> without_addresses("<function relu at 0x7f3a2c1d>")
+    '<function relu>'
+    """
+    return _ADDRESS.sub("", text)
+
+
+@dataclass(frozen=True)
+class StaticValue:
+    """A static value, kept as text plus what equality needs, never the object itself unless it
+    is a plain immutable scalar (``2``, ``'relu'``, ``(64, 64)``). ``text`` is what a reader sees
+    (no memory addresses); ``full`` the whole ``repr``, compared.
+
+    >>> StaticValue.of(3), StaticValue.of((64, 64)).text
+    (StaticValue(text='3', key=('value', 3)), '(64, 64)')
+    >>> def relu(v):
+    ...     return v
+    >>> StaticValue.of(relu).text
+    'relu'
+    """
+
+    text: str
+    key: Any
+    full: str = field(default="", compare=False, repr=False)  # the whole repr (up to MAX_FULL_TEXT)
+
+    @classmethod
+    def of(cls, value: Any) -> "StaticValue":
+        """The ``StaticValue`` of ``value``."""
+        try:
+            full = repr(value)[:MAX_FULL_TEXT]
+        except Exception:
+            full = f"<{type(value).__qualname__} object>"
+        text = shorten(_function_name(value, full) or without_addresses(full), MAX_TEXT)
+        if is_simple(value):
+            return cls(text, ("value", value), full)
+        try:
+            hashed = hash(value)
+        except Exception:
+            hashed = None
+        # A custom object: equal when JAX would find it equal as far as we can tell without
+        # keeping it alive: same type, same hash, same text.
+        return cls(text, ("object", type(value).__qualname__, hashed, full), full)
+
+
+def _function_name(value: Any, full: str) -> str | None:
+    """A function as its user names it (``relu``, ``<lambda>``) rather than by its ``repr``
+    (``<PjitFunction of <function relu at 0x7f...>>``); ``None`` for anything else.
+
+    >>> import jax
+    >>> _function_name(jax.nn.relu, repr(jax.nn.relu)), _function_name(3, "3")
+    ('relu', None)
+    """
+    if not callable(value) or isinstance(value, type) or not full.startswith("<"):
+        return None
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    return name.rsplit(".<locals>.", 1)[-1] if isinstance(name, str) else None
+
+
+def made_again(old: StaticValue, new: StaticValue) -> bool:
+    """Whether ``new`` is another object alike in every visible part to ``old`` (a function or an
+    optimizer built again): unequal for JAX, equal to a reader.
+
+    >>> first, second = (lambda v: v), (lambda v: v)
+    >>> made_again(StaticValue.of(first), StaticValue.of(second))
+    True
+    >>> made_again(StaticValue.of(2), StaticValue.of(3))
+    False
+    """
+    return old.key != new.key and without_addresses(old.full or old.text) == without_addresses(new.full or new.text)
+
+
+def is_simple(value: Any, depth: int = 0) -> bool:
+    """A plain immutable value kept as it is: a number, a string, ``None``, a tuple of those.
+
+    >>> is_simple((64, "relu")), is_simple([1])
+    (True, False)
+    """
+    if isinstance(value, _SIMPLE_TYPES):
+        return True
+    if isinstance(value, (tuple, frozenset)) and depth < 3 and len(value) <= 64:
+        return all(is_simple(v, depth + 1) for v in value)
+    return False
+
+
+def is_array(value: Any) -> bool:
+    """An array as ``eqx.filter_jit`` tells them (``eqx.is_array``): a ``jax.Array`` or a NumPy
+    array or scalar; everything else it makes static.
+
+    >>> import numpy as np
+    >>> is_array(np.ones(2)), is_array(2.0)
+    (True, False)
+    """
+    import jax
+
+    return isinstance(value, jax.Array) or _is_numpy(value)
 
 
 @dataclass(frozen=True)
@@ -34,6 +139,16 @@ class LeafType:
     origin: str = "array"
     placement: str | None = None
     sharded: bool = False  # True when ``placement`` is a multi-device sharding, not one device
+    static: StaticValue | None = None  # a non-array that eqx.filter_jit makes part of the key
+
+    @classmethod
+    def of_static(cls, value: Any) -> "LeafType":
+        """A non-array leaf that ``eqx.filter_jit`` makes static: its value is part of the key.
+
+        >>> LeafType.of_static(3).describe(), LeafType.of_static(True).type_text
+        ('3', 'bool')
+        """
+        return cls(shape=None, dtype=type(value).__name__, origin="static", static=StaticValue.of(value))
 
     @property
     def type_text(self) -> str:
@@ -44,6 +159,8 @@ class LeafType:
 
     def describe(self) -> str:
         """The leaf as a reader should see it: ``f32[3]``, ``Python float (weak f32[])``."""
+        if self.static is not None:
+            return self.static.text
         if self.origin not in ("array", "numpy") and self.shape is not None:
             return (
                 f"Python {self.origin} (weak {self.type_text})"

@@ -16,7 +16,6 @@ between two signatures is ``jaxmagic.recompiles.differences``' job.
 
 from __future__ import annotations
 
-import enum
 import functools
 import inspect
 import linecache
@@ -27,55 +26,13 @@ from typing import Any, Callable, Iterable, Sequence
 from jaxmagic import units
 from jaxmagic.callables import callable_name, innermost
 from jaxmagic.recompiles.attributes import Attribute, attributes_of, object_text
-from jaxmagic.recompiles.leaves import LeafType, describe_leaf
+from jaxmagic.recompiles.leaves import LeafType, StaticValue, describe_leaf, is_array, is_simple
 
 MAX_TEXT = 72  # longest before/after text kept for one value
-MAX_FULL_TEXT = 4096  # longest text of a static value compared (its differing part is shown)
-_SIMPLE_TYPES = (bool, int, float, complex, str, bytes, type(None), enum.Enum)
 
 
 # ----------------------------------------------------------------------------------------------
 # Parameters
-
-
-@dataclass(frozen=True)
-class StaticValue:
-    """A static argument's value, kept as text plus what equality needs, never the object itself
-    unless it is a plain immutable scalar (``2``, ``'relu'``, ``(64, 64)``)."""
-
-    text: str
-    key: Any
-    full: str = field(default="", compare=False, repr=False)  # the whole repr (up to MAX_FULL_TEXT)
-
-    @classmethod
-    def of(cls, value: Any) -> "StaticValue":
-        """The ``StaticValue`` of ``value``.
-
-        >>> StaticValue.of(3), StaticValue.of((64, 64)).text
-        (StaticValue(text='3', key=('value', 3)), '(64, 64)')
-        """
-        try:
-            full = repr(value)[:MAX_FULL_TEXT]
-        except Exception:
-            full = f"<{type(value).__qualname__} object>"
-        text = shorten(full)
-        if _is_simple(value):
-            return cls(text, ("value", value), full)
-        try:
-            hashed = hash(value)
-        except Exception:
-            hashed = None
-        # A custom object: equal when JAX would find it equal as far as we can tell without
-        # keeping it alive: same type, same hash, same text.
-        return cls(text, ("object", type(value).__qualname__, hashed, full), full)
-
-
-def _is_simple(value: Any, depth: int = 0) -> bool:
-    if isinstance(value, _SIMPLE_TYPES):
-        return True
-    if isinstance(value, (tuple, frozenset)) and depth < 3 and len(value) <= 64:
-        return all(_is_simple(v, depth + 1) for v in value)
-    return False
 
 
 @dataclass(frozen=True)
@@ -96,6 +53,7 @@ class ParamSignature:
     leaves: tuple[tuple[str, LeafType], ...] = ()
     text: str = ""  # the pytree with each leaf's type in its place, written from the tree itself
     attributes: tuple[Attribute, ...] = ()
+    filtered: bool = False  # every non-array in it is static, as under eqx.filter_jit
 
     def leaf_name(self, path: str) -> str:
         """``params['w']``: the parameter name followed by the leaf's path."""
@@ -179,21 +137,25 @@ def describe_call(
     static_argnames: Iterable[str] = (),
     options: dict[str, Any] | None = None,
     config: dict[str, Any] | None = None,
+    non_arrays_static: bool = False,
 ) -> CallSignature:
     """The ``CallSignature`` of calling ``fun(*args, **kwargs)`` under ``jax.jit``.
 
     ``static_argnums`` / ``static_argnames`` say which arguments are static, as ``jax.jit`` was told;
     ``options`` are the other jit options and ``config`` JAX's tracing configuration (both as
-    name -> value; values are compared as text unless simple).
+    name -> value; values are compared as text unless simple). With ``non_arrays_static`` every
+    leaf that is not an array is static, as under ``eqx.filter_jit``.
 
     >>> import jax.numpy as jnp
     >>> def loss(params, x, *, scale=1.0):
     ...     return params["w"] * x * scale
     >>> describe_call(loss, ({"w": jnp.ones(2)}, jnp.ones(2)), {}).summary()
     "(params: {'w': f32[2]}, x: f32[2])"
+    >>> describe_call(loss, ({"w": jnp.ones(2)}, 3), {}, non_arrays_static=True).summary()
+    "(params: {'w': f32[2]}, x: 3)"
     """
     static_argnums, static_argnames = set(static_argnums), set(static_argnames)
-    params = tuple(_describe_params(fun, tuple(args), dict(kwargs), static_argnums, static_argnames))
+    params = tuple(_describe_params(fun, tuple(args), dict(kwargs), static_argnums, static_argnames, non_arrays_static))
     name, family, defined_at = function_identity(fun)
     return CallSignature(
         function=name,
@@ -209,27 +171,35 @@ def describe_call(
     )
 
 
-def _describe_params(fun, args, kwargs, static_argnums, static_argnames):
+def _describe_params(fun, args, kwargs, static_argnums, static_argnames, non_arrays_static=False):
     import jax
 
     names = _parameter_names(fun, len(args), kwargs)
     for index, value in enumerate(args):
         name = names["positional"][index] if index < len(names["positional"]) else f"args[{index}]"
         static = index in static_argnums
-        yield _param(name, "position", value, static, jax)
+        yield _param(name, "position", value, static, jax, non_arrays_static)
     for key, value in kwargs.items():
-        yield _param(key, "keyword", value, key in static_argnames, jax)
+        yield _param(key, "keyword", value, key in static_argnames, jax, non_arrays_static)
     for name in names["defaults"]:
         yield ParamSignature(name=name, passed="default")
 
 
-def _param(name: str, passed: str, value: Any, static: bool, jax) -> ParamSignature:
+def _param(name: str, passed: str, value: Any, static: bool, jax, non_arrays_static: bool = False) -> ParamSignature:
     if static:
         return ParamSignature(name=name, passed=passed, static=True, value=StaticValue.of(value))
     leaves_with_paths, treedef = jax.tree_util.tree_flatten_with_path(value)
-    leaves = tuple((jax.tree_util.keystr(path), describe_leaf(leaf)) for path, leaf in leaves_with_paths)
+    leaves = tuple(
+        (
+            jax.tree_util.keystr(path),
+            LeafType.of_static(leaf) if non_arrays_static and not is_array(leaf) else describe_leaf(leaf),
+        )
+        for path, leaf in leaves_with_paths
+    )
     attributes = attributes_of(value)
-    text = object_text(attributes) if attributes else tree_text(treedef, [leaf.type_text for _, leaf in leaves])
+    leaf_texts = [leaf.describe() if leaf.static else leaf.type_text for _, leaf in leaves]
+    # under eqx.filter_jit an object's numbers are static values: shown as values, not as types
+    text = object_text(attributes) if attributes and not non_arrays_static else tree_text(treedef, leaf_texts)
     return ParamSignature(
         name=name,
         passed=passed,
@@ -237,6 +207,7 @@ def _param(name: str, passed: str, value: Any, static: bool, jax) -> ParamSignat
         leaves=leaves,
         text=text,
         attributes=attributes,
+        filtered=non_arrays_static,
     )
 
 
@@ -298,10 +269,31 @@ def _parameter_names(fun, n_positional: int, kwargs: dict) -> dict[str, list[str
             elif param.name not in kwargs and param.default is not param.empty:
                 defaults.append(param.name)
         elif param.kind is param.VAR_POSITIONAL:
-            positional.extend(f"{param.name}[{i}]" for i in range(n_positional - len(positional)))
+            forwarded = _forwarded_names(fun, kwargs)[: n_positional - len(positional)]
+            positional.extend(forwarded)
+            positional.extend(f"{param.name}[{i}]" for i in range(len(positional), n_positional))
         elif param.kind is param.KEYWORD_ONLY and param.name not in kwargs and param.default is not param.empty:
             defaults.append(param.name)
     return {"positional": positional, "defaults": defaults}
+
+
+def _forwarded_names(fun, kwargs: dict) -> list[str]:
+    """The names of the parameters a Flax Linen ``model.apply(variables, *args, method=...)``
+    hands its positional arguments to: the module's own ``__call__`` (or ``method``), as the
+    user wrote it. ``[]`` for anything else."""
+    owner = getattr(fun, "__self__", None)
+    if getattr(fun, "__name__", "") != "apply" or not any(
+        cls.__name__ == "Module" and cls.__module__.startswith("flax.linen") for cls in type(owner).__mro__
+    ):
+        return []
+    method = kwargs.get("method") or type(owner).__call__
+    if isinstance(method, str):
+        method = getattr(type(owner), method, None)
+    try:
+        parameters = list(inspect.signature(method).parameters.values())[1:]  # past self
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 def function_identity(fun: Callable) -> tuple[str, tuple, tuple[str, int] | None]:
@@ -418,7 +410,7 @@ def _comparable(values: dict[str, Any], *, skip_complex: bool = False) -> tuple[
     """
     out = []
     for name, value in values.items():
-        if _is_simple(value):
+        if is_simple(value):
             out.append((name, value))
         elif not skip_complex:
             out.append((name, shorten(repr(value))))

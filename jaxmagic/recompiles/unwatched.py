@@ -21,8 +21,9 @@ from typing import Iterator
 
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.differences import leaf_causes
-from jaxmagic.recompiles.leaves import LeafType, short_dtype
-from jaxmagic.recompiles.signatures import MAX_FULL_TEXT, CallSignature
+from jaxmagic.recompiles.leaves import MAX_FULL_TEXT, LeafType, device_text, sharding_text, short_dtype
+from jaxmagic.recompiles.signatures import CallSignature
+from jaxmagic.recompiles.value_changes import placement_cause
 from jaxmagic.words import code, say
 
 _PYTHON_SCALAR = {"f": "float", "i": "int", "c": "complex", "b": "bool"}  # weak types come from these
@@ -55,7 +56,12 @@ def causes_since_unwatched(signature: CallSignature, keys) -> list[Cause] | None
             or _structure_causes(signature, current, earlier)
             or [_changed_otherwise(signature.function)]
         )
-    closest = min(alike, key=lambda key: sum(a != b for a, b in zip(_types(key), now, strict=True)))
+    return _marked(_type_causes(leaves, alike, now)) or None
+
+
+def _type_causes(leaves: list, keys: list, now: tuple) -> list[Cause]:
+    """How the leaves' types differ from the closest of ``keys`` (all with as many inputs)."""
+    closest = min(keys, key=lambda key: sum(a != b for a, b in zip(_types(key), now, strict=True)))
     causes = []
     for (name, leaf), old, new in zip(leaves, _types(closest), now, strict=True):
         if old != new:
@@ -68,7 +74,101 @@ def causes_since_unwatched(signature: CallSignature, keys) -> list[Cause] | None
                 origin=_PYTHON_SCALAR.get(dtype[:1], "float") if weak else "array",
             )
             causes.extend(leaf_causes(name, was, leaf))
-    return _marked(causes) or None
+    return causes
+
+
+def causes_against_traced(signature: CallSignature, keys) -> list[Cause] | None:
+    """What differs between a call whose trace is under way (or failed) and the other
+    signatures JAX's tracing cache (``keys``) holds for the function: the closest
+    one's differing leaf types, else its differing static values. ``None`` when JAX holds none
+    (the jitted function is new) or none compares.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic import _jax_private
+    >>> from jaxmagic.recompiles.signatures import describe_call
+    >>> @jax.jit
+    ... def halve(x):
+    ...     return x / 2
+    >>> _ = halve(jnp.ones(3))
+    >>> now = describe_call(halve, (jnp.ones(4),), {})
+    >>> [c.message for c in causes_against_traced(now, _jax_private.traced_keys(halve.__wrapped__))]
+    ['shape of `x` changed: f32[3] → f32[4] (axis 0: 3 → 4)']
+    """
+    if not keys:
+        return None
+    for leaves in _array_leaves(signature):
+        now = tuple((leaf.shape, leaf.dtype, leaf.weak) for _, leaf in leaves)
+        # the trace under way may be among them already (JAX keeps the key of a trace that failed)
+        alike = [
+            key for key in keys if len(key.avals) == len(now) and _same_static(key, signature) and _types(key) != now
+        ]
+        if alike:
+            return _type_causes(leaves, alike, now) or None
+    for key in keys:
+        labels = _static_labels(signature, key)
+        if labels is None:
+            continue
+        mine = {p.name: p.value for p in signature.params if p.static and p.value is not None}
+        changed = [
+            Cause("static_value", argument=label, before=_text(old), after=mine[label].text)
+            for label, old in zip(labels, key.static_values[0], strict=True)
+            if label in mine and _text(old) != (mine[label].full or mine[label].text)
+        ]
+        if changed:
+            return changed
+    return None
+
+
+def causes_since_lowered(signature: CallSignature, lowerings) -> list[Cause] | None:
+    """The causes of compiling ``signature`` again when jax.jit traced nothing new: its lowering
+    cache (``lowerings``, from ``_jax_private.lowered_input_shardings``) holds the same program
+    lowered for other input shardings, so what differs is which arrays are committed, or where.
+    ``None`` when no earlier lowering tells it.
+
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmagic import _jax_private
+    >>> from jaxmagic.recompiles.signatures import describe_call
+    >>> @jax.jit
+    ... def total(x):
+    ...     return x.sum()
+    >>> _ = total(jnp.ones(3))
+    >>> placed = jax.device_put(jnp.ones(3), jax.devices()[0])
+    >>> _ = total(placed)
+    >>> jaxpr = total.trace(placed).jaxpr
+    >>> [c.kind for c in causes_since_lowered(describe_call(total, (placed,), {}), _jax_private.lowered_input_shardings(jaxpr))]
+    ['sharding']
+    """
+    if not lowerings or len(lowerings) < 2:
+        return None
+    for leaves in _array_leaves(signature):
+        now = tuple(leaf.placement for _, leaf in leaves)
+        if any(len(lowered) != len(leaves) for lowered in lowerings):
+            continue
+        texts = [tuple(_placement_text(s) for s in lowered) for lowered in lowerings]
+        if now not in texts:
+            continue
+        others = [t for t in texts if t != now]
+        if not others:
+            return None
+        closest = min(others, key=lambda t: sum(a != b for a, b in zip(t, now, strict=True)))
+        causes = [
+            placement_cause(name, old, new, sharded=leaf.sharded)
+            for (name, leaf), old, new in zip(leaves, closest, now, strict=True)
+            if old != new
+        ]
+        return _marked(causes) or None
+    return None
+
+
+def _placement_text(sharding) -> str | None:
+    """A lowering's input sharding as ``LeafType.placement`` writes it: ``None`` (uncommitted),
+    ``cpu:0``, or a sharding's text."""
+    if sharding is None:
+        return None
+    devices = getattr(sharding, "device_set", ())
+    if len(devices) == 1 and type(sharding).__name__ == "SingleDeviceSharding":
+        return device_text(next(iter(devices)))
+    return sharding_text(sharding)
 
 
 def _static_labels(signature: CallSignature, key) -> list[str] | None:
