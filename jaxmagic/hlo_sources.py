@@ -120,7 +120,9 @@ def kernel_lines(hlo_text: str, cell_namer: CellNamer = no_cells) -> dict[str, l
 
     def frames_inside(instruction: HloInstruction, seen: set) -> Counter:
         counted = Counter()
-        frame = pick_user_frame(instruction.frames) if not instruction.calls else None  # a fusion: its insides
+        frame = (
+            pick_user_frame(instruction.frames, or_library=False) if not instruction.calls else None
+        )  # a fusion: its insides
         if frame is not None:
             counted[frame[:2]] += 1
         for name in instruction.calls:
@@ -157,7 +159,7 @@ def line_weights(hlo_text: str, instruction: str, cell_namer: CellNamer = no_cel
     stack, seen = [instructions[instruction]], set()
     while stack:
         item = stack.pop()
-        frame = pick_user_frame(item.frames) if not item.calls else None
+        frame = pick_user_frame(item.frames, or_library=False) if not item.calls else None
         if frame is not None:
             counted[source_line(frame[0], frame[1], "", cell_namer=cell_namer).label] += 1
         for name in item.calls:

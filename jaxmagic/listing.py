@@ -392,7 +392,7 @@ class _Origins:
         (``None``: no line of the user's) — without reading the line's text."""
         if index not in self._groups:
             info = self.eqns[index].source_info
-            frame = pick_user_frame(_jax_private.traceback_frames(info)) if self.with_source else None
+            frame = pick_user_frame(_jax_private.traceback_frames(info), or_library=False) if self.with_source else None
             self._groups[index] = (
                 (*frame, *name_stack_facts(getattr(info, "name_stack", ""))) if frame is not None else None
             )
@@ -433,7 +433,8 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         outs = " ".join(namer.binder(v) for v in eqn.outvars)
         ins = " ".join(namer(v) for v in eqn.invars)
         params = params_text(eqn.params)
-        text = f"{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
+        # An equation with no outputs (``debug_print``, ``debug_callback``) has no ``=``, as JAX prints it.
+        text = f"{outs + ' = ' if outs else ''}{eqn.primitive.name}{params} {ins}".rstrip()
         source, scope, derivative = origins[index]
         eqn_path = path + (index,)
         group = origins.group(index)

@@ -105,23 +105,26 @@ def _file_kind(filename: str) -> int:
     return _LIBRARY if is_library_file(filename) else _USER
 
 
-def pick_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int, str] | None:
+def pick_user_frame(frames: Iterable[tuple[str, int, str]], *, or_library: bool = True) -> tuple[str, int, str] | None:
     """The innermost frame in the user's own code, from frames listed innermost first.
 
     Frames of JAX and of jaxmagic are never the user's. A frame in the user's own files or
     notebook cells wins over one in another installed library (e.g. a flax layer), which is
-    the fallback.
+    the fallback unless ``or_library=False``: a label shown as the user's line is never a
+    library's (where no frame is the user's, there is no line to show).
 
-    >>> import jax
+    >>> import jax, numpy
     >>> pick_user_frame([(jax.__file__, 1, "jit"), ("/home/me/model.py", 12, "step")])
     ('/home/me/model.py', 12, 'step')
+    >>> pick_user_frame([(numpy.__file__, 54, "_wrapfunc")], or_library=False) is None
+    True
     """
     fallback = None
     for file, line, function in frames:
         kind = _file_kind(file)
         if kind == _USER:
             return file, line, function
-        if kind == _LIBRARY and fallback is None:
+        if kind == _LIBRARY and fallback is None and or_library:
             fallback = (file, line, function)
     return fallback
 
@@ -156,8 +159,9 @@ def user_traceback(source_info, cell_namer: CellNamer = no_cells) -> tuple[Sourc
 
 
 def user_source_line(source_info, cell_namer: CellNamer = no_cells) -> SourceLine | None:
-    """The user's line behind a JAX equation's ``source_info``, or ``None`` where unknown."""
-    frame = pick_user_frame(_jax_private.traceback_frames(source_info))
+    """The user's line behind a JAX equation's ``source_info``, or ``None`` where no frame of the
+    user's own code made it (a library's or JAX's line is never shown as the user's)."""
+    frame = pick_user_frame(_jax_private.traceback_frames(source_info), or_library=False)
     if frame is None:
         return None
     return source_line(*frame, cell_namer=cell_namer)

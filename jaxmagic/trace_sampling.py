@@ -86,7 +86,9 @@ def sampled_lines(interval: float | None = None) -> Iterator[Samples]:
             while frame is not None and not is_jaxmagic_file(frame.f_code.co_filename):
                 stack.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
                 frame = frame.f_back
-            found = pick_user_frame(stack)  # only frames inside the traced call: not the magic's caller
+            found = pick_user_frame(
+                stack, or_library=False
+            )  # only frames inside the traced call: not the magic's caller
             now = time.perf_counter()
             samples.total += 1
             samples.longest = max(samples.longest, now - last)

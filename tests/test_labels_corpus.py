@@ -1,0 +1,192 @@
+"""Every label in a listing is the user's, over a corpus of code as JAX's documentation, Flax NNX,
+Equinox and Optax teach it (``tests/labels_corpus.py``): each source line is a line of the user's
+own cell or file (never JAX's, a library's or jaxmagic's), each input and output a path the user can
+type, each transform the user wrote named in the title, and an equation with no outputs printed the
+way JAX prints it."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import os
+import re
+import sys
+
+import pytest
+
+from jaxmagic.callables import innermost
+from tests.labels_corpus import CORPUS, USER_FILE_CASES, USER_MODULE
+
+FORBIDDEN = ("<flat index", "args[", "ErrorEffect", "site-packages", "dist-packages")
+
+
+@pytest.fixture(scope="module")
+def corpus_shell(ip, tmp_path_factory):
+    """The shell with every case's cell run, in order, and the user's own module importable."""
+    folder = tmp_path_factory.mktemp("user_code")
+    (folder / "labels_user_model.py").write_text(USER_MODULE)
+    sys.path.insert(0, str(folder))
+    before = set(ip.user_ns)
+    for case in CORPUS:
+        if case.source.strip():
+            outcome = ip.run_cell(case.source, store_history=True)
+            assert outcome.success, f"{case.id}: {outcome.error_in_exec!r}"
+    ip.run_cell("import labels_user_model", store_history=True)
+    written = "\n".join(case.source for case in CORPUS) + "\n" + USER_MODULE
+    yield ip, str(folder), {line.strip() for line in written.splitlines() if line.strip()}
+    sys.path.remove(str(folder))
+    sys.modules.pop("labels_user_model", None)
+    for name in set(ip.user_ns) - before:
+        if not name.startswith("_"):
+            ip.user_ns.pop(name, None)
+
+
+def _cell_files(ip, number: int) -> list[str]:
+    return [name for name, n in ip.compile._filename_map.items() if n == number]
+
+
+def _is_users_file(ip, folder: str, filename: str) -> bool:
+    return ip.compile.format_code_name(filename) is not None or os.path.dirname(filename) == folder
+
+
+def label_problems(ip, folder: str, written: set[str], report) -> list[str]:
+    """What is wrong with the source labels of ``report``: each must be a line the user wrote."""
+    problems = []
+    for index, line in report.source_lines.items():
+        if not _is_users_file(ip, folder, line.file):
+            problems.append(f"equation {index} is labelled with {line.file}:{line.line}")
+        elif line.text != linecache.getline(line.file, line.line).strip() or line.text not in written:
+            problems.append(f"equation {index}: {line.label} reads {line.text!r}, not a line the user wrote")
+    for label in report.line_counts:
+        if label == "(no source line)":
+            continue
+        cell = re.fullmatch(r"In \[(\d+)\] line (\d+)", label)
+        if cell:
+            files, number = _cell_files(ip, int(cell.group(1))), int(cell.group(2))
+        else:
+            name, _, number = label.rpartition(":")
+            files, number = [os.path.join(folder, name)], int(number) if number.isdigit() else 0
+        texts = {linecache.getline(f, number).strip() for f in files if os.path.dirname(f) in ("", folder) or f}
+        if not any(text and text in written for text in texts):
+            problems.append(f"line_counts label {label!r} is not a line of the user's code")
+    return problems
+
+
+def _arguments(ip, call_text: str) -> dict:
+    """The callee's parameters bound to the call's argument values, through any transform's wrapper."""
+    node = ast.parse(call_text, mode="eval").body
+    ns = ip.user_ns
+    fn = eval(compile(ast.Expression(node.func), "<call>", "eval"), ns)  # noqa: S307
+    args = [eval(compile(ast.Expression(a), "<arg>", "eval"), ns) for a in node.args]  # noqa: S307
+    kwargs = {k.arg: eval(compile(ast.Expression(k.value), "<arg>", "eval"), ns) for k in node.keywords}  # noqa: S307
+    bound = {}
+    target = innermost(fn)
+    receiver = getattr(fn, "__self__", None)
+    if receiver is not None:
+        args = [receiver, *args]
+    try:
+        signature = inspect.signature(target)
+        bound = dict(signature.bind_partial(*args[: len(signature.parameters)]).arguments)
+        bound.update({k: v for k, v in kwargs.items() if k in signature.parameters})
+        parameters = set(signature.parameters)
+    except (TypeError, ValueError):
+        parameters = set()
+    return bound, parameters
+
+
+def _typable(expression: str) -> bool:
+    """Python that names a value: names, attributes, subscripts by literal, method calls."""
+    try:
+        ast.parse(expression, mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def name_problems(ip, call_text: str, report) -> list[str]:
+    bound, parameters = _arguments(ip, call_text)
+    problems = []
+    for name in report.input_names:
+        if any(word in name for word in FORBIDDEN):
+            problems.append(f"input {name!r}")
+            continue
+        expression = re.sub(r" \(.*\)$", "", name)
+        if expression in parameters:
+            continue
+        try:
+            eval(expression, dict(ip.user_ns), dict(bound))  # noqa: S307
+        except Exception as exc:
+            problems.append(f"input {name!r} does not evaluate ({type(exc).__name__}: {exc})")
+    for name in report.output_names:
+        expression = re.sub(r" \(.*\)$", "", name)
+        expression = re.sub(r"^(grad of|jacobian w\.r\.t\.) ", "", expression)
+        if any(word in name for word in FORBIDDEN) or not _typable(expression):
+            problems.append(f"output {name!r}")
+    return problems
+
+
+def title_problems(case, report) -> list[str]:
+    written = list(case.title) + re.findall(r"-t (\w+)", case.line)
+    return [f"title {report.name!r} drops {word}" for word in written if f"{word}(" not in report.name]
+
+
+def text_problems(report) -> list[str]:
+    from jaxmagic.render.jaxpr import text
+
+    shown = text(report)
+    problems = [f"the listing shows {word!r}" for word in FORBIDDEN if word in shown]
+    problems += [
+        f"an equation with no outputs reads {line.strip()!r}"
+        for line in shown.splitlines()
+        if re.match(r"^\s*= ", line)
+    ]
+    return problems
+
+
+def _call_of(line: str) -> str:
+    return re.sub(r"^(-t \w+ )+", "", line)
+
+
+def all_problems(corpus_shell, run, case) -> list[str]:
+    ip, folder, written = corpus_shell
+    result = run(f"_labels_report = %jaxpr -o --max-eqns 2000 {case.line}")
+    assert result.error is None, f"{case.id}: {result.error!r}\n{result.stdout}"
+    report = ip.user_ns["_labels_report"]
+    return (
+        label_problems(ip, folder, written, report)
+        + name_problems(ip, _call_of(case.line), report)
+        + title_problems(case, report)
+        + text_problems(report)
+    )
+
+
+@pytest.mark.parametrize("case", CORPUS + USER_FILE_CASES, ids=lambda c: c.id)
+def test_every_label_is_the_users(corpus_shell, run, case):
+    problems = all_problems(corpus_shell, run, case)
+    assert problems == [], f"{case.id}: {case.line}\n" + "\n".join(problems)
+
+
+def test_an_error_after_a_transform_shows_only_the_users_frames(corpus_shell, run):
+    from tests.conftest import assert_no_internals
+
+    result = run("%jaxpr -t grad until_big(1.0)")
+    assert result.error is not None
+    assert "until_big" in result.shown_traceback  # the user's own line, where the loop was written
+    assert_no_internals(result.shown_traceback)
+
+
+def test_an_equation_without_outputs_reads_as_jax_prints_it(corpus_shell, run):
+    report = run("%jaxpr -o noisy(jnp.ones(2))").assert_ok().result
+    ours = [r.text for r in listing_records(report) if r.primitive == "debug_print"]
+    jax_lines = [line.strip() for line in report.text.splitlines() if "debug_print" in line]
+    assert len(ours) == len(jax_lines) == 2
+    for mine, theirs in zip(ours, jax_lines, strict=True):
+        assert theirs.startswith("debug_print"), theirs  # JAX: no "=" where there is nothing on the left
+        assert mine.startswith("debug_print[") and mine.endswith((" a", " b")), mine
+
+
+def listing_records(report):
+    from jaxmagic.listing import listing
+
+    return [r for r in listing(report.jaxpr, cell_namer=report.cell_namer) if r.kind == "eqn"]
