@@ -209,18 +209,27 @@ def _node_children(node: Any) -> list:
     return jax.tree_util.tree_flatten(node, is_leaf=lambda x: x is not node)[0]
 
 
-def _written_path(head: str, value: Any, path: Sequence[Any], roots: dict) -> tuple[str, str]:
+def _written_path(head: str, value: Any, path: Sequence[Any], roots: dict) -> tuple[str, str | None]:
     """``(text, kind)``: the path as Python from ``head`` (``s.x``, ``params['w']``), cut where no
     Python names the next step (a pytree node whose children are no attributes of it, a key such as
-    an effect): ``kind`` then says what the part cut at is (its type's name), else ``""``."""
+    an effect): ``kind`` then says what the part cut at is (its type's name), else ``""``; ``None``
+    where the rest is a library's wrapping of the value named (``result['l1']['bias']``)."""
     text = head
     for key in path:
+        if _is_library_wrapper(value):
+            return text, None
         step = _key_text(key, value, roots)
         if step is None:
             return text, type(value).__name__ if value is not None else "part"
         text += step
         value = _child(value, key)
     return text, ""
+
+
+def _is_library_wrapper(value: Any) -> bool:
+    """A library's own wrapping of the user's value, which the user never sees: Flax NNX hands a
+    returned variable back as a ``NodeStates``."""
+    return type(value).__name__ == "NodeStates" and type(value).__module__.startswith("flax.nnx")
 
 
 def _key_text(key: Any, node: Any, roots: dict) -> str | None:
@@ -293,20 +302,24 @@ def _equinox_state_getter(state: Any, child: Any, roots: dict) -> str | None:
     return None
 
 
-def _numbered(written: list[tuple[str, str]]) -> list[str]:
+def _numbered(written: list[tuple[str, str | None]]) -> list[str]:
     """Names from ``(text, kind)``: a path cut short names each leaf under it by its place,
-    ``result[0] (Error, leaf 2 of 3)``."""
-    totals = collections.Counter(text for text, kind in written if kind)
+    ``result[0] (Error, leaf 2 of 3)``.
+
+    >>> _numbered([("x", ""), ("err", "Error"), ("err", "Error"), ("g", None)])
+    ['x', 'err (Error, leaf 1 of 2)', 'err (Error, leaf 2 of 2)', 'g']
+    """
+    totals = collections.Counter(text for text, kind in written if kind != "")
     seen: collections.Counter = collections.Counter()
     names = []
     for text, kind in written:
-        if not kind:
+        if kind == "":
             names.append(text)
             continue
         seen[text] += 1
-        names.append(
-            f"{text} ({kind}, leaf {seen[text]} of {totals[text]})" if totals[text] > 1 else f"{text} ({kind})"
-        )
+        place = f"leaf {seen[text]} of {totals[text]}" if totals[text] > 1 else ""
+        note = ", ".join(part for part in (kind, place) if part)
+        names.append(f"{text} ({note})" if note else text)
     return names
 
 

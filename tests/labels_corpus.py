@@ -15,8 +15,9 @@ from dataclasses import dataclass
 class Case:
     id: str
     setup: str
-    line: str  # what follows ``%jaxpr -o``: options and the call
+    line: str  # what follows ``%jaxpr -o``: options and the call; for a cell case, the options only
     title: tuple[str, ...] = ()
+    cell: str = ""  # a ``%%jaxpr`` cell: its body, whose last statement is the call
 
     @property
     def source(self) -> str:
@@ -258,7 +259,7 @@ JAX_DOCS = [
         def index_and_divide(x, i):
             return x[i] / (i + 1)
         """,
-        "checkify.checkify(checked_log)(2.0)",
+        "checkify.checkify(checked_log)(jnp.array(2.0))",
         ("checkify",),
     ),
     Case(
@@ -320,6 +321,85 @@ JAX_DOCS = [
             return x
         """,
         "power(x4, n=2)",
+    ),
+    Case(
+        "custom-jvp",
+        """
+        @jax.custom_jvp
+        def log1pexp(x):
+            return jnp.log(1.0 + jnp.exp(x))
+        @log1pexp.defjvp
+        def log1pexp_jvp(primals, tangents):
+            (x,), (x_dot,) = primals, tangents
+            ans = log1pexp(x)
+            return ans, x_dot * (1.0 - 1.0 / (1.0 + jnp.exp(x)))
+        """,
+        "jax.grad(log1pexp)(3.0)",
+        ("grad",),
+    ),
+    Case("custom-jvp-vmap", "", "jax.vmap(jax.grad(log1pexp))(jnp.arange(3.0))", ("vmap", "grad")),
+    Case(
+        "value-and-grad-aux",
+        """
+        def loss_with_aux(w, x):
+            pred = jnp.tanh(x @ w)
+            return jnp.mean(pred ** 2), {"pred": pred}
+        """,
+        "jax.value_and_grad(loss_with_aux, has_aux=True)(w2[:, 0], inputs)",
+        ("value_and_grad",),
+    ),
+    Case("jacobian-alias", "", "jax.jacobian(f3)(x3)", ("jacobian",)),
+    Case(
+        "debug-print-in-scan",
+        """
+        def scan_and_print(xs):
+            def body(c, x):
+                jax.debug.print("carry {}", c)
+                return c + x, c
+            return lax.scan(body, 0.0, xs)
+        """,
+        "scan_and_print(jnp.arange(3.0))",
+    ),
+    Case(
+        "lax-map-and-cond",
+        """
+        def per_row(rows):
+            return lax.map(lambda r: lax.cond(r.sum() > 0, jnp.sin, jnp.cos, r), rows)
+        """,
+        "per_row(xs)",
+    ),
+    Case(
+        "donate",
+        """
+        @partial(jax.jit, donate_argnums=0)
+        def update_in_place(buffer, delta):
+            return buffer + delta
+        """,
+        "update_in_place(jnp.zeros(4), x4)",
+    ),
+    Case(
+        "cell-form",
+        "",
+        "",
+        cell="""
+        def cell_model(w, x):
+            h = jnp.tanh(x @ w)
+            return jnp.sum(h)
+        cell_w = jnp.ones((3, 2))
+        jax.grad(cell_model)(cell_w, inputs)
+        """,
+        title=("grad",),
+    ),
+    Case(
+        "cell-form-vmap-option",
+        "",
+        "-t vmap",
+        cell="""
+        def cell_rows(x):
+            return jnp.dot(x, x)
+        cell_rows(xs)
+        """,
+        title=("vmap",),
     ),
 ]
 
@@ -483,6 +563,67 @@ LIBRARIES = [
             return optax.apply_updates(p, updates), state
         """,
         "opt_step(opt_params, opt_state, bx, by)",
+    ),
+    Case(
+        "linen-apply",
+        """
+        import flax.linen as fnn
+        class LinenMLP(fnn.Module):
+            @fnn.compact
+            def __call__(self, x):
+                x = fnn.Dense(8)(x)
+                return fnn.Dense(1)(fnn.relu(x))
+        linen_model = LinenMLP()
+        linen_vars = linen_model.init(jax.random.PRNGKey(0), bx)
+        def linen_loss(variables, x, y):
+            return jnp.mean((linen_model.apply(variables, x) - y) ** 2)
+        """,
+        "jax.grad(linen_loss)(linen_vars, bx, by)",
+        ("grad",),
+    ),
+    Case("linen-bound-apply", "", "jax.jit(linen_model.apply)(linen_vars, bx)"),
+    Case(
+        "optax-chain",
+        """
+        chained = optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(1e-3))
+        chained_state = chained.init(opt_params)
+        @jax.jit
+        def chained_step(p, state, x, y):
+            loss_value, grads = jax.value_and_grad(opt_loss)(p, x, y)
+            updates, state = chained.update(grads, state, p)
+            return optax.apply_updates(p, updates), state, loss_value
+        """,
+        "chained_step(opt_params, chained_state, bx, by)",
+    ),
+    Case(
+        "eqx-filter-vmap",
+        """
+        eqx_linear = eqx.nn.Linear(3, 2, key=jax.random.PRNGKey(2))
+        """,
+        "eqx.filter_vmap(eqx_linear)(bx)",
+        ("filter_vmap",),
+    ),
+    Case(
+        "nnx-grad-in-jit",
+        """
+        @nnx.jit
+        def grads_only(model, x, y):
+            return nnx.grad(lambda m: jnp.mean((m(x) - y) ** 2))(model)
+        """,
+        "grads_only(mlp, bx, by)",
+    ),
+    Case(
+        "diffrax-solve",
+        """
+        import diffrax
+        def decay(t, y, args):
+            return -args * y
+        def solve(y0, rate):
+            term = diffrax.ODETerm(decay)
+            solution = diffrax.diffeqsolve(term, diffrax.Tsit5(), t0=0.0, t1=1.0, dt0=0.1, y0=y0, args=rate)
+            return solution.ys
+        """,
+        "solve(jnp.ones(2), 0.5)",
     ),
 ]
 

@@ -12,10 +12,10 @@ import linecache
 import os
 import re
 import sys
+import textwrap
 
 import pytest
 
-from jaxmagic.callables import innermost
 from tests.labels_corpus import CORPUS, USER_FILE_CASES, USER_MODULE
 
 FORBIDDEN = ("<flat index", "args[", "ErrorEffect", "site-packages", "dist-packages")
@@ -33,7 +33,7 @@ def corpus_shell(ip, tmp_path_factory):
             outcome = ip.run_cell(case.source, store_history=True)
             assert outcome.success, f"{case.id}: {outcome.error_in_exec!r}"
     ip.run_cell("import labels_user_model", store_history=True)
-    written = "\n".join(case.source for case in CORPUS) + "\n" + USER_MODULE
+    written = "\n".join(case.source + textwrap.dedent(case.cell) for case in CORPUS) + "\n" + USER_MODULE
     yield ip, str(folder), {line.strip() for line in written.splitlines() if line.strip()}
     sys.path.remove(str(folder))
     sys.modules.pop("labels_user_model", None)
@@ -73,26 +73,36 @@ def label_problems(ip, folder: str, written: set[str], report) -> list[str]:
     return problems
 
 
-def _arguments(ip, call_text: str) -> dict:
-    """The callee's parameters bound to the call's argument values, through any transform's wrapper."""
+def _evaluated_call(ip, call_text: str):
+    """The callee, positional and keyword arguments of a call, evaluated in the user's namespace."""
     node = ast.parse(call_text, mode="eval").body
     ns = ip.user_ns
-    fn = eval(compile(ast.Expression(node.func), "<call>", "eval"), ns)  # noqa: S307
-    args = [eval(compile(ast.Expression(a), "<arg>", "eval"), ns) for a in node.args]  # noqa: S307
-    kwargs = {k.arg: eval(compile(ast.Expression(k.value), "<arg>", "eval"), ns) for k in node.keywords}  # noqa: S307
-    bound = {}
-    target = innermost(fn)
-    receiver = getattr(fn, "__self__", None)
-    if receiver is not None:
-        args = [receiver, *args]
+
+    def value(expression):
+        return eval(compile(ast.Expression(expression), "<call>", "eval"), ns)  # noqa: S307
+
+    return value(node.func), [value(a) for a in node.args], {k.arg: value(k.value) for k in node.keywords}
+
+
+def _arguments(ip, call_text: str) -> tuple[dict, set]:
+    """The callee's parameters bound to the call's argument values, through any transform's wrapper."""
+    fn, args, kwargs = _evaluated_call(ip, call_text)
     try:
-        signature = inspect.signature(target)
+        signature = inspect.signature(fn)  # through jit's and transforms' wrappers, a bound method's self dropped
         bound = dict(signature.bind_partial(*args[: len(signature.parameters)]).arguments)
         bound.update({k: v for k, v in kwargs.items() if k in signature.parameters})
-        parameters = set(signature.parameters)
+        return bound, set(signature.parameters)
     except (TypeError, ValueError):
-        parameters = set()
-    return bound, parameters
+        return {}, set()
+
+
+def _result(ip, call_text: str):
+    """What the call returns, run on copies of any Flax NNX objects (the user's stay as they are)."""
+    from flax import nnx
+
+    fn, args, kwargs = _evaluated_call(ip, call_text)
+    copies = [nnx.clone(a) if nnx.graph.is_graph_node(a) else a for a in args]
+    return fn(*copies, **kwargs)
 
 
 def _typable(expression: str) -> bool:
@@ -104,7 +114,7 @@ def _typable(expression: str) -> bool:
     return True
 
 
-def name_problems(ip, call_text: str, report) -> list[str]:
+def name_problems(ip, call_text: str, report, transformed: bool = False) -> list[str]:
     bound, parameters = _arguments(ip, call_text)
     problems = []
     for name in report.input_names:
@@ -123,6 +133,27 @@ def name_problems(ip, call_text: str, report) -> list[str]:
         expression = re.sub(r"^(grad of|jacobian w\.r\.t\.) ", "", expression)
         if any(word in name for word in FORBIDDEN) or not _typable(expression):
             problems.append(f"output {name!r}")
+    return problems + result_problems(ip, call_text, report, transformed)
+
+
+def result_problems(ip, call_text: str, report, transformed: bool) -> list[str]:
+    """Each output named ``result...`` reads, from what the call returns, an array of its type."""
+    if transformed:
+        return []  # the call's own result is not what -t traced
+    result = _result(ip, call_text)
+    bound, _ = _arguments(ip, call_text)
+    problems = []
+    for name, aval in zip(report.output_names, report.jaxpr.out_avals, strict=True):
+        if not name.startswith("result") or " (" in name:
+            continue
+        try:
+            value = eval(name, {**ip.user_ns, **bound, "result": result})  # noqa: S307
+        except Exception as exc:
+            problems.append(f"output {name!r} does not read the result ({type(exc).__name__}: {exc})")
+            continue
+        shape = getattr(value, "shape", None)
+        if shape is not None and tuple(shape) != tuple(aval.shape):
+            problems.append(f"output {name!r} has shape {tuple(shape)}, the jaxpr's {tuple(aval.shape)}")
     return problems
 
 
@@ -150,12 +181,18 @@ def _call_of(line: str) -> str:
 
 def all_problems(corpus_shell, run, case) -> list[str]:
     ip, folder, written = corpus_shell
-    result = run(f"_labels_report = %jaxpr -o --max-eqns 2000 {case.line}")
+    if case.cell:
+        cell = textwrap.dedent(case.cell).strip()
+        result = run(f"%%jaxpr -o --max-eqns 2000 {case.line}\n{cell}")
+        call = cell.splitlines()[-1]
+    else:
+        result = run(f"_labels_report = %jaxpr -o --max-eqns 2000 {case.line}")
+        call = _call_of(case.line)
     assert result.error is None, f"{case.id}: {result.error!r}\n{result.stdout}"
-    report = ip.user_ns["_labels_report"]
+    report = result.result if case.cell else ip.user_ns["_labels_report"]
     return (
         label_problems(ip, folder, written, report)
-        + name_problems(ip, _call_of(case.line), report)
+        + name_problems(ip, call, report, transformed="-t " in case.line)
         + title_problems(case, report)
         + text_problems(report)
     )
