@@ -23,8 +23,8 @@ from jaxmagic.sources import (
     CellNamer,
     SourceLine,
     no_cells,
-    pick_user_frame,
     source_line,
+    traced_user_frame,
     user_source_line,
     user_traceback,
 )
@@ -392,7 +392,7 @@ class _Origins:
         (``None``: no line of the user's) — without reading the line's text."""
         if index not in self._groups:
             info = self.eqns[index].source_info
-            frame = pick_user_frame(_jax_private.traceback_frames(info), or_library=False) if self.with_source else None
+            frame = traced_user_frame(_jax_private.traceback_frames(info)) if self.with_source else None
             self._groups[index] = (
                 (*frame, *name_stack_facts(getattr(info, "name_stack", ""))) if frame is not None else None
             )
