@@ -22,7 +22,8 @@ import collections
 import sys
 from typing import Any, Sequence
 
-from jaxmagic.callables import positional_parameters
+from jaxmagic import _jax_private
+from jaxmagic.callables import callable_name, positional_parameters
 
 RESULT = "result"
 _OUTPUT_TRANSFORMS = ("grad", "value_and_grad", "jacfwd", "jacrev")
@@ -66,13 +67,24 @@ def callee_title(call: Any) -> str:
     'vmap(grad(loss))'
     >>> callee_title(Call(jax.jit(loss), (), {}, source="jax.jit(loss)(w)"))
     'loss'
+    >>> grad_loss = jax.grad(loss)  # made earlier, called by its own name
+    >>> callee_title(Call(grad_loss, (), {}, source="grad_loss(w)"))
+    'grad(loss)'
     """
     try:
         node = ast.parse(call.source, mode="eval").body
     except SyntaxError:
-        return call.name
+        node = None
     title = _expression_title(node.func) if isinstance(node, ast.Call) else None
-    return title if title is not None and "(" in title else call.name
+    if title is not None and "(" in title:
+        return title
+    words, inner = _jax_private.transform_chain(call.function, _TITLED_TRANSFORMS)  # made in an earlier cell
+    if not words:
+        return call.name
+    title = callable_name(inner)
+    for word in reversed(words):
+        title = f"{word}({title})"
+    return title
 
 
 def _expression_title(expression: ast.expr) -> str | None:

@@ -103,6 +103,18 @@ JAX_DOCS = [
     ),
     Case("cookbook-grad-grad", "", "jax.grad(jax.grad(tanh))(1.0)", ("grad",)),
     Case(
+        "cookbook-named-transforms",
+        """
+        grad_tanh = jax.grad(tanh)
+        @jax.vmap
+        def row_norms(v):
+            return jnp.sqrt(jnp.sum(v ** 2))
+        """,
+        "grad_tanh(2.0)",
+        ("grad",),
+    ),
+    Case("decorated-vmap", "", "row_norms(jnp.ones((3, 4)))", ("vmap",)),
+    Case(
         "cookbook-logistic",
         """
         def sigmoid(x):
@@ -160,6 +172,14 @@ JAX_DOCS = [
         ("vmap",),
     ),
     Case("vmap-in-axes", "", "jax.vmap(convolve, in_axes=[0, None])(xs8, ws8[0])", ("vmap",)),
+    Case(
+        "cookbook-per-example-named",
+        """
+        per_example_grads = jax.jit(jax.vmap(jax.grad(example_loss), in_axes=(None, 0)))
+        """,
+        "per_example_grads(w2, inputs)",
+        ("vmap", "grad"),
+    ),
     Case("vmap-option", "", "-t vmap convolve(xs8, ws8)", ("vmap",)),
     Case(
         "vmap-of-f",

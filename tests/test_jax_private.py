@@ -323,3 +323,18 @@ def test_bind_equation_runs_plain_and_calling_equations_on_concrete_values():
     (s,) = _jax_private.bind_equation(sin_eqn, [v])
     (out,) = _jax_private.bind_equation(jit_eqn, [s])
     np.testing.assert_allclose(np.asarray(out), np.cumsum(np.sin(np.arange(3.0))) * 2, rtol=1e-6)
+
+
+def test_transform_chain_reads_the_transforms_jax_wrapped_a_function_in():
+    from jax.experimental import checkify
+
+    def f(x):
+        return x
+
+    words = {"grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "checkpoint", "checkify"}
+    assert _jax_private.transform_chain(jax.vmap(jax.grad(f)), words) == (["vmap", "grad"], f)
+    assert _jax_private.transform_chain(jax.value_and_grad(f), words) == (["value_and_grad"], f)
+    assert _jax_private.transform_chain(jax.hessian(f), words) == (["jacfwd", "jacrev"], f)
+    assert _jax_private.transform_chain(jax.checkpoint(f), words) == (["checkpoint"], f)
+    assert _jax_private.transform_chain(checkify.checkify(f), words) == (["checkify"], f)
+    assert _jax_private.transform_chain(f, words) == ([], f)
