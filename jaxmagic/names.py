@@ -125,6 +125,9 @@ def _parameters(call: Any) -> list[str]:
     """The callee's positional parameters, the first one named as the user wrote the object a
     method was bound to (``model``, not ``self``)."""
     parameters = positional_parameters(call.function)
+    if not parameters:  # a transform's wrapper that takes *args (checkify): the function inside it
+        words, inner = _jax_private.transform_chain(call.function, _TITLED_TRANSFORMS)
+        parameters = positional_parameters(inner) if words else []
     if call.receiver and parameters:
         parameters = [call.receiver, *parameters[1:]]
     return parameters

@@ -87,6 +87,8 @@ def _evaluated_call(ip, call_text: str):
 def _arguments(ip, call_text: str) -> tuple[dict, set]:
     """The callee's parameters bound to the call's argument values, through any transform's wrapper."""
     fn, args, kwargs = _evaluated_call(ip, call_text)
+    if not _named_parameters(fn):  # a wrapper taking *args (checkify): the function written inside it
+        fn = _innermost_written(ip, call_text) or fn
     try:
         signature = inspect.signature(fn)  # through jit's and transforms' wrappers, a bound method's self dropped
         bound = dict(signature.bind_partial(*args[: len(signature.parameters)]).arguments)
@@ -94,6 +96,25 @@ def _arguments(ip, call_text: str) -> tuple[dict, set]:
         return bound, set(signature.parameters)
     except (TypeError, ValueError):
         return {}, set()
+
+
+def _named_parameters(fn) -> list[str]:
+    try:
+        return [
+            p.name for p in inspect.signature(fn).parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        return []
+
+
+def _innermost_written(ip, call_text: str):
+    """``checked_log`` for ``checkify.checkify(checked_log)(x)``: the function the user wrapped."""
+    node = ast.parse(call_text, mode="eval").body.func
+    while isinstance(node, ast.Call) and node.args:
+        node = node.args[0]
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return eval(compile(ast.Expression(node), "<callee>", "eval"), ip.user_ns)  # noqa: S307
+    return None
 
 
 def _result(ip, call_text: str):
