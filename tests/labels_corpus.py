@@ -193,6 +193,7 @@ JAX_DOCS = [
         ("vmap",),
     ),
     Case("hessian-of-f", "", "jax.hessian(f)(x4)", ("hessian",)),
+    Case("lambda-in-the-call", "", "jax.vmap(lambda v: jnp.sin(v) * 2.0)(xs)", ("vmap",)),
     Case(
         "checkpoint",
         """

@@ -207,7 +207,9 @@ def all_problems(corpus_shell, run, case) -> list[str]:
         result = run(f"%%jaxpr -o --max-eqns 2000 {case.line}\n{cell}")
         call = cell.splitlines()[-1]
     else:
-        result = run(f"_labels_report = %jaxpr -o --max-eqns 2000 {case.line}")
+        typed = f"_labels_report = %jaxpr -o --max-eqns 2000 {case.line}"
+        written = written | {typed}  # a lambda written in the call is on this line
+        result = run(typed)
         call = _call_of(case.line)
     assert result.error is None, f"{case.id}: {result.error!r}\n{result.stdout}"
     report = result.result if case.cell else ip.user_ns["_labels_report"]
