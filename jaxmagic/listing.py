@@ -127,7 +127,7 @@ class Record:
     scope: str = ""  # for "eqn": the jax.named_scope names it was made under, "enc/dense"
     derivative: str = ""  # for "eqn" under jax.grad: "forward" (the jvp) or "backward" (its transpose)
     params: str = ""  # for "eqn": the ``[...]`` part of ``text`` (empty when it has none)
-    opens_group: bool = False  # for "eqn": the first of a run made by one source line, phase and scope
+    opens_group: bool = False  # for "eqn": the first of a run made by one source line (or none), phase and scope
     group_eqns: int = 0  # for an "eqn" that opens a group: equations in the run, nested ones included
     source_info: Any = field(default=None, repr=False)  # for "eqn": JAX's, read by ``traceback()``
     cell_namer: CellNamer | None = field(default=None, repr=False)
@@ -438,7 +438,8 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         source, scope, derivative = origins[index]
         eqn_path = path + (index,)
         group = origins.group(index)
-        opens = group is not None and group != previous_group
+        # A run no line of the user's made opens too, after one that a line did: never shown under it
+        opens = group != previous_group and (group is not None or previous_group is not None)
         previous_group = group
         yield Record(
             "eqn",

@@ -183,6 +183,22 @@ def title_problems(case, report) -> list[str]:
     return [f"title {report.name!r} drops {word}" for word in written if f"{word}(" not in report.name]
 
 
+def heading_problems(report) -> list[str]:
+    """Each equation is shown under the heading of the line that made it, or of none."""
+    headed: dict[int, object] = {}
+    problems = []
+    for r in listing_records(report, eqns_only=False):
+        if r.kind == "open":
+            headed[r.depth] = None
+        elif r.kind == "eqn":
+            if r.opens_group:
+                headed[r.depth] = r.source
+            elif headed.get(r.depth) != r.source:
+                shown = headed.get(r.depth)
+                problems.append(f"{r.text!r} ({r.source}) is shown under {shown.label if shown else 'no heading'}")
+    return problems[:5]
+
+
 def text_problems(report) -> list[str]:
     from jaxmagic.render.jaxpr import text
 
@@ -218,6 +234,7 @@ def all_problems(corpus_shell, run, case) -> list[str]:
         + name_problems(ip, call, report, transformed="-t " in case.line)
         + title_problems(case, report)
         + text_problems(report)
+        + heading_problems(report)
     )
 
 
@@ -246,7 +263,8 @@ def test_an_equation_without_outputs_reads_as_jax_prints_it(corpus_shell, run):
         assert mine.startswith("debug_print[") and mine.endswith((" a", " b")), mine
 
 
-def listing_records(report):
+def listing_records(report, eqns_only: bool = True):
     from jaxmagic.listing import listing
 
-    return [r for r in listing(report.jaxpr, cell_namer=report.cell_namer) if r.kind == "eqn"]
+    records = listing(report.jaxpr, cell_namer=report.cell_namer)
+    return [r for r in records if r.kind == "eqn" or not eqns_only]
