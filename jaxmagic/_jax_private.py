@@ -290,6 +290,42 @@ def wrapped_callables(fun: Any, depth: int = 4) -> Iterator[Any]:
                     queue.append((value, level + 1))
 
 
+def transform_chain(fun: Any, transforms: frozenset[str] | set[str], depth: int = 12) -> tuple[list[str], Any]:
+    """The transforms JAX wrapped a function in, outermost first, and the function inside them:
+    ``(["vmap", "grad"], f)`` for ``jax.vmap(jax.grad(f))``, read from the wrappers' own code
+    (``grad.<locals>.grad_f``, each behind an ``api_boundary`` wrapper) and what each closes over.
+    Only the words in ``transforms`` count; ``grad`` is made of ``value_and_grad``, said once.
+    ``([], fun)`` for a function of the user's."""
+    words: list[str] = []
+    for _ in range(depth):
+        code = getattr(fun, "__code__", None)
+        if code is None or not is_jax_internal_file(code.co_filename):
+            break
+        qualname = getattr(code, "co_qualname", code.co_name)
+        outer = qualname.split(".<locals>.")[0] if ".<locals>." in qualname else ""
+        if outer in transforms and not (outer == "value_and_grad" and words and words[-1] == "grad"):
+            words.append(outer)
+        inner = next(
+            (
+                cell.cell_contents
+                for cell in fun.__closure__ or ()
+                if hasattr(_cell_contents(cell), "__code__") and callable(_cell_contents(cell))
+            ),
+            None,
+        )
+        if inner is None:
+            break
+        fun = inner
+    return words, fun
+
+
+def _cell_contents(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
 # -- recompiles: who called the jitted function --------------------------------------------------
 
 

@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from jaxmagic.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
+from jaxmagic.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
 
 STACK_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _NUMBERED_STRING = re.compile(r'^(\d+) "(.*)"$')
@@ -120,7 +120,7 @@ def kernel_lines(hlo_text: str, cell_namer: CellNamer = no_cells) -> dict[str, l
 
     def frames_inside(instruction: HloInstruction, seen: set) -> Counter:
         counted = Counter()
-        frame = pick_user_frame(instruction.frames) if not instruction.calls else None  # a fusion: its insides
+        frame = traced_user_frame(instruction.frames) if not instruction.calls else None  # a fusion: its insides
         if frame is not None:
             counted[frame[:2]] += 1
         for name in instruction.calls:
@@ -157,7 +157,7 @@ def line_weights(hlo_text: str, instruction: str, cell_namer: CellNamer = no_cel
     stack, seen = [instructions[instruction]], set()
     while stack:
         item = stack.pop()
-        frame = pick_user_frame(item.frames) if not item.calls else None
+        frame = traced_user_frame(item.frames) if not item.calls else None
         if frame is not None:
             counted[source_line(frame[0], frame[1], "", cell_namer=cell_namer).label] += 1
         for name in item.calls:

@@ -23,8 +23,8 @@ from jaxmagic.sources import (
     CellNamer,
     SourceLine,
     no_cells,
-    pick_user_frame,
     source_line,
+    traced_user_frame,
     user_source_line,
     user_traceback,
 )
@@ -127,7 +127,7 @@ class Record:
     scope: str = ""  # for "eqn": the jax.named_scope names it was made under, "enc/dense"
     derivative: str = ""  # for "eqn" under jax.grad: "forward" (the jvp) or "backward" (its transpose)
     params: str = ""  # for "eqn": the ``[...]`` part of ``text`` (empty when it has none)
-    opens_group: bool = False  # for "eqn": the first of a run made by one source line, phase and scope
+    opens_group: bool = False  # for "eqn": the first of a run made by one source line (or none), phase and scope
     group_eqns: int = 0  # for an "eqn" that opens a group: equations in the run, nested ones included
     source_info: Any = field(default=None, repr=False)  # for "eqn": JAX's, read by ``traceback()``
     cell_namer: CellNamer | None = field(default=None, repr=False)
@@ -392,7 +392,7 @@ class _Origins:
         (``None``: no line of the user's) — without reading the line's text."""
         if index not in self._groups:
             info = self.eqns[index].source_info
-            frame = pick_user_frame(_jax_private.traceback_frames(info)) if self.with_source else None
+            frame = traced_user_frame(_jax_private.traceback_frames(info)) if self.with_source else None
             self._groups[index] = (
                 (*frame, *name_stack_facts(getattr(info, "name_stack", ""))) if frame is not None else None
             )
@@ -433,11 +433,13 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         outs = " ".join(namer.binder(v) for v in eqn.outvars)
         ins = " ".join(namer(v) for v in eqn.invars)
         params = params_text(eqn.params)
-        text = f"{outs} = {eqn.primitive.name}{params} {ins}".rstrip()
+        # An equation with no outputs (``debug_print``, ``debug_callback``) has no ``=``, as JAX prints it.
+        text = f"{outs + ' = ' if outs else ''}{eqn.primitive.name}{params} {ins}".rstrip()
         source, scope, derivative = origins[index]
         eqn_path = path + (index,)
         group = origins.group(index)
-        opens = group is not None and group != previous_group
+        # A run no line of the user's made opens too, after one that a line did: never shown under it
+        opens = group != previous_group and (group is not None or previous_group is not None)
         previous_group = group
         yield Record(
             "eqn",

@@ -105,23 +105,26 @@ def _file_kind(filename: str) -> int:
     return _LIBRARY if is_library_file(filename) else _USER
 
 
-def pick_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int, str] | None:
+def pick_user_frame(frames: Iterable[tuple[str, int, str]], *, or_library: bool = True) -> tuple[str, int, str] | None:
     """The innermost frame in the user's own code, from frames listed innermost first.
 
     Frames of JAX and of jaxmagic are never the user's. A frame in the user's own files or
     notebook cells wins over one in another installed library (e.g. a flax layer), which is
-    the fallback.
+    the fallback unless ``or_library=False``: a label shown as the user's line is never a
+    library's (where no frame is the user's, there is no line to show).
 
-    >>> import jax
+    >>> import jax, numpy
     >>> pick_user_frame([(jax.__file__, 1, "jit"), ("/home/me/model.py", 12, "step")])
     ('/home/me/model.py', 12, 'step')
+    >>> pick_user_frame([(numpy.__file__, 54, "_wrapfunc")], or_library=False) is None
+    True
     """
     fallback = None
     for file, line, function in frames:
         kind = _file_kind(file)
         if kind == _USER:
             return file, line, function
-        if kind == _LIBRARY and fallback is None:
+        if kind == _LIBRARY and fallback is None and or_library:
             fallback = (file, line, function)
     return fallback
 
@@ -137,17 +140,41 @@ def source_line(file: str, line: int, function: str, cell_namer: CellNamer = no_
     )
 
 
+def inside_traced_call(frames: Iterable[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+    """The frames (innermost first) of the code a traced call ran, up to the first of jaxmagic's:
+    from there on is what called the traced code, a magic and whoever ran it (the cell holding
+    ``%jaxpr``), never the line an equation came from.
+
+    >>> inside_traced_call([("/home/me/model.py", 3, "f"), (__file__, 9, "trace"), ("/home/me/nb.py", 1, "<module>")])
+    [('/home/me/model.py', 3, 'f')]
+    """
+    inside = []
+    for frame in frames:
+        if is_jaxmagic_file(frame[0]):
+            break
+        inside.append(frame)
+    return inside
+
+
+def traced_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int, str] | None:
+    """The frame of the user's own code behind a piece of traced work (an equation, an HLO
+    instruction), from its frames innermost first: never JAX's, a library's or jaxmagic's, nor the
+    code that called the magic; ``None`` where there is none.
+
+    >>> import numpy
+    >>> traced_user_frame([(numpy.__file__, 54, "_wrapfunc"), ("/home/me/model.py", 3, "f")])
+    ('/home/me/model.py', 3, 'f')
+    >>> traced_user_frame([(numpy.__file__, 54, "_wrapfunc"), (__file__, 9, "trace"), ("/home/me/nb.py", 1, "<module>")])
+    """
+    return pick_user_frame(inside_traced_call(frames), or_library=False)
+
+
 def user_traceback(source_info, cell_namer: CellNamer = no_cells) -> tuple[SourceLine, ...]:
     """The call chain that made a JAX equation, outermost first: from the outermost frame of the
     user's own code inwards, leaving out JAX's and jaxmagic's frames (the libraries the user's code
     called stay; whatever called the user's code — jaxmagic's magic, IPython, a test runner —
     does not)."""
-    inside = []
-    for frame in _jax_private.traceback_frames(source_info):  # innermost first
-        if is_jaxmagic_file(frame[0]):
-            break  # what called the traced code: a magic, and whoever ran it
-        inside.append(frame)
-    outermost_first = inside[::-1]
+    outermost_first = inside_traced_call(_jax_private.traceback_frames(source_info))[::-1]
     start = next((i for i, f in enumerate(outermost_first) if _file_kind(f[0]) == _USER), None)
     if start is None:
         return ()
@@ -156,8 +183,10 @@ def user_traceback(source_info, cell_namer: CellNamer = no_cells) -> tuple[Sourc
 
 
 def user_source_line(source_info, cell_namer: CellNamer = no_cells) -> SourceLine | None:
-    """The user's line behind a JAX equation's ``source_info``, or ``None`` where unknown."""
-    frame = pick_user_frame(_jax_private.traceback_frames(source_info))
+    """The user's line behind a JAX equation's ``source_info``, or ``None`` where no frame of the
+    user's own code made it (a library's or JAX's line is never shown as the user's, nor the line
+    that called the magic)."""
+    frame = traced_user_frame(_jax_private.traceback_frames(source_info))
     if frame is None:
         return None
     return source_line(*frame, cell_namer=cell_namer)

@@ -424,7 +424,7 @@ def trace(
         raise UserCodeError(exc, during=f"tracing {call.name}") from None
     report = JaxprReport(
         traced,
-        name=transformed_name(call.name, transforms),
+        name=transformed_name(names.callee_title(call), transforms),
         cell_namer=cell_namer,
         stage=stage,
         show_source=show_source,

@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from jaxmagic.sources import is_jaxmagic_file, pick_user_frame
+from jaxmagic.sources import is_jaxmagic_file, traced_user_frame
 
 INTERVAL_S = 0.001
 MIN_SAMPLES = 10
@@ -86,7 +86,7 @@ def sampled_lines(interval: float | None = None) -> Iterator[Samples]:
             while frame is not None and not is_jaxmagic_file(frame.f_code.co_filename):
                 stack.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
                 frame = frame.f_back
-            found = pick_user_frame(stack)  # only frames inside the traced call: not the magic's caller
+            found = traced_user_frame(stack)  # only frames inside the traced call: not the magic's caller
             now = time.perf_counter()
             samples.total += 1
             samples.longest = max(samples.longest, now - last)

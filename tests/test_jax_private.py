@@ -336,3 +336,18 @@ def test_lowered_input_shardings_tell_committed_inputs_from_uncommitted_ones():
     lowerings = _jax_private.lowered_input_shardings(total.trace(placed, jnp.ones(2)).jaxpr)
     assert sorted((s is None, t is None) for s, t in lowerings) == [(False, True), (True, True)]
     assert _jax_private.lowered_input_shardings(None) is None
+
+
+def test_transform_chain_reads_the_transforms_jax_wrapped_a_function_in():
+    from jax.experimental import checkify
+
+    def f(x):
+        return x
+
+    words = {"grad", "value_and_grad", "vmap", "jacfwd", "jacrev", "checkpoint", "checkify"}
+    assert _jax_private.transform_chain(jax.vmap(jax.grad(f)), words) == (["vmap", "grad"], f)
+    assert _jax_private.transform_chain(jax.value_and_grad(f), words) == (["value_and_grad"], f)
+    assert _jax_private.transform_chain(jax.hessian(f), words) == (["jacfwd", "jacrev"], f)
+    assert _jax_private.transform_chain(jax.checkpoint(f), words) == (["checkpoint"], f)
+    assert _jax_private.transform_chain(checkify.checkify(f), words) == (["checkify"], f)
+    assert _jax_private.transform_chain(f, words) == ([], f)

@@ -75,6 +75,8 @@ def failure(shell, err: UserCodeError, *, fn: Callable | None = None, full_trace
     exc = err.original
     tb = user_traceback(exc.__traceback__)
     exc.__traceback__ = tb
+    for linked in _linked_exceptions(exc):  # JAX's "source of the operation" before a transform, too
+        linked.__traceback__ = user_traceback(linked.__traceback__)
     diagnosis = diagnose(exc, fn)
     if diagnosis is not None:
         show(shell, diagnosis, text=_diagnosis_text)
@@ -85,6 +87,18 @@ def failure(shell, err: UserCodeError, *, fn: Callable | None = None, full_trace
     if err.during and not err.during.startswith("running the cell"):
         lines = [f"(raised while {err.during})"] + list(lines)
     return MagicFailure(exc, list(lines))
+
+
+def _linked_exceptions(exc: BaseException) -> list[BaseException]:
+    """The exceptions ``exc`` was raised from (``__cause__``) or while handling (``__context__``),
+    each once, nearest first."""
+    found, seen = [], {id(exc)}
+    linked = exc.__cause__ or exc.__context__
+    while linked is not None and id(linked) not in seen:
+        seen.add(id(linked))
+        found.append(linked)
+        linked = linked.__cause__ or linked.__context__
+    return found
 
 
 def _diagnosis_text(diagnosis, color: bool = False) -> str:

@@ -29,6 +29,9 @@ from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
 
 MAX_MODULE_LINES = 600
+# The row above equations that no line of the user's code made (JAX's own work for a transform, a
+# library's wrapper such as the scan nnx.scan makes)
+NO_LINE_HEADING = "(no line of yours: made by JAX or a library)"
 INDENT = "    "
 
 
@@ -70,11 +73,14 @@ def group_heading(record: Record) -> tuple[str, str]:
     >>> line = SourceLine("<cell>", 3, "f", "y = jnp.sin(x)", cell="In [2]")
     >>> group_heading(Record("eqn", 0, source=line, derivative="forward", opens_group=True, group_eqns=2))
     ('# In [2] line 3: y = jnp.sin(x) [forward]', '2 equations')
+    >>> group_heading(Record("eqn", 0, opens_group=True, group_eqns=8))
+    ('# (no line of yours: made by JAX or a library)', '8 equations')
     """
     where = [w for w in (record.derivative, record.scope) if w]
     tag = f" [{' · '.join(where)}]" if where else ""
     n = record.group_eqns
-    return f"# {record.source}{tag}", f"{units.format_count(n)} equation{'s' * (n != 1)}" if n else ""
+    source = record.source if record.source is not None else NO_LINE_HEADING
+    return f"# {source}{tag}", f"{units.format_count(n)} equation{'s' * (n != 1)}" if n else ""
 
 
 def _module_text(report) -> tuple[str, int]:
@@ -385,7 +391,8 @@ def _listing_html(
             code = next(lines)
             if r.opens_group:
                 chain = _made_by(r)  # the calls that made this run of equations, on hover
-                title = escape(f"made by:\n{chain}" if chain else f"{r.source.file}:{r.source.line}")
+                place = f"{r.source.file}:{r.source.line}" if r.source is not None else ""
+                title = escape(f"made by:\n{chain}" if chain else place)
                 heading, count = group_heading(r)
                 out.append(
                     f'<div class="jm-l jm-srcrow"{pad}><span class="jm-src" title="{title}">{escape(heading)}</span>'
