@@ -1,7 +1,10 @@
-"""The doctor in a real JupyterLab, in a real browser: a cell that falls into a JIT trap shows its
-traceback, then the diagnosis card under it, with the fix highlighted as Python."""
+"""The doctor in a real JupyterLab, in a real browser: a cell that falls into a JIT trap shows the
+diagnosis card first, in the first screen, with the fix highlighted as Python, then the traceback
+trimmed to the user's frames (the full one folded in the card)."""
 
 import pytest
+
+from .conftest import FIRST_SCREEN
 
 pytestmark = pytest.mark.browser
 
@@ -12,7 +15,7 @@ CELLS = [
 ]
 
 
-def test_the_card_follows_the_traceback_with_the_fix_highlighted(open_notebook):
+def test_the_card_comes_before_the_traceback_with_the_fix_highlighted(open_notebook):
     notebook = open_notebook("doctor.ipynb", CELLS)
     notebook.run_all()
     outputs = notebook.output(2)
@@ -23,8 +26,11 @@ def test_the_card_follows_the_traceback_with_the_fix_highlighted(open_notebook):
         "els => els.map(e => e.querySelector('.jaxmagic') ? 'card' : "
         "(/TracerBoolConversionError/.test(e.textContent) ? 'error' : e.className))"
     )
-    assert kinds.index("error") < kinds.index("card"), kinds  # the traceback first, the card under it
+    assert kinds.index("card") < kinds.index("error"), kinds  # the card first, the traceback under it
     assert "TracerBoolConversionError" in outputs.nth(kinds.index("error")).inner_text()
+    card.scroll_into_view_if_needed()
+    heading = card.locator("h4").bounding_box()
+    assert heading["y"] >= 0 and heading["y"] + heading["height"] <= FIRST_SCREEN["height"]
 
     assert card.locator("h4").inner_text().startswith("ERROR")
     assert "In [2] line 3" in card.locator(".jm-where").inner_text()
