@@ -29,8 +29,10 @@ class Diagnosis(Report):
     the pitfall's own), ``variable``, ``function`` (the traced function's name), ``error_type``
     (the original exception's class name), ``alternatives`` (``(label, code)`` pairs: other
     fixes), ``static_argnames`` (parameters the fix makes static), ``reference`` (JAX's page on
-    the error). ``explanation``, ``fix_note`` and each label are ``Words``: strings whose
-    ``parts`` say which pieces are code and which a place.
+    the error), ``checked`` (the fix was traced on the user's own arguments before it was shown)
+    and ``check_note`` (saying so, or why it could not be). ``explanation``, ``fix_note``,
+    ``check_note`` and each label are ``Words``: strings whose ``parts`` say which pieces are code
+    and which a place.
 
     >>> d = Diagnosis("traced-shape", explanation="n sets a length.", fix="x[:n]")
     >>> d.title, d.severity, [p.kind for p in d.explanation.parts]
@@ -50,6 +52,8 @@ class Diagnosis(Report):
     reference: str | None = None
     title: str = ""
     severity: str = ""
+    checked: bool = False  # the fix was traced on the user's own arguments before it was shown
+    check_note: str = ""  # what checking the fix found, in words ("" where there is no fix)
 
     _renderer = "jaxmagic.render.diagnosis"  # a class attribute, not a field
 
@@ -63,6 +67,7 @@ class Diagnosis(Report):
             self.severity = "error"
         self.explanation = as_words(self.explanation)
         self.fix_note = as_words(self.fix_note)
+        self.check_note = as_words(self.check_note)
         self.alternatives = tuple((as_words(label), code) for label, code in self.alternatives)
 
     @property

@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import pkgutil
@@ -22,6 +23,7 @@ import jaxmagic.doctor.registry as registry
 from jaxmagic import callables
 from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.fix_check import call_of_case, call_of_trace, checked_diagnosis
 from jaxmagic.doctor.traced_code import Traced, user_functions
 from jaxmagic.errors import UserCodeError
 from jaxmagic.sources import CellNamer, no_cells
@@ -87,8 +89,18 @@ def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNam
         for pitfall in registry.in_order("error"):
             found = _run(pitfall, case)
             if found is not None:
-                return found
+                return _checked(found, functools.partial(call_of_case, case))
     return None
+
+
+def _checked(found: Diagnosis, read_call: Callable) -> Diagnosis:
+    """``found`` with its fixes traced on the user's arguments (``fix_check``); as it is, unchecked,
+    when reading the call fails."""
+    try:
+        return checked_diagnosis(found, read_call())
+    except Exception as exc:
+        registry.record_failure("checking the fix", exc)
+        return found
 
 
 def diagnose(
@@ -149,7 +161,7 @@ def observe_trace(
     found: list[Diagnosis] = []
     for pitfall in registry.in_order("trace"):
         found += _run(pitfall, traced) or []
-    return found
+    return [_checked(d, lambda: call_of_trace(call_or_fn, fn)) for d in found]
 
 
 def observe_cell(namespace: dict | None = None, *, cell_namer: CellNamer | None = None) -> list[Diagnosis]:
@@ -172,7 +184,7 @@ def observe_cell(namespace: dict | None = None, *, cell_namer: CellNamer | None 
     found: list[Diagnosis] = []
     for pitfall in registry.in_order("cell"):
         found += _run(pitfall, cell) or []
-    return found
+    return [_checked(d, lambda: None) for d in found]  # no call to trace: said so on the card
 
 
 load_pitfalls()  # the registry is full as soon as the doctor is imported

@@ -70,7 +70,13 @@ def html(diagnosis, *, traceback: str | None = None) -> str:
     if diagnosis.fix or diagnosis.fix_note:  # a fix in words alone where no code would run as it stands
         note = f'<div class="jm-fix-note">{words_html(diagnosis.fix_note)}</div>' if diagnosis.fix_note else ""
         block = f'<pre class="jm-block jm-python">{_python_html(diagnosis.fix)}</pre>' if diagnosis.fix else ""
-        parts.append(f'<div class="jm-fix"><b>Fix</b>{note}{block}</div>')
+        checked = (
+            f'<div class="jm-muted jm-checked" data-checked="{str(diagnosis.checked).lower()}">'
+            f"{words_html(diagnosis.check_note)}</div>"
+            if diagnosis.check_note
+            else ""
+        )
+        parts.append(f'<div class="jm-fix"><b>Fix</b>{note}{block}{checked}</div>')
     for label, code in diagnosis.alternatives:
         block = f'<pre class="jm-block jm-python">{_python_html(code)}</pre>' if code else ""
         parts.append(f'<div class="jm-alternative"><div>{words_html(label)}</div>{block}</div>')
@@ -131,6 +137,8 @@ def text(diagnosis, *, color: bool = False) -> str:
         lines.append(_indent(head + paint("Fix:", "bold", color=color) + rest, "  "))
         if diagnosis.fix:
             lines.append(code(diagnosis.fix))
+        if diagnosis.check_note:
+            lines.append(_indent(dim(_wrap(diagnosis.check_note)), "  "))
     for label, snippet in diagnosis.alternatives:
         lines.append(_indent(_wrap(label), "  "))
         if snippet:

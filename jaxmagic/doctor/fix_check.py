@@ -1,0 +1,641 @@
+"""A fix is shown only once it is checked: the doctor applies it to a copy of the user's namespace
+and traces the fixed call on the user's own arguments, with ``jax.eval_shape`` (``nnx.eval_shape``
+where the call holds Flax NNX objects), which runs nothing of the user's code but its tracing.
+
+The user's namespace is never written (the fix runs in a copy of the globals), their objects are
+never changed (an NNX model goes through ``nnx.eval_shape``, which traces copies), nothing the
+fixed code prints reaches the user, and only definitions of the fix run (``def``, ``class``,
+``import``, ``g = jax.jit(f)``): its other statements are read for the one call they make.
+
+The outcome is a ``FixCheck``: ``passed`` (the fixed code traced on the arguments), ``failed``
+(it raised: JAX's error is kept) or ``unchecked`` (with the reason, a short stable id).
+
+>>> import jax.numpy as jnp
+>>> def first(x, n):
+...     return x[:n]
+>>> call = UserCall(globals={"jax": jax, "first": first}, callee_name="first", args=(jnp.ones(3), 2), kwargs={})
+>>> check("@jax.jit(static_argnames=('n',))\\ndef first(x, n):\\n    return x[:n]", call).outcome
+'passed'
+>>> check("@jax.jit\\ndef first(x, n):\\n    return x[:n]", call).outcome
+'failed'
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import contextlib
+import inspect
+import io
+import sys
+import types
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+import numpy as np
+
+import jaxmagic.doctor.clues as clues
+from jaxmagic import _jax_private, callables
+from jaxmagic.doctor.clues import MISSING
+
+PASSED, FAILED, UNCHECKED = "passed", "failed", "unchecked"
+
+# why a fix could not be checked (stable ids; the words are in ``diagnosis.check_words``)
+NO_CALL = "no-call"  # the call and its arguments are not known (the function was not called by the user's code)
+STATEMENTS = "statements"  # the fix changes statements that run, not only definitions and one call
+ELIDED = "elided"  # the fix is shown in part (``...``)
+NOT_REACHED = "not-reached"  # the call does not reach the fixed code (a method, a helper)
+ARGUMENTS = "arguments"  # an argument is an expression jaxmagic will not run
+NEW_PARAMETERS = "new-parameters"  # the fix asks for arguments the call does not have yet
+
+SAFE_BUILTINS = frozenset(
+    {tuple, list, dict, set, frozenset, int, float, bool, str, complex, range, len, slice, abs, min, max, sorted, zip}
+)
+SAFE_MODULES = ("jax", "jaxlib", "numpy", "functools", "flax", "equinox", "optax", "ml_dtypes")
+
+
+@dataclass(frozen=True)
+class FixCheck:
+    """What tracing a fix on the user's arguments found: ``outcome`` (``passed`` / ``failed`` /
+    ``unchecked``), ``reason`` (why unchecked) and ``error`` (what JAX raised, where it failed).
+
+    >>> FixCheck(PASSED).passed, FixCheck(FAILED, error="TypeError: boom").passed
+    (True, False)
+    """
+
+    outcome: str
+    reason: str = ""
+    error: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == PASSED
+
+
+@dataclass(frozen=True)
+class UserCall:
+    """The call that failed (or was traced), as the doctor can replay it: the globals its code
+    reads (copied, never written), the call site's locals, the call as written (``None`` when a
+    tool called the function), the name of the function called, and its arguments where known
+    (``None``: read from the call's own text).
+    """
+
+    globals: dict
+    locals: dict = field(default_factory=dict)
+    call: ast.Call | None = None
+    callee_name: str | None = None
+    args: tuple | None = None
+    kwargs: dict | None = None
+    callee: Any = None  # the user's callee (when ``call`` is None and the fix does not redefine it)
+    defined_in: dict | None = None  # the globals of the function the fix rewrites, where not ``globals``
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading the fix
+
+
+def _value_of(statement: ast.stmt) -> ast.expr | None:
+    if isinstance(statement, (ast.Expr, ast.Assign)):
+        return statement.value
+    return None
+
+
+def _is_definition(statement: ast.stmt, lookup) -> bool:
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+        return True
+    if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets):
+        return _wraps_only(statement.value, lookup)
+    return False
+
+
+def _wraps_only(node: ast.AST, lookup) -> bool:
+    """``jax.jit(f, ...)``, ``functools.partial(f, ...)``, a name: an assignment that wraps, runs nothing."""
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Constant)):
+        return True
+    if isinstance(node, ast.Call):
+        return _is_library_call(node, lookup) and all(safe_expression(a, lookup) for a in node.args)
+    return False
+
+
+def _is_library(fn: Any) -> bool:
+    """True for JAX's, NumPy's, the libraries' and Python's own callables; False for the user's
+    (a function of theirs, jitted or not, a method, a callable object of their class)."""
+    try:
+        if fn in SAFE_BUILTINS:
+            return True
+    except TypeError:  # unhashable
+        pass
+    inner = callables.python_function(fn)
+    if inner is not None:
+        module = inner.__module__ or ""
+    elif isinstance(fn, (type, types.BuiltinFunctionType, np.ufunc)):
+        module = getattr(fn, "__module__", None) or ""
+    else:
+        module = type(fn).__module__ or ""
+    return module.split(".")[0] in SAFE_MODULES
+
+
+def safe_expression(node: ast.AST, lookup) -> bool:
+    """True when evaluating ``node`` runs none of the user's functions: names, constants,
+    containers, arithmetic, and calls of JAX, NumPy and Python's constructors.
+
+    >>> import jax.numpy as jnp
+    >>> lookup = {"jnp": jnp, "x": 1, "step": lambda v: v}.get
+    >>> safe_expression(ast.parse("jnp.ones((2, x))", mode="eval").body, lookup)
+    True
+    >>> safe_expression(ast.parse("step(x)", mode="eval").body, lookup)
+    False
+    """
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Starred)):
+            return False
+        if isinstance(inner, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return False
+        if isinstance(inner, ast.Call) and not _is_library_call(inner, lookup):
+            return False
+    return True
+
+
+def _callee(node: ast.expr, lookup) -> Any:
+    """What a call calls: a name or a dotted name (``clues.resolve``), or an array's own method
+    (``params.copy``), read from its class so that nothing runs."""
+    found = clues.resolve(node, lookup)
+    if found is MISSING and isinstance(node, ast.Attribute):
+        base = clues.resolve(node.value, lookup)
+        if isinstance(base, (jax.Array, np.ndarray)):
+            try:
+                return inspect.getattr_static(base, node.attr)
+            except AttributeError:
+                return MISSING
+    return found
+
+
+def _is_library_call(node: ast.Call, lookup) -> bool:
+    fn = _callee(node.func, lookup)
+    return fn is not MISSING and _is_library(fn)
+
+
+def _calls_of_user_code(statement: ast.stmt, lookup) -> list[ast.Call]:
+    return [n for n in ast.walk(statement) if isinstance(n, ast.Call) and not _is_library_call(n, lookup)]
+
+
+# ------------------------------------------------------------------------------------------------
+# Running it quietly, on copies
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Nothing the fixed code prints or warns while it is traced reaches the user."""
+    with (
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _evaluate(node: ast.AST, scope: dict) -> Any:
+    return eval(compile(ast.Expression(node), "<jaxmagic fix check>", "eval"), scope)  # noqa: S307 (checked safe)
+
+
+def _is_graph_node(value: Any) -> bool:
+    nnx = sys.modules.get("flax.nnx")
+    if nnx is None:
+        return False
+    try:
+        return bool(nnx.graph.is_graph_node(value)) and not isinstance(value, nnx.Variable)
+    except Exception:
+        return False
+
+
+def _abstract(value: Any) -> Any:
+    """An array as a ``ShapeDtypeStruct`` (its shape and dtype, no values); anything else as is."""
+    if isinstance(value, jax.ShapeDtypeStruct):
+        return value
+    aval = getattr(value, "aval", None)
+    if clues.is_tracer(value) and aval is not None:
+        return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=getattr(aval, "weak_type", False))
+    if isinstance(value, (jax.Array, np.ndarray, np.generic)):
+        return jax.ShapeDtypeStruct(value.shape, value.dtype, weak_type=getattr(value, "weak_type", False))
+    return value
+
+
+def _is_array_leaf(value: Any) -> bool:
+    return isinstance(value, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)) or clues.is_tracer(value)
+
+
+def trace_call(callee: Any, args: tuple, kwargs: dict) -> None:
+    """Trace ``callee(*args, **kwargs)`` abstractly: arrays become their shapes and dtypes, Python
+    values stay as they are (as a real call passes them), Flax NNX objects are traced as copies.
+    Raises what the traced code raises.
+
+    >>> import jax.numpy as jnp
+    >>> trace_call(lambda x, n: x[:n], (jnp.ones(3), 2), {})
+    >>> try:
+    ...     trace_call(lambda x, n: jnp.zeros(n), (jnp.ones(3), jnp.array(2)), {})
+    ... except TypeError as exc:
+    ...     print(str(exc).split(",")[0])
+    Shapes must be 1D sequences of concrete values of integer type
+    """
+    leaves, tree = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)), is_leaf=_is_graph_node)
+    moving = [i for i, leaf in enumerate(leaves) if _is_array_leaf(leaf) or _is_graph_node(leaf)]
+    graph = any(_is_graph_node(leaves[i]) for i in moving)
+
+    def call(*values):
+        full = list(leaves)
+        for i, value in zip(moving, values, strict=True):
+            full[i] = value
+        a, k = jax.tree_util.tree_unflatten(tree, full)
+        return callee(*a, **k)
+
+    inputs = [leaves[i] if _is_graph_node(leaves[i]) else _abstract(leaves[i]) for i in moving]
+    if graph:
+        from flax import nnx
+
+        nnx.eval_shape(call, *inputs)
+    else:
+        jax.eval_shape(call, *inputs)
+
+
+# ------------------------------------------------------------------------------------------------
+# The check
+
+
+def _codes(code: types.CodeType):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def _error_text(exc: BaseException) -> str:
+    try:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    except Exception:
+        first = ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def check(fix: str, call: UserCall | None) -> FixCheck:
+    """Apply ``fix`` to a copy of the user's namespace and trace the fixed call on the user's
+    arguments. Never raises; never writes the user's namespace.
+
+    >>> check("x = step(x)\\nx = step(x)", UserCall(globals={"step": print})).reason
+    'statements'
+    """
+    if not fix.strip():
+        return FixCheck(UNCHECKED, NO_CALL)
+    if call is None:
+        return FixCheck(UNCHECKED, NO_CALL)
+    try:
+        return _check(fix, call)
+    except Exception as exc:  # the fixed code raised while it was defined or traced
+        return FixCheck(FAILED, error=_error_text(exc))
+
+
+class _Scopes:
+    """The copies the fix runs in: ``scope`` (the call site's globals and locals) and ``home`` (the
+    globals of the function the fix rewrites: ``scope`` itself when they are the same module)."""
+
+    def __init__(self, call: UserCall):
+        self.before = {**call.globals, **call.locals}
+        self.scope = dict(self.before)
+        self.scope.setdefault("__builtins__", builtins)
+        same = call.defined_in is None or call.defined_in is call.globals
+        self.home = self.scope if same else dict(call.defined_in)
+
+    def lookup(self, name: str) -> Any:
+        return self.scope[name] if name in self.scope else getattr(builtins, name, MISSING)
+
+    def lookup_home(self, name: str) -> Any:
+        return self.home[name] if name in self.home else getattr(builtins, name, MISSING)
+
+
+def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list, list, list] | None:
+    """The fix's statements: definitions (run in the copy), the one call of the user's code it
+    makes, or one expression of JAX's and NumPy's calls; ``None`` when it does more."""
+    definitions, calls, expressions = [], [], []
+    for statement in tree.body:
+        if _is_definition(statement, scopes.lookup_home):
+            definitions.append(statement)
+            continue
+        made = _calls_of_user_code(statement, scopes.lookup)
+        if not made and not calls and not expressions and _value_of(statement) is not None:
+            expressions.append(_value_of(statement))  # JAX's and NumPy's calls only: traced as they are
+            continue
+        if len(made) != 1 or calls or expressions:
+            return None
+        calls.append(made[0])
+    return definitions, calls, expressions
+
+
+def _check(fix: str, call: UserCall) -> FixCheck:
+    try:
+        tree = ast.parse(fix)
+    except SyntaxError as exc:
+        return FixCheck(FAILED, error=_error_text(exc))
+    if any(line.strip() == "..." for line in fix.splitlines()):
+        return FixCheck(UNCHECKED, ELIDED)
+    scopes = _Scopes(call)
+    read = _read_fix(tree, scopes)
+    if read is None:
+        return FixCheck(UNCHECKED, STATEMENTS)
+    definitions, calls, expressions = read
+    compiled = compile(ast.Module(definitions, type_ignores=[]), "<jaxmagic fix check>", "exec")
+    with _quiet():
+        exec(compiled, scopes.home)  # noqa: S102 (definitions only, in a copy of the namespace)
+    if expressions:
+        with _quiet():
+            jax.eval_shape(lambda: [_evaluate(expressions[0], scopes.scope), None][1])
+        return FixCheck(PASSED)
+    found = _fixed_call(calls[0] if calls else call.call, call, scopes)
+    if isinstance(found, FixCheck):
+        return found
+    callee, original, args, kwargs = found
+    fixed_codes = set(_codes(compiled))
+    callee = _rejitted(callee, scopes.scope, fixed_codes)
+    if not calls and not _reaches_fix(callee, original, fixed_codes):
+        return FixCheck(UNCHECKED, NOT_REACHED)
+    args, kwargs = _with_new_parameters(callee, args, kwargs, scopes.scope)
+    if args is None:
+        return FixCheck(UNCHECKED, NEW_PARAMETERS)
+    with _quiet():
+        trace_call(callee, args, kwargs)
+    return FixCheck(PASSED)
+
+
+def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):
+    """``(callee, original callee, args, kwargs)`` of the call to trace, or the ``FixCheck`` saying
+    why there is none."""
+    if node is None:
+        callee = scopes.scope.get(call.callee_name, MISSING) if call.callee_name else MISSING
+        original = scopes.before.get(call.callee_name, MISSING) if call.callee_name else MISSING
+        if callee is MISSING or call.args is None:
+            return FixCheck(UNCHECKED, NO_CALL)
+        return callee, original, call.args, call.kwargs or {}
+    if not safe_expression(node.func, scopes.lookup):
+        return FixCheck(UNCHECKED, ARGUMENTS)
+    callee = _evaluate(node.func, scopes.scope)
+    try:
+        original = _evaluate(node.func, dict(scopes.before))
+        args, kwargs = _arguments(node, call, scopes.lookup, scopes.scope)
+    except Exception:  # an argument that cannot be read now (a donated array's copy): not the fix's fault
+        return FixCheck(UNCHECKED, ARGUMENTS)
+    if args is None:
+        return FixCheck(UNCHECKED, ARGUMENTS)
+    return callee, original, args, kwargs
+
+
+def _reaches_fix(callee: Any, original: Any, fixed_codes: set) -> bool:
+    """True when calling ``callee`` runs the fixed code: a function the fix defines, or another
+    object than the one the user called."""
+    function = callables.python_function(callee)
+    if function is None:
+        return callee is not original
+    if function.__code__ in fixed_codes:
+        return True
+    return original is not MISSING and function is not callables.python_function(original)
+
+
+def _rejitted(callee: Any, scope: dict, fixed_codes: set) -> Any:
+    """``fast = jax.jit(f)`` held from before the fix: the same ``jax.jit`` (static arguments
+    kept) of the fixed ``f``, as re-running the user's ``fast = jax.jit(f)`` line makes it."""
+    function = callables.python_function(callee)
+    if function is None or function.__code__ in fixed_codes or not _jax_private.is_jitted(callee):
+        return callee
+    fixed = callables.python_function(scope.get(function.__name__))
+    if fixed is None or fixed.__code__ not in fixed_codes:
+        return callee
+    options = _jax_private.jit_options(callee)
+    return jax.jit(fixed, static_argnums=options.static_argnums, static_argnames=options.static_argnames)
+
+
+def _arguments(node: ast.Call, call: UserCall, lookup, scope: dict) -> tuple[tuple | None, dict]:
+    """The call's arguments: each expression evaluated where it runs nothing of the user's; else,
+    for the user's own call, the value the jitted call received."""
+    same_call = call.call is not None and ast.dump(node) == ast.dump(call.call)
+    args: list = []
+    for i, arg in enumerate(node.args):
+        if isinstance(arg, ast.Starred):
+            return None, {}
+        if safe_expression(arg, lookup):
+            args.append(_evaluate(arg, scope))
+        elif same_call and call.args is not None and len(call.args) == len(node.args):
+            args.append(call.args[i])
+        else:
+            return None, {}
+    kwargs: dict = {}
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            return None, {}
+        if safe_expression(keyword.value, lookup):
+            kwargs[keyword.arg] = _evaluate(keyword.value, scope)
+        elif same_call and call.kwargs is not None and keyword.arg in call.kwargs:
+            kwargs[keyword.arg] = call.kwargs[keyword.arg]
+        else:
+            return None, {}
+    return tuple(args), kwargs
+
+
+def _with_new_parameters(callee: Any, args: tuple, kwargs: dict, scope: dict) -> tuple[tuple | None, dict]:
+    """A fix that turned a global into a parameter (``def sgd(params, grads, learning_rate)``) is
+    called with the global's value, as its fixed call passes it; ``None`` when a new parameter has
+    no value to pass."""
+    signature = callables.signature_of(callee)
+    if signature is None:
+        return args, kwargs
+    try:
+        signature.bind(*args, **kwargs)
+        return args, kwargs
+    except TypeError:
+        pass
+    params = [
+        p
+        for p in signature.parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    missing = [p.name for p in params[len(args) :] if p.name not in kwargs and p.default is inspect.Parameter.empty]
+    if not missing or any(name not in scope for name in missing):
+        return None, {}
+    more = {name: scope[name] for name in missing}
+    try:
+        signature.bind(*args, **kwargs, **more)
+    except TypeError:
+        return None, {}
+    return args, {**kwargs, **more}
+
+
+# ------------------------------------------------------------------------------------------------
+# The user's call, read from an exception
+
+
+def call_of_case(case) -> UserCall | None:
+    """The call behind a ``Case``: its call site's namespace and call, and the arguments the jitted
+    call received (read from JAX's frames, still on the traceback's stack)."""
+    frames = case.frames
+    modules = [i for i, f in enumerate(frames) if f.function == "<module>"]
+    frames = frames[modules[-1] :] if modules else frames  # from the cell (or script) that ran
+    traced = case.traced_frame
+    if traced is None and len(frames) > 1:  # no trace: the innermost of the user's functions
+        traced = frames[-1]
+    if traced is not None and traced in frames:
+        site = frames[frames.index(traced) - 1] if frames.index(traced) > 0 else None
+    else:
+        site = case.call_site if traced is not None else (frames[-1] if frames else None)
+    frame = site or traced
+    if frame is None:
+        return None
+    f_globals, f_locals = frame.frame.f_globals, frame.frame.f_locals
+    local = {} if f_locals is f_globals else dict(f_locals)
+    node = None
+    if site is not None:
+        parsed = case.parsed(site)
+        node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
+    args = kwargs = None
+    if traced is not None:
+        running = _jax_private.jit_call_in_progress(traced.frame)
+        inner = callables.python_function(running.fun) if running is not None else None
+        if inner is not None and inner.__code__ is traced.code:
+            args, kwargs = running.args, running.kwargs
+    name = traced.function if traced is not None else None
+    if node is None and case.fn is not None and args is None and traced is not None:
+        args, kwargs = _frame_arguments(traced)
+    home = traced.frame.f_globals if traced is not None else None
+    return UserCall(f_globals, local, node, name, args, kwargs, case.fn, home)
+
+
+def _frame_arguments(frame) -> tuple[tuple | None, dict | None]:
+    """The traced function's parameters as its frame holds them (tracers: their shapes and dtypes)."""
+    code = frame.code
+    if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return None, None
+    names = code.co_varnames[: code.co_argcount]
+    values = [frame.frame.f_locals.get(n, MISSING) for n in names]
+    if any(v is MISSING for v in values):
+        return None, None
+    kw = {
+        n: frame.frame.f_locals[n]
+        for n in code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
+    }
+    return tuple(values), kw
+
+
+def call_of_trace(call_or_fn: Any, function: Any) -> UserCall | None:
+    """The call a trace-time warning is about: the function's globals and the arguments it was
+    traced with (``None`` when only the function is known)."""
+    args = getattr(call_or_fn, "args", None)
+    if args is None or function is None:
+        return None
+    fn = callables.python_function(function)
+    if fn is None:
+        return None
+    bound = getattr(callables.unwrap_jit(getattr(call_or_fn, "fn", call_or_fn)), "__self__", None)
+    return UserCall(
+        fn.__globals__,
+        callee_name=fn.__name__,
+        args=((bound,) if bound is not None else ()) + tuple(args),
+        kwargs=dict(getattr(call_or_fn, "kwargs", {}) or {}),
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# A diagnosis whose fixes are checked
+
+_WHY_UNCHECKED = {
+    NO_CALL: "jaxmagic does not know the arguments it was called with",
+    STATEMENTS: "the fix changes statements that run, and jaxmagic only traces",
+    ELIDED: "the fix is shown in part",
+    NOT_REACHED: "the call runs the fixed code through an object or a helper that jaxmagic does not redefine",
+    ARGUMENTS: "an argument of the call is an expression jaxmagic does not run again",
+    NEW_PARAMETERS: "the fixed function takes arguments that the call does not pass yet",
+}
+
+
+def _unchecked_label(label, why: str):
+    """An alternative's label, saying that its code could not be checked (before its closing colon).
+
+    >>> str(_unchecked_label("Or donate a copy:", "no call"))
+    'Or donate a copy (not checked on your arguments: no call):'
+    """
+    from jaxmagic.words import Part, Words, as_words
+
+    parts = list(as_words(label).parts)
+    colon = bool(parts) and parts[-1].kind == "text" and parts[-1].text.rstrip().endswith(":")
+    if colon:
+        parts[-1] = Part("text", parts[-1].text.rstrip()[:-1])
+    parts.append(Part("text", f" (not checked on your arguments: {why})" + (":" if colon else ".")))
+    return Words(tuple(parts))
+
+
+def checked_diagnosis(diagnosis, call: UserCall | None):
+    """``diagnosis`` with its fixes checked on ``call``: the lead fix ``checked`` and said so; a fix
+    that fails the trace is not shown (the first alternative that passes leads instead, or the
+    card says the rewrite failed); an alternative that fails is dropped.
+
+    >>> from jaxmagic.doctor.diagnosis import Diagnosis
+    >>> d = checked_diagnosis(Diagnosis("traced-shape", explanation="n is traced.", fix="x[:n]"), None)
+    >>> d.checked, str(d.check_note)
+    (False, 'Not checked on your arguments: jaxmagic does not know the arguments it was called with.')
+    """
+    from dataclasses import replace
+
+    from jaxmagic.words import code, say
+
+    if not diagnosis.fix and not any(snippet for _, snippet in diagnosis.alternatives):
+        return diagnosis
+    lead = check(diagnosis.fix, call) if diagnosis.fix else None
+    alternatives, outcomes = [], []
+    for label, snippet in diagnosis.alternatives:
+        outcome = check(snippet, call) if snippet else None
+        if outcome is not None and outcome.outcome == FAILED:
+            continue
+        alternatives.append((label, snippet))
+        outcomes.append(outcome)
+    shown = []
+    for (label, snippet), outcome in zip(alternatives, outcomes, strict=True):
+        if outcome is not None and not outcome.passed:
+            label = _unchecked_label(label, _WHY_UNCHECKED.get(outcome.reason, ""))
+        shown.append((label, snippet))
+    fields: dict = {"alternatives": tuple(shown)}
+    if lead is None:
+        return replace(diagnosis, **fields)
+    if lead.outcome == FAILED:
+        promoted = next((i for i, o in enumerate(outcomes) if o is not None and o.passed), None)
+        if promoted is not None:
+            label, snippet = alternatives[promoted]
+            rest = tuple(a for i, a in enumerate(shown) if i != promoted)
+            return replace(
+                diagnosis,
+                fix=snippet,
+                fix_note=label,
+                alternatives=rest,
+                static_argnames=(),
+                checked=True,
+                check_note=say("Checked on your arguments: the fixed code traces."),
+            )
+        return replace(
+            diagnosis,
+            fix="",
+            fix_note=say(
+                "jaxmagic's rewrite of your code failed when traced on your arguments ({}), so it is not shown; "
+                "the page on this pitfall lists the ways out.",
+                code(lead.error),
+            ),
+            static_argnames=(),
+            checked=False,
+            check_note="",
+            **fields,
+        )
+    if lead.passed:
+        return replace(
+            diagnosis, checked=True, check_note=say("Checked on your arguments: the fixed code traces."), **fields
+        )
+    return replace(
+        diagnosis,
+        checked=False,
+        check_note=say("Not checked on your arguments: {}.", _WHY_UNCHECKED.get(lead.reason, "")),
+        **fields,
+    )
