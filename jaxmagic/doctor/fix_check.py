@@ -49,6 +49,7 @@ ELIDED = "elided"  # the fix is shown in part (``...``)
 NOT_REACHED = "not-reached"  # the call does not reach the fixed code (a method, a helper)
 ARGUMENTS = "arguments"  # an argument is an expression jaxmagic will not run
 NEW_PARAMETERS = "new-parameters"  # the fix asks for arguments the call does not have yet
+FRAGMENT = "fragment"  # the fix is a line of the user's function, reading its local names
 
 SAFE_BUILTINS = frozenset(
     {tuple, list, dict, set, frozenset, int, float, bool, str, complex, range, len, slice, abs, min, max, sorted, zip}
@@ -348,6 +349,8 @@ def _check(fix: str, call: UserCall) -> FixCheck:
     with _quiet():
         exec(compiled, scopes.home)  # noqa: S102 (definitions only, in a copy of the namespace)
     if expressions:
+        if any(scopes.lookup(n) is MISSING for n in clues.names_in(expressions[0])):
+            return FixCheck(UNCHECKED, FRAGMENT)
         with _quiet():
             jax.eval_shape(lambda: [_evaluate(expressions[0], scopes.scope), None][1])
         return FixCheck(PASSED)
@@ -551,6 +554,7 @@ _WHY_UNCHECKED = {
     NOT_REACHED: "the call runs the fixed code through an object or a helper that jaxmagic does not redefine",
     ARGUMENTS: "an argument of the call is an expression jaxmagic does not run again",
     NEW_PARAMETERS: "the fixed function takes arguments that the call does not pass yet",
+    FRAGMENT: "it is a line to put in your function, not code that runs alone",
 }
 
 

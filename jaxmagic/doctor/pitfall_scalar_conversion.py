@@ -195,6 +195,20 @@ def python_scalar_conversion(case: Case) -> ScalarConversion | None:
     return ScalarConversion(kind, node, value_node, math_function, _range_loop(case, frame, node))
 
 
+def _printed_by(case: Case, frame: UserFrame, node: ast.AST) -> rewrites.Edit | None:
+    """``print(...)`` whose arguments hold the conversion: the edit that makes it a
+    ``jax.debug.print`` of the array itself (``None`` when the conversion is not printed)."""
+    statement = case.statement(frame)
+    parsed = case.parsed(frame)
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if parsed is None or not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    if call.func.id != "print" or not any(inner is node for inner in ast.walk(call)):
+        return None
+    replacement = rewrites.debug_print_call(call, parsed, case.names(frame).jax)
+    return rewrites.Edit(Span.of(call), replacement) if replacement else None
+
+
 def _container_kind(frame, node: ast.AST) -> str | None:
     """``list`` or ``tuple`` for a Python sequence written in place (``[1, 2, 3]``) or named
     (``weights``, ``self.layers``); ``None`` for anything else."""
@@ -229,6 +243,10 @@ def describe(case: Case, found: ScalarConversion) -> Diagnosis:
         # weights[i] on a Python list: one stacked array can be indexed by a traced i.
         seq, index = case.text(frame, node.value), case.text(frame, node.slice)
         edit, shown = rewrites.Edit(Span.of(node.value), f"{jn.jnp}.asarray({seq})"), f"{seq}[{index}]"
+    printed = _printed_by(case, frame, node) if found.kind in ("cast", "item") else None
+    if printed is not None:
+        # print(f"{float(loss):.3f}"): the number is wanted for printing; print it from the compiled code
+        edit = printed
     edits = [edit]
     size_use = _later_slice_by(case, frame, node)
     if size_use is not None:
@@ -273,13 +291,20 @@ def describe(case: Case, found: ScalarConversion) -> Diagnosis:
             code(case.text(frame, value_node)),
         )
         note = say("Keep it a JAX array: arithmetic works on it as is, inside the compiled code.")
+    if printed is not None:
+        note = say(
+            "To print it, print from the compiled code: {} formats the array itself, with your format, "
+            "on every call (a plain {} runs only while JAX traces).",
+            code(f"{jn.jax}.debug.print"),
+            code("print"),
+        )
     alternatives = []
     static_names = case.static_candidates(depends)
     if static_names:
         choice = static_choice(case, static_names, say("it is then a real Python number (a loop count, a shape)."))
         if choice:
             alternatives.append((say("If you need a real Python number: ") + choice[0], choice[1]))
-    elif not isinstance(node, ast.Subscript) and math_function is None:
+    elif not isinstance(node, ast.Subscript) and math_function is None and printed is None:
         alternatives.append(
             (
                 "If you need it as a Python number (a loop count, a shape), it cannot come from traced "
@@ -287,12 +312,13 @@ def describe(case: Case, found: ScalarConversion) -> Diagnosis:
                 "",
             )
         )
-    alternatives.append(
-        (
-            "To see the value while it runs, print it from the compiled code:",
-            f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})',
+    if printed is None:
+        alternatives.append(
+            (
+                "To see the value while it runs, print it from the compiled code:",
+                f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})',
+            )
         )
-    )
     return case.diagnosis(
         "python-scalar-conversion",
         explanation=what,

@@ -375,7 +375,7 @@ def debug_print_call(call: ast.Call, parsed: ParsedSource, jax_name: str, *, cal
             pieces.append(piece)
         else:
             pieces.append("{}")
-            arguments.append(source_of(parsed, arg))
+            arguments.append(source_of(parsed, unconverted(arg)))
     template = separator.join(pieces).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
     return f'{callee or jax_name + ".debug.print"}("{template}"{"".join(", " + a for a in arguments)})'
 
@@ -395,8 +395,24 @@ def _fstring_template(fstring: ast.JoinedStr, parsed: ParsedSource, arguments: l
                     return None
                 spec = ":" + "".join(str(v.value) for v in part.format_spec.values)
             text.append("{" + conversion + spec + "}")
-            arguments.append(source_of(parsed, part.value))
+            arguments.append(source_of(parsed, unconverted(part.value)))
     return "".join(text)
+
+
+def unconverted(node: ast.expr) -> ast.expr:
+    """``float(loss)``, ``int(n)``, ``loss.item()`` -> ``loss``: ``jax.debug.print`` formats the
+    array itself, with the same format spec, on every call.
+
+    >>> ast.unparse(unconverted(ast.parse("float(loss)", mode="eval").body))
+    'loss'
+    """
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        if isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool", "complex"):
+            return node.args[0]
+    if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute):
+        if node.func.attr == "item":
+            return node.func.value
+    return node
 
 
 def _escape_braces(text: str) -> str:
