@@ -295,6 +295,8 @@ def resolve_call(
         jit_shardings=_own_shardings(fn, library, receiver, static_argnums + automatic_nums, static_argnames),
     )
     check_static_values(call, magic=magic)
+    if "jitcompare" in magic:
+        _check_runnable(call, magic=magic)
     return call
 
 
@@ -308,6 +310,30 @@ def _own_shardings(fn, library, receiver, added_nums, added_names) -> dict:
     if receiver is not None or added_nums or added_names:
         found.pop("in_shardings", None)
     return found
+
+
+def _check_runnable(call: Call, *, magic: str) -> None:
+    """A ``UsageProblem`` when an argument is a ``jax.ShapeDtypeStruct``: a shape and a dtype,
+    enough to trace (``%jaxpr``), but no values to run and time.
+
+    >>> import jax, jax.numpy as jnp
+    >>> _check_runnable(Call(jnp.sin, (jax.ShapeDtypeStruct((3,), jnp.float32),), {}), magic="%jitcompare")
+    Traceback (most recent call last):
+    ...
+    jaxmagic.errors.UsageProblem: %jitcompare runs the call, and `x` is a jax.ShapeDtypeStruct: a shape and a dtype with no values. Pass an array of that shape, e.g. jnp.zeros((3,), jnp.float32) (%jaxpr traces a ShapeDtypeStruct as it is).
+    """
+    import jax
+
+    for parameter, value in call.arguments().items():
+        for path, leaf in jax.tree_util.tree_leaves_with_path(value):
+            if not isinstance(leaf, jax.ShapeDtypeStruct):
+                continue
+            name = parameter + jax.tree_util.keystr(path)
+            raise UsageProblem(
+                f"{magic} runs the call, and `{name}` is a jax.ShapeDtypeStruct: a shape and a dtype with no "
+                f"values. Pass an array of that shape, e.g. jnp.zeros({tuple(leaf.shape)}, jnp.{leaf.dtype}) "
+                f"(%jaxpr traces a ShapeDtypeStruct as it is).",
+            )
 
 
 def _receiver_text(func: ast.expr) -> str:
@@ -445,6 +471,7 @@ def check_callable(fn: Any, *, text: str, magic: str) -> None:
             f"a method or a callable object.",
             example=f"{magic} {CALL_EXAMPLE}",
         )
+    _check_not_ahead_of_time(fn, text=text, magic=magic)
     inner = unwrap_jit(fn)
     if inspect.isclass(inner):
         raise UsageProblem(
@@ -462,6 +489,35 @@ def check_callable(fn: Any, *, text: str, magic: str) -> None:
             f"{magic}: `{text}` is an async function; JAX can only trace a plain function that "
             f"returns arrays (or pytrees of them).",
         )
+
+
+def _check_not_ahead_of_time(fn: Any, *, text: str, magic: str) -> None:
+    """A ``UsageProblem`` for ``jax.jit(f).lower(x)`` / ``.compile()``: what is left of the function
+    is XLA's program for one signature, with no jaxpr and no eager form.
+
+    >>> import jax, jax.numpy as jnp
+    >>> compiled = jax.jit(jnp.sin).lower(jnp.ones(2)).compile()
+    >>> _check_not_ahead_of_time(compiled, text="compiled", magic="%jaxpr")
+    Traceback (most recent call last):
+    ...
+    jaxmagic.errors.UsageProblem: %jaxpr: `compiled` is ahead-of-time compiled (`jax.jit(f).lower(...).compile()`): only XLA's program for one signature is left, no jaxpr; read it with `compiled.as_text()`, or trace the function it was compiled from.
+    Example: %jaxpr f(x)
+    """
+    import jax
+
+    stages = (jax.stages.Compiled, jax.stages.Lowered)
+    if not isinstance(fn, stages):
+        return
+    kind = "compiled" if isinstance(fn, jax.stages.Compiled) else "lowered"
+    how = "`jax.jit(f).lower(...).compile()`" if kind == "compiled" else "`jax.jit(f).lower(...)`"
+    if "jitcompare" in magic:
+        rest = (
+            "it has no eager form to compare with; compare the function it was compiled from, or time the "
+            f"compiled call alone with %timeit {text}(...)"
+        )
+    else:
+        rest = f"only XLA's program for one signature is left, no jaxpr; read it with `{text}.as_text()`, or trace the function it was compiled from"
+    raise UsageProblem(f"{magic}: `{text}` is ahead-of-time {kind} ({how}): {rest}.", example=f"{magic} f(x)")
 
 
 def parse_static(

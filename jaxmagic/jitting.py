@@ -113,7 +113,8 @@ def _dynamic_tree(tree, leaves, untraceable, dynamic):
 
 
 def is_traceable_leaf(leaf: Any) -> bool:
-    """True for a leaf ``jax.jit`` can trace: an array, a NumPy scalar, a Python number or bool.
+    """True for a leaf ``jax.jit`` can trace: an array, a NumPy scalar, a Python number or bool, or
+    a ``jax.ShapeDtypeStruct`` (a shape and a dtype: traced, never run).
 
     >>> import jax.numpy as jnp
     >>> is_traceable_leaf(jnp.ones(2)), is_traceable_leaf(3), is_traceable_leaf(jnp.tanh)
@@ -122,7 +123,7 @@ def is_traceable_leaf(leaf: Any) -> bool:
     import jax
     import numpy as np
 
-    return isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic, jax.Array))
+    return isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic, jax.Array, jax.ShapeDtypeStruct))
 
 
 def has_untraceable_leaves(args: tuple, kwargs: dict) -> bool:

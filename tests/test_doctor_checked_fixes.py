@@ -1,0 +1,284 @@
+"""The doctor is right or silent, and a fix is shown only once it is checked: over the whole
+doctor corpus (the pages' failing examples, the cases below), every fix shown was traced on the
+user's own arguments (``checked``) or its card says plainly that it could not be; every checked
+fix, applied, runs and computes what JAX computes for the code with jit switched off; checking
+leaves the user's namespace and objects as they were."""
+
+from __future__ import annotations
+
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from doctor_cases import namespace, run
+from test_doctor_corpus import FIXES_THAT_RUN, SILENT
+
+from jaxmagic import doctor
+
+# (name, definition, failing call, pitfall or None (silent), call after the fix or None, what the
+# fixed code computes: an expression evaluated with jit switched off, or None: the call itself)
+MORE = [
+    (
+        "an unhashable static dict read by key",
+        """
+     from functools import partial
+     @partial(jax.jit, static_argnames=("config",))
+     def scaled(x, config):
+         return x * config["scale"]
+     """,
+        "scaled(jnp.ones(3), {'scale': 2.0})",
+        "unhashable-static",
+        None,
+        "jnp.ones(3) * 2.0",
+    ),
+    (
+        "a ShapeDtypeStruct given to a jitted call",
+        """
+     @jax.jit
+     def double(x):
+         return x * 2
+     """,
+        "double(jax.ShapeDtypeStruct((3,), jnp.float32))",
+        "non-array-argument",
+        None,
+        "jax.ShapeDtypeStruct((3,), jnp.float32)",
+    ),
+    (
+        "nnx.jit: print(f'{float(loss):.3f}')",
+        """
+     from flax import nnx
+     @nnx.jit
+     def step(model, x):
+         loss = jnp.mean(model(x) ** 2)
+         print(f"{float(loss):.3f}")
+         return loss
+     model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+     """,
+        "step(model, jnp.ones((1, 2)))",
+        "python-scalar-conversion",
+        None,
+        None,
+    ),
+    (
+        "grad through a jitted fori_loop with a traced bound",
+        """
+     @jax.jit
+     def power(x, n):
+         return jax.lax.fori_loop(0, n, lambda i, acc: acc * x, 1.0)
+     """,
+        "jax.grad(power)(2.0, 3)",
+        "dynamic-loop-grad",
+        None,
+        None,
+    ),
+    (
+        "grad through fori_loop, jitted at the call",
+        """
+     def power(x, n):
+         return jax.lax.fori_loop(0, n, lambda i, acc: acc * x, 1.0)
+     """,
+        "jax.jit(jax.grad(power))(2.0, 3)",
+        "dynamic-loop-grad",
+        "__fixed__",
+        "jax.grad(power)(2.0, 3)",
+    ),
+    (
+        "a loss returning a tuple without has_aux",
+        """
+     def loss_fn(w, x):
+         pred = x @ w
+         return jnp.mean(pred ** 2), pred
+     """,
+        "grads = jax.grad(loss_fn)(jnp.ones(3), jnp.ones((2, 3)))",
+        "grad-has-aux",
+        "__fixed__",
+        "jax.grad(lambda w, x: loss_fn(w, x)[0])(jnp.ones(3), jnp.ones((2, 3)))",
+    ),
+]
+
+# the trace-time cases: (name, definition, function, arguments, the warnings' pitfalls)
+TRACED = [
+    (
+        "print inside a pure_callback host function",
+        """
+     import numpy
+     def host_log(x):
+         print("host sees", x)
+         return numpy.asarray(x) * 2
+     def f(x):
+         return jax.pure_callback(host_log, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+     """,
+        "f",
+        (np.ones(3, np.float32),),
+        [],
+    ),
+]
+
+CORPUS = list(FIXES_THAT_RUN)
+CORPUS += [(page, "", call, None, None, None) for page, call in SILENT]
+CORPUS += MORE
+
+
+def verdict(source: str, call: str, pitfall, fixed_call, expected, *, said: bool = True) -> tuple[str, str]:
+    """``right``, ``silent`` or ``wrong`` for one case, with what was wrong (``said=False``: whether
+    a fix shown says it was checked is not judged, only whether it runs)."""
+    ns = namespace()
+    assert run(textwrap.dedent(source) or "pass", ns) is None, "the definitions themselves must run"
+    error = run(call, ns)
+    assert error is not None, f"expected `{call}` to fail"
+    found = doctor.diagnose(error)
+    if found is None:
+        return ("right", "") if pitfall is None else ("silent", "no diagnosis")
+    if pitfall is None:
+        return "wrong", f"a diagnosis where JAX's error stands: {found.pitfall}"
+    if found.pitfall != pitfall:
+        return "wrong", f"{found.pitfall}, not {pitfall}"
+    if not found.fix:
+        return "silent", "no fix shown"
+    checked, note = getattr(found, "checked", False), getattr(found, "check_note", "")
+    if said and not checked:
+        if "Not checked on your arguments" not in note:
+            return "wrong", "a fix shown unchecked, and not said so"
+        return "right", "unchecked, and said so"
+    if said and "Checked on your arguments" not in note:
+        return "wrong", "a checked fix not said to be"
+    return _runs(found, ns, source, call, fixed_call, expected)
+
+
+def _runs(found, ns, source, call, fixed_call, expected) -> tuple[str, str]:
+    """A checked fix, applied in the user's namespace: the call runs and computes the intended value."""
+    failed = run(found.fix, ns)
+    if failed is not None:
+        return "wrong", f"the fix failed: {type(failed).__name__}: {failed}"
+    if fixed_call != "__fixed__":  # else the fix is the call itself
+        again = run(f"__result__ = {fixed_call or call}", ns)
+        if again is not None:
+            return "wrong", f"the fixed call failed: {type(again).__name__}: {again}"
+    eager = namespace(__result__=expected)
+    assert run(textwrap.dedent(source) or "pass", eager) is None
+    if expected is None or isinstance(expected, str):
+        with jax.disable_jit():
+            assert run(f"__result__ = {expected or call}", eager) is None, "the intended value must compute"
+    if fixed_call == "__fixed__":
+        target = ast_target(found.fix)
+        got = ns[target] if target else None
+    else:
+        got = ns["__result__"]
+    want = eager["__result__"]
+    if isinstance(want, jax.ShapeDtypeStruct):
+        return ("right", "") if (got.shape, got.dtype) == (want.shape, want.dtype) else ("wrong", f"{got} vs {want}")
+    got_leaves, want_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    if isinstance(got, tuple) and not isinstance(want, tuple):
+        got_leaves = got_leaves[:1]  # (value, aux) where the value alone is intended
+    if len(got_leaves) != len(want_leaves) or not all(
+        np.allclose(np.asarray(g), np.asarray(w), rtol=1e-5) for g, w in zip(got_leaves, want_leaves, strict=True)
+    ):
+        return "wrong", f"the fixed code computes {got}, JAX computes {want}"
+    return "right", ""
+
+
+def ast_target(fix: str) -> str | None:
+    """The first name the fix's last statement assigns (``grads, aux = ...`` -> ``grads``)."""
+    import ast
+
+    last = ast.parse(fix).body[-1]
+    if isinstance(last, ast.Assign):
+        target = last.targets[0]
+        names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [])
+        return names[0].id if names and isinstance(names[0], ast.Name) else None
+    return None
+
+
+@pytest.mark.parametrize("page, source, call, pitfall, fixed_call, expected", CORPUS, ids=[c[0] for c in CORPUS])
+def test_the_doctor_is_right_or_silent_and_every_fix_shown_is_checked(
+    page, source, call, pitfall, fixed_call, expected
+):
+    kind, why = verdict(source, call, pitfall, fixed_call, expected)
+    assert kind == "right", f"{page}: {kind}: {why}"
+
+
+@pytest.mark.parametrize("page, source, function, arguments, pitfalls", TRACED, ids=[c[0] for c in TRACED])
+def test_trace_time_warnings_are_right_or_silent(page, source, function, arguments, pitfalls):
+    ns = namespace()
+    assert run(textwrap.dedent(source), ns) is None
+    from jaxmagic.call import Call
+
+    fn = ns[function]
+    with doctor.watch_prints() as printed:
+        closed = jax.make_jaxpr(fn)(*arguments)
+    found = doctor.observe_trace(Call(fn, arguments, {}, function=fn), closed, printed.text)
+    assert [d.pitfall for d in found] == pitfalls
+    for warning in found:
+        assert warning.checked or not warning.fix or "Not checked on your arguments" in warning.check_note
+
+
+def test_checking_a_fix_leaves_the_users_namespace_and_nnx_model_as_they_were():
+    ns = namespace()
+    source = MORE[2][1]
+    assert run(textwrap.dedent(source), ns) is None
+    before = dict(ns)
+    kernel = np.asarray(ns["model"].kernel[...])
+    error = run("step(model, jnp.ones((1, 2)))", ns)
+    found = doctor.diagnose(error)
+    assert found.checked
+    assert {k: v for k, v in ns.items() if k != "__builtins__"} == {
+        k: v for k, v in before.items() if k != "__builtins__"
+    }
+    assert ns["step"] is before["step"] and ns["model"] is before["model"]
+    np.testing.assert_array_equal(np.asarray(ns["model"].kernel[...]), kernel)
+    assert not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(nnx_state(ns["model"])))
+
+
+def nnx_state(model):
+    from flax import nnx
+
+    return nnx.state(model)
+
+
+def test_a_fix_that_does_not_trace_on_the_arguments_is_not_shown():
+    from jaxmagic.doctor.fix_check import UserCall, check, checked_diagnosis
+
+    def first(x, n):
+        return x[:n]
+
+    call = UserCall(globals={"jax": jax, "first": first}, callee_name="first", args=(jnp.ones(3), 2), kwargs={})
+    wrong = "@jax.jit\ndef first(x, n):\n    return x[:n]"
+    right = '@jax.jit(static_argnames=("n",))\ndef first(x, n):\n    return x[:n]'
+    assert check(wrong, call).outcome == "failed" and check(right, call).passed
+    shown = checked_diagnosis(
+        doctor.Diagnosis("traced-shape", explanation="n is traced.", fix=wrong, alternatives=(("Or:", right),)), call
+    )
+    assert shown.fix == right and shown.checked and shown.alternatives == ()
+    hidden = checked_diagnosis(doctor.Diagnosis("traced-shape", explanation="n is traced.", fix=wrong), call)
+    assert hidden.fix == "" and not hidden.checked and "failed when traced on your arguments" in hidden.fix_note
+
+
+def test_the_card_says_whether_the_fix_was_checked():
+    ns = namespace()
+    assert run("@jax.jit\ndef first(x, n):\n    return x[:n]\n", ns) is None
+    found = doctor.diagnose(run("first(jnp.ones(3), 2)", ns))
+    assert found.checked
+    assert "Checked on your arguments" in found.to_text()
+    html = found._repr_mimebundle_()["text/html"]
+    assert 'data-checked="true"' in html and "Checked on your arguments" in html
+
+
+def counts(*, said: bool = True) -> dict[str, int]:
+    """Right / silent / wrong over the corpus (``python tests/test_doctor_checked_fixes.py``)."""
+    tally = {"right": 0, "silent": 0, "wrong": 0}
+    for page, source, call, pitfall, fixed_call, expected in CORPUS:
+        try:
+            kind, why = verdict(source, call, pitfall, fixed_call, expected, said=said)
+        except Exception as exc:  # a case the doctor crashed on counts as wrong
+            kind, why = "wrong", f"{type(exc).__name__}: {exc}"
+        tally[kind] += 1
+        if kind != "right":
+            print(f"{kind:6} {page}: {why[:160]}")
+    return tally
+
+
+if __name__ == "__main__":
+    print("fixes that run, checked or not:", counts(said=False))
+    print("and each fix says whether it was checked:", counts())
