@@ -218,6 +218,33 @@ def _container_kind(frame, node: ast.AST) -> str | None:
     return type(value).__name__ if isinstance(value, (list, tuple)) else None
 
 
+def _alternatives(case: Case, frame: UserFrame, found: ScalarConversion, depends, printed: bool, jn) -> list:
+    """The other ways out: the argument made static, a fixed size and a mask, a print from the compiled code."""
+    node, value_node, math_function = found.node, found.value_node, found.math_function
+    alternatives = []
+    static_names = case.static_candidates(depends)
+    if static_names:
+        choice = static_choice(case, static_names, say("it is then a real Python number (a loop count, a shape)."))
+        if choice:
+            alternatives.append((say("If you need a real Python number: ") + choice[0], choice[1]))
+    elif not isinstance(node, ast.Subscript) and math_function is None and not printed:
+        alternatives.append(
+            (
+                "If you need it as a Python number (a loop count, a shape), it cannot come from traced "
+                "data: XLA compiles for fixed shapes. Use a fixed maximum size and mask what is past it.",
+                "",
+            )
+        )
+    if not printed:
+        alternatives.append(
+            (
+                "To see the value while it runs, print it from the compiled code:",
+                f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})',
+            )
+        )
+    return alternatives
+
+
 @describes("python-scalar-conversion")
 def describe(case: Case, found: ScalarConversion) -> Diagnosis:
     """The conversion undone (the value stays an array), or a loop count made static / a fori_loop."""
@@ -298,27 +325,7 @@ def describe(case: Case, found: ScalarConversion) -> Diagnosis:
             code(f"{jn.jax}.debug.print"),
             code("print"),
         )
-    alternatives = []
-    static_names = case.static_candidates(depends)
-    if static_names:
-        choice = static_choice(case, static_names, say("it is then a real Python number (a loop count, a shape)."))
-        if choice:
-            alternatives.append((say("If you need a real Python number: ") + choice[0], choice[1]))
-    elif not isinstance(node, ast.Subscript) and math_function is None and printed is None:
-        alternatives.append(
-            (
-                "If you need it as a Python number (a loop count, a shape), it cannot come from traced "
-                "data: XLA compiles for fixed shapes. Use a fixed maximum size and mask what is past it.",
-                "",
-            )
-        )
-    if printed is None:
-        alternatives.append(
-            (
-                "To see the value while it runs, print it from the compiled code:",
-                f'{jn.jax}.debug.print("{{}}", {case.text(frame, value_node)})',
-            )
-        )
+    alternatives = _alternatives(case, frame, found, depends, printed is not None, jn)
     return case.diagnosis(
         "python-scalar-conversion",
         explanation=what,

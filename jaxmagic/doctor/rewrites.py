@@ -406,12 +406,12 @@ def unconverted(node: ast.expr) -> ast.expr:
     >>> ast.unparse(unconverted(ast.parse("float(loss)", mode="eval").body))
     'loss'
     """
-    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-        if isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool", "complex"):
-            return node.args[0]
-    if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute):
-        if node.func.attr == "item":
-            return node.func.value
+    if not isinstance(node, ast.Call) or node.keywords:
+        return node
+    if len(node.args) == 1 and isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "bool", "complex"):
+        return node.args[0]
+    if not node.args and isinstance(node.func, ast.Attribute) and node.func.attr == "item":
+        return node.func.value
     return node
 
 
