@@ -40,9 +40,9 @@ MORE = [
      def double(x):
          return x * 2
      """,
-        "double(jax.ShapeDtypeStruct((3,), jnp.float32))",
-        "non-array-argument",
-        None,
+        "out = double(jax.ShapeDtypeStruct((3,), jnp.float32))",
+        "shape-struct-argument",
+        "__fixed__",
         "jax.ShapeDtypeStruct((3,), jnp.float32)",
     ),
     (
@@ -79,7 +79,7 @@ MORE = [
      def power(x, n):
          return jax.lax.fori_loop(0, n, lambda i, acc: acc * x, 1.0)
      """,
-        "jax.jit(jax.grad(power))(2.0, 3)",
+        "slope = jax.jit(jax.grad(power))(2.0, 3)",
         "dynamic-loop-grad",
         "__fixed__",
         "jax.grad(power)(2.0, 3)",
