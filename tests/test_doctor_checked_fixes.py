@@ -28,9 +28,9 @@ MORE = [
      def scaled(x, config):
          return x * config["scale"]
      """,
-        "scaled(jnp.ones(3), {'scale': 2.0})",
+        "out = scaled(jnp.ones(3), {'scale': 2.0})",
         "unhashable-static",
-        None,
+        "__fixed__",
         "jnp.ones(3) * 2.0",
     ),
     (

@@ -322,6 +322,8 @@ def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list, list, list] | No
     for statement in tree.body:
         if _is_definition(statement, scopes.lookup_home):
             definitions.append(statement)
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):  # later statements read the names it binds
+                _define([statement], scopes.home)
             continue
         made = _calls_of_user_code(statement, scopes.lookup)
         if not made and not calls and not expressions and _value_of(statement) is not None:
@@ -331,6 +333,14 @@ def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list, list, list] | No
             return None
         calls.append(made[0])
     return definitions, calls, expressions
+
+
+def _define(definitions: list, scope: dict) -> types.CodeType:
+    """Run the fix's definitions in ``scope`` (a copy of the user's namespace); their code."""
+    compiled = compile(ast.Module(definitions, type_ignores=[]), "<jaxmagic fix check>", "exec")
+    with _quiet():
+        exec(compiled, scope)  # noqa: S102 (definitions only, in a copy of the namespace)
+    return compiled
 
 
 def _check(fix: str, call: UserCall) -> FixCheck:
@@ -345,9 +355,7 @@ def _check(fix: str, call: UserCall) -> FixCheck:
     if read is None:
         return FixCheck(UNCHECKED, STATEMENTS)
     definitions, calls, expressions = read
-    compiled = compile(ast.Module(definitions, type_ignores=[]), "<jaxmagic fix check>", "exec")
-    with _quiet():
-        exec(compiled, scopes.home)  # noqa: S102 (definitions only, in a copy of the namespace)
+    compiled = _define(definitions, scopes.home)
     if expressions:
         if any(scopes.lookup(n) is MISSING for n in clues.names_in(expressions[0])):
             return FixCheck(UNCHECKED, FRAGMENT)

@@ -78,6 +78,21 @@ def _hashable_form(case, frame: UserFrame, node: ast.expr) -> str | None:
     return None
 
 
+def _frozen_mapping(case, frame: UserFrame, node: ast.expr) -> tuple[str, str] | None:
+    """A dict (written, or held by a name) as a frozen dict: ``(import line or "", FrozenDict(...))``;
+    ``None`` for anything else, or where Flax, whose ``FrozenDict`` it is, is not installed."""
+    value = frame.lookup(node.id) if isinstance(node, ast.Name) else MISSING
+    if not (isinstance(node, ast.Dict) or isinstance(value, dict)):
+        return None
+    try:
+        from flax.core import FrozenDict
+    except ImportError:
+        return None
+    name = rewrites.alias(frame.frame.f_globals, FrozenDict, "FrozenDict")
+    imported = "" if frame.lookup(name) is FrozenDict else "from flax.core import FrozenDict\n"
+    return imported, f"{name}({case.text(frame, node)})"
+
+
 @dataclass(frozen=True)
 class UnhashableStatic:
     """What ``unhashable_static`` found: the call, the jitted callee and its options, the static
@@ -172,16 +187,29 @@ def describe_unhashable_static(case, found: UnhashableStatic) -> Diagnosis:
         f" holding {found.shown_value}" if found.shown_value and argument is None else "",
         place(where),
     )
-    replacement = _hashable_form(case, frame, argument) if argument is not None else None
+    mapping = _frozen_mapping(case, frame, argument) if argument is not None else None
+    replacement = mapping[1] if mapping else _hashable_form(case, frame, argument) if argument is not None else None
     parsed = case.parsed(frame)
     statement = case.statement(frame)
     if replacement is not None and parsed is not None and statement is not None:
         fix = rewrites.with_edits(
             parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)]
         )
-        note = say(
-            "Pass a tuple: {} is hashable, and reads the same to code that indexes or iterates it.", code(replacement)
-        )
+        if mapping:
+            fix = mapping[0] + fix
+            note = say(
+                "Pass a frozen dict: {} is hashable (while its values are), and reads like the dict to code that "
+                "indexes it by key.",
+                code(replacement),
+            )
+        else:
+            note = say(
+                "Pass a tuple: {} is hashable, and reads the same to code that indexes or iterates it.",
+                code(replacement),
+            )
+    elif found.type_name == "dict":
+        fix = ""
+        note = say("Pass a hashable mapping instead of a dict, such as Flax's {}.", code("flax.core.FrozenDict"))
     else:
         example = _tuple_text(found.shown_value) if found.shown_value else None
         fix = ""  # the call is not known as written: the way to fix it, in words
