@@ -15,7 +15,7 @@ import pytest
 from doctor_cases import namespace, run
 from test_doctor_corpus import FIXES_THAT_RUN, SILENT
 
-from jaxmagic import doctor
+from jaxmagic import callables, doctor
 
 # (name, definition, failing call, pitfall or None (silent), call after the fix or None, what the
 # fixed code computes: an expression evaluated with jit switched off, or None: the call itself)
@@ -114,6 +114,22 @@ TRACED = [
         (np.ones(3, np.float32),),
         [],
     ),
+    (
+        "jax.jit of a bound method that changes its object (stateful computations)",
+        """
+     class Counter:
+         def __init__(self):
+             self.n = 0
+         def count(self):
+             self.n += 1
+             return self.n
+     counter = Counter()
+     fast_count = jax.jit(counter.count)
+     """,
+        "fast_count",
+        (),
+        ["state-mutation"],
+    ),
 ]
 
 CORPUS = list(FIXES_THAT_RUN)
@@ -208,10 +224,20 @@ def test_trace_time_warnings_are_right_or_silent(page, source, function, argumen
     fn = ns[function]
     with doctor.watch_prints() as printed:
         closed = jax.make_jaxpr(fn)(*arguments)
-    found = doctor.observe_trace(Call(fn, arguments, {}, function=fn), closed, printed.text)
+    found = doctor.observe_trace(Call(fn, arguments, {}, function=callables.python_function(fn)), closed, printed.text)
     assert [d.pitfall for d in found] == pitfalls
     for warning in found:
         assert warning.checked or not warning.fix or "Not checked on your arguments" in warning.check_note
+        if warning.checked:  # the fixed code runs, called as the fix says
+            fixed = namespace()
+            assert run(warning.fix, fixed) is None
+            assert run(f"__result__ = {warning.fix_call or function + '(*arguments)'}", {**fixed, **ns_of(fn)}) is None
+
+
+def ns_of(fn) -> dict:
+    """The names a fix call reads: ``self`` for a bound method's object."""
+    bound = getattr(getattr(fn, "__wrapped__", fn), "__self__", None)
+    return {"self": bound} if bound is not None else {}
 
 
 def test_checking_a_fix_leaves_the_users_namespace_and_nnx_model_as_they_were():

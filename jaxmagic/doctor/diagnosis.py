@@ -30,7 +30,8 @@ class Diagnosis(Report):
     (the original exception's class name), ``alternatives`` (``(label, code)`` pairs: other
     fixes), ``static_argnames`` (parameters the fix makes static), ``reference`` (JAX's page on
     the error), ``checked`` (the fix was traced on the user's own arguments before it was shown)
-    and ``check_note`` (saying so, or why it could not be). ``explanation``, ``fix_note``,
+    and ``check_note`` (saying so, or why it could not be); ``fix_call``, where the fix changes how
+    the function is called, that call, written with the traced function's parameters. ``explanation``, ``fix_note``,
     ``check_note`` and each label are ``Words``: strings whose ``parts`` say which pieces are code
     and which a place.
 
@@ -54,6 +55,7 @@ class Diagnosis(Report):
     severity: str = ""
     checked: bool = False  # the fix was traced on the user's own arguments before it was shown
     check_note: str = ""  # what checking the fix found, in words ("" where there is no fix)
+    fix_call: str = ""  # how the fixed code is called, where the fix changes it (``count(self.n)``)
 
     _renderer = "jaxmagic.render.diagnosis"  # a class attribute, not a field
 

@@ -91,6 +91,17 @@ class UserCall:
     kwargs: dict | None = None
     callee: Any = None  # the user's callee (when ``call`` is None and the fix does not redefine it)
     defined_in: dict | None = None  # the globals of the function the fix rewrites, where not ``globals``
+    function: Any = None  # the traced function, whose parameters a diagnosis's ``fix_call`` may read
+
+    def parameters(self) -> dict:
+        """The traced function's parameters bound to the call's arguments (``{}`` where unknown)."""
+        signature = callables.signature_of(self.function) if self.function is not None else None
+        if signature is None or self.args is None:
+            return {}
+        try:
+            return dict(signature.bind(*self.args, **(self.kwargs or {})).arguments)
+        except TypeError:
+            return {}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -280,7 +291,7 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
-def check(fix: str, call: UserCall | None) -> FixCheck:
+def check(fix: str, call: UserCall | None, fix_call: str = "") -> FixCheck:
     """Apply ``fix`` to a copy of the user's namespace and trace the fixed call on the user's
     arguments. Never raises; never writes the user's namespace.
 
@@ -292,7 +303,7 @@ def check(fix: str, call: UserCall | None) -> FixCheck:
     if call is None:
         return FixCheck(UNCHECKED, NO_CALL)
     try:
-        return _check(fix, call)
+        return _check(fix, call, fix_call)
     except Exception as exc:  # the fixed code raised while it was defined or traced
         return FixCheck(FAILED, error=_error_text(exc))
 
@@ -343,7 +354,7 @@ def _define(definitions: list, scope: dict) -> types.CodeType:
     return compiled
 
 
-def _check(fix: str, call: UserCall) -> FixCheck:
+def _check(fix: str, call: UserCall, fix_call: str = "") -> FixCheck:
     try:
         tree = ast.parse(fix)
     except SyntaxError as exc:
@@ -362,6 +373,12 @@ def _check(fix: str, call: UserCall) -> FixCheck:
         with _quiet():
             jax.eval_shape(lambda: [_evaluate(expressions[0], scopes.scope), None][1])
         return FixCheck(PASSED)
+    if fix_call:  # how the fixed code is called, in the traced function's parameters (``count(self.n)``)
+        parameters = call.parameters()
+        if not parameters:
+            return FixCheck(UNCHECKED, NO_CALL)
+        scopes.scope = {**scopes.scope, **parameters}
+        calls = [ast.parse(fix_call, mode="eval").body]
     found = _fixed_call(calls[0] if calls else call.call, call, scopes)
     if isinstance(found, FixCheck):
         return found
@@ -392,6 +409,9 @@ def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):
     callee = _evaluate(node.func, scopes.scope)
     try:
         original = _evaluate(node.func, dict(scopes.before))
+    except Exception:  # a name the fix defines
+        original = MISSING
+    try:
         args, kwargs = _arguments(node, call, scopes.lookup, scopes.scope)
     except Exception:  # an argument that cannot be read now (a donated array's copy): not the fix's fault
         return FixCheck(UNCHECKED, ARGUMENTS)
@@ -515,7 +535,16 @@ def call_of_case(case) -> UserCall | None:
     if node is None and case.fn is not None and args is None and traced is not None:
         args, kwargs = _frame_arguments(traced)
     home = traced.frame.f_globals if traced is not None else None
-    return UserCall(f_globals, local, node, name, args, kwargs, case.fn, home)
+    return UserCall(f_globals, local, node, name, args, kwargs, case.fn, home, _function_of(traced))
+
+
+def _function_of(frame) -> Any:
+    """The function object a frame runs, found among its globals by its code (``None`` if not there)."""
+    if frame is None:
+        return None
+    value = frame.frame.f_globals.get(frame.function)
+    inner = callables.python_function(value)
+    return inner if inner is not None and inner.__code__ is frame.code else None
 
 
 def _frame_arguments(frame) -> tuple[tuple | None, dict | None]:
@@ -549,6 +578,7 @@ def call_of_trace(call_or_fn: Any, function: Any) -> UserCall | None:
         callee_name=fn.__name__,
         args=((bound,) if bound is not None else ()) + tuple(args),
         kwargs=dict(getattr(call_or_fn, "kwargs", {}) or {}),
+        function=fn,
     )
 
 
@@ -598,7 +628,7 @@ def checked_diagnosis(diagnosis, call: UserCall | None):
 
     if not diagnosis.fix and not any(snippet for _, snippet in diagnosis.alternatives):
         return diagnosis
-    lead = check(diagnosis.fix, call) if diagnosis.fix else None
+    lead = check(diagnosis.fix, call, diagnosis.fix_call) if diagnosis.fix else None
     alternatives, outcomes = [], []
     for label, snippet in diagnosis.alternatives:
         outcome = check(snippet, call) if snippet else None

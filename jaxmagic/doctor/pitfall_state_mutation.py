@@ -111,6 +111,7 @@ def _describe_one(traced: Traced, mutation: Mutation) -> Diagnosis:
             "the returned state yourself ({}).",
             code(f"result, {mutation.attributes[0]} = {function.__name__}({mutation.attributes[0]})"),
         ),
+        fix_call=f"{function.__name__}({mutation.owner}.{mutation.attributes[0]})" if fix else "",
         where=where,
         variable=assigned[0],
         function=function.__qualname__,

@@ -120,7 +120,10 @@ def user_functions(fn: Any, arguments=()) -> list[types.FunctionType]:
     queue = list(found)
     while queue and len(found) < MAX_FUNCTIONS:
         current = queue.pop(0)
+        on_host = host_callbacks(current)
         for load in global_loads(current):
+            if load.name in on_host:
+                continue  # runs on the host with real values, each call: not traced code
             value = current.__globals__.get(load.name)
             helper = callables.python_function(value) if value is not None and callable(value) else None
             if (
@@ -130,6 +133,36 @@ def user_functions(fn: Any, arguments=()) -> list[types.FunctionType]:
             ):
                 found.append(helper)
                 queue.append(helper)
+    return found
+
+
+HOST_CALLBACKS = ("pure_callback", "io_callback", "callback")  # jax.pure_callback, io_callback, jax.debug.callback
+
+
+def host_callbacks(function: types.FunctionType) -> set[str]:
+    """The names ``function`` hands to JAX as host callbacks (``jax.pure_callback(log, ...)``):
+    they run on the host, on real values, each time the compiled code runs.
+
+    >>> import jax
+    >>> def log(x):
+    ...     print(x)
+    ...     return x
+    >>> def f(x):
+    ...     return jax.pure_callback(log, jax.ShapeDtypeStruct((), "float32"), x)
+    >>> host_callbacks(f)
+    {'log'}
+    """
+    located = function_node(function)
+    if located is None:
+        return set()
+    lookup = rewrites.lookup_in(function.__globals__)
+    found = set()
+    for call in clues.nodes_in(located[1], ast.Call):
+        callee = clues.resolve(call.func, lookup)
+        module = getattr(callee, "__module__", "") or ""
+        named = getattr(callee, "__name__", "") in HOST_CALLBACKS and module.split(".")[0] == "jax"
+        if named and call.args and isinstance(call.args[0], ast.Name):
+            found.add(call.args[0].id)
     return found
 
 
