@@ -98,6 +98,44 @@ MORE = [
     ),
 ]
 
+NNX_CLOSURE = [
+    (
+        "an NNX BatchNorm captured by a jax.jit function",
+        """
+     from flax import nnx
+     model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+     @jax.jit
+     def forward(x):
+         return model(x) * 2
+     """,
+        "out = forward(jnp.arange(8.0).reshape(4, 2))",
+        "nnx-closure",
+        "__fixed__",
+        "model(jnp.arange(8.0).reshape(4, 2)) * 2",
+    ),
+    (
+        "an NNX model and optimizer captured by an nnx.jit train step",
+        """
+     from flax import nnx
+     import optax
+     model = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+     optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+     @nnx.jit
+     def train(x):
+         def loss_fn(model):
+             return jnp.mean(model(x) ** 2)
+         loss, grads = nnx.value_and_grad(loss_fn)(model)
+         optimizer.update(model, grads)
+         return loss
+     """,
+        "loss = train(jnp.ones((1, 2)))",
+        "nnx-closure",
+        "__fixed__",
+        "jnp.mean(model(jnp.ones((1, 2))) ** 2)",
+    ),
+]
+MORE += NNX_CLOSURE
+
 # the trace-time cases: (name, definition, function, arguments, the warnings' pitfalls)
 TRACED = [
     (
@@ -240,21 +278,27 @@ def ns_of(fn) -> dict:
     return {"self": bound} if bound is not None else {}
 
 
-def test_checking_a_fix_leaves_the_users_namespace_and_nnx_model_as_they_were():
+NNX_CASES = [MORE[2], *NNX_CLOSURE]
+
+
+@pytest.mark.parametrize("page, source, call, pitfall, fixed_call, expected", NNX_CASES, ids=[c[0] for c in NNX_CASES])
+def test_checking_a_fix_leaves_the_users_namespace_and_nnx_objects_as_they_were(
+    page, source, call, pitfall, fixed_call, expected
+):
     ns = namespace()
-    source = MORE[2][1]
     assert run(textwrap.dedent(source), ns) is None
-    before = dict(ns)
-    kernel = np.asarray(ns["model"].kernel[...])
-    error = run("step(model, jnp.ones((1, 2)))", ns)
+    error = run(call, ns)
+    before = {k: v for k, v in ns.items() if k != "__builtins__"}
+    objects = {name: ns[name] for name in ("model", "optimizer") if name in ns}
+    arrays = {name: [np.asarray(a) for a in jax.tree_util.tree_leaves(nnx_state(o))] for name, o in objects.items()}
     found = doctor.diagnose(error)
-    assert found.checked
-    assert {k: v for k, v in ns.items() if k != "__builtins__"} == {
-        k: v for k, v in before.items() if k != "__builtins__"
-    }
-    assert ns["step"] is before["step"] and ns["model"] is before["model"]
-    np.testing.assert_array_equal(np.asarray(ns["model"].kernel[...]), kernel)
-    assert not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(nnx_state(ns["model"])))
+    assert found.pitfall == pitfall and found.checked
+    assert {k: v for k, v in ns.items() if k != "__builtins__"} == before  # the same names, the same objects
+    for name, obj in objects.items():
+        leaves = jax.tree_util.tree_leaves(nnx_state(obj))
+        assert not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves), f"{name} holds a tracer"
+        for was, now in zip(arrays[name], leaves, strict=True):
+            np.testing.assert_array_equal(was, np.asarray(now))
 
 
 def nnx_state(model):

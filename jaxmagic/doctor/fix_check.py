@@ -186,6 +186,8 @@ def _callee(node: ast.expr, lookup) -> Any:
 
 def _is_library_call(node: ast.Call, lookup) -> bool:
     fn = _callee(node.func, lookup)
+    if fn is MISSING and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
+        return safe_expression(node.func.value, lookup)  # jnp.arange(8.0).reshape(4, 2): a method of a library's result
     return fn is not MISSING and _is_library(fn)
 
 
