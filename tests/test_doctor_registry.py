@@ -67,6 +67,16 @@ def _attribute_message(module, name: str) -> str:
     return ""
 
 
+def _nnx_message(mutate: bool) -> str:
+    from flax import nnx
+
+    if mutate:  # Flax refuses to change a BatchNorm's statistics from inside a trace it is not part of
+        model = nnx.BatchNorm(2, rngs=nnx.Rngs(0))
+        return message(jax.jit(lambda x: model(x)), jnp.ones((4, 2)))
+    linear = nnx.Linear(2, 3, rngs=nnx.Rngs(0))
+    return message(jax.jit(lambda x: nnx.grad(lambda m: m(x).sum())(linear)), jnp.ones((1, 2)))
+
+
 # Each fragment a recogniser declares (or clues reads), with code that makes the installed JAX
 # write it. A fragment declared without an entry here fails the test below.
 PRODUCERS = {
@@ -108,6 +118,17 @@ PRODUCERS = {
         jax.scipy.special, "sph_harm"
     ),
     "It often happens when a jitted function is defined inside another": lambda: _max_traces_message(),
+    "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop": lambda: message(
+        jax.grad(jax.jit(lambda x, n: jax.lax.fori_loop(0, n, lambda i, a: a * x, 1.0))), 2.0, 3
+    ),
+    "Gradient only defined for scalar-output functions. Output was (": lambda: message(
+        jax.grad(lambda w: (w.sum(), w)), X
+    ),
+    "of type <class 'jax.ShapeDtypeStruct'> is not a valid JAX type": lambda: message(
+        jax.jit(lambda x: x * 2), jax.ShapeDtypeStruct((3,), jnp.float32)
+    ),
+    "from a different trace level": lambda: _nnx_message(mutate=True),
+    "Cannot extract graph node from different trace level": lambda: _nnx_message(mutate=False),
 }
 
 
