@@ -106,10 +106,27 @@ _ADVICE = {
         "Create the jitted function once, with fixed options, outside the loop: hoist jax.jit out of the loop."
     ),
     "unknown": "jaxmagic could not tell what changed; JAX's own explanation (if any) is kept in {raw}.",
+    "key_kind": (
+        "Pass {arg} as one kind of random key every time: typed keys ({key}) or raw uint32 keys ({prngkey}), "
+        "not both ({key_data} and {wrap} convert between them)."
+    ),
+    "key_shape": (
+        "Each number of keys in {arg} compiles once: split to the same number on every call, e.g. "
+        "{split} with a fixed n."
+    ),
 }
 
 # Code named inside the advice sentences, by slot.
-_ADVICE_CODE = {"astype": code(".astype(jnp.float32)"), "float32": code("jnp.float32(v)"), "raw": code("raw")}
+_ADVICE_CODE = {
+    "astype": code(".astype(jnp.float32)"),
+    "float32": code("jnp.float32(v)"),
+    "raw": code("raw"),
+    "key": code("jax.random.key"),
+    "prngkey": code("jax.random.PRNGKey"),
+    "key_data": code("jax.random.key_data"),
+    "wrap": code("jax.random.wrap_key_data"),
+    "split": code("jax.random.split(key, n)"),
+}
 
 # Headline phrases: "`step` compiled 12 times: <what> — <fix>".
 _REPEATED = {

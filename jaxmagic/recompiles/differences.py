@@ -72,6 +72,7 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
                     dataclasses.replace(c, kind="static_value") if c.kind == "pytree_structure" else c for c in found
                 ]
             causes.extend(found)
+    causes = _without_x64_widths(causes)
     for param in before.params:
         if param.name not in seen and param.passed != "default":
             causes.append(
@@ -187,6 +188,27 @@ def _option_name(name: str) -> str:
         "in_layouts_leaves": "in_layouts",
         "out_layouts_leaves": "out_layouts",
     }.get(name, name)
+
+
+_WIDTHS = {"f32": "f64", "i32": "i64", "u32": "u64", "c64": "c128"}
+
+
+def _without_x64_widths(causes: list[Cause]) -> list[Cause]:
+    """A dtype that only changed width (``f32`` -> ``f64``) follows from ``jax_enable_x64``, when
+    that setting changed too: the one cause is the setting, not the Python type passed.
+
+    >>> x64 = Cause("config", argument="jax_enable_x64", before="False", after="True")
+    >>> [c.kind for c in _without_x64_widths([x64, Cause("dtype", argument="x", before="f32", after="f64")])]
+    ['config']
+    """
+    if not any(c.kind == "config" and c.argument == "jax_enable_x64" for c in causes):
+        return causes
+
+    def widened(cause: Cause) -> bool:
+        pair = {str(cause.before).split("[")[0].split()[-1], str(cause.after).split("[")[0].split()[-1]}
+        return cause.kind == "dtype" and any(pair == {narrow, wide} for narrow, wide in _WIDTHS.items())
+
+    return [c for c in causes if not widened(c)]
 
 
 def _config_causes(before, after) -> list[Cause]:
@@ -412,6 +434,49 @@ def _container_kinds(old: str, new: str) -> str:
     return ""
 
 
+def _is_key(leaf: LeafType) -> bool:
+    return str(leaf.dtype).startswith("key<")
+
+
+def _key_causes(name: str, old: LeafType, new: LeafType) -> list[Cause] | None:
+    """Random keys: a typed key (``jax.random.key``) against a raw ``uint32`` one (``PRNGKey``), or a
+    new number of keys. ``None`` when neither leaf is a typed key."""
+    if not (_is_key(old) or _is_key(new)):
+        return None
+    if _is_key(old) != _is_key(new):
+        return [
+            Cause(
+                "dtype",
+                argument=name,
+                before=old.type_text,
+                after=new.type_text,
+                message=say("{} is a {} now and was a {} before", code(name), _key_kind(new), _key_kind(old)),
+                advice=advice_for("dtype", name, variant="key_kind"),
+            )
+        ]
+    if old.shape != new.shape:
+        axes, ranks = shape_change(old.shape, new.shape)
+        detail = shape_change_text(axes, ranks)
+        return [
+            Cause(
+                "shape",
+                argument=name,
+                before=old.type_text,
+                after=new.type_text,
+                message=say("number of keys in {} changed: {} → {}", code(name), old.type_text, new.type_text),
+                advice=advice_for("shape", name, variant="key_shape"),
+                detail=detail,
+                axes=axes,
+                ranks=ranks,
+            )
+        ]
+    return []
+
+
+def _key_kind(leaf: LeafType) -> str:
+    return "typed key (jax.random.key)" if _is_key(leaf) else "raw uint32 key (jax.random.PRNGKey)"
+
+
 def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
     """What differs between two types of one array leaf named ``name``: shape, dtype, weak type,
     placement; or, for a leaf ``eqx.filter_jit`` makes static, its value."""
@@ -434,8 +499,9 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
                 ),
             )
         ]
-    causes = []
-    if old.shape != new.shape:
+    keys = _key_causes(name, old, new)
+    causes = keys if keys is not None else []
+    if keys is None and old.shape != new.shape:
         axes, ranks = shape_change(old.shape, new.shape)
         detail = shape_change_text(axes, ranks)
         causes.append(
@@ -456,7 +522,7 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
                 ranks=ranks,
             )
         )
-    if old.dtype != new.dtype:
+    if keys is None and old.dtype != new.dtype:
         python = not {old.origin, new.origin} <= {"array", "numpy"}
         message = say("dtype of {} changed: {} → {}", code(name), old.dtype, new.dtype)
         if python and old.origin != new.origin:
