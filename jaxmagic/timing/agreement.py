@@ -72,6 +72,7 @@ def mismatch(reference, output, *, rtol: float | None = None, atol: float | None
     Leaves of ``reference`` that are ``None`` are not compared. ``rtol`` / ``atol`` override the
     per-dtype defaults of ``tolerance``.
     """
+    reference, output = _readable(reference), _readable(output)
     ref_leaves, _ = jax.tree_util.tree_flatten_with_path(reference, is_leaf=lambda x: x is None)
     out_leaves, _ = jax.tree_util.tree_flatten_with_path(output, is_leaf=lambda x: x is None)
     if len(ref_leaves) != len(out_leaves) or [p for p, _ in ref_leaves] != [p for p, _ in out_leaves]:
@@ -84,6 +85,28 @@ def mismatch(reference, output, *, rtol: float | None = None, atol: float | None
         if found is not None:
             return Mismatch(where, found)
     return None
+
+
+def _readable(tree):
+    """``tree`` with each ``checkify`` error as what the user reads of it: ``err.get()``, its message
+    or ``None``. Its leaves are bookkeeping (error codes numbered per trace), which eager and jit
+    number differently for the same outcome.
+
+    >>> import jax.numpy as jnp
+    >>> from jax.experimental import checkify
+    >>> def f(x):
+    ...     checkify.check(x > 0, "x must be positive")
+    ...     return x
+    >>> err, out = checkify.checkify(f)(jnp.float32(1.0))
+    >>> _readable((err, out))[0] is None
+    True
+    """
+    from jax.experimental import checkify
+
+    def read(leaf):
+        return leaf.get() if isinstance(leaf, checkify.Error) else leaf
+
+    return jax.tree_util.tree_map(read, tree, is_leaf=lambda x: isinstance(x, checkify.Error) or x is None)
 
 
 def _structure(tree) -> str:
