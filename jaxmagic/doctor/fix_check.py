@@ -37,7 +37,7 @@ import jax
 import numpy as np
 
 import jaxmagic.doctor.clues as clues
-from jaxmagic import _jax_private, callables
+from jaxmagic import _jax_private, callables, jitting
 from jaxmagic.doctor.clues import MISSING
 
 PASSED, FAILED, UNCHECKED = "passed", "failed", "unchecked"
@@ -241,6 +241,16 @@ def _is_array_leaf(value: Any) -> bool:
     return isinstance(value, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)) or clues.is_tracer(value)
 
 
+def _apart(callee: Any) -> Any:
+    """A ``jax.jit`` function as a new ``jax.jit`` of a fresh wrapper, with the same static
+    arguments: tracing it leaves the user's function's caches as they were (``jitting.fresh_function``)."""
+    if not _jax_private.is_jitted(callee):
+        return callee
+    options = _jax_private.jit_options(callee)
+    inner = jitting.fresh_function(callables.unwrap_jit(callee))
+    return jax.jit(inner, static_argnums=options.static_argnums, static_argnames=options.static_argnames)
+
+
 def trace_call(callee: Any, args: tuple, kwargs: dict) -> None:
     """Trace ``callee(*args, **kwargs)`` abstractly: arrays become their shapes and dtypes, Python
     values stay as they are (as a real call passes them), Flax NNX objects are traced as copies.
@@ -254,6 +264,7 @@ def trace_call(callee: Any, args: tuple, kwargs: dict) -> None:
     ...     print(str(exc).split(",")[0])
     Shapes must be 1D sequences of concrete values of integer type
     """
+    callee = _apart(callee)
     leaves, tree = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)), is_leaf=_is_graph_node)
     moving = [i for i, leaf in enumerate(leaves) if _is_array_leaf(leaf) or _is_graph_node(leaf)]
     graph = any(_is_graph_node(leaves[i]) for i in moving)
