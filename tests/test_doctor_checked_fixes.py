@@ -308,7 +308,8 @@ def nnx_state(model):
 
 
 def test_a_fix_that_does_not_trace_on_the_arguments_is_not_shown():
-    from jaxmagic.doctor.fix_check import UserCall, check, checked_diagnosis
+    from jaxmagic.doctor.checked_fixes import checked_diagnosis
+    from jaxmagic.doctor.fix_check import UserCall, check
 
     def first(x, n):
         return x[:n]

@@ -22,8 +22,8 @@ import jaxmagic.doctor.global_watch as global_watch
 import jaxmagic.doctor.registry as registry
 from jaxmagic import callables
 from jaxmagic.doctor.case import Case
+from jaxmagic.doctor.checked_fixes import call_of_case, call_of_trace, checked_diagnosis
 from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.fix_check import call_of_case, call_of_trace, checked_diagnosis
 from jaxmagic.doctor.traced_code import Traced, user_functions
 from jaxmagic.errors import UserCodeError
 from jaxmagic.sources import CellNamer, no_cells
