@@ -39,12 +39,23 @@ def run(source: str, ns: dict) -> BaseException | None:
 
 
 def diagnosed(definition: str, call: str, **more) -> tuple[doctor.Diagnosis | None, dict, BaseException | None]:
-    """Define, call, and diagnose what the call raised."""
+    """Define, call, and diagnose what the call raised. Every diagnosis made here is held to the
+    doctor's rule: a fix it shows was checked on the call's arguments, or it says it could not be."""
     ns = namespace(**more)
     assert run(definition, ns) is None, "the definitions themselves must run"
     error = run(call, ns)
     assert error is not None, f"expected `{call}` to fail"
-    return doctor.diagnose(error), ns, error
+    found = doctor.diagnose(error)
+    if found is not None:
+        assert_checked_or_said(found)
+    return found, ns, error
+
+
+def assert_checked_or_said(found: doctor.Diagnosis) -> None:
+    """The fix shown is ``checked`` (and the card says so), or the card says it could not be checked."""
+    if found.fix:
+        said = "Checked on your arguments" if found.checked else "Not checked on your arguments"
+        assert found.check_note.startswith(said), f"{found.pitfall}: {found.check_note!r}"
 
 
 def apply(fix: str, ns: dict) -> None:

@@ -122,12 +122,20 @@ def _is_definition(statement: ast.stmt, lookup) -> bool:
     return False
 
 
+WRAPPERS = frozenset(
+    {"jit", "partial", "grad", "value_and_grad", "vmap", "pmap", "checkpoint", "remat", "jacfwd", "jacrev", "hessian"}
+    | {"filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "checkify"}
+)
+
+
 def _wraps_only(node: ast.AST, lookup) -> bool:
-    """``jax.jit(f, ...)``, ``functools.partial(f, ...)``, a name: an assignment that wraps, runs nothing."""
+    """``jax.jit(f, ...)``, ``functools.partial(f, ...)``, a name: an assignment that wraps a
+    function (a transform of JAX or a library), running nothing."""
     if isinstance(node, (ast.Name, ast.Attribute, ast.Constant)):
         return True
     if isinstance(node, ast.Call):
-        return _is_library_call(node, lookup) and all(safe_expression(a, lookup) for a in node.args)
+        wrapper = getattr(_callee(node.func, lookup), "__name__", None) in WRAPPERS
+        return wrapper and _is_library_call(node, lookup) and all(safe_expression(a, lookup) for a in node.args)
     return False
 
 
