@@ -131,7 +131,9 @@ WRAPPERS = frozenset(
 def _wraps_only(node: ast.AST, lookup) -> bool:
     """``jax.jit(f, ...)``, ``functools.partial(f, ...)``, a name: an assignment that wraps a
     function (a transform of JAX or a library), running nothing."""
-    if isinstance(node, (ast.Name, ast.Attribute, ast.Constant)):
+    if isinstance(node, ast.Attribute):
+        return _wraps_only(node.value, lookup) and not isinstance(node.value, ast.Call)
+    if isinstance(node, (ast.Name, ast.Constant)):
         return True
     if isinstance(node, ast.Call):
         wrapper = getattr(_callee(node.func, lookup), "__name__", None) in WRAPPERS
@@ -427,7 +429,12 @@ def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):
         return callee, original, call.args, call.kwargs or {}
     if not safe_expression(node.func, scopes.lookup):
         return FixCheck(UNCHECKED, ARGUMENTS)
-    callee = _evaluate(node.func, scopes.scope)
+    try:
+        callee = _evaluate(node.func, scopes.scope)
+    except Exception:
+        if node is call.call:  # the user's own call, which the fix does not reach (it rewrote another line)
+            return FixCheck(UNCHECKED, NOT_REACHED)
+        raise
     try:
         original = _evaluate(node.func, dict(scopes.before))
     except Exception:  # a name the fix defines
