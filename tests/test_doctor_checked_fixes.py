@@ -6,6 +6,7 @@ leaves the user's namespace and objects as they were."""
 
 from __future__ import annotations
 
+import inspect
 import textwrap
 
 import jax
@@ -168,6 +169,40 @@ TRACED = [
         (),
         ["state-mutation"],
     ),
+    (
+        "Sharp Bits: print while tracing",
+        """
+     def noisy(x):
+         print("Executing function", x)
+         return x * 2
+     """,
+        "noisy",
+        (np.float32(4.0),),
+        ["print-side-effect"],
+    ),
+    (
+        "Sharp Bits: a global baked in",
+        """
+     offset = 1.0
+     def shifted(x):
+         return x + offset
+     """,
+        "shifted",
+        (np.ones(3, np.float32),),
+        ["baked-global"],
+    ),
+    (
+        "random: one key, two draws",
+        """
+     def noise(key):
+         a = jax.random.normal(key, (3,))
+         b = jax.random.normal(key, (3,))
+         return a + b
+     """,
+        "noise",
+        (jax.random.key(0),),
+        ["key-reuse"],
+    ),
 ]
 
 CORPUS = list(FIXES_THAT_RUN)
@@ -267,9 +302,16 @@ def test_trace_time_warnings_are_right_or_silent(page, source, function, argumen
     for warning in found:
         assert warning.checked or not warning.fix or "Not checked on your arguments" in warning.check_note
         if warning.checked:  # the fixed code runs, called as the fix says
-            fixed = namespace()
+            fixed = {**ns, "arguments": arguments}
             assert run(warning.fix, fixed) is None
-            assert run(f"__result__ = {warning.fix_call or function + '(*arguments)'}", {**fixed, **ns_of(fn)}) is None
+            called = warning.fix_call or f"{function}(*arguments)"
+            new = [p for p in inspect.signature(fixed[function]).parameters][len(arguments) :]
+            if new and not warning.fix_call:  # a global made a parameter: passed its value
+                called = f"{function}(*arguments, {', '.join(new)})"
+            assert (
+                run(f"__result__ = jax.jit({called.split('(')[0]})({called.split('(', 1)[1]}", {**fixed, **ns_of(fn)})
+                is None
+            )
 
 
 def ns_of(fn) -> dict:
