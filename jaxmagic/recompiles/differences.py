@@ -208,7 +208,43 @@ def _without_x64_widths(causes: list[Cause]) -> list[Cause]:
         pair = {str(cause.before).split("[")[0].split()[-1], str(cause.after).split("[")[0].split()[-1]}
         return cause.kind == "dtype" and any(pair == {narrow, wide} for narrow, wide in _WIDTHS.items())
 
-    return [c for c in causes if not widened(c)]
+    kept, seen = [], set()
+    for cause in causes:
+        if widened(cause) or (cause.kind == "config" and cause.argument in seen):
+            continue
+        seen.add(cause.argument if cause.kind == "config" else None)
+        kept.append(cause)
+    return kept
+
+
+def _x64_cause(name: str, old: LeafType, new: LeafType) -> Cause | None:
+    """The same Python type passed, its dtype only wider or narrower (``f32`` -> ``f64``): only
+    ``jax_enable_x64`` does that, also where JAX does not name its settings (before 0.9)."""
+    widths = {(narrow, wide) for narrow, wide in _WIDTHS.items()}
+    if old.origin != new.origin or old.origin in ("array", "numpy") or old.shape != new.shape:
+        return None
+    if (old.dtype, new.dtype) in widths:
+        before, after = "False", "True"
+    elif (new.dtype, old.dtype) in widths:
+        before, after = "True", "False"
+    else:
+        return None
+    return Cause(
+        "config",
+        argument="jax_enable_x64",
+        before=before,
+        after=after,
+        message=say(
+            "JAX option {} changed: {} → {} ({} is the same Python {}, now {} instead of {})",
+            code("jax_enable_x64"),
+            before,
+            after,
+            code(name),
+            old.origin,
+            new.dtype,
+            old.dtype,
+        ),
+    )
 
 
 def _config_causes(before, after) -> list[Cause]:
@@ -522,7 +558,10 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
                 ranks=ranks,
             )
         )
-    if keys is None and old.dtype != new.dtype:
+    x64 = _x64_cause(name, old, new) if keys is None and old.dtype != new.dtype else None
+    if x64 is not None:
+        causes.append(x64)
+    elif keys is None and old.dtype != new.dtype:
         python = not {old.origin, new.origin} <= {"array", "numpy"}
         message = say("dtype of {} changed: {} → {}", code(name), old.dtype, new.dtype)
         if python and old.origin != new.origin:
