@@ -464,6 +464,7 @@ def _evaluate(node: ast.Call, namespace: dict, local_namespace: Mapping | None, 
 
 def check_callable(fn: Any, *, text: str, magic: str) -> None:
     """A ``UsageProblem`` unless ``fn`` is something that can be traced."""
+    _check_not_ahead_of_time(fn, text=text, magic=magic)
     if not callable(fn):
         raise UsageProblem(
             f"{magic}: `{text}` is a {type(fn).__name__}, not a function; "
@@ -471,7 +472,6 @@ def check_callable(fn: Any, *, text: str, magic: str) -> None:
             f"a method or a callable object.",
             example=f"{magic} {CALL_EXAMPLE}",
         )
-    _check_not_ahead_of_time(fn, text=text, magic=magic)
     inner = unwrap_jit(fn)
     if inspect.isclass(inner):
         raise UsageProblem(
