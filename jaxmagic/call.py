@@ -251,6 +251,7 @@ def resolve_call(
     ast.increment_lineno(node, line - 1)
     fn, args, kwargs = _evaluate(node, namespace, local_namespace, filename, magic)
     check_callable(fn, text=ast.unparse(node.func), magic=magic)
+    fn, args, kwargs = libraries.without_nnx_partials(fn, tuple(args), dict(kwargs))
     fn, bound_args = bind_jitted_method(fn, tuple(args))
     receiver = _receiver_text(node.func) if len(bound_args) > len(args) else None
     args = bound_args

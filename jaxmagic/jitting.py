@@ -12,8 +12,10 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from typing import Any, Callable
+import threading
+from typing import Any, Callable, Iterator
 
 from jaxmagic import libraries
 
@@ -171,3 +173,37 @@ def is_own_wrapper(fn) -> bool:
     (False, True)
     """
     return getattr(fn, "__dict__", {}).get("__jaxmagic_own__", False) is True
+
+
+class _OwnWork(threading.local):
+    depth = 0
+
+
+_OWN_WORK = _OwnWork()
+
+
+@contextlib.contextmanager
+def own_work() -> Iterator[None]:
+    """Everything JAX traces, lowers and compiles inside is jaxmagic's own work, whatever function
+    it is (a fresh wrapper, the user's ``nnx.jit`` re-wrapped, a function the user's function calls):
+    a watch of the user's compilations leaves it out. Scoped to this thread; nests; also a decorator.
+
+    >>> doing_own_work()
+    False
+    >>> with own_work():
+    ...     with own_work():
+    ...         inside = doing_own_work()
+    ...     still = doing_own_work()
+    >>> inside, still, doing_own_work()
+    (True, True, False)
+    """
+    _OWN_WORK.depth += 1
+    try:
+        yield
+    finally:
+        _OWN_WORK.depth -= 1
+
+
+def doing_own_work() -> bool:
+    """True while this thread runs inside ``own_work()``: what JAX compiles now is jaxmagic's."""
+    return _OWN_WORK.depth > 0

@@ -61,35 +61,49 @@ def holds_nnx_objects(args: tuple, kwargs: dict) -> bool:
     return any(graph.is_graph_node(leaf) for leaf in leaves)
 
 
-def with_nnx_copies(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """``(args, kwargs)`` with every Flax NNX object among them replaced by a copy, all copied
-    together (split and merged as one graph, so that references they share stay shared between the
-    copies) and with arrays of their own (``nnx.clone`` alone would share the arrays, which a
-    donating step deletes): a training step timed on the copies leaves the user's model and
-    optimizer as they were.
+def without_nnx_partials(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple, dict]:
+    """The call as the function inside a partial that holds Flax NNX objects, with the partial's
+    arguments first: ``nnx.cached_partial(train_step, model, optimizer)(x, y)`` and
+    ``functools.partial(train_step, model, optimizer)(x, y)`` are ``train_step(model, optimizer, x,
+    y)``, so that the model and optimizer are traced as ``nnx.jit`` traces its arguments (a jitted
+    function cannot change objects it closes over). ``nnx.cached_partial``'s arguments are NNX's
+    clones of the user's objects, sharing their variables. Anything else is returned as it is.
 
+    >>> import functools
     >>> from flax import nnx
-    >>> model = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
-    >>> (copy, x), _ = with_nnx_copies((model, 1.0), {})
-    >>> copy is not model and copy.kernel[...] is not model.kernel[...] and x == 1.0
+    >>> def step(model, x):
+    ...     return model(x)
+    >>> layer = nnx.Linear(2, 2, rngs=nnx.Rngs(0))
+    >>> fn, args, _ = without_nnx_partials(functools.partial(step, layer), (1.0,), {})
+    >>> fn is step and args[0] is layer and args[1] == 1.0
+    True
+    >>> half = functools.partial(print, 1)
+    >>> without_nnx_partials(half, (2,), {}) == (half, (2,), {})
     True
     """
-    graph = sys.modules.get("flax.nnx.graph")
-    if graph is None:
-        return args, kwargs
-    import jax
-    from flax import nnx
+    import functools
 
-    leaves, tree = jax.tree_util.tree_flatten((args, kwargs), is_leaf=graph.is_graph_node)
-    at = [i for i, leaf in enumerate(leaves) if graph.is_graph_node(leaf)]
-    if not at:
-        return args, kwargs
-    graphdef, state = nnx.split(tuple(leaves[i] for i in at))
-    state = jax.tree_util.tree_map(lambda a: a.copy() if isinstance(a, jax.Array) else a, state)
-    copies = nnx.merge(graphdef, state)
-    for i, copy in zip(at, copies, strict=True):
-        leaves[i] = copy
-    return jax.tree_util.tree_unflatten(tree, leaves)
+    while True:
+        cached = _cached_partial_parts(fn)
+        if cached is not None:
+            fn, args = cached[0], (*cached[1], *args)
+        elif isinstance(fn, functools.partial) and holds_nnx_objects(fn.args, fn.keywords):
+            fn, args, kwargs = fn.func, (*fn.args, *args), {**fn.keywords, **kwargs}
+        else:
+            return fn, args, kwargs
+
+
+def _cached_partial_parts(fn: Any) -> tuple[Any, tuple] | None:
+    """``(function, cached arguments)`` of an ``nnx.cached_partial``, read from its closure."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_name != "cache_args_wrapper":
+        return None
+    if not code.co_filename.replace("\\", "/").endswith("flax/nnx/graphlib.py"):
+        return None
+    cells = dict(zip(code.co_freevars, (cell.cell_contents for cell in fn.__closure__ or ()), strict=False))
+    if "f" not in cells or not isinstance(cells.get("cached_args"), tuple):
+        return None
+    return cells["f"], cells["cached_args"]
 
 
 def nnx_jit(fn: Callable, static_argnums: tuple[int, ...] = (), static_argnames: tuple[str, ...] = ()) -> Any:

@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from jaxmagic import hlo_sources
 from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.jitting import own_work
 from jaxmagic.sources import CellNamer, no_cells
 
 UNATTRIBUTED = "(no source line)"
@@ -72,6 +73,7 @@ class Profile:
         return 1 - self.line_times.get(UNATTRIBUTED, 0.0) / self.device_seconds
 
 
+@own_work()
 def profile(
     jitted: Any,
     args: tuple,

@@ -27,8 +27,10 @@ import jax
 from jaxmagic import names, peak_memory, profiling, remat, trace_sampling, values
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.jitting import own_work
 from jaxmagic.listing import count_eqns, equations_by_line, listing, primitive_counts
 from jaxmagic.memory import compiled_memory
+from jaxmagic.nnx_copies import call_on_nnx_copies
 from jaxmagic.report import Report
 from jaxmagic.sources import CellNamer, SourceLine, no_cells, source_line
 
@@ -160,7 +162,8 @@ class JaxprReport(Report):
     @functools.cached_property
     def lowered(self) -> jax.stages.Lowered:
         start = time.perf_counter()
-        lowered = self.traced.lower()
+        with own_work():
+            lowered = self.traced.lower()
         self.lower_seconds = time.perf_counter() - start
         return lowered
 
@@ -173,7 +176,8 @@ class JaxprReport(Report):
     def compiled(self) -> jax.stages.Compiled:
         lowered = self.lowered
         start = time.perf_counter()
-        compiled = lowered.compile()
+        with own_work():
+            compiled = lowered.compile()
         self.compile_seconds = time.perf_counter() - start
         return compiled
 
@@ -360,6 +364,7 @@ def transformed_name(name: str, transforms: Sequence[str]) -> str:
     return name
 
 
+@own_work()
 def trace(
     call: Call,
     *,
@@ -390,6 +395,8 @@ def trace(
             example="%jaxpr -t vmap -t grad f(x)",
         )
     check_traceable(call)
+    # NNX traces change the objects they are given, and --profile runs a training step: copies
+    users_call, call = call, call_on_nnx_copies(call, copy_arrays=bool(profile))
     if transforms:
         fn, args, kwargs = call.dynamic()
         base = fn
@@ -437,8 +444,8 @@ def trace(
     report.trace_seconds, report.trace_samples = trace_seconds, samples
     report.show_collectives = show_collectives
     report.asked_out_shardings = None if transforms else call.jit_shardings.get("out_shardings")
-    report.input_names = names.input_names(call, traced, transforms)
-    report.output_names = names.output_names(call, traced, transforms)
+    report.input_names = names.input_names(users_call, traced, transforms)
+    report.output_names = names.output_names(users_call, traced, transforms)
     if profile:
         report.profile = profiling.profile(
             jitted,

@@ -271,7 +271,7 @@ def test_background_compilations_while_timing_are_the_workers_not_the_timings(ip
     finally:
         run("%recompiles off")
     assert log.counts.get("in_background") == 4
-    assert "timed" not in log.counts  # %jitcompare's own compilations are its measurement, shown with --all
+    assert "timed" not in log.counts  # %jitcompare's own compilations are its measurement, never the user's
     assert {e.thread for e in log.events if e.function == "in_background"} == {"worker"}
     assert_no_internals(shown)
 

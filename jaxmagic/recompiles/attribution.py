@@ -199,22 +199,6 @@ def jitted_by_user(fun, caller_file: str | None) -> bool:
     return not _jax_private.is_module_level_jit_of(fun)
 
 
-def called_by_jaxmagic(frames: list[tuple[str, int, str]]) -> bool:
-    """Whether the compilation was asked for by jaxmagic itself (``%jaxpr --stage hlo`` lowering
-    and compiling the user's function): past jaxmagic's own listener frames and JAX's frames, the
-    first frame is jaxmagic's.
-
-    >>> called_by_jaxmagic([("/user/train.py", 3, "<module>")])
-    False
-    """
-    index = 0
-    while index < len(frames) and is_jaxmagic_file(frames[index][0]):
-        index += 1  # the listener reading this compilation
-    while index < len(frames) and _jax_private.is_jax_internal_file(frames[index][0]):
-        index += 1
-    return index < len(frames) and is_jaxmagic_file(frames[index][0])
-
-
 def persistent_cache_in_use() -> bool:
     try:
         return _jax_private.persistent_cache_enabled()

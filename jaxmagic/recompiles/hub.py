@@ -23,10 +23,10 @@ import threading
 import time
 
 from jaxmagic import _jax_private
+from jaxmagic.jitting import doing_own_work
 from jaxmagic.recompiles.attribution import (
     attributed_to,
     base_name,
-    called_by_jaxmagic,
     decide_causes,
     equinox_user_call,
     is_equinox_wrapper,
@@ -301,7 +301,7 @@ class _Hub:
             notes.traces.clear()
             notes.traced_calls.clear()
         notes.traces[name] = duration
-        if notes.busy or not self.logs:
+        if notes.busy or not self.logs or doing_own_work():
             return
         notes.busy = True
         try:
@@ -327,7 +327,7 @@ class _Hub:
         key_parts, notes.cache_key_parts = notes.cache_key_parts, {}
         explanations, notes.explanations = notes.explanations, {}  # the rest: nested traces
         traced = notes.traced_calls.pop(base, None)
-        if notes.busy:
+        if notes.busy or doing_own_work():  # jaxmagic's own: never the user's, not even with --all
             return None
         with self.lock:
             logs = list(self.logs)
@@ -365,8 +365,6 @@ class _Hub:
             raw = None  # about a function traced inside this one (a scan body, a checkpointed lambda)
         frames = traced[1] if not (call is not None and call.called) and traced is not None else None
         stack = frames if frames is not None else stack_frames(frame)
-        if not internal and called_by_jaxmagic(stack):
-            internal = True  # jaxmagic's own work on the user's function: %jaxpr --stage hlo compiling it
         wanted = [log for log in logs if log.wants(name, internal)]
         if not wanted:
             return None, []

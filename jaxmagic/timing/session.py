@@ -4,7 +4,6 @@ within a budget, and the ``Comparison`` they make (``compare``).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import warnings as python_warnings
 from dataclasses import dataclass, field
@@ -20,6 +19,8 @@ from jaxmagic import libraries, streams
 from jaxmagic import memory as memory_reader
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.jitting import own_work
+from jaxmagic.nnx_copies import call_on_nnx_copies, reaches_nnx_objects
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_notes
 from jaxmagic.timing.notes import TIMER_FLOOR_FACTOR, Note
 from jaxmagic.timing.stopwatch import TIMER
@@ -46,6 +47,7 @@ __all__ = [
 # Measuring
 
 
+@own_work()
 def compare(
     call: Call,
     *,
@@ -73,8 +75,7 @@ def compare(
         check_traceable(call, magic="%jitcompare")
     copied = _nnx_arguments(call)
     if copied:  # NNX objects are changed in place by the calls (a training step): time copies
-        args, kwargs = libraries.with_nnx_copies(call.args, call.kwargs)
-        call = dataclasses.replace(call, args=args, kwargs=kwargs)
+        call = call_on_nnx_copies(call)
     session = _Session(
         call,
         chosen,
@@ -92,14 +93,16 @@ def compare(
 
 
 def _nnx_arguments(call: Call) -> list[str]:
-    """The parameters whose arguments are (or hold) Flax NNX objects."""
+    """The parameters whose arguments are (or hold) Flax NNX objects, and the callee where it
+    reaches some itself (a partial's arguments, a closure's cells)."""
+    callee = [call.name] if reaches_nnx_objects(call.fn) else []
     if not libraries.holds_nnx_objects(call.args, call.kwargs):
-        return []
+        return callee
     try:
         bound = call.signature.bind_partial(*call.args, **call.kwargs).arguments
     except (AttributeError, TypeError):
         bound = {f"args[{i}]": a for i, a in enumerate(call.args)} | dict(call.kwargs)
-    return [name for name, value in bound.items() if libraries.holds_nnx_objects((value,), {})]
+    return [name for name, value in bound.items() if libraries.holds_nnx_objects((value,), {})] + callee
 
 
 def check_settings(
