@@ -83,6 +83,26 @@ def reaches_nnx_objects(fn: Callable) -> bool:
     return bool(found)
 
 
+def names_reached(fn: Callable) -> list[str]:
+    """How the user names the Flax NNX objects the callee reaches itself: the variables of its
+    closure and the globals it reads that hold some (``model``, ``optimizer``), in the order of its
+    code; the callee's own name where it reaches them otherwise (a partial, a bound method);
+    ``[]`` where it reaches none.
+
+    >>> names_reached(print)
+    []
+    """
+    if not reaches_nnx_objects(fn):
+        return []
+    names = []
+    if isinstance(fn, types.FunctionType):
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
+            if _holds_nnx(_cell_value(cell)):
+                names.append(name)
+        names += sorted(_globals_read(fn))
+    return names or [getattr(fn, "__name__", None) or type(fn).__name__]
+
+
 def _is_nnx_object(obj) -> bool:
     graph = sys.modules.get("flax.nnx.graph")
     variables = sys.modules.get("flax.nnx.variablelib")
@@ -126,6 +146,8 @@ def _globals_read(function: types.FunctionType) -> dict[str, Any]:
 
 
 def _holds_nnx(value) -> bool:
+    if _is_nnx_object(value):
+        return True
     found: dict[int, Any] = {}
     _collect(value, found, set(), _DEPTH - 2)
     return bool(found)

@@ -221,3 +221,28 @@ def test_a_recompiles_cell_leaves_the_state_the_cell_itself_leaves(ip, run, case
     run(f"%%recompiles\n_ = {case.call}").assert_ok()
     watched = snapshot(_users_names(ip, names_before))
     assert changes(plain, watched, identities=False, arrays_only=True) == []
+
+
+def _case(name: str) -> Case:
+    return next(case for case in CORPUS if case.name == name)
+
+
+def test_an_nnx_cached_partial_train_step_is_traced_and_timed_as_the_call_it_stands_for(run):
+    run(_case("nnx.cached_partial train step").setup).assert_ok()
+    assert run("int(optimizer.step[...])").assert_ok().result == 10
+    report = run("%jaxpr -o cached_train_step(x, y)").assert_ok().result
+    names = report.input_names
+    assert names[0].startswith("model.") and "optimizer.step" in names and names[-2:] == ["x", "y"], names
+    comparison = run("%jitcompare -q -o -r 2 -n 2 --budget 2 cached_train_step(x, y)").assert_ok().result
+    assert list(comparison.modes) == ["eager", "jit"]
+    assert any("copies of `model` and `optimizer`" in note for note in comparison.notes), comparison.notes
+    assert run("int(optimizer.step[...])").assert_ok().result == 10
+    assert float(run("cached_train_step(x, y)").assert_ok().result) > 0  # the user's own step still runs
+    assert run("int(optimizer.step[...])").assert_ok().result == 11
+
+
+def test_a_train_step_reading_a_global_model_is_timed_on_copies_and_says_so(run):
+    run(_case("a plain train step changing a global model and optimizer").setup).assert_ok()
+    outcome = run("%jitcompare -q -o -r 2 -n 2 --budget 2 --modes eager global_step(x, y)").assert_ok()
+    assert any("copies of `model` and `optimizer`" in note for note in outcome.result.notes), outcome.result.notes
+    assert run("int(optimizer.step[...])").assert_ok().result == 0

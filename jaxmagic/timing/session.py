@@ -20,7 +20,7 @@ from jaxmagic import memory as memory_reader
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.jitting import own_work
-from jaxmagic.nnx_copies import call_on_nnx_copies, reaches_nnx_objects
+from jaxmagic.nnx_copies import call_on_nnx_copies, names_reached
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_notes
 from jaxmagic.timing.notes import TIMER_FLOOR_FACTOR, Note
 from jaxmagic.timing.stopwatch import TIMER
@@ -93,9 +93,9 @@ def compare(
 
 
 def _nnx_arguments(call: Call) -> list[str]:
-    """The parameters whose arguments are (or hold) Flax NNX objects, and the callee where it
-    reaches some itself (a partial's arguments, a closure's cells)."""
-    callee = [call.name] if reaches_nnx_objects(call.fn) else []
+    """The parameters whose arguments are (or hold) Flax NNX objects, then those the callee reaches
+    itself (its closure's variables, the globals it reads)."""
+    callee = names_reached(call.fn)
     if not libraries.holds_nnx_objects(call.args, call.kwargs):
         return callee
     try:
