@@ -142,6 +142,37 @@ model, opt_state, _ = make_step(model, opt_state, x, y)
         "make_step(model, opt_state, x, y)",
     ),
     Case(
+        "Equinox step donating its model and optimizer state",
+        """
+import equinox as eqx, optax
+model = eqx.nn.MLP(2, 3, 8, 2, key=jax.random.key(0))
+optim = optax.adam(1e-3)
+opt_state = optim.init(eqx.filter(model, eqx.is_array))
+x, y = jnp.ones((10, 2)), jnp.ones((10, 3))
+@eqx.filter_jit(donate="all")
+def make_step(model, opt_state, x, y):
+    def loss(model):
+        return jnp.mean((jax.vmap(model)(x) - y) ** 2)
+    value, grads = eqx.filter_value_and_grad(loss)(model)
+    updates, opt_state = optim.update(grads, opt_state, eqx.filter(model, eqx.is_array))
+    return eqx.apply_updates(model, updates), opt_state, value
+""",
+        "make_step(model, opt_state, x, y)",
+    ),
+    Case(
+        "nnx.jit train step donating the model and optimizer",
+        NNX_TRAIN
+        + """
+@nnx.jit(donate_argnums=(0, 1))
+def train_step(model, optimizer, x, y):
+    loss, grads = nnx.value_and_grad(loss_fn)(model, x, y)
+    optimizer.update(model, grads)
+    return loss
+train_step(model, optimizer, x, y)
+""",
+        "train_step(model, optimizer, x, y)",
+    ),
+    Case(
         "Linen TrainState",
         """
 import optax

@@ -188,3 +188,50 @@ def test_expect_compiles_is_not_spent_by_jaxmagics_own_work_even_when_a_report_c
         jaxmagic.compare(call, repeat=2, loops=2, budget=1.0)
         assert "HloModule" in report.hlo  # lowered and compiled only now, outside the trace
         train_step(model, optimizer, x)
+
+
+SCRIPT = """
+import jax, jax.numpy as jnp, optax
+from flax import nnx
+import jaxmagic
+
+model = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+
+@nnx.jit
+def train_step(model, optimizer, x):
+    loss, grads = nnx.value_and_grad(lambda m: (m(x) ** 2).mean())(model)
+    optimizer.update(model, grads)
+    return loss
+
+x = jnp.ones((4, 3))
+call = jaxmagic.resolve_call("train_step(model, optimizer, x)", globals())
+for _ in range(3):
+    train_step(model, optimizer, x)
+    jaxmagic.trace(call, stage="hlo").prepare()
+    jaxmagic.compare(call, repeat=1, loops=1, budget=0.5)
+print("steps", int(optimizer.step[...]))
+"""
+
+
+@pytest.mark.slow
+def test_python_m_jaxmagic_watch_counts_none_of_jaxmagics_own_work_in_a_script(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]), JAX_PLATFORMS="cpu")
+    done = subprocess.run(
+        [sys.executable, "-m", "jaxmagic", "watch", "--max", "1", str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "steps 3" in done.stdout  # the user's own three steps, none of jaxmagic's
+    assert "train_step ×1" in done.stderr and "re-defined" not in done.stderr, done.stderr

@@ -248,6 +248,9 @@ def _donation(call: Call) -> dict:
     """What the compiled program consumes: the donated positions, and the names of those
     parameters (JAX donates an argument given by keyword too)."""
     names = positional_parameters(call.function)
+    if call.library is not None and call.library.donates and not call.donate_argnums:
+        # eqx.filter_jit(donate="all"): every array of every argument (copying one it keeps is harmless)
+        return {"donated": tuple(range(len(call.args))), "donated_names": (*names, *call.kwargs)}
     return {
         "donated": call.donate_argnums,
         "donated_names": tuple(names[i] for i in call.donate_argnums if i < len(names)),
