@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from outcomes import Snapshot
 from user_state import changes, snapshot
 
 pytest.importorskip("flax.nnx")
@@ -53,6 +54,21 @@ def train_step(model, optimizer, x, y):
     return loss
 for _ in range(10):
     train_step(model, optimizer, x, y)
+"""
+
+EQUINOX_STEP = """
+import equinox as eqx, optax
+model = eqx.nn.MLP(2, 3, 8, 2, key=jax.random.key(0))
+optim = optax.adam(1e-3)
+opt_state = optim.init(eqx.filter(model, eqx.is_array))
+x, y = jnp.ones((10, 2)), jnp.ones((10, 3))
+{decorator}
+def make_step(model, opt_state, x, y):
+    def loss(model):
+        return jnp.mean((jax.vmap(model)(x) - y) ** 2)
+    value, grads = eqx.filter_value_and_grad(loss)(model)
+    updates, opt_state = optim.update(grads, opt_state, eqx.filter(model, eqx.is_array))
+    return eqx.apply_updates(model, updates), opt_state, value
 """
 
 DONATING = """
@@ -124,39 +140,12 @@ def global_step(x, y):
     ),
     Case(
         "Equinox model and Optax state",
-        """
-import equinox as eqx, optax
-model = eqx.nn.MLP(2, 3, 8, 2, key=jax.random.key(0))
-optim = optax.adam(1e-3)
-opt_state = optim.init(eqx.filter(model, eqx.is_array))
-x, y = jnp.ones((10, 2)), jnp.ones((10, 3))
-@eqx.filter_jit
-def make_step(model, opt_state, x, y):
-    def loss(model):
-        return jnp.mean((jax.vmap(model)(x) - y) ** 2)
-    value, grads = eqx.filter_value_and_grad(loss)(model)
-    updates, opt_state = optim.update(grads, opt_state, eqx.filter(model, eqx.is_array))
-    return eqx.apply_updates(model, updates), opt_state, value
-model, opt_state, _ = make_step(model, opt_state, x, y)
-""",
+        EQUINOX_STEP.format(decorator="@eqx.filter_jit") + "model, opt_state, _ = make_step(model, opt_state, x, y)\n",
         "make_step(model, opt_state, x, y)",
     ),
     Case(
         "Equinox step donating its model and optimizer state",
-        """
-import equinox as eqx, optax
-model = eqx.nn.MLP(2, 3, 8, 2, key=jax.random.key(0))
-optim = optax.adam(1e-3)
-opt_state = optim.init(eqx.filter(model, eqx.is_array))
-x, y = jnp.ones((10, 2)), jnp.ones((10, 3))
-@eqx.filter_jit(donate="all")
-def make_step(model, opt_state, x, y):
-    def loss(model):
-        return jnp.mean((jax.vmap(model)(x) - y) ** 2)
-    value, grads = eqx.filter_value_and_grad(loss)(model)
-    updates, opt_state = optim.update(grads, opt_state, eqx.filter(model, eqx.is_array))
-    return eqx.apply_updates(model, updates), opt_state, value
-""",
+        EQUINOX_STEP.format(decorator='@eqx.filter_jit(donate="all")'),
         "make_step(model, opt_state, x, y)",
     ),
     Case(
@@ -232,7 +221,7 @@ def test_every_magic_leaves_what_the_call_reaches_as_it_was(ip, run, case, magic
     names_before = set(ip.user_ns)
     run(case.setup).assert_ok()
     roots = _users_names(ip, names_before)
-    before = snapshot(roots)
+    before, namespace = snapshot(roots), Snapshot(ip)
     outcome = run(magic.format(call=case.call))
     # a transform that does not apply, or a function JAX cannot jit, is a clear error; never a crash
     if outcome.error is not None:
@@ -240,6 +229,7 @@ def test_every_magic_leaves_what_the_call_reaches_as_it_was(ip, run, case, magic
             outcome.shown_traceback
         )
     assert changes(before, snapshot(roots)) == [], outcome.shown_traceback[-2000:]
+    namespace.assert_kept()  # no name added or rebound, JAX's configuration as it was
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.name for c in CORPUS])

@@ -8,6 +8,7 @@ closures (each cell by its variable name), bound methods (their object), jitted 
 function inside) and plain objects (their attributes). Each thing is recorded at the path the user
 would write (``optimizer.step.value``, ``step.<closure cached_args>[1]``), and objects by identity
 too: a magic that put a copy where the user's object was is caught as well as one that changed a value.
+(``outcomes.Snapshot`` checks the namespace's names and JAX's configuration; this, what they reach.)
 
 >>> import numpy as np
 >>> state = {"w": np.ones(2), "n": 3}

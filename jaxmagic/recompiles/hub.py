@@ -275,11 +275,14 @@ class _Hub:
 
     # -- JAX's events --------------------------------------------------------------------------
     def on_duration(self, event: str, duration: float, **kwargs) -> None:
-        """``jax.monitoring`` duration listener: trace, lower and compile times."""
+        """``jax.monitoring`` duration listener: trace, lower and compile times (none of jaxmagic's
+        own work: its traces would otherwise be taken for the next compilation of that name)."""
         if event == self.compile_event:
             limit = self._compiled(str(kwargs.get("fun_name", "?")), duration, sys._getframe(1))
             if limit is not None:
                 raise limit
+        elif doing_own_work():
+            return
         elif event == self.trace_event:
             self._traced(str(kwargs.get("fun_name", "?")), duration, sys._getframe(1))
         elif event == self.lower_event:
@@ -301,7 +304,7 @@ class _Hub:
             notes.traces.clear()
             notes.traced_calls.clear()
         notes.traces[name] = duration
-        if notes.busy or not self.logs or doing_own_work():
+        if notes.busy or not self.logs:
             return
         notes.busy = True
         try:
