@@ -200,6 +200,7 @@ class JaxprReport(Report):
         return compiled_memory(self.compiled)
 
     @functools.cached_property
+    @own_work()  # computed when first read, maybe long after the trace: never the user's
     def collectives(self) -> list:
         """Every collective in the optimized program, with its source line, bytes per device,
         shardings before and after, and mesh axes (``jaxmagic.collectives.Collective``)."""
@@ -217,6 +218,7 @@ class JaxprReport(Report):
 
     # -- what a run computes and holds -------------------------------------------------------
     @functools.cached_property
+    @own_work()  # computed when first read, maybe long after the trace: never the user's
     def value_run(self) -> values.ValueRun:
         """The program evaluated on the call's own arguments, one equation at a time."""
         args, kwargs, static_argnums, static_argnames = self.arguments
@@ -239,6 +241,7 @@ class JaxprReport(Report):
         return self.value_run.first_nonfinite
 
     @functools.cached_property
+    @own_work()  # computed when first read, maybe long after the trace: never the user's
     def peak(self) -> peak_memory.PeakMemory:
         """The compiled program's peak memory and the buffers live there, by source line."""
         start = time.perf_counter()
@@ -251,6 +254,7 @@ class JaxprReport(Report):
         )
 
     @functools.cached_property
+    @own_work()  # computed when first read, maybe long after the trace: never the user's
     def residuals(self) -> list[remat.Residual] | None:
         """For ``-t grad`` / ``-t value_and_grad``: the values saved for the backward pass, largest
         first, each with ``bytes``, ``shape``, ``source`` and ``label``; ``None`` otherwise."""
@@ -261,6 +265,7 @@ class JaxprReport(Report):
         return remat.saved_residuals(fn, args, kwargs, self.cell_namer, self.input_names)
 
     @functools.cached_property
+    @own_work()  # computed when first read, maybe long after the trace: never the user's
     def checkpoint_policies(self) -> list[remat.PolicyCost] | None:
         """For ``-t grad`` / ``-t value_and_grad``: each of JAX's checkpoint policies measured by
         compiling the gradient with it (``policy``, ``peak_bytes``, ``flops``, ``code``)."""

@@ -205,6 +205,8 @@ MAGICS = [
     "%jaxpr --cost {call}",
     "%jaxpr --profile 2 {call}",
     "%jaxpr --compile-time {call}",
+    "%jaxpr --values {call}",
+    "%jaxpr --memory {call}",
     "%jaxpr -t grad {call}",
     "%jaxpr -t vmap {call}",
     "%jitcompare -q -r 2 -n 2 --budget 2 {call}",

@@ -111,6 +111,8 @@ MAGICS = [
     "%jaxpr --stage hlo {call}",
     "%jaxpr --stage stablehlo {call}",
     "%jaxpr -t grad {call}",
+    "%jaxpr --values {call}",
+    "%jaxpr --memory {call}",
     "%jitcompare -q -r 2 -n 2 --budget 2 {call}",
 ]
 
