@@ -193,17 +193,6 @@ def merge_fingerprints(options: argparse.Namespace) -> int:
     return found.exit_status
 
 
-def _this_process() -> tuple[int, int]:
-    """This process's index and the number of processes (``jax.distributed``), once the script ran."""
-    jax = sys.modules.get("jax")
-    if jax is None:
-        return 0, 1
-    try:
-        return jax.process_index(), jax.process_count()
-    except Exception:  # noqa: BLE001 - a backend that cannot start: one process
-        return 0, 1
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m jaxmagic watch ...`` or ``diff ...``; returns the exit status."""
     options = parse(sys.argv[1:] if argv is None else argv)
@@ -226,12 +215,10 @@ def main(argv: list[str] | None = None) -> int:
         log.stop()
     sys.stdout.flush()
     print(log.to_text(color=sys.stderr.isatty()), file=sys.stderr)
-    index, count = _this_process()
-    if count > 1:  # jax.distributed: each process writes its own files
-        from jaxmagic.recompiles.processes import per_process_path
+    if options.html:  # under jax.distributed each process writes its own file: report.process1.html
+        from jaxmagic.recompiles.processes import per_process_path, this_process
 
-        options.html = options.html and per_process_path(options.html, index, count)
-        options.fingerprint = options.fingerprint and per_process_path(options.fingerprint, index, count)
+        options.html = per_process_path(options.html, *this_process())
     if options.html:
         try:
             log.save_html(options.html)
@@ -241,13 +228,11 @@ def main(argv: list[str] | None = None) -> int:
             status = status or 1
     if options.fingerprint:
         from jaxmagic.recompiles.fingerprint import fingerprint_of
+        from jaxmagic.recompiles.processes import for_this_process
 
+        fingerprint = fingerprint_of(log)
+        options.fingerprint = for_this_process(fingerprint, options.fingerprint)
         try:
-            fingerprint = fingerprint_of(log)
-            if count > 1:
-                from jaxmagic.recompiles.processes import PROCESS_KEY
-
-                fingerprint.versions[PROCESS_KEY] = f"process {index} of {count}"
             fingerprint.save(options.fingerprint)
             print(f"jaxmagic: wrote {options.fingerprint}", file=sys.stderr)
         except OSError as exc:

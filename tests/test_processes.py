@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
 SCRIPT = """
     import sys
     import jax, jax.numpy as jnp
+    import jaxmagic
 
     jax.distributed.initialize(f"localhost:{sys.argv[1]}", num_processes=int(sys.argv[2]), process_id=int(sys.argv[3]))
     odd = sys.argv[4] == "odd"
@@ -37,7 +38,9 @@ SCRIPT = """
         step(jnp.ones(4))
     if odd and jax.process_index() == 1:
         step(jnp.ones(4 + jax.process_index()))  # only this process meets a new shape
-    evaluate(jnp.ones(2))
+    with jaxmagic.expect_compiles(evaluate, max=1):  # a budget holds in each process
+        evaluate(jnp.ones(2))
+        evaluate(jnp.ones(2))
     print("process", jax.process_index(), "of", jax.process_count())
 """
 
@@ -81,6 +84,53 @@ def run_processes(tmp_path: Path, count: int, mode: str) -> list[subprocess.Comp
         if result.returncode != 0 and "distributed" in result.stderr.lower() and "process " not in result.stdout:
             pytest.skip(f"jax.distributed cannot start here: {result.stderr.strip().splitlines()[-1]}")
     return done
+
+
+TEST_FILE = """
+    import os
+    import jax, jax.numpy as jnp
+    import pytest
+
+    PORT, COUNT, INDEX = (int(v) for v in os.environ["DISTRIBUTED_RUN"].split(","))
+    jax.distributed.initialize(f"localhost:{PORT}", num_processes=COUNT, process_id=INDEX)
+
+    @pytest.mark.max_compiles(2)
+    def test_step():
+        step = jax.jit(lambda x: x * 2)
+        step(jnp.ones(4))
+        if jax.process_index() == 1:
+            step(jnp.ones(6))
+"""
+
+
+def test_the_pytest_plugin_records_one_fingerprint_per_process(tmp_path):
+    (tmp_path / "test_distributed.py").write_text(textwrap.dedent(TEST_FILE))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
+    env.pop("XLA_FLAGS", None)
+    port = free_port()
+    running = [
+        subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--jaxmagic-fingerprint=fp.json"]
+            + ["test_distributed.py"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            cwd=tmp_path,
+            env=dict(env, DISTRIBUTED_RUN=f"{port},2,{index}"),
+        )
+        for index in range(2)
+    ]
+    try:
+        outputs = [process.communicate(timeout=120)[0] for process in running]
+    except subprocess.TimeoutExpired:
+        for process in running:
+            process.kill()
+            process.communicate()
+        pytest.skip("jax.distributed did not start on localhost within 120 s")
+    assert all(process.returncode == 0 for process in running), outputs
+    found = merge(tmp_path, "fp.process0.json", "fp.process1.json")
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert "on process 1 of 2" in found.stdout and "f32[6]" in found.stdout
 
 
 def merge(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -43,6 +44,32 @@ def per_process_path(path: str, index: int, count: int) -> str:
         return path
     stem, suffix = os.path.splitext(path)
     return f"{stem}.process{index}{suffix}"
+
+
+def this_process() -> tuple[int, int]:
+    """This process's index and the number of processes of its ``jax.distributed`` run, as JAX
+    says once the program ran (``(0, 1)`` where JAX was never imported or cannot start).
+
+    >>> this_process()[1] >= 1
+    True
+    """
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return 0, 1
+    try:
+        return jax.process_index(), jax.process_count()
+    except Exception:  # noqa: BLE001 - a backend that cannot start: one process
+        return 0, 1
+
+
+def for_this_process(fingerprint: Fingerprint, path: str) -> str:
+    """Where this process saves ``fingerprint`` that the user asked for at ``path``; in a
+    multi-process run, the fingerprint is marked with its process (``"process 1 of 4"``) and
+    the path made its own (``fp.process1.json``)."""
+    index, count = this_process()
+    if count > 1:
+        fingerprint.versions[PROCESS_KEY] = f"process {index} of {count}"
+    return per_process_path(path, index, count)
 
 
 @dataclass(frozen=True)
