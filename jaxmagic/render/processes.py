@@ -62,9 +62,7 @@ def disagreement_words(found: Disagreement) -> Words:
 def answer(found: ProcessComparison) -> Words:
     """The first line: which function and process disagree first, or that all processes agree."""
     if not found.disagreements:
-        return say(
-            "All {} processes compiled the same programs ({} functions)", len(found.processes), found.functions
-        )
+        return say("All {} processes compiled the same programs ({} functions)", len(found.processes), found.functions)
     first = found.disagreements[0]
     return say(
         "Processes compiled differently: {} on {} (a hang waits where one process compiles alone)",
@@ -94,8 +92,7 @@ def html(found: ProcessComparison) -> str:
     tail = f"<p>… and {more} more</p>" if more > 0 else ""
     compared = f'<div class="jm-muted">Compared: {escape(", ".join(found.processes))}</div>'
     return (
-        f'<div class="{theme.ROOT_CLASS} jm-processes">{theme.style_tag()}{head}'
-        f"<ul>{rows}</ul>{tail}{compared}</div>"
+        f'<div class="{theme.ROOT_CLASS} jm-processes">{theme.style_tag()}{head}<ul>{rows}</ul>{tail}{compared}</div>'
     )
 
 
