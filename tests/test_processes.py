@@ -72,7 +72,7 @@ def run_processes(tmp_path: Path, count: int, mode: str) -> list[subprocess.Comp
     ]
     done = []
     try:
-        for index, process in enumerate(running):
+        for process in running:
             out, err = process.communicate(timeout=120)
             done.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
     except subprocess.TimeoutExpired:
