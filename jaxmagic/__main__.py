@@ -1,5 +1,7 @@
 """``python -m jaxmagic watch [--html FILE] [--fingerprint FILE] SCRIPT [ARGS...]``: a script's
-compilations and their causes; ``python -m jaxmagic diff OLD NEW``: what a change did to them.
+compilations and their causes; ``python -m jaxmagic diff OLD NEW``: what a change did to them;
+``python -m jaxmagic merge FILE...``: where the processes of a ``jax.distributed`` run compiled
+differently (under ``jax.distributed`` each process's watch writes ``report.process1.html``...).
 
 The script runs as ``python SCRIPT ARGS...`` would run it (``__name__ == "__main__"``, its own
 ``sys.argv``, its folder first on ``sys.path``). At its end, whether it finished, failed or
@@ -148,6 +150,19 @@ def _exit_status(code) -> int:
     return 1
 
 
+def show_comparison(found, html: str | None) -> int:
+    """Print a comparison (``diff`` or ``merge``) to standard output, write its page to ``html``
+    if asked; its exit status, or 2 when the page cannot be written."""
+    print(found.to_text(color=sys.stdout.isatty()))
+    if html:
+        try:
+            found.save_html(html)
+        except OSError as exc:
+            print(f"jaxmagic: could not write {html}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    return found.exit_status
+
+
 def compare_fingerprints(options: argparse.Namespace) -> int:
     """``python -m jaxmagic diff OLD NEW``: the comparison on standard output; 1 when a budget broke,
     2 when a file is not a fingerprint or a budget cannot be read."""
@@ -161,14 +176,7 @@ def compare_fingerprints(options: argparse.Namespace) -> int:
         print(f"python -m jaxmagic diff: {exc}; {DIFF_EXAMPLE}", file=sys.stderr)
         return 2
     found = compare(old, new, budgets)
-    print(found.to_text(color=sys.stdout.isatty()))
-    if options.html:
-        try:
-            found.save_html(options.html)
-        except OSError as exc:
-            print(f"jaxmagic: could not write {options.html}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-    return found.exit_status
+    return show_comparison(found, options.html)
 
 
 def merge_fingerprints(options: argparse.Namespace) -> int:
@@ -183,18 +191,11 @@ def merge_fingerprints(options: argparse.Namespace) -> int:
         print(f"python -m jaxmagic merge: {exc}; {MERGE_EXAMPLE}", file=sys.stderr)
         return 2
     found = compare_processes({process_name(print_, path): print_ for path, print_ in loaded})
-    print(found.to_text(color=sys.stdout.isatty()))
-    if options.html:
-        try:
-            found.save_html(options.html)
-        except OSError as exc:
-            print(f"jaxmagic: could not write {options.html}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-    return found.exit_status
+    return show_comparison(found, options.html)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jaxmagic watch ...`` or ``diff ...``; returns the exit status."""
+    """``python -m jaxmagic watch ...``, ``diff ...`` or ``merge ...``; returns the exit status."""
     options = parse(sys.argv[1:] if argv is None else argv)
     if options.command == "diff":
         return compare_fingerprints(options)
