@@ -1,5 +1,7 @@
 """``python -m jaxmagic watch [--html FILE] [--fingerprint FILE] SCRIPT [ARGS...]``: a script's
-compilations and their causes; ``python -m jaxmagic diff OLD NEW``: what a change did to them.
+compilations and their causes; ``python -m jaxmagic diff OLD NEW``: what a change did to them;
+``python -m jaxmagic merge FILE...``: where the processes of a ``jax.distributed`` run compiled
+differently (under ``jax.distributed`` each process's watch writes ``report.process1.html``...).
 
 The script runs as ``python SCRIPT ARGS...`` would run it (``__name__ == "__main__"``, its own
 ``sys.argv``, its folder first on ``sys.path``). At its end, whether it finished, failed or
@@ -26,6 +28,8 @@ USAGE = "python -m jaxmagic watch [--html FILE] [--fingerprint FILE] [--max N] [
 EXAMPLE = "e.g. python -m jaxmagic watch --html compiles.html train.py --steps 100"
 DIFF_USAGE = "python -m jaxmagic diff [--html FILE] [--budget BUDGETS] OLD NEW"
 DIFF_EXAMPLE = "e.g. python -m jaxmagic diff --budget memory=10%,collectives=forbid main.json branch.json"
+MERGE_USAGE = "python -m jaxmagic merge [--html FILE] FINGERPRINT..."
+MERGE_EXAMPLE = "e.g. python -m jaxmagic merge --html processes.html fp.process0.json fp.process1.json"
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -38,7 +42,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         ),
         epilog=EXAMPLE,
     )
-    commands = parser.add_subparsers(dest="command", metavar="watch | diff")
+    commands = parser.add_subparsers(dest="command", metavar="watch | diff | merge")
     watch = commands.add_parser(
         "watch",
         prog="python -m jaxmagic watch",
@@ -84,14 +88,28 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="what a change may do: memory=PCT (default 10%%), flops=PCT (default any), "
         "collectives=allow|forbid (default forbid), compilations=allow|forbid (default forbid)",
     )
+    merge = commands.add_parser(
+        "merge",
+        prog="python -m jaxmagic merge",
+        usage=MERGE_USAGE,
+        epilog=MERGE_EXAMPLE,
+        help="compare the fingerprints of a multi-process run; exit with 1 when processes compiled differently",
+    )
+    merge.add_argument("fingerprints", nargs="+", metavar="FINGERPRINT", help="one fingerprint per process")
+    merge.add_argument("--html", metavar="FILE", help="also write the comparison as a standalone HTML page")
     options = parser.parse_args(argv)
+    if options.command == "merge":
+        for path in options.fingerprints:
+            if not os.path.isfile(path):
+                merge.error(f"no fingerprint at {path!r}: write one per process with `watch --fingerprint FILE`")
+        return options
     if options.command == "diff":
         for path in (options.old, options.new):
             if not os.path.isfile(path):
                 diff.error(f"no fingerprint at {path!r}: write one with `python -m jaxmagic watch --fingerprint FILE`")
         return options
     if options.command != "watch":
-        parser.error(f"say what to do: {USAGE}\n{EXAMPLE}\nor: {DIFF_USAGE}")
+        parser.error(f"say what to do: {USAGE}\n{EXAMPLE}\nor: {DIFF_USAGE}\nor: {MERGE_USAGE}")
     if options.max is not None and options.max < 0:
         watch.error(f"--max takes a non-negative whole number of compilations, not {options.max}; {EXAMPLE}")
     if not os.path.isfile(options.script):
@@ -132,6 +150,19 @@ def _exit_status(code) -> int:
     return 1
 
 
+def show_comparison(found, html: str | None) -> int:
+    """Print a comparison (``diff`` or ``merge``) to standard output, write its page to ``html``
+    if asked; its exit status, or 2 when the page cannot be written."""
+    print(found.to_text(color=sys.stdout.isatty()))
+    if html:
+        try:
+            found.save_html(html)
+        except OSError as exc:
+            print(f"jaxmagic: could not write {html}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+    return found.exit_status
+
+
 def compare_fingerprints(options: argparse.Namespace) -> int:
     """``python -m jaxmagic diff OLD NEW``: the comparison on standard output; 1 when a budget broke,
     2 when a file is not a fingerprint or a budget cannot be read."""
@@ -145,21 +176,31 @@ def compare_fingerprints(options: argparse.Namespace) -> int:
         print(f"python -m jaxmagic diff: {exc}; {DIFF_EXAMPLE}", file=sys.stderr)
         return 2
     found = compare(old, new, budgets)
-    print(found.to_text(color=sys.stdout.isatty()))
-    if options.html:
-        try:
-            found.save_html(options.html)
-        except OSError as exc:
-            print(f"jaxmagic: could not write {options.html}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-    return found.exit_status
+    return show_comparison(found, options.html)
+
+
+def merge_fingerprints(options: argparse.Namespace) -> int:
+    """``python -m jaxmagic merge FILE...``: where the processes compiled differently, on standard
+    output; 1 when they did, 2 when a file is not a fingerprint."""
+    from jaxmagic.recompiles.fingerprint import Fingerprint
+    from jaxmagic.recompiles.processes import compare_processes, process_name
+
+    try:
+        loaded = [(path, Fingerprint.load(path)) for path in options.fingerprints]
+    except (ValueError, KeyError, TypeError, OSError) as exc:
+        print(f"python -m jaxmagic merge: {exc}; {MERGE_EXAMPLE}", file=sys.stderr)
+        return 2
+    found = compare_processes({process_name(print_, path): print_ for path, print_ in loaded})
+    return show_comparison(found, options.html)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jaxmagic watch ...`` or ``diff ...``; returns the exit status."""
+    """``python -m jaxmagic watch ...``, ``diff ...`` or ``merge ...``; returns the exit status."""
     options = parse(sys.argv[1:] if argv is None else argv)
     if options.command == "diff":
         return compare_fingerprints(options)
+    if options.command == "merge":
+        return merge_fingerprints(options)
     from jaxmagic.recompiles.events import RecompileLimitExceeded
     from jaxmagic.recompiles.log import RecompileLog
 
@@ -175,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
         log.stop()
     sys.stdout.flush()
     print(log.to_text(color=sys.stderr.isatty()), file=sys.stderr)
+    if options.html:  # under jax.distributed each process writes its own file: report.process1.html
+        from jaxmagic.recompiles.processes import per_process_path, this_process
+
+        options.html = per_process_path(options.html, *this_process())
     if options.html:
         try:
             log.save_html(options.html)
@@ -184,9 +229,12 @@ def main(argv: list[str] | None = None) -> int:
             status = status or 1
     if options.fingerprint:
         from jaxmagic.recompiles.fingerprint import fingerprint_of
+        from jaxmagic.recompiles.processes import for_this_process
 
+        fingerprint = fingerprint_of(log)
+        options.fingerprint = for_this_process(fingerprint, options.fingerprint)
         try:
-            fingerprint_of(log).save(options.fingerprint)
+            fingerprint.save(options.fingerprint)
             print(f"jaxmagic: wrote {options.fingerprint}", file=sys.stderr)
         except OSError as exc:
             print(f"jaxmagic: could not write {options.fingerprint}: {exc.strerror or exc}", file=sys.stderr)

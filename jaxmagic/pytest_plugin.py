@@ -15,6 +15,8 @@
   ``--jaxmagic-compare=FILE`` compares each test with that recording and fails the test whose
   change breaks the budgets (``--jaxmagic-budget=memory=10%,collectives=forbid,compilations=forbid``
   by default; ``@pytest.mark.jaxmagic_budget("memory=25%")`` sets a test's own), naming the line.
+  Under ``jax.distributed`` each process records its own file (``fp.process1.json``), for
+  ``python -m jaxmagic merge``.
 
 Nothing is imported (JAX included) until a test asks for the fixture or carries the marker.
 
@@ -204,8 +206,10 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     if recorded is None:
         return
     from jaxmagic.recompiles.fingerprint import Fingerprint, environment
+    from jaxmagic.recompiles.processes import for_this_process
 
-    Fingerprint(environment(), recorded).save(session.config.getoption("jaxmagic_fingerprint"))
+    fingerprint = Fingerprint(environment(), recorded)  # under jax.distributed: one file per process
+    fingerprint.save(for_this_process(fingerprint, session.config.getoption("jaxmagic_fingerprint")))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,0 +1,106 @@
+"""A ``ProcessComparison`` as sentences, text and a standalone HTML page. Pure functions of it.
+
+The first line answers "did every process compile the same programs?"; then one line per
+process that compiled differently: the function, the process, what it compiled that the others
+did not, why, and where it was called.
+
+>>> from jaxmagic.recompiles.processes import Disagreement, ProcessComparison
+>>> found = ProcessComparison(["process 0 of 2", "process 1 of 2"], 1, [Disagreement(
+...     "count", "step", "process 1 of 2", {"process 0 of 2": 1, "process 1 of 2": 2}, "(x: f32[5])",
+...     ({"kind": "shape", "argument": "x", "before": "f32[4]", "after": "f32[5]"},), "train.py:9", None)])
+>>> print(text(found, color=False).splitlines()[0])
+Processes compiled differently: `step` on process 1 of 2 (a hang waits where one process compiles alone)
+"""
+
+from __future__ import annotations
+
+from jaxmagic import units
+from jaxmagic.recompiles.causes import Cause
+from jaxmagic.recompiles.processes import Disagreement, ProcessComparison
+from jaxmagic.render import terminal, theme
+from jaxmagic.render.theme import escape
+from jaxmagic.render.words import words_html
+from jaxmagic.words import Words, code, say
+
+MAX_ROWS = 200  # disagreements shown; the comparison holds every one
+
+
+def _because(found: Disagreement) -> Words:
+    causes = [Cause(**c).message for c in found.causes if c.get("kind") != "first_call"]
+    return say(": {}", "; ".join(dict.fromkeys(causes))) if causes else say("")
+
+
+def disagreement_words(found: Disagreement) -> Words:
+    """One process's difference: ``step on process 1: compiled 2 times, the others 1 time...``."""
+    mine = found.counts[found.process]
+    others = sorted({n for p, n in found.counts.items() if p != found.process})
+    usual = " or ".join(units.times(n) for n in others)
+    where = say(" at {}", found.call_site) if found.call_site else say("")
+    if found.signature is None:
+        return say(
+            "{} on {}: compiled {}, other processes {} (missing {})",
+            code(found.function),
+            found.process,
+            units.times(mine),
+            usual,
+            code(found.usual_signature or "?"),
+        )
+    what = "compiled only here" if found.kind == "only_some" else f"compiled {units.times(mine)}, others {usual}"
+    instead = say(" instead of {}", code(found.usual_signature)) if found.usual_signature else say("")
+    return say(
+        "{} on {}: {}; extra {}{}{}{}",
+        code(found.function),
+        found.process,
+        what,
+        code(found.signature),
+        instead,
+        where,
+        _because(found),
+    )
+
+
+def answer(found: ProcessComparison) -> Words:
+    """The first line: which function and process disagree first, or that all processes agree."""
+    if not found.disagreements:
+        return say("All {} processes compiled the same programs ({} functions)", len(found.processes), found.functions)
+    first = found.disagreements[0]
+    return say(
+        "Processes compiled differently: {} on {} (a hang waits where one process compiles alone)",
+        code(first.function),
+        first.process,
+    )
+
+
+def text(found: ProcessComparison, *, color: bool = True) -> str:
+    """The comparison as terminal text: the answer, then one line per disagreement (capped)."""
+    lines = [terminal.paint(str(answer(found)), "bold", color=color)]
+    lines += [f"  {disagreement_words(d)}" for d in found.disagreements[:MAX_ROWS]]
+    if len(found.disagreements) > MAX_ROWS:
+        lines.append(f"… and {len(found.disagreements) - MAX_ROWS} more")
+    lines.append(f"Compared: {', '.join(found.processes)}")
+    return "\n".join(lines)
+
+
+def html(found: ProcessComparison) -> str:
+    """The comparison as an HTML fragment: the answer first, then each disagreement."""
+    head = f'<div class="jm-summary jm-processes-answer"><b>{words_html(answer(found))}</b></div>'
+    rows = "".join(
+        f'<li class="jm-process-disagreement" data-kind="{escape(d.kind)}">{words_html(disagreement_words(d))}</li>'
+        for d in found.disagreements[:MAX_ROWS]
+    )
+    more = len(found.disagreements) - MAX_ROWS
+    tail = f"<p>… and {more} more</p>" if more > 0 else ""
+    compared = f'<div class="jm-muted">Compared: {escape(", ".join(found.processes))}</div>'
+    return (
+        f'<div class="{theme.ROOT_CLASS} jm-processes">{theme.style_tag()}{head}<ul>{rows}</ul>{tail}{compared}</div>'
+    )
+
+
+def page(found: ProcessComparison) -> str:
+    """A standalone HTML page (no script, nothing fetched) of the comparison."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="jaxmagic"><title>{escape(str(answer(found)))}</title>'
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;}</style></head>"
+        f"<body>{html(found)}</body></html>\n"
+    )
