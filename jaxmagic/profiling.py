@@ -72,6 +72,20 @@ class Profile:
             return 0.0
         return 1 - self.line_times.get(UNATTRIBUTED, 0.0) / self.device_seconds
 
+    def kernel_groups(self) -> list[tuple[tuple[str, ...], tuple[Kernel, ...]]]:
+        """The kernels grouped by the source lines fused into them, the group with the most device
+        time first: a Python loop unrolled at trace time makes one group of many kernels.
+
+        >>> ks = (Kernel("a", 3.0, ("l1",)), Kernel("b", 2.0, ("l2",)), Kernel("c", 2.0, ("l1",)))
+        >>> [(lines, len(group)) for lines, group in Profile({}, ks, 1, 7.0, 7.0).kernel_groups()]
+        [(('l1',), 2), (('l2',), 1)]
+        """
+        groups: dict[tuple[str, ...], list[Kernel]] = defaultdict(list)
+        for kernel in self.kernels:
+            groups[kernel.lines].append(kernel)
+        ordered = sorted(groups.items(), key=lambda item: -sum(k.seconds for k in item[1]))
+        return [(lines, tuple(kernels)) for lines, kernels in ordered]
+
 
 @own_work()
 def profile(

@@ -82,3 +82,59 @@ def test_a_scan_body_s_lines_are_attributed():
 def test_profile_needs_a_positive_number_of_calls(run, mlp_defined, value):
     shown = run(f"%jaxpr --profile {value} mlp(params, batch)")
     assert shown.usage_error and "--profile" in shown.usage_error
+
+
+def test_the_answer_comes_first_and_the_rest_is_folded(run, mlp_defined):
+    shown = run("%jaxpr -o --profile 2 mlp(params, batch)").assert_ok()
+    report = shown.result
+    hottest = next(iter(report.line_times))
+    share = report.line_times[hottest] / report.profile.device_seconds
+    answer = f"{hottest} takes {share:.1%} of the device time"
+    # the text opens with the answer, before the numbers that stand behind it
+    text = shown.text
+    assert text.index(answer) < text.index("device time per call") < text.index("kernels (fusions)")
+    html = shown.html
+    assert html.index(answer) < html.index("device time per call") < html.index('class="jm-table jm-lines"')
+    # the kernels and the listing follow, folded, each with its count
+    assert f"kernels · {len(report.kernels)} (fusions)" in html
+    assert f"the listing · {report.n_eqns} equations</summary>" in html
+    assert html.index("the listing ·") > html.index("jm-kernels")
+
+
+MANY_LINES = """def many(x, ws):
+    a = jnp.sin(x @ ws[0])
+    b = jnp.cos(a @ ws[1])
+    c = jnp.tanh(b @ ws[2])
+    d = jnp.exp(-c @ ws[3])
+    e = jnp.log1p(d @ ws[4])
+    f = jnp.sqrt(e @ ws[5] + 1.0)
+    g = f @ ws[6]
+    for w in ws:
+        g = jnp.sort(jnp.tanh(g) @ w, axis=0)
+    return g.sum()
+
+ws = [jnp.ones((64, 64)) * 0.01 for _ in range(12)]
+"""
+
+
+def test_top_lines_shown_the_rest_folded_and_an_unrolled_loop_is_one_row(run):
+    run(MANY_LINES).assert_ok()
+    shown = run("%jaxpr -o --profile 2 many(jnp.ones((64, 64)), ws)").assert_ok()
+    report = shown.result
+    lines = list(report.line_times)
+    assert len(lines) > 5
+    html = shown.html
+    top, rest = html.split("more lines ·", 1)
+    assert all(f"<b>{label}</b>" in top for label in lines[:5])
+    assert f"{len(lines) - 5} more lines ·" in html
+    assert all(f"<b>{label}</b>" in rest for label in lines[5:])
+    assert f"… {len(lines) - 5} more lines" in shown.text
+    # the loop's line made one kernel per pass; they are one row, with their count
+    cell = next(label for label in lines if " line " in label).split(" line ")[0]
+    loop = f"{cell} line 10"
+    groups = report.profile.kernel_groups()
+    loop_kernels = max((ks for lines, ks in groups if lines == (loop,)), key=len, default=())
+    assert len(loop_kernels) >= 4, [(lines, len(ks)) for lines, ks in groups]
+    assert f"{len(loop_kernels)} of them from {loop} (a loop unrolled at trace time)" in html
+    assert f"<code>{len(loop_kernels)} kernels</code>" in html
+    assert f"{len(loop_kernels)} kernels" in shown.text

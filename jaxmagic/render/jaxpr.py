@@ -272,6 +272,12 @@ def html(report) -> str:
             )
     cost = _cost_html(report) if report.show_cost else ""
     profiled = _views_html(report)
+    if report.profile is not None and report.stage == "jaxpr":  # the profile answers; the listing follows, folded
+        n = report.n_eqns
+        body = (
+            f'<details class="jm-details jm-listing-fold"><summary class="jm-muted">the listing · '
+            f"{units.format_count(n)} equation{'s' * (n != 1)}</summary>{body}</details>"
+        )
     return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}{cost}</div>'
 
 
