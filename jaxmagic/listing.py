@@ -111,7 +111,8 @@ class Record:
     ``kind`` is ``open`` (a block starts: ``title`` and ``text`` hold its name and header),
     ``eqn`` (an equation), ``close`` (a block ends: ``text`` is its ``in (...) }`` line) or
     ``more`` (``hidden`` equations of this block are not shown). ``depth`` counts enclosing
-    nested blocks (0: the top-level jaxpr).
+    nested blocks (0: the top-level jaxpr). ``repeat`` and ``repeat_end`` enclose the copies of
+    a run of equations that repeats the one just before it: see ``Repeat`` records below.
     """
 
     kind: str
@@ -129,6 +130,7 @@ class Record:
     params: str = ""  # for "eqn": the ``[...]`` part of ``text`` (empty when it has none)
     opens_group: bool = False  # for "eqn": the first of a run made by one source line (or none), phase and scope
     group_eqns: int = 0  # for an "eqn" that opens a group: equations in the run, nested ones included
+    times: int = 0  # for "repeat": copies of the block in all, the first (shown before it) included
     source_info: Any = field(default=None, repr=False)  # for "eqn": JAX's, read by ``traceback()``
     cell_namer: CellNamer | None = field(default=None, repr=False)
 
@@ -378,6 +380,7 @@ class _Origins:
     def __init__(self, eqns, with_source: bool, cell_namer: CellNamer):
         self.eqns, self.with_source, self.cell_namer = eqns, with_source, cell_namer
         self._groups: dict[int, tuple | None] = {}
+        self.repeat_keys: dict[int, tuple] = {}  # read by ``find_repeat``
 
     def __getitem__(self, index: int) -> tuple:
         """``(source, scope, derivative)`` of a shown equation (its ``SourceLine`` with the text)."""
@@ -420,8 +423,24 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
     previous_group = None
     eqns = inner.eqns
     origins = _Origins(eqns, with_source, cell_namer)
+    repeat_ends, folding, inside = -1, None, False  # past the repeat's last copy; its record; folding now
     for index, eqn in enumerate(eqns):
+        if index == repeat_ends and inside:
+            inside = False
+            yield Record("repeat_end", depth, path=path)
+        if index > repeat_ends and budget[0] > 0 and origins.group(index) is not None:
+            found = find_repeat(eqns, index, origins)
+            if found is not None:
+                period, times = found
+                repeat_ends = index + period * times
+                folding = _repeat_record(eqns, index, period, times, depth, origins, path)
+        if folding is not None and folding.path[-1] == index and budget[0] > 0:
+            inside = True
+            yield folding
         if budget[0] <= 0:
+            if inside:
+                inside = False
+                yield Record("repeat_end", depth, path=path)
             hidden = sum(1 + sum(count_eqns(j) for _, j in sub_jaxprs(e.params)) for e in eqns[index:])
             yield Record("more", depth, text=f"… {hidden} more equation{'s' * (hidden != 1)}", hidden=hidden, path=path)
             break
@@ -468,5 +487,72 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
                 eqn_path + (name,),
                 landmark(eqn.primitive.name, eqn.params, name),
             )
+    if inside:
+        yield Record("repeat_end", depth, path=path)
     outs = ", ".join(namer(v) for v in inner.outvars)
     yield Record("close", depth, text=f"in ({outs},) }}" if len(inner.outvars) == 1 else f"in ({outs}) }}", path=path)
+
+
+MIN_REPEATS = 3  # copies of a block from which the listing folds all but the first
+MAX_REPEAT_PERIOD = 200  # equations of the longest block looked for
+
+
+def _repeat_key(eqn, origins: _Origins, index: int) -> tuple:
+    """What two equations share when they are copies of one another: the source line, scope and
+    phase that made them, the primitive, its parameters, its constants and the result types."""
+    return (
+        origins.group(index),
+        eqn.primitive.name,
+        params_text(eqn.params),
+        tuple(_literal_text(v.val) if isinstance(v, jcore.Literal) else "" for v in eqn.invars),
+        tuple(_type_text(v.aval) for v in eqn.outvars),
+    )
+
+
+def find_repeat(eqns, start: int, origins: _Origins) -> tuple[int, int] | None:
+    """``(period, times)`` when the equations from ``start`` are ``times`` (at least ``MIN_REPEATS``)
+    identical copies of a block of ``period`` equations — the same primitives with the same
+    parameters, made by the same source lines, as a Python loop over layers makes them; else ``None``.
+
+    >>> import jax, jax.numpy as jnp
+    >>> def deep(x):
+    ...     for _ in range(4):
+    ...         x = jnp.tanh(x * 2.0)
+    ...     return x
+    >>> closed = jax.make_jaxpr(deep)(jnp.ones(3))
+    >>> find_repeat(closed.jaxpr.eqns, 0, _Origins(closed.jaxpr.eqns, True, no_cells))
+    (2, 4)
+    """
+    keys = origins.repeat_keys
+
+    def key(i: int) -> tuple:
+        if i not in keys:
+            keys[i] = _repeat_key(eqns[i], origins, i)
+        return keys[i]
+
+    best = None
+    end = min(len(eqns), start + MAX_REPEAT_PERIOD + 1)
+    candidates = [j for j in range(start + 1, end) if key(j) == key(start)][:3]
+    for period in (j - start for j in candidates):
+        times = 1
+        while start + (times + 1) * period <= len(eqns) and all(
+            key(start + times * period + k) == key(start + k) for k in range(period)
+        ):
+            times += 1
+        if times >= MIN_REPEATS and (best is None or times * period > best[0] * best[1]):
+            best = (period, times)
+    return best
+
+
+def _repeat_record(eqns, start: int, period: int, times: int, depth: int, origins: _Origins, path: tuple) -> Record:
+    """The first copy's equations are listed as usual; this ``repeat`` record stands before the
+    second: the block's size, its copies, and its first source line (``title``: the function it
+    ran in, when the block spans several lines)."""
+    block = eqns[start : start + period]
+    each = sum(1 + sum(count_eqns(j) for _, j in sub_jaxprs(e.params)) for e in block)
+    spans = len({origins.group(i) for i in range(start, start + period)}) > 1
+    source = origins[start][0]
+    title = source.function if spans and source is not None else ""
+    record = Record("repeat", depth, n_eqns=each, hidden=each * (times - 1), times=times, source=source)
+    record.title, record.path = title, path + (start + period,)
+    return record

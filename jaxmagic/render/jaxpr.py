@@ -213,15 +213,35 @@ def landmark_text(mark) -> str:
     return ""
 
 
+def repeat_text(record: Record) -> str:
+    """The row standing for a block's further copies: ``layer ×50, 6 equations each``.
+
+    >>> from jaxmagic.sources import SourceLine
+    >>> line = SourceLine("<cell>", 3, "f", "x = jnp.tanh(x)", cell="In [2]")
+    >>> repeat_text(Record("repeat", 0, n_eqns=2, hidden=98, times=50, source=line))
+    'In [2] line 3 ×50, 2 equations each'
+    """
+    what = record.title or (record.source.label if record.source is not None else "this block")
+    return f"{what} ×{record.times}, {record.n_eqns} equation{'s' * (record.n_eqns != 1)} each"
+
+
 def _landmark_html(mark) -> str:
     text = landmark_text(mark)
     return f' <span class="jm-landmark">({escape(text)})</span>' if text else ""
 
 
 def _text_lines(records: Iterable[Record], values: dict | None = None) -> Iterable[str]:
+    folded = None  # depth of the repeat being left out (a terminal cannot unfold it)
     for r in records:
         pad = INDENT * (2 * r.depth)
-        if r.kind == "open":
+        if folded is not None:
+            if r.kind == "repeat_end" and r.depth == folded:
+                folded = None
+            continue
+        if r.kind == "repeat":
+            folded = r.depth
+            yield f"{pad}{INDENT}⋯ {repeat_text(r)}: {r.times - 1} more copies left out"
+        elif r.kind == "open":
             if r.depth == 0:
                 yield r.text
             else:
@@ -281,23 +301,74 @@ def html(report) -> str:
     return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}{cost}</div>'
 
 
+LEGEND_ROWS = 6  # inputs, then outputs, shown before the legend folds the rest
+
+
 def _legend_html(rows) -> str:
-    """Which argument each input variable is, and what each output is, as the user writes it."""
+    """Which argument each input variable is, and what each output is, as the user writes it;
+    past ``LEGEND_ROWS`` inputs or outputs, the rest folded with their count."""
     if not rows:
         return ""
-    cells = "".join(
-        f'<tr title="{escape(name)}: {escape(kind_type)}"><td class="jm-muted">{escape(kind)}</td>'
-        f'<td><code class="jm-var">{escape(var)}</code></td><td><code>{escape(name)}</code></td>'
-        f'<td class="jm-muted"><code>{escape(kind_type)}</code></td></tr>'
-        for kind, var, name, kind_type in rows
+    header = (
+        '<tr><th class="jm-left"></th><th class="jm-left">variable</th><th class="jm-left">stands for</th>'
+        '<th class="jm-left">type</th></tr>'
     )
-    return f'<table class="jm-table jm-legend">{cells}</table>'
+
+    def cells(chosen) -> str:
+        return "".join(
+            f'<tr title="{escape(name)}: {escape(kind_type)}"><td class="jm-muted">{escape(kind)}</td>'
+            f'<td><code class="jm-var">{escape(var)}</code></td><td><code>{escape(name)}</code></td>'
+            f'<td class="jm-muted"><code>{escape(kind_type)}</code></td></tr>'
+            for kind, var, name, kind_type in chosen
+        )
+
+    shown, folded = [], []
+    for kind in ("in", "out"):
+        of_kind = [row for row in rows if row[0] == kind]
+        shown += of_kind[:LEGEND_ROWS]
+        folded += of_kind[LEGEND_ROWS:]
+    table_ = f'<table class="jm-table jm-legend">{header}{cells(shown)}</table>'
+    if not folded:
+        return table_
+    kinds = " and ".join(
+        f"{sum(r[0] == k for r in folded)} more {k}puts" for k in ("in", "out") if any(r[0] == k for r in folded)
+    )
+    return (
+        f'{table_}<details class="jm-details jm-legend-more"><summary class="jm-muted">{escape(kinds)}</summary>'
+        f'<table class="jm-table jm-legend">{header}{cells(folded)}</table></details>'
+    )
+
+
+def types_text(types) -> str:
+    """Types joined with commas, a run of equal ones (or of equal groups of up to four, as a
+    list of layers gives) as one with its count.
+
+    >>> types_text(["f32[16,16]"] * 50 + ["f32[4,16]"])
+    'f32[16,16] ×50, f32[4,16]'
+    >>> types_text(["f32[32]", "f32[32,32]"] * 3 + ["f32[8]"])
+    '(f32[32], f32[32,32]) ×3, f32[8]'
+    """
+    types, parts, i = list(types), [], 0
+    while i < len(types):
+        best_period, best_times = 1, 1
+        for period in range(1, 5):
+            block = types[i : i + period]
+            times = 1
+            while types[i + times * period : i + (times + 1) * period] == block:
+                times += 1
+            if times > 1 and period * times > best_period * best_times:
+                best_period, best_times = period, times
+        block = types[i : i + best_period]
+        one = block[0] if best_period == 1 else f"({', '.join(block)})"
+        parts.append(one if best_times == 1 else f"{one} ×{best_times}")
+        i += best_period * best_times
+    return ", ".join(parts)
 
 
 def _summary_html(report) -> str:
     counts = ", ".join(f"{escape(name)}&nbsp;×{count}" for name, count in report.top_primitives())
-    ins = escape(", ".join(report.in_types) or "()")
-    outs = escape(", ".join(report.out_types) or "()")
+    ins = escape(types_text(report.in_types) or "()")
+    outs = escape(types_text(report.out_types) or "()")
     stage = "" if report.stage == "jaxpr" else f' · <span class="jm-muted">{escape(report.stage)}</span>'
     return (
         f'<div class="jm-summary"><b class="jm-name">{escape(report.name)}</b>: '
@@ -414,6 +485,13 @@ def _listing_html(
                 f'<div class="jm-l jm-eqn" data-primitive="{escape(r.primitive)}"{where}{pad}{title}>'
                 f'<span class="jm-code">{code}</span>{value}</div>'
             )
+        elif r.kind == "repeat":
+            out.append(
+                f'<details class="jm-nested jm-repeat"><summary{pad}><b>{escape(repeat_text(r))}</b> '
+                f'<span class="jm-muted">· {r.times - 1} more copies of the block above</span></summary>'
+            )
+        elif r.kind == "repeat_end":
+            out.append("</details>")
         elif r.kind == "more":
             out.append(f'<div class="jm-more"{pad}>{escape(r.text)}</div>')
         elif r.kind == "close":
