@@ -83,6 +83,27 @@ class Call:
         """Static arguments as given: positions then names."""
         return self.static_argnums + self.static_argnames
 
+    def static_values(self) -> list[tuple[str, Any]]:
+        """``(parameter name, value)`` of each static argument of this call, in call order: what
+        jit traced with, baked into the program.
+
+        >>> import jax.numpy as jnp
+        >>> def scale(x, n):
+        ...     return x * n
+        >>> resolve_call("scale(x, 3)", {"scale": scale, "x": jnp.ones(2)}, static="n").static_values()
+        [('n', 3)]
+        """
+        signature = self.signature
+        positional = list(signature.parameters) if signature is not None else []
+        found, seen = [], set()
+        for position, value in enumerate(self.args):
+            name = positional[position] if position < len(positional) else f"argument {position}"
+            if position in self.static_argnums:
+                found.append((name, value))
+                seen.add(name)
+        found += [(k, v) for k, v in self.kwargs.items() if k in self.static_argnames and k not in seen]
+        return found
+
     @property
     def signature(self) -> inspect.Signature | None:
         """The callee's signature, or ``None`` where Python cannot tell (some builtins)."""

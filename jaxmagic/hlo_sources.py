@@ -265,6 +265,7 @@ class KernelGroup:
     text: str
     called: str = ""
     inner: tuple["KernelGroup", ...] = ()
+    sources: tuple[str, ...] = ()  # the text of each of ``lines``, in the same order
 
 
 _KIND = re.compile(r"\bkind=(k\w+)")
@@ -310,6 +311,7 @@ def kernel_groups(hlo_text: str, cell_namer: CellNamer = no_cells) -> list[Kerne
                     text,
                     called,
                     nested,
+                    tuple(line.text for line in in_order),
                 )
             )
         return tuple(found)

@@ -48,3 +48,13 @@ def test_a_loop_s_kernels_are_listed_inside_it(run):
     loops = [g for g in every(hlo_sources.kernel_groups(report.hlo, report.cell_namer)) if g.opcode == "while"]
     assert loops and loops[0].inner, "the scan's body kernels are inside the loop"
     assert any(line.endswith(" line 3") for inner in loops[0].inner for line in inner.lines)
+
+
+def test_each_kernel_shows_the_source_text_of_its_lines(run, f_defined):
+    shown = run("%jaxpr -o --stage hlo f(x)").assert_ok()
+    report = shown.result
+    groups = hlo_sources.kernel_groups(report.hlo, report.cell_namer)
+    fused = next(g for g in groups if len(g.lines) >= 2)
+    assert fused.sources[:2] == ("y = jnp.sin(x) * 2", "z = jnp.cos(y) + 1")
+    assert '<code class="jm-kernel-source">y = jnp.sin(x) * 2; z = jnp.cos(y) + 1</code>' in shown.html
+    assert "y = jnp.sin(x) * 2; z = jnp.cos(y) + 1" in shown.text

@@ -46,6 +46,11 @@ def fused_lines_note(group: KernelGroup) -> str:
     return f"XLA fused {', '.join(group.lines)} into one kernel" if len(group.lines) > 1 else ""
 
 
+def source_text(group: KernelGroup) -> str:
+    """The source text of the kernel's lines, ``; ``-joined: ``h = jnp.tanh(x @ w); return h.sum()``."""
+    return "; ".join(text for text in group.sources if text)
+
+
 def _describe(group: KernelGroup) -> str:
     return f"{group.opcode} ({group.kind})" if group.kind else group.opcode
 
@@ -68,7 +73,8 @@ def text(report) -> str:
 
     def add(items, depth):
         for g in items:
-            rows.append(["    " * depth + g.name, _describe(g), "← " + (", ".join(g.lines) or "no source line")])
+            where = "← " + (", ".join(g.lines) or "no source line")
+            rows.append(["    " * depth + g.name, _describe(g), where, source_text(g)])
             add(list(g.inner), depth + 1)
 
     add(found, 0)
@@ -90,6 +96,9 @@ def html(report) -> str:
                 f'<code class="jm-kernel">{escape(g.name)}</code> <span class="jm-muted">'
                 f"{escape(_describe(g))}</span> ← <b>{where}</b>{note_html}"
             )
+            if source_text(g):
+                head += f' <code class="jm-kernel-source">{escape(source_text(g))}</code>'
+
             body = ""
             if g.called:
                 called = readable_hlo(g.called)

@@ -121,7 +121,7 @@ def _cost_rows(report) -> list[tuple[str, str]]:
 
 def text(report, *, color: bool = False) -> str:
     """The report as terminal text (ANSI colours with ``color=True``)."""
-    parts = [report.summary]
+    parts = [report.summary + (f" · {static_text(report)}" if static_text(report) else "")]
     namer = Namer()
     values = values_view.equation_values(report) if report.show_values else None
     if report.stage == "jaxpr":
@@ -370,10 +370,19 @@ def _summary_html(report) -> str:
     ins = escape(types_text(report.in_types) or "()")
     outs = escape(types_text(report.out_types) or "()")
     stage = "" if report.stage == "jaxpr" else f' · <span class="jm-muted">{escape(report.stage)}</span>'
+    static = static_text(report)
+    static_html = f' · <span class="jm-static"><code>{escape(static)}</code></span>' if static else ""
     return (
         f'<div class="jm-summary"><b class="jm-name">{escape(report.name)}</b>: '
         f'<span class="jm-count">{report.n_eqns} equation{"s" * (report.n_eqns != 1)}</span>'
-        f"{' · ' + counts if counts else ''} · <code>({ins}) → ({outs})</code>{stage}</div>"
+        f"{' · ' + counts if counts else ''} · <code>({ins}) → ({outs})</code>{static_html}{stage}</div>"
+    )
+
+
+def static_text(report) -> str:
+    """The static arguments jit traced with: ``n = 3 (static), mode = 'fast' (static)``."""
+    return ", ".join(
+        f"{name} = {units.shorten(repr(value), 40)} (static)" for name, value in getattr(report, "static_arguments", [])
     )
 
 
@@ -431,6 +440,13 @@ def _filter_bar(listing_id: str, primitives: list[str]) -> str:
     return f'<div class="jm-filter"><span class="jm-muted">show:</span>{buttons}</div>'
 
 
+JAXPR_DOCS = "https://docs.jax.dev/en/latest/jaxpr.html"
+VIEWER_HINT = (
+    '<div class="jm-muted jm-viewer-hint">hover a variable to see its uses; click ▸ to unfold · '
+    f'<a href="{JAXPR_DOCS}" target="_blank" rel="noopener">how to read a jaxpr</a></div>'
+)
+
+
 def _made_by(record: Record) -> str:
     """An equation's call chain, outermost first, for its hover text."""
     return "\n".join(f"{line.label} in {line.function}: {line.text}" for line in record.traceback())
@@ -449,6 +465,7 @@ def _listing_html(
     out = [
         _viewer_style(listing_id, variables, primitives),
         f'<div class="jm-viewer" id="{listing_id}">',
+        VIEWER_HINT,
         _filter_bar(listing_id, primitives),
         '<div class="jm-listing jm-code">',
     ]

@@ -98,7 +98,9 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-filter{{display:flex;flex-wrap:wrap;gap:1.5ch;margin:2px 0 4px 0;font-size:90%}}
 .{ROOT_CLASS} .jm-filter label{{cursor:pointer;white-space:nowrap}}
 .{ROOT_CLASS} .jm-eqn::after{{color:var(--jm-muted);font-style:italic}}
-.{ROOT_CLASS} .jm-more{{font-style:italic;color:var(--jp-warn-color0,#bf360c);white-space:pre}}
+.{ROOT_CLASS} .jm-more{{font-style:italic;color:var(--jm-muted);white-space:pre}}
+.{ROOT_CLASS} .jm-viewer-hint{{font-size:90%;margin:2px 0}}
+.{ROOT_CLASS} .jm-kernel-source{{color:var(--jm-muted)}}
 .{ROOT_CLASS} table.jm-table{{border-collapse:collapse;margin:4px 0;font-variant-numeric:tabular-nums}}
 .{ROOT_CLASS} table.jm-table th,.{ROOT_CLASS} table.jm-table td{{padding:2px 10px;text-align:right;
   border-bottom:1px solid var(--jp-border-color2,#e0e0e0)}}
