@@ -1,6 +1,7 @@
-"""%jaxpr's default view of a 50-layer MLP and ``--profile`` of a small MLP in a real JupyterLab at
-1366×768: the answer's text lies inside the first screen (its bounding box measured) and the
-whole view is at most ``FIRST_SCREEN_VIEW_HEIGHT`` tall, the rest folded with its counts."""
+"""%jaxpr's default view of a 50-layer MLP and ``--profile`` of a small MLP (its forward pass and
+its training step) in a real JupyterLab at 1366×768: the answer's text lies inside the first
+screen (its bounding box measured) and the whole view is at most ``FIRST_SCREEN_VIEW_HEIGHT``
+tall, the rest folded with its counts."""
 
 import pytest
 
@@ -17,6 +18,10 @@ CELLS = [
     "    return jax.nn.log_softmax(logits)\n\n"
     "params = {'w1': jnp.ones((256, 512)) * 0.01, 'b1': jnp.ones(512), 'w2': jnp.ones((512, 10))}",
     "%jaxpr --profile 3 mlp(params, jnp.ones((128, 256)))",
+    "def loss(params, x, y):\n    return -(mlp(params, x) * y).sum()\n\n"
+    "@jax.jit\ndef step(params, x, y):\n    grads = jax.grad(loss)(params, x, y)\n"
+    "    return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)",
+    "%jaxpr --profile 3 step(params, jnp.ones((128, 256)), jnp.ones((128, 10)))",
 ]
 
 
@@ -46,9 +51,11 @@ def test_answers_lie_on_the_first_screen(open_notebook):
     print(f"%jaxpr of a 50-layer MLP: {height:.0f} px")
     notebook.screenshot("jaxpr_50_layers", view)
 
-    view, answer, height = _answer_in_first_screen(notebook, 4, "jm-jaxpr-report", ".jm-answer")
-    assert " takes " in answer and "% of the device time" in answer, answer
-    for folded in view.locator("details.jm-details").all():
-        assert folded.get_attribute("open") is None
-    print(f"%jaxpr --profile of a small MLP: {height:.0f} px")
+    # the MLP's forward pass, and its training step (1,367 px tall before the view answered first)
+    for cell, what in ((4, "forward pass"), (6, "training step")):
+        view, answer, height = _answer_in_first_screen(notebook, cell, "jm-jaxpr-report", ".jm-answer")
+        assert " takes " in answer and "% of the device time" in answer, answer
+        for folded in view.locator("details.jm-details").all():
+            assert folded.get_attribute("open") is None
+        print(f"%jaxpr --profile of a small MLP's {what}: {height:.0f} px")
     notebook.screenshot("jaxpr_profile", view)
