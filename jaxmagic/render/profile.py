@@ -1,6 +1,6 @@
 """A ``Profile`` as text and HTML, answer first: the line that takes the most device time and its
-share, then the hottest lines, the rest and the kernels folded with their counts (the kernels
-one line made several of, as a Python loop unrolled at trace time does, as one row). Pure
+share, then the hottest lines, the rest and the kernels folded with their counts (the many
+kernels one line made, as a Python loop unrolled at trace time makes them, as one row). Pure
 functions of the profile."""
 
 from __future__ import annotations
@@ -54,12 +54,14 @@ def _kernel_rows(profile) -> list[tuple[str, float, str]]:
 
 
 def _unrolled_note(profile) -> str:
-    """``50 of them from In [1] line 10 (a loop unrolled at trace time)``, for the largest such group."""
+    """``; 50 of them from In [1] line 10``, for the line that made the most kernels, when it made
+    ``UNROLLED_FROM`` or more (a Python loop unrolled at trace time makes one per pass; so can a
+    line's forward and backward passes: which, the listing's equation counts say)."""
     groups = [(lines, ks) for lines, ks in profile.kernel_groups() if lines and len(ks) >= UNROLLED_FROM]
     if not groups:
         return ""
     lines, kernels = max(groups, key=lambda group: len(group[1]))
-    return f"; {len(kernels)} of them from {', '.join(lines)} (a loop unrolled at trace time)"
+    return f"; {len(kernels)} of them from {', '.join(lines)}"
 
 
 def text(profile) -> str:

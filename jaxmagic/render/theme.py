@@ -121,6 +121,7 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-line-bar{{display:inline-block;height:.75em;background:var(--jp-brand-color1,#1976d2)}}
 .{ROOT_CLASS} td.jm-num{{text-align:right;white-space:nowrap}}
 .{ROOT_CLASS} table.jm-lines :is(th,td):nth-child(n+4){{text-align:left}}
+.{ROOT_CLASS} table.jm-lines td:nth-child(-n+4){{white-space:nowrap}}
 .{ROOT_CLASS} table.jm-table th.jm-left,.{ROOT_CLASS} table.jm-legend td{{text-align:left}}
 .{ROOT_CLASS} table.jm-peak-lines :is(th,td):nth-child(n+4){{text-align:left}}
 .{ROOT_CLASS} table.jm-peak-lines td:nth-child(-n+5){{white-space:nowrap}}
