@@ -265,15 +265,18 @@ def test_panel_clear_button_and_close():
     assert log._observers == []
 
 
-def test_panel_preselects_a_function_and_its_bundle_has_every_view():
+def test_panel_preselects_a_function_and_its_copy_has_every_static_view():
     log = filled_log(2)
     log.record(event("loss"))
     panel = RecompilePanel(log, function="loss")
     assert panel.filter.value == "loss" and panel.rows.value.count('class="jm-recompile-row"') == 1
     bundle = panel._repr_mimebundle_()
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.widget.model_id
-    assert bundle["text/plain"].startswith("Compilations in this cell") and "jm-recompile-log" in bundle["text/html"]
-    assert set(panel._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
+    assert "text/html" not in bundle  # the copy, in an output of its own, holds the log
+    copy = panel.copy._repr_mimebundle_()
+    assert copy["text/plain"].startswith("Compilations in this cell") and "jm-recompile-log" in copy["text/html"]
+    assert "jm-recompile-static" in copy["text/html"]
+    assert set(panel.copy._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
 
 
 # ----------------------------------------------------------------------------------------------
