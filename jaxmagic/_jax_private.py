@@ -510,8 +510,13 @@ def tracing_cache_marks() -> frozenset[int]:
     marks = set()
     for key in keys:
         with contextlib.suppress(Exception):  # a key whose function is gone cannot be hashed
-            marks.add(hash(key))
+            marks.add(_key_mark(key))
     return frozenset(marks)
+
+
+def _key_mark(key: tuple) -> int:
+    """The hash of a tracing cache key, its keyword dictionary (always empty) left out."""
+    return hash(tuple(key[:3]))
 
 
 def traced_keys(fun: Any, marks: frozenset[int] | None = None) -> list[TracedKey] | None:
@@ -536,7 +541,7 @@ def traced_keys(fun: Any, marks: frozenset[int] | None = None) -> list[TracedKey
                 jit_info,
                 arguments,
                 tuple((tuple(a.shape), a.dtype, bool(getattr(a, "weak_type", False))) for a in avals),
-                marks is None or hash(key) in marks,
+                marks is None or _key_mark(key) in marks,
             )
             _ = traced.static_values, traced.structure  # read now: a JAX without them is told here
             found.append(traced)
