@@ -375,6 +375,7 @@ class RecompilesMagics(Magics):
             filename,
             magic="%%recompiles",
             passthrough=(RecompileLimitExceeded,),
+            runner=notebook.loop_runner(shell),
         )
 
 
