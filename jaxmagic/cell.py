@@ -90,7 +90,8 @@ def execute(code, namespace: dict, runner: Runner | None = None) -> object:
     """Run compiled cell code and return its value; code with a top-level ``await`` runs as a
     coroutine on ``runner`` (or on an event loop of its own).
 
-    >>> code = compile("import asyncio\nawait asyncio.sleep(0)", "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    >>> cell = "import asyncio\\nawait asyncio.sleep(0)"
+    >>> code = compile(cell, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     >>> namespace = {}
     >>> execute(code, namespace), "asyncio" in namespace
     (None, True)
