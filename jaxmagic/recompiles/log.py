@@ -169,8 +169,15 @@ class RecompileLog(Report):
         """
         page = importlib.import_module(self._renderer).page(self)
         path = os.fspath(path)
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(page)
+        folder, name = os.path.split(os.path.abspath(path))
+        partial = os.path.join(folder, f".{name}.{os.getpid()}.partial")
+        try:  # written whole, then put in place: a reader never sees half a page
+            with open(partial, "w", encoding="utf-8") as file:
+                file.write(page)
+            os.replace(partial, path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(partial)
         return path
 
     def over_limit(self) -> list[str]:
