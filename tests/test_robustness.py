@@ -60,3 +60,67 @@ def test_a_shape_given_as_an_argument_hints_at_static(run, defined):
     assert shown.error is not None
     assert "`-s shape`" in shown.shown_traceback, shown.shown_traceback
     run("%jaxpr -s shape jnp.ones(3)").assert_ok()
+
+
+# ------------------------------------------------------------------------------------------------
+# The public functions check their arguments
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, error, said",
+    [
+        ((3,), {}, TypeError, "functions are given by name, as strings, not 3"),
+        (("",), {}, TypeError, "as strings"),
+        ((), {"max_compiles": -1}, ValueError, "max_compiles takes None or a whole number >= 0"),
+        ((), {"max_compiles": "two"}, TypeError, "max_compiles takes a whole number"),
+        ((), {"max_compiles": True}, TypeError, "max_compiles takes a whole number"),
+        ((), {"capacity": 0}, ValueError, "capacity takes a whole number >= 1"),
+        ((), {"include_internal": "yes"}, TypeError, "include_internal takes True or False"),
+        ((), {"explain": 1}, TypeError, "explain takes True or False"),
+        ((), {"cell_namer": 3}, TypeError, "cell_namer takes a function"),
+    ],
+)
+def test_watch_recompiles_refuses_what_it_cannot_take(args, kwargs, error, said):
+    import jaxmagic
+    from jaxmagic.recompiles import watch
+
+    with pytest.raises(error, match="e\\.g\\.|function of") as raised:
+        with jaxmagic.watch_recompiles(*args, **kwargs):
+            pass
+    assert said in str(raised.value)
+    assert not watch.is_installed()
+
+
+def test_a_single_name_given_to_a_log_is_one_name_not_its_letters():
+    import jaxmagic
+
+    assert jaxmagic.RecompileLog("step").functions == ("step",)
+
+
+@pytest.mark.parametrize("loader", ["load_ipython_extension", "unload_ipython_extension"])
+@pytest.mark.parametrize("shell", [None, "ip", 3])
+def test_the_extension_hooks_want_the_shell(loader, shell):
+    import jaxmagic
+
+    with pytest.raises(TypeError, match="takes the IPython shell.*%load_ext jaxmagic"):
+        getattr(jaxmagic, loader)(shell)
+
+
+# ------------------------------------------------------------------------------------------------
+# Unloading keeps the session's log reachable, and says so
+
+
+def test_unloading_says_the_session_log_is_kept_and_loading_gives_it_back(ip, run, defined):
+    from jaxmagic.recompiles import watch
+
+    run("%recompiles on").assert_ok()
+    run("f(jnp.ones(5)); f(jnp.ones(6))").assert_ok()
+    run("%recompiles off").assert_ok()
+    shown = run("%unload_ext jaxmagic")
+    try:
+        assert "its log is kept" in shown.stderr.lower() and "2 compilations" in shown.stderr, shown.stderr
+        assert not watch.is_installed()
+    finally:
+        run("%load_ext jaxmagic").assert_ok()
+    log = run("%recompiles -o show f").assert_ok().result
+    assert log.counts == {"f": 2}

@@ -63,12 +63,14 @@ class _Session:
 
 
 _SESSIONS: "weakref.WeakKeyDictionary[object, _Session]" = weakref.WeakKeyDictionary()
+# The session log of a shell that unloaded jaxmagic: ``%load_ext jaxmagic`` gives it back (``%recompiles show``).
+_KEPT: "weakref.WeakKeyDictionary[object, RecompileLog]" = weakref.WeakKeyDictionary()
 
 
 def _session(shell) -> _Session:
     session = _SESSIONS.get(shell)
     if session is None:
-        session = _SESSIONS[shell] = _Session()
+        session = _SESSIONS[shell] = _Session(log=_KEPT.pop(shell, None))
     return session
 
 
@@ -96,10 +98,17 @@ def uninstall(shell) -> None:
     session = _SESSIONS.pop(shell, None)
     if session is None:
         return
-    if session.log is not None and session.log.watching:
-        print(f"jaxmagic unloaded: the session watch stopped ({session.log.summary}).", file=sys.stderr)
-    if session.log is not None:
-        session.log.stop()
+    log = session.log
+    if log is not None and (log.watching or log.total):
+        kept = "the session watch stopped" if log.watching else "the session log was kept"
+        print(
+            f"jaxmagic unloaded: {kept} ({log.summary}). Its log is kept: after %load_ext jaxmagic, "
+            "%recompiles show shows it (and %recompiles -o show returns it).",
+            file=sys.stderr,
+        )
+        _KEPT[shell] = log
+    if log is not None:
+        log.stop()
     for panel in session.panels:
         panel.close()
     if session.hook is not None:
