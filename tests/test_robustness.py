@@ -124,3 +124,24 @@ def test_unloading_says_the_session_log_is_kept_and_loading_gives_it_back(ip, ru
         run("%load_ext jaxmagic").assert_ok()
     log = run("%recompiles -o show f").assert_ok().result
     assert log.counts == {"f": 2}
+
+
+# ------------------------------------------------------------------------------------------------
+# --profile with nothing compiled says so, instead of "0 ns" a line
+
+
+@pytest.mark.parametrize(
+    "cell, why",
+    [
+        ("with jax.disable_jit():\n    profiled = %jaxpr --profile 2 -o plain_h(x)", "jit is disabled"),
+        ("profiled = %jaxpr --profile 2 -o jax.pmap(plain_h)(x[None])", "no kernel of the compiled call"),
+    ],
+)
+def test_profile_with_nothing_compiled_says_so(run, defined, cell, why):
+    run("def plain_h(v):\n    return jnp.sin(v) * 2").assert_ok()
+    shown = run(cell).assert_ok()
+    report = run("profiled").result
+    assert report.profile.nothing_compiled and why in report.profile.nothing_compiled
+    assert report.line_times == {}
+    assert "nothing compiled to profile" in shown.text + shown.html
+    assert "0 ns" not in shown.text + shown.html

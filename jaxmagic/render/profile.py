@@ -11,7 +11,10 @@ MAX_KERNELS = 12
 
 
 def headline(profile) -> str:
-    """``device time per call: 549 µs over 5 calls (wall 686 µs); 99.7% of it on your source lines``"""
+    """``device time per call: 549 µs over 5 calls (wall 686 µs); 99.7% of it on your source lines``,
+    or why there is nothing compiled to profile."""
+    if profile.nothing_compiled:
+        return f"nothing compiled to profile: {profile.nothing_compiled}"
     return (
         f"device time per call: {format_seconds(profile.device_seconds)} over {profile.calls} "
         f"call{'s' * (profile.calls != 1)} (wall {format_seconds(profile.wall_seconds)}); "
@@ -29,6 +32,8 @@ def _line_rows(profile):
 def text(profile) -> str:
     """The profile as aligned plain text."""
     rows = list(_line_rows(profile))
+    if profile.nothing_compiled:
+        return headline(profile)
     if not rows:
         return headline(profile) + "\n(the profiler saw no kernel of this call)"
     lines = [
@@ -58,6 +63,8 @@ def text(profile) -> str:
 
 def html(profile) -> str:
     """The profile as an HTML table with a bar per line (no JavaScript)."""
+    if profile.nothing_compiled:
+        return f'<div class="jm-profile"><div class="jm-summary">{escape(headline(profile))}</div></div>'
     rows = []
     for label, seconds, share, source, kernels in _line_rows(profile):
         bar = f'<span class="jm-line-bar" style="width:{max(share * 100, 0.5):.1f}%"></span>'
