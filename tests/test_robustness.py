@@ -145,3 +145,17 @@ def test_profile_with_nothing_compiled_says_so(run, defined, cell, why):
     assert report.line_times == {}
     assert "nothing compiled to profile" in shown.text + shown.html
     assert "0 ns" not in shown.text + shown.html
+
+
+# ------------------------------------------------------------------------------------------------
+# Names: two lambdas are two functions
+
+
+def test_two_lambdas_on_different_lines_are_two_functions(run, defined):
+    shown = run(
+        "%%recompiles -o\ndoubled = jax.jit(lambda v: v * 2)\nshifted = jax.jit(lambda v: v + 1)\n"
+        "doubled(x); shifted(x); doubled(jnp.ones(4)); shifted(jnp.ones(5))"
+    ).assert_ok()
+    log = shown.result
+    assert log.counts == {"<lambda> (line 2)": 2, "<lambda> (line 3)": 2}
+    assert [e.kinds for e in log.events] == [["first_call"], ["first_call"], ["shape"], ["shape"]]

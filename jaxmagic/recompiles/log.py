@@ -11,6 +11,7 @@ import collections
 import contextlib
 import importlib
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -286,15 +287,22 @@ class RecompileLog(Report):
         return f"<RecompileLog: {self.summary}>"
 
 
+_LINE_SUFFIX = re.compile(r" \(line \d+\)$")  # a lambda's name: ``<lambda> (line 3)``
+
+
 def matches(function: str, names: Iterable[str]) -> bool:
     """Whether ``function`` (``step``, ``Model.apply``, ``partial(f)``) is one of ``names``.
 
     >>> matches("Model.apply", ["apply"]), matches("partial(step)", ["step"]), matches("f", ["g"])
     (True, True, False)
+    >>> matches("<lambda> (line 3)", ["<lambda>"])
+    True
     """
-    bare = function[len("partial(") : -1] if function.startswith("partial(") and function.endswith(")") else function
+    function_only = _LINE_SUFFIX.sub("", function)
+    bare = function_only
+    bare = bare[len("partial(") : -1] if bare.startswith("partial(") and bare.endswith(")") else bare
     short = bare.rsplit(".", 1)[-1]
-    return any(name in (function, bare, short) for name in names)
+    return any(name in (function, function_only, bare, short) for name in names)
 
 
 def seconds_text(seconds: float) -> str:
