@@ -159,3 +159,15 @@ def test_two_lambdas_on_different_lines_are_two_functions(run, defined):
     log = shown.result
     assert log.counts == {"<lambda> (line 2)": 2, "<lambda> (line 3)": 2}
     assert [e.kinds for e in log.events] == [["first_call"], ["first_call"], ["shape"], ["shape"]]
+
+
+# ------------------------------------------------------------------------------------------------
+# IPython's idioms
+
+
+@pytest.mark.parametrize("magic", ["%jaxpr", "%jaxpr --plain", "%jitcompare -q -n 1 -r 1 --budget 0.1"])
+@pytest.mark.parametrize("ending", [";", " ;"])
+def test_a_trailing_semicolon_is_accepted_as_in_any_line(run, defined, magic, ending):
+    plain = run(f"{magic} f(x)").assert_ok()
+    quiet = run(f"{magic} f(x){ending}").assert_ok()
+    assert bool(quiet.outputs) == bool(plain.outputs) and bool(quiet.stdout) == bool(plain.stdout)
