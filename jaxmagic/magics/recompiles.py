@@ -210,6 +210,7 @@ class RecompilesMagics(Magics):
             options = self.recompiles.parser.parse_argstring(line)
         except (UsageError, ValueError) as exc:  # ValueError: an unclosed quote
             raise UsageError(f"{magic}: {exc}\nAccepted:\n{ACCEPTED}") from None
+        line_options.check_values(self.recompiles.parser, options, magic)
         if cell is not None:
             return self._cell(options, line, cell)
         return self._line(options)
