@@ -53,7 +53,9 @@ def test_a_recompiles_cell_whose_value_is_awaited_shows_it(run, f_defined):
 
 
 def test_an_error_in_an_awaited_coroutine_is_the_user_s(run, f_defined):
-    run(AWAITING + "async def broken():\n    await asyncio.sleep(0)\n    raise ValueError('from the coroutine')").assert_ok()
+    run(
+        AWAITING + "async def broken():\n    await asyncio.sleep(0)\n    raise ValueError('from the coroutine')"
+    ).assert_ok()
     for magic in ("%%jaxpr", "%%recompiles"):
         shown = run(f"{magic}\nawait broken()\nf(x)")
         assert isinstance(getattr(shown.error, "original", shown.error), ValueError), (magic, shown.error)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import assert_no_internals
-from outcomes import INTERNAL_FAILURE, Snapshot
+from outcomes import INTERNAL_FAILURE
 
 SETUP = """
 import jax, jax.numpy as jnp
@@ -84,9 +84,8 @@ def test_watch_recompiles_refuses_what_it_cannot_take(args, kwargs, error, said)
     import jaxmagic
     from jaxmagic.recompiles import watch
 
-    with pytest.raises(error, match="e\\.g\\.|function of") as raised:
-        with jaxmagic.watch_recompiles(*args, **kwargs):
-            pass
+    with pytest.raises(error, match="e\\.g\\.|function of") as raised, jaxmagic.watch_recompiles(*args, **kwargs):
+        pass
     assert said in str(raised.value)
     assert not watch.is_installed()
 
@@ -171,3 +170,53 @@ def test_a_trailing_semicolon_is_accepted_as_in_any_line(run, defined, magic, en
     plain = run(f"{magic} f(x)").assert_ok()
     quiet = run(f"{magic} f(x){ending}").assert_ok()
     assert bool(quiet.outputs) == bool(plain.outputs) and bool(quiet.stdout) == bool(plain.stdout)
+
+
+# ------------------------------------------------------------------------------------------------
+# Bounded output for any input: no view above 1 MB of HTML, the rest folded with a count
+
+MAX_HTML = 1_000_000
+HUGE = """
+many_leaves = {f"k{i}": jnp.ones(2) for i in range(10_000)}
+huge_key = {"k" * 10_000_000: x, "b": x}
+huge_text = "t" * 10_000_000
+def chain(v):
+    for _ in range(20_000):
+        v = v + 1.0
+    return v
+def labelled(v, label):
+    return v * len(label)
+"""
+
+
+@pytest.fixture
+def huge(run, defined):
+    run(HUGE).assert_ok()
+
+
+@pytest.mark.parametrize(
+    "cell, folded",
+    [
+        ("%jaxpr passes_through(many_leaves)", "… 9936 more"),
+        ("%jaxpr passes_through(huge_key)", "more characters"),
+        ("%jaxpr --stage hlo passes_through(huge_key)", ""),
+        ("%jaxpr chain(x)", "more equations"),
+        ("%jaxpr -s label labelled(x, huge_text)", ""),
+        (
+            "%%recompiles\nlabelled_jit = jax.jit(labelled, static_argnames='label')\n"
+            "labelled_jit(x, label=huge_text); labelled_jit(x, label=huge_text + '!')",
+            "",
+        ),
+    ],
+)
+def test_no_view_is_above_a_megabyte(run, huge, cell, folded):
+    shown = run(cell).assert_ok()
+    assert 0 < len(shown.html.encode()) <= MAX_HTML, len(shown.html)
+    assert len(shown.text.encode()) <= MAX_HTML
+    assert folded in shown.html
+
+
+def test_many_leaves_fold_in_the_text_view_too(run, huge):
+    shown = run("%jaxpr --plain passes_through(many_leaves)").assert_ok()
+    assert len(shown.stdout) < 100_000
+    assert "… 9936 more" in shown.stdout and "… 9984 more" in shown.stdout  # the listing, the summary

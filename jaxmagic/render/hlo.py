@@ -117,5 +117,7 @@ def html(report) -> str:
 
     listed = items(found, 0)
     hidden = _count(found) - shown[0]
-    more = f'<div class="jm-more">… {hidden} more kernels (the report\'s .hlo holds them all)</div>' if hidden > 0 else ""
+    more = (
+        f'<div class="jm-more">… {hidden} more kernels (the report\'s .hlo holds them all)</div>' if hidden > 0 else ""
+    )
     return f'<div class="jm-kernels"><div class="jm-muted">{escape(headline(found))}</div>{listed}{more}</div>'

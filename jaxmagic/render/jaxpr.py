@@ -62,12 +62,26 @@ def legend(report, namer: Namer) -> list[tuple[str, str, str, str]]:
         if len(names) != len(variables):
             continue
         for var, name in zip(variables[:MAX_LEGEND_ROWS], names, strict=False):
-            rows.append((kind, namer(var), name, str(var.aval.str_short(short_dtypes=True))))
+            rows.append((kind, namer(var), _shortened(name), str(var.aval.str_short(short_dtypes=True))))
         if len(variables) > MAX_LEGEND_ROWS:
             more = len(variables) - MAX_LEGEND_ROWS
             held = "input_names" if kind == "in" else "output_names"
             rows.append((kind, "…", f"{more} more (the report's .{held} holds them all)", ""))
     return rows
+
+
+MAX_NAME_CHARACTERS = 200  # of one input's or output's name (a dict key can be any string)
+
+
+def _shortened(name: str) -> str:
+    """``name``, cut with a count past ``MAX_NAME_CHARACTERS``.
+
+    >>> _shortened("k" * 250)[-26:]
+    'kkkk… (50 more characters)'
+    """
+    if len(name) <= MAX_NAME_CHARACTERS:
+        return name
+    return f"{name[:MAX_NAME_CHARACTERS]}… ({len(name) - MAX_NAME_CHARACTERS} more characters)"
 
 
 def group_heading(record: Record) -> tuple[str, str]:
