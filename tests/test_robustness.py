@@ -158,6 +158,7 @@ def test_two_lambdas_on_different_lines_are_two_functions(run, defined):
     log = shown.result
     assert log.counts == {"<lambda> (line 2)": 2, "<lambda> (line 3)": 2}
     assert [e.kinds for e in log.events] == [["first_call"], ["first_call"], ["shape"], ["shape"]]
+    assert log.for_functions(["<lambda>"]).total == 4  # a bare <lambda> still names them all
 
 
 # ------------------------------------------------------------------------------------------------
