@@ -37,9 +37,9 @@ SCRIPT = """
 """
 
 
-def watch(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    script = tmp_path / "train.py"
-    script.write_text(textwrap.dedent(SCRIPT))
+def watch(tmp_path: Path, *args: str, source: str = SCRIPT, name: str = "train.py") -> subprocess.CompletedProcess:
+    script = tmp_path / name
+    script.write_text(textwrap.dedent(source))
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
     arguments = [a.replace("SCRIPT", str(script)) for a in args]
     return subprocess.run(
@@ -108,17 +108,7 @@ def test_bad_command_lines_say_what_is_expected(tmp_path, args, expected):
 
 def run_watched(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess:
     """``python -m jaxmagic watch ARGS... script.py`` on ``source``."""
-    script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent(source))
-    env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
-    return subprocess.run(
-        [sys.executable, "-m", "jaxmagic", "watch", *args, str(script)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-        env=env,
-    )
+    return watch(tmp_path, *args, "SCRIPT", source=source, name="script.py")
 
 
 FORKING = """
