@@ -5,12 +5,16 @@ differently (under ``jax.distributed`` each process's watch writes ``report.proc
 
 The script runs as ``python SCRIPT ARGS...`` would run it (``__name__ == "__main__"``, its own
 ``sys.argv``, its folder first on ``sys.path``). At its end, whether it finished, failed or
-called ``sys.exit``, the per-function summary of what compiled, why, and how long it took is
-printed to standard error (standard output stays the script's), the standalone HTML report is
-written with ``--html``, the script's compile fingerprint with ``--fingerprint`` (what XLA
-compiled for each jitted function: see ``jaxmagic.recompiles.fingerprint``), and the process exits
-with the script's own exit code. ``diff`` compares two fingerprints function by function and exits
-with 1 when a change breaks the budgets (``--budget memory=10%,collectives=forbid,...``).
+called ``sys.exit`` or ``os._exit``, the per-function summary of what compiled, why, and how long
+it took is printed to standard error (standard output stays the script's), the script's compile
+fingerprint is written with ``--fingerprint`` (what XLA compiled for each jitted function: see
+``jaxmagic.recompiles.fingerprint``), and the process exits with the script's own exit code. With
+``--html`` the standalone HTML report is rewritten after each compilation (atomically: a reader
+never sees half a page), so it is there however the process ends, even when killed. Only the
+process that started the watch reports: a child the script forks never writes (nor overwrites)
+its parent's report. An error, Ctrl-C or a syntax error in the script shows the script's own
+frames, as ``python SCRIPT`` would. ``diff`` compares two fingerprints function by function and
+exits with 1 when a change breaks the budgets (``--budget memory=10%,collectives=forbid,...``).
 
 >>> parse(["watch", "--html", "log.html", "train.py", "--steps", "3"]).script_args
 ['--steps', '3']
@@ -19,6 +23,7 @@ with 1 when a change breaks the budgets (``--budget memory=10%,collectives=forbi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import runpy
 import sys
@@ -128,17 +133,25 @@ def run_script(path: str, args: list[str]) -> int:
     except SystemExit as exit_:
         return _exit_status(exit_.code)
     except KeyboardInterrupt:
-        traceback.print_exc()
+        _print_script_error(path)
         return 130
     except BaseException:
-        kind, value, tb = sys.exc_info()
-        shown = tb
-        while shown is not None and os.path.abspath(shown.tb_frame.f_code.co_filename) != os.path.abspath(path):
-            shown = shown.tb_next  # from the script's first frame: not runpy's or jaxmagic's
-        traceback.print_exception(kind, value, shown or tb)
+        _print_script_error(path)
         return 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _print_script_error(path: str) -> None:
+    """The exception being handled, as ``python SCRIPT`` shows it: from the script's first frame
+    (not runpy's), without jaxmagic's frames; a syntax error in the script with no frame at all."""
+    from jaxmagic.sources import without_jaxmagic_frames
+
+    kind, value, tb = sys.exc_info()
+    shown = tb
+    while shown is not None and os.path.abspath(shown.tb_frame.f_code.co_filename) != os.path.abspath(path):
+        shown = shown.tb_next
+    traceback.print_exception(kind, value, without_jaxmagic_frames(shown))
 
 
 def _exit_status(code) -> int:
@@ -201,7 +214,6 @@ def main(argv: list[str] | None = None) -> int:
         return compare_fingerprints(options)
     if options.command == "merge":
         return merge_fingerprints(options)
-    from jaxmagic.recompiles.events import RecompileLimitExceeded
     from jaxmagic.recompiles.log import RecompileLog
 
     log = RecompileLog(
@@ -209,11 +221,44 @@ def main(argv: list[str] | None = None) -> int:
         scope=os.path.basename(options.script),
         keep_programs=bool(options.fingerprint),
     )
+    owner = os.getpid()  # a forked child runs this code too, and must not report
+    if options.html:
+        log.add_observer(lambda _event: _save_quietly(log, options.html, owner))
+    exit_now = os._exit
+
+    def report_then_exit(code: int) -> None:  # os._exit skips every ``finally``: report first
+        if os.getpid() == owner:
+            log.stop()
+            with contextlib.suppress(BaseException):
+                _report(log, options, code if isinstance(code, int) else 1)
+            with contextlib.suppress(BaseException):
+                sys.stdout.flush()
+                sys.stderr.flush()
+        exit_now(code)
+
+    os._exit = report_then_exit
     log.start()
     try:
         status = run_script(options.script, options.script_args)
     finally:
         log.stop()
+        os._exit = exit_now
+    if os.getpid() != owner:
+        return status
+    return _report(log, options, status)
+
+
+def _save_quietly(log, path: str, owner: int) -> None:
+    """Rewrite the HTML report as it stands (in the process that started the watch only)."""
+    if os.getpid() == owner:
+        with contextlib.suppress(OSError):
+            log.save_html(path)
+
+
+def _report(log, options: argparse.Namespace, status: int) -> int:
+    """Print the summary, write the HTML, say what went over ``--max``; the exit status."""
+    from jaxmagic.recompiles.events import RecompileLimitExceeded
+
     sys.stdout.flush()
     print(log.to_text(color=sys.stderr.isatty()), file=sys.stderr)
     if options.html:  # under jax.distributed each process writes its own file: report.process1.html

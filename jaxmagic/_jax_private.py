@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -483,6 +484,7 @@ class TracedKey:
     jit_info: Any
     arguments: Any
     avals: tuple[tuple[tuple, Any, bool], ...]
+    traced_before: bool = True  # in the cache before the marks given to ``traced_keys`` were taken
 
     @property
     def static_values(self) -> tuple[tuple[Any, ...], tuple[str, ...]]:
@@ -496,11 +498,33 @@ class TracedKey:
         return tuple(self.arguments.dynamic_arg_names), tuple(self.arguments.dynamic_arg_treedefs)
 
 
-def traced_keys(fun: Any) -> list[TracedKey] | None:
+def tracing_cache_marks() -> frozenset[int]:
+    """A mark (the hash) of every key jax.jit's tracing cache holds now, to tell later which keys
+    were traced since (``traced_keys(fun, marks)``); empty where this JAX keeps them otherwise."""
+    from jax._src import pjit
+
+    try:
+        keys = pjit._infer_params_cached.cache_keys()
+    except Exception:
+        return frozenset()
+    marks = set()
+    for key in keys:
+        with contextlib.suppress(Exception):  # a key whose function is gone cannot be hashed
+            marks.add(_key_mark(key))
+    return frozenset(marks)
+
+
+def _key_mark(key: tuple) -> int:
+    """The hash of a tracing cache key, its keyword dictionary (always empty) left out."""
+    return hash(tuple(key[:3]))
+
+
+def traced_keys(fun: Any, marks: frozenset[int] | None = None) -> list[TracedKey] | None:
     """The keys jax.jit's tracing cache holds for the Python function ``fun``
     (``pjit._infer_params_cached``: ``(weakref(fun), trace context, (jit_info, signature, avals,
     mesh), {})``), oldest first as far as the cache keeps an order; ``None`` where this JAX keeps
-    them otherwise."""
+    them otherwise. With ``marks`` (from ``tracing_cache_marks``), a key traced after they were
+    taken has ``traced_before`` False."""
     from jax._src import pjit
 
     try:
@@ -517,6 +541,7 @@ def traced_keys(fun: Any) -> list[TracedKey] | None:
                 jit_info,
                 arguments,
                 tuple((tuple(a.shape), a.dtype, bool(getattr(a, "weak_type", False))) for a in avals),
+                marks is None or _key_mark(key) in marks,
             )
             _ = traced.static_values, traced.structure  # read now: a JAX without them is told here
             found.append(traced)

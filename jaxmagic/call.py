@@ -229,8 +229,15 @@ def parse_call_expression(text: str, *, magic: str = "%jaxpr") -> ast.Call:
 
     >>> ast.unparse(parse_call_expression("f(x, n=3)"))
     'f(x, n=3)'
+
+    A trailing ``;`` (IPython's way to hide a line's value) is accepted:
+
+    >>> ast.unparse(parse_call_expression("f(x);"))
+    'f(x)'
     """
     text = text.strip()
+    if text.endswith(";") and text[:-1].strip():
+        text = text[:-1].rstrip()
     if not text:
         raise UsageProblem(f"{magic} needs a call expression to work on.", example=f"{magic} {CALL_EXAMPLE}")
     try:

@@ -14,7 +14,9 @@ Every cell magic runs its cell through here (after IPython's own input transform
 from __future__ import annotations
 
 import ast
+import inspect
 from dataclasses import dataclass
+from typing import Any, Callable
 
 from jaxmagic.call import parse_call_expression
 from jaxmagic.errors import UsageProblem, UserCodeError
@@ -69,15 +71,62 @@ def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_
     return CellPlan(body=module if module.body else None, call_text=ast.unparse(last.value), call_line=last.lineno)
 
 
-def run_body(body: ast.Module | None, namespace: dict, filename: str) -> None:
-    """Run the cell's leading statements in the user's namespace, as a normal cell would."""
+Runner = Callable[[Any], Any]  # runs a coroutine to its end and returns its value (IPython's ``loop_runner``)
+
+
+def run_body(body: ast.Module | None, namespace: dict, filename: str, *, runner: Runner | None = None) -> None:
+    """Run the cell's leading statements in the user's namespace, as a normal cell would (a
+    top-level ``await`` too, on ``runner``: IPython's autoawait loop)."""
     if body is None:
         return
-    code = compile(body, filename, "exec")
+    code = compile(body, filename, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     try:
-        exec(code, namespace)
+        execute(code, namespace, runner)
     except Exception as exc:
         raise UserCodeError(exc, during="running the cell") from None
+
+
+def execute(code, namespace: dict, runner: Runner | None = None) -> object:
+    """Run compiled cell code and return its value; code with a top-level ``await`` runs as a
+    coroutine on ``runner`` (or on an event loop of its own).
+
+    >>> cell = "import asyncio\\nawait asyncio.sleep(0)"
+    >>> code = compile(cell, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    >>> namespace = {}
+    >>> execute(code, namespace), "asyncio" in namespace
+    (None, True)
+    """
+    result = eval(code, namespace)
+    if code.co_flags & inspect.CO_COROUTINE:
+        return run_coroutine(result, runner)
+    return result
+
+
+def run_coroutine(coroutine, runner: Runner | None = None) -> object:
+    """Run ``coroutine`` to its end: on ``runner`` when no event loop runs in this thread (a
+    terminal IPython's autoawait), else (a Jupyter kernel's loop is busy running this very cell)
+    on a loop of its own in a helper thread, as the cell cannot give the kernel's loop back."""
+    import asyncio
+    import threading
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return runner(coroutine) if runner is not None else asyncio.run(coroutine)
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = asyncio.run(coroutine)
+        except BaseException as exc:  # handed to the cell's own thread below
+            outcome["error"] = exc
+
+    helper = threading.Thread(target=run, name="jaxmagic-await")
+    helper.start()
+    helper.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 def run_cell_value(
@@ -88,10 +137,12 @@ def run_cell_value(
     magic: str = "%%recompiles",
     first_line: int = 2,
     passthrough: tuple[type[BaseException], ...] = (),
+    runner: Runner | None = None,
 ) -> object:
     """Run a whole cell as IPython would and return its value: the last statement's, when it is an
     expression and the cell does not end in a semicolon (``f(x);  # comment`` is quiet too).
-    Exceptions of the ``passthrough`` types are raised as they are; others are the user's."""
+    Exceptions of the ``passthrough`` types are raised as they are; others are the user's. A
+    top-level ``await`` runs on ``runner`` (IPython's autoawait loop)."""
     try:
         tree = ast.parse(source, filename)
     except SyntaxError as exc:
@@ -103,10 +154,11 @@ def run_cell_value(
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr) and not ends_quietly(source):
         last = ast.Expression(tree.body.pop().value)
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     try:
-        exec(compile(tree, filename, "exec"), namespace)
+        execute(compile(tree, filename, "exec", flags=flags), namespace, runner)
         if last is not None:
-            return eval(compile(last, filename, "eval"), namespace)
+            return execute(compile(last, filename, "eval", flags=flags), namespace, runner)
         return None
     except passthrough:
         raise

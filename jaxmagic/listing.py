@@ -412,12 +412,27 @@ class _Origins:
         return total
 
 
+MAX_NAMES_LISTED = 64  # variables written out on one line of the listing; the rest are counted
+
+
+def folded(items: list[str], separator: str, limit: int = MAX_NAMES_LISTED) -> str:
+    """``items`` joined, the ones past ``limit`` folded into a count (a call with 10,000 inputs
+    stays one readable line).
+
+    >>> folded(["a", "b", "c"], ", "), folded(list("abcdef"), " ", limit=2)
+    ('a, b, c', 'a b … 4 more')
+    """
+    if len(items) <= limit:
+        return separator.join(items)
+    return separator.join(items[:limit]) + f"{separator}… {len(items) - limit} more"
+
+
 def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None) -> Iterator[Record]:
     inner = getattr(jaxpr, "jaxpr", jaxpr)
     if depth == 0:
         namer.drop_unused(inner)
-    consts = " ".join(namer.binder(v) for v in inner.constvars)
-    invars = " ".join(namer.binder(v) for v in inner.invars)
+    consts = folded([namer.binder(v) for v in inner.constvars], " ")
+    invars = folded([namer.binder(v) for v in inner.invars], " ")
     header = f"{{ lambda {consts}; {invars}. let" if consts else f"{{ lambda ; {invars}. let"
     yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path, landmark=mark)
     previous_group = None
@@ -449,8 +464,8 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
             body = getattr(eqn.params["jaxpr"], "jaxpr", eqn.params["jaxpr"])
             namer.name_like(body.invars, eqn.invars)
             namer.name_like(body.outvars, eqn.outvars)
-        outs = " ".join(namer.binder(v) for v in eqn.outvars)
-        ins = " ".join(namer(v) for v in eqn.invars)
+        outs = folded([namer.binder(v) for v in eqn.outvars], " ")
+        ins = folded([namer(v) for v in eqn.invars], " ")
         params = params_text(eqn.params)
         # An equation with no outputs (``debug_print``, ``debug_callback``) has no ``=``, as JAX prints it.
         text = f"{outs + ' = ' if outs else ''}{eqn.primitive.name}{params} {ins}".rstrip()
@@ -489,7 +504,7 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
             )
     if inside:
         yield Record("repeat_end", depth, path=path)
-    outs = ", ".join(namer(v) for v in inner.outvars)
+    outs = folded([namer(v) for v in inner.outvars], ", ")
     yield Record("close", depth, text=f"in ({outs},) }}" if len(inner.outvars) == 1 else f"in ({outs}) }}", path=path)
 
 

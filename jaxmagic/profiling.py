@@ -32,6 +32,14 @@ from jaxmagic.jitting import own_work
 from jaxmagic.sources import CellNamer, no_cells
 
 UNATTRIBUTED = "(no source line)"
+DISABLED_JIT = (
+    "jit is disabled (jax.disable_jit() or JAX_DISABLE_JIT), so the call runs op by op and no compiled "
+    "program of it runs; profile it outside jax.disable_jit()"
+)
+NO_KERNEL = (
+    "the profiler saw no kernel of the compiled call: the call runs a program of its own "
+    "(jax.pmap, or a function that dispatches its own compiled code); profile the function it wraps"
+)
 _CONTAINERS = ("while", "conditional", "call")  # their bodies' kernels are reported on their own
 _MODULE_NAME = re.compile(r"^HloModule ([\w.\-]+)")
 
@@ -64,6 +72,7 @@ class Profile:
     device_seconds: float
     wall_seconds: float
     texts: dict[str, str] = field(default_factory=dict)
+    nothing_compiled: str = ""  # why no compiled kernel of the call could be measured ("" when some were)
 
     @property
     def attributed_share(self) -> float:
@@ -104,6 +113,8 @@ def profile(
 
     if calls < 1:
         raise UsageProblem("--profile needs at least one call to measure.", example="%jaxpr --profile 5 f(x)")
+    if jax.config.jax_disable_jit:
+        return Profile({}, (), calls, 0.0, 0.0, nothing_compiled=DISABLED_JIT)
     fresh = _fresh_arguments(args, kwargs, copy_arguments)
 
     def run_once():
@@ -116,6 +127,8 @@ def profile(
     except Exception as exc:
         raise UserCodeError(exc, during=f"compiling and running {name} to profile it") from None
     durations, wall = _measure(run_once, calls, _module_name(hlo))
+    if not durations:
+        return Profile({}, (), calls, 0.0, wall / calls, nothing_compiled=NO_KERNEL)
     return summarise(durations, hlo, calls=calls, wall_seconds=wall, cell_namer=cell_namer)
 
 

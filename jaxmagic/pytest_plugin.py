@@ -127,23 +127,34 @@ def _wants_log(item) -> bool:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_setup(item):
+    problem = None
     if _wants_log(item):
-        if item.get_closest_marker(MARKER) is not None:
-            budget_of(item.get_closest_marker(MARKER))
-        from jaxmagic.recompiles.log import RecompileLog
+        try:
+            if item.get_closest_marker(MARKER) is not None:
+                budget_of(item.get_closest_marker(MARKER))
+        except pytest.UsageError as exc:
+            problem = exc
+        if problem is None:
+            from jaxmagic.recompiles.log import RecompileLog
 
-        item.stash[_LOG] = RecompileLog(scope=f"test {item.name}", keep_programs=_fingerprinting(item.config)).start()
+            item.stash[_LOG] = RecompileLog(
+                scope=f"test {item.name}", keep_programs=_fingerprinting(item.config)
+            ).start()
     collectives = item.get_closest_marker(COLLECTIVES_MARKER)
-    if collectives is not None:
+    if collectives is not None and problem is None:
         from jaxmagic.recompiles.collective_budget import ExpectCollectives, limits_of_marker
 
         try:
             limits, names = limits_of_marker(collectives.args, collectives.kwargs)
-        except (TypeError, ValueError) as problem:
-            raise pytest.UsageError(str(problem)) from None
-        budget = item.stash[_COLLECTIVES] = ExpectCollectives(None, limits, more=names)
-        budget.__enter__()
-    return (yield)
+        except (TypeError, ValueError) as exc:
+            problem = exc
+        else:
+            budget = item.stash[_COLLECTIVES] = ExpectCollectives(None, limits, more=names)
+            budget.__enter__()
+    result = yield  # the other plugins' setup runs either way: their teardown counts on it
+    if problem is not None:
+        pytest.fail(str(problem), pytrace=False)  # the message alone: nothing to see in the plugin's frames
+    return result
 
 
 @pytest.hookimpl(wrapper=True)

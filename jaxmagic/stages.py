@@ -28,7 +28,7 @@ from jaxmagic import names, peak_memory, profiling, remat, trace_sampling, value
 from jaxmagic.call import Call, check_traceable
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.jitting import own_work
-from jaxmagic.listing import count_eqns, equations_by_line, listing, primitive_counts
+from jaxmagic.listing import count_eqns, equations_by_line, folded, listing, primitive_counts
 from jaxmagic.memory import compiled_memory
 from jaxmagic.nnx_copies import call_on_nnx_copies
 from jaxmagic.report import Report
@@ -351,8 +351,8 @@ class JaxprReport(Report):
         """One line: equations, the most frequent primitives, input and output types."""
         eqns = f"{self.n_eqns} equation{'s' * (self.n_eqns != 1)}"
         top = ", ".join(f"{name} ×{count}" for name, count in self.top_primitives())
-        ins = ", ".join(self.in_types)
-        outs = ", ".join(self.out_types)
+        ins = folded(self.in_types, ", ", limit=16)
+        outs = folded(self.out_types, ", ", limit=16)
         parts = [f"{self.name}: {eqns}"]
         if top:
             parts.append(top)

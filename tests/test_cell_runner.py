@@ -32,3 +32,47 @@ def test_a_syntax_error_names_the_cell_s_line(run, f_defined):
     for magic in ("%%jaxpr", "%%recompiles"):
         shown = run(f"{magic}\ny = 1\nz = (\nf(x)")
         assert shown.usage_error and "not valid Python" in shown.usage_error
+
+
+AWAITING = "import asyncio\nasync def scale():\n    await asyncio.sleep(0)\n    return 3.0\n"
+
+
+@pytest.mark.parametrize("magic", ["%%jaxpr", "%%jitcompare -q -n 2 -r 2", "%%recompiles", "%%jaxpr --profile"])
+def test_a_cell_with_a_top_level_await_runs_as_ipython_runs_it(ip, run, f_defined, magic):
+    run(AWAITING).assert_ok()
+    shown = run(f"{magic}\nfactor_from_await = await scale()\nf(x * factor_from_await)")
+    shown.assert_ok()
+    assert ip.user_ns["factor_from_await"] == 3.0
+    assert "bug in jaxmagic" not in shown.stdout + shown.stderr
+
+
+def test_a_recompiles_cell_whose_value_is_awaited_shows_it(run, f_defined):
+    run(AWAITING).assert_ok()
+    shown = run("%%recompiles\nf(x)\nawait scale()").assert_ok()
+    assert shown.result == 3.0
+
+
+def test_an_error_in_an_awaited_coroutine_is_the_user_s(run, f_defined):
+    run(
+        AWAITING + "async def broken():\n    await asyncio.sleep(0)\n    raise ValueError('from the coroutine')"
+    ).assert_ok()
+    for magic in ("%%jaxpr", "%%recompiles"):
+        shown = run(f"{magic}\nawait broken()\nf(x)")
+        assert isinstance(getattr(shown.error, "original", shown.error), ValueError), (magic, shown.error)
+        assert "bug in jaxmagic" not in shown.stdout + shown.stderr
+
+
+def test_an_await_inside_a_kernel_whose_loop_is_running_still_runs():
+    """In a Jupyter kernel the cell itself runs inside the kernel's event loop."""
+    import asyncio
+
+    from jaxmagic.cell import run_coroutine
+
+    async def kernel_cell():
+        async def value():
+            await asyncio.sleep(0)
+            return 42
+
+        return run_coroutine(value(), runner=lambda coroutine: asyncio.get_event_loop().run_until_complete(coroutine))
+
+    assert asyncio.run(kernel_cell()) == 42

@@ -164,7 +164,7 @@ def test_interrupt_under_the_session_watch_leaves_it_working(ip, run, interrupte
         assert_no_internals(result)
         run("after = jax.jit(lambda a: a * 3)\nafter(x)").assert_ok()
         log = run("%recompiles -o show").assert_ok().result
-        assert log.counts.get("<lambda>", 0) >= 1
+        assert log.counts.get("<lambda> (line 1)", 0) >= 1
         assert watch.internal_errors() == []
     finally:
         run("%recompiles off")
@@ -190,7 +190,7 @@ def test_interrupt_while_the_watch_reads_a_compilation_shows_no_internals(ip, ru
         assert_no_internals(result)
         run("later = jax.jit(lambda a: a - 1)\nlater(x)").assert_ok()
         log = run("%recompiles -o show").assert_ok().result
-        assert log.counts.get("<lambda>", 0) >= 1  # the watch goes on
+        assert log.counts.get("<lambda> (line 1)", 0) >= 1  # the watch goes on
     finally:
         run("%recompiles off")
     assert not watch.is_installed()
@@ -312,3 +312,45 @@ def test_the_doctor_copies_only_what_the_traced_call_printed():
         sys.stdout = previous
     assert printed.text == "from the call\n"
     assert screen.getvalue().splitlines() == ["from the call", "from the worker"]
+
+
+def test_two_threads_compiling_at_once_each_get_their_own_cause():
+    """Two threads compile the same function at once, one changing shapes, the other dtypes: every
+    compilation's cause is about its own call, and none is said to be compared with a
+    compilation "made while nothing watched" (the other thread's was watched)."""
+    import jax.numpy as jnp
+
+    from jaxmagic import watch_recompiles
+
+    def body(a):
+        return jnp.sin(a) * 2
+
+    shared = jax.jit(body)
+    barrier = threading.Barrier(2)
+    errors = []
+
+    def work(values):
+        try:
+            for value in values:
+                barrier.wait(timeout=60)
+                shared(value).block_until_ready()
+        except BaseException as exc:  # noqa: BLE001 — reported by the assertion below
+            errors.append(repr(exc))
+
+    by_shape = [jnp.ones(n) for n in range(2, 8)]
+    by_dtype = [jnp.ones((3, 3), d) for d in (jnp.float32, jnp.int32, jnp.float16, jnp.int8, jnp.uint8, jnp.int16)]
+    with watch_recompiles() as log:
+        threads = [
+            threading.Thread(target=work, args=(by_shape,), name="shapes"),
+            threading.Thread(target=work, args=(by_dtype,), name="dtypes"),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == []
+    assert sorted(e.thread for e in log.events) == ["dtypes"] * 6 + ["shapes"] * 6
+    for event in log.events:
+        for cause in event.causes:
+            assert "nothing watched" not in cause.message, (event.thread, event.signature, cause.message)
+            assert cause.after is None or cause.after in event.signature, (event.thread, event.signature, cause)

@@ -106,7 +106,7 @@ def test_the_session_log_is_a_bounded_ring_buffer(ip, run):
         log = _SESSIONS[ip].log
         assert log.capacity == DEFAULT_CAPACITY
         run("ring = jax.jit(lambda a: a + 1)\nfor n in range(1, 6):\n    ring(jnp.ones(n))").assert_ok()
-        assert log.counts["<lambda>"] == 5 and len(log.events) <= log.capacity
+        assert log.counts["<lambda> (line 1)"] == 5 and len(log.events) <= log.capacity
     finally:
         run("%recompiles off")
 

@@ -366,8 +366,9 @@ def test_terminal_prints_the_log_as_text():
         [str(ipython), "--simple-prompt"], input=session_text, capture_output=True, text=True, timeout=180, env=env
     )
     out = done.stdout + done.stderr
-    assert "[recompiles] <lambda> at In [5] line 1: first compilation of `<lambda>` for (x: f32[2])" in out
-    assert "[recompiles] <lambda> at In [5] line 1: shape of `x` changed: f32[2] → f32[3]" in out
+    first = "[recompiles] <lambda> (line 1) at In [5] line 1: first compilation of `<lambda> (line 1)` for (x: f32[2])"
+    assert first in out
+    assert "[recompiles] <lambda> (line 1) at In [5] line 1: shape of `x` changed: f32[2] → f32[3]" in out
     assert "Compilations in the session since In [4]: 2 compilations of 1 function" in out
     assert "shape: shape of `x` changed: f32[2] → f32[3] (axis 0: 2 → 3)" in out
     assert "application/vnd.jupyter.widget-view+json" not in out and "Traceback" not in out

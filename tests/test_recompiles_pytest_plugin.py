@@ -129,11 +129,18 @@ def test_marker_with_bad_arguments_says_what_is_expected(tmp_path):
         @pytest.mark.max_compiles("one")
         def test_bad():
             pass
+
+        @pytest.mark.max_compiles(-1)
+        def test_negative():
+            pass
     """,
     )
     out = done.stdout + done.stderr
     assert done.returncode != 0
     assert "takes a non-negative whole number" in out and "@pytest.mark.max_compiles(1, 'step')" in out
+    assert "got (-1,)" in out
+    assert "KeyError" not in out and "Traceback" not in out, out  # the message alone, nothing added at teardown
+    assert out.count("ERROR test_") == 2  # one error per test
 
 
 def test_the_marker_is_registered_for_strict_markers(tmp_path):

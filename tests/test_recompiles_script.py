@@ -37,9 +37,9 @@ SCRIPT = """
 """
 
 
-def watch(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    script = tmp_path / "train.py"
-    script.write_text(textwrap.dedent(SCRIPT))
+def watch(tmp_path: Path, *args: str, source: str = SCRIPT, name: str = "train.py") -> subprocess.CompletedProcess:
+    script = tmp_path / name
+    script.write_text(textwrap.dedent(source))
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
     arguments = [a.replace("SCRIPT", str(script)) for a in args]
     return subprocess.run(
@@ -104,3 +104,80 @@ def test_bad_command_lines_say_what_is_expected(tmp_path, args, expected):
     assert done.returncode == 2
     assert expected in done.stderr and "python -m jaxmagic watch" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def run_watched(tmp_path: Path, source: str, *args: str) -> subprocess.CompletedProcess:
+    """``python -m jaxmagic watch ARGS... script.py`` on ``source``."""
+    return watch(tmp_path, *args, "SCRIPT", source=source, name="script.py")
+
+
+FORKING = """
+    import os, sys, time, warnings
+    import jax, jax.numpy as jnp
+    warnings.simplefilter("ignore")  # JAX warns that forking a threaded process is risky
+
+    @jax.jit
+    def parent_work(x):
+        return x * 2
+
+    parent_work(jnp.ones(3))
+    if os.fork() == 0:  # the child does no JAX work, ends after the parent, through sys.exit
+        time.sleep(2)
+        sys.exit(0)
+    parent_work(jnp.ones(4))
+"""
+
+
+def test_a_forked_child_never_overwrites_the_parents_report(tmp_path):
+    html = tmp_path / "compiles.html"
+    done = run_watched(tmp_path, FORKING, "--html", str(html))
+    assert done.returncode == 0, done.stderr
+    page = html.read_text(encoding="utf-8")
+    assert 'data-function="parent_work"' in page and page.count('class="jm-recompile-row"') == 2
+    assert done.stderr.count("Compilations in script.py") == 1, done.stderr
+
+
+EXITING = """
+    import os
+    import jax, jax.numpy as jnp
+
+    @jax.jit
+    def step(x):
+        return x * 2
+
+    step(jnp.ones(3))
+    step(jnp.ones(4))
+    os._exit(3)
+"""
+
+
+def test_a_script_ending_in_os_exit_still_leaves_its_report(tmp_path):
+    html = tmp_path / "compiles.html"
+    done = run_watched(tmp_path, EXITING, "--html", str(html))
+    assert done.returncode == 3
+    assert "step ×2 (" in done.stderr
+    assert html.read_text(encoding="utf-8").count('class="jm-recompile-row"') == 2
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no half-written file left
+
+
+def test_a_killed_script_leaves_the_html_report_as_it_stood(tmp_path):
+    html = tmp_path / "compiles.html"
+    killed = EXITING.replace("os._exit(3)", "import signal; os.kill(os.getpid(), signal.SIGKILL)")
+    done = run_watched(tmp_path, killed, "--html", str(html))
+    assert done.returncode == -9
+    assert html.read_text(encoding="utf-8").count('class="jm-recompile-row"') == 2
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no half-written file left
+
+
+@pytest.mark.parametrize(
+    "source, shown, status",
+    [
+        ("import jax\nx = 1\nraise KeyboardInterrupt\n", "KeyboardInterrupt", 130),
+        ("x = 1\ndef broken(:\n    pass\n", "SyntaxError", 1),
+    ],
+)
+def test_an_interrupted_or_invalid_script_shows_only_its_own_frames(tmp_path, source, shown, status):
+    done = run_watched(tmp_path, source)
+    assert done.returncode == status, done.stderr
+    assert shown in done.stderr and "script.py" in done.stderr
+    assert "runpy" not in done.stderr and "jaxmagic" + os.sep not in done.stderr, done.stderr

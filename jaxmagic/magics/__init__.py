@@ -34,6 +34,7 @@ def _parts():
 
 def load(shell) -> None:
     """Register the magics (replacing any earlier registration) and install each part's hooks."""
+    check_shell(shell, "load_ipython_extension")
     unload(shell)
     for module, magics_class in _parts():
         if magics_class is not None:
@@ -45,6 +46,7 @@ def load(shell) -> None:
 
 def unload(shell) -> None:
     """Remove jaxmagic's magics and hooks from ``shell``; safe to call when nothing is loaded."""
+    check_shell(shell, "unload_ipython_extension")
     manager = shell.magics_manager
     for module, magics_class in reversed(list(_parts())):
         uninstall = getattr(module, "uninstall", None)
@@ -59,3 +61,17 @@ def unload(shell) -> None:
                 if owner is not None and type(owner).__module__ == magics_class.__module__:
                     del manager.magics[kind][name]
         manager.registry.pop(magics_class.__name__, None)
+
+
+def check_shell(shell, called: str) -> None:
+    """A ``TypeError`` saying what is expected when ``shell`` is not an IPython shell.
+
+    >>> check_shell(None, "load_ipython_extension")
+    Traceback (most recent call last):
+    TypeError: load_ipython_extension takes the IPython shell, not None: in IPython or Jupyter run %load_ext jaxmagic (or call jaxmagic.load_ipython_extension(get_ipython()))
+    """
+    if not all(hasattr(shell, name) for name in ("register_magics", "magics_manager", "events")):
+        raise TypeError(
+            f"{called} takes the IPython shell, not {shell!r:.80}: in IPython or Jupyter run %load_ext jaxmagic "
+            "(or call jaxmagic.load_ipython_extension(get_ipython()))"
+        )

@@ -5,6 +5,8 @@ error in their code, the user's frames for Ctrl-C, and JAX's configuration given
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 import types
 from typing import Any, Callable, Iterator
 
@@ -13,6 +15,7 @@ from IPython.core.error import UsageError
 from jaxmagic import sources
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.magics.output import show
+from jaxmagic.words import code, say
 
 
 class MagicFailure(Exception):
@@ -86,7 +89,87 @@ def failure(shell, err: UserCodeError, *, fn: Callable | None = None, full_trace
     lines = shell.InteractiveTB.structured_traceback(type(exc), exc, tb, tb_offset=0)
     if err.during and not err.during.startswith("running the cell"):
         lines = [f"(raised while {err.during})"] + list(lines)
-    return MagicFailure(exc, list(lines))
+    traced_by_jaxmagic = bool(err.during) and not err.during.startswith("running the cell")
+    hint = static_hint(exc) if diagnosis is None and traced_by_jaxmagic else None
+    return MagicFailure(exc, list(lines) + ([hint] if hint else []))
+
+
+_TRACED_ARGUMENT = re.compile(r"depends on the value of the argument (\w+)")
+
+
+def static_hint(exc: BaseException) -> str | None:
+    """A hint for JAX's "needs a concrete value" errors that name the argument at fault: the
+    magics trace every argument, so a shape, size or flag must be made static.
+
+    >>> static_hint(TypeError("... because it depends on the value of the argument shape."))
+    'Hint: `shape` must be known while JAX traces (a shape, size or flag): make it static with `-s shape`.'
+    >>> static_hint(ValueError("other")) is None
+    True
+    """
+    found = _TRACED_ARGUMENT.search(str(exc))
+    if found is None:
+        return None
+    name = found.group(1)
+    return say(
+        "Hint: {} must be known while JAX traces (a shape, size or flag): make it static with {}.",
+        code(name),
+        code(f"-s {name}"),
+    )
+
+
+def unexpected(exc: BaseException) -> UsageError:
+    """The message for an exception jaxmagic did not expect, blamed on whoever raised it: the
+    innermost frame of its traceback. jaxmagic's own frame: a bug in jaxmagic. JAX's (or another
+    library's, or the user's own code's): their error about the input, shown as theirs.
+
+    >>> def inside_json():
+    ...     import json
+    ...     json.loads("{")
+    >>> try:
+    ...     inside_json()
+    ... except ValueError as exc:
+    ...     print(str(unexpected(exc)).splitlines()[0])
+    json raised JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)
+    """
+    where = _innermost_file(exc.__traceback__)
+    first = _first_line(exc)
+    shown = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    if where is None or sources.is_jaxmagic_file(where):
+        return UsageError(
+            f"jaxmagic failed unexpectedly ({shown}). This is a bug in jaxmagic; add --tb to see where it happened."
+        )
+    if sources.is_library_file(where):
+        owner = _package_of(where)
+        owner = "JAX" if owner in ("jax", "jaxlib") else owner
+    else:
+        owner = "your code"
+    return UsageError(
+        f"{owner} raised {shown}\n"
+        f"(raised in {os.path.basename(where)}, about the input of your call; add --tb to see the full traceback)"
+    )
+
+
+def _innermost_file(tb: types.TracebackType | None) -> str | None:
+    filename = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return filename
+
+
+def _package_of(filename: str) -> str:
+    """The top-level package a library file belongs to (``numpy``), else its module's name."""
+    import sysconfig
+
+    path = os.path.normpath(os.path.abspath(filename))
+    parts = path.split(os.sep)
+    for folder in ("site-packages", "dist-packages"):
+        if folder in parts and parts.index(folder) + 1 < len(parts):
+            return parts[parts.index(folder) + 1].removesuffix(".py")
+    stdlib = os.path.normpath(sysconfig.get_paths()["stdlib"])
+    if path.startswith(stdlib + os.sep):
+        return path[len(stdlib) + 1 :].split(os.sep)[0].removesuffix(".py")
+    return os.path.splitext(os.path.basename(filename))[0]
 
 
 def _linked_exceptions(exc: BaseException) -> list[BaseException]:
@@ -172,7 +255,4 @@ def guarded(
         except Exception as exc:
             if full_traceback:
                 raise
-            raise UsageError(
-                f"jaxmagic failed unexpectedly ({type(exc).__name__}: {exc}). "
-                f"This is a bug in jaxmagic; add --tb to see where it happened."
-            ) from None
+            raise unexpected(exc) from None

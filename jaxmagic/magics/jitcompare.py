@@ -121,7 +121,7 @@ class JitCompareMagics(Magics):
             check_settings(**settings)
             if body is not None:  # the cell's statements before its calls run as in any cell
                 filename = notebook.cache_cell(self.shell, f"%%jitcompare {line}".rstrip() + "\n" + cell)
-                cells.run_body(body, self.shell.user_ns, filename)
+                cells.run_body(body, self.shell.user_ns, filename, runner=notebook.loop_runner(self.shell))
                 config.accept_current()
             calls = [
                 notebook.find_call(

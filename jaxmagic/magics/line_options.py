@@ -61,9 +61,24 @@ def split_options(parser, line: str, magic: str):
             continue
         if rest.startswith("-") and not _is_call(rest) and informative_error is not None:
             break
+        check_values(parser, options, magic)
         return options, rest
     message = str(informative_error) if informative_error else f"cannot read the options of {magic}"
     raise UsageError(f"{magic}: {message}\n{parser.format_usage().strip()}")
+
+
+def check_values(parser, options, magic: str) -> None:
+    """A usage error for an option whose value argparse read as nothing (``--max=--``)."""
+    import argparse
+
+    for action in parser._actions:
+        value = getattr(options, action.dest, None)
+        if isinstance(action, argparse._AppendAction):
+            empty = isinstance(value, list) and any(isinstance(v, list) for v in value)
+        else:
+            empty = action.nargs is None and action.type is not None and isinstance(value, list)
+        if empty:
+            raise UsageError(f"{magic}: {action.option_strings[-1]} needs a value\n{parser.format_usage().strip()}")
 
 
 def check_option_spelling(parser, line: str, magic: str) -> None:

@@ -55,7 +55,7 @@ def find_call(
     else:
         plan = cells.split_cell(shell.transform_cell(cell), line_call=line_call, magic=shown_as)
         filename = cache_cell(shell, f"%%{magic} {magic_line}".rstrip() + "\n" + cell)
-        cells.run_body(plan.body, shell.user_ns, filename)
+        cells.run_body(plan.body, shell.user_ns, filename, runner=loop_runner(shell))
         if after_body is not None:
             after_body()
         text = plan.call_text
@@ -70,6 +70,12 @@ def find_call(
         line=line,
     )
     return FoundCall(call=call, cell_namer=namer)
+
+
+def loop_runner(shell):
+    """What runs a cell's top-level ``await`` in this shell (IPython's autoawait runner), or
+    ``None`` for jaxmagic's own default."""
+    return getattr(shell, "loop_runner", None)
 
 
 def _locate_line_magic(shell, magic: str) -> tuple[str, int]:

@@ -63,12 +63,14 @@ class _Session:
 
 
 _SESSIONS: "weakref.WeakKeyDictionary[object, _Session]" = weakref.WeakKeyDictionary()
+# The session log of a shell that unloaded jaxmagic: ``%load_ext jaxmagic`` gives it back (``%recompiles show``).
+_KEPT: "weakref.WeakKeyDictionary[object, RecompileLog]" = weakref.WeakKeyDictionary()
 
 
 def _session(shell) -> _Session:
     session = _SESSIONS.get(shell)
     if session is None:
-        session = _SESSIONS[shell] = _Session()
+        session = _SESSIONS[shell] = _Session(log=_KEPT.pop(shell, None))
     return session
 
 
@@ -96,10 +98,17 @@ def uninstall(shell) -> None:
     session = _SESSIONS.pop(shell, None)
     if session is None:
         return
-    if session.log is not None and session.log.watching:
-        print(f"jaxmagic unloaded: the session watch stopped ({session.log.summary}).", file=sys.stderr)
-    if session.log is not None:
-        session.log.stop()
+    log = session.log
+    if log is not None and (log.watching or log.total):
+        kept = "the session watch stopped" if log.watching else "the session log was kept"
+        print(
+            f"jaxmagic unloaded: {kept} ({log.summary}). Its log is kept: after %load_ext jaxmagic, "
+            "%recompiles show shows it (and %recompiles -o show returns it).",
+            file=sys.stderr,
+        )
+        _KEPT[shell] = log
+    if log is not None:
+        log.stop()
     for panel in session.panels:
         panel.close()
     if session.hook is not None:
@@ -201,6 +210,7 @@ class RecompilesMagics(Magics):
             options = self.recompiles.parser.parse_argstring(line)
         except (UsageError, ValueError) as exc:  # ValueError: an unclosed quote
             raise UsageError(f"{magic}: {exc}\nAccepted:\n{ACCEPTED}") from None
+        line_options.check_values(self.recompiles.parser, options, magic)
         if cell is not None:
             return self._cell(options, line, cell)
         return self._line(options)
@@ -375,6 +385,7 @@ class RecompilesMagics(Magics):
             filename,
             magic="%%recompiles",
             passthrough=(RecompileLimitExceeded,),
+            runner=notebook.loop_runner(shell),
         )
 
 

@@ -134,6 +134,7 @@ class _Installation:
         self.events = events
         self.key_logger = key_logger
         self.key_logger_level = key_logger_level
+        self.traced_before: frozenset[int] | None = None
 
 
 class _CacheKeyFilter(logging.Filter):
@@ -254,6 +255,8 @@ class _Hub:
         monitoring.register_event_duration_secs_listener(self.duration_listener)
         monitoring.register_event_listener(self.event_listener)
         self.installation = _Installation(explain_was_on, loggers, events, key_logger, key_level)
+        # What jax.jit had traced before the watch: anything traced since, in any thread, it saw.
+        self.installation.traced_before = _jax_private.tracing_cache_marks()
 
     def _uninstall(self) -> None:
         import jax
@@ -387,7 +390,9 @@ class _Hub:
             with self.lock:
                 unseen = not self.memory.earlier(signature.family)
             if unseen:
-                jax_keys = _jax_private.traced_keys(call.fun)
+                installation = self.installation
+                marks = installation.traced_before if installation is not None else None
+                jax_keys = _jax_private.traced_keys(call.fun, marks)
         del call, fun, user_function
         site = pick_user_frame(stack)
         call_site = source_line(*site, cell_namer=namer) if site else None

@@ -11,6 +11,7 @@ import collections
 import contextlib
 import importlib
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -76,7 +77,11 @@ class RecompileLog(Report):
         explain: bool = False,
         keep_programs: bool = False,
     ):
-        self.functions = tuple(functions)
+        if isinstance(functions, (str, bytes)) or not isinstance(functions, Iterable):
+            functions = (functions,)  # told below: names come as strings, several of them
+        functions = tuple(functions)
+        check_options(functions, include_internal, max_compiles, capacity, cell_namer, scope, explain)
+        self.functions = functions
         self.include_internal = include_internal
         self.max_compiles = max_compiles
         self.capacity = capacity
@@ -169,8 +174,15 @@ class RecompileLog(Report):
         """
         page = importlib.import_module(self._renderer).page(self)
         path = os.fspath(path)
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(page)
+        folder, name = os.path.split(os.path.abspath(path))
+        partial = os.path.join(folder, f".{name}.{os.getpid()}.partial")
+        try:  # written whole, then put in place: a reader never sees half a page
+            with open(partial, "w", encoding="utf-8") as file:
+                file.write(page)
+            os.replace(partial, path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.remove(partial)
         return path
 
     def over_limit(self) -> list[str]:
@@ -275,15 +287,22 @@ class RecompileLog(Report):
         return f"<RecompileLog: {self.summary}>"
 
 
+_LINE_SUFFIX = re.compile(r" \(line \d+\)$")  # a lambda's name: ``<lambda> (line 3)``
+
+
 def matches(function: str, names: Iterable[str]) -> bool:
     """Whether ``function`` (``step``, ``Model.apply``, ``partial(f)``) is one of ``names``.
 
     >>> matches("Model.apply", ["apply"]), matches("partial(step)", ["step"]), matches("f", ["g"])
     (True, True, False)
+    >>> matches("<lambda> (line 3)", ["<lambda>"])
+    True
     """
-    bare = function[len("partial(") : -1] if function.startswith("partial(") and function.endswith(")") else function
+    function_only = _LINE_SUFFIX.sub("", function)
+    bare = function_only
+    bare = bare[len("partial(") : -1] if bare.startswith("partial(") and bare.endswith(")") else bare
     short = bare.rsplit(".", 1)[-1]
-    return any(name in (function, bare, short) for name in names)
+    return any(name in (function, function_only, bare, short) for name in names)
 
 
 def seconds_text(seconds: float) -> str:
@@ -293,3 +312,39 @@ def seconds_text(seconds: float) -> str:
     ('412 ms', '1.48 s')
     """
     return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.0f} ms"
+
+
+def check_options(functions, include_internal, max_compiles, capacity, cell_namer, scope, explain) -> None:
+    """A ``TypeError`` or ``ValueError`` saying what is expected, for options a log cannot take.
+
+    >>> check_options(("step",), False, 2, 10, no_cells, "", False)
+    >>> check_options((), False, -1, 10, no_cells, "", False)
+    Traceback (most recent call last):
+    ValueError: max_compiles takes None or a whole number >= 0 (compilations allowed per function), not -1; e.g. watch_recompiles(max_compiles=1)
+    """
+    wrong = [name for name in functions if not isinstance(name, str) or not name]
+    if isinstance(functions, (str, bytes)) or wrong:
+        shown = repr(wrong[0] if wrong else functions)[:80]
+        raise TypeError(f"functions are given by name, as strings, not {shown}; e.g. watch_recompiles('step', 'loss')")
+    for name, value in (("include_internal", include_internal), ("explain", explain)):
+        if not isinstance(value, bool):
+            raise TypeError(f"{name} takes True or False, not {value!r:.80}; e.g. watch_recompiles({name}=True)")
+    for name, value, least, meaning in (
+        ("max_compiles", max_compiles, 0, "compilations allowed per function"),
+        ("capacity", capacity, 1, "events kept"),
+    ):
+        if value is None and name == "max_compiles":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(
+                f"{name} takes a whole number ({meaning}), not {value!r:.80}; e.g. watch_recompiles({name}=1)"
+            )
+        if value < least:
+            which = "None or a whole number" if name == "max_compiles" else "a whole number"
+            raise ValueError(
+                f"{name} takes {which} >= {least} ({meaning}), not {value}; e.g. watch_recompiles({name}=1)"
+            )
+    if not callable(cell_namer):
+        raise TypeError(f"cell_namer takes a function of a file name, not {cell_namer!r:.80}")
+    if not isinstance(scope, str):
+        raise TypeError(f"scope takes a string (e.g. 'this cell'), not {scope!r:.80}")

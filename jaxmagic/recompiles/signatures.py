@@ -301,7 +301,8 @@ def function_identity(fun: Callable) -> tuple[str, tuple, tuple[str, int] | None
 
     The family groups every definition of "the same" function: by module and qualified name, so a
     function re-defined in a loop or a re-run cell is recognised as a new definition of itself;
-    lambdas, which all share one name, are told apart by where they are written.
+    lambdas, which all share one name, are told apart by where they are written, and named by
+    their line: ``<lambda> (line 3)``.
     """
     name = display_name(fun)
     inner = innermost(fun)
@@ -312,6 +313,7 @@ def function_identity(fun: Callable) -> tuple[str, tuple, tuple[str, int] | None
     family: tuple = (module, qualname, "partial" if isinstance(fun, functools.partial) else "")
     if "<lambda>" in qualname and defined_at is not None:
         family += defined_at
+        name = f"{name} (line {defined_at[1]})"
     return name, family, defined_at
 
 

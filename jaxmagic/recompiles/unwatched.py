@@ -42,7 +42,8 @@ def causes_since_unwatched(signature: CallSignature, keys) -> list[Cause] | None
             break
     else:
         return None  # jaxmagic's reading of the arguments and JAX's disagree: say nothing false
-    earlier = [key for key in keys if key is not current]
+    # A key traced while the watch listened (another thread's call, compiling now) is no unwatched one.
+    earlier = [key for key in keys if key is not current and key.traced_before]
     if not earlier:
         return None
     alike = [

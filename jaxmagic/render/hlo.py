@@ -17,6 +17,9 @@ from jaxmagic.render.theme import escape
 _STACK_FRAME_ID = re.compile(r" stack_frame_id=\d+")
 
 
+MAX_KERNEL_ROWS = 100  # kernels listed; the rest are counted
+
+
 def readable_hlo(text: str) -> str:
     """HLO without XLA's stack-frame tables (Python call stacks, a reader's noise) and frame ids.
 
@@ -73,12 +76,16 @@ def text(report) -> str:
 
     def add(items, depth):
         for g in items:
-            where = "← " + (", ".join(g.lines) or "no source line")
-            rows.append(["    " * depth + g.name, _describe(g), where, source_text(g)])
-            add(list(g.inner), depth + 1)
+            if len(rows) < MAX_KERNEL_ROWS:
+                where = "← " + (", ".join(g.lines) or "no source line")
+                rows.append(["    " * depth + g.name, _describe(g), where, source_text(g)])
+                add(list(g.inner), depth + 1)
 
     add(found, 0)
-    return "\n".join([headline(found), table(None, rows), "(the report's .hlo holds the whole module)"])
+    parts = [headline(found), table(None, rows)]
+    if _count(found) > len(rows):
+        parts.append(f"… {_count(found) - len(rows)} more kernels")
+    return "\n".join([*parts, "(the report's .hlo holds the whole module)"])
 
 
 def html(report) -> str:
@@ -86,9 +93,14 @@ def html(report) -> str:
     found = groups(report)
     formatter = theme.html_formatter()
 
+    shown = [0]
+
     def items(found_groups, depth) -> str:
         out = []
         for g in found_groups:
+            if shown[0] >= MAX_KERNEL_ROWS:
+                break
+            shown[0] += 1
             where = escape(", ".join(g.lines) or "no source line")
             note = fused_lines_note(g)
             note_html = f' <span class="jm-muted">· {escape(note)}</span>' if note else ""
@@ -112,4 +124,9 @@ def html(report) -> str:
                 out.append(f'<div class="jm-l"{pad}>{head}</div>')
         return "".join(out)
 
-    return f'<div class="jm-kernels"><div class="jm-muted">{escape(headline(found))}</div>{items(found, 0)}</div>'
+    listed = items(found, 0)
+    hidden = _count(found) - shown[0]
+    more = (
+        f'<div class="jm-more">… {hidden} more kernels (the report\'s .hlo holds them all)</div>' if hidden > 0 else ""
+    )
+    return f'<div class="jm-kernels"><div class="jm-muted">{escape(headline(found))}</div>{listed}{more}</div>'

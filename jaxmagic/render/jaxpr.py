@@ -32,6 +32,8 @@ MAX_MODULE_LINES = 600
 # The row above equations that no line of the user's code made (JAX's own work for a transform, a
 # library's wrapper such as the scan nnx.scan makes)
 NO_LINE_HEADING = "(no line of yours: made by JAX or a library)"
+MAX_MODULE_CHARACTERS = 60_000  # of StableHLO / HLO text shown (10,000 parameters make very long lines)
+MAX_LEGEND_ROWS = 32  # inputs, and outputs, named under the summary; the rest are counted
 INDENT = "    "
 
 
@@ -59,9 +61,27 @@ def legend(report, namer: Namer) -> list[tuple[str, str, str, str]]:
     ):
         if len(names) != len(variables):
             continue
-        for var, name in zip(variables, names, strict=True):
-            rows.append((kind, namer(var), name, str(var.aval.str_short(short_dtypes=True))))
+        for var, name in zip(variables[:MAX_LEGEND_ROWS], names, strict=False):
+            rows.append((kind, namer(var), _shortened(name), str(var.aval.str_short(short_dtypes=True))))
+        if len(variables) > MAX_LEGEND_ROWS:
+            more = len(variables) - MAX_LEGEND_ROWS
+            held = "input_names" if kind == "in" else "output_names"
+            rows.append((kind, "…", f"{more} more (the report's .{held} holds them all)", ""))
     return rows
+
+
+MAX_NAME_CHARACTERS = 200  # of one input's or output's name (a dict key can be any string)
+
+
+def _shortened(name: str) -> str:
+    """``name``, cut with a count past ``MAX_NAME_CHARACTERS``.
+
+    >>> _shortened("k" * 250)[-26:]
+    'kkkk… (50 more characters)'
+    """
+    if len(name) <= MAX_NAME_CHARACTERS:
+        return name
+    return f"{name[:MAX_NAME_CHARACTERS]}… ({len(name) - MAX_NAME_CHARACTERS} more characters)"
 
 
 def group_heading(record: Record) -> tuple[str, str]:
@@ -87,9 +107,15 @@ def _module_text(report) -> tuple[str, int]:
     """The StableHLO or HLO text, shortened to ``MAX_MODULE_LINES``; and how many lines were cut."""
     text = report.stablehlo if report.stage == "stablehlo" else hlo_view.readable_hlo(report.hlo)
     lines = text.rstrip("\n").splitlines()
-    if len(lines) <= MAX_MODULE_LINES:
-        return "\n".join(lines), 0
-    return "\n".join(lines[:MAX_MODULE_LINES]), len(lines) - MAX_MODULE_LINES
+    kept, size = [], 0
+    for line in lines[:MAX_MODULE_LINES]:
+        if len(line) > MAX_MODULE_CHARACTERS // 8:
+            line = line[: MAX_MODULE_CHARACTERS // 8] + f" … ({len(line) - MAX_MODULE_CHARACTERS // 8} more characters)"
+        size += len(line) + 1
+        if size > MAX_MODULE_CHARACTERS:
+            break
+        kept.append(line)
+    return "\n".join(kept), len(lines) - len(kept)
 
 
 def _cost_rows(report) -> list[tuple[str, str]]:
@@ -388,7 +414,7 @@ def static_text(report) -> str:
 
 # A variable as Pygments' jaxpr lexer writes it; a binder is followed by ``:`` and its type.
 _VARIABLE = re.compile(r'<span class="jm-tnv">([A-Za-z]+)</span>(<span class="jm-tp">:</span>)?')
-MAX_HIGHLIGHTED_VARIABLES = 3000  # past this, no hover highlight (its style would outweigh the listing)
+MAX_HIGHLIGHTED_VARIABLES = 1200  # past this, no hover highlight (its style would outweigh the listing)
 FILTER_PRIMITIVES = 6  # the most frequent primitives offered as filters
 FILTER_FROM = 10  # equations from which a listing offers them
 

@@ -15,7 +15,10 @@ UNROLLED_FROM = 4  # kernels of one line from which they are shown as one row
 
 
 def headline(profile) -> str:
-    """``device time per call: 549 µs over 5 calls (wall 686 µs); 99.7% of it on your source lines``"""
+    """``device time per call: 549 µs over 5 calls (wall 686 µs); 99.7% of it on your source lines``,
+    or why there is nothing compiled to profile."""
+    if profile.nothing_compiled:
+        return f"nothing compiled to profile: {profile.nothing_compiled}"
     return (
         f"device time per call: {format_seconds(profile.device_seconds)} over {profile.calls} "
         f"call{'s' * (profile.calls != 1)} (wall {format_seconds(profile.wall_seconds)}); "
@@ -67,6 +70,8 @@ def _unrolled_note(profile) -> str:
 def text(profile) -> str:
     """The profile as aligned plain text, answer first."""
     rows = list(_line_rows(profile))
+    if profile.nothing_compiled:
+        return headline(profile)
     if not rows:
         return headline(profile) + "\n(the profiler saw no kernel of this call)"
     shown = rows[:TOP_LINES]
@@ -110,6 +115,8 @@ def _line_row_html(label, seconds, share, source, kernels) -> str:
 def html(profile) -> str:
     """The profile as HTML, answer first: the hottest lines with a bar each, the rest and the
     kernels folded (no JavaScript)."""
+    if profile.nothing_compiled:
+        return f'<div class="jm-profile"><div class="jm-summary">{escape(headline(profile))}</div></div>'
     rows = list(_line_rows(profile))
     header = (
         '<tr><th>share</th><th>time / call</th><th></th><th class="jm-left">line</th>'
