@@ -153,7 +153,8 @@ def input_names(call: Any, traced: Any, transforms: Sequence[str] = ()) -> list[
     """One name per input of ``traced.jaxpr``, in order (``[]`` where the structure is unknown)."""
     import jax
 
-    flat = jax.tree_util.tree_flatten_with_path(traced.args_info)[0]
+    args_info = traced.args_info  # JAX builds it anew at each read: once here, not once per input
+    flat = jax.tree_util.tree_flatten_with_path(args_info)[0]
     parameters = _parameters(call)
     written = _argument_texts(call)
     static = set(call.static_argnums)
@@ -173,7 +174,7 @@ def input_names(call: Any, traced: Any, transforms: Sequence[str] = ()) -> list[
             )
         else:
             head = str(first)
-        heads.append((head, _walk(traced.args_info, list(full_path)[: skipped + 2]), path[2:]))
+        heads.append((head, _walk(args_info, list(full_path)[: skipped + 2]), path[2:]))
     roots = {head: value for head, value, _ in heads}
     names = _numbered([_written_path(head, value, rest, roots) for head, value, rest in heads])
     if adapter == "nnx":
@@ -357,11 +358,12 @@ def output_names(call: Any, traced: Any, transforms: Sequence[str] = ()) -> list
             named = ["value", *named]
         if len(named) == len(traced.jaxpr.out_avals):
             return named
-    flat = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
+    out_info = traced.out_info  # JAX builds it anew at each read: once here, not once per output
+    flat = jax.tree_util.tree_flatten_with_path(out_info)[0]
     if _adapter_kind(call) == "nnx":
         return _nnx_output_names(call, traced, len(flat))
     roots = _input_roots(call, traced)
-    return _numbered([_written_path(RESULT, traced.out_info, list(path), roots) for path, _ in flat])
+    return _numbered([_written_path(RESULT, out_info, list(path), roots) for path, _ in flat])
 
 
 def _input_roots(call: Any, traced: Any) -> dict:
@@ -420,7 +422,8 @@ def _nnx_outputs_by_path(traced: Any, by_position: dict[int, list[str]]) -> list
     import jax
 
     written, taken = [], collections.Counter()
-    for path, _ in jax.tree_util.tree_flatten_with_path(traced.out_info)[0]:
+    out_info = traced.out_info  # built anew at each read
+    for path, _ in jax.tree_util.tree_flatten_with_path(out_info)[0]:
         keys = [_index(k) for k in path[:2]]
         if len(keys) == 2 and keys[0] == 0 and keys[1] in by_position:
             position = keys[1]
@@ -429,7 +432,7 @@ def _nnx_outputs_by_path(traced: Any, by_position: dict[int, list[str]]) -> list
             written.append((f"{by_position[position][taken[position]]} (after the call)", ""))
             taken[position] += 1
         elif keys and keys[0] == 2:
-            written.append(_written_path(RESULT, _walk(traced.out_info, path[:1]), list(path[1:]), {}))
+            written.append(_written_path(RESULT, _walk(out_info, path[:1]), list(path[1:]), {}))
         else:
             return None
     if any(taken[p] not in (0, len(names)) for p, names in by_position.items()):
