@@ -123,7 +123,7 @@ def compile_with_buffers(lowered) -> tuple:
     """Compile ``lowered`` once, asking XLA to write out its buffer assignment; returns the
     ``Compiled`` and the text of the buffer-assignment and live-range files (``""`` where XLA
     wrote none, for instance when the program came from a compilation cache)."""
-    with tempfile.TemporaryDirectory(prefix="jaxmagic-buffers-") as folder:
+    with tempfile.TemporaryDirectory(prefix=f"jaxmagic-buffers-{os.getpid()}-") as folder:
         compiled = lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_as_text": True})
         paths = sorted(
             glob.glob(os.path.join(folder, "*after_optimizations-buffer-assignment.txt"))
@@ -172,7 +172,9 @@ def peak_memory(
         else:
             label = source.label if source is not None else NO_LINE
         buffers.append(LiveBuffer(key, size, shapes.get(key, ""), kind, source, label))
-    buffers.sort(key=lambda b: -b.bytes)
+    # Largest first; equal sizes in the order of the user's lines, so the order is the same on every
+    # JAX release (XLA's own order of equal buffers differs between them).
+    buffers.sort(key=lambda b: (-b.bytes, b.source is None, b.source.line if b.source else 0, b.label, b.name))
     groups: dict[str, list[LiveBuffer]] = {}
     for buffer in buffers:
         groups.setdefault(buffer.label, []).append(buffer)
