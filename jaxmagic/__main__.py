@@ -249,10 +249,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _save_quietly(log, path: str, owner: int) -> None:
-    """Rewrite the HTML report as it stands (in the process that started the watch only)."""
+    """Rewrite the HTML report as it stands (in the process that started the watch only; under
+    ``jax.distributed``, in this process's own file: JAX's backend is up once anything compiled)."""
     if os.getpid() == owner:
+        from jaxmagic.recompiles.processes import per_process_path, this_process
+
         with contextlib.suppress(OSError):
-            log.save_html(path)
+            log.save_html(per_process_path(path, *this_process()))
 
 
 def _report(log, options: argparse.Namespace, status: int) -> int:

@@ -326,7 +326,8 @@ def check(fix: str, call: UserCall | None, fix_call: str = "") -> FixCheck:
     if call is None:
         return FixCheck(UNCHECKED, NO_CALL)
     try:
-        return _check(fix, call, fix_call)
+        with jitting.own_work():  # its traces are the doctor's: a watch of the user's compilations leaves them out
+            return _check(fix, call, fix_call)
     except Exception as exc:  # the fixed code raised while it was defined or traced
         return FixCheck(FAILED, error=_error_text(exc))
 

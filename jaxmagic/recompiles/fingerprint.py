@@ -11,13 +11,15 @@ apart (``timing``) and never compared as a fact.
 >>> import jax, jax.numpy as jnp
 >>> from jaxmagic.recompiles.log import RecompileLog
 >>> log = RecompileLog(keep_programs=True).start()
->>> step = jax.jit(lambda x: jnp.tanh(x).sum())
->>> _ = step(jnp.ones(3)); _ = step(jnp.ones(4))
+>>> def step(x):
+...     return jnp.tanh(x).sum()
+>>> jitted = jax.jit(step)
+>>> _ = jitted(jnp.ones(3)); _ = jitted(jnp.ones(4))
 >>> _ = log.stop()
 >>> print_ = fingerprint_of(log)
->>> print_.functions["<lambda>"].compilations
+>>> print_.functions["step"].compilations
 2
->>> print_.functions["<lambda>"].programs[0].facts.ops["tanh"] >= 1
+>>> print_.functions["step"].programs[0].facts.ops["tanh"] >= 1
 True
 """
 
