@@ -327,11 +327,28 @@ def primitive_counts(jaxpr) -> collections.Counter:
 
 def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]:
     """Source line label -> equations it made, nested jaxprs included, the most first; equations
-    with no known line are under ``(no source line)``."""
+    with no known line are under ``(no source line)``.
+
+    An equation inside a nested jaxpr counts for its own line only where the enclosing equation's
+    line is among the frames that made it: JAX keeps the program of a library's jitted function
+    (an optimizer's update, ``jnp`` helpers) from its first trace, with the frames of whoever
+    called it first — another cell, another test — and those are not this call's lines; such an
+    equation counts for the line that called the library here."""
     counts: collections.Counter = collections.Counter()
-    for eqn in all_equations(jaxpr):
-        source = user_source_line(eqn.source_info, cell_namer)
-        counts[source.label if source is not None else NO_SOURCE_LINE] += 1
+    pending = [(getattr(jaxpr, "jaxpr", jaxpr).eqns, None, None)]
+    while pending:
+        eqns, enclosing, enclosing_source = pending.pop()
+        for eqn in eqns:
+            frames = list(_jax_private.traceback_frames(eqn.source_info))
+            source = user_source_line(eqn.source_info, cell_namer)
+            if enclosing is not None and not any(f[:2] == enclosing for f in frames):
+                source = enclosing_source  # traced once for another caller: this call's line made it
+            counts[source.label if source is not None else NO_SOURCE_LINE] += 1
+            here = (source.file, source.line) if source is not None else None
+            pending.extend((getattr(sub, "jaxpr", sub).eqns, here, source) for _, sub in sub_jaxprs(eqn.params) if here)
+            pending.extend(
+                (getattr(sub, "jaxpr", sub).eqns, None, None) for _, sub in sub_jaxprs(eqn.params) if not here
+            )
     return dict(counts.most_common())
 
 
