@@ -12,9 +12,9 @@ import time
 
 import jax.numpy as jnp
 
-from jaxmagic.call import Call
 from jaxmagic.render import jaxpr as render
-from jaxmagic.stages import trace
+from jaxmagic.tracing.call import Call
+from jaxmagic.tracing.stages import trace
 
 EQNS_PER_LAYER = 4  # dot_general, broadcast_in_dim, add, tanh
 

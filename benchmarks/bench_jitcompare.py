@@ -163,8 +163,8 @@ def interval_coverage(quick: bool = False) -> dict:
     """How often one run's ``speedup_interval`` contains the median speed-up of many runs of the
     same function: a 95% interval should contain it in about 95% of runs; far less means the
     interval claims more certainty than the repeats give."""
-    from jaxmagic.call import Call
     from jaxmagic.timing import compare
+    from jaxmagic.tracing.call import Call
 
     fn, make = CASES["~10 µs"]
     x = make()

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmagic import profiling
+from jaxmagic.compiled import profiling
 
 
 def mlp(params, x):

@@ -28,7 +28,7 @@ from jaxmagic.recompiles import RecompileEvent, RecompileLog
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.hub import watch_seconds
 from jaxmagic.render import recompiles as render
-from jaxmagic.sources import SourceLine
+from jaxmagic.tracing.sources import SourceLine
 
 PER_CALL_TOLERANCE = 0.02
 PER_COMPILE_TOLERANCE = 0.05

@@ -19,7 +19,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmagic import peak_memory, values
+from jaxmagic.compiled import peak_memory
+from jaxmagic.tracing import values
 
 
 def mlp(params, x):

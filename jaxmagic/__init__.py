@@ -23,15 +23,15 @@ __version__ = "0.1.0"
 # Type checkers and editors read __init__.pyi beside this file: the same names, imported eagerly.
 
 _PUBLIC = {
-    "Call": "jaxmagic.call",
-    "resolve_call": "jaxmagic.call",
-    "JaxprReport": "jaxmagic.stages",
-    "trace": "jaxmagic.stages",
+    "Call": "jaxmagic.tracing.call",
+    "resolve_call": "jaxmagic.tracing.call",
+    "JaxprReport": "jaxmagic.tracing.stages",
+    "trace": "jaxmagic.tracing.stages",
     "Comparison": "jaxmagic.timing",
     "CompileCost": "jaxmagic.timing.stopwatch",
     "Timing": "jaxmagic.timing",
     "compare": "jaxmagic.timing",
-    "SourceLine": "jaxmagic.sources",
+    "SourceLine": "jaxmagic.tracing.sources",
     "RecompileLog": "jaxmagic.recompiles",
     "RecompileEvent": "jaxmagic.recompiles",
     "RecompileLimitExceeded": "jaxmagic.recompiles",

@@ -145,7 +145,7 @@ def run_script(path: str, args: list[str]) -> int:
 def _print_script_error(path: str) -> None:
     """The exception being handled, as ``python SCRIPT`` shows it: from the script's first frame
     (not runpy's), without jaxmagic's frames; a syntax error in the script with no frame at all."""
-    from jaxmagic.sources import without_jaxmagic_frames
+    from jaxmagic.tracing.sources import without_jaxmagic_frames
 
     kind, value, tb = sys.exc_info()
     shown = tb

@@ -67,7 +67,7 @@ def test_an_await_inside_a_kernel_whose_loop_is_running_still_runs():
     import asyncio
     import threading
 
-    from jaxmagic.cell import run_coroutine
+    from jaxmagic.tracing.cell import run_coroutine
 
     async def kernel_cell():
         async def value():

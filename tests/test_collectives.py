@@ -11,7 +11,7 @@ import pytest
 
 import jaxmagic
 from jaxmagic import _jax_private
-from jaxmagic.collectives import Collective, MeshAxes, Placement, _groups, find_collectives
+from jaxmagic.compiled.collectives import Collective, MeshAxes, Placement, _groups, find_collectives
 from jaxmagic.render import collectives as view
 
 

@@ -51,7 +51,7 @@ def test_no_hint_when_no_line_dominates(run):
 
 def test_uneven_samples_are_not_split_by_line(run, unrolled_defined):
     """A sampler that looks rarely (here every 0.2 s, longer than the trace) cannot split the time."""
-    from jaxmagic import trace_sampling
+    from jaxmagic.tracing import trace_sampling
 
     interval = trace_sampling.INTERVAL_S
     trace_sampling.INTERVAL_S = 0.2

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from jax.extend.core import jaxpr_as_fun
 
-from jaxmagic.jitting import is_traceable_leaf
+from jaxmagic.tracing.jitting import is_traceable_leaf
 
 SETUP = """
 import functools as ft

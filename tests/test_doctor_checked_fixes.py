@@ -16,7 +16,8 @@ import pytest
 from doctor_cases import namespace, run
 from test_doctor_corpus import FIXES_THAT_RUN, SILENT
 
-from jaxmagic import callables, doctor
+from jaxmagic import doctor
+from jaxmagic.tracing import callables
 
 # (name, definition, failing call, pitfall or None (silent), call after the fix or None, what the
 # fixed code computes: an expression evaluated with jit switched off, or None: the call itself)
@@ -292,7 +293,7 @@ def test_the_doctor_is_right_or_silent_and_every_fix_shown_is_checked(
 def test_trace_time_warnings_are_right_or_silent(page, source, function, arguments, pitfalls):
     ns = namespace()
     assert run(textwrap.dedent(source), ns) is None
-    from jaxmagic.call import Call
+    from jaxmagic.tracing.call import Call
 
     fn = ns[function]
     with doctor.watch_prints() as printed:

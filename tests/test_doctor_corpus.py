@@ -15,8 +15,8 @@ import pytest
 from doctor_cases import apply, diagnosed, fix_runs, namespace, run
 
 from jaxmagic import doctor
-from jaxmagic.call import Call
 from jaxmagic.doctor import global_watch
+from jaxmagic.tracing.call import Call
 
 # (page, source, failing call, pitfall, fixed call or None, expected result or None: jit off)
 FIXES_THAT_RUN = [

@@ -140,7 +140,7 @@ def test_numpy_that_happened_to_work_is_a_warning():
 
 
 def test_observe_takes_a_jaxmagic_call_too():
-    from jaxmagic.call import Call
+    from jaxmagic.tracing.call import Call
 
     ns = namespace()
     run("scale = 2.0\ndef f(x):\n    return x * scale", ns)

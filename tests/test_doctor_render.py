@@ -8,7 +8,7 @@ import pytest
 from pygments.console import codes
 
 from jaxmagic.doctor import PITFALLS, Diagnosis
-from jaxmagic.sources import SourceLine
+from jaxmagic.tracing.sources import SourceLine
 from jaxmagic.words import code, place, say
 
 WHERE = SourceLine(file="<cell>", line=3, function="f", text="if use_relu:  # <script>", cell="In [4]")

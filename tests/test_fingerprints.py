@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import pytest
 from test_recompiles_pytest_plugin import run_pytest
 
-from jaxmagic.hlo_sources import parse
+from jaxmagic.compiled.hlo_sources import parse
 from jaxmagic.recompiles.fingerprint import Fingerprint, fingerprint_of
 from jaxmagic.recompiles.fingerprint_diff import Budgets, compare
 from jaxmagic.recompiles.log import RecompileLog

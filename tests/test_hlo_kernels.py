@@ -3,7 +3,7 @@ them, each with the user's source lines fused into it; the whole module stays a 
 
 import pytest
 
-from jaxmagic import hlo_sources
+from jaxmagic.compiled import hlo_sources
 
 SETUP = """def f(x):
     y = jnp.sin(x) * 2

@@ -8,7 +8,7 @@ import numpy as np
 from jax import lax
 from jax.extend.core import jaxpr_as_fun
 
-from jaxmagic.listing import listing
+from jaxmagic.tracing.listing import listing
 
 
 def _opened(closed):

@@ -6,7 +6,7 @@ import jax
 import pytest
 from conftest import assert_no_internals
 
-from jaxmagic.stages import JaxprReport
+from jaxmagic.tracing.stages import JaxprReport
 
 
 def eqn_primitives(html: str) -> list[str]:

@@ -4,10 +4,10 @@ same bytes under the same keys, and the bytes are XLA's own."""
 import jax
 import jax.numpy as jnp
 
-from jaxmagic import memory
-from jaxmagic.call import Call
-from jaxmagic.stages import trace
+from jaxmagic.compiled import memory
 from jaxmagic.timing import compare
+from jaxmagic.tracing.call import Call
+from jaxmagic.tracing.stages import trace
 
 KEYS = {"arguments", "outputs", "aliased", "temporaries", "code"}
 

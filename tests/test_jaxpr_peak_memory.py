@@ -10,9 +10,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmagic import peak_memory
-from jaxmagic.call import Call
-from jaxmagic.stages import trace
+from jaxmagic.compiled import peak_memory
+from jaxmagic.tracing.call import Call
+from jaxmagic.tracing.stages import trace
 
 SETUP = """def wide(x):
     h = jnp.einsum("ik,jk->ij", x, x)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import pytest
 from jax import lax
 
-from jaxmagic.listing import listing
+from jaxmagic.tracing.listing import listing
 
 # the left-hand side of an equation: at a line start, or after ``let`` on a one-line jaxpr
 _BINDERS = re.compile(r"(?:^|\blet )\s*((?:\S+:\S+ )+)= [A-Za-z_]", re.MULTILINE)

@@ -11,7 +11,7 @@ import jax.ad_checkpoint
 import jax.numpy as jnp
 import pytest
 
-from jaxmagic import remat
+from jaxmagic.compiled import remat
 
 SETUP = """x_data = jnp.linspace(-1, 1, 64).reshape(16, 4)
 

@@ -5,8 +5,8 @@ equations each``); the equations folded are those JAX prints, in its order."""
 import jax
 import jax.numpy as jnp
 
-from jaxmagic.listing import listing
 from jaxmagic.render.jaxpr import types_text
+from jaxmagic.tracing.listing import listing
 
 MLP50 = """def mlp50(layers, x):
     for layer in layers:

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmagic.call import Call
-from jaxmagic.stages import trace
+from jaxmagic.tracing.call import Call
+from jaxmagic.tracing.stages import trace
 
 CORPUS = """
 def mlp(params, x):

@@ -8,8 +8,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from jaxmagic.listing import all_equations, count_eqns, listing, primitive_counts
 from jaxmagic.timing import footprint
+from jaxmagic.tracing.listing import all_equations, count_eqns, listing, primitive_counts
 
 # an equation starts a line, or follows ``let`` where JAX prints a short jaxpr on one line
 _EQUATION = re.compile(r"(?:^|\blet )\s*(?:\S+:\S+ )+= ([A-Za-z_][A-Za-z_0-9]*)", re.MULTILINE)

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 import jaxmagic
-from jaxmagic.call import Call
 from jaxmagic.errors import UsageProblem
 from jaxmagic.timing import Timing, agreement, compare, footprint, modes, stopwatch
 from jaxmagic.timing.comparison import break_even
 from jaxmagic.timing.session import _timing_warnings
+from jaxmagic.tracing.call import Call
 
 
 def test_public_names():

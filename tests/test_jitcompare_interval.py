@@ -7,10 +7,10 @@ import random
 import jax.numpy as jnp
 import pytest
 
-from jaxmagic.call import Call
 from jaxmagic.render import comparison as render
 from jaxmagic.timing import compare, interval
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, slower_than_eager_warnings
+from jaxmagic.tracing.call import Call
 
 
 def report(eager_runs, jit_runs, jit_first=0.05):

@@ -3,9 +3,9 @@ the time left, that the report replaces; nothing of it left in a saved notebook.
 
 import jax.numpy as jnp
 
-from jaxmagic.call import Call
 from jaxmagic.render import comparison as render
 from jaxmagic.timing import compare
+from jaxmagic.tracing.call import Call
 
 
 def test_the_engine_tells_each_step_with_the_time_left():

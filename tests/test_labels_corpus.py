@@ -264,7 +264,7 @@ def test_an_equation_without_outputs_reads_as_jax_prints_it(corpus_shell, run):
 
 
 def listing_records(report, eqns_only: bool = True):
-    from jaxmagic.listing import listing
+    from jaxmagic.tracing.listing import listing
 
     records = listing(report.jaxpr, cell_namer=report.cell_namer)
     return [r for r in records if r.kind == "eqn" or not eqns_only]

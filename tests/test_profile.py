@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxmagic import hlo_sources, profiling
+from jaxmagic.compiled import hlo_sources, profiling
 
 SETUP = """def mlp(params, x):
     h = jnp.tanh(x @ params["w1"] + params["b1"])

@@ -16,7 +16,7 @@ from jaxmagic.recompiles.explanations import argument_for_path, parse_explanatio
 from jaxmagic.render import recompiles as render
 from jaxmagic.render.panel import ALL, RecompilePanel
 from jaxmagic.render.terminal import paint
-from jaxmagic.sources import SourceLine
+from jaxmagic.tracing.sources import SourceLine
 
 
 def event(function="step", causes=None, *, line=3, raw=None, persistent=None, compile_s=0.03, internal=False):

@@ -46,7 +46,7 @@ def test_a_failure_in_jaxmagics_own_frame_is_still_called_a_bug(ip):
         {}["missing"]  # raised right here: a frame outside jaxmagic, not a library's
     except KeyError as exc:
         assert str(unexpected(exc)).startswith("your code raised KeyError")
-    import jaxmagic.units as units  # any jaxmagic module: an error raised in its own frame
+    import jaxmagic.words.units as units  # any jaxmagic module: an error raised in its own frame
 
     code = compile("raise RuntimeError('inside')", units.__file__, "exec")
     try:

@@ -16,11 +16,12 @@ from typing import Any, Callable
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import _jax_private, callables
+from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING, ParsedSource, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import PITFALLS
-from jaxmagic.sources import CellNamer, SourceLine
+from jaxmagic.tracing import callables
+from jaxmagic.tracing.sources import CellNamer, SourceLine
 from jaxmagic.words import Words, code, say
 from jaxmagic.words import names as name_list
 

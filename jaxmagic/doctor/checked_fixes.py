@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 import jaxmagic.doctor.clues as clues
-from jaxmagic import _jax_private, callables
+from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING
 from jaxmagic.doctor.fix_check import (
     ARGUMENTS,
@@ -31,6 +31,7 @@ from jaxmagic.doctor.fix_check import (
     UserCall,
     check,
 )
+from jaxmagic.tracing import callables
 from jaxmagic.words import Part, Words, as_words, code, say
 
 # ------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from jaxmagic import sources
+from jaxmagic.tracing import sources
 
 MISSING = object()  # what ``lookup`` answers for a name the frame does not know
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from jaxmagic.doctor.registry import DOCS, PITFALLS
 from jaxmagic.report import Report
-from jaxmagic.sources import SourceLine
+from jaxmagic.tracing.sources import SourceLine
 from jaxmagic.words import as_words
 
 

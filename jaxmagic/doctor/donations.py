@@ -21,8 +21,9 @@ import jax
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import _jax_private, callables
+from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import ParsedSource, UserFrame
+from jaxmagic.tracing import callables
 
 MAX_SEARCHED_FILES = 60  # cells and files searched for the call that donated an array
 MAX_SEARCHED_LINES = 5000

@@ -20,13 +20,13 @@ from typing import Any, Callable
 
 import jaxmagic.doctor.global_watch as global_watch
 import jaxmagic.doctor.registry as registry
-from jaxmagic import callables
 from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.checked_fixes import call_of_case, call_of_trace, checked_diagnosis
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.traced_code import Traced, user_functions
 from jaxmagic.errors import UserCodeError
-from jaxmagic.sources import CellNamer, no_cells
+from jaxmagic.tracing import callables
+from jaxmagic.tracing.sources import CellNamer, no_cells
 
 PACKAGE = "jaxmagic.doctor"
 PREFIX = "pitfall_"

@@ -37,8 +37,9 @@ import jax
 import numpy as np
 
 import jaxmagic.doctor.clues as clues
-from jaxmagic import _jax_private, callables, jitting
+from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING
+from jaxmagic.tracing import callables, jitting
 
 PASSED, FAILED, UNCHECKED = "passed", "failed", "unchecked"
 

@@ -38,9 +38,10 @@ import numpy as np
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.registry as registry
-from jaxmagic import _jax_private, callables, libraries
+from jaxmagic import _jax_private
 from jaxmagic.doctor.traced_code import Load, array_leaves, global_loads, is_baked_value, user_functions
-from jaxmagic.sources import CellNamer
+from jaxmagic.tracing import callables, libraries
+from jaxmagic.tracing.sources import CellNamer
 
 MAX_FUNCTIONS = 256  # traced functions whose globals are remembered
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import jax
 
-from jaxmagic import sources
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import (
@@ -27,6 +26,7 @@ from jaxmagic.doctor.traced_code import (
     is_baked_value,
     stored_globals,
 )
+from jaxmagic.tracing import sources
 from jaxmagic.words import Words, code, place, say
 
 

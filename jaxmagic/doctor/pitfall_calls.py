@@ -19,10 +19,11 @@ import jax
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import _jax_private, sources
+from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, place, say
 
 _UNHASHABLE_RE = re.compile(r"object of type <class '(?P<type>[\w.]+)'>, (?P<value>.*?)\. The error was", re.S)

@@ -21,10 +21,10 @@ from typing import Any
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import sources
 from jaxmagic.doctor.clues import ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, place, say
 
 SPLITTERS = ("state", "split")  # the nnx functions that hand out a model's own Variables

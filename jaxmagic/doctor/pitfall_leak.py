@@ -15,10 +15,10 @@ import jax
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, place, say
 
 _STORE_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "put"}

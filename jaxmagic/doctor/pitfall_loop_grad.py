@@ -29,7 +29,7 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.sources import source_line
+from jaxmagic.tracing.sources import source_line
 from jaxmagic.words import code, place, say
 from jaxmagic.words import names as name_list
 

@@ -29,11 +29,11 @@ from typing import Any
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.method_rewrites as method_rewrites
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import callables
 from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.clues import MISSING
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.tracing import callables
 from jaxmagic.words import code, names, place, say
 
 _DETAIL = re.compile(

@@ -21,12 +21,13 @@ import numpy as np
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import _jax_private, sources
+from jaxmagic import _jax_private
 from jaxmagic.doctor.case import Case, depends_on, function_source
 from jaxmagic.doctor.clues import MISSING, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, codes, function_node, global_loads, with_edits
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, names, place, say
 
 
@@ -281,7 +282,7 @@ def _reads_numpy(function: types.FunctionType) -> bool:
 
 def _numpy_uses(closed_jaxpr: Any) -> Iterator[tuple[str, int, str]]:
     """``(file, line, numpy function)`` for each equation that a NumPy function made from user code."""
-    from jaxmagic.listing import all_equations
+    from jaxmagic.tracing.listing import all_equations
 
     kinds: dict[str, str] = {}  # file name -> "jax", "numpy", "user" or "other", worked out once each
 

@@ -21,11 +21,11 @@ import numpy as np
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, function_node, parameter_edit
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, place, say
 
 # NumPy's samplers that have a jax.random counterpart: numpy name -> (jax name, numpy's parameters

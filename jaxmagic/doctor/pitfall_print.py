@@ -16,12 +16,12 @@ from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import sources
 from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, function_node, global_loads, with_edits
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, place, say
 
 # How a printed tracer reads: ``JitTracer(float32[])`` (newer JAX), ``JitTracer<float32[]>``

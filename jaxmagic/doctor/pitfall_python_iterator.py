@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import sources
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, place, say
 
 

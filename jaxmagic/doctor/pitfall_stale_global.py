@@ -9,11 +9,11 @@ after the cell that changed the global (``global_watch`` notes the values while 
 
 from __future__ import annotations
 
-from jaxmagic import sources
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.global_watch import CellEnd, StaleGlobal
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import as_parameters, describe_value
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, place, say
 
 

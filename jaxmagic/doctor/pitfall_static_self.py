@@ -27,10 +27,10 @@ from typing import Any
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.method_rewrites as method_rewrites
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import sources
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, with_source
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, names, place, say
 
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import jax
 
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import sources
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import describes, pitfall
 from jaxmagic.doctor.traced_code import Traced, function_node, stored_globals
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, place, say
 
 

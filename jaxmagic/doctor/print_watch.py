@@ -30,7 +30,7 @@ import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.global_watch as global_watch
 import jaxmagic.doctor.registry as registry
 from jaxmagic.doctor.traced_code import Traced, global_loads, user_functions
-from jaxmagic.sources import CellNamer
+from jaxmagic.tracing.sources import CellNamer
 
 PITFALL = "print-side-effect"
 MAX_PENDING = 64  # functions noted in one cell

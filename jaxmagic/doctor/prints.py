@@ -15,7 +15,7 @@ import io
 import sys
 from typing import Iterator
 
-from jaxmagic import streams
+from jaxmagic.tracing import streams
 
 
 class PrintedText:

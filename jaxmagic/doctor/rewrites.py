@@ -17,8 +17,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from jaxmagic.callables import python_function
 from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, source_of
+from jaxmagic.tracing.callables import python_function
 
 MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
 

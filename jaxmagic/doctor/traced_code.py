@@ -22,9 +22,10 @@ import numpy as np
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import callables, units
 from jaxmagic.doctor.clues import Span
-from jaxmagic.sources import CellNamer
+from jaxmagic.tracing import callables
+from jaxmagic.tracing.sources import CellNamer
+from jaxmagic.words import units
 
 MAX_FUNCTIONS = 20  # user functions followed from the traced one (helpers it calls)
 

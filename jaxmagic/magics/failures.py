@@ -12,9 +12,9 @@ from typing import Any, Callable, Iterator
 
 from IPython.core.error import UsageError
 
-from jaxmagic import sources
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.magics.output import show
+from jaxmagic.tracing import sources
 from jaxmagic.words import code, say
 
 

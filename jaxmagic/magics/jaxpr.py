@@ -10,7 +10,7 @@ from jaxmagic import doctor
 from jaxmagic.magics import doctor as doctor_magics
 from jaxmagic.magics import echo, failures, line_options, notebook, output
 from jaxmagic.render import jaxpr as render
-from jaxmagic.stages import DEFAULT_MAX_EQNS, STAGES, TRANSFORMS, trace
+from jaxmagic.tracing.stages import DEFAULT_MAX_EQNS, STAGES, TRANSFORMS, trace
 
 
 @magics_class

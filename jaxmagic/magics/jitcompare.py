@@ -8,13 +8,13 @@ import ast
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from jaxmagic import cell as cells
 from jaxmagic.magics import echo, failures, line_options, notebook, output
 from jaxmagic.magics.status_line import StatusLine
 from jaxmagic.render import comparison as render
 from jaxmagic.render import side_by_side as render_side
 from jaxmagic.timing import DEFAULT_BUDGET_S, DEFAULT_REPEAT, check_settings, compare, side_by_side
 from jaxmagic.timing.modes import MODES
+from jaxmagic.tracing import cell as cells
 
 
 @magics_class

@@ -7,7 +7,7 @@ import re
 from IPython.core.error import UsageError
 from IPython.core.magic_arguments import argument
 
-from jaxmagic import call as calls
+from jaxmagic.tracing import call as calls
 
 STATIC_OPTION = argument(
     "-s",

@@ -7,10 +7,10 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from jaxmagic import call as calls
-from jaxmagic import cell as cells
-from jaxmagic import sources
 from jaxmagic.errors import UsageProblem
+from jaxmagic.tracing import call as calls
+from jaxmagic.tracing import cell as cells
+from jaxmagic.tracing import sources
 
 
 @dataclass

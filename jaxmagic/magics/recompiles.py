@@ -20,10 +20,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from jaxmagic import cell as cells
 from jaxmagic.magics import echo, failures, line_options, notebook, output
 from jaxmagic.recompiles import RecompileLimitExceeded, RecompileLog, matches
 from jaxmagic.render import recompiles as render
+from jaxmagic.tracing import cell as cells
 
 SUBCOMMANDS = ("on", "off", "clear", "show", "save")
 ACCEPTED = (

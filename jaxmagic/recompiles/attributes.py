@@ -26,7 +26,7 @@ import sys
 from typing import Any, Iterator
 
 from jaxmagic.recompiles.leaves import LeafType, describe_leaf
-from jaxmagic.units import shorten
+from jaxmagic.words.units import shorten
 
 MAX_ATTRIBUTES = 2000  # larger objects are not read by attribute
 MAX_DEPTH = 12

@@ -19,12 +19,12 @@ import weakref
 from typing import Callable
 
 from jaxmagic import _jax_private
-from jaxmagic.callables import innermost
-from jaxmagic.jitting import is_own_wrapper
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.explanations import parse_explanation
 from jaxmagic.recompiles.signatures import CallSignature, describe_call, function_identity
-from jaxmagic.sources import is_jaxmagic_file
+from jaxmagic.tracing.callables import innermost
+from jaxmagic.tracing.jitting import is_own_wrapper
+from jaxmagic.tracing.sources import is_jaxmagic_file
 from jaxmagic.words import code, say
 
 

@@ -33,8 +33,8 @@ from typing import Callable
 from jaxmagic.recompiles.events import RecompileLimitExceeded
 from jaxmagic.recompiles.log import RecompileLog
 from jaxmagic.recompiles.signatures import function_identity
-from jaxmagic.units import times
 from jaxmagic.words import code, say
+from jaxmagic.words.units import times
 
 __all__ = ["expect_compiles", "CompileBudgetExceeded", "ExpectCompiles"]
 

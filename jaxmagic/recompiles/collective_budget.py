@@ -2,7 +2,7 @@
 
 Used as a context manager or a decorator, it reads every program the function (or, without one,
 any of the user's functions) compiles inside the block, through the same compile events as the
-recompile watch, finds the collectives in each optimized program (``jaxmagic.collectives``) and
+recompile watch, finds the collectives in each optimized program (``jaxmagic.compiled.collectives``) and
 raises ``CollectiveBudgetExceeded`` (an ``AssertionError``) at the end of the block when there are
 more of a kind than ``max`` allows, more in all than ``total``, or any of a ``forbid`` kind; the
 message names each one with the line of the user's code that added it. Given no limit at all, it
@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from jaxmagic._jax_private import jaxpr_argument_names
-from jaxmagic.collective_causes import EquationContext
-from jaxmagic.collective_words import budget_headline, item
-from jaxmagic.collectives import KINDS, Collective, counts, find_collectives, mesh_of
+from jaxmagic.compiled.collective_causes import EquationContext
+from jaxmagic.compiled.collectives import KINDS, Collective, counts, find_collectives, mesh_of
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.log import RecompileLog
 from jaxmagic.recompiles.signatures import function_identity
 from jaxmagic.words import code, say
+from jaxmagic.words.collectives import budget_headline, item
 
 __all__ = ["expect_collectives", "CollectiveBudgetExceeded", "ExpectCollectives", "CollectiveLimits"]
 

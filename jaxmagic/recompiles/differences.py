@@ -27,7 +27,7 @@ from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause, advice_for, shape_cha
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, without_addresses
 from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
 from jaxmagic.recompiles.value_changes import differing_parts, object_kind, placement_cause, static_value_causes
-from jaxmagic.sources import CellNamer, no_cells, source_line
+from jaxmagic.tracing.sources import CellNamer, no_cells, source_line
 from jaxmagic.words import code, place, say
 
 # ----------------------------------------------------------------------------------------------

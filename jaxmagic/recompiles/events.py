@@ -1,6 +1,6 @@
 """One compilation (``RecompileEvent``) and the error a compile budget raises (``RecompileLimitExceeded``).
 
->>> from jaxmagic.sources import SourceLine
+>>> from jaxmagic.tracing.sources import SourceLine
 >>> RecompileEvent("f", None, SourceLine("c.py", 1, "<module>", "f(x)"), 0.002, [Cause("first_call")]).is_recompile
 False
 """
@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 
 from jaxmagic.recompiles.causes import Cause
-from jaxmagic.sources import SourceLine
-from jaxmagic.units import times
+from jaxmagic.tracing.sources import SourceLine
+from jaxmagic.words.units import times
 
 __all__ = ["RecompileEvent", "RecompileLimitExceeded"]
 

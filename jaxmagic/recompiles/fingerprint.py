@@ -33,10 +33,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmagic.hlo_sources import parse
-from jaxmagic.listing import primitive_counts
-from jaxmagic.memory import memory_from_stats
-from jaxmagic.sources import pick_user_frame
+from jaxmagic.compiled.hlo_sources import parse
+from jaxmagic.compiled.memory import memory_from_stats
+from jaxmagic.tracing.listing import primitive_counts
+from jaxmagic.tracing.sources import pick_user_frame
 
 FORMAT = "jaxmagic-fingerprint/1"
 # XLA's communication ops (the asynchronous ``-start`` halves count as the op; ``-done`` not at all).

@@ -23,7 +23,6 @@ import threading
 import time
 
 from jaxmagic import _jax_private
-from jaxmagic.jitting import doing_own_work
 from jaxmagic.recompiles.attribution import (
     attributed_to,
     base_name,
@@ -47,7 +46,8 @@ from jaxmagic.recompiles.fingerprint import program_facts
 from jaxmagic.recompiles.programs import describe_difference, line_in_loop, program_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.recompiles.unwatched import causes_since_lowered, causes_since_unwatched
-from jaxmagic.sources import no_cells, pick_user_frame, source_line, without_jaxmagic_frames
+from jaxmagic.tracing.jitting import doing_own_work
+from jaxmagic.tracing.sources import no_cells, pick_user_frame, source_line, without_jaxmagic_frames
 
 PERSISTENT_CACHE_HIT = _jax_private.PERSISTENT_CACHE_HIT_EVENT
 PERSISTENT_CACHE_MISS = "/jax/compilation_cache/cache_misses"

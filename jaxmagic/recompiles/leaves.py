@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmagic.units import shorten
+from jaxmagic.words.units import shorten
 
 MAX_TEXT = 72  # longest text kept for one placement or one value
 MAX_FULL_TEXT = 4096  # longest text of a static value compared (its differing part is shown)

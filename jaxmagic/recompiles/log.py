@@ -21,7 +21,7 @@ from jaxmagic.recompiles.causes import CAUSE_KINDS, repeated_headline
 from jaxmagic.recompiles.differences import changed_axes
 from jaxmagic.recompiles.events import RecompileEvent, RecompileLimitExceeded
 from jaxmagic.report import Report
-from jaxmagic.sources import CellNamer, no_cells
+from jaxmagic.tracing.sources import CellNamer, no_cells
 
 __all__ = ["RecompileLog", "matches", "DEFAULT_CAPACITY"]
 

@@ -139,7 +139,7 @@ def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
     >>> describe_difference(ProgramDifference((), 0, 4, 4))
     'the same program (4 equations)'
     """
-    from jaxmagic.sources import no_cells, source_line
+    from jaxmagic.tracing.sources import no_cells, source_line
 
     if difference.empty:
         return f"the same program ({difference.total_after} equation{'s' * (difference.total_after != 1)})"

@@ -23,10 +23,10 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from jaxmagic import units
-from jaxmagic.callables import callable_name, innermost
 from jaxmagic.recompiles.attributes import Attribute, attributes_of, object_text
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, describe_leaf, is_array, is_simple
+from jaxmagic.tracing.callables import callable_name, innermost
+from jaxmagic.words import units
 
 MAX_TEXT = 72  # longest before/after text kept for one value
 

@@ -23,7 +23,7 @@ from typing import Iterator
 
 from jaxmagic.recompiles.hub import _HUB, FUNCTIONS_REMEMBERED, attach, detach, is_installed
 from jaxmagic.recompiles.log import DEFAULT_CAPACITY, RecompileLog
-from jaxmagic.sources import CellNamer, no_cells
+from jaxmagic.tracing.sources import CellNamer, no_cells
 
 __all__ = [
     "watch_recompiles",

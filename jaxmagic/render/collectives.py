@@ -1,6 +1,6 @@
 """A program's communication as text and HTML: the answer line first (how much, and the costliest
 with its line), then one row per collective, largest first, capped at ``MAX_ROWS`` (the report
-keeps them all). Pure functions of a list of ``jaxmagic.collectives.Collective``.
+keeps them all). Pure functions of a list of ``jaxmagic.compiled.collectives.Collective``.
 
 >>> print(text([]))
 No communication: the optimized program has no collective (all-reduce, all-gather, …)
@@ -8,12 +8,12 @@ No communication: the optimized program has no collective (all-reduce, all-gathe
 
 from __future__ import annotations
 
-from jaxmagic import collective_words as words
-from jaxmagic.collectives import communication_seconds
+from jaxmagic.compiled.collectives import communication_seconds
 from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
 from jaxmagic.render.words import words_html
-from jaxmagic.units import format_bytes
+from jaxmagic.words import collectives as words
+from jaxmagic.words.units import format_bytes
 
 MAX_ROWS = 20
 FORMULA_NOTE = (

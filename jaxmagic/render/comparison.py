@@ -14,7 +14,7 @@ import math
 from jaxmagic.render import theme
 from jaxmagic.render.terminal import paint
 from jaxmagic.render.theme import escape
-from jaxmagic.units import format_bytes, format_seconds, times
+from jaxmagic.words.units import format_bytes, format_seconds, times
 
 BAR_WIDTH = 180  # px, the longest bar in the HTML table
 BAR_HEIGHT = 14

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
-from jaxmagic.units import format_count, format_seconds
+from jaxmagic.words.units import format_count, format_seconds
 
 MAX_LINES = 12
 

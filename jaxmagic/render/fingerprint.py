@@ -14,13 +14,12 @@ the budget breaches first, rows capped.
 
 from __future__ import annotations
 
-from jaxmagic import units
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.fingerprint_diff import Change, FingerprintDiff
 from jaxmagic.render import terminal, theme
 from jaxmagic.render.theme import escape
 from jaxmagic.render.words import words_html
-from jaxmagic.words import Words, code, say
+from jaxmagic.words import Words, code, say, units
 
 MAX_ROWS = 200  # detail rows shown; the diff holds every change
 

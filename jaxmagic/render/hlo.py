@@ -8,7 +8,7 @@ import re
 
 from pygments import highlight
 
-from jaxmagic.hlo_sources import STACK_TABLES, KernelGroup, kernel_groups
+from jaxmagic.compiled.hlo_sources import STACK_TABLES, KernelGroup, kernel_groups
 from jaxmagic.render import theme
 from jaxmagic.render.lexers import LEXERS
 from jaxmagic.render.terminal import table

@@ -14,8 +14,6 @@ from typing import Iterable
 from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 
-from jaxmagic import units
-from jaxmagic.listing import Namer, Record, listing
 from jaxmagic.render import collectives as collectives_view
 from jaxmagic.render import compile_time as compile_time_view
 from jaxmagic.render import hlo as hlo_view
@@ -27,6 +25,8 @@ from jaxmagic.render import values as values_view
 from jaxmagic.render.lexers import LEXERS
 from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
+from jaxmagic.tracing.listing import Namer, Record, listing
+from jaxmagic.words import units
 
 MAX_MODULE_LINES = 600
 # The row above equations that no line of the user's code made (JAX's own work for a transform, a
@@ -88,8 +88,8 @@ def group_heading(record: Record) -> tuple[str, str]:
     """The row above a run of equations one source line made: ``# In [2] line 3: y = jnp.sin(x)
     [forward]``, and how many equations the run holds (nested ones included).
 
-    >>> from jaxmagic.listing import Record
-    >>> from jaxmagic.sources import SourceLine
+    >>> from jaxmagic.tracing.listing import Record
+    >>> from jaxmagic.tracing.sources import SourceLine
     >>> line = SourceLine("<cell>", 3, "f", "y = jnp.sin(x)", cell="In [2]")
     >>> group_heading(Record("eqn", 0, source=line, derivative="forward", opens_group=True, group_eqns=2))
     ('# In [2] line 3: y = jnp.sin(x) [forward]', '2 equations')
@@ -216,7 +216,7 @@ def _views_html(report) -> str:
 def landmark_text(mark) -> str:
     """Words for a nested block's ``Landmark``: ``runs when true``, ``loop body: 1 carried, 1 per step``.
 
-    >>> from jaxmagic.listing import Landmark
+    >>> from jaxmagic.tracing.listing import Landmark
     >>> landmark_text(Landmark("branch", index=1, cases=2)), landmark_text(Landmark("loop_body", carried=2, per_step=1))
     ('runs when true', 'loop body: 2 carried, 1 per-step slice')
     """
@@ -242,7 +242,7 @@ def landmark_text(mark) -> str:
 def repeat_text(record: Record) -> str:
     """The row standing for a block's further copies: ``layer ×50, 6 equations each``.
 
-    >>> from jaxmagic.sources import SourceLine
+    >>> from jaxmagic.tracing.sources import SourceLine
     >>> line = SourceLine("<cell>", 3, "f", "x = jnp.tanh(x)", cell="In [2]")
     >>> repeat_text(Record("repeat", 0, n_eqns=2, hidden=98, times=50, source=line))
     'In [2] line 3 ×50, 2 equations each'

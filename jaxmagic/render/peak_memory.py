@@ -7,8 +7,8 @@ from __future__ import annotations
 from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
 from jaxmagic.render.words import words_html
-from jaxmagic.run_words import peak_sentence, reconcile_sentence
-from jaxmagic.units import format_bytes
+from jaxmagic.words.runs import peak_sentence, reconcile_sentence
+from jaxmagic.words.units import format_bytes
 
 MAX_ROWS = 12
 MAX_SHAPES = 3

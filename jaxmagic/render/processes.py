@@ -14,13 +14,12 @@ Processes compiled differently: `step` on process 1 of 2 (a hang waits where one
 
 from __future__ import annotations
 
-from jaxmagic import units
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.processes import Disagreement, ProcessComparison
 from jaxmagic.render import terminal, theme
 from jaxmagic.render.theme import escape
 from jaxmagic.render.words import words_html
-from jaxmagic.words import Words, code, say
+from jaxmagic.words import Words, code, say, units
 
 MAX_ROWS = 200  # disagreements shown; the comparison holds every one
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
-from jaxmagic.units import format_seconds
+from jaxmagic.words.units import format_seconds
 
 MAX_KERNELS = 12
 TOP_LINES = 5  # lines shown before the fold

@@ -14,11 +14,10 @@ import functools
 import time
 from typing import Iterable, Sequence
 
-from jaxmagic import units
 from jaxmagic.render import terminal, theme
 from jaxmagic.render.theme import escape
 from jaxmagic.render.words import words_html
-from jaxmagic.words import say
+from jaxmagic.words import say, units
 
 UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
 MAX_ROWS = 200  # rows shown; the log holds more, and says so

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
-from jaxmagic.units import format_bytes, format_count
+from jaxmagic.words.units import format_bytes, format_count
 
 MAX_ROWS = 12
 

@@ -14,7 +14,7 @@ from jaxmagic.render import comparison as one
 from jaxmagic.render import theme
 from jaxmagic.render.terminal import paint
 from jaxmagic.render.theme import escape
-from jaxmagic.units import format_seconds
+from jaxmagic.words.units import format_seconds
 
 HEADER = ["call", "eager", "jit", "jit vs eager", "95% interval", "jit first call", "break-even"]
 

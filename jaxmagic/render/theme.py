@@ -1,5 +1,5 @@
 """What every jaxmagic view shares: the scoped stylesheet and escaping (numbers are formatted by
-``jaxmagic.units``).
+``jaxmagic.words.units``).
 
 Text colours come from JupyterLab's theme variables (``--jp-content-font-color*``), code colours
 from jaxmagic's own light and dark palettes (JupyterLab's dark theme switches them), so the views

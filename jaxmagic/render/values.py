@@ -2,7 +2,7 @@
 or inf, and where it came from) first. Pure functions of the report.
 
 >>> import numpy as np
->>> from jaxmagic.values import summarise
+>>> from jaxmagic.tracing.values import summarise
 >>> value_text(summarise(np.array([1.0, 2.5])))
 '[1 2.5]'
 >>> value_text(summarise(np.arange(100.0, dtype=np.float32).reshape(10, 10)))
@@ -15,7 +15,7 @@ import numpy as np
 
 from jaxmagic.render.theme import escape
 from jaxmagic.render.words import words_html
-from jaxmagic.run_words import number, values_headline
+from jaxmagic.words.runs import number, values_headline
 
 MAX_VALUE_CHARS = 60
 MAX_OUTPUTS = 4  # values shown beside one equation; the report keeps them all

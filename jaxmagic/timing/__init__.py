@@ -5,7 +5,7 @@ it); then calls are timed in repeats, the modes taking turns, every call waiting
 output, within a time budget.
 
 >>> import jax.numpy as jnp
->>> from jaxmagic.call import Call
+>>> from jaxmagic.tracing.call import Call
 >>> def f(x):
 ...     return jnp.sum(jnp.sin(x) ** 2)
 >>> result = compare(Call(f, (jnp.ones(1000),), {}), repeat=3, loops=5)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
-from jaxmagic import units
+from jaxmagic.words import units
 
 # dtype kind / item size -> (rtol, atol)
 _TOLERANCES = {

@@ -20,7 +20,7 @@ from jaxmagic.report import Report
 from jaxmagic.timing.interval import contains_one, ratio_interval
 from jaxmagic.timing.notes import Note
 from jaxmagic.timing.stopwatch import CompileCost
-from jaxmagic.units import format_seconds
+from jaxmagic.words.units import format_seconds
 
 __all__ = [
     "Comparison",
@@ -145,7 +145,7 @@ class Comparison(Report):
         self.modes: dict[str, Timing] = modes
         self.first_calls: dict[str, CompileCost] = first_calls
         self.memory: dict[str, dict[str, int]] = memory
-        # sharded mode: ``collectives`` (jaxmagic.collectives.Collective) and, where the profiler
+        # sharded mode: ``collectives`` (jaxmagic.compiled.collectives.Collective) and, where the profiler
         # reports them, ``seconds`` (device time in them per call) of ``device_seconds``
         self.communication: dict = communication or {}
         self.warnings: list[str] = warnings

@@ -1,5 +1,5 @@
 """Memory per mode: what XLA's memory analysis says a compiled program needs (read by
-``jaxmagic.memory``), and what running the same jaxpr op by op writes out as separate arrays (the intermediates that fusion can keep away).
+``jaxmagic.compiled.memory``), and what running the same jaxpr op by op writes out as separate arrays (the intermediates that fusion can keep away).
 
 >>> import jax, jax.numpy as jnp
 >>> closed = jax.make_jaxpr(lambda x: jnp.sum(jnp.sin(x) * 2))(jnp.ones(1000))
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxmagic.listing import all_equations, sub_jaxprs
+from jaxmagic.tracing.listing import all_equations, sub_jaxprs
 
 # Primitives whose body runs equation by equation under ``jax.disable_jit()``; other equations
 # with a body (loops, conditionals) are counted by their outputs only.

@@ -5,7 +5,7 @@ A ``Runner`` holds a mode's callable and its arguments, already placed on the de
 the stopwatch times calls and nothing else.
 
 >>> import jax.numpy as jnp
->>> from jaxmagic.call import Call
+>>> from jaxmagic.tracing.call import Call
 >>> runner = build("jit", Call(jnp.sin, (jnp.zeros(2),), {}))
 >>> runner.mode, runner.compiles, runner.call().tolist()
 ('jit', True, [0.0, 0.0])
@@ -21,11 +21,11 @@ from typing import Any, Callable, ContextManager
 import jax
 import numpy as np
 
-from jaxmagic.call import Call
-from jaxmagic.callables import positional_parameters
 from jaxmagic.errors import UsageProblem
-from jaxmagic.jitting import fresh_function
 from jaxmagic.timing.notes import Note
+from jaxmagic.tracing.call import Call
+from jaxmagic.tracing.callables import positional_parameters
+from jaxmagic.tracing.jitting import fresh_function
 
 MODES = ("eager", "jit", "sharded", "pmap")
 DEFAULT_MODES = ("eager", "jit")
@@ -115,7 +115,7 @@ class Runner:
     turns an output into one comparable with the eager output (``None``: not comparable).
 
     >>> import jax.numpy as jnp
-    >>> from jaxmagic.call import Call
+    >>> from jaxmagic.tracing.call import Call
     >>> eager = build("eager", Call(jnp.cos, (jnp.zeros(2),), {}))
     >>> eager.compiles, eager.setup, eager.call().tolist()
     (False, 'op by op under jax.disable_jit()', [1.0, 1.0])

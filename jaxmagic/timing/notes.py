@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from jaxmagic.units import format_bytes, format_seconds
+from jaxmagic.words.units import format_bytes, format_seconds
 
 TIMER_FLOOR_FACTOR = 1000  # a timed stretch shorter than this many timer readings is imprecise
 

@@ -15,15 +15,15 @@ import jaxmagic.timing.footprint as footprint
 import jaxmagic.timing.modes as mode_setup
 import jaxmagic.timing.progress as progress
 import jaxmagic.timing.stopwatch as stopwatch
-from jaxmagic import libraries, streams
-from jaxmagic import memory as memory_reader
-from jaxmagic.call import Call, check_traceable
+from jaxmagic.compiled import memory as memory_reader
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.jitting import own_work
-from jaxmagic.nnx_copies import call_on_nnx_copies, names_reached
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_notes
 from jaxmagic.timing.notes import TIMER_FLOOR_FACTOR, Note
 from jaxmagic.timing.stopwatch import TIMER
+from jaxmagic.tracing import libraries, streams
+from jaxmagic.tracing.call import Call, check_traceable
+from jaxmagic.tracing.jitting import own_work
+from jaxmagic.tracing.nnx_copies import call_on_nnx_copies, names_reached
 
 DEFAULT_REPEAT = 7
 DEFAULT_BUDGET_S = 6.0
@@ -328,8 +328,8 @@ class _Session:
             return  # no time left to profile a few calls
         self.phase = "reading the sharded mode's communication"
         self._tell("communication")
-        from jaxmagic import profiling
-        from jaxmagic.collectives import communication_seconds, compiled_collectives
+        from jaxmagic.compiled import profiling
+        from jaxmagic.compiled.collectives import communication_seconds, compiled_collectives
 
         try:
             compiled = runner.lowered().compile()

@@ -2,7 +2,7 @@
 timed apart with the compile work JAX records during it, and loops are sized timeit-style.
 
 >>> import jax.numpy as jnp
->>> from jaxmagic.call import Call
+>>> from jaxmagic.tracing.call import Call
 >>> from jaxmagic.timing.modes import build
 >>> runner = build("jit", Call(jnp.cos, (jnp.ones(4),), {}))
 >>> first, output = first_call(runner)

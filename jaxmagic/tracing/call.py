@@ -17,8 +17,10 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from jaxmagic import _jax_private, libraries, units
-from jaxmagic.callables import (
+from jaxmagic import _jax_private
+from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.tracing import libraries
+from jaxmagic.tracing.callables import (
     bind_jitted_method,
     callable_name,
     is_function_value,
@@ -26,8 +28,8 @@ from jaxmagic.callables import (
     signature_of,
     unwrap_jit,
 )
-from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.jitting import LibraryJitted, UntraceableLeavesStatic, fresh_function, has_untraceable_leaves
+from jaxmagic.tracing.jitting import LibraryJitted, UntraceableLeavesStatic, fresh_function, has_untraceable_leaves
+from jaxmagic.words import units
 
 CALL_EXAMPLE = "f(x, 3)"
 

@@ -29,7 +29,7 @@ import sys
 import types
 from typing import Any, Callable
 
-from jaxmagic.sources import is_jaxmagic_file, is_library_file
+from jaxmagic.tracing.sources import is_jaxmagic_file, is_library_file
 
 _DEPTH = 6  # how far into partials and closures the search goes
 

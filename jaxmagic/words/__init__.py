@@ -6,7 +6,7 @@ back.
 ``Words`` is a ``str`` (the plain sentence, code in backticks, places by label), so every string
 attribute of a ``Diagnosis`` stays a string; its ``parts`` keep the structure.
 
->>> from jaxmagic.sources import SourceLine
+>>> from jaxmagic.tracing.sources import SourceLine
 >>> line = SourceLine(file="<cell>", line=3, function="f", text="if n > 0:", cell="In [4]")
 >>> w = say("{} is traced ({}).", code("n"), place(line))
 >>> str(w)
@@ -21,7 +21,7 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
-from jaxmagic.sources import SourceLine
+from jaxmagic.tracing.sources import SourceLine
 
 _FORMAT = string.Formatter()
 

@@ -18,8 +18,8 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from jaxmagic.call import parse_call_expression
 from jaxmagic.errors import UsageProblem, UserCodeError
+from jaxmagic.tracing.call import parse_call_expression
 
 
 @dataclass(frozen=True)

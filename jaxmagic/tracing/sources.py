@@ -25,7 +25,7 @@ from jaxmagic import _jax_private
 
 CellNamer = Callable[[str], Optional[str]]
 
-_PACKAGE_DIR = os.path.dirname(os.path.realpath(__file__))
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 _LIBRARY_DIRS = tuple(
     {os.path.normpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix) if p}
     | {os.path.normpath(p) for p in sys.path if p.endswith(("site-packages", "dist-packages"))}

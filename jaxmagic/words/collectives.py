@@ -1,7 +1,7 @@
 """Sentences about communication: the collectives of a program, each with its line, bytes, axes
-and cause, and the answer line that names the costliest. Facts come from ``jaxmagic.collectives``.
+and cause, and the answer line that names the costliest. Facts come from ``jaxmagic.compiled.collectives``.
 
->>> from jaxmagic.collectives import Collective, Placement
+>>> from jaxmagic.compiled.collectives import Collective, Placement
 >>> gather = Collective("all-gather", "ag", None, "dot_general", 768, 4, ("data",), (), "f32[16,16]",
 ...                     Placement("split", 0, ("data",)), Placement("whole", 0, ("data",)))
 >>> str(answer([gather]))
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from jaxmagic.collectives import Collective, Placement, costliest
-from jaxmagic.units import format_bytes, format_seconds
+from jaxmagic.compiled.collectives import Collective, Placement, costliest
 from jaxmagic.words import Words, code, names, place, say
+from jaxmagic.words.units import format_bytes, format_seconds
 
 
 def article(kind: str) -> str:
@@ -40,7 +40,7 @@ def plural(kind: str, count: int) -> str:
 def axes_words(collective: Collective) -> Words:
     """The mesh axes a collective runs over, or its device groups where no mesh is known.
 
-    >>> from jaxmagic.collectives import Collective, Placement
+    >>> from jaxmagic.compiled.collectives import Collective, Placement
     >>> p = Placement("whole", None, ())
     >>> str(axes_words(Collective("all-reduce", "r", None, "", 8, 2, (), ((0, 1), (2, 3)), "f32[2]", p, p)))
     'devices {0,1} {2,3}'
@@ -55,7 +55,7 @@ def axes_words(collective: Collective) -> Words:
 def placement_text(placement: Placement) -> Words:
     """How a value lies on the devices, in words (see ``collectives.Placement``).
 
-    >>> from jaxmagic.collectives import Placement
+    >>> from jaxmagic.compiled.collectives import Placement
     >>> str(placement_text(Placement("partial", None, ("model",)))), str(placement_text(Placement("whole", None, ("model",))))
     ('partial results over `model`', 'combined on every device of `model`')
     """

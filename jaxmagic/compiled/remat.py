@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from jaxmagic import peak_memory
-from jaxmagic.memory import compiled_memory
-from jaxmagic.sources import CellNamer, SourceLine, no_cells, user_source_line
+from jaxmagic.compiled import peak_memory
+from jaxmagic.compiled.memory import compiled_memory
+from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, user_source_line
 
 CAPTURED = "(a captured constant)"
 POLICIES = ("nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable", "everything_saveable")

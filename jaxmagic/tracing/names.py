@@ -6,7 +6,7 @@ The names come from the trees themselves (``jax.tree_util`` key paths of the arg
 never from printed text.
 
 >>> import jax, jax.numpy as jnp
->>> from jaxmagic.call import Call
+>>> from jaxmagic.tracing.call import Call
 >>> def f(params, x):
 ...     return params["w"] @ x
 >>> call = Call(f, ({"w": jnp.ones((2, 2)), "b": jnp.ones(2)}, jnp.ones(2)), {})
@@ -23,7 +23,7 @@ import sys
 from typing import Any, Sequence
 
 from jaxmagic import _jax_private
-from jaxmagic.callables import callable_name, positional_parameters
+from jaxmagic.tracing.callables import callable_name, positional_parameters
 
 RESULT = "result"
 _OUTPUT_TRANSFORMS = ("grad", "value_and_grad", "jacfwd", "jacrev")
@@ -60,7 +60,7 @@ def callee_title(call: Any) -> str:
     for ``jax.vmap(jax.grad(loss), in_axes=(None, 0))(w, xs)``; the callee's own name otherwise.
 
     >>> import jax
-    >>> from jaxmagic.call import Call
+    >>> from jaxmagic.tracing.call import Call
     >>> def loss(w):
     ...     return w
     >>> callee_title(Call(jax.vmap(jax.grad(loss)), (), {}, source="jax.vmap(jax.grad(loss), in_axes=0)(ws)"))

@@ -26,10 +26,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from jaxmagic import hlo_sources
+from jaxmagic.compiled import hlo_sources
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.jitting import own_work
-from jaxmagic.sources import CellNamer, no_cells
+from jaxmagic.tracing.jitting import own_work
+from jaxmagic.tracing.sources import CellNamer, no_cells
 
 UNATTRIBUTED = "(no source line)"
 DISABLED_JIT = (

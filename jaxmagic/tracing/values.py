@@ -27,8 +27,8 @@ import numpy as np
 from jax.extend import core as jcore
 
 from jaxmagic import _jax_private
-from jaxmagic.listing import name_stack_facts
-from jaxmagic.sources import CellNamer, SourceLine, no_cells, user_source_line
+from jaxmagic.tracing.listing import name_stack_facts
+from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, user_source_line
 
 SMALL = 8  # a value with at most this many elements is kept whole
 

@@ -1,6 +1,6 @@
 """Which values a collective reconciles: the jaxpr equation XLA inserted it for, its inputs' shardings
 and the sharding asked for downstream of it (a ``with_sharding_constraint``, a ``jax.jit``'s
-``out_shardings``). ``jaxmagic.collectives`` links each collective it finds through here, by the
+``out_shardings``). ``jaxmagic.compiled.collectives`` links each collective it finds through here, by the
 source line and primitive XLA kept on the instruction.
 
 >>> import jax, jax.numpy as jnp
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from jaxmagic.sources import CellNamer, no_cells, source_line
+from jaxmagic.tracing.sources import CellNamer, no_cells, source_line
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from jaxmagic.sources import is_jaxmagic_file, traced_user_frame
+from jaxmagic.tracing.sources import is_jaxmagic_file, traced_user_frame
 
 INTERVAL_S = 0.001
 MIN_SAMPLES = 10

@@ -18,8 +18,8 @@ from typing import Any, Callable, Iterator
 
 from jax.extend import core as jcore
 
-from jaxmagic import _jax_private, units
-from jaxmagic.sources import (
+from jaxmagic import _jax_private
+from jaxmagic.tracing.sources import (
     CellNamer,
     SourceLine,
     no_cells,
@@ -28,6 +28,7 @@ from jaxmagic.sources import (
     user_source_line,
     user_traceback,
 )
+from jaxmagic.words import units
 
 PARAM_TEXT_LIMIT = 80
 # Parameters that say nothing a reader needs when they hold their default value.

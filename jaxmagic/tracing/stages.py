@@ -4,7 +4,7 @@ Each stage past tracing runs only when first asked for (``report.stablehlo``, ``
 ``report.cost``), so a report of the jaxpr alone never pays for XLA.
 
 >>> import jax.numpy as jnp
->>> from jaxmagic.call import Call
+>>> from jaxmagic.tracing.call import Call
 >>> def f(x):
 ...     return jnp.sum(jnp.sin(x) ** 2)
 >>> report = trace(Call(f, (jnp.ones(3),), {}), transforms=["grad"])
@@ -24,15 +24,16 @@ from typing import Callable, Sequence
 
 import jax
 
-from jaxmagic import names, peak_memory, profiling, remat, trace_sampling, values
-from jaxmagic.call import Call, check_traceable
+from jaxmagic.compiled import peak_memory, profiling, remat
+from jaxmagic.compiled.memory import compiled_memory
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.jitting import own_work
-from jaxmagic.listing import count_eqns, equations_by_line, folded, listing, primitive_counts
-from jaxmagic.memory import compiled_memory
-from jaxmagic.nnx_copies import call_on_nnx_copies
 from jaxmagic.report import Report
-from jaxmagic.sources import CellNamer, SourceLine, no_cells, source_line
+from jaxmagic.tracing import names, trace_sampling, values
+from jaxmagic.tracing.call import Call, check_traceable
+from jaxmagic.tracing.jitting import own_work
+from jaxmagic.tracing.listing import count_eqns, equations_by_line, folded, listing, primitive_counts
+from jaxmagic.tracing.nnx_copies import call_on_nnx_copies
+from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line
 
 STAGES = ("jaxpr", "stablehlo", "hlo")
 TRANSFORMS: dict[str, Callable] = {
@@ -204,8 +205,8 @@ class JaxprReport(Report):
     @own_work()  # computed when first read, maybe long after the trace: never the user's
     def collectives(self) -> list:
         """Every collective in the optimized program, with its source line, bytes per device,
-        shardings before and after, and mesh axes (``jaxmagic.collectives.Collective``)."""
-        from jaxmagic.collectives import compiled_collectives
+        shardings before and after, and mesh axes (``jaxmagic.compiled.collectives.Collective``)."""
+        from jaxmagic.compiled.collectives import compiled_collectives
 
         return compiled_collectives(
             self.compiled,

@@ -28,9 +28,9 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 
-from jaxmagic.hlo_sources import parse
-from jaxmagic.memory import compiled_memory
-from jaxmagic.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
+from jaxmagic.compiled.hlo_sources import parse
+from jaxmagic.compiled.memory import compiled_memory
+from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
 
 __all__ = ["compile_with_buffers", "peak_memory", "compiled_memory", "PeakMemory", "LiveBuffer", "LineShare"]
 

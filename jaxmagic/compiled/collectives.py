@@ -27,10 +27,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from jaxmagic.collective_causes import EquationContext
-from jaxmagic.hlo_sources import _opcode, instruction_lines, parse, result_shape
+from jaxmagic.compiled.collective_causes import EquationContext
+from jaxmagic.compiled.hlo_sources import _opcode, instruction_lines, parse, result_shape
 from jaxmagic.recompiles.fingerprint import collective_kind
-from jaxmagic.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
+from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
 
 # The kinds, in the order a reader meets them (which opcodes are collectives: ``collective_kind``,
 # shared with the fingerprints).

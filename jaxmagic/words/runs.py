@@ -1,8 +1,8 @@
 """Sentences about what a run computed (``--values``) and what it held in memory (``--memory``).
 
 >>> import numpy as np
->>> from jaxmagic.values import EquationValue, summarise
->>> from jaxmagic.sources import SourceLine
+>>> from jaxmagic.tracing.values import EquationValue, summarise
+>>> from jaxmagic.tracing.sources import SourceLine
 >>> line = SourceLine("<cell>", 7, "f", "y = jnp.log(x)", cell="In [3]")
 >>> first = EquationValue((0,), "log", (summarise(np.array([np.nan, 0.0])),), inputs=(summarise(np.array([-1.0, 1.0])),), source=line)
 >>> str(first_nonfinite_sentence(first))
@@ -11,8 +11,7 @@
 
 from __future__ import annotations
 
-from jaxmagic import units
-from jaxmagic.words import Words, code, place, say
+from jaxmagic.words import Words, code, place, say, units
 
 # Primitive -> (the condition that makes it non-finite, as words; a test on the operand's range).
 _DOMAINS = {
@@ -73,7 +72,7 @@ def _cause(first) -> Words:
 def values_headline(run, n_shown: int) -> Words:
     """The answer line of ``--values``: where the first NaN or inf came from, or that all is finite.
 
-    >>> from jaxmagic.values import ValueRun
+    >>> from jaxmagic.tracing.values import ValueRun
     >>> str(values_headline(ValueRun(), 3))
     'every value is finite (3 equations evaluated on your arguments, one at a time)'
     """

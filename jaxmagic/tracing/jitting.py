@@ -17,7 +17,7 @@ import functools
 import threading
 from typing import Any, Callable, Iterator
 
-from jaxmagic import libraries
+from jaxmagic.tracing import libraries
 
 
 class LibraryJitted:

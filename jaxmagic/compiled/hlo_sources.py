@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from jaxmagic.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
+from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
 
 STACK_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _NUMBERED_STRING = re.compile(r'^(\d+) "(.*)"$')

@@ -19,7 +19,8 @@ import inspect
 import types
 from typing import Any, Callable
 
-from jaxmagic import _jax_private, libraries
+from jaxmagic import _jax_private
+from jaxmagic.tracing import libraries
 
 
 def unwrap_jit(fn: Callable) -> Callable:

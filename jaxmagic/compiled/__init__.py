@@ -1,0 +1,3 @@
+"""What XLA made of a traced call: the optimized HLO and its source lines, memory, profiles,
+collectives and rematerialisation.
+"""
