@@ -141,14 +141,20 @@ def _hidden_note(shown: _Shown, terminal: bool) -> str:
 
     >>> print(_hidden_note(_Shown([], [], 7), terminal=True))
     (jaxmagic doctor: 7 frames inside JAX and other libraries are not shown; %tb prints the full traceback)
+    >>> print(_hidden_note(_Shown([], [], 1), terminal=True))
+    (jaxmagic doctor: 1 frame inside JAX and other libraries is not shown; %tb prints the full traceback)
     """
-    frames = "1 frame" if shown.hidden == 1 else f"{shown.hidden} frames"
+    frames = (
+        "1 frame inside JAX and other libraries is"
+        if shown.hidden == 1
+        else (f"{shown.hidden} frames inside JAX and other libraries are")
+    )
     where = (
         "%tb prints the full traceback"
         if terminal
         else "the full traceback is folded under the card above (%tb prints it)"
     )
-    return f"(jaxmagic doctor: {frames} inside JAX and other libraries are not shown; {where})"
+    return f"(jaxmagic doctor: {frames} not shown; {where})"
 
 
 def _doctor_first(shell, found, etype, value, tb, tb_offset) -> bool:
