@@ -25,7 +25,6 @@ from jaxmagic.recompiles.signatures import CallSignature, describe_call, functio
 from jaxmagic.tracing.callables import innermost
 from jaxmagic.tracing.jitting import is_own_wrapper
 from jaxmagic.tracing.sources import is_jaxmagic_file
-from jaxmagic.words import code, say
 
 
 def base_name(jax_name: str) -> str:
@@ -225,17 +224,8 @@ def decide_causes(
         if parsed:
             return parsed
         if seen:
-            return [
-                Cause(
-                    "unknown",
-                    message=say(
-                        "{} compiled again; jaxmagic could not see this call's arguments "
-                        "(compiled ahead of time, or by a transformation other than jax.jit)",
-                        code(name),
-                    ),
-                )
-            ]
-        return [Cause("first_call", message=say("first compilation of {} seen", code(name)))]
+            return [Cause("unknown", reason="arguments_unseen", facts=(("function", name),))]
+        return [Cause("first_call", reason="first_seen", facts=(("function", name),))]
     if closest is None:
         if parsed and any(c.kind not in ("first_call", "unknown") for c in parsed):
             return parsed
@@ -243,25 +233,9 @@ def decide_causes(
             return unwatched
         if parsed and any(c.kind != "first_call" for c in parsed):
             return parsed
-        return [
-            Cause(
-                "first_call",
-                after=signature.summary(),
-                message=say("first compilation of {} for {}", code(name), signature.summary()),
-            )
-        ]
+        return [Cause("first_call", after=signature.summary(), reason="first_for", facts=(("function", name),))]
     if own:
         return own
     if parsed and any(c.kind not in ("unknown", "first_call") for c in parsed):
         return parsed
-    return [
-        Cause(
-            "unknown",
-            message=say(
-                "{} compiled again with the same arguments, options and settings as "
-                "before: JAX's in-memory caches no longer held it (jax.clear_caches(), an "
-                "evicted entry, or a jitted function created again)",
-                code(name),
-            ),
-        )
-    ]
+    return [Cause("unknown", reason="same_arguments", facts=(("function", name),))]

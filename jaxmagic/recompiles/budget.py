@@ -33,8 +33,7 @@ from typing import Callable
 from jaxmagic.recompiles.events import RecompileLimitExceeded
 from jaxmagic.recompiles.log import RecompileLog
 from jaxmagic.recompiles.signatures import function_identity
-from jaxmagic.words import code, say
-from jaxmagic.words.units import times
+from jaxmagic.words.recompiles import budget_headline, budget_scope
 
 __all__ = ["expect_compiles", "CompileBudgetExceeded", "ExpectCompiles"]
 
@@ -48,7 +47,7 @@ class CompileBudgetExceeded(RecompileLimitExceeded, AssertionError):
     """
 
     def _headline(self) -> str:
-        return f"`{self.function}` compiled {times(self.count)} in the block; expected at most {times(self.limit)}."
+        return str(budget_headline(self.function, self.count, self.limit))
 
 
 def expect_compiles(fn_or_name: Callable | str, max: int) -> "ExpectCompiles":  # noqa: A002 - the documented keyword
@@ -86,9 +85,7 @@ class ExpectCompiles:
         self.log: RecompileLog | None = None
 
     def __enter__(self) -> RecompileLog:
-        self.log = RecompileLog(
-            [self.function], scope=say("the block expecting {} ≤ {}", code(self.function), times(self.limit))
-        )
+        self.log = RecompileLog([self.function], scope=budget_scope(self.function, self.limit))
         self.log.start()
         return self.log
 

@@ -29,8 +29,7 @@ from jaxmagic.compiled.collectives import KINDS, Collective, counts, find_collec
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.log import RecompileLog
 from jaxmagic.recompiles.signatures import function_identity
-from jaxmagic.words import code, say
-from jaxmagic.words.collectives import budget_headline, item
+from jaxmagic.words.collectives import budget_headline, budget_item
 
 __all__ = ["expect_collectives", "CollectiveBudgetExceeded", "ExpectCollectives", "CollectiveLimits"]
 
@@ -92,8 +91,7 @@ class CollectiveBudgetExceeded(AssertionError):
         )
         lines = [str(budget_headline(compiled_by, counted, sum(counted.values()), over, limits))]
         for number, (collective, event) in enumerate(counted_here, start=1):
-            site = event.call_site.label if event.call_site else "your code"
-            lines.append(f"  {number}. {item(collective)} (in {say('{}', code(event.function))}, compiled at {site})")
+            lines.append(str(budget_item(number, collective, event.function, event.call_site)))
         super().__init__("\n".join(lines))
 
     def _render_traceback_(self) -> list[str]:

@@ -23,12 +23,11 @@ import dataclasses
 from typing import Sequence
 
 from jaxmagic.recompiles.attributes import Attribute
-from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause, advice_for, shape_change, shape_change_text
+from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause, shape_change, shape_change_text
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, without_addresses
 from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
 from jaxmagic.recompiles.value_changes import differing_parts, object_kind, placement_cause, static_value_causes
 from jaxmagic.tracing.sources import CellNamer, no_cells, source_line
-from jaxmagic.words import code, place, say
 
 # ----------------------------------------------------------------------------------------------
 # Differences
@@ -61,7 +60,7 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
                         argument=param.name,
                         before="(not passed)",
                         after=param.describe(),
-                        message=say("{} is passed now and was not before", code(param.name)),
+                        reason="passed_now",
                     )
                 )
             continue
@@ -81,7 +80,7 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
                     argument=param.name,
                     before=param.describe(),
                     after="(not passed)",
-                    message=say("{} was passed before and is not now", code(param.name)),
+                    reason="not_passed_now",
                 )
             )
     return sorted(causes, key=lambda c: _SEVERITY.get(c.kind, 0))
@@ -97,43 +96,24 @@ def _redefined(before: CallSignature, after: CallSignature, cell_namer: CellName
     inner_before = before.inner_ref() if before.inner_ref is not None else None
     inner_after = after.inner_ref() if after.inner_ref is not None else None
     if after.wrapper and inner_after is not None and inner_before is inner_after:
-        built = (
-            f"jax.jit({after.wrapper}({name}))"
-            if after.wrapper.startswith("jax.")
-            else f"jax.jit({after.wrapper}({name}, ...))"
-        )
         return Cause(
             "redefined_function",
             argument=name,
             before=after.wrapper,
             after=after.wrapper,
-            message=say(
-                "{} is the same function, but the {} wrapper around it was built anew, "
-                "so jax.jit sees a new function object and compiles again",
-                code(name),
-                after.wrapper,
-            ),
-            advice=say("Build {} once, outside the loop, and call that.", code(built)),
+            reason="wrapper_rebuilt",
+            facts=(("wrapper", after.wrapper),),
         )
     old_site, new_site = before.defined_at, after.defined_at
     same_place = old_site is not None and old_site == new_site
-    where = ""
-    if new_site is not None:
-        where = say(" (defined at {})", place(source_line(new_site[0], new_site[1], name, cell_namer)))
-    message = say(
-        "{} is a new function object{}: JAX caches compilations per function object, so it compiles anew",
-        code(name),
-        where,
-    )
+    defined_at = None if new_site is None else source_line(new_site[0], new_site[1], name, cell_namer)
     return Cause(
         "redefined_function",
         argument=name,
         before=_site_text(old_site, cell_namer),
         after=_site_text(new_site, cell_namer),
-        message=message,
-        advice=advice_for(
-            "redefined_function", name, variant=None if same_place or new_site is None else "redefined_elsewhere"
-        ),
+        reason="redefined_function" if same_place or new_site is None else "defined_elsewhere",
+        facts=(("defined_at", defined_at),),
     )
 
 
@@ -234,16 +214,8 @@ def _x64_cause(name: str, old: LeafType, new: LeafType) -> Cause | None:
         argument="jax_enable_x64",
         before=before,
         after=after,
-        message=say(
-            "JAX option {} changed: {} → {} ({} is the same Python {}, now {} instead of {})",
-            code("jax_enable_x64"),
-            before,
-            after,
-            code(name),
-            old.origin,
-            new.dtype,
-            old.dtype,
-        ),
+        reason="x64_width",
+        facts=(("name", name), ("origin", old.origin), ("was", old.dtype), ("now", new.dtype)),
     )
 
 
@@ -268,13 +240,7 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
                 argument=name,
                 before=style[old.passed],
                 after=style[new.passed],
-                message=say(
-                    "{} was passed {} this time and {} before; JAX keys its cache on how each argument is passed",
-                    code(name),
-                    style[new.passed],
-                    style[old.passed],
-                ),
-                advice=advice_for("pytree_structure", name, variant="passing_style"),
+                reason="passing_style",
             )
         ]
     if old.passed == "default" or new.passed == "default":
@@ -286,12 +252,7 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
                 argument=name,
                 before=old.describe(),
                 after=new.describe(),
-                message=say(
-                    "{} was {} this time and {} before",
-                    code(name),
-                    "left at its default" if new.passed == "default" else "passed explicitly",
-                    "passed explicitly" if new.passed == "default" else "left at its default",
-                ),
+                reason="left_at_default" if new.passed == "default" else "passed_explicitly",
             )
         ]
     if old.static != new.static:
@@ -359,9 +320,8 @@ def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribu
                 argument=name + path,
                 before=was,
                 after=now,
-                message=say("{} was {} ({})", code(name + path), verb, now if verb == "added" else was),
                 detail=f"attribute {verb}",
-                advice=advice_for("pytree_structure", name + path, variant="attribute_added"),
+                reason=f"attribute_{verb}",
             )
         )
     for path, now in after.items():
@@ -378,25 +338,14 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
     only by where it lives in memory (an optimizer built again) is said to be one."""
     if without_addresses(was) == without_addresses(now):
         kind = now.split("(", 1)[0].strip("<") or "object"
-        message = say(
-            "attribute {} is a new {} built again, alike in every visible part; "
-            "JAX compares static values with == (for most objects: are they the same object)",
-            code(argument),
-            kind,
-        )
-        before, after = f"a {kind}", f"a new {kind}, built again"
-        advice = say(
-            "Build {} once, outside the loop, and reuse it, rather than making a new one before each call.",
-            code(argument),
-        )
         return Cause(
             "pytree_structure",
             argument=argument,
-            before=before,
-            after=after,
-            message=message,
-            advice=advice,
+            before=f"a {kind}",
+            after=f"a new {kind}, built again",
             detail=BUILT_AGAIN,
+            reason="attribute_built_again",
+            facts=(("object", kind),),
         )
     before, after = differing_parts(without_addresses(was), without_addresses(now))
     return Cause(
@@ -404,9 +353,8 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
         argument=argument,
         before=before,
         after=after,
-        message=say("attribute {} changed: {} → {}", code(argument), before, after),
         detail="static attribute" if static else "attribute kind",
-        advice=advice_for("pytree_structure", argument, variant="static_attribute"),
+        reason="attribute_changed",
     )
 
 
@@ -433,8 +381,8 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
             argument=new.name,
             before=old.describe(),
             after=new.describe(),
-            message=say("structure of {} changed: {}", code(new.name), detail),
             detail=detail,
+            reason="structure_detail",
         )
     # The same leaves: what differs is in the tree's nodes, e.g. a custom node's metadata (its
     # static fields, a Flax module's graph); shown where the two trees differ.
@@ -451,8 +399,8 @@ def _structure_cause(old: ParamSignature, new: ParamSignature) -> Cause:
         argument=new.name,
         before=before,
         after=after,
-        message=say("structure of {} changed: {}", code(new.name), detail),
         detail=detail,
+        reason="structure_detail",
     )
 
 
@@ -486,8 +434,8 @@ def _key_causes(name: str, old: LeafType, new: LeafType) -> list[Cause] | None:
                 argument=name,
                 before=old.type_text,
                 after=new.type_text,
-                message=say("{} is a {} now and was a {} before", code(name), _key_kind(new), _key_kind(old)),
-                advice=advice_for("dtype", name, variant="key_kind"),
+                reason="key_kind",
+                facts=(("typed_now", _is_key(new)),),
             )
         ]
     if old.shape != new.shape:
@@ -499,8 +447,7 @@ def _key_causes(name: str, old: LeafType, new: LeafType) -> list[Cause] | None:
                 argument=name,
                 before=old.type_text,
                 after=new.type_text,
-                message=say("number of keys in {} changed: {} → {}", code(name), old.type_text, new.type_text),
-                advice=advice_for("shape", name, variant="key_shape"),
+                reason="key_shape",
                 detail=detail,
                 axes=axes,
                 ranks=ranks,
@@ -509,73 +456,18 @@ def _key_causes(name: str, old: LeafType, new: LeafType) -> list[Cause] | None:
     return []
 
 
-def _key_kind(leaf: LeafType) -> str:
-    return "typed key (jax.random.key)" if _is_key(leaf) else "raw uint32 key (jax.random.PRNGKey)"
-
-
 def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
     """What differs between two types of one array leaf named ``name``: shape, dtype, weak type,
     placement; or, for a leaf ``eqx.filter_jit`` makes static, its value."""
     if old.static is not None and new.static is not None:
         return static_value_causes(name, old.static, new.static, filtered=True)
     if (old.static is None) != (new.static is None):
-        was, now = old.describe(), new.describe()
-        return [
-            Cause(
-                "static_value",
-                argument=name,
-                before=was,
-                after=now,
-                message=say(
-                    "{} is {} now and was {} before; under eqx.filter_jit an array is traced and anything "
-                    "else is part of the compiled code's key",
-                    code(name),
-                    "an array" if new.static is None else f"{now}, not an array",
-                    "an array" if old.static is None else f"{was}, not an array",
-                ),
-            )
-        ]
+        return [_array_or_not_cause(name, old, new)]
     keys = _key_causes(name, old, new)
-    causes = keys if keys is not None else []
-    if keys is None and old.shape != new.shape:
-        axes, ranks = shape_change(old.shape, new.shape)
-        detail = shape_change_text(axes, ranks)
-        causes.append(
-            Cause(
-                "shape",
-                argument=name,
-                before=old.type_text,
-                after=new.type_text,
-                message=say(
-                    "shape of {} changed: {} → {}{}",
-                    code(name),
-                    old.type_text,
-                    new.type_text,
-                    f" ({detail})" if detail else "",
-                ),
-                detail=detail,
-                axes=axes,
-                ranks=ranks,
-            )
-        )
-    x64 = _x64_cause(name, old, new) if keys is None and old.dtype != new.dtype else None
-    if x64 is not None:
-        causes.append(x64)
-    elif keys is None and old.dtype != new.dtype:
-        python = not {old.origin, new.origin} <= {"array", "numpy"}
-        message = say("dtype of {} changed: {} → {}", code(name), old.dtype, new.dtype)
-        if python and old.origin != new.origin:
-            message = say("{} is {} now and was {} before", code(name), _kind_of_value(new), _kind_of_value(old))
-        causes.append(
-            Cause(
-                "dtype",
-                argument=name,
-                before=old.describe() if python else old.type_text,
-                after=new.describe() if python else new.type_text,
-                message=message,
-                advice=advice_for("dtype", name, variant="python_dtype" if python else None),
-            )
-        )
+    if keys is not None:
+        causes = keys
+    else:
+        causes = [c for c in (_shape_cause(name, old, new), _dtype_cause(name, old, new)) if c is not None]
     if old.weak != new.weak:
         causes.append(
             Cause(
@@ -583,12 +475,8 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
                 argument=name,
                 before=old.describe(),
                 after=new.describe(),
-                message=say(
-                    "{} is {} now and was {} before; JAX compiles weakly typed Python scalars and arrays separately",
-                    code(name),
-                    _kind_of_value(new),
-                    _kind_of_value(old),
-                ),
+                reason="weak_kind",
+                facts=(("was", old), ("now", new)),
             )
         )
     if old.placement != new.placement:
@@ -596,22 +484,55 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
     return causes
 
 
-def _kind_of_value(leaf: LeafType) -> str:
-    if leaf.weak and leaf.origin not in ("array", "numpy"):
-        return _with_article(f"Python {leaf.origin} (weak {leaf.type_text})")
-    if leaf.weak:
-        return _with_article(f"weakly typed {leaf.type_text}")
-    return _with_article(f"{leaf.type_text} array")
+def _array_or_not_cause(name: str, old: LeafType, new: LeafType) -> Cause:
+    """A leaf that is an array on one call and a static value (under ``eqx.filter_jit``) on the other."""
+    return Cause(
+        "static_value",
+        argument=name,
+        before=old.describe(),
+        after=new.describe(),
+        reason="filter_array",
+        facts=(("array_now", new.static is None),),
+    )
 
 
-def _with_article(noun: str) -> str:
-    """``a Python int``, ``an i32[] array``, ``an f32[3] array`` (as the word is said aloud).
+def _shape_cause(name: str, old: LeafType, new: LeafType) -> Cause | None:
+    if old.shape == new.shape:
+        return None
+    axes, ranks = shape_change(old.shape, new.shape)
+    return Cause(
+        "shape",
+        argument=name,
+        before=old.type_text,
+        after=new.type_text,
+        detail=shape_change_text(axes, ranks),
+        axes=axes,
+        ranks=ranks,
+        reason="axes_changed",
+    )
 
-    >>> _with_article("i32[] array"), _with_article("Python int"), _with_article("bf16[2] array")
-    ('an i32[] array', 'a Python int', 'a bf16[2] array')
-    """
-    spoken_vowel = noun[:1].lower() in "aeiou" or (noun[:1] in "fFsS" and noun[1:2].isdigit())
-    return f"{'an' if spoken_vowel else 'a'} {noun}"
+
+def _dtype_cause(name: str, old: LeafType, new: LeafType) -> Cause | None:
+    """A new dtype: from ``jax_enable_x64`` where only its width changed, else of the value
+    passed (a Python scalar of another type, an array of another dtype)."""
+    if old.dtype == new.dtype:
+        return None
+    x64 = _x64_cause(name, old, new)
+    if x64 is not None:
+        return x64
+    python = not {old.origin, new.origin} <= {"array", "numpy"}
+    if python and old.origin != new.origin:  # a Python scalar of another type: said by the kinds of value
+        reason, facts = "python_dtype", (("was", old), ("now", new))
+    else:
+        reason, facts = "python_dtype_changed" if python else "dtype_changed", (("was", old.dtype), ("now", new.dtype))
+    return Cause(
+        "dtype",
+        argument=name,
+        before=old.describe() if python else old.type_text,
+        after=new.describe() if python else new.type_text,
+        reason=reason,
+        facts=facts,
+    )
 
 
 def changed_axes(cause: Cause) -> list[int]:

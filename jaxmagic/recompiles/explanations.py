@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 
 from jaxmagic.recompiles.causes import Cause, shape_change, shape_change_text
-from jaxmagic.words import code, say
 
 TRACING_MISS = "TRACING CACHE MISS"
 # Messages JAX logs at WARNING only because jax_explain_cache_misses is on.
@@ -77,30 +76,22 @@ def parse_explanation(raw: str, signature=None) -> list[Cause]:
     if "never seen function" in raw:
         if "re-defined repeatedly" in raw:
             return [
-                Cause(
-                    "redefined_function",
-                    argument=name,
-                    message=say(
-                        "{} is a new function object defined on the same line as an earlier one: "
-                        "it is being re-defined repeatedly, so JAX cannot reuse its compilations",
-                        code(name),
-                    ),
-                )
+                Cause("redefined_function", argument=name, reason="redefined_repeatedly"),
             ]
-        return [Cause("first_call", argument=None, message=say("first compilation of {}", code(name)))]
+        return [Cause("first_call", argument=None, reason="first_explained", facts=(("function", name),))]
     causes: list[Cause] = []
     if "Tracing context doesn't match" in raw or "different tracing context" in raw:  # JAX 0.10 / 0.8
         for m in _CONTEXT_LINE.finditer(raw):
             causes.append(Cause("config", argument=m["name"], before=m["before"], after=m["now"]))
         if not causes:
-            causes.append(Cause("config", message="a JAX setting or context manager (mesh, precision, x64...) changed"))
+            causes.append(Cause("config", reason="context_changed"))
     elif "different input pytree" in raw:
         for m in _PATH_LINE.finditer(raw):
             causes.append(_pytree_cause(m["path"], m["now"], m["before"], m["why"], signature))
     elif "different input types" in raw:
         for m in _TYPE_LINE.finditer(raw):
             causes.extend(_type_causes(m["name"], m["now"], m["before"]))
-    return causes or [Cause("unknown", message=say("JAX compiled again; its explanation is in {}", code("raw")))]
+    return causes or [Cause("unknown", reason="explained_by_jax")]
 
 
 def _type_causes(name: str, now: str, before: str) -> list[Cause]:
@@ -112,7 +103,7 @@ def _type_causes(name: str, now: str, before: str) -> list[Cause]:
                 argument=name,
                 before=before,
                 after=now,
-                message=say("the type of {} changed: {} → {}", code(name), before, now),
+                reason="type_changed",
             )
         ]
     causes = []
@@ -139,7 +130,8 @@ def _type_causes(name: str, now: str, before: str) -> list[Cause]:
                 argument=name,
                 before=old_text,
                 after=new_text,
-                message=say("dtype of {} changed: {} → {}", code(name), old["dtype"], new["dtype"]),
+                reason="dtype_changed",
+                facts=(("was", old["dtype"]), ("now", new["dtype"])),
             )
         )
     new_weak, old_weak = "weak_type=True" in new["rest"], "weak_type=True" in old["rest"]
@@ -167,9 +159,8 @@ def _pytree_cause(path: str, now: str, before: str, why: str | None, signature) 
     new_static, old_static = _STATIC.search(now), _STATIC.search(before)
     if new_static and old_static:
         return Cause("static_value", argument=argument, before=old_static["val"], after=new_static["val"])
-    message = say("structure of {} changed: now {}, before {}", code(argument), _plain(now), _plain(before))
     return Cause(
-        "pytree_structure", argument=argument, before=_plain(before), after=_plain(now), message=message, detail=why
+        "pytree_structure", argument=argument, before=_plain(before), after=_plain(now), detail=why, reason="now_before"
     )
 
 

@@ -17,11 +17,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from jaxmagic.recompiles.causes import CAUSE_KINDS, repeated_headline
+from jaxmagic.recompiles.causes import CAUSE_KINDS
 from jaxmagic.recompiles.differences import changed_axes
 from jaxmagic.recompiles.events import RecompileEvent, RecompileLimitExceeded
 from jaxmagic.report import Report
 from jaxmagic.tracing.sources import CellNamer, no_cells
+from jaxmagic.words.recompiles import repeated_headline
 
 __all__ = ["RecompileLog", "matches", "DEFAULT_CAPACITY"]
 

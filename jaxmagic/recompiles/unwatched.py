@@ -24,7 +24,6 @@ from jaxmagic.recompiles.differences import leaf_causes
 from jaxmagic.recompiles.leaves import MAX_FULL_TEXT, LeafType, device_text, sharding_text, short_dtype
 from jaxmagic.recompiles.signatures import CallSignature
 from jaxmagic.recompiles.value_changes import placement_cause
-from jaxmagic.words import code, say
 
 _PYTHON_SCALAR = {"f": "float", "i": "int", "c": "complex", "b": "bool"}  # weak types come from these
 
@@ -33,24 +32,15 @@ def causes_since_unwatched(signature: CallSignature, keys) -> list[Cause] | None
     """The causes of compiling ``signature`` when JAX's tracing cache (``keys``, from
     ``_jax_private.traced_keys``) shows earlier signatures of the function; ``None`` when it
     shows none (a first compilation) or cannot be read."""
-    if not keys:
-        return None
-    for leaves in _array_leaves(signature):
-        now = tuple((leaf.shape, leaf.dtype, leaf.weak) for _, leaf in leaves)
-        current = next((key for key in keys if _types(key) == now and _same_static(key, signature)), None)
-        if current is not None:
-            break
-    else:
-        return None  # jaxmagic's reading of the arguments and JAX's disagree: say nothing false
+    found = _current_key(signature, keys) if keys else None
+    if found is None:
+        return None  # none, or jaxmagic's reading of the arguments and JAX's disagree: say nothing false
+    current, leaves, now = found
     # A key traced while the watch listened (another thread's call, compiling now) is no unwatched one.
     earlier = [key for key in keys if key is not current and key.traced_before]
     if not earlier:
         return None
-    alike = [
-        key
-        for key in earlier
-        if key.jit_info == current.jit_info and key.arguments == current.arguments and len(key.avals) == len(now)
-    ]
+    alike = [key for key in earlier if _alike(key, current, len(now))]
     if not alike:
         return (
             _static_causes(signature, current, earlier)
@@ -58,6 +48,22 @@ def causes_since_unwatched(signature: CallSignature, keys) -> list[Cause] | None
             or [_changed_otherwise(signature.function)]
         )
     return _marked(_type_causes(leaves, alike, now)) or None
+
+
+def _current_key(signature: CallSignature, keys) -> tuple | None:
+    """The key JAX traced for this call, with the call's array leaves (in the order that matched)
+    and their types; ``None`` when no key matches them."""
+    for leaves in _array_leaves(signature):
+        now = tuple((leaf.shape, leaf.dtype, leaf.weak) for _, leaf in leaves)
+        current = next((key for key in keys if _types(key) == now and _same_static(key, signature)), None)
+        if current is not None:
+            return current, leaves, now
+    return None
+
+
+def _alike(key, current, inputs: int) -> bool:
+    """Whether an earlier key differs from the current one at most in its leaves' types."""
+    return key.jit_info == current.jit_info and key.arguments == current.arguments and len(key.avals) == inputs
 
 
 def _type_causes(leaves: list, keys: list, now: tuple) -> list[Cause]:
@@ -244,9 +250,8 @@ def _tree_text(treedef) -> str:
 
 
 def _marked(causes: list[Cause]) -> list[Cause]:
-    """Each cause saying what it was compared with."""
-    unwatched = say(", compared with a compilation made while nothing watched")
-    return [dataclasses.replace(c, message=c.message + unwatched) for c in causes]
+    """Each cause marked as found against a compilation made while nothing watched."""
+    return [dataclasses.replace(c, unwatched=True) for c in causes]
 
 
 def _same(a, b) -> bool:
@@ -273,12 +278,4 @@ def _types(key) -> tuple:
 
 
 def _changed_otherwise(function: str) -> Cause:
-    return Cause(
-        "unknown",
-        message=say(
-            "{} was compiled before while nothing watched, with another argument structure, static value or "
-            "jit option; jaxmagic did not see that call, so it cannot say which ({} asks JAX)",
-            code(function),
-            code("--explain"),
-        ),
-    )
+    return Cause("unknown", reason="compiled_unwatched", facts=(("function", function),))

@@ -1,4 +1,4 @@
-"""How one value changed between two calls, in words a reader can compare: a static value (its
+"""How one value changed between two calls, as causes a reader can compare: a static value (its
 differing part, or that it is the same kind of object built again), an array's placement
 (committed now, on another device), and long texts cut to where they differ.
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause
 from jaxmagic.recompiles.leaves import StaticValue, made_again, without_addresses
-from jaxmagic.words import code, say
 
 _UNCOMMITTED = "default device (uncommitted)"
 
@@ -59,7 +58,6 @@ def static_value_causes(name: str, old: StaticValue, new: StaticValue, *, filter
     """
     if old.key == new.key:
         return []
-    why = say(" (static under eqx.filter_jit: a non-array is part of the compiled code's key)") if filtered else ""
     if made_again(old, new):
         kind = object_kind(new.full or new.text)
         return [
@@ -68,20 +66,9 @@ def static_value_causes(name: str, old: StaticValue, new: StaticValue, *, filter
                 argument=name,
                 before=f"a {kind}",
                 after=f"a new {kind}, built again",
-                message=say(
-                    "{} is a new {} built again for this call, alike in every visible part to the one before{}; "
-                    "JAX compares static values with == and hash, which for a {} means the very same object",
-                    code(name),
-                    kind,
-                    why,
-                    kind,
-                ),
-                advice=say(
-                    "Build {} once, outside the loop, and pass that same object on every call: "
-                    "each new one compiles again.",
-                    code(name),
-                ),
                 detail=BUILT_AGAIN,
+                reason="built_again",
+                facts=(("object", kind), ("filtered", filtered)),
             )
         ]
     if (old.full or old.text) == (new.full or new.text):
@@ -91,12 +78,7 @@ def static_value_causes(name: str, old: StaticValue, new: StaticValue, *, filter
                 argument=name,
                 before=old.text,
                 after=new.text,
-                message=say(
-                    "static argument {} is a new object that is not equal to the old one ({}); "
-                    "JAX compares static arguments with == and hash",
-                    code(name),
-                    new.text,
-                ),
+                reason="unequal_alike",
                 detail="equal text, unequal objects: give its class __eq__ and __hash__ based on its contents",
             )
         ]
@@ -108,21 +90,7 @@ def static_value_causes(name: str, old: StaticValue, new: StaticValue, *, filter
         before, after = old.text, new.text
     if not filtered:
         return [Cause("static_value", argument=name, before=before, after=after)]
-    return [
-        Cause(
-            "static_value",
-            argument=name,
-            before=before,
-            after=after,
-            message=say("{}: {} → {}{}", code(name), before, after, why),
-            advice=say(
-                "Under eqx.filter_jit every value that is not an array is static, and each new value of {} "
-                "compiles again: keep its values few, or pass it as an array ({}) if it only enters arithmetic.",
-                code(name),
-                code("jnp.asarray(...)"),
-            ),
-        )
-    ]
+    return [Cause("static_value", argument=name, before=before, after=after, reason="filter_static")]
 
 
 def object_kind(text: str) -> str:
@@ -148,24 +116,13 @@ def placement_cause(name: str, old: str | None, new: str | None, *, sharded: boo
     'device'
     """
     if old is None or new is None:
-        committed = new if old is None else old
         return Cause(
             "sharding",
             argument=name,
             before=old or _UNCOMMITTED,
             after=new or _UNCOMMITTED,
-            message=say(
-                "{} is {} now and was {} before: JAX compiles for a committed array's sharding",
-                code(name),
-                f"committed to {committed}" if old is None else "uncommitted",
-                "uncommitted" if old is None else f"committed to {committed}",
-            ),
             detail="committed: placed with jax.device_put, restored from a checkpoint, or made from a committed array",
-            advice=say(
-                "Give {} the same placement on every call: jax.device_put the arrays you start from too "
-                "(or restore a checkpoint onto the sharding they had), so every call passes committed arrays.",
-                code(name),
-            ),
+            reason="committed_now" if old is None else "uncommitted_now",
         )
     if sharded:
         return Cause("sharding", argument=name, before=old, after=new)

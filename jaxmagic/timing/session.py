@@ -88,7 +88,7 @@ def compare(
         on_progress=on_progress,
     )
     if copied:
-        session.say("nnx_copies", names=copied)
+        session.note("nnx_copies", names=copied)
     return session.run()
 
 
@@ -176,7 +176,7 @@ class _Session:
     facts: list = field(default_factory=list)  # every Note; ``warnings`` and ``notes`` hold their sentences
     phase: str = "setting up"
 
-    def say(self, kind: str, *, warning: bool = False, mode: str | None = None, **facts) -> None:
+    def note(self, kind: str, *, warning: bool = False, mode: str | None = None, **facts) -> None:
         """Record a note of ``kind`` with its facts (its sentence goes to ``warnings`` or ``notes``)."""
         self.record(Note(kind, warning=warning, mode=mode, facts=facts))
 
@@ -190,7 +190,7 @@ class _Session:
         self.deadline = self.start + self.budget
         interrupted = False
         if _jit_disabled() and any(mode != "eager" for mode in self.modes):
-            self.say("jit_disabled")
+            self.note("jit_disabled")
         with python_warnings.catch_warnings(record=True) as caught:
             python_warnings.simplefilter("always")
             try:
@@ -205,7 +205,7 @@ class _Session:
                 self._later_calls(self._repeats)
             except KeyboardInterrupt:
                 interrupted = True
-                self.say("interrupted", warning=True, phase=self.phase)
+                self.note("interrupted", warning=True, phase=self.phase)
         self._jax_warnings(caught)
         self._print_notes()
         return self._report(interrupted)
@@ -235,7 +235,7 @@ class _Session:
             self.record(note)
         simulated = mode in mode_setup.MULTI_DEVICE_MODES and mode_setup.simulated_devices()
         if simulated and not any(n.kind == "simulated_devices" for n in self.facts):
-            self.say("simulated_devices")
+            self.note("simulated_devices")
 
     def _tell(self, stage: str, mode: str | None = None, index: int | None = None, of: int | None = None) -> None:
         progress.tell(
@@ -260,7 +260,7 @@ class _Session:
             self.calls[mode] = 1
             self.outputs[mode] = output
             if mode != "eager" and cost.persistent_cache_hits:
-                self.say(
+                self.note(
                     "persistent_cache_first_call", mode=mode, compile_s=cost.compile_s, first_call_s=cost.first_call_s
                 )
         if failures:
@@ -282,17 +282,17 @@ class _Session:
                 continue
             comparable = self.runners[mode].to_reference(output)
             if mode == "pmap" and all(leaf is None for leaf in _leaves(comparable)):
-                self.say("pmap_per_device_results", mode=mode, reference=reference)
+                self.note("pmap_per_device_results", mode=mode, reference=reference)
                 continue
             found = agreement.mismatch(self.outputs[reference], comparable, rtol=self.rtol, atol=self.atol)
             if found is None:
                 continue
             if mode == "pmap" and not found.detail.startswith("values"):
-                self.say("pmap_slices_differ", mode=mode, reference=reference, difference=str(found))
+                self.note("pmap_slices_differ", mode=mode, reference=reference, difference=str(found))
             elif mode == "pmap":
-                self.say("pmap_results_differ", warning=True, mode=mode, reference=reference, difference=str(found))
+                self.note("pmap_results_differ", warning=True, mode=mode, reference=reference, difference=str(found))
             else:
-                self.say("results_differ", warning=True, mode=mode, reference=reference, difference=str(found))
+                self.note("results_differ", warning=True, mode=mode, reference=reference, difference=str(found))
 
     def _memory(self) -> None:
         self.phase = "reading XLA's memory analysis"
@@ -303,7 +303,7 @@ class _Session:
             cost = self.first_calls[mode]
             # jit's caches make this free after the first call; pmap compiles again.
             if mode == "pmap" and cost.one_time_s > max(0.0, self._remaining()) / 4:
-                self.say("pmap_memory_skipped", mode=mode)
+                self.note("pmap_memory_skipped", mode=mode)
                 continue
             try:
                 self.memory[mode] = memory_reader.compiled_memory(runner.lowered().compile())
@@ -336,7 +336,7 @@ class _Session:
             collectives = compiled_collectives(compiled, compiled.as_text())
             self.communication = {"collectives": collectives}
             if not collectives:
-                self.say("sharded_no_communication", mode="sharded")
+                self.note("sharded_no_communication", mode="sharded")
                 return
             calls = 3
             self.calls["sharded"] = self.calls.get("sharded", 0) + 1 + calls  # the profiler warms up first
@@ -353,7 +353,7 @@ class _Session:
             return
         seconds = communication_seconds(collectives, profiled.kernels)
         self.communication.update(seconds=seconds, device_seconds=profiled.device_seconds)
-        self.say(
+        self.note(
             "sharded_communication",
             mode="sharded",
             count=len(collectives),
@@ -397,7 +397,7 @@ class _Session:
             if planned != wanted[mode]:
                 cuts.append((mode, repeat, loops, wanted[mode][1], wanted[mode][0]))
         if cuts:
-            self.say("budget_cut", warning=True, budget_s=self.budget, cuts=cuts)
+            self.note("budget_cut", warning=True, budget_s=self.budget, cuts=cuts)
         for mode in sorted(self.fallback, key=self.modes.index):
             cost = self.first_calls[mode]
             if mode in self.estimates:
@@ -411,7 +411,7 @@ class _Session:
                     )
                 self.calls[mode] = self.calls.get(mode, 1) + 1
                 source = {"one_call_s": self.one_calls[mode]}
-            self.say(
+            self.note(
                 "single_sample", warning=True, mode=mode, budget_s=self.budget, first_call_s=cost.first_call_s, **source
             )
 
@@ -427,7 +427,7 @@ class _Session:
                 if index >= plan.repeat:
                     continue
                 if index > 0 and TIMER() > hard_stop:
-                    self.say("stopped_early", warning=True, done=index, planned=most, budget_s=self.budget)
+                    self.note("stopped_early", warning=True, done=index, planned=most, budget_s=self.budget)
                     return
                 self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
                 self._tell("repeat", mode, index + 1, plan.repeat)
@@ -487,9 +487,9 @@ class _Session:
     def _print_notes(self) -> None:
         for mode, lines in self.printed.items():
             if lines:
-                self.say("printed_lines", mode=mode, lines=lines)
+                self.note("printed_lines", mode=mode, lines=lines)
         if self.printed.get("eager") and not any(self.printed.get(m) for m in self.runners if m != "eager"):
-            self.say("only_eager_printed", mode="eager")
+            self.note("only_eager_printed", mode="eager")
 
     def _jax_warnings(self, caught) -> None:
         seen = set()
@@ -501,7 +501,7 @@ class _Session:
             text = str(item.message).strip().splitlines()[0] if str(item.message).strip() else ""
             if text and text not in seen:
                 seen.add(text)
-                self.say("python_warning", warning=True, category=item.category.__name__, message=text)
+                self.note("python_warning", warning=True, category=item.category.__name__, message=text)
 
 
 def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_timed: set) -> list[Note]:
@@ -514,7 +514,12 @@ def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_ti
             continue
         stretch = timing.best * (1 if mode in per_call_timed else plan.loops)
         if stretch < TIMER_FLOOR_FACTOR * timer_floor:
-            facts = {"per_call": mode in per_call_timed, "stretch_s": stretch, "timer_s": timer_floor}
+            facts = {
+                "per_call": mode in per_call_timed,
+                "stretch_s": stretch,
+                "timer_s": timer_floor,
+                "factor": TIMER_FLOOR_FACTOR,
+            }
             found.append(Note("timer_floor", warning=True, mode=mode, facts=facts))
     return found
 

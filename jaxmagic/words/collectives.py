@@ -186,6 +186,13 @@ def item(collective: Collective) -> Words:
     )
 
 
+def budget_item(number: int, collective: Collective, function: str, call_site) -> Words:
+    """One numbered line of a budget's failure: the collective, the function whose program holds
+    it, and where that function was compiled (``call_site``, a ``SourceLine`` or ``None``)."""
+    site = call_site.label if call_site is not None else "your code"
+    return say("  {}. {} (in {}, compiled at {})", number, item(collective), code(function), site)
+
+
 def budget_headline(
     functions: Sequence[str], counted: dict[str, int], total: int, over: Sequence[str], limits
 ) -> Words:
