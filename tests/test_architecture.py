@@ -137,3 +137,47 @@ def test_code_is_formatted():
         [str(RUFF), "format", "--check", "--no-cache", *CHECKED], capture_output=True, text=True, cwd=PACKAGE.parent
     )
     assert done.returncode == 0, done.stdout
+
+
+# Where sentences may be written: the words layer, and the renderers and magics that call it. The
+# doctor is left out for now: its words are being turned into data of each pitfall's declaration.
+WORDS_WRITERS = ("words", "render", "magics", "doctor")
+
+
+def sentence_calls(source: str) -> list[int]:
+    """The lines of ``source`` that write a sentence with the words layer: a call of ``say``
+    (however it was imported, ``words.say(...)`` included) or an import of it under another name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == "say") or (
+                isinstance(func, ast.Attribute) and func.attr == "say"
+            ):
+                found.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jaxmagic.words"):
+            found += [node.lineno for alias in node.names if alias.name == "say"]
+    return sorted(set(found))
+
+
+def test_engines_write_no_sentences():
+    """Engines return facts (kinds, paths, values, lines); ``jaxmagic.words`` turns them into
+    sentences. An engine that needs a sentence for a documented attribute asks a words module."""
+    writers = {
+        str(p.relative_to(PACKAGE)): lines
+        for p in PACKAGE.rglob("*.py")
+        if "__pycache__" not in p.parts and p.relative_to(PACKAGE).parts[0] not in WORDS_WRITERS
+        for lines in [sentence_calls(p.read_text(encoding="utf-8"))]
+        if lines
+    }
+    assert writers == {}, "move these sentences into a module of jaxmagic/words/"
+
+
+def test_the_sentence_finder_finds_a_sentence():
+    source = (
+        "from jaxmagic.words import code, say as write\n"
+        "import jaxmagic.words as words\n"
+        "def f(n):\n"
+        "    return words.say('{} changed', code(n)), say('x'), n.sayable()\n"
+    )
+    assert sentence_calls(source) == [1, 4]
