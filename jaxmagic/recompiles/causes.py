@@ -17,7 +17,7 @@ True
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 CAUSE_KINDS = (
@@ -60,6 +60,7 @@ class Cause:
     argument: str | None = None
     before: str | None = None
     after: str | None = None
+    _: KW_ONLY  # the facts below are given by name
     detail: str | None = None
     axes: tuple = ()  # a shape cause's changed axes as facts: ((axis, before, after), ...)
     ranks: tuple | None = None  # a shape cause whose rank changed: (before, after)
