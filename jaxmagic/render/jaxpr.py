@@ -8,7 +8,6 @@ in HTML and indented in text. StableHLO and HLO views show the module text, high
 from __future__ import annotations
 
 import re
-import uuid
 from typing import Iterable
 
 from pygments import highlight
@@ -22,6 +21,7 @@ from jaxmagic.render import profile as profile_view
 from jaxmagic.render import remat as remat_view
 from jaxmagic.render import theme
 from jaxmagic.render import values as values_view
+from jaxmagic.render.ids import ContentIds
 from jaxmagic.render.lexers import LEXERS
 from jaxmagic.render.terminal import table
 from jaxmagic.render.theme import escape
@@ -479,10 +479,14 @@ def _made_by(record: Record) -> str:
 
 
 def _listing_html(
-    records: list[Record], primitives: list[str] | None = None, names: dict | None = None, values: dict | None = None
+    records: list[Record],
+    primitives: list[str] | None = None,
+    names: dict | None = None,
+    values: dict | None = None,
+    ids: ContentIds | None = None,
 ) -> str:
-    listing_id = f"jm-{uuid.uuid4().hex[:10]}"
     codes = [r.short_text() if r.kind == "eqn" else r.text for r in records if r.kind in ("open", "eqn", "close")]
+    listing_id = (ids or ContentIds()).new("\n".join([*codes, *(primitives or [])]))
     highlighted = highlight("\n".join(codes), LEXERS["jaxpr"](), theme.html_formatter()).split("\n")
     highlighted = [_linked(code, names or {}) for code in highlighted]
     variables = {name for code in highlighted for name in re.findall(r'data-v="([A-Za-z]+)"', code)}
