@@ -3,7 +3,9 @@
 A report is a plain object with documented attributes; ``_repr_mimebundle_`` returns
 ``text/plain`` and ``text/html`` together (rich-style), importing the renderer only then.
 A renderer module has two pure functions: ``html(report) -> str`` and
-``text(report, *, color=False) -> str``.
+``text(report, *, color=False) -> str``. A renderer that turns its report into blocks
+(``jaxmagic.render.blocks``) also has ``blocks(report)``, and takes them as ``shown=`` in both:
+the mime bundle then makes the blocks once and walks them twice.
 
 >>> import jax.numpy as jnp
 >>> from jaxmagic import trace, Call
@@ -24,9 +26,18 @@ class Report:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """``text/plain`` and ``text/html`` together, honouring IPython's include / exclude."""
-        renderers = {"text/plain": self.to_text, "text/html": self.to_html}
-        wanted = [m for m in renderers if (not include or m in include) and not (exclude and m in exclude)]
-        return {mime: renderers[mime]() for mime in wanted}
+        renderer = importlib.import_module(self._renderer)
+        wanted = [
+            m for m in ("text/plain", "text/html") if (not include or m in include) and not (exclude and m in exclude)
+        ]
+        if not wanted:
+            return {}
+        if not hasattr(renderer, "blocks"):
+            renderers = {"text/plain": self.to_text, "text/html": self.to_html}
+            return {mime: renderers[mime]() for mime in wanted}
+        shown = renderer.blocks(self)  # once, for both views
+        renderers = {"text/plain": renderer.text, "text/html": renderer.html}
+        return {mime: renderers[mime](self, shown=shown) for mime in wanted}
 
     def to_html(self) -> str:
         """The report's HTML view (self-contained: scoped CSS, no JavaScript)."""

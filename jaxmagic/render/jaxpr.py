@@ -7,23 +7,34 @@ in HTML and indented in text. StableHLO and HLO views show the module text, high
 
 from __future__ import annotations
 
-import re
-from typing import Iterable
-
-from pygments import highlight
-from pygments.formatters import Terminal256Formatter
-
+from jaxmagic.render import blocks_html, blocks_text, theme
 from jaxmagic.render import collectives as collectives_view
 from jaxmagic.render import compile_time as compile_time_view
 from jaxmagic.render import hlo as hlo_view
 from jaxmagic.render import peak_memory as peak_view
 from jaxmagic.render import profile as profile_view
 from jaxmagic.render import remat as remat_view
-from jaxmagic.render import theme
 from jaxmagic.render import values as values_view
-from jaxmagic.render.ids import ContentIds
-from jaxmagic.render.lexers import LEXERS
-from jaxmagic.render.terminal import table
+from jaxmagic.render.blocks import (
+    Block,
+    Code,
+    CodeBlock,
+    CodeRow,
+    EquationRow,
+    Fold,
+    Hint,
+    KeyValues,
+    Legend,
+    LegendRow,
+    Listing,
+    Nested,
+    NoteRow,
+    Place,
+    PlaceRow,
+    Prerendered,
+    Repeat,
+    code_lines,
+)
 from jaxmagic.render.theme import escape
 from jaxmagic.tracing.listing import Namer, Record, listing
 from jaxmagic.words import units
@@ -34,7 +45,6 @@ MAX_MODULE_LINES = 600
 NO_LINE_HEADING = "(no line of yours: made by JAX or a library)"
 MAX_MODULE_CHARACTERS = 60_000  # of StableHLO / HLO text shown (10,000 parameters make very long lines)
 MAX_LEGEND_ROWS = 32  # inputs, and outputs, named under the summary; the rest are counted
-INDENT = "    "
 
 
 def _records(report, namer: Namer | None = None) -> list[Record]:
@@ -142,75 +152,80 @@ def _cost_rows(report) -> list[tuple[str, str]]:
 
 
 # ----------------------------------------------------------------------------------------------
-# text
+# the report, once, as blocks; then as text and as HTML
 
 
-def text(report, *, color: bool = False) -> str:
-    """The report as terminal text (ANSI colours with ``color=True``)."""
-    parts = [report.summary + (f" · {static_text(report)}" if static_text(report) else "")]
-    namer = Namer()
-    values = values_view.equation_values(report) if report.show_values else None
+def text(report, *, color: bool = False, shown: tuple[Block, ...] | None = None) -> str:
+    """The report as terminal text (ANSI colours with ``color=True``); ``shown``: its blocks,
+    when already made."""
+    return blocks_text.text(shown if shown is not None else blocks(report), color=color)
+
+
+def html(report, *, shown: tuple[Block, ...] | None = None) -> str:
+    """The report as self-contained HTML: scoped CSS, collapsible nested jaxprs; ``shown``: its
+    blocks, when already made."""
+    body = blocks_html.html(shown if shown is not None else blocks(report))
+    return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{body}</div>'
+
+
+def blocks(report) -> tuple[Block, ...]:
+    """The report as blocks, in the order both views show them: the summary, the views asked for
+    (values, memory, communication, compile time, profile), the listing or the module, the costs."""
+    out: list[Block] = [Prerendered(lambda: _summary_text(report), lambda: _summary_html(report))]
+    out += _views(report)
     if report.stage == "jaxpr":
-        body = "\n".join(_text_lines(_records(report, namer), values))
+        namer = Namer()
+        records = _records(report, namer)
         rows = legend(report, namer)
-        if rows:
-            parts.append(table(None, [[f"{kind}:", var, name, kind_type] for kind, var, name, kind_type in rows]))
-        lexer = LEXERS["jaxpr"]()
+        body: list[Block] = [Legend(tuple(LegendRow(*row) for row in rows)), _listing(report, records, rows)]
+        if report.profile is not None:  # the profile answers; the listing follows, folded
+            n = report.n_eqns
+            summary = f"the listing · {units.format_count(n)} equation{'s' * (n != 1)}"
+            body = [Fold(summary, tuple(body), css="jm-details jm-listing-fold")]
+        out += body
     else:
-        body, cut = _module_text(report)
-        if cut:
-            body += f"\n… {cut} more lines (the report's .{report.stage} holds them all)"
-        lexer = LEXERS[report.stage]()
-    if color:
-        body = highlight(body, lexer, Terminal256Formatter(style="default")).rstrip("\n")
-    if report.stage == "hlo":
-        parts.append(hlo_view.text(report))
-    parts.append(body)
+        module, cut = _module_text(report)
+        note = f"… {cut} more lines (the report's .{report.stage} holds them all)" if cut else ""
+        module_block = CodeBlock(report.stage, tuple(code_lines(module.split("\n"), report.stage)), note)
+        if report.stage == "hlo":
+            out += [Prerendered(lambda: hlo_view.text(report), lambda: hlo_view.html(report))]
+            out += [Fold("the whole module", (module_block,), css="jm-nested")]
+        else:
+            out.append(module_block)
     if report.show_cost:
-        rows = _cost_rows(report)
-        width = max(len(k) for k, _ in rows) if rows else 0
-        parts.append("\n".join(f"{k.ljust(width)}  {v}" for k, v in rows))
-    parts[1:1] = _views_text(report)
-    return "\n".join(parts)
+        out.append(KeyValues("XLA estimate", tuple(_cost_rows(report))))
+    return tuple(out)
 
 
-def _views_text(report) -> list[str]:
+def _summary_text(report) -> str:
+    static = static_text(report)
+    return report.summary + (f" · {static}" if static else "")
+
+
+def _views(report) -> list[Block]:
     """The views asked for, between the summary and the listing, in the order they answer: what
     the values were, the memory, the communication, what compiling cost, where the time goes."""
-    views = []
+    views: list[Block] = []
     if report.show_values:
-        views.append(values_view.text(report))
+        views.append(Prerendered(lambda: values_view.text(report), lambda: values_view.html(report)))
     if report.show_memory:
-        views += [t for t in (peak_view.text(report.peak), remat_view.text(report)) if t]
+        views.append(Prerendered(lambda: peak_view.text(report.peak), lambda: peak_view.html(report.peak)))
+        views.append(Prerendered(lambda: remat_view.text(report), lambda: remat_view.html(report)))
     if report.show_collectives:
-        views.append(collectives_view.text(report.collectives, report.profile))
+        views.append(
+            Prerendered(
+                lambda: collectives_view.text(report.collectives, report.profile),
+                lambda: collectives_view.html(report.collectives, report.profile),
+            )
+        )
     hint = compile_time_view.unrolled_hint(report) if report.stage == "jaxpr" else ""
     if report.trace_samples is not None:
-        views.append(compile_time_view.text(report))
+        views.append(Prerendered(lambda: compile_time_view.text(report), lambda: compile_time_view.html(report)))
     elif hint:
-        views.append(hint)
+        views.append(Hint(hint))
     if report.profile is not None:
-        views.append(profile_view.text(report.profile))
+        views.append(Prerendered(lambda: profile_view.text(report.profile), lambda: profile_view.html(report.profile)))
     return views
-
-
-def _views_html(report) -> str:
-    """The same views as ``_views_text``, in the same order, as HTML."""
-    views = []
-    if report.show_values:
-        views.append(values_view.html(report))
-    if report.show_memory:
-        views += [peak_view.html(report.peak), remat_view.html(report)]
-    if report.show_collectives:
-        views.append(collectives_view.html(report.collectives, report.profile))
-    hint = compile_time_view.unrolled_hint(report) if report.stage == "jaxpr" else ""
-    if report.trace_samples is not None:
-        views.append(compile_time_view.html(report))
-    elif hint:
-        views.append(f'<div class="jm-hint">{escape(hint)}</div>')
-    if report.profile is not None:
-        views.append(profile_view.html(report.profile))
-    return "".join(views)
 
 
 def landmark_text(mark) -> str:
@@ -249,120 +264,6 @@ def repeat_text(record: Record) -> str:
     """
     what = record.title or (record.source.label if record.source is not None else "this block")
     return f"{what} ×{record.times}, {record.n_eqns} equation{'s' * (record.n_eqns != 1)} each"
-
-
-def _landmark_html(mark) -> str:
-    text = landmark_text(mark)
-    return f' <span class="jm-landmark">({escape(text)})</span>' if text else ""
-
-
-def _text_lines(records: Iterable[Record], values: dict | None = None) -> Iterable[str]:
-    folded = None  # depth of the repeat being left out (a terminal cannot unfold it)
-    for r in records:
-        pad = INDENT * (2 * r.depth)
-        if folded is not None:
-            if r.kind == "repeat_end" and r.depth == folded:
-                folded = None
-            continue
-        if r.kind == "repeat":
-            folded = r.depth
-            yield f"{pad}{INDENT}⋯ {repeat_text(r)}: {r.times - 1} more copies left out"
-        elif r.kind == "open":
-            if r.depth == 0:
-                yield r.text
-            else:
-                mark = landmark_text(r.landmark)
-                yield f"{pad}▸ {r.title}{f' ({mark})' if mark else ''}: {r.text}"
-        elif r.kind == "eqn":
-            if r.opens_group:
-                heading, count = group_heading(r)
-                yield f"{pad}{INDENT}{heading}" + (f"  · {count}" if count else "")
-            shown, first = (values or {}).get(r.path, ("", False))
-            value = f"   ⇒ {shown}{'   ◀ first NaN/inf' if first else ''}" if shown else ""
-            yield f"{pad}{INDENT}{r.text}{value}"  # whole: a terminal has no hover
-        elif r.kind == "more":
-            yield f"{pad}{INDENT}{r.text}"
-        elif r.kind == "close":
-            yield f"{pad}  {r.text}"
-
-
-# ----------------------------------------------------------------------------------------------
-# HTML
-
-
-def html(report) -> str:
-    """The report as self-contained HTML: scoped CSS, no JavaScript, collapsible nested jaxprs."""
-    summary = _summary_html(report)
-    if report.stage == "jaxpr":
-        namer = Namer()
-        filtered = report.n_eqns >= FILTER_FROM and len(report.primitive_counts) > 1
-        primitives = [name for name, _ in report.top_primitives(FILTER_PRIMITIVES)] if filtered else []
-        records = _records(report, namer)
-        rows = legend(report, namer)
-        names = {var: f"{kind}: {name} ({kind_type})" for kind, var, name, kind_type in rows}
-        values = values_view.equation_values(report) if report.show_values else None
-        body = _legend_html(rows) + _listing_html(records, primitives, names, values)
-    else:
-        module, cut = _module_text(report)
-        highlighted = highlight(module, LEXERS[report.stage](), theme.html_formatter())
-        more = (
-            f'<div class="jm-more">… {cut} more lines (the report\'s .{escape(report.stage)} holds them all)</div>'
-            if cut
-            else ""
-        )
-        body = f'<pre class="jm-block jm-{escape(report.stage)}">{highlighted}</pre>{more}'
-        if report.stage == "hlo":
-            body = (
-                f'{hlo_view.html(report)}<details class="jm-nested"><summary><b>the whole module</b>'
-                f"</summary>{body}</details>"
-            )
-    cost = _cost_html(report) if report.show_cost else ""
-    profiled = _views_html(report)
-    if report.profile is not None and report.stage == "jaxpr":  # the profile answers; the listing follows, folded
-        n = report.n_eqns
-        body = (
-            f'<details class="jm-details jm-listing-fold"><summary class="jm-muted">the listing · '
-            f"{units.format_count(n)} equation{'s' * (n != 1)}</summary>{body}</details>"
-        )
-    return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{summary}{profiled}{body}{cost}</div>'
-
-
-LEGEND_ROWS = 6  # inputs, then outputs, shown before the legend folds the rest
-
-
-def _legend_html(rows) -> str:
-    """Which argument each input variable is, and what each output is, as the user writes it;
-    past ``LEGEND_ROWS`` inputs or outputs, the rest folded with their count."""
-    if not rows:
-        return ""
-    header = (
-        '<tr><th class="jm-left"></th><th class="jm-left">variable</th><th class="jm-left">stands for</th>'
-        '<th class="jm-left">type</th></tr>'
-    )
-
-    def cells(chosen) -> str:
-        return "".join(
-            f'<tr title="{escape(name)}: {escape(kind_type)}"><td class="jm-muted">{escape(kind)}</td>'
-            f'<td><code class="jm-var">{escape(var)}</code></td><td><code>{escape(name)}</code></td>'
-            f'<td class="jm-muted"><code>{escape(kind_type)}</code></td></tr>'
-            for kind, var, name, kind_type in chosen
-        )
-
-    shown, folded = [], []
-    for kind in ("in", "out"):
-        of_kind = [row for row in rows if row[0] == kind]
-        shown += of_kind[:LEGEND_ROWS]
-        folded += of_kind[LEGEND_ROWS:]
-    table_ = f'<table class="jm-table jm-legend">{header}{cells(shown)}</table>'
-    if not folded:
-        return table_
-    kinds = " and ".join(
-        f"{sum(r[0] == k for r in folded)} more {k}puts" for k in ("in", "out") if any(r[0] == k for r in folded)
-    )
-    return (
-        f'{table_}<details class="jm-details jm-legend-more"><summary class="jm-muted">{escape(kinds)}</summary>'
-        f'<table class="jm-table jm-legend">{header}{cells(folded)}</table></details>'
-    )
 
 
 def types_text(types) -> str:
@@ -412,144 +313,71 @@ def static_text(report) -> str:
     )
 
 
-# A variable as Pygments' jaxpr lexer writes it; a binder is followed by ``:`` and its type.
-_VARIABLE = re.compile(r'<span class="jm-tnv">([A-Za-z]+)</span>(<span class="jm-tp">:</span>)?')
-MAX_HIGHLIGHTED_VARIABLES = 1200  # past this, no hover highlight (its style would outweigh the listing)
 FILTER_PRIMITIVES = 6  # the most frequent primitives offered as filters
 FILTER_FROM = 10  # equations from which a listing offers them
 
 
-def _linked(code: str, names: dict[str, str]) -> str:
-    """Highlighted code with each variable marked by name (``data-v``), its binder as ``jm-def``,
-    so the listing's stylesheet can light up a variable's definition and uses together; an input
-    or output says on hover what it stands for (``names``: variable -> ``params['w1']``)."""
-
-    def mark(found: re.Match) -> str:
-        name, binder = found.group(1), found.group(2)
-        kind = "jm-tnv jm-def" if binder else "jm-tnv"
-        title = f' title="{escape(names[name])}"' if name in names else ""
-        return f'<span class="{kind}" data-v="{name}"{title}>{name}</span>{binder or ""}'
-
-    return _VARIABLE.sub(mark, code)
-
-
-def _viewer_style(listing_id: str, variables: set[str], primitives: list[str]) -> str:
-    """The listing's own rules, scoped to it: hovering a variable lights its definition and every
-    use; a checked primitive filter shows only that primitive's equations (plain CSS ``:has``:
-    no script, so it works wherever the HTML is shown, exported notebooks included)."""
-    scope = f"#{listing_id}"
-    rules = []
-    if len(variables) <= MAX_HIGHLIGHTED_VARIABLES:
-        rules += [
-            f'{scope}:has([data-v="{v}"]:hover) [data-v="{v}"]{{background:var(--jm-highlight);border-radius:2px}}'
-            for v in sorted(variables)
-        ]
-    for i, primitive in enumerate(primitives):
-        rules.append(
-            f'{scope}:has(#{listing_id}-f{i}:checked) .jm-eqn:not([data-primitive="{primitive}"]),'
-            f"{scope}:has(#{listing_id}-f{i}:checked) .jm-srcrow{{display:none}}"
-        )
-        rules.append(f"{scope}:has(#{listing_id}-f{i}:checked) .jm-eqn::after{{content:attr(data-src)}}")
-    return f"<style>{''.join(rules)}</style>"
-
-
-def _filter_bar(listing_id: str, primitives: list[str]) -> str:
-    """Radio buttons: all equations, or only those of one of the most frequent primitives."""
-    if not primitives:
-        return ""
-    options = [("all", "all equations", True)] + [(f"f{i}", p, False) for i, p in enumerate(primitives)]
-    buttons = "".join(
-        f'<label><input type="radio" name="{listing_id}-filter" id="{listing_id}-{key}"'
-        f"{' checked' if checked else ''}> {escape(label)}</label>"
-        for key, label, checked in options
-    )
-    return f'<div class="jm-filter"><span class="jm-muted">show:</span>{buttons}</div>'
-
-
-JAXPR_DOCS = "https://docs.jax.dev/en/latest/jaxpr.html"
-VIEWER_HINT = (
-    '<div class="jm-muted jm-viewer-hint">hover a variable to see its uses; click ▸ to unfold · '
-    f'<a href="{JAXPR_DOCS}" target="_blank" rel="noopener">how to read a jaxpr</a></div>'
-)
-
-
-def _made_by(record: Record) -> str:
+def _made_by(record: Record) -> tuple[str, ...]:
     """An equation's call chain, outermost first, for its hover text."""
-    return "\n".join(f"{line.label} in {line.function}: {line.text}" for line in record.traceback())
+    return tuple(f"{line.label} in {line.function}: {line.text}" for line in record.traceback())
 
 
-def _listing_html(
-    records: list[Record],
-    primitives: list[str] | None = None,
-    names: dict | None = None,
-    values: dict | None = None,
-    ids: ContentIds | None = None,
-) -> str:
+def _listing(report, records: list[Record], legend_rows) -> Listing:
+    """The listing's records as rows: nested jaxprs and repeated blocks as rows holding theirs."""
+    filtered = report.n_eqns >= FILTER_FROM and len(report.primitive_counts) > 1
+    filters = tuple(name for name, _ in report.top_primitives(FILTER_PRIMITIVES)) if filtered else ()
+    titles = {var: f"{kind}: {name} ({kind_type})" for kind, var, name, kind_type in legend_rows}
     codes = [r.short_text() if r.kind == "eqn" else r.text for r in records if r.kind in ("open", "eqn", "close")]
-    listing_id = (ids or ContentIds()).new("\n".join([*codes, *(primitives or [])]))
-    highlighted = highlight("\n".join(codes), LEXERS["jaxpr"](), theme.html_formatter()).split("\n")
-    highlighted = [_linked(code, names or {}) for code in highlighted]
-    variables = {name for code in highlighted for name in re.findall(r'data-v="([A-Za-z]+)"', code)}
-    primitives = (primitives or [])[:FILTER_PRIMITIVES]
-    lines = iter(highlighted)
-    out = [
-        _viewer_style(listing_id, variables, primitives),
-        f'<div class="jm-viewer" id="{listing_id}">',
-        VIEWER_HINT,
-        _filter_bar(listing_id, primitives),
-        '<div class="jm-listing jm-code">',
-    ]
+    values = values_view.equation_values(report) if report.show_values else {}
+    rows = _Rows(iter(code_lines(codes, "jaxpr", titles)), values)
     for r in records:
-        pad = f' style="padding-left:{2 * r.depth + (1 if r.kind == "eqn" else 0)}ch"'
-        if r.kind == "open":
-            code = next(lines)
-            if r.depth == 0:
-                out.append(f'<div class="jm-l"{pad}><span class="jm-code">{code}</span></div>')
-            else:
-                n = f"{r.n_eqns} equation{'s' * (r.n_eqns != 1)}"
-                out.append(
-                    f'<details class="jm-nested"><summary style="padding-left:{2 * r.depth}ch">'
-                    f'<b>{escape(r.title)}</b>{_landmark_html(r.landmark)} · {n} <span class="jm-muted">{code}</span></summary>'
-                )
-        elif r.kind == "eqn":
-            code = next(lines)
-            if r.opens_group:
-                chain = _made_by(r)  # the calls that made this run of equations, on hover
-                place = f"{r.source.file}:{r.source.line}" if r.source is not None else ""
-                title = escape(f"made by:\n{chain}" if chain else place)
-                heading, count = group_heading(r)
-                out.append(
-                    f'<div class="jm-l jm-srcrow"{pad}><span class="jm-src" title="{title}">{escape(heading)}</span>'
-                    f'<span class="jm-muted">{escape(count)}</span></div>'
-                )
-            title = f' title="{escape(r.text)}"' if r.short_text() != r.text else ""  # whole on hover
-            where = f' data-src="  # {escape(r.source.label)}"' if r.source is not None else ""
-            shown, first = (values or {}).get(r.path, ("", False))
-            value = (
-                f'<span class="jm-value{" jm-nonfinite" if first else ""}">⇒ {escape(shown)}</span>' if shown else ""
-            )
-            out.append(
-                f'<div class="jm-l jm-eqn" data-primitive="{escape(r.primitive)}"{where}{pad}{title}>'
-                f'<span class="jm-code">{code}</span>{value}</div>'
-            )
-        elif r.kind == "repeat":
-            out.append(
-                f'<details class="jm-nested jm-repeat"><summary{pad}><b>{escape(repeat_text(r))}</b> '
-                f'<span class="jm-muted">· {r.times - 1} more copies of the block above</span></summary>'
-            )
-        elif r.kind == "repeat_end":
-            out.append("</details>")
-        elif r.kind == "more":
-            out.append(f'<div class="jm-more"{pad}>{escape(r.text)}</div>')
-        elif r.kind == "close":
-            code = next(lines)
-            out.append(f'<div class="jm-l"{pad}><span class="jm-code">  {code}</span></div>')
-            if r.depth > 0:
-                out.append("</details>")
-    out.append("</div></div>")
-    return "".join(out)
+        getattr(rows, r.kind)(r)
+    return Listing(tuple(rows.stack[0]), filters)
 
 
-def _cost_html(report) -> str:
-    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in _cost_rows(report))
-    return f'<table class="jm-table jm-cost"><tr><th>XLA estimate</th><th></th></tr>{rows}</table>'
+class _Rows:
+    """Records to rows, one method per record kind: each nested jaxpr and repeated block gathers
+    its rows until its end, then becomes one row of the block around it."""
+
+    def __init__(self, lines, values: dict):
+        self.lines, self.values = lines, values
+        self.stack: list[list] = [[]]  # the rows of each block still open, the outermost first
+        self.opened: list[tuple[Record, Code | None]] = []  # each open block's record and header
+
+    def open(self, r: Record) -> None:
+        if r.depth == 0:
+            self.stack[-1].append(CodeRow(0, next(self.lines)))
+            return
+        self.opened.append((r, next(self.lines)))
+        self.stack.append([])
+
+    def repeat(self, r: Record) -> None:
+        self.opened.append((r, None))
+        self.stack.append([])
+
+    def eqn(self, r: Record) -> None:
+        if r.opens_group:
+            heading, count = group_heading(r)
+            place = f"{r.source.file}:{r.source.line}" if r.source is not None else ""
+            self.stack[-1].append(PlaceRow(r.depth, Place(heading, count, place, _made_by(r))))
+        shown, first = self.values.get(r.path, ("", False))
+        label = r.source.label if r.source is not None else ""
+        self.stack[-1].append(EquationRow(r.depth, next(self.lines), r.text, r.primitive, label, shown, first))
+
+    def more(self, r: Record) -> None:
+        self.stack[-1].append(NoteRow(r.depth, r.text))
+
+    def close(self, r: Record) -> None:
+        self.stack[-1].append(CodeRow(r.depth, next(self.lines), lead="  "))
+        if r.depth > 0:
+            self.repeat_end(r)
+
+    def repeat_end(self, r: Record) -> None:
+        """Ends the innermost open block: its rows become one ``Nested`` or ``Repeat`` row."""
+        rows = tuple(self.stack.pop())
+        record, header = self.opened.pop()
+        if record.kind == "repeat":
+            self.stack[-1].append(Repeat(record.depth, repeat_text(record), record.times - 1, rows))
+        else:
+            n = f"{record.n_eqns} equation{'s' * (record.n_eqns != 1)}"
+            self.stack[-1].append(Nested(record.depth, record.title, landmark_text(record.landmark), n, header, rows))

@@ -1,0 +1,257 @@
+"""The form a report is turned into once, for both of its views: blocks, rows, code spans and places.
+
+A renderer builds a tuple of blocks from its report (``blocks(report)``); ``blocks_text`` and
+``blocks_html`` each walk any such tuple, so what a view says is decided in one place and only
+the markup differs. Code arrives as spans made from Pygments' tokens, never as highlighted HTML
+read back.
+
+>>> (line,) = code_lines(["b:f32[3] = sin a"], "jaxpr")
+>>> [(s.text, s.token, s.variable, s.binder) for s in line.spans if s.variable]
+[('b', 'nv', 'b', True), ('a', 'nv', 'a', False)]
+>>> line.text
+'b:f32[3] = sin a'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Union
+
+from pygments.token import STANDARD_TYPES, Name, Punctuation
+
+from jaxmagic.render.lexers import LEXERS
+
+# ----------------------------------------------------------------------------------------------
+# code spans
+
+
+@dataclass(frozen=True)
+class Span:
+    """A piece of code: its ``text``, Pygments' short class of its token (``nv``, ``kt``; empty
+    for plain text), and for a jaxpr variable its name, whether it is bound here, its hover text."""
+
+    text: str
+    token: str = ""
+    variable: str = ""
+    binder: bool = False
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Code:
+    """One line of code as spans."""
+
+    spans: tuple[Span, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return "".join(span.text for span in self.spans)
+
+    @property
+    def variables(self) -> set[str]:
+        return {span.variable for span in self.spans if span.variable}
+
+
+def token_class(ttype) -> str:
+    """Pygments' short CSS class of a token type, as its HTML formatter names it.
+
+    >>> from pygments.token import Keyword, Name
+    >>> token_class(Keyword.Type), token_class(Name.Variable.Magic)
+    ('kt', 'vm')
+    """
+    name, suffix = STANDARD_TYPES.get(ttype), ""
+    while name is None:
+        suffix = ttype[-1] + suffix
+        ttype = ttype.parent
+        name = STANDARD_TYPES.get(ttype)
+    return name + suffix
+
+
+def code_lines(texts: Iterable[str], language: str, titles: dict[str, str] | None = None) -> list[Code]:
+    """Each of ``texts`` (one line each) as ``Code``, lexed in one pass by jaxmagic's lexer for
+    ``language``. A jaxpr variable's span carries its name (letters only, as JAX names them),
+    whether a ``:`` and a type follow (its binding), and its hover text from ``titles``."""
+    titles = titles or {}
+    tokens = list(LEXERS[language](stripnl=False, ensurenl=False).get_tokens("\n".join(texts)))
+    lines: list[Code] = []
+    spans: list[Span] = []
+    for i, (ttype, value) in enumerate(tokens):
+        for k, part in enumerate(value.split("\n")):
+            if k:
+                lines.append(Code(tuple(spans)))
+                spans = []
+            if not part:
+                continue
+            token = token_class(ttype)
+            if ttype is Name.Variable and part.isalpha() and part.isascii():
+                following = tokens[i + 1] if i + 1 < len(tokens) else None
+                binder = following is not None and following[0] is Punctuation and following[1] == ":"
+                spans.append(Span(part, token, variable=part, binder=binder, title=titles.get(part, "")))
+            elif spans and spans[-1].token == token and not spans[-1].variable:
+                spans[-1] = Span(spans[-1].text + part, token)  # one span for a run of one kind
+            else:
+                spans.append(Span(part, token))
+    lines.append(Code(tuple(spans)))
+    return lines
+
+
+# ----------------------------------------------------------------------------------------------
+# the rows of a listing
+
+
+@dataclass(frozen=True)
+class Place:
+    """The user's line that made a run of equations: its ``heading`` (``# In [2] line 3: ...``),
+    how many equations it made (``count``), and for hover its ``location`` and call ``chain``."""
+
+    heading: str
+    count: str = ""
+    location: str = ""
+    chain: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CodeRow:
+    """A line of the listing that is not an equation: a block's header or its closing line."""
+
+    depth: int
+    code: Code
+    lead: str = ""
+
+
+@dataclass(frozen=True)
+class PlaceRow:
+    depth: int
+    place: Place
+
+
+@dataclass(frozen=True)
+class EquationRow:
+    """An equation: ``code`` as shown in a notebook, ``whole`` its whole text, its primitive, the
+    label of its source line, and with ``--values`` what it computed."""
+
+    depth: int
+    code: Code
+    whole: str
+    primitive: str
+    label: str = ""
+    value: str = ""
+    nonfinite: bool = False
+
+
+@dataclass(frozen=True)
+class NoteRow:
+    """A line about the listing itself: ``… 12 more equations``."""
+
+    depth: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Nested:
+    """A nested jaxpr (an inner jit, a branch, a loop body): folded in a notebook, indented in text."""
+
+    depth: int
+    title: str
+    landmark: str
+    count: str
+    header: Code
+    rows: tuple[Row, ...]
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """Further copies of the block just shown: ``what`` (``layer ×50, 6 equations each``), and the
+    copies' rows (a notebook unfolds them; text leaves them out)."""
+
+    depth: int
+    what: str
+    more: int
+    rows: tuple[Row, ...]
+
+
+Row = Union[CodeRow, PlaceRow, EquationRow, NoteRow, Nested, Repeat]
+
+
+# ----------------------------------------------------------------------------------------------
+# blocks
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A jaxpr as rows, with the primitives a notebook offers as filters."""
+
+    rows: tuple[Row, ...]
+    filters: tuple[str, ...] = ()
+
+    def variables(self) -> set[str]:
+        found: set[str] = set()
+        stack = list(self.rows)
+        while stack:
+            row = stack.pop()
+            if isinstance(row, (Nested, Repeat)):
+                stack += row.rows
+            if isinstance(row, Nested):
+                found |= row.header.variables
+            elif isinstance(row, (CodeRow, EquationRow)):
+                found |= row.code.variables
+        return found
+
+
+@dataclass(frozen=True)
+class LegendRow:
+    """A top-level input or output: ``in`` or ``out``, its variable, what it stands for, its type."""
+
+    kind: str
+    variable: str
+    stands_for: str
+    type: str
+
+
+@dataclass(frozen=True)
+class Legend:
+    rows: tuple[LegendRow, ...]
+
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """Module text (StableHLO, HLO) as lines of ``Code``, and a note on what was cut."""
+
+    language: str
+    lines: tuple[Code, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class KeyValues:
+    """A two-column table under a heading: ``XLA estimate``, ``FLOPs  1,024``."""
+
+    heading: str
+    rows: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One line of advice."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Fold:
+    """Blocks a notebook shows folded under ``summary``; text shows them in place."""
+
+    summary: str
+    blocks: tuple[Block, ...]
+    css: str = "jm-details"
+
+
+@dataclass(frozen=True)
+class Prerendered:
+    """A view whose renderer is not yet walked from blocks: its text and its HTML, made when asked."""
+
+    text: Callable[[], str] = field(compare=False)
+    html: Callable[[], str] = field(compare=False)
+
+
+Block = Union[Listing, Legend, CodeBlock, KeyValues, Hint, Fold, Prerendered]

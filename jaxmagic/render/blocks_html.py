@@ -1,0 +1,228 @@
+"""Any view's blocks (``jaxmagic.render.blocks``) as HTML: scoped CSS, folds as ``<details>``.
+
+A listing becomes a viewer in plain HTML and CSS, so that it works wherever the output is shown
+(exported notebooks included): hovering a variable lights its definition and uses, a filter shows
+one primitive's equations. Element ids are hashes of what they scope (``jaxmagic.render.ids``).
+
+>>> from jaxmagic.render.blocks import Hint, code_lines
+>>> html((Hint("a <hint>"),))
+'<div class="jm-hint">a &lt;hint&gt;</div>'
+>>> code(code_lines(["b:f32[] = sin a"], "jaxpr")[0])[:47]
+'<span class="jm-tnv jm-def" data-v="b">b</span>'
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from jaxmagic.render.blocks import (
+    Block,
+    Code,
+    CodeBlock,
+    CodeRow,
+    EquationRow,
+    Fold,
+    Hint,
+    KeyValues,
+    Legend,
+    LegendRow,
+    Listing,
+    Nested,
+    NoteRow,
+    PlaceRow,
+    Prerendered,
+    Repeat,
+    Row,
+)
+from jaxmagic.render.ids import ContentIds
+from jaxmagic.render.theme import TOKEN_PREFIX, escape
+
+MAX_HIGHLIGHTED_VARIABLES = 1200  # past this, no hover highlight (its style would outweigh the listing)
+LEGEND_ROWS = 6  # inputs, then outputs, shown before the legend folds the rest
+JAXPR_DOCS = "https://docs.jax.dev/en/latest/jaxpr.html"
+VIEWER_HINT = (
+    '<div class="jm-muted jm-viewer-hint">hover a variable to see its uses; click ▸ to unfold · '
+    f'<a href="{JAXPR_DOCS}" target="_blank" rel="noopener">how to read a jaxpr</a></div>'
+)
+
+
+def html(blocks: Iterable[Block], ids: ContentIds | None = None) -> str:
+    """The blocks one after another; ``ids`` gives the output's element ids (one per output)."""
+    ids = ids if ids is not None else ContentIds()
+    return "".join(_block(block, ids) for block in blocks)
+
+
+def code(line: Code) -> str:
+    """A line of code as spans with jaxmagic's token classes; a variable marked by name
+    (``data-v``), its binding as ``jm-def``, with its hover text."""
+    out = []
+    for span in line.spans:
+        text = escape(span.text)
+        if span.variable:
+            kind = f"{TOKEN_PREFIX}{span.token}{' jm-def' if span.binder else ''}"
+            title = f' title="{escape(span.title)}"' if span.title else ""
+            out.append(f'<span class="{kind}" data-v="{escape(span.variable)}"{title}>{text}</span>')
+        elif span.token and span.token != "w":
+            out.append(f'<span class="{TOKEN_PREFIX}{span.token}">{text}</span>')
+        else:
+            out.append(text)
+    return "".join(out)
+
+
+def _block(block: Block, ids: ContentIds) -> str:
+    if isinstance(block, Listing):
+        return _listing(block, ids)
+    if isinstance(block, Legend):
+        return _legend(block.rows)
+    if isinstance(block, CodeBlock):
+        lines = "\n".join(code(line) for line in block.lines)
+        note = f'<div class="jm-more">{escape(block.note)}</div>' if block.note else ""
+        return f'<pre class="jm-block jm-{escape(block.language)}">{lines}\n</pre>{note}'
+    if isinstance(block, KeyValues):
+        rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in block.rows)
+        return f'<table class="jm-table jm-cost"><tr><th>{escape(block.heading)}</th><th></th></tr>{rows}</table>'
+    if isinstance(block, Hint):
+        return f'<div class="jm-hint">{escape(block.text)}</div>'
+    if isinstance(block, Fold):
+        return (
+            f'<details class="{escape(block.css)}"><summary class="jm-muted">{escape(block.summary)}</summary>'
+            f"{html(block.blocks, ids)}</details>"
+        )
+    if isinstance(block, Prerendered):
+        return block.html()
+    raise TypeError(f"not a block: {block!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# the listing
+
+
+def _listing(listing: Listing, ids: ContentIds) -> str:
+    rows = "".join(_rows(listing.rows))
+    listing_id = ids.new("\n".join([rows, *listing.filters]))
+    return (
+        f"{_viewer_style(listing_id, listing.variables(), listing.filters)}"
+        f'<div class="jm-viewer" id="{listing_id}">{VIEWER_HINT}{_filter_bar(listing_id, listing.filters)}'
+        f'<div class="jm-listing jm-code">{rows}</div></div>'
+    )
+
+
+def _viewer_style(listing_id: str, variables: set[str], primitives: Iterable[str]) -> str:
+    """The listing's own rules, scoped to it: hovering a variable lights its definition and every
+    use; a checked primitive filter shows only that primitive's equations (plain CSS ``:has``:
+    no script, so it works wherever the HTML is shown, exported notebooks included)."""
+    scope = f"#{listing_id}"
+    rules = []
+    if len(variables) <= MAX_HIGHLIGHTED_VARIABLES:
+        rules += [
+            f'{scope}:has([data-v="{v}"]:hover) [data-v="{v}"]{{background:var(--jm-highlight);border-radius:2px}}'
+            for v in sorted(variables)
+        ]
+    for i, primitive in enumerate(primitives):
+        rules.append(
+            f'{scope}:has(#{listing_id}-f{i}:checked) .jm-eqn:not([data-primitive="{escape(primitive)}"]),'
+            f"{scope}:has(#{listing_id}-f{i}:checked) .jm-srcrow{{display:none}}"
+        )
+        rules.append(f"{scope}:has(#{listing_id}-f{i}:checked) .jm-eqn::after{{content:attr(data-src)}}")
+    return f"<style>{''.join(rules)}</style>"
+
+
+def _filter_bar(listing_id: str, primitives: tuple[str, ...]) -> str:
+    """Radio buttons: all equations, or only those of one of the most frequent primitives."""
+    if not primitives:
+        return ""
+    options = [("all", "all equations", True)] + [(f"f{i}", p, False) for i, p in enumerate(primitives)]
+    buttons = "".join(
+        f'<label><input type="radio" name="{listing_id}-filter" id="{listing_id}-{key}"'
+        f"{' checked' if checked else ''}> {escape(label)}</label>"
+        for key, label, checked in options
+    )
+    return f'<div class="jm-filter"><span class="jm-muted">show:</span>{buttons}</div>'
+
+
+def _pad(depth: int) -> str:
+    return f' style="padding-left:{depth}ch"'
+
+
+def _rows(rows: Iterable[Row]) -> Iterable[str]:
+    for row in rows:
+        if isinstance(row, EquationRow):
+            yield _equation(row)
+        elif isinstance(row, PlaceRow):
+            place = row.place
+            title = escape("made by:\n" + "\n".join(place.chain) if place.chain else place.location)
+            yield (
+                f'<div class="jm-l jm-srcrow"{_pad(2 * row.depth + 1)}><span class="jm-src" title="{title}">'
+                f'{escape(place.heading)}</span><span class="jm-muted">{escape(place.count)}</span></div>'
+            )
+        elif isinstance(row, CodeRow):
+            yield f'<div class="jm-l"{_pad(2 * row.depth)}><span class="jm-code">{escape(row.lead)}{code(row.code)}</span></div>'
+        elif isinstance(row, NoteRow):
+            yield f'<div class="jm-more"{_pad(2 * row.depth)}>{escape(row.text)}</div>'
+        elif isinstance(row, Nested):
+            landmark = f' <span class="jm-landmark">({escape(row.landmark)})</span>' if row.landmark else ""
+            yield (
+                f'<details class="jm-nested"><summary style="padding-left:{2 * row.depth}ch">'
+                f"<b>{escape(row.title)}</b>{landmark} · {escape(row.count)} "
+                f'<span class="jm-muted">{code(row.header)}</span></summary>'
+            )
+            yield from _rows(row.rows)
+            yield "</details>"
+        elif isinstance(row, Repeat):
+            yield (
+                f'<details class="jm-nested jm-repeat"><summary{_pad(2 * row.depth)}><b>{escape(row.what)}</b> '
+                f'<span class="jm-muted">· {row.more} more copies of the block above</span></summary>'
+            )
+            yield from _rows(row.rows)
+            yield "</details>"
+
+
+def _equation(row: EquationRow) -> str:
+    title = f' title="{escape(row.whole)}"' if row.code.text != row.whole else ""  # whole on hover
+    where = f' data-src="  # {escape(row.label)}"' if row.label else ""
+    value = ""
+    if row.value:
+        value = f'<span class="jm-value{" jm-nonfinite" if row.nonfinite else ""}">⇒ {escape(row.value)}</span>'
+    return (
+        f'<div class="jm-l jm-eqn" data-primitive="{escape(row.primitive)}"{where}{_pad(2 * row.depth + 1)}{title}>'
+        f'<span class="jm-code">{code(row.code)}</span>{value}</div>'
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# the legend
+
+
+def _legend(rows: tuple[LegendRow, ...]) -> str:
+    """Which argument each input variable is, and what each output is, as the user writes it;
+    past ``LEGEND_ROWS`` inputs or outputs, the rest folded with their count."""
+    if not rows:
+        return ""
+    header = (
+        '<tr><th class="jm-left"></th><th class="jm-left">variable</th><th class="jm-left">stands for</th>'
+        '<th class="jm-left">type</th></tr>'
+    )
+
+    def cells(chosen) -> str:
+        return "".join(
+            f'<tr title="{escape(r.stands_for)}: {escape(r.type)}"><td class="jm-muted">{escape(r.kind)}</td>'
+            f'<td><code class="jm-var">{escape(r.variable)}</code></td><td><code>{escape(r.stands_for)}</code></td>'
+            f'<td class="jm-muted"><code>{escape(r.type)}</code></td></tr>'
+            for r in chosen
+        )
+
+    shown, folded = [], []
+    for kind in ("in", "out"):
+        of_kind = [row for row in rows if row.kind == kind]
+        shown += of_kind[:LEGEND_ROWS]
+        folded += of_kind[LEGEND_ROWS:]
+    table_ = f'<table class="jm-table jm-legend">{header}{cells(shown)}</table>'
+    if not folded:
+        return table_
+    kinds = " and ".join(
+        f"{sum(r.kind == k for r in folded)} more {k}puts" for k in ("in", "out") if any(r.kind == k for r in folded)
+    )
+    return (
+        f'{table_}<details class="jm-details jm-legend-more"><summary class="jm-muted">{escape(kinds)}</summary>'
+        f'<table class="jm-table jm-legend">{header}{cells(folded)}</table></details>'
+    )
