@@ -14,6 +14,7 @@ read back.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Union
 
@@ -52,6 +53,7 @@ class Code:
         return {span.variable for span in self.spans if span.variable}
 
 
+@functools.cache
 def token_class(ttype) -> str:
     """Pygments' short CSS class of a token type, as its HTML formatter names it.
 
@@ -73,26 +75,37 @@ def code_lines(texts: Iterable[str], language: str, titles: dict[str, str] | Non
     whether a ``:`` and a type follow (its binding), and its hover text from ``titles``."""
     titles = titles or {}
     tokens = list(LEXERS[language](stripnl=False, ensurenl=False).get_tokens("\n".join(texts)))
-    lines: list[Code] = []
-    spans: list[Span] = []
+    lines: list[list[tuple]] = [[]]  # per line: (token type, text, whether ``:`` follows)
     for i, (ttype, value) in enumerate(tokens):
+        binds = i + 1 < len(tokens) and tokens[i + 1][0] is Punctuation and tokens[i + 1][1] == ":"
         for k, part in enumerate(value.split("\n")):
             if k:
-                lines.append(Code(tuple(spans)))
-                spans = []
-            if not part:
-                continue
-            token = token_class(ttype)
-            if ttype is Name.Variable and part.isalpha() and part.isascii():
-                following = tokens[i + 1] if i + 1 < len(tokens) else None
-                binder = following is not None and following[0] is Punctuation and following[1] == ":"
-                spans.append(Span(part, token, variable=part, binder=binder, title=titles.get(part, "")))
-            elif spans and spans[-1].token == token and not spans[-1].variable:
-                spans[-1] = Span(spans[-1].text + part, token)  # one span for a run of one kind
-            else:
-                spans.append(Span(part, token))
-    lines.append(Code(tuple(spans)))
-    return lines
+                lines.append([])
+            if part:
+                lines[-1].append((ttype, part, binds))
+    return [Code(tuple(_spans(line, titles))) for line in lines]
+
+
+def _is_variable(ttype, text: str) -> bool:
+    return ttype is Name.Variable and text.isalpha() and text.isascii()
+
+
+def _spans(tokens: list[tuple], titles: dict[str, str]) -> Iterable[Span]:
+    """One line's tokens as spans: a variable each, and a run of tokens of one class as one."""
+    run: list[str] = []
+    run_class = ""
+    for ttype, text, binds in tokens:
+        variable = _is_variable(ttype, text)
+        if run and (variable or token_class(ttype) != run_class):
+            yield Span("".join(run), run_class)
+            run = []
+        if variable:
+            yield Span(text, "nv", variable=text, binder=binds, title=titles.get(text, ""))
+        else:
+            run.append(text)
+            run_class = token_class(ttype)
+    if run:
+        yield Span("".join(run), run_class)
 
 
 # ----------------------------------------------------------------------------------------------
