@@ -48,7 +48,7 @@ def test_under_grad_the_same_line_heads_its_forward_and_its_backward_run(run):
     assert sum(counts) == truth
 
 
-def test_html_puts_the_source_text_on_its_own_row_and_cuts_long_parameters(run):
+def test_html_puts_the_source_text_on_its_own_row_and_cuts_long_lines_to_the_width(run):
     run("def mlp(w, x):\n    return jnp.tanh(x @ w)\nw = jnp.ones((4, 3))\nx = jnp.ones((5, 4))").assert_ok()
     shown = run("%jaxpr mlp(w, x)").assert_ok()
     row = re.search(
@@ -62,6 +62,8 @@ def test_html_puts_the_source_text_on_its_own_row_and_cuts_long_parameters(run):
     assert dot and "preferred_element_type=float32]" in dot.group(1)  # whole on hover
     code = re.search(r'data-primitive="dot_general"[^>]*>(.*?)</div>', shown.html).group(1)
     shown_code = re.sub(r"<[^>]+>", "", code)
-    assert shown_code.endswith("…] b a") and "preferred_element_type=float32" not in shown_code
+    # whole in the markup: the stylesheet cuts it to the output's width, not a count of characters
+    assert shown_code.endswith("preferred_element_type=float32] b a") and "…" not in shown_code
+    assert re.search(r"\.jm-l \.jm-code\{[^}]*overflow:hidden;text-overflow:ellipsis", shown.html)
     report = run("r = %jaxpr -o mlp(w, x)\nr").assert_ok().result
     assert "preferred_element_type=float32" in report.text  # whole in the report

@@ -140,12 +140,11 @@ class PlaceRow:
 
 @dataclass(frozen=True)
 class EquationRow:
-    """An equation: ``code`` as shown in a notebook, ``whole`` its whole text, its primitive, the
-    label of its source line, and with ``--values`` what it computed."""
+    """An equation: its whole ``code`` (a notebook cuts it to its column's width), its primitive,
+    the label of its source line, and with ``--values`` what it computed."""
 
     depth: int
     code: Code
-    whole: str
     primitive: str
     label: str = ""
     value: str = ""

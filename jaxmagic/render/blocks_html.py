@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from jaxmagic.render import theme
 from jaxmagic.render.blocks import (
     Block,
     Code,
@@ -40,9 +41,11 @@ from jaxmagic.render.theme import TOKEN_PREFIX, escape
 MAX_HIGHLIGHTED_VARIABLES = 1200  # past this, no hover highlight (its style would outweigh the listing)
 LEGEND_ROWS = 6  # inputs, then outputs, shown before the legend folds the rest
 JAXPR_DOCS = "https://docs.jax.dev/en/latest/jaxpr.html"
+# How to use the viewer, until this listing's variables are hovered or a block is unfolded (the
+# stylesheet then hides it); the link stays.
 VIEWER_HINT = (
-    '<div class="jm-muted jm-viewer-hint">hover a variable to see its uses; click ▸ to unfold · '
-    f'<a href="{JAXPR_DOCS}" target="_blank" rel="noopener">how to read a jaxpr</a></div>'
+    '<div class="jm-muted jm-viewer-hint"><span class="jm-usage-hint">hover a variable to see its uses; '
+    f'click ▸ to unfold · </span><a href="{JAXPR_DOCS}" target="_blank" rel="noopener">how to read a jaxpr</a></div>'
 )
 
 
@@ -164,7 +167,7 @@ def _rows(rows: Iterable[Row]) -> Iterable[str]:
             yield (
                 f'<details class="jm-nested"><summary style="padding-left:{2 * row.depth}ch">'
                 f"<b>{escape(row.title)}</b>{landmark} · {escape(row.count)} "
-                f'<span class="jm-muted">{code(row.header)}</span></summary>'
+                f'<span class="jm-muted" title="{escape(row.header.text)}">{code(row.header)}</span></summary>'
             )
             yield from _rows(row.rows)
             yield "</details>"
@@ -178,7 +181,8 @@ def _rows(rows: Iterable[Row]) -> Iterable[str]:
 
 
 def _equation(row: EquationRow) -> str:
-    title = f' title="{escape(row.whole)}"' if row.code.text != row.whole else ""  # whole on hover
+    whole = row.code.text  # cut by the stylesheet to the column's width, whole on hover
+    title = f' title="{escape(whole)}"' if len(whole) > theme.CODE_COLUMN else ""
     where = f' data-src="  # {escape(row.label)}"' if row.label else ""
     value = ""
     if row.value:

@@ -78,7 +78,7 @@ def _rows(rows: Iterable[Row]) -> Iterable[str]:
         pad = INDENT * (2 * row.depth)
         if isinstance(row, EquationRow):
             value = f"   ⇒ {row.value}{'   ◀ first NaN/inf' if row.nonfinite else ''}" if row.value else ""
-            yield f"{pad}{INDENT}{row.whole}{value}"  # whole: a terminal has no hover
+            yield f"{pad}{INDENT}{row.code.text}{value}"
         elif isinstance(row, PlaceRow):
             count = f"  · {row.place.count}" if row.place.count else ""
             yield f"{pad}{INDENT}{row.place.heading}{count}"

@@ -327,7 +327,7 @@ def _listing(report, records: list[Record], legend_rows) -> Listing:
     filtered = report.n_eqns >= FILTER_FROM and len(report.primitive_counts) > 1
     filters = tuple(name for name, _ in report.top_primitives(FILTER_PRIMITIVES)) if filtered else ()
     titles = {var: f"{kind}: {name} ({kind_type})" for kind, var, name, kind_type in legend_rows}
-    codes = [r.short_text() if r.kind == "eqn" else r.text for r in records if r.kind in ("open", "eqn", "close")]
+    codes = [r.text for r in records if r.kind in ("open", "eqn", "close")]
     values = values_view.equation_values(report) if report.show_values else {}
     rows = _Rows(iter(code_lines(codes, "jaxpr", titles)), values)
     for r in records:
@@ -362,7 +362,7 @@ class _Rows:
             self.stack[-1].append(PlaceRow(r.depth, Place(heading, count, place, _made_by(r))))
         shown, first = self.values.get(r.path, ("", False))
         label = r.source.label if r.source is not None else ""
-        self.stack[-1].append(EquationRow(r.depth, next(self.lines), r.text, r.primitive, label, shown, first))
+        self.stack[-1].append(EquationRow(r.depth, next(self.lines), r.primitive, label, shown, first))
 
     def more(self, r: Record) -> None:
         self.stack[-1].append(NoteRow(r.depth, r.text))

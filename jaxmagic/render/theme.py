@@ -17,6 +17,7 @@ import html
 from pygments.formatters import HtmlFormatter
 
 ROOT_CLASS = "jaxmagic"
+CODE_COLUMN = 44  # characters: the narrowest a listing's code column gets (longer lines are cut to the width)
 TOKEN_PREFIX = "jm-t"
 
 # Pygments' short token class -> colour role. Each role has a colour for light and for dark
@@ -39,23 +40,24 @@ _TOKEN_ROLES = {
     "s": "string",
     "s1": "string",
     "s2": "string",
-    "c": "comment",
-    "c1": "comment",
-    "cm": "comment",
+    "c": "muted",
+    "c1": "muted",
+    "cm": "muted",
     "o": "meta",
-    "gu": "comment",
+    "gu": "muted",
 }
-_ROLE_COLOURS = {  # role -> (on a light background, on a dark one)
-    "keyword": ("#006e00", "#7fd67f"),
-    "type": ("#0050a0", "#7cc0ff"),
+_ROLE_COLOURS = {  # role -> (on a light background, on a dark one); one hue per meaning, and none
+    # of the hues that mean something else in the views (red: an error, orange: a warning, green:
+    # advice that helps); keywords are bold in the text's own colour
+    "keyword": ("#212121", "#e6e6e6"),
+    "type": ("#00696f", "#5fd3d9"),
     "function": ("#0000d0", "#9ab8ff"),
     "variable": ("#212121", "#e6e6e6"),
-    "attribute": ("#7d4e00", "#e8b96a"),
-    "number": ("#006b3c", "#9fe0b0"),
+    "attribute": ("#6b5a4a", "#c9b8a8"),
+    "number": ("#a0005a", "#ff8ac4"),
     "meta": ("#7b1fb0", "#d9b0ff"),
-    "string": ("#b01c1c", "#ff9a90"),
-    "comment": ("#3a6666", "#a5cccc"),
-    "muted": ("#555555", "#b3b3b3"),  # secondary text: labels, counts, source rows
+    "string": ("#5c5c00", "#d6d66a"),
+    "muted": ("#555555", "#b3b3b3"),  # secondary text: labels, counts, source rows, comments
 }
 DARK = 'body[data-jp-theme-light="false"]'  # JupyterLab's and Notebook 7's dark themes, nbconvert's too
 
@@ -82,11 +84,13 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-listing{{border-left:3px solid var(--jp-border-color2,#e0e0e0);padding:2px 0 2px 8px;
   background:var(--jp-cell-editor-background,#f7f7f7);border-radius:2px}}
 .{ROOT_CLASS} .jm-l{{white-space:pre;display:flex;gap:2ch}}
-.{ROOT_CLASS} .jm-l .jm-code{{flex:0 0 auto;min-width:44ch}}
+.{ROOT_CLASS} .jm-l .jm-code{{flex:0 1 auto;min-width:{CODE_COLUMN}ch;overflow:hidden;text-overflow:ellipsis}}
+.{ROOT_CLASS} .jm-l:not(.jm-eqn) .jm-code{{white-space:pre-wrap;overflow-wrap:anywhere}}
+.{ROOT_CLASS} .jm-l .jm-value{{flex:0 0 auto}}
 .{ROOT_CLASS} .jm-src{{color:var(--jm-muted);font-style:italic;font-family:var(--jp-code-font-family,monospace);
   font-size:var(--jp-code-font-size,13px);white-space:pre-wrap;overflow-wrap:anywhere}}
 .{ROOT_CLASS} .jm-srcrow{{white-space:normal;margin-top:2px}}
-.{ROOT_CLASS} details.jm-nested>summary{{cursor:pointer;white-space:pre;font-family:var(--jp-code-font-family,monospace);
+.{ROOT_CLASS} details.jm-nested>summary{{cursor:pointer;white-space:pre;overflow:hidden;text-overflow:ellipsis;font-family:var(--jp-code-font-family,monospace);
   font-size:var(--jp-code-font-size,13px);color:var(--jm-muted)}}
 .{ROOT_CLASS} details.jm-nested>summary:hover{{color:var(--jp-content-font-color1,#212121)}}
 .{ROOT_CLASS} details>summary{{list-style:none}}
@@ -100,6 +104,7 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-eqn::after{{color:var(--jm-muted);font-style:italic}}
 .{ROOT_CLASS} .jm-more{{font-style:italic;color:var(--jm-muted);white-space:pre}}
 .{ROOT_CLASS} .jm-viewer-hint{{font-size:90%;margin:2px 0}}
+.{ROOT_CLASS} .jm-viewer:has(details[open],[data-v]:hover) .jm-usage-hint{{visibility:hidden}}
 .{ROOT_CLASS} .jm-kernel-source{{color:var(--jm-muted)}}
 .{ROOT_CLASS} table.jm-table{{border-collapse:collapse;margin:4px 0;font-variant-numeric:tabular-nums}}
 .{ROOT_CLASS} table.jm-table th,.{ROOT_CLASS} table.jm-table td{{padding:2px 10px;text-align:right;
@@ -129,8 +134,8 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-nonfinite{{color:var(--jp-error-color1,#d32f2f);font-weight:600}}
 .{ROOT_CLASS} .jm-bar-trace{{fill:#8e24aa}}
 .{ROOT_CLASS} .jm-bar-lower{{fill:#3949ab}}
-.{ROOT_CLASS} .jm-bar-compile{{fill:var(--jp-warn-color1,#f57c00)}}
-.{ROOT_CLASS} .jm-bar-run{{fill:var(--jp-success-color1,#388e3c)}}
+.{ROOT_CLASS} .jm-bar-compile{{fill:#00838f}}
+.{ROOT_CLASS} .jm-bar-run{{fill:var(--jp-brand-color1,#1976d2)}}
 .{ROOT_CLASS} .jm-whisker{{stroke:var(--jp-content-font-color1,#212121);stroke-width:1}}
 .{ROOT_CLASS} .jm-key{{white-space:nowrap;font-weight:normal;margin-left:6px}}
 .{ROOT_CLASS} ul.jm-warnings,.{ROOT_CLASS} ul.jm-notes{{margin:4px 0;padding-left:18px}}
