@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Union
+from typing import Any, Callable, Iterable, Union
 
 from pygments.token import STANDARD_TYPES, Name, Punctuation
 
@@ -251,11 +251,64 @@ class Hint:
 
 @dataclass(frozen=True)
 class Fold:
-    """Blocks a notebook shows folded under ``summary``; text shows them in place."""
+    """Blocks a notebook shows folded under its ``title`` (bold) and ``summary``; text shows
+    them in place."""
 
     summary: str
     blocks: tuple[Block, ...]
     css: str = "jm-details"
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence the words layer wrote (``Words``, or a plain string); ``css`` its look."""
+
+    words: Any
+    css: str = "jm-summary"
+
+
+@dataclass(frozen=True)
+class Note:
+    """A line about the view itself: ``… 3 more lines (the report's .live_at_peak holds them)``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell: its text and how it reads (``code``, ``strong``, ``number``); ``bar``: a
+    share from 0 to 1 drawn as a bar (a notebook only)."""
+
+    text: str = ""
+    style: str = ""
+    bar: float | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows of cells under an optional header; ``align``: ``<`` or ``>`` per column in text."""
+
+    header: tuple[str, ...] | None
+    rows: tuple[tuple[Cell, ...], ...]
+    css: str = ""
+    align: str = ""
+
+
+@dataclass(frozen=True)
+class Bindings:
+    """Names and their values: ``loss = 0.25`` in text, a two-column table in a notebook."""
+
+    rows: tuple[tuple[str, str], ...]
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class Group:
+    """Blocks that belong together (a notebook wraps them in one element of class ``css``)."""
+
+    css: str
+    blocks: tuple[Block, ...]
 
 
 @dataclass(frozen=True)
@@ -266,4 +319,4 @@ class Prerendered:
     html: Callable[[], str] = field(compare=False)
 
 
-Block = Union[Listing, Legend, CodeBlock, KeyValues, Hint, Fold, Prerendered]
+Block = Union[Listing, Legend, CodeBlock, KeyValues, Hint, Fold, Sentence, Note, Table, Bindings, Group, Prerendered]

@@ -13,30 +13,37 @@ one primitive's equations. Element ids are hashes of what they scope (``jaxmagic
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from jaxmagic.render import theme
 from jaxmagic.render.blocks import (
+    Bindings,
     Block,
+    Cell,
     Code,
     CodeBlock,
     CodeRow,
     EquationRow,
     Fold,
+    Group,
     Hint,
     KeyValues,
     Legend,
     LegendRow,
     Listing,
     Nested,
+    Note,
     NoteRow,
     PlaceRow,
     Prerendered,
     Repeat,
     Row,
+    Sentence,
+    Table,
 )
 from jaxmagic.render.ids import ContentIds
 from jaxmagic.render.theme import TOKEN_PREFIX, escape
+from jaxmagic.render.words import words_html
 
 MAX_HIGHLIGHTED_VARIABLES = 1200  # past this, no hover highlight (its style would outweigh the listing)
 LEGEND_ROWS = 6  # inputs, then outputs, shown before the legend folds the rest
@@ -73,27 +80,56 @@ def code(line: Code) -> str:
 
 
 def _block(block: Block, ids: ContentIds) -> str:
-    if isinstance(block, Listing):
-        return _listing(block, ids)
-    if isinstance(block, Legend):
-        return _legend(block.rows)
-    if isinstance(block, CodeBlock):
-        lines = "\n".join(code(line) for line in block.lines)
-        note = f'<div class="jm-more">{escape(block.note)}</div>' if block.note else ""
-        return f'<pre class="jm-block jm-{escape(block.language)}">{lines}\n</pre>{note}'
-    if isinstance(block, KeyValues):
-        rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in block.rows)
-        return f'<table class="jm-table jm-cost"><tr><th>{escape(block.heading)}</th><th></th></tr>{rows}</table>'
-    if isinstance(block, Hint):
-        return f'<div class="jm-hint">{escape(block.text)}</div>'
-    if isinstance(block, Fold):
-        return (
-            f'<details class="{escape(block.css)}"><summary class="jm-muted">{escape(block.summary)}</summary>'
-            f"{html(block.blocks, ids)}</details>"
-        )
-    if isinstance(block, Prerendered):
-        return block.html()
-    raise TypeError(f"not a block: {block!r}")
+    return _WALKS[type(block)](block, ids)
+
+
+def _code_block(block: CodeBlock, ids: ContentIds) -> str:
+    lines = "\n".join(code(line) for line in block.lines)
+    note = f'<div class="jm-more">{escape(block.note)}</div>' if block.note else ""
+    return f'<pre class="jm-block jm-{escape(block.language)}">{lines}\n</pre>{note}'
+
+
+def _key_values(block: KeyValues, ids: ContentIds) -> str:
+    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in block.rows)
+    return f'<table class="jm-table jm-cost"><tr><th>{escape(block.heading)}</th><th></th></tr>{rows}</table>'
+
+
+def _bindings(block: Bindings, ids: ContentIds) -> str:
+    rows = "".join(
+        f"<tr><td><code>{escape(name)}</code></td><td><code>{escape(value)}</code></td></tr>"
+        for name, value in block.rows
+    )
+    return f'<table class="jm-table {escape(block.css)}">{rows}</table>'
+
+
+_WALKS: dict[type, Callable[[Any, ContentIds], str]] = {}  # filled below, once every walk is defined
+
+
+def _summary(fold: Fold) -> str:
+    if not fold.title:
+        return f'<summary class="jm-muted">{escape(fold.summary)}</summary>'
+    rest = f" · {escape(fold.summary)}" if fold.summary else ""
+    return f"<summary><b>{escape(fold.title)}</b>{rest}</summary>"
+
+
+def _cell(cell: Cell) -> str:
+    if cell.bar is not None:
+        width = max(cell.bar * 100, 0.5)
+        return f'<td class="jm-barcell"><span class="jm-line-bar" style="width:{width:.1f}%"></span></td>'
+    if not cell.text:
+        return "<td></td>"
+    if cell.style == "number":
+        return f'<td class="jm-num">{escape(cell.text)}</td>'
+    if cell.style in ("code", "strong"):
+        tag = "code" if cell.style == "code" else "b"
+        return f"<td><{tag}>{escape(cell.text)}</{tag}></td>"
+    return f"<td>{escape(cell.text)}</td>"
+
+
+def _table(block: Table) -> str:
+    header = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in block.header) + "</tr>" if block.header else ""
+    rows = "".join("<tr>" + "".join(_cell(cell) for cell in row) + "</tr>" for row in block.rows)
+    return f'<table class="jm-table {escape(block.css)}">{header}{rows}</table>'
 
 
 # ----------------------------------------------------------------------------------------------
@@ -230,3 +266,21 @@ def _legend(rows: tuple[LegendRow, ...]) -> str:
         f'{table_}<details class="jm-details jm-legend-more"><summary class="jm-muted">{escape(kinds)}</summary>'
         f'<table class="jm-table jm-legend">{header}{cells(folded)}</table></details>'
     )
+
+
+_WALKS.update(
+    {
+        Listing: _listing,
+        Legend: lambda b, ids: _legend(b.rows),
+        CodeBlock: _code_block,
+        KeyValues: _key_values,
+        Hint: lambda b, ids: f'<div class="jm-hint">{escape(b.text)}</div>',
+        Fold: lambda b, ids: f'<details class="{escape(b.css)}">{_summary(b)}{html(b.blocks, ids)}</details>',
+        Group: lambda b, ids: f'<div class="{escape(b.css)}">{html(b.blocks, ids)}</div>',
+        Sentence: lambda b, ids: f'<div class="{escape(b.css)}">{words_html(b.words)}</div>',
+        Note: lambda b, ids: f'<div class="jm-more">{escape(b.text)}</div>',
+        Table: lambda b, ids: _table(b),
+        Bindings: _bindings,
+        Prerendered: lambda b, ids: b.html(),
+    }
+)

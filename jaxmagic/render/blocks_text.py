@@ -12,27 +12,32 @@ bytes  48 B
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 
 from jaxmagic.render.blocks import (
+    Bindings,
     Block,
     CodeBlock,
     CodeRow,
     EquationRow,
     Fold,
+    Group,
     Hint,
     KeyValues,
     Legend,
     Listing,
     Nested,
+    Note,
     NoteRow,
     PlaceRow,
     Prerendered,
     Repeat,
     Row,
+    Sentence,
+    Table,
 )
 from jaxmagic.render.lexers import LEXERS
 from jaxmagic.render.terminal import table
@@ -52,25 +57,47 @@ def _coloured(body: str, language: str, color: bool) -> str:
 
 
 def _block(block: Block, color: bool) -> str:
-    if isinstance(block, Listing):
-        return _coloured("\n".join(_rows(block.rows)), "jaxpr", color)
-    if isinstance(block, CodeBlock):
-        body = "\n".join(line.text for line in block.lines)
-        return _coloured(body, block.language, color) + (f"\n{block.note}" if block.note else "")
-    if isinstance(block, Legend):
-        if not block.rows:
-            return ""
-        return table(None, [[f"{r.kind}:", r.variable, r.stands_for, r.type] for r in block.rows])
-    if isinstance(block, KeyValues):
-        width = max((len(key) for key, _ in block.rows), default=0)
-        return "\n".join(f"{key.ljust(width)}  {value}" for key, value in block.rows)
-    if isinstance(block, Hint):
-        return block.text
-    if isinstance(block, Fold):
-        return text(block.blocks, color=color)
-    if isinstance(block, Prerendered):
-        return block.text()
-    raise TypeError(f"not a block: {block!r}")
+    return _WALKS[type(block)](block, color)
+
+
+def _code_block(block: CodeBlock, color: bool) -> str:
+    body = _coloured("\n".join(line.text for line in block.lines), block.language, color)
+    return body + (f"\n{block.note}" if block.note else "")
+
+
+def _legend(block: Legend, color: bool) -> str:
+    return table(None, [[f"{r.kind}:", r.variable, r.stands_for, r.type] for r in block.rows]) if block.rows else ""
+
+
+def _key_values(block: KeyValues, color: bool) -> str:
+    width = max((len(key) for key, _ in block.rows), default=0)
+    return "\n".join(f"{key.ljust(width)}  {value}" for key, value in block.rows)
+
+
+_WALKS: dict[type, Callable[[Any, bool], str]] = {
+    Listing: lambda b, color: _coloured("\n".join(_rows(b.rows)), "jaxpr", color),
+    CodeBlock: _code_block,
+    Legend: _legend,
+    KeyValues: _key_values,
+    Hint: lambda b, color: b.text,
+    Fold: lambda b, color: text(b.blocks, color=color),
+    Group: lambda b, color: text(b.blocks, color=color),
+    Sentence: lambda b, color: str(b.words),
+    Note: lambda b, color: b.text,
+    Table: lambda b, color: _table(b),
+    Bindings: lambda b, color: "\n".join(f"  {name} = {value}" for name, value in b.rows),
+    Prerendered: lambda b, color: b.text(),
+}
+
+
+def _table(block: Table) -> str:
+    """Aligned columns; a column of bars is left out (a terminal has the numbers)."""
+    kept = [i for i in range(len(block.rows[0]) if block.rows else 0) if any(r[i].bar is None for r in block.rows)]
+    if block.rows and len(kept) < len(block.rows[0]):
+        header = [block.header[i] for i in kept] if block.header else None
+        align = "".join(block.align[i] for i in kept if i < len(block.align))
+        return table(header, [[row[i].text for i in kept] for row in block.rows], align=align)
+    return table(block.header, [[cell.text for cell in row] for row in block.rows], align=block.align)
 
 
 def _rows(rows: Iterable[Row]) -> Iterable[str]:

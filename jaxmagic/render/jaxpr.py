@@ -207,9 +207,9 @@ def _views(report) -> list[Block]:
     the values were, the memory, the communication, what compiling cost, where the time goes."""
     views: list[Block] = []
     if report.show_values:
-        views.append(Prerendered(lambda: values_view.text(report), lambda: values_view.html(report)))
+        views += values_view.blocks(report)
     if report.show_memory:
-        views.append(Prerendered(lambda: peak_view.text(report.peak), lambda: peak_view.html(report.peak)))
+        views += peak_view.blocks(report.peak)
         views.append(Prerendered(lambda: remat_view.text(report), lambda: remat_view.html(report)))
     if report.show_collectives:
         views.append(

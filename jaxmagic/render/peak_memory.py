@@ -1,12 +1,11 @@
-"""``--memory`` as text and HTML: the peak and the source lines holding it, largest first, with
+"""``--memory`` as blocks (walked to text and HTML): the peak and the source lines holding it, largest first, with
 the sum reconciled with XLA's own totals. The answer line first, the table folded, rows capped.
 Pure functions of the report's ``peak``."""
 
 from __future__ import annotations
 
-from jaxmagic.render.terminal import table
-from jaxmagic.render.theme import escape
-from jaxmagic.render.words import words_html
+from jaxmagic.render import blocks_html, blocks_text
+from jaxmagic.render.blocks import Block, Cell, Fold, Group, Note, Sentence, Table
 from jaxmagic.words.runs import peak_sentence, reconcile_sentence
 from jaxmagic.words.units import format_bytes
 
@@ -28,45 +27,37 @@ def _more(peak) -> str:
     return f"… {hidden} more lines (the report's .live_at_peak holds every buffer)" if hidden > 0 else ""
 
 
+def blocks(peak) -> tuple[Block, ...]:
+    """The answer line, then the table by source line (folded in a notebook) and how the sum
+    compares with XLA's own totals."""
+    head = Sentence(peak_sentence(peak))
+    if not peak.available:
+        return (Group("jm-peak", (head,)),)
+    total = peak.peak_bytes or 1
+    rows = tuple(
+        (
+            Cell(pct, "number"),
+            Cell(format_bytes(share.bytes), "number"),
+            Cell(bar=share.bytes / total),
+            Cell(share.label, "strong"),
+            Cell(kinds),
+            Cell(shapes, "code"),
+            Cell(source, "code"),
+        )
+        for share, pct, shapes, kinds, source in _rows(peak)
+    )
+    header = ("share", "bytes", "", "line", "kind", "shapes", "source")
+    table = Table(header, rows, "jm-peak-lines", align=">>><<<<")
+    shown = (table, *([Note(_more(peak))] if _more(peak) else []), Sentence(reconcile_sentence(peak), "jm-muted"))
+    summary = f"{len(peak.live_at_peak)} buffers on {len(peak.by_line)} lines"
+    return (Group("jm-peak", (head, Fold(summary, shown, "jm-nested", title="live at the peak"))),)
+
+
 def text(peak) -> str:
     """The peak as aligned plain text."""
-    lines = [str(peak_sentence(peak))]
-    if not peak.available:
-        return lines[0]
-    lines.append(
-        table(
-            ["share", "bytes", "line", "kind", "shapes", "source"],
-            [
-                [pct, format_bytes(share.bytes), share.label, kinds, shapes, source]
-                for share, pct, shapes, kinds, source in _rows(peak)
-            ],
-            align=">><<<<",
-        )
-    )
-    if _more(peak):
-        lines.append(_more(peak))
-    lines.append(str(reconcile_sentence(peak)))
-    return "\n".join(lines)
+    return blocks_text.text(blocks(peak))
 
 
 def html(peak) -> str:
     """The peak as HTML: the answer line, then the table by source line, folded."""
-    head = f'<div class="jm-summary">{words_html(peak_sentence(peak))}</div>'
-    if not peak.available:
-        return f'<div class="jm-peak">{head}</div>'
-    rows = []
-    for share, pct, shapes, kinds, source in _rows(peak):
-        bar = f'<span class="jm-line-bar" style="width:{max(share.bytes / (peak.peak_bytes or 1) * 100, 0.5):.1f}%"></span>'
-        rows.append(
-            f'<tr><td class="jm-num">{pct}</td><td class="jm-num">{escape(format_bytes(share.bytes))}</td>'
-            f'<td class="jm-barcell">{bar}</td><td><b>{escape(share.label)}</b></td><td>{escape(kinds)}</td>'
-            f"<td><code>{escape(shapes)}</code></td><td>{f'<code>{escape(source)}</code>' if source else ''}</td></tr>"
-        )
-    more = f'<div class="jm-more">{escape(_more(peak))}</div>' if _more(peak) else ""
-    return (
-        f'<div class="jm-peak">{head}<details class="jm-nested"><summary><b>live at the peak</b> · '
-        f"{len(peak.live_at_peak)} buffers on {len(peak.by_line)} lines</summary>"
-        f'<table class="jm-table jm-peak-lines"><tr><th>share</th><th>bytes</th><th></th><th>line</th><th>kind</th>'
-        f"<th>shapes</th><th>source</th></tr>{''.join(rows)}</table>{more}"
-        f'<div class="jm-muted">{words_html(reconcile_sentence(peak))}</div></details></div>'
-    )
+    return blocks_html.html(blocks(peak))

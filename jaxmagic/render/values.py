@@ -1,4 +1,4 @@
-"""``--values`` as text and HTML: each equation's value beside it, the answer line (the first NaN
+"""``--values`` as blocks (walked to text and HTML): each equation's value beside it, the answer line (the first NaN
 or inf, and where it came from) first. Pure functions of the report.
 
 >>> import numpy as np
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jaxmagic.render.theme import escape
-from jaxmagic.render.words import words_html
+from jaxmagic.render import blocks_html, blocks_text
+from jaxmagic.render.blocks import Bindings, Block, Group, Sentence
 from jaxmagic.words.runs import number, values_headline
 
 MAX_VALUE_CHARS = 60
@@ -76,22 +76,18 @@ def _results(report) -> list[tuple[str, str]]:
     return [(name, value_text(s)) for name, s in zip(names, run.output_summaries, strict=True)][:12]
 
 
+def blocks(report) -> tuple[Block, ...]:
+    """The answer line (flagged when a value is not finite), then the call's results by name."""
+    flagged = " jm-nonfinite" if report.value_run.first_nonfinite is not None else ""
+    head = Sentence(values_headline(report.value_run, len(report.value_run.equations)), "jm-summary" + flagged)
+    return (Group("jm-values", (head, Bindings(tuple(_results(report)), "jm-results"))),)
+
+
 def text(report) -> str:
     """The answer line and the results, for the top of the text view."""
-    lines = [headline(report)]
-    lines += [f"  {name} = {value}" for name, value in _results(report)]
-    return "\n".join(lines)
+    return blocks_text.text(blocks(report))
 
 
 def html(report) -> str:
     """The answer line and the results, for the top of the HTML view."""
-    results = "".join(
-        f"<tr><td><code>{escape(name)}</code></td><td><code>{escape(value)}</code></td></tr>"
-        for name, value in _results(report)
-    )
-    flagged = " jm-nonfinite" if report.value_run.first_nonfinite is not None else ""
-    return (
-        f'<div class="jm-values"><div class="jm-summary{flagged}">'
-        f"{words_html(values_headline(report.value_run, len(report.value_run.equations)))}</div>"
-        f'<table class="jm-table jm-results">{results}</table></div>'
-    )
+    return blocks_html.html(blocks(report))
