@@ -1,11 +1,11 @@
 """What a call's compilation costs, by phase and by source line: tracing, lowering and XLA's
-compile; where tracing spent its time (sampled) and how many equations each line made. Pure
-functions of a ``JaxprReport``."""
+compile; where tracing spent its time (sampled) and how many equations each line made, as blocks
+walked to text and HTML. Pure functions of a ``JaxprReport``."""
 
 from __future__ import annotations
 
-from jaxmagic.render.terminal import table
-from jaxmagic.render.theme import escape
+from jaxmagic.render import blocks_html, blocks_text
+from jaxmagic.render.blocks import Block, Cell, Group, Hint, Note, Sentence, Table
 from jaxmagic.words.units import format_count, format_seconds
 
 MAX_LINES = 12
@@ -60,44 +60,36 @@ def sampling_note(report) -> str:
     )
 
 
-def text(report) -> str:
+def blocks(report) -> tuple[Block, ...]:
+    """The phases, then the lines by tracing time and equations (capped, the rest counted), then
+    what to make of them."""
     rows = _rows(report)
-    lines = [
-        f"compile time: {phases(report)}",
-        table(
-            ["tracing", "equations", "line", "source"],
-            [
-                [format_seconds(seconds) if seconds is not None else "–", format_count(count), label, source]
-                for label, seconds, count, source in rows[:MAX_LINES]
-            ],
-            align=">><<",
+    table = Table(
+        ("tracing (sampled)", "equations", "line", "source"),
+        tuple(
+            (
+                Cell(format_seconds(seconds) if seconds is not None else "–", "number"),
+                Cell(format_count(count), "number"),
+                Cell(label, "strong"),
+                Cell(source, "code"),
+            )
+            for label, seconds, count, source in rows[:MAX_LINES]
         ),
-    ]
+        "jm-compile-lines",
+        align=">><<",
+    )
+    shown: list[Block] = [Sentence(f"compile time: {phases(report)}"), table]
     if len(rows) > MAX_LINES:
-        lines.append(f"… {len(rows) - MAX_LINES} more lines")
-    note = sampling_note(report)
-    if note:
-        lines.append(note)
-    hint = unrolled_hint(report)
-    if hint:
-        lines.append(hint)
-    return "\n".join(lines)
+        shown.append(Note(f"… {len(rows) - MAX_LINES} more lines"))
+    shown += [Hint(words) for words in (sampling_note(report), unrolled_hint(report)) if words]
+    return (Group("jm-compile-time", tuple(shown)),)
+
+
+def text(report) -> str:
+    """Compile time as aligned text."""
+    return blocks_text.text(blocks(report))
 
 
 def html(report) -> str:
-    rows = "".join(
-        f'<tr><td class="jm-num">{escape(format_seconds(seconds) if seconds is not None else "–")}</td>'
-        f'<td class="jm-num">{escape(format_count(count))}</td><td><b>{escape(label)}</b></td>'
-        f"<td><code>{escape(source)}</code></td></tr>"
-        for label, seconds, count, source in _rows(report)[:MAX_LINES]
-    )
-    hint_html = "".join(
-        f'<div class="jm-hint">{escape(words)}</div>'
-        for words in (sampling_note(report), unrolled_hint(report))
-        if words
-    )
-    return (
-        f'<div class="jm-compile-time"><div class="jm-summary">compile time: {escape(phases(report))}</div>'
-        f'<table class="jm-table"><tr><th>tracing (sampled)</th><th>equations</th><th>line</th>'
-        f"<th>source</th></tr>{rows}</table>{hint_html}</div>"
-    )
+    """Compile time as HTML."""
+    return blocks_html.html(blocks(report))

@@ -220,7 +220,7 @@ def _views(report) -> list[Block]:
         )
     hint = compile_time_view.unrolled_hint(report) if report.stage == "jaxpr" else ""
     if report.trace_samples is not None:
-        views.append(Prerendered(lambda: compile_time_view.text(report), lambda: compile_time_view.html(report)))
+        views += compile_time_view.blocks(report)
     elif hint:
         views.append(Hint(hint))
     if report.profile is not None:
