@@ -277,12 +277,14 @@ class Note:
 
 @dataclass(frozen=True)
 class Cell:
-    """A table cell: its text and how it reads (``code``, ``strong``, ``number``); ``bar``: a
-    share from 0 to 1 drawn as a bar (a notebook only)."""
+    """A table cell: its text (a plain string, or ``Words`` from the words layer) and how it reads
+    (``code``, ``strong``, ``number``); ``bar``: a share from 0 to 1 drawn as a bar (a notebook
+    only); ``title``: more on hover (a notebook only)."""
 
     text: str = ""
     style: str = ""
     bar: float | None = None
+    title: str = ""
 
 
 @dataclass(frozen=True)

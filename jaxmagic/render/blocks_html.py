@@ -116,14 +116,13 @@ def _cell(cell: Cell) -> str:
     if cell.bar is not None:
         width = max(cell.bar * 100, 0.5)
         return f'<td class="jm-barcell"><span class="jm-line-bar" style="width:{width:.1f}%"></span></td>'
-    if not cell.text:
-        return "<td></td>"
-    if cell.style == "number":
-        return f'<td class="jm-num">{escape(cell.text)}</td>'
-    if cell.style in ("code", "strong"):
+    number = ' class="jm-num"' if cell.style == "number" else ""
+    title = f' title="{escape(cell.title)}"' if cell.title else ""
+    shown = words_html(cell.text)
+    if cell.text and cell.style in ("code", "strong"):
         tag = "code" if cell.style == "code" else "b"
-        return f"<td><{tag}>{escape(cell.text)}</{tag}></td>"
-    return f"<td>{escape(cell.text)}</td>"
+        shown = f"<{tag}>{escape(cell.text)}</{tag}>"
+    return f"<td{number}{title}>{shown}</td>"
 
 
 def _table(block: Table) -> str:

@@ -9,10 +9,10 @@ No communication: the optimized program has no collective (all-reduce, all-gathe
 from __future__ import annotations
 
 from jaxmagic.compiled.collectives import communication_seconds
-from jaxmagic.render.terminal import table
-from jaxmagic.render.theme import escape
-from jaxmagic.render.words import words_html
+from jaxmagic.render import blocks_html, blocks_text
+from jaxmagic.render.blocks import Block, Cell, Fold, Group, Note, Sentence, Table
 from jaxmagic.words import collectives as words
+from jaxmagic.words import say
 from jaxmagic.words.units import format_bytes
 
 MAX_ROWS = 20
@@ -27,17 +27,17 @@ def _ranked(collectives):
     return sorted(collectives, key=lambda c: -c.bytes)
 
 
-def _row(c) -> list[str]:
+def _row(c) -> tuple[Cell, ...]:
     step = " per step" if c.in_loop else ""
     cause = words.cause_words(c)
-    return [
-        c.kind,
-        format_bytes(c.bytes) + step,
-        str(words.axes_words(c)),
-        f"{words.placement_text(c.before)} → {words.placement_text(c.after)}",
-        str(words.where_words(c)),
-        str(cause) if cause is not None else "",
-    ]
+    return (
+        Cell(c.kind, "code"),
+        Cell(format_bytes(c.bytes) + step, "number", title=f"{c.formula}, R = {c.result}, n = {c.group_size}"),
+        Cell(words.axes_words(c)),
+        Cell(say("{} → {}", words.placement_text(c.before), words.placement_text(c.after))),
+        Cell(words.where_words(c)),
+        Cell(cause if cause is not None else ""),
+    )
 
 
 def _timed(collectives, profile) -> str | None:
@@ -48,59 +48,33 @@ def _timed(collectives, profile) -> str | None:
     return words.time_words(seconds, profile.device_seconds)
 
 
+def blocks(collectives, profile=None) -> tuple[Block, ...]:
+    """The answer line (and with a ``profile``, the time they took), then the table, largest
+    first (folded in a notebook), and how the bytes are counted."""
+    head: list[Block] = [Sentence(words.answer(collectives), "jm-summary jm-collectives-answer")]
+    timed = _timed(collectives, profile)
+    if timed is not None:
+        head.append(Sentence(timed, "jm-muted"))
+    if not collectives:
+        return (Group("jm-collectives", tuple(head)),)
+    ranked = _ranked(collectives)
+    rows = tuple(_row(c) for c in ranked[:MAX_ROWS])
+    header = ("kind", "bytes", "axes", "before → after", "line", "why")
+    shown: list[Block] = [Table(header, rows, "jm-collective-rows", align="<>")]
+    if len(ranked) > MAX_ROWS:
+        shown.append(Note(f"… {len(ranked) - MAX_ROWS} more (the report's .collectives holds them all)"))
+    shown.append(Sentence(FORMULA_NOTE, "jm-muted"))
+    fold = Fold(f"{len(ranked)}, largest first", tuple(shown), "jm-nested", title="collectives")
+    return (Group("jm-collectives", (*head, fold)),)
+
+
 def text(collectives, profile=None) -> str:
     """The collectives as plain text: the answer line (and with a ``profile``, the time they
     took), then an aligned table."""
-    lines = [str(words.answer(collectives))]
-    if not collectives:
-        return lines[0]
-    timed = _timed(collectives, profile)
-    if timed is not None:
-        lines.append(str(timed))
-    ranked = _ranked(collectives)
-    lines.append(
-        table(
-            ["kind", "bytes", "axes", "before → after", "line", "why"], [_row(c) for c in ranked[:MAX_ROWS]], align="<>"
-        )
-    )
-    if len(ranked) > MAX_ROWS:
-        lines.append(f"… {len(ranked) - MAX_ROWS} more (the report's .collectives holds them all)")
-    lines.append(FORMULA_NOTE)
-    return "\n".join(lines)
+    return blocks_text.text(blocks(collectives, profile))
 
 
 def html(collectives, profile=None) -> str:
     """The collectives as HTML: the answer line (and the time they took, when profiled), the
     table folded under it."""
-    answer = f'<div class="jm-summary jm-collectives-answer">{words_html(words.answer(collectives))}</div>'
-    timed = _timed(collectives, profile)
-    if timed is not None:
-        answer += f'<div class="jm-muted">{words_html(timed)}</div>'
-    if not collectives:
-        return f'<div class="jm-collectives">{answer}</div>'
-    ranked = _ranked(collectives)
-    rows = []
-    for c in ranked[:MAX_ROWS]:
-        cause = words.cause_words(c)
-        step = " per step" if c.in_loop else ""
-        rows.append(
-            f"<tr><td><code>{escape(c.kind)}</code></td>"
-            f'<td class="jm-num" title="{escape(c.formula)}, R = {escape(c.result)}, n = {c.group_size}">'
-            f"{escape(format_bytes(c.bytes) + step)}</td>"
-            f"<td>{words_html(words.axes_words(c))}</td>"
-            f"<td>{words_html(words.placement_text(c.before))} → {words_html(words.placement_text(c.after))}</td>"
-            f"<td>{words_html(words.where_words(c))}</td>"
-            f"<td>{words_html(cause) if cause is not None else ''}</td></tr>"
-        )
-    more = (
-        f'<div class="jm-more">… {len(ranked) - MAX_ROWS} more (the report\'s .collectives holds them all)</div>'
-        if len(ranked) > MAX_ROWS
-        else ""
-    )
-    return (
-        f'<div class="jm-collectives">{answer}<details class="jm-nested"><summary><b>collectives</b> · '
-        f"{len(ranked)}, largest first</summary>"
-        f'<table class="jm-table"><tr><th>kind</th><th>bytes</th><th>axes</th><th>before → after</th>'
-        f"<th>line</th><th>why</th></tr>{''.join(rows)}</table>{more}"
-        f'<div class="jm-muted">{escape(FORMULA_NOTE)}</div></details></div>'
-    )
+    return blocks_html.html(blocks(collectives, profile))

@@ -212,12 +212,7 @@ def _views(report) -> list[Block]:
         views += peak_view.blocks(report.peak)
         views.append(Prerendered(lambda: remat_view.text(report), lambda: remat_view.html(report)))
     if report.show_collectives:
-        views.append(
-            Prerendered(
-                lambda: collectives_view.text(report.collectives, report.profile),
-                lambda: collectives_view.html(report.collectives, report.profile),
-            )
-        )
+        views += collectives_view.blocks(report.collectives, report.profile)
     hint = compile_time_view.unrolled_hint(report) if report.stage == "jaxpr" else ""
     if report.trace_samples is not None:
         views += compile_time_view.blocks(report)
