@@ -252,12 +252,13 @@ class Hint:
 @dataclass(frozen=True)
 class Fold:
     """Blocks a notebook shows folded under its ``title`` (bold) and ``summary``; text shows
-    them in place."""
+    them in place, under that heading when ``heading_in_text``."""
 
     summary: str
     blocks: tuple[Block, ...]
     css: str = "jm-details"
     title: str = ""
+    heading_in_text: bool = False
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,12 @@ def _block(block: Block, color: bool) -> str:
     return _WALKS[type(block)](block, color)
 
 
+def _heading(fold: Fold) -> tuple[Block, ...]:
+    if not fold.heading_in_text:
+        return ()
+    return (Hint(" · ".join(part for part in (fold.title, fold.summary) if part)),)
+
+
 def _code_block(block: CodeBlock, color: bool) -> str:
     body = _coloured("\n".join(line.text for line in block.lines), block.language, color)
     return body + (f"\n{block.note}" if block.note else "")
@@ -80,7 +86,7 @@ _WALKS: dict[type, Callable[[Any, bool], str]] = {
     Legend: _legend,
     KeyValues: _key_values,
     Hint: lambda b, color: b.text,
-    Fold: lambda b, color: text(b.blocks, color=color),
+    Fold: lambda b, color: text(_heading(b) + b.blocks, color=color),
     Group: lambda b, color: text(b.blocks, color=color),
     Sentence: lambda b, color: str(b.words),
     Note: lambda b, color: b.text,

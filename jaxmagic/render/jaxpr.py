@@ -210,7 +210,7 @@ def _views(report) -> list[Block]:
         views += values_view.blocks(report)
     if report.show_memory:
         views += peak_view.blocks(report.peak)
-        views.append(Prerendered(lambda: remat_view.text(report), lambda: remat_view.html(report)))
+        views += remat_view.blocks(report)
     if report.show_collectives:
         views += collectives_view.blocks(report.collectives, report.profile)
     hint = compile_time_view.unrolled_hint(report) if report.stage == "jaxpr" else ""

@@ -1,10 +1,11 @@
 """What a gradient's backward pass keeps (``residuals``) and what each checkpoint policy trades
-(``checkpoint_policies``), as text and HTML under ``--memory -t grad``. Pure functions of the report."""
+(``checkpoint_policies``), as blocks walked to text and HTML under ``--memory -t grad``. Pure
+functions of the report."""
 
 from __future__ import annotations
 
-from jaxmagic.render.terminal import table
-from jaxmagic.render.theme import escape
+from jaxmagic.render import blocks_html, blocks_text
+from jaxmagic.render.blocks import Block, Cell, Fold, Group, Note, Table
 from jaxmagic.words.units import format_bytes, format_count
 
 MAX_ROWS = 12
@@ -42,53 +43,46 @@ def _policy_rows(report):
         yield cost.policy, format_bytes(cost.peak_bytes), flops, cost.code
 
 
-def text(report) -> str:
-    """The residuals by line and the policies' trade-off, as aligned text ('' when not a gradient)."""
-    parts = []
-    rows = _residual_rows(report)
+def blocks(report) -> tuple[Block, ...]:
+    """The residuals by line and the policies' trade-off, each folded under its heading (nothing
+    when the report is not a gradient's)."""
+    folds: list[Block] = []
     if report.residuals is not None:
-        parts.append(_headline(report))
-        if rows:
-            parts.append(
-                table(
-                    ["bytes", "line", "shapes", "source"],
-                    [[format_bytes(b), label, shapes, source] for label, b, shapes, source in rows[:MAX_ROWS]],
-                    align="><<<",
-                )
-            )
+        rows = _residual_rows(report)
+        table = Table(
+            ("bytes", "line", "shapes", "source"),
+            tuple(
+                (Cell(format_bytes(b), "number"), Cell(label, "strong"), Cell(shapes, "code"), Cell(source, "code"))
+                for label, b, shapes, source in rows[:MAX_ROWS]
+            ),
+            "jm-residuals",
+            align="><<<",
+        )
+        shown: list[Block] = [table] if rows else []
         if len(rows) > MAX_ROWS:
-            parts.append(f"… {len(rows) - MAX_ROWS} more lines (the report's .residuals holds them all)")
+            shown.append(Note(f"… {len(rows) - MAX_ROWS} more lines (the report's .residuals holds them all)"))
+        folds.append(Fold("", tuple(shown), "jm-nested", title=_headline(report), heading_in_text=True))
     policies = list(_policy_rows(report))
     if policies:
-        parts.append("checkpoint policies, each compiled (peak and FLOPs of the whole gradient):")
-        parts.append(table(["policy", "peak", "FLOPs", "write"], [list(p) for p in policies], align="<>><"))
-    return "\n".join(parts)
+        table = Table(
+            ("policy", "peak", "FLOPs", "write"),
+            tuple(
+                (Cell(p, "code"), Cell(peak, "number"), Cell(flops, "number"), Cell(code, "code"))
+                for p, peak, flops, code in policies
+            ),
+            "jm-policies",
+            align="<>><",
+        )
+        summary = "each compiled: peak and FLOPs of the whole gradient"
+        folds.append(Fold(summary, (table,), "jm-nested", title="checkpoint policies", heading_in_text=True))
+    return (Group("jm-remat", tuple(folds)),) if folds else ()
+
+
+def text(report) -> str:
+    """The residuals by line and the policies' trade-off, as aligned text ('' when not a gradient)."""
+    return blocks_text.text(blocks(report))
 
 
 def html(report) -> str:
     """The same as folded HTML tables ('' when not a gradient)."""
-    parts = []
-    if report.residuals is not None:
-        cells = "".join(
-            f'<tr><td class="jm-num">{escape(format_bytes(b))}</td><td><b>{escape(label)}</b></td>'
-            f"<td><code>{escape(shapes)}</code></td><td><code>{escape(source)}</code></td></tr>"
-            for label, b, shapes, source in _residual_rows(report)[:MAX_ROWS]
-        )
-        parts.append(
-            f'<details class="jm-nested"><summary><b>{escape(_headline(report))}</b></summary>'
-            f'<table class="jm-table jm-residuals"><tr><th>bytes</th><th>line</th><th>shapes</th><th>source</th></tr>'
-            f"{cells}</table></details>"
-        )
-    policies = list(_policy_rows(report))
-    if policies:
-        cells = "".join(
-            f'<tr><td><code>{escape(p)}</code></td><td class="jm-num">{escape(peak)}</td>'
-            f'<td class="jm-num">{escape(flops)}</td><td><code>{escape(code)}</code></td></tr>'
-            for p, peak, flops, code in policies
-        )
-        parts.append(
-            '<details class="jm-nested"><summary><b>checkpoint policies</b> · each compiled: peak and FLOPs'
-            f'</summary><table class="jm-table jm-policies"><tr><th>policy</th><th>peak</th><th>FLOPs</th>'
-            f"<th>write</th></tr>{cells}</table></details>"
-        )
-    return f'<div class="jm-remat">{"".join(parts)}</div>' if parts else ""
+    return blocks_html.html(blocks(report))
