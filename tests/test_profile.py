@@ -92,7 +92,11 @@ def test_the_answer_comes_first_and_the_rest_is_folded(run, mlp_defined):
     answer = f"{hottest} takes {share:.1%} of the device time"
     # the text opens with the answer, before the numbers that stand behind it
     text = shown.text
-    assert text.index(answer) < text.index("device time per call") < text.index("kernels (fusions)")
+    assert (
+        text.index(answer)
+        < text.index("device time per call")
+        < text.index(f"kernels · {len(report.kernels)} (fusions)")
+    )
     html = shown.html
     assert html.index(answer) < html.index("device time per call") < html.index('class="jm-table jm-lines"')
     # the kernels and the listing follow, folded, each with its count

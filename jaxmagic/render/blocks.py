@@ -251,14 +251,15 @@ class Hint:
 
 @dataclass(frozen=True)
 class Fold:
-    """Blocks a notebook shows folded under its ``title`` (bold) and ``summary``; text shows
-    them in place, under that heading when ``heading_in_text``."""
+    """Blocks a notebook shows folded under its ``title`` (bold) and ``summary``. A terminal
+    cannot unfold: ``in_text`` says what text shows: the ``blocks`` in place, the ``heading``
+    alone (a count of what is left out), or ``both``."""
 
     summary: str
     blocks: tuple[Block, ...]
     css: str = "jm-details"
     title: str = ""
-    heading_in_text: bool = False
+    in_text: str = "blocks"
 
 
 @dataclass(frozen=True)

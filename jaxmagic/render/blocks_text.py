@@ -60,10 +60,11 @@ def _block(block: Block, color: bool) -> str:
     return _WALKS[type(block)](block, color)
 
 
-def _heading(fold: Fold) -> tuple[Block, ...]:
-    if not fold.heading_in_text:
-        return ()
-    return (Hint(" · ".join(part for part in (fold.title, fold.summary) if part)),)
+def _fold(fold: Fold, color: bool) -> str:
+    heading = " · ".join(part for part in (fold.title, fold.summary) if part)
+    shown = (Hint(heading),) if fold.in_text in ("heading", "both") else ()
+    shown += fold.blocks if fold.in_text in ("blocks", "both") else ()
+    return text(shown, color=color)
 
 
 def _code_block(block: CodeBlock, color: bool) -> str:
@@ -86,7 +87,7 @@ _WALKS: dict[type, Callable[[Any, bool], str]] = {
     Legend: _legend,
     KeyValues: _key_values,
     Hint: lambda b, color: b.text,
-    Fold: lambda b, color: text(_heading(b) + b.blocks, color=color),
+    Fold: _fold,
     Group: lambda b, color: text(b.blocks, color=color),
     Sentence: lambda b, color: str(b.words),
     Note: lambda b, color: b.text,

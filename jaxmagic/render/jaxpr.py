@@ -219,7 +219,7 @@ def _views(report) -> list[Block]:
     elif hint:
         views.append(Hint(hint))
     if report.profile is not None:
-        views.append(Prerendered(lambda: profile_view.text(report.profile), lambda: profile_view.html(report.profile)))
+        views += profile_view.blocks(report.profile)
     return views
 
 

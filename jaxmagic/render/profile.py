@@ -1,12 +1,12 @@
-"""A ``Profile`` as text and HTML, answer first: the line that takes the most device time and its
+"""A ``Profile`` as blocks walked to text and HTML, answer first: the line that takes the most device time and its
 share, then the hottest lines, the rest and the kernels folded with their counts (the many
 kernels one line made, as a Python loop unrolled at trace time makes them, as one row). Pure
 functions of the profile."""
 
 from __future__ import annotations
 
-from jaxmagic.render.terminal import table
-from jaxmagic.render.theme import escape
+from jaxmagic.render import blocks_html, blocks_text
+from jaxmagic.render.blocks import Block, Cell, Fold, Group, Note, Sentence, Table
 from jaxmagic.words.units import format_seconds
 
 MAX_KERNELS = 12
@@ -67,88 +67,63 @@ def _unrolled_note(profile) -> str:
     return f"; {len(kernels)} of them from {', '.join(lines)}"
 
 
-def text(profile) -> str:
-    """The profile as aligned plain text, answer first."""
-    rows = list(_line_rows(profile))
+def blocks(profile) -> tuple[Block, ...]:
+    """The profile answer first: the hottest lines with a bar each, the rest and the kernels
+    folded with their counts."""
     if profile.nothing_compiled:
-        return headline(profile)
+        return (Group("jm-profile", (Sentence(headline(profile)),)),)
+    rows = list(_line_rows(profile))
     if not rows:
-        return headline(profile) + "\n(the profiler saw no kernel of this call)"
-    shown = rows[:TOP_LINES]
-    lines = [
-        answer(profile),
-        headline(profile),
-        table(
-            ["share", "time", "line", "source"],
-            [[f"{share:.1%}", format_seconds(seconds), label, source] for label, seconds, share, source, _ in shown],
-            align=">><<",
-        ),
-    ]
+        return (Group("jm-profile", (Sentence(headline(profile)), Note("(the profiler saw no kernel of this call)"))),)
+    shown: list[Block] = [Sentence(answer(profile), "jm-summary jm-answer"), Sentence(headline(profile), "jm-muted")]
+    shown.append(_lines_table(rows[:TOP_LINES]))
     if len(rows) > TOP_LINES:
         rest = sum(share for _, _, share, _, _ in rows[TOP_LINES:])
-        lines.append(f"… {len(rows) - TOP_LINES} more lines, {rest:.1%} of the time (the report's .line_times)")
+        summary = f"… {len(rows) - TOP_LINES} more lines · {rest:.1%} of the time (the report's .line_times)"
+        shown.append(Fold(summary, (_lines_table(rows[TOP_LINES:]),), in_text="heading"))
     kernel_rows = _kernel_rows(profile)
-    lines.append(f"kernels (fusions), hottest first{_unrolled_note(profile)}:")
-    lines.append(
-        table(
-            None,
-            [[name, format_seconds(seconds), "← " + where] for name, seconds, where in kernel_rows[:MAX_KERNELS]],
+    kernels: list[Block] = [
+        Table(
+            ("kernel", "time / call", "source lines fused into it"),
+            tuple(
+                (Cell(name, "code"), Cell(format_seconds(seconds), "number"), Cell(where))
+                for name, seconds, where in kernel_rows[:MAX_KERNELS]
+            ),
+            "jm-kernels",
             align="<><",
-            gap="  ",
         )
-    )
+    ]
     if len(kernel_rows) > MAX_KERNELS:
-        lines.append(f"… {len(kernel_rows) - MAX_KERNELS} more (the report's .kernels holds them all)")
-    return "\n".join(lines)
+        kernels.append(Note(f"… {len(kernel_rows) - MAX_KERNELS} more kernels (the report's .kernels holds them all)"))
+    summary = f"kernels · {len(profile.kernels)} (fusions), hottest first{_unrolled_note(profile)}"
+    shown.append(Fold(summary, tuple(kernels), in_text="both"))
+    return (Group("jm-profile", tuple(shown)),)
 
 
-def _line_row_html(label, seconds, share, source, kernels) -> str:
-    bar = f'<span class="jm-line-bar" style="width:{max(share * 100, 0.5):.1f}%"></span>'
-    title = escape(", ".join(kernels) or "no kernel")
-    return (
-        f'<tr><td class="jm-num">{share:.1%}</td><td class="jm-num">{escape(format_seconds(seconds))}</td>'
-        f'<td class="jm-barcell">{bar}</td><td title="{title}"><b>{escape(label)}</b></td>'
-        f"<td><code>{escape(source)}</code></td></tr>"
+def _lines_table(rows) -> Table:
+    return Table(
+        ("share", "time / call", "", "line", "source"),
+        tuple(
+            (
+                Cell(f"{share:.1%}", "number"),
+                Cell(format_seconds(seconds), "number"),
+                Cell(bar=share),
+                Cell(label, "strong", title=", ".join(kernels) or "no kernel"),
+                Cell(source, "code"),
+            )
+            for label, seconds, share, source, kernels in rows
+        ),
+        "jm-lines",
+        align=">>><<",
     )
+
+
+def text(profile) -> str:
+    """The profile as aligned plain text, answer first."""
+    return blocks_text.text(blocks(profile))
 
 
 def html(profile) -> str:
     """The profile as HTML, answer first: the hottest lines with a bar each, the rest and the
     kernels folded (no JavaScript)."""
-    if profile.nothing_compiled:
-        return f'<div class="jm-profile"><div class="jm-summary">{escape(headline(profile))}</div></div>'
-    rows = list(_line_rows(profile))
-    header = (
-        '<tr><th>share</th><th>time / call</th><th></th><th class="jm-left">line</th>'
-        '<th class="jm-left">source</th></tr>'
-    )
-    shown = "".join(_line_row_html(*row) for row in rows[:TOP_LINES])
-    rest = ""
-    if len(rows) > TOP_LINES:
-        share = sum(row[2] for row in rows[TOP_LINES:])
-        rest = (
-            f'<details class="jm-details"><summary class="jm-muted">{len(rows) - TOP_LINES} more lines · '
-            f'{share:.1%} of the time</summary><table class="jm-table jm-lines">{header}'
-            f"{''.join(_line_row_html(*row) for row in rows[TOP_LINES:])}</table></details>"
-        )
-    kernel_rows = _kernel_rows(profile)
-    kernels = "".join(
-        f'<tr><td><code>{escape(name)}</code></td><td class="jm-num">{escape(format_seconds(seconds))}</td>'
-        f"<td>{escape(where)}</td></tr>"
-        for name, seconds, where in kernel_rows[:MAX_KERNELS]
-    )
-    more = (
-        f'<div class="jm-more">… {len(kernel_rows) - MAX_KERNELS} more kernels '
-        f"(the report's .kernels holds them all)</div>"
-        if len(kernel_rows) > MAX_KERNELS
-        else ""
-    )
-    return (
-        f'<div class="jm-profile"><div class="jm-summary jm-answer"><b>{escape(answer(profile))}</b></div>'
-        f'<div class="jm-muted">{escape(headline(profile))}</div>'
-        f'<table class="jm-table jm-lines">{header}{shown}</table>{rest}'
-        f'<details class="jm-details"><summary class="jm-muted">kernels · {len(profile.kernels)} (fusions), '
-        f"hottest first{escape(_unrolled_note(profile))}</summary>"
-        f'<table class="jm-table jm-kernels"><tr><th>kernel</th><th>time / call</th>'
-        f"<th>source lines fused into it</th></tr>{kernels}</table>{more}</details></div>"
-    )
+    return blocks_html.html(blocks(profile))

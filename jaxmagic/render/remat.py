@@ -61,7 +61,7 @@ def blocks(report) -> tuple[Block, ...]:
         shown: list[Block] = [table] if rows else []
         if len(rows) > MAX_ROWS:
             shown.append(Note(f"… {len(rows) - MAX_ROWS} more lines (the report's .residuals holds them all)"))
-        folds.append(Fold("", tuple(shown), "jm-nested", title=_headline(report), heading_in_text=True))
+        folds.append(Fold("", tuple(shown), "jm-nested", title=_headline(report), in_text="both"))
     policies = list(_policy_rows(report))
     if policies:
         table = Table(
@@ -74,7 +74,7 @@ def blocks(report) -> tuple[Block, ...]:
             align="<>><",
         )
         summary = "each compiled: peak and FLOPs of the whole gradient"
-        folds.append(Fold(summary, (table,), "jm-nested", title="checkpoint policies", heading_in_text=True))
+        folds.append(Fold(summary, (table,), "jm-nested", title="checkpoint policies", in_text="both"))
     return (Group("jm-remat", tuple(folds)),) if folds else ()
 
 

@@ -77,6 +77,7 @@ STYLESHEET = f"""
   color:var(--jp-content-font-color1,#212121);line-height:1.45;max-width:100%;overflow-x:auto}}
 .{ROOT_CLASS} .jm-summary{{margin:2px 0 6px 0;color:var(--jp-content-font-color1,#212121)}}
 .{ROOT_CLASS} .jm-summary b{{font-weight:600}}
+.{ROOT_CLASS} .jm-answer{{font-weight:600}}
 .{ROOT_CLASS} .jm-muted{{color:var(--jm-muted)}}
 .{ROOT_CLASS} .jm-warn{{color:var(--jp-warn-color0,#bf360c)}}
 .{ROOT_CLASS} .jm-code,.{ROOT_CLASS} code,.{ROOT_CLASS} pre{{font-family:var(--jp-code-font-family,SFMono-Regular,Menlo,Consolas,monospace);
