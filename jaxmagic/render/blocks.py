@@ -263,6 +263,31 @@ class Fold:
 
 
 @dataclass(frozen=True)
+class Kernel:
+    """One of XLA's kernels: its ``name``, what it is (``fusion (kLoop)``), the user's ``lines``
+    fused into it, a ``note`` when it fused several, their source text; its fused
+    ``computation`` (HLO as ``Code``, shown on demand) and the kernels ``inner`` to it (a loop's)."""
+
+    depth: int
+    name: str
+    what: str
+    lines: str
+    note: str = ""
+    source: str = ""
+    computation: tuple[Code, ...] = ()
+    inner: tuple[Kernel, ...] = ()
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """XLA's kernels in the order it runs them, under a ``headline``; ``more``: those left out."""
+
+    headline: str
+    kernels: tuple[Kernel, ...]
+    more: str = ""
+
+
+@dataclass(frozen=True)
 class Sentence:
     """A sentence the words layer wrote (``Words``, or a plain string); ``css`` its look."""
 
@@ -323,4 +348,6 @@ class Prerendered:
     html: Callable[[], str] = field(compare=False)
 
 
-Block = Union[Listing, Legend, CodeBlock, KeyValues, Hint, Fold, Sentence, Note, Table, Bindings, Group, Prerendered]
+Block = Union[
+    Listing, Legend, CodeBlock, Kernels, KeyValues, Hint, Fold, Sentence, Note, Table, Bindings, Group, Prerendered
+]

@@ -27,6 +27,8 @@ from jaxmagic.render.blocks import (
     Fold,
     Group,
     Hint,
+    Kernel,
+    Kernels,
     KeyValues,
     Legend,
     LegendRow,
@@ -87,6 +89,30 @@ def _code_block(block: CodeBlock, ids: ContentIds) -> str:
     lines = "\n".join(code(line) for line in block.lines)
     note = f'<div class="jm-more">{escape(block.note)}</div>' if block.note else ""
     return f'<pre class="jm-block jm-{escape(block.language)}">{lines}\n</pre>{note}'
+
+
+def _kernels(block: Kernels, ids: ContentIds) -> str:
+    """A row per kernel; a fusion's computation and a loop's kernels open on click."""
+    listed = "".join(_kernel(k) for k in block.kernels)
+    more = f'<div class="jm-more">{escape(block.more)}</div>' if block.more else ""
+    return f'<div class="jm-kernels"><div class="jm-muted">{escape(block.headline)}</div>{listed}{more}</div>'
+
+
+def _kernel(kernel: Kernel) -> str:
+    note = f' <span class="jm-muted">· {escape(kernel.note)}</span>' if kernel.note else ""
+    head = (
+        f'<code class="jm-kernel">{escape(kernel.name)}</code> <span class="jm-muted">{escape(kernel.what)}</span>'
+        f" ← <b>{escape(kernel.lines)}</b>{note}"
+    )
+    if kernel.source:
+        head += f' <code class="jm-kernel-source">{escape(kernel.source)}</code>'
+    body = ""
+    if kernel.computation:
+        body = f'<pre class="jm-block jm-hlo">{"".join(code(line) + chr(10) for line in kernel.computation)}</pre>'
+    body += "".join(_kernel(k) for k in kernel.inner)
+    if not body:
+        return f'<div class="jm-l"{_pad(2 * kernel.depth)}>{head}</div>'
+    return f'<details class="jm-nested"><summary{_pad(2 * kernel.depth)}>{head}</summary>{body}</details>'
 
 
 def _key_values(block: KeyValues, ids: ContentIds) -> str:
@@ -272,6 +298,7 @@ _WALKS.update(
         Listing: _listing,
         Legend: lambda b, ids: _legend(b.rows),
         CodeBlock: _code_block,
+        Kernels: _kernels,
         KeyValues: _key_values,
         Hint: lambda b, ids: f'<div class="jm-hint">{escape(b.text)}</div>',
         Fold: lambda b, ids: f'<details class="{escape(b.css)}">{_summary(b)}{html(b.blocks, ids)}</details>',

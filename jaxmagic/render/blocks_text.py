@@ -26,6 +26,7 @@ from jaxmagic.render.blocks import (
     Fold,
     Group,
     Hint,
+    Kernels,
     KeyValues,
     Legend,
     Listing,
@@ -67,6 +68,19 @@ def _fold(fold: Fold, color: bool) -> str:
     return text(shown, color=color)
 
 
+def _kernels(block: Kernels, color: bool) -> str:
+    """One row per kernel, a loop's kernels indented under it."""
+    rows = []
+
+    def add(kernels):
+        for k in kernels:
+            rows.append([INDENT * k.depth + k.name, k.what, f"← {k.lines}", k.source])
+            add(k.inner)
+
+    add(block.kernels)
+    return "\n".join([block.headline, table(None, rows), *([block.more] if block.more else [])])
+
+
 def _code_block(block: CodeBlock, color: bool) -> str:
     body = _coloured("\n".join(line.text for line in block.lines), block.language, color)
     return body + (f"\n{block.note}" if block.note else "")
@@ -84,6 +98,7 @@ def _key_values(block: KeyValues, color: bool) -> str:
 _WALKS: dict[type, Callable[[Any, bool], str]] = {
     Listing: lambda b, color: _coloured("\n".join(_rows(b.rows)), "jaxpr", color),
     CodeBlock: _code_block,
+    Kernels: _kernels,
     Legend: _legend,
     KeyValues: _key_values,
     Hint: lambda b, color: b.text,

@@ -1,18 +1,14 @@
 """XLA's optimized HLO as kernels: each fusion (or single instruction) in the order XLA runs it,
-with the user's source lines fused into it, and its fused computation on demand. Pure functions
-of the report; the whole module stays in ``report.hlo``."""
+with the user's source lines fused into it, and its fused computation on demand; as blocks walked
+to text and HTML. Pure functions of the report; the whole module stays in ``report.hlo``."""
 
 from __future__ import annotations
 
 import re
 
-from pygments import highlight
-
 from jaxmagic.compiled.hlo_sources import STACK_TABLES, KernelGroup, kernel_groups
-from jaxmagic.render import theme
-from jaxmagic.render.lexers import LEXERS
-from jaxmagic.render.terminal import table
-from jaxmagic.render.theme import escape
+from jaxmagic.render import blocks_html, blocks_text
+from jaxmagic.render.blocks import Block, Kernel, Kernels, code_lines
 
 _STACK_FRAME_ID = re.compile(r" stack_frame_id=\d+")
 
@@ -69,64 +65,37 @@ def headline(found: list[KernelGroup]) -> str:
     )
 
 
+def blocks(report) -> tuple[Block, ...]:
+    """The kernel view: one row per kernel (``MAX_KERNEL_ROWS`` at most, the rest counted), a
+    loop's kernels under it, each fusion's computation as highlighted code."""
+    found = groups(report)
+    shown = [0]
+
+    def kernels(items, depth) -> tuple[Kernel, ...]:
+        out = []
+        for g in items:
+            if shown[0] >= MAX_KERNEL_ROWS:
+                break
+            shown[0] += 1
+            computation = tuple(code_lines(readable_hlo(g.called).split("\n"), "hlo")) if g.called else ()
+            lines = ", ".join(g.lines) or "no source line"
+            inner = kernels(list(g.inner), depth + 1)
+            out.append(
+                Kernel(depth, g.name, _describe(g), lines, fused_lines_note(g), source_text(g), computation, inner)
+            )
+        return tuple(out)
+
+    listed = kernels(found, 0)
+    hidden = _count(found) - shown[0]
+    more = f"… {hidden} more kernels (the report's .hlo holds them all)" if hidden > 0 else ""
+    return (Kernels(headline(found), listed, more),)
+
+
 def text(report) -> str:
     """The kernel view as plain text: one row per kernel, loop bodies indented."""
-    found = groups(report)
-    rows = []
-
-    def add(items, depth):
-        for g in items:
-            if len(rows) < MAX_KERNEL_ROWS:
-                where = "← " + (", ".join(g.lines) or "no source line")
-                rows.append(["    " * depth + g.name, _describe(g), where, source_text(g)])
-                add(list(g.inner), depth + 1)
-
-    add(found, 0)
-    parts = [headline(found), table(None, rows)]
-    if _count(found) > len(rows):
-        parts.append(f"… {_count(found) - len(rows)} more kernels")
-    return "\n".join([*parts, "(the report's .hlo holds the whole module)"])
+    return blocks_text.text(blocks(report))
 
 
 def html(report) -> str:
     """The kernel view as HTML: a row per kernel; a fusion's computation opens on click."""
-    found = groups(report)
-    formatter = theme.html_formatter()
-
-    shown = [0]
-
-    def items(found_groups, depth) -> str:
-        out = []
-        for g in found_groups:
-            if shown[0] >= MAX_KERNEL_ROWS:
-                break
-            shown[0] += 1
-            where = escape(", ".join(g.lines) or "no source line")
-            note = fused_lines_note(g)
-            note_html = f' <span class="jm-muted">· {escape(note)}</span>' if note else ""
-            head = (
-                f'<code class="jm-kernel">{escape(g.name)}</code> <span class="jm-muted">'
-                f"{escape(_describe(g))}</span> ← <b>{where}</b>{note_html}"
-            )
-            if source_text(g):
-                head += f' <code class="jm-kernel-source">{escape(source_text(g))}</code>'
-
-            body = ""
-            if g.called:
-                called = readable_hlo(g.called)
-                body = f'<pre class="jm-block jm-hlo">{highlight(called, LEXERS["hlo"](), formatter)}</pre>'
-            if g.inner:
-                body += items(list(g.inner), depth + 1)
-            pad = f' style="padding-left:{2 * depth}ch"'
-            if body:
-                out.append(f'<details class="jm-nested"><summary{pad}>{head}</summary>{body}</details>')
-            else:
-                out.append(f'<div class="jm-l"{pad}>{head}</div>')
-        return "".join(out)
-
-    listed = items(found, 0)
-    hidden = _count(found) - shown[0]
-    more = (
-        f'<div class="jm-more">… {hidden} more kernels (the report\'s .hlo holds them all)</div>' if hidden > 0 else ""
-    )
-    return f'<div class="jm-kernels"><div class="jm-muted">{escape(headline(found))}</div>{listed}{more}</div>'
+    return blocks_html.html(blocks(report))

@@ -188,7 +188,7 @@ def blocks(report) -> tuple[Block, ...]:
         note = f"… {cut} more lines (the report's .{report.stage} holds them all)" if cut else ""
         module_block = CodeBlock(report.stage, tuple(code_lines(module.split("\n"), report.stage)), note)
         if report.stage == "hlo":
-            out += [Prerendered(lambda: hlo_view.text(report), lambda: hlo_view.html(report))]
+            out += hlo_view.blocks(report)
             out += [Fold("the whole module", (module_block,), css="jm-nested")]
         else:
             out.append(module_block)
