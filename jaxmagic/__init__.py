@@ -14,6 +14,10 @@ its module when first used.
 1
 """
 
+# Each public name is loaded by __getattr__ below, so a type checker reading this file sees none of
+# those in __all__: it reads their types from __init__.pyi.
+# pyright: reportUnsupportedDunderAll=false
+
 from __future__ import annotations
 
 import importlib

@@ -288,12 +288,13 @@ def _report(log, options: argparse.Namespace, status: int) -> int:
             print(f"jaxmagic: could not write {options.fingerprint}: {exc.strerror or exc}", file=sys.stderr)
             status = status or 1
     limit = options.max
-    over = [f for f, n in log.counts.items() if limit is not None and n > limit]
-    for function in over:
-        events = [e for e in log.events if e.function == function]
-        print(f"jaxmagic: {RecompileLimitExceeded(function, log.counts[function], limit, events)}", file=sys.stderr)
-    if over and status == 0:
-        status = 1
+    if limit is not None:
+        over = [f for f, n in log.counts.items() if n > limit]
+        for function in over:
+            events = [e for e in log.events if e.function == function]
+            print(f"jaxmagic: {RecompileLimitExceeded(function, log.counts[function], limit, events)}", file=sys.stderr)
+        if over and status == 0:
+            status = 1
     return status
 
 

@@ -98,7 +98,8 @@ def unregister_duration_listener(listener: Any) -> None:
         return
     from jax._src import monitoring as private_monitoring
 
-    private_monitoring._unregister_event_duration_listener_by_callback(listener)
+    # Only in JAX releases before the public function came: a type checker on a newer JAX cannot see it.
+    private_monitoring._unregister_event_duration_listener_by_callback(listener)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def unregister_event_listener(listener: Any) -> None:
@@ -112,7 +113,8 @@ def unregister_event_listener(listener: Any) -> None:
         return
     from jax._src import monitoring as private_monitoring
 
-    private_monitoring._unregister_event_listener_by_callback(listener)
+    # Only in JAX releases before the public function came: a type checker on a newer JAX cannot see it.
+    private_monitoring._unregister_event_listener_by_callback(listener)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 # The ``jax.monitoring`` event JAX records when its persistent compilation cache served an executable.
@@ -250,6 +252,14 @@ def cache_key_logger_name() -> str:
     from jax._src import cache_key
 
     return cache_key.logger.name
+
+
+def jit_disabled() -> bool:
+    """Whether ``jax_disable_jit`` is on here (``jax.disable_jit()`` included): JAX's config answers
+    each of its options as an attribute made at run time, which a type checker cannot see."""
+    import jax
+
+    return bool(jax.config.jax_disable_jit)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def persistent_cache_directory() -> str | None:

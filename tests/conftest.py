@@ -51,6 +51,7 @@ SLOW_FILES = {
     "test_jitcompare_progress.py",
     "test_doctor_corpus.py",
     "test_doctor_hook.py",
+    "test_types.py",
 }
 
 

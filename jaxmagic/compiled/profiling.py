@@ -26,6 +26,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from jaxmagic import _jax_private
 from jaxmagic.compiled import hlo_sources
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.tracing.jitting import own_work
@@ -113,7 +114,7 @@ def profile(
 
     if calls < 1:
         raise UsageProblem("--profile needs at least one call to measure.", example="%jaxpr --profile 5 f(x)")
-    if jax.config.jax_disable_jit:
+    if _jax_private.jit_disabled():
         return Profile({}, (), calls, 0.0, 0.0, nothing_compiled=DISABLED_JIT)
     fresh = _fresh_arguments(args, kwargs, copy_arguments)
 

@@ -8,7 +8,7 @@ import contextlib
 import os
 import re
 import types
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ContextManager, Iterator, Literal, overload
 
 from IPython.core.error import UsageError
 
@@ -230,10 +230,19 @@ def jax_config_kept() -> Iterator[ConfigKept]:
         kept.restore()
 
 
+# With JAX's configuration kept (the default), ``guarded`` gives the ``ConfigKept``; without, None.
+@overload
+def guarded(
+    shell, *, fn_hint: Callable[[], Any] = ..., full_traceback: bool = ..., keep_config: Literal[True] = ...
+) -> ContextManager[ConfigKept]: ...
+@overload
+def guarded(
+    shell, *, fn_hint: Callable[[], Any] = ..., full_traceback: bool = ..., keep_config: Literal[False]
+) -> ContextManager[None]: ...
 @contextlib.contextmanager
 def guarded(
     shell, *, fn_hint: Callable[[], Any] = lambda: None, full_traceback: bool = False, keep_config: bool = True
-):
+) -> Iterator[ConfigKept | None]:
     """Turn jaxmagic's failures into what a user should see: a ``UsageError`` for bad input, the
     user's own traceback (and the doctor's note) for an error in their code, a ``KeyboardInterrupt``
     showing the user's frames for Ctrl-C; never jaxmagic's internals. JAX's configuration is

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
@@ -16,6 +17,8 @@ from jaxmagic.tracing.stages import DEFAULT_MAX_EQNS, STAGES, TRANSFORMS, trace
 @magics_class
 class JaxprMagics(Magics):
     """The ``%jaxpr`` magic."""
+
+    shell: InteractiveShell  # registered on a shell by load_ipython_extension, never without one
 
     @magic_arguments()
     @line_options.STATIC_OPTION
@@ -91,11 +94,11 @@ class JaxprMagics(Magics):
         """
         __tracebackhide__ = True
         options, call_text = line_options.split_options(
-            self.jaxpr.parser, line, "%%jaxpr" if cell is not None else "%jaxpr"
+            line_options.parser_of(self.jaxpr), line, "%%jaxpr" if cell is not None else "%jaxpr"
         )
         if options.profile is not None and options.profile < 1:
             raise UsageError("--profile takes a positive number of calls to measure, e.g. --profile 10")
-        if options.max_eqns is not None and options.max_eqns < 1:
+        if options.max_eqns < 1:  # an int: --max-eqns has a default and takes a value
             raise UsageError("--max-eqns must be a positive number of equations, e.g. --max-eqns 200")
         found = None
         with failures.guarded(

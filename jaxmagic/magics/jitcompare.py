@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
@@ -20,6 +21,8 @@ from jaxmagic.tracing import cell as cells
 @magics_class
 class JitCompareMagics(Magics):
     """The ``%jitcompare`` magic."""
+
+    shell: InteractiveShell  # registered on a shell by load_ipython_extension, never without one
 
     @magic_arguments()
     @argument(
@@ -76,7 +79,7 @@ class JitCompareMagics(Magics):
         """
         __tracebackhide__ = True
         magic = "%%jitcompare" if cell is not None else "%jitcompare"
-        options, call_text = line_options.split_options(self.jitcompare.parser, line, magic)
+        options, call_text = line_options.split_options(line_options.parser_of(self.jitcompare), line, magic)
         several = _several_calls(call_text) if cell is None else None
         if several is not None:
             return self._side_by_side(several, options, line, local_ns)
@@ -120,6 +123,7 @@ class JitCompareMagics(Magics):
             settings = _settings(options)
             check_settings(**settings)
             if body is not None:  # the cell's statements before its calls run as in any cell
+                assert cell is not None  # the body is the start of the cell
                 filename = notebook.cache_cell(self.shell, f"%%jitcompare {line}".rstrip() + "\n" + cell)
                 cells.run_body(body, self.shell.user_ns, filename, runner=notebook.loop_runner(self.shell))
                 config.accept_current()
@@ -185,4 +189,6 @@ def _several_calls(text: str) -> list[str] | None:
         return None
     if not isinstance(tree, ast.Tuple) or len(tree.elts) < 2 or not all(isinstance(e, ast.Call) for e in tree.elts):
         return None
-    return [ast.get_source_segment(text.strip(), element) for element in tree.elts]
+    # Every element parsed from the text has its place in it, so each has its segment.
+    segments = (ast.get_source_segment(text.strip(), element) for element in tree.elts)
+    return [segment for segment in segments if segment is not None]

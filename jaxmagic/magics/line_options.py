@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from IPython.core.error import UsageError
-from IPython.core.magic_arguments import argument
+from IPython.core.magic_arguments import MagicArgumentParser, argument
 
 from jaxmagic.tracing import call as calls
 
@@ -35,6 +36,12 @@ def shared_options(report_name: str):
         return magic_func
 
     return add
+
+
+def parser_of(magic_method: Callable[..., object]) -> MagicArgumentParser:
+    """The option parser ``@magic_arguments()`` made for a magic's method (IPython sets it as the
+    function's ``parser`` attribute, which a type checker cannot see)."""
+    return magic_method.parser  # pyright: ignore[reportFunctionMemberAccess, reportAttributeAccessIssue]
 
 
 def split_options(parser, line: str, magic: str):

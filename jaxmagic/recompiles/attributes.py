@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol, TypeGuard
 
 from jaxmagic.recompiles.leaves import LeafType, describe_leaf
 from jaxmagic.words.units import shorten
@@ -100,17 +100,17 @@ def _dataclass_attributes(value: Any, where: str, depth: int, static: bool = Fal
     """A dataclass pytree's fields, and inside them lists, tuples, named tuples, dicts and other
     dataclasses. Inside a static field (``eqx.field(static=True)``, ``struct.field(pytree_node=False)``)
     a value is read as text; elsewhere a number is a traced leaf, read by its type only."""
-    if depth == 0 and not (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+    if depth == 0 and not _is_dataclass_instance(value):
         return
     if depth > MAX_DEPTH or (static and depth and _plain_static(value)):
         yield from _leaves(where, value, static)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+    elif _is_dataclass_instance(value):
         yield Attribute(where, type(value).__name__)
         for item in dataclasses.fields(value):
             if hasattr(value, item.name):
                 inner = static or _is_static_field(item)
                 yield from _dataclass_attributes(getattr(value, item.name), f"{where}.{item.name}", depth + 1, inner)
-    elif isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple: an optax state
+    elif _is_named_tuple(value):  # an optax state
         yield Attribute(where, type(value).__name__)
         for name in value._fields:
             yield from _dataclass_attributes(getattr(value, name), f"{where}.{name}", depth + 1, static)
@@ -124,6 +124,20 @@ def _dataclass_attributes(value: Any, where: str, depth: int, static: bool = Fal
         yield from _leaves(where, value, static)
 
 
+def _is_dataclass_instance(value: Any) -> bool:
+    """A dataclass's instance (not the class itself)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+class _NamedTuple(Protocol):
+    _fields: tuple[str, ...]
+
+
+def _is_named_tuple(value: Any) -> TypeGuard[_NamedTuple]:
+    """A named tuple: a tuple whose class names its fields."""
+    return isinstance(value, tuple) and hasattr(value, "_fields")
+
+
 def _is_static_field(item: dataclasses.Field) -> bool:
     """Equinox and ``jax.tree_util.register_dataclass`` say ``static=True``; Flax structs say
     ``pytree_node=False``."""
@@ -135,11 +149,12 @@ def _leaves(where: str, value: Any, static: bool = True) -> Iterator[Attribute]:
     as its kind and type; any other pytree holding arrays by its leaves' paths (never their
     values); anything else as its text."""
     nnx = sys.modules.get("flax.nnx")
-    traced_number = not static and isinstance(value, (bool, int, float, complex))
     if nnx is not None and isinstance(value, nnx.Variable):
         leaf = describe_leaf(value.get_value())
         yield Attribute(where, f"{type(value).__name__} {leaf.type_text}", leaf)
-    elif traced_number or (hasattr(value, "shape") and hasattr(value, "dtype")):
+    elif (not static and isinstance(value, (bool, int, float, complex))) or (
+        hasattr(value, "shape") and hasattr(value, "dtype")
+    ):
         leaf = describe_leaf(value)
         yield Attribute(where, leaf.type_text, leaf)
     elif _holds_arrays(value):

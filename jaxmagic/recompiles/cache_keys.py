@@ -48,8 +48,11 @@ class KeyIndex:
         return os.path.join(self.directory, FILE_NAME) if self.directory else None
 
     def _load(self) -> dict:
+        path = self.path
+        if path is None:
+            return {}
         try:
-            with open(self.path, encoding="utf-8") as file:
+            with open(path, encoding="utf-8") as file:
                 loaded = json.load(file)
             return loaded if isinstance(loaded, dict) else {}
         except (OSError, TypeError, ValueError):

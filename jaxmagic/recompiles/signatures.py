@@ -289,6 +289,8 @@ def _forwarded_names(fun, kwargs: dict) -> list[str]:
     method = kwargs.get("method") or type(owner).__call__
     if isinstance(method, str):
         method = getattr(type(owner), method, None)
+    if method is None:
+        return []
     try:
         parameters = list(inspect.signature(method).parameters.values())[1:]  # past self
     except (TypeError, ValueError):

@@ -117,7 +117,7 @@ def _key_data(value):
     """A typed PRNG key's raw bits (what two keys are compared by); any other value as it is."""
     dtype = getattr(value, "dtype", None)
     try:
-        if dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+        if dtype is not None and jax.numpy.issubdtype(dtype, jax.dtypes.prng_key):
             return jax.random.key_data(value)
     except TypeError:
         pass

@@ -21,6 +21,7 @@ from typing import Any, Callable, ContextManager
 import jax
 import numpy as np
 
+from jaxmagic import _jax_private
 from jaxmagic.errors import UsageProblem
 from jaxmagic.timing.notes import Note
 from jaxmagic.tracing.call import Call
@@ -138,7 +139,7 @@ class Runner:
         runs compiled even where the session has switched jit off (``jax_disable_jit``)."""
         if self.mode == "eager":
             return jax.disable_jit()
-        if jax.config.jax_disable_jit:
+        if _jax_private.jit_disabled():
             return jax.disable_jit(False)
         return contextlib.nullcontext()
 

@@ -85,10 +85,10 @@ def compile_events() -> Iterator[dict[str, list[float]]]:
     found: dict[str, list[float]] = {kind: [] for kind in (*kinds.values(), "persistent_cache_hits")}
     thread = threading.get_ident()
 
-    def listen(event: str, duration: float, **_):
+    def listen(event: str, duration_secs: float, **_):
         kind = kinds.get(event)
         if kind is not None and threading.get_ident() == thread:
-            found[kind].append(duration)
+            found[kind].append(duration_secs)
 
     def hit(event: str, **_):
         if event == _jax_private.PERSISTENT_CACHE_HIT_EVENT and threading.get_ident() == thread:

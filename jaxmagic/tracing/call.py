@@ -52,7 +52,8 @@ class Call:
     static_argnames: tuple[str, ...] = ()
     donate_argnums: tuple[int, ...] = ()
     source: str = ""
-    function: Callable = field(default=None)  # the Python function under any jit wrapper
+    # The Python function under any jit wrapper: None only until __post_init__ finds it from ``fn``.
+    function: Callable = field(default=None)  # pyright: ignore[reportAssignmentType]
     library: libraries.LibraryJit | None = None
     # ``library`` was chosen by jaxmagic, not written by the user: a plain function called with
     # Flax NNX objects, traced the way nnx.jit traces them.
@@ -125,7 +126,7 @@ class Call:
                 self.function, self.static_argnums, self.static_argnames, self.donate_argnums
             )
 
-        settings = dict(
+        settings: dict[str, Any] = dict(
             static_argnums=self.static_argnums,
             static_argnames=self.static_argnames,
             donate_argnums=self.donate_argnums,
@@ -213,13 +214,13 @@ def complete_static(
     positional = [
         p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     ]
-    nums, names = list(nums), list(names)
+    num_list, name_list = list(nums), list(names)
     for index, param in enumerate(positional):
-        if param.name in names and index not in nums:
-            nums.append(index)
-        if index in nums and param.name not in names and param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
-            names.append(param.name)
-    return tuple(sorted(nums)), tuple(names)
+        if param.name in name_list and index not in num_list:
+            num_list.append(index)
+        if index in num_list and param.name not in name_list and param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            name_list.append(param.name)
+    return tuple(sorted(num_list)), tuple(name_list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -300,6 +301,7 @@ def resolve_call(
         if libraries.holds_nnx_objects(args, kwargs):  # modules, optimizers, Rngs: traced as nnx.jit does
             fn = libraries.nnx_jit(fn, static_argnums + automatic_nums, static_argnames + automatic_names)
             library = libraries.recognise(fn)
+            assert library is not None  # nnx.jit made it: recognised as nnx.jit
             options = _jax_private.JitOptions(library.static_argnums, library.static_argnames)
             for_nnx_objects = True
     untraceable = (

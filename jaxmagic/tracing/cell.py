@@ -152,8 +152,10 @@ def run_cell_value(
         ) from None
     ast.increment_lineno(tree, first_line - 1)
     last = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr) and not ends_quietly(source):
-        last = ast.Expression(tree.body.pop().value)
+    final = tree.body[-1] if tree.body else None
+    if isinstance(final, ast.Expr) and not ends_quietly(source):
+        tree.body.pop()
+        last = ast.Expression(final.value)
     flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
     try:
         execute(compile(tree, filename, "exec", flags=flags), namespace, runner)

@@ -161,7 +161,7 @@ def fresh_function(function: Callable) -> Callable:
     def fresh(*args, **kwargs):
         return function(*args, **kwargs)
 
-    fresh.__jaxmagic_own__ = True
+    vars(fresh)["__jaxmagic_own__"] = True  # a function's attributes live in its __dict__
     return fresh
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from jaxmagic import _jax_private
 
@@ -146,9 +146,11 @@ def _equinox(wrapped: Any) -> LibraryJit:
     import equinox as eqx
     import jax
 
-    donate = {(True, True): "all", (False, True): "all-except-first"}.get(
-        (bool(wrapped.donate_first), bool(wrapped.donate_rest)), "none"
-    )
+    donations: dict[tuple[bool, bool], Literal["all", "all-except-first", "none"]] = {
+        (True, True): "all",
+        (False, True): "all-except-first",
+    }
+    donate = donations.get((bool(wrapped.donate_first), bool(wrapped.donate_rest)), "none")
     function = wrapped.__wrapped__  # ``fn`` is only its name
 
     def rewrap():

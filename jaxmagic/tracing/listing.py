@@ -231,10 +231,14 @@ def _type_text(aval) -> str:
 
 def _literal_text(val) -> str:
     # JAX's typed scalars (``TypedInt(0, dtype=int32)``) and NumPy scalars print as plain numbers.
-    for kind in (bool, int, float, complex):
-        if isinstance(val, kind):
-            val = kind(val)
-            break
+    if isinstance(val, bool):
+        val = bool(val)
+    elif isinstance(val, int):
+        val = int(val)
+    elif isinstance(val, float):
+        val = float(val)
+    elif isinstance(val, complex):
+        val = complex(val)
     else:
         item = getattr(val, "item", None)
         if item is not None and getattr(val, "shape", None) == ():
@@ -336,7 +340,10 @@ def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]
     called it first — another cell, another test — and those are not this call's lines; such an
     equation counts for the line that called the library here."""
     counts: collections.Counter = collections.Counter()
-    pending = [(getattr(jaxpr, "jaxpr", jaxpr).eqns, None, None)]
+    # (equations, the enclosing equation's file and line, its source line)
+    pending: list[tuple[Any, tuple[str, int] | None, SourceLine | None]] = [
+        (getattr(jaxpr, "jaxpr", jaxpr).eqns, None, None)
+    ]
     while pending:
         eqns, enclosing, enclosing_source = pending.pop()
         for eqn in eqns:

@@ -185,8 +185,10 @@ class JaxprReport(Report):
 
     @functools.cached_property
     def hlo(self) -> str:
-        """XLA's optimized HLO, after compilation for the default device."""
-        return self.compiled.as_text()
+        """XLA's optimized HLO, after compilation for the default device (empty where the backend
+        cannot write its program as text)."""
+        text = self.compiled.as_text()
+        return text if text is not None else ""
 
     @functools.cached_property
     def cost(self) -> dict[str, float]:

@@ -26,7 +26,6 @@ import contextlib
 import sys
 import threading
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -42,7 +41,7 @@ class Samples:
     for; ``total`` counts the samples; ``seconds`` is how long sampling ran; ``interval`` the time
     asked for between samples; ``longest`` the most time one sample stands for."""
 
-    by_line: Counter = field(default_factory=Counter)
+    by_line: dict[tuple[str, int], float] = field(default_factory=dict)
     total: int = 0
     seconds: float = 0.0
     interval: float = INTERVAL_S
@@ -64,7 +63,7 @@ class Samples:
 
     def line_seconds(self) -> dict[tuple[str, int], float]:
         """Seconds of tracing spent on each line, the largest first."""
-        return dict(self.by_line.most_common())
+        return dict(sorted(self.by_line.items(), key=lambda item: item[1], reverse=True))
 
 
 @contextlib.contextmanager
@@ -91,7 +90,8 @@ def sampled_lines(interval: float | None = None) -> Iterator[Samples]:
             samples.total += 1
             samples.longest = max(samples.longest, now - last)
             if found is not None:
-                samples.by_line[found[:2]] += now - last
+                where = found[:2]
+                samples.by_line[where] = samples.by_line.get(where, 0.0) + now - last
             last = now
 
     sampler = threading.Thread(target=sample, name="jaxmagic-trace-sampler", daemon=True)

@@ -144,6 +144,7 @@ def answer(collectives: Sequence[Collective]) -> Words:
         return say("No communication: the optimized program has no collective (all-reduce, all-gather, …)")
     total = sum(c.bytes for c in collectives)
     top = costliest(collectives)
+    assert top is not None  # there is at least one collective
     n = len(collectives)
     verb = "moves" if n == 1 else "move"
     return say(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 
-def format_seconds(seconds: float) -> str:
+def format_seconds(seconds: float | None) -> str:
     """Seconds with a unit a person reads at a glance (ns, µs, ms, s)."""
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
         return "–"
@@ -55,8 +55,8 @@ def times(count: int) -> str:
     return f"{count:,} time{'s' * (count != 1)}"
 
 
-def shorten(text: str, limit: int) -> str:
-    """``text`` on one line (runs of spaces and line breaks made one space), cut to ``limit``
+def shorten(text: object, limit: int) -> str:
+    """``text`` (or any value, as ``str`` writes it) on one line (runs of spaces and line breaks made one space), cut to ``limit``
     characters, the last of them an ellipsis when anything was cut."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
