@@ -17,6 +17,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments
 
@@ -162,6 +163,8 @@ def _print_new_events(session: _Session, log: RecompileLog) -> None:
 class RecompilesMagics(Magics):
     """The ``%recompiles`` magic."""
 
+    shell: InteractiveShell  # registered on a shell by load_ipython_extension, never without one
+
     @magic_arguments()
     @argument(
         "words",
@@ -205,12 +208,12 @@ class RecompilesMagics(Magics):
         """
         __tracebackhide__ = True
         magic = "%%recompiles" if cell is not None else "%recompiles"
-        line_options.check_option_spelling(self.recompiles.parser, line, magic)
+        line_options.check_option_spelling(line_options.parser_of(self.recompiles), line, magic)
         try:
-            options = self.recompiles.parser.parse_argstring(line)
+            options = line_options.parser_of(self.recompiles).parse_argstring(line)
         except (UsageError, ValueError) as exc:  # ValueError: an unclosed quote
             raise UsageError(f"{magic}: {exc}\nAccepted:\n{ACCEPTED}") from None
-        line_options.check_values(self.recompiles.parser, options, magic)
+        line_options.check_values(line_options.parser_of(self.recompiles), options, magic)
         if cell is not None:
             return self._cell(options, line, cell)
         return self._line(options)

@@ -15,6 +15,7 @@ import jaxmagic.timing.footprint as footprint
 import jaxmagic.timing.modes as mode_setup
 import jaxmagic.timing.progress as progress
 import jaxmagic.timing.stopwatch as stopwatch
+from jaxmagic import _jax_private
 from jaxmagic.compiled import memory as memory_reader
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_notes
@@ -525,9 +526,7 @@ def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_ti
 
 
 def _jit_disabled() -> bool:
-    import jax
-
-    return bool(jax.config.jax_disable_jit)
+    return _jax_private.jit_disabled()
 
 
 def _leaves(tree) -> list:
