@@ -92,6 +92,7 @@ class ExpectCompiles:
     def __exit__(self, kind, value, traceback) -> None:
         __tracebackhide__ = True
         log = self.log
+        assert log is not None  # __enter__ made it
         log.stop()
         if kind is not None:  # the block's own error comes first
             return None

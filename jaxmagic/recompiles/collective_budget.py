@@ -131,7 +131,7 @@ class ProgramLog(RecompileLog):
         super().__init__(functions, **options)
         self.found: list[tuple[Collective, RecompileEvent]] = []
 
-    def record_program(self, event: RecompileEvent, hlo_text: str, shardings: list = (), jaxpr=None) -> None:
+    def record_program(self, event: RecompileEvent, hlo_text: str, shardings: Iterable = (), jaxpr=None) -> None:
         """Find the collectives of one compiled program: ``shardings`` (its arguments') name the
         mesh axes; ``jaxpr`` (the program traced) names the values a collective reconciles."""
         if not self.wants(event.function, event.internal):
@@ -177,6 +177,7 @@ class ExpectCollectives:
     def __exit__(self, kind, value, traceback) -> None:
         __tracebackhide__ = True
         log = self.log
+        assert log is not None  # __enter__ made it
         log.stop()
         if kind is not None:  # the block's own error comes first
             return None
@@ -206,7 +207,7 @@ class ExpectCollectives:
         return f"expect_collectives({', '.join(parts)})"
 
 
-def limits_of_marker(args: tuple, kwargs: dict) -> tuple[CollectiveLimits, tuple[str, ...]]:
+def limits_of_marker(args: Iterable, kwargs: dict) -> tuple[CollectiveLimits, tuple[str, ...]]:
     """``(limits, function names)`` of ``@pytest.mark.max_collectives(...)``: a dict (per kind)
     or a whole number (in all) first, then function names; or the keywords ``max``, ``total``,
     ``forbid`` and ``functions``.

@@ -19,7 +19,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import threading
-from typing import Iterator, TextIO
+from typing import Iterator, Protocol, TextIO
+
+
+class TextSink(Protocol):
+    """What printing needs of a stream: ``write`` (``flush`` is called where the stream has one)."""
+
+    def write(self, text: str, /) -> int: ...
 
 
 class ThreadRouter:
@@ -36,11 +42,11 @@ class ThreadRouter:
     ('a', 'b')
     """
 
-    def __init__(self, target: TextIO, others: TextIO, owner: int | None = None):
+    def __init__(self, target: TextSink, others: TextIO, owner: int | None = None):
         self._target, self._others = target, others
         self._owner = threading.get_ident() if owner is None else owner
 
-    def _stream(self) -> TextIO:
+    def _stream(self) -> TextSink:
         current = threading.current_thread()
         if current.ident == self._owner or isinstance(current, threading._DummyThread):
             return self._target
@@ -59,7 +65,7 @@ class ThreadRouter:
 
 
 @contextlib.contextmanager
-def this_thread_writes_to(target: TextIO) -> Iterator[TextIO]:
+def this_thread_writes_to(target: TextSink) -> Iterator[TextSink]:
     """Inside the block, what this thread prints goes to ``target``; other threads print as before."""
     previous = sys.stdout
     sys.stdout = ThreadRouter(target, previous)
