@@ -230,6 +230,7 @@ class _Hub:
         import jax
 
         installation = self.installation
+        assert installation is not None  # asked for only while the watch is installed
         wanted = installation.explain_was_on or any(getattr(log, "explain", False) for log in self.logs)
         if bool(jax.config.values.get("jax_explain_cache_misses", False)) != wanted:
             jax.config.update("jax_explain_cache_misses", wanted)
@@ -262,6 +263,7 @@ class _Hub:
         import jax
 
         installation, self.installation = self.installation, None
+        assert installation is not None  # removed only while installed
         self.watch_period += 1
         with contextlib.suppress(Exception):
             _jax_private.unregister_duration_listener(self.duration_listener)
