@@ -47,7 +47,9 @@ TYPED = [
     # The words layer.
     "jaxmagic/words/__init__.py",
     "jaxmagic/words/collectives.py",
+    "jaxmagic/words/recompiles.py",
     "jaxmagic/words/runs.py",
+    "jaxmagic/words/timing.py",
     "jaxmagic/words/units.py",
     # Timing (session.py joins once its rewrite lands).
     "jaxmagic/timing/__init__.py",

@@ -171,7 +171,7 @@ def advice_for(kind: str, argument: str | None = None, *, variant: str | None = 
     >>> str(advice_for("dtype", "x"))
     'Fix the dtype of `x` (e.g. `.astype(jnp.float32)` before the call) so every call passes the same one.'
     """
-    variant = _SAME_ADVICE.get(variant, variant)
+    variant = _SAME_ADVICE.get(variant, variant) if variant else None
     template = _ADVICE.get(variant) if variant else None
     template = template or _ADVICE.get(kind, _ADVICE["unknown"])
     return say(template, arg=code(argument) if argument else "it", **_ADVICE_CODE, **facts)
