@@ -35,7 +35,9 @@ def cell_number(result_html: str) -> set[str]:
 
 
 def rows(html: str) -> list[str]:
-    return re.findall(r'<tr class="jm-recompile-row"[^>]*>', html)
+    """One entry per compilation the view's rows stand for (a row of ``×N`` stands for N)."""
+    found = re.findall(r'(<tr class="jm-recompile-row"[^>]* data-count="(\d+)"[^>]*>)', html)
+    return [row for row, count in found for _ in range(int(count))]
 
 
 def session(ip):
@@ -53,11 +55,14 @@ def test_cell_reports_each_compilation_with_its_cause_and_call_site(ip, run):
     html = shown.html
     assert 'class="jaxmagic jm-recompile-log"' in html
     assert len(rows(html)) == 3
-    assert html.count("jm-cause jm-cause-shape") == 2 and html.count("jm-cause jm-cause-first_call") == 1
+    assert html.count("jm-cause jm-cause-shape") == 1 and html.count("jm-cause jm-cause-first_call") == 1
+    assert '<span class="jm-recompile-times">×2</span>' in html, "the same cause twice: one row"
     assert 'data-function="step"' in html
     number = ip.execution_count - 1
     assert f"In [{number}] line 3" in html, "the call site is the cell's line as the user sees it"
-    assert "Compilations in this cell: 3 compilations of 1 function" in shown.text
+    answer = shown.outputs[0]["text/plain"].splitlines()[0]
+    assert answer.startswith("3 compilations of 1 function"), "the answer first"
+    assert answer.endswith("main cause: shape of `batch` in `step` ×2 — in this cell")
     assert "shape of `x`" not in shown.text and "shape of `batch` changed: f32[2,3] → f32[3,3]" in shown.text
     assert_no_internals(shown)
 
@@ -85,7 +90,7 @@ def test_all_shows_jaxs_internal_compilations(run):
 
 def test_a_function_redefined_in_a_loop_in_a_cell(run):
     shown = run("%%recompiles\nfor i in range(3):\n    f = jax.jit(lambda x: x + i)\n    f(jnp.ones(2))").assert_ok()
-    assert shown.html.count("jm-cause-redefined_function") == 2
+    assert len(rows(shown.html)) == 3 and 'data-kinds="redefined_function" data-count="2"' in shown.html
     assert "outside the loop" in shown.text
     # where it was defined, named as the notebook names the cell (its file name on hover)
     cell = re.search(r"In \[(\d+)\] line 3", shown.text)
@@ -192,7 +197,7 @@ def test_on_shows_a_live_panel_that_updates_while_later_cells_run(ip, run):
     assert len(rows(panel.rows.value)) == 4
     assert 'data-function="live" data-count="4"' in panel.header.value
     assert "jm-recompile-headline" in panel.header.value and "pad to a few bucket sizes" in panel.header.value
-    assert panel.rows.value.count("jm-cause-shape") == 3
+    assert 'data-kinds="shape" data-count="3"' in panel.rows.value
     assert list(panel.filter.options) == ["all functions", "live"]
 
     run("@jax.jit\ndef other(x):\n    return x - 1\nother(jnp.ones(2))").assert_ok()
@@ -369,7 +374,7 @@ def test_terminal_prints_the_log_as_text():
     first = "[recompiles] <lambda> (line 1) at In [5] line 1: first compilation of `<lambda> (line 1)` for (x: f32[2])"
     assert first in out
     assert "[recompiles] <lambda> (line 1) at In [5] line 1: shape of `x` changed: f32[2] → f32[3]" in out
-    assert "Compilations in the session since In [4]: 2 compilations of 1 function" in out
+    assert "2 compilations of 1 function (" in out and " — in the session since In [4]" in out
     assert "shape: shape of `x` changed: f32[2] → f32[3] (axis 0: 2 → 3)" in out
     assert "application/vnd.jupyter.widget-view+json" not in out and "Traceback" not in out
 

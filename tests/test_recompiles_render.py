@@ -15,7 +15,6 @@ from jaxmagic.recompiles.causes import CAUSE_KINDS, Cause
 from jaxmagic.recompiles.explanations import argument_for_path, parse_explanation
 from jaxmagic.render import recompiles as render
 from jaxmagic.render.panel import ALL, RecompilePanel
-from jaxmagic.render.terminal import paint
 from jaxmagic.tracing.sources import SourceLine
 
 
@@ -52,6 +51,11 @@ def filled_log(n=5, **kwargs):
     return log
 
 
+def compilations_in(html: str) -> int:
+    """The compilations a view's rows stand for (a row of ×N stands for N)."""
+    return sum(int(n) for n in re.findall(r'class="jm-recompile-row"[^>]* data-count="(\d+)"', html))
+
+
 # ----------------------------------------------------------------------------------------------
 # HTML
 
@@ -59,13 +63,57 @@ def filled_log(n=5, **kwargs):
 def test_html_has_stable_classes_rows_and_counts():
     html = render.html(filled_log())
     assert html.startswith('<div class="jaxmagic jm-recompile-log"><style>')
-    rows = re.findall(r'<tr class="jm-recompile-row" data-function="step" data-kinds="([^"]*)">', html)
-    assert rows == ["first_call", "shape", "shape", "shape", "shape"]
+    rows = re.findall(
+        r'<tr class="jm-recompile-row" data-function="step" data-kinds="([^"]*)" data-count="(\d+)">', html
+    )
+    assert rows == [("first_call", "1"), ("shape", "4")], "the same function and cause: one row, ×4"
     assert '<span class="jm-recompile-count" data-function="step" data-count="5">' in html
-    assert html.count('class="jm-cause jm-cause-shape"') == 4
+    assert html.count('class="jm-cause jm-cause-shape"') == 1, "the latest one's causes"
+    assert '<td class="jm-n">2–5</td>' in html and '<span class="jm-recompile-times">×4</span>' in html
+    assert "f32[6] → f32[7]" in html.split('<details class="jm-recompile-occurrences">')[0], "the latest in sight"
+    occurrences = re.search(r'<details class="jm-recompile-occurrences">(.*?)</details>', html).group(1)
+    assert "×4" in occurrences and "#2 " in occurrences and "f32[3] → f32[4]" in occurrences, "the first on demand"
     assert 'data-argument="x"' in html
     assert "In [7] line 3" in html
     assert 'class="jm-card jm-recompile-headline"' in html and "<code>step</code> compiled 5 times" in html
+
+
+def test_the_answer_comes_first_how_many_and_the_main_cause():
+    log = filled_log()
+    log.record(event("loss"))
+    log.record(event("loss", causes=[Cause("dtype", argument="y", before="f32[3]", after="i32[3]")]))
+    html = render.html(log)
+    answer = re.search(r'<div class="jm-summary jm-answer"><b>(.*?)</b>', html).group(1)
+    assert answer == (
+        "7 compilations of 2 functions (210 ms compiling); main cause: shape of <code>x</code> in <code>step</code> ×4"
+    )
+    assert html.index("jm-answer") < html.index('class="jm-card jm-recompile-headline"') < html.index("<table")
+    assert render.text(log).splitlines()[0] == (
+        "7 compilations of 2 functions (210 ms compiling); main cause: shape of `x` in `step` ×4 — in this cell"
+    )
+    firsts = RecompileLog(scope="this cell")
+    firsts.record(event())
+    assert str(render.answer(firsts)).endswith("; each a first compilation")
+
+
+def test_groups_are_the_same_function_and_the_same_causes_wherever_they_come():
+    log = RecompileLog()
+    log.record(event())
+    log.record(event(causes=[shape(3, 4)]))
+    log.record(event(causes=[shape(4, 5, argument="y")]))
+    log.record(event("loss", causes=[shape(3, 4)]))
+    log.record(event(causes=[shape(5, 6)]))
+    groups = render.grouped(log.events)
+    assert [(g.latest.function, g.latest.causes[0].argument, g.numbers) for g in groups] == [
+        ("step", None, "1"),
+        ("step", "x", "2–5"),
+        ("step", "y", "3"),
+        ("loss", "x", "4"),
+    ]
+    assert sum(g.count for g in groups) == log.total
+    panel = RecompilePanel(log)
+    order = re.findall(r'<td class="jm-n">([^<]+)</td>', panel.rows.value)
+    assert order == ["2–5", "4", "3", "1"], "the group compiled most recently is on top"
 
 
 def test_html_shows_each_fix_once():
@@ -132,7 +180,7 @@ def test_html_of_an_empty_log():
 def test_long_logs_show_the_latest_rows_and_say_so():
     log = filled_log(n=render.MAX_ROWS + 30, capacity=10_000)
     html = render.html(log)
-    assert html.count('class="jm-recompile-row"') == render.MAX_ROWS
+    assert compilations_in(html) == render.MAX_ROWS
     assert f"Showing the last {render.MAX_ROWS} of {render.MAX_ROWS + 30:,} compilations" in html
     assert "… 30 earlier compilations not shown" in render.text(log)
 
@@ -154,9 +202,17 @@ def test_text_lists_headline_counts_and_one_line_per_cause():
     )
     text = render.text(log)
     lines = text.splitlines()
-    assert lines[0] == "Compilations in this cell: 6 compilations of 2 functions (180 ms compiling)"
+    assert lines[0].startswith("6 compilations of 2 functions (180 ms compiling); main cause: shape of `x`")
     assert lines[1].startswith("! `step` compiled 5 times: the shape of `x` changes on axis 0")
     assert lines[2] == "  step ×5 (150 ms) · loss ×1 (30 ms)"
+    assert lines[4].split() == ["2–5", "step", "×4", "In", "[7]", "line", "3", "120", "ms", "shape:", "shape", "of"] + [
+        "`x`",
+        "changed:",
+        "f32[6]",
+        "→",
+        "f32[7]",
+    ]
+    assert "first #2 " in lines[5] and lines[5].endswith("shape of `x` changed: f32[3] → f32[4]")
     assert "first compilation for (x: f32[3])" in text
     assert "dtype: dtype of `y` changed" in text and "static value: static argument `n` changed: 2 → 3" in text
     fixes = [line for line in lines if line.lstrip().startswith("→ ")]
@@ -166,7 +222,7 @@ def test_text_lists_headline_counts_and_one_line_per_cause():
 
 def test_text_in_colour():
     text = render.text(filled_log(), color=True)
-    assert paint("step", "bold") in text and codes["yellow"] + "! `step` compiled" in text
+    assert codes["bold"] + "step" in text and codes["yellow"] + "! `step` compiled" in text
 
 
 def test_text_shows_raw_text_for_unknown_causes():
@@ -229,10 +285,10 @@ def test_panel_follows_the_log():
     for i in range(3):
         log.record(event("loss", causes=[shape(i + 1, i + 2, argument="y")]))
     panel.flush()
-    assert panel.rows.value.count('class="jm-recompile-row"') == 4
+    assert panel.rows.value.count('class="jm-recompile-row"') == 2
     assert panel.filter.options == (ALL, "loss", "step")
-    order = re.findall(r'<td class="jm-n">(\d+)</td>', panel.rows.value)
-    assert order == ["4", "3", "2", "1"], "the newest compilation is on top"
+    order = re.findall(r'<td class="jm-n">([^<]+)</td>', panel.rows.value)
+    assert order == ["2–4", "1"], "the newest compilation is on top, its like grouped with it"
     panel.filter.value = "step"
     assert panel.rows.value.count('class="jm-recompile-row"') == 1
     assert 'jm-recompile-count jm-selected" data-function="step"' in panel.header.value
@@ -245,12 +301,12 @@ def test_panel_updates_are_throttled_but_never_lost():
     assert panel.rows.value.count('class="jm-recompile-row"') == 1
     for i in range(20):
         log.record(event(causes=[shape(i + 1, i + 2)]))
-    shown_now = panel.rows.value.count('class="jm-recompile-row"')
+    shown_now = compilations_in(panel.rows.value)
     assert shown_now < 21, "twenty events in a burst should not redraw twenty times"
     deadline = time.monotonic() + 5
-    while panel.rows.value.count('class="jm-recompile-row"') < 21 and time.monotonic() < deadline:
+    while compilations_in(panel.rows.value) < 21 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert panel.rows.value.count('class="jm-recompile-row"') == 21, "the pending update arrived on its own"
+    assert compilations_in(panel.rows.value) == 21, "the pending update arrived on its own"
 
 
 def test_panel_clear_button_and_close():
@@ -274,7 +330,7 @@ def test_panel_preselects_a_function_and_its_copy_has_every_static_view():
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.widget.model_id
     assert "text/html" not in bundle  # the copy, in an output of its own, holds the log
     copy = panel.copy._repr_mimebundle_()
-    assert copy["text/plain"].startswith("Compilations in this cell") and "jm-recompile-log" in copy["text/html"]
+    assert copy["text/plain"].startswith("3 compilations of 2 functions") and "jm-recompile-log" in copy["text/html"]
     assert "jm-recompile-static" in copy["text/html"]
     assert set(panel.copy._repr_mimebundle_(include=["text/plain"])) == {"text/plain"}
 

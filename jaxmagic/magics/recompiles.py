@@ -12,6 +12,7 @@ import ast
 import builtins
 import contextlib
 import re
+import shutil
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -357,6 +358,7 @@ class RecompilesMagics(Magics):
             scope="this cell",
         )
         value = limit = None
+        badge = None if options.plain else _live_badge(self.shell, log)
         log.start()
         try:
             with failures.guarded(self.shell, full_traceback=options.tb, keep_config=False):
@@ -366,7 +368,7 @@ class RecompilesMagics(Magics):
                     limit = exceeded
         finally:
             log.stop()
-            output.show(self.shell, log, plain=options.plain, text=render.text)
+            _show_log(self.shell, log, badge, plain=options.plain)
         over = log.over_limit()
         if limit is None and over:
             limit = log.limit_error(over[0])
@@ -390,6 +392,50 @@ class RecompilesMagics(Magics):
             passthrough=(RecompileLimitExceeded,),
             runner=notebook.loop_runner(shell),
         )
+
+
+def _live_badge(shell, log):
+    """The line under a running ``%%recompiles`` cell, following ``log``: a ``RecompileBadge``
+    updated in place in a notebook kernel, a carriage-return line on a terminal; ``None`` elsewhere
+    (a plain shell would print every update)."""
+    from jaxmagic.magics.status_line import StatusLine
+    from jaxmagic.render.panel import RecompileBadge
+
+    if output.is_terminal(shell):
+        line = StatusLine(shell)  # shows nothing where stdout is not a terminal
+        return RecompileBadge(log, display=lambda bundle: _TerminalLine(line, bundle))
+    if type(shell).__name__ == "ZMQInteractiveShell":
+        return RecompileBadge(log)
+    return None
+
+
+def _show_log(shell, log, badge, *, plain: bool) -> None:
+    """The cell's log: in a notebook, where the live line was (the answer stays under the cell); on
+    a terminal, printed once the line is gone."""
+    if badge is not None and not output.is_terminal(shell):
+        badge.replace(log)
+        return
+    if badge is not None:
+        badge.close()
+        badge.handle.close()
+    output.show(shell, log, plain=plain, text=render.text)
+
+
+class _TerminalLine:
+    """A terminal's status line as the handle a ``RecompileBadge`` updates; it is removed when the
+    badge closes, before the log is printed."""
+
+    def __init__(self, line, bundle: dict):
+        self.line = line
+        self.update(bundle)
+
+    def update(self, bundle: dict, raw: bool = False) -> None:
+        width = shutil.get_terminal_size().columns - 1  # one line: a wrapped one cannot be rewritten
+        text = bundle["text/plain"]
+        self.line.show(text if len(text) <= width else text[: width - 1] + "…")
+
+    def close(self) -> None:
+        self.line.done()
 
 
 def _check_names(names: list[str], magic: str) -> None:

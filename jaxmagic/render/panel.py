@@ -1,7 +1,9 @@
-"""The live recompile panel: an ipywidgets view of a ``RecompileLog`` that updates as JAX compiles.
+"""The live recompile views: an ipywidgets panel of a ``RecompileLog`` that updates as JAX compiles,
+and the one-line badge under a running ``%%recompiles`` cell (``RecompileBadge``).
 
-Per-function counts and headlines on top, a filter by function and a clear button, then one row
-per compilation, newest first. Updates arrive while later cells run (at most every
+The panel opens with its answer (how many compilations, the main cause), then headlines and
+per-function counts, a filter by function and a clear button, then one row per group of the same
+function and causes (``×N``), the group compiled most recently on top. Updates arrive while later cells run (at most every
 ``REFRESH_S`` seconds, the last one always). The panel is shown together with its ``copy``: the
 same log as static HTML and text, in an output of its own, kept current after each cell. While the
 live panel is on the page the copy is hidden; where it cannot be (a notebook reopened without its
@@ -22,11 +24,13 @@ runs. Stable class names for browser tests: ``jm-recompile-panel``, ``jm-recompi
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import time
 
 from jaxmagic.render import recompiles as views
 from jaxmagic.render import theme
+from jaxmagic.render.words import words_html
 
 ALL = "all functions"
 # ipywidgets' HTML widgets use the 28 px height of a form control as line height: rows of text double.
@@ -234,3 +238,108 @@ class PanelCopy:
 
     def __repr__(self) -> str:
         return f"<copy of {self.panel!r}>"
+
+
+_BADGE_STYLE = (
+    "<style>.jm-recompile-badge{white-space:nowrap;overflow:hidden;text-overflow:ellipsis;padding:2px 0;}</style>"
+)
+
+
+class RecompileBadge:
+    """One line under a running ``%%recompiles`` cell: the compilations so far and the latest
+    cause, updated as JAX compiles (at most every ``REFRESH_S`` seconds, the last one always),
+    then replaced in place by the log's full view (``replace``), so a saved notebook keeps the
+    view only. ``display`` shows a bundle and returns its handle (IPython's ``display`` with
+    ``display_id=True`` by default).
+
+    >>> from jaxmagic.recompiles import RecompileLog
+    >>> badge = RecompileBadge(RecompileLog(scope="this cell"), display=lambda bundle: None)
+    >>> badge.bundle()["text/plain"]
+    '%%recompiles: nothing compiled yet'
+    """
+
+    def __init__(self, log, *, display=None):
+        self.log = log
+        self._display = display or _display_updatable
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._last_refresh = 0.0
+        self._closed = False
+        self.handle = self._display(self.bundle())
+        log.add_observer(self._changed)
+
+    def bundle(self) -> dict:
+        """The line as text and HTML."""
+        events = self.log.events
+        total = self.log.total
+        if not events:
+            return {
+                "text/plain": "%%recompiles: nothing compiled yet",
+                "text/html": self._html("<b>%%recompiles</b>: nothing compiled yet"),
+            }
+        latest = events[-1]
+        counted = f"{total} compilation{'s' * (total != 1)} so far"
+        causes = "; ".join(c.message for c in latest.causes)
+        site = f" ({latest.call_site.label})" if latest.call_site else ""
+        causes_html = "; ".join(words_html(c.message) for c in latest.causes)
+        return {
+            "text/plain": f"%%recompiles: {counted} · latest: {latest.function}{site}: {causes}",
+            "text/html": self._html(
+                f'<b>%%recompiles</b>: <span class="jm-recompile-badge-count" data-count="{total}">{counted}</span>'
+                f" · latest: <code>{theme.escape(latest.function)}</code>{theme.escape(site)}: {causes_html}"
+            ),
+        }
+
+    @staticmethod
+    def _html(line: str) -> str:
+        return f'<div class="{theme.ROOT_CLASS} jm-recompile-badge">{theme.style_tag()}{_BADGE_STYLE}{line}</div>'
+
+    def refresh(self) -> None:
+        """Show the log as it stands now."""
+        if self.handle is not None and not self._closed:
+            with contextlib.suppress(Exception):  # a closed front end must never break the user's cell
+                self.handle.update(self.bundle(), raw=True)
+
+    def replace(self, report) -> None:
+        """Stop following the log and show ``report`` (its rich view) where the line was."""
+        self.close()
+        if self.handle is not None:
+            self.handle.update(report)
+
+    def close(self) -> None:
+        """Stop following the log (the line stays as it is)."""
+        self._closed = True
+        self.log.remove_observer(self._changed)
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None
+
+    def _flush(self) -> None:
+        with self._lock:
+            self._timer = None
+            self._last_refresh = time.monotonic()
+        self.refresh()
+
+    def _changed(self, event) -> None:
+        now = time.monotonic()
+        with self._lock:
+            due = self._timer is None and now - self._last_refresh >= REFRESH_S
+            if due:
+                self._last_refresh = now
+            elif self._timer is None:
+                # The kernel's output goes to the running cell from this context: the timer runs in a copy.
+                self._timer = threading.Timer(REFRESH_S, contextvars.copy_context().run, args=(self._flush,))
+                self._timer.daemon = True
+                self._timer.start()
+        if due:
+            self.refresh()
+
+    def __repr__(self) -> str:
+        return f"<RecompileBadge of {self.log!r}>"
+
+
+def _display_updatable(bundle: dict):
+    from IPython.display import display
+
+    return display(bundle, raw=True, display_id=True)

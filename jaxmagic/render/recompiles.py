@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Iterable, NamedTuple, Sequence
 
 from jaxmagic.render import terminal, theme
 from jaxmagic.render.theme import escape
 from jaxmagic.render.words import words_html
-from jaxmagic.words import say, units
+from jaxmagic.words import code, say, units
 
 UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
@@ -30,6 +31,11 @@ MAX_ROWS = 200  # rows shown; the log holds more, and says so
 def title(log):
     """``Compilations in this cell``: what the log watched (``Words``: a scope may name code)."""
     return say("Compilations in {}", log.scope) if log.scope else say("Compilations")
+
+
+def scope(log):
+    """What the log watched, after its answer: `` — in this cell`` (empty without a scope)."""
+    return say(" — in {}", log.scope) if log.scope else ""
 
 
 def empty_note(log) -> str:
@@ -72,54 +78,177 @@ def visible(log, function: str | None = None) -> list:
 
 
 # ----------------------------------------------------------------------------------------------
+# Groups: the same function compiled again for the same causes is one row, ``×N``
+
+
+@dataclass(frozen=True)
+class Group:
+    """Compilations of one function for the same causes (each cause's kind and argument), as
+    ``(number, event)`` pairs, oldest first: one row of a view, ``×count``.
+
+    >>> from jaxmagic.recompiles import RecompileEvent
+    >>> from jaxmagic.recompiles.causes import Cause
+    >>> calls = [RecompileEvent("step", None, None, 0.01, [Cause("shape", argument="x", before=f"f32[{n}]",
+    ...          after=f"f32[{n + 1}]")]) for n in (1, 2, 3)]
+    >>> [(g.latest.function, g.count, g.numbers) for g in grouped(calls)]
+    [('step', 3, '1–3')]
+    """
+
+    numbered: tuple
+
+    @property
+    def count(self) -> int:
+        return len(self.numbered)
+
+    @property
+    def first(self):
+        return self.numbered[0][1]
+
+    @property
+    def latest(self):
+        return self.numbered[-1][1]
+
+    @property
+    def numbers(self) -> str:
+        """``7`` for one compilation, ``2–12`` for a group (first and latest)."""
+        first, latest = self.numbered[0][0], self.numbered[-1][0]
+        return str(first) if first == latest else f"{first}–{latest}"
+
+    @property
+    def compile_s(self) -> float:
+        return sum(event.compile_s for _, event in self.numbered)
+
+
+def grouped(events: Sequence, *, first_number: int = 1) -> list[Group]:
+    """The events as groups of the same function and the same causes, numbered from
+    ``first_number``, in the order of each group's first compilation."""
+    groups: dict[tuple, list] = {}
+    for number, event in enumerate(events, start=first_number):
+        key = (event.function, event.internal, tuple(cause.key for cause in event.causes))
+        groups.setdefault(key, []).append((number, event))
+    return [Group(tuple(numbered)) for numbered in groups.values()]
+
+
+def main_cause(groups: Sequence[Group]) -> Group | None:
+    """The group of recompilations that repeats most (the latest on a tie); ``None`` when every
+    compilation was a first one."""
+    again = [group for group in groups if group.latest.is_recompile]
+    return max(again, key=lambda group: (group.count, group.numbered[-1][0]), default=None)
+
+
+def cause_name(group: Group):
+    """What a group's compilations have in common, said short: ``shape of `x` in `step```."""
+    cause = next(c for c in group.latest.causes if c.kind != "first_call")
+    if cause.argument and cause.kind != "redefined_function":
+        return say("{} of {} in {}", cause.label, code(cause.argument), code(group.latest.function))
+    return say("{} {}", cause.label, code(group.latest.function))
+
+
+def answer(log):
+    """The line that answers the view's question: how many compilations and the main cause
+    (``Words``); the scope follows it (``title``).
+
+    >>> from jaxmagic.recompiles import RecompileLog
+    >>> str(answer(RecompileLog()))
+    'no compilations'
+    """
+    if not log.total:
+        return say("{}", log.summary)
+    main = main_cause(grouped(log.events))
+    if main is None:
+        return say("{}; each a first compilation", log.summary)
+    if main.count == 1:
+        return say("{}; main cause: {}", log.summary, cause_name(main))
+    return say("{}; main cause: {} ×{}", log.summary, cause_name(main), main.count)
+
+
+def occurrence(number: int, event) -> str:
+    """One compilation of a group, on one line: ``#2 14:03:27 In [3] line 2: shape of `x` changed: …``."""
+    causes = "; ".join(cause.message for cause in event.causes)
+    return f"#{number} {clock(event.time)} {_site(event)}: {causes}"
+
+
+# ----------------------------------------------------------------------------------------------
 # Text
 
 
 def text(log, *, color: bool = False) -> str:
-    """The log as terminal text (ANSI colours with ``color=True``)."""
+    """The log as terminal text (ANSI colours with ``color=True``): the answer line, then
+    headlines, counts and one row per group of the same function and causes, ``×N``."""
     paint = functools.partial(terminal.paint, color=color)
-    lines = [f"{paint(title(log), 'bold')}: {log.summary}"]
+    lines = [f"{paint(str(answer(log)), 'bold')}{scope(log)}"]
     if log.total == 0:
         lines.append(empty_note(log))
         return "\n".join(lines)
-    for headline in log.headlines:
-        lines.append(paint(f"! {headline}", "yellow"))
-    seconds = log.compile_s_by_function
-    lines.append(
-        "  "
-        + " · ".join(
-            f"{name} ×{count} ({units.format_seconds(seconds.get(name, 0.0))})" for name, count in log.counts.items()
-        )
-    )
+    lines.extend(paint(f"! {headline}", "yellow") for headline in log.headlines)
+    lines.append(_counts_text(log))
     events = log.events[-MAX_ROWS:]
-    fresh = advice_shown(events)
-    first = log.total - len(events) + 1
-    site_width = max((len(_site(e)) for e in events), default=9)
-    name_width = max((len(e.function) for e in events), default=8)
-    number_width = len(str(first + len(events)))
-    for number, (event, new_advice) in enumerate(zip(events, fresh, strict=False), start=first):
-        number_text = f"  {str(number).rjust(number_width)}  "
-        rest = f"  {_site(event).ljust(site_width)}  {_ms(event).rjust(9)}"
-        head = number_text + paint(event.function.ljust(name_width), "bold") + rest
-        indent = " " * (len(number_text) + name_width + len(rest) + 2)
-        for i, cause in enumerate(event.causes):
-            body = cause.message if cause.kind == "first_call" else f"{cause.label}: {cause.message}"
-            lines.append(f"{head}  {body}" if i == 0 else f"{indent}{body}")
-        if event.program_diff and event.is_recompile:
-            lines.append(indent + paint(f"program: {event.program_diff}", "faint"))
-        if getattr(event, "unwatched_since_before", False) and event.is_recompile:
-            lines.append(indent + paint(UNWATCHED_NOTE, "faint"))
-        for advice in (c.advice for c in event.causes if c.advice in new_advice):
-            lines.append(indent + paint(f"→ {advice}", "faint"))
-        if event.raw and any(c.kind == "unknown" for c in event.causes):
-            lines.extend(indent + paint(f"| {line}", "faint") for line in event.raw.splitlines())
-        if event.persistent_cache:
-            lines.append(indent + paint("(served from the persistent compilation cache)", "cyan"))
-        elif event.persistent_cache is False:
-            lines.append(indent + paint(f"({persistent_miss(event)})", "faint"))
+    groups = grouped(events, first_number=log.total - len(events) + 1)
+    columns = _columns(groups)
+    for group, new_advice in zip(groups, advice_shown([g.latest for g in groups]), strict=False):
+        lines.extend(_group_lines(group, new_advice, columns, paint))
     if log.total > len(events):
         lines.append(f"  … {log.total - len(events)} earlier compilations not shown")
     return "\n".join(lines)
+
+
+def _counts_text(log) -> str:
+    seconds = log.compile_s_by_function
+    counts = (f"{name} ×{n} ({units.format_seconds(seconds.get(name, 0.0))})" for name, n in log.counts.items())
+    return "  " + " · ".join(counts)
+
+
+class _Columns(NamedTuple):
+    """The widths of the text rows' columns: numbers, function (with ``×N``), call site."""
+
+    number: int
+    name: int
+    site: int
+
+
+def _columns(groups: Sequence[Group]) -> _Columns:
+    return _Columns(
+        number=max((len(g.numbers) for g in groups), default=1),
+        name=max((len(_name_text(g)) for g in groups), default=8),
+        site=max((len(_site(g.latest)) for g in groups), default=9),
+    )
+
+
+def _name_text(group: Group) -> str:
+    return group.latest.function + (f" ×{group.count}" if group.count > 1 else "")
+
+
+def _group_lines(group: Group, new_advice: set[str], columns: _Columns, paint) -> list[str]:
+    event = group.latest
+    number_text = f"  {group.numbers.rjust(columns.number)}  "
+    rest = f"  {_site(event).ljust(columns.site)}  {units.format_seconds(group.compile_s).rjust(9)}"
+    head = number_text + paint(_name_text(group).ljust(columns.name), "bold") + rest
+    indent = " " * (len(number_text) + columns.name + len(rest) + 2)
+    lines = []
+    for i, cause in enumerate(event.causes):
+        body = cause.message if cause.kind == "first_call" else f"{cause.label}: {cause.message}"
+        lines.append(f"{head}  {body}" if i == 0 else f"{indent}{body}")
+    if group.count > 1:
+        lines.append(indent + paint(f"first {occurrence(*group.numbered[0])}", "faint"))
+    return lines + [indent + note for note in _notes(event, new_advice, paint)]
+
+
+def _notes(event, new_advice: set[str], paint) -> list[str]:
+    """What a text row says under its causes: the program's difference, fixes said for the first
+    time, JAX's own words where jaxmagic could not tell, the persistent cache."""
+    notes = []
+    if event.program_diff and event.is_recompile:
+        notes.append(paint(f"program: {event.program_diff}", "faint"))
+    if getattr(event, "unwatched_since_before", False) and event.is_recompile:
+        notes.append(paint(UNWATCHED_NOTE, "faint"))
+    notes.extend(paint(f"→ {c.advice}", "faint") for c in event.causes if c.advice in new_advice)
+    if event.raw and any(c.kind == "unknown" for c in event.causes):
+        notes.extend(paint(f"| {line}", "faint") for line in event.raw.splitlines())
+    if event.persistent_cache:
+        notes.append(paint("(served from the persistent compilation cache)", "cyan"))
+    elif event.persistent_cache is False:
+        notes.append(paint(f"({persistent_miss(event)})", "faint"))
+    return notes
 
 
 # The parts of JAX's persistent cache key (``cache_key.get``), as a reader names them.
@@ -161,10 +290,6 @@ def _site(event) -> str:
     return event.call_site.label if event.call_site else "?"
 
 
-def _ms(event) -> str:
-    return units.format_seconds(event.compile_s)
-
-
 # ----------------------------------------------------------------------------------------------
 # HTML
 
@@ -190,9 +315,10 @@ def page(log) -> str:
 
 
 def summary_html(log) -> str:
-    """The first line: what was watched and how many compilations it saw."""
+    """The first line, the answer: how many compilations and the main cause, then what was watched."""
     note = "" if log.total else f' <span class="jm-muted">{escape(empty_note(log))}</span>'
-    return f'<div class="jm-summary"><b>{words_html(title(log))}</b>: {escape(log.summary)}{note}</div>'
+    where = f'<span class="jm-muted jm-scope">{words_html(scope(log))}</span>'
+    return f'<div class="jm-summary jm-answer"><b>{words_html(answer(log))}</b>{where}{note}</div>'
 
 
 def headlines_html(log) -> str:
@@ -217,18 +343,18 @@ def counts_html(log, *, selected: str | None = None) -> str:
 def table_html(
     events: Sequence, *, total: int | None = None, newest_first: bool = False, max_rows: int = MAX_ROWS
 ) -> str:
-    """The table of compilations: number, time, function, call site, causes (and fixes), compile time."""
+    """The table of compilations, one row per group of the same function and causes (``×N``, its
+    first and latest compilation on demand): numbers, time, function, call site, causes (and
+    fixes), compile time. Groups in the order of their first compilation, or with the most recent
+    one on top (``newest_first``)."""
     events = list(events)
     total = len(events) if total is None else total
     shown = events[-max_rows:]
-    fresh = advice_shown(shown)
-    first = total - len(shown) + 1
-    rows = [
-        _row(number, event, advice)
-        for number, (event, advice) in enumerate(zip(shown, fresh, strict=False), start=first)
-    ]
+    groups = grouped(shown, first_number=total - len(shown) + 1)
+    fresh = advice_shown([group.latest for group in groups])
+    rows = [(group.numbered[-1][0], _row(group, advice)) for group, advice in zip(groups, fresh, strict=False)]
     if newest_first:
-        rows.reverse()
+        rows.sort(key=lambda row: -row[0])
     more = ""
     if total > len(shown):
         more = (
@@ -239,16 +365,29 @@ def table_html(
         '<tr><th>#</th><th>time</th><th class="jm-left">function</th><th class="jm-left">call site</th>'
         '<th class="jm-left">causes</th><th>compile</th></tr>'
     )
-    return f'<table class="jm-table jm-recompile-table">{head}{"".join(rows)}</table>{more}'
+    return f'<table class="jm-table jm-recompile-table">{head}{"".join(row for _, row in rows)}</table>{more}'
 
 
-def _row(number: int, event, new_advice: set[str]) -> str:
+def _occurrences_html(group: Group) -> str:
+    """A group's first and latest compilations, folded: ``×11: the first and the latest``."""
+    if group.count == 1:
+        return ""
+    return (
+        f'<details class="jm-recompile-occurrences"><summary class="jm-muted">×{group.count}: '
+        "the first and the latest</summary>"
+        f'<div class="jm-first">{escape(occurrence(*group.numbered[0]))}</div>'
+        f'<div class="jm-latest">{escape(occurrence(*group.numbered[-1]))}</div></details>'
+    )
+
+
+def _row(group: Group, new_advice: set[str]) -> str:
+    event = group.latest
     kinds = " ".join(dict.fromkeys(event.kinds))
     site = event.call_site
     site_title = escape(f"{site.file}:{site.line} in {site.function}\n{site.text}") if site else ""
     site_text = escape(site.label) if site else "?"
     defined = escape(f"defined at {event.defined_at.label}") if event.defined_at else ""
-    causes = "".join(_cause_html(cause) for cause in event.causes)
+    causes = "".join(_cause_html(cause) for cause in event.causes) + _occurrences_html(group)
     if getattr(event, "unwatched_since_before", False) and event.is_recompile:
         causes += f'<div class="jm-muted jm-unwatched-before">{escape(UNWATCHED_NOTE)}</div>'
     if getattr(event, "program_diff", None) and event.is_recompile:
@@ -277,14 +416,19 @@ def _row(number: int, event, new_advice: set[str]) -> str:
     elif event.persistent_cache is False:
         badge = f'<div class="jm-muted jm-persistent-miss" title="{escape(persistent_miss(event))}">not in persistent cache</div>'
     internal = ' <span class="jm-muted">(JAX internal)</span>' if event.internal else ""
+    times = f' <span class="jm-recompile-times">×{group.count}</span>' if group.count > 1 else ""
+    seconds = units.format_seconds(group.compile_s)
+    if group.count > 1:
+        timing = escape(f"{seconds} in all over {group.count} compilations; the latest: ") + timing
     return (
-        f'<tr class="jm-recompile-row" data-function="{escape(event.function)}" data-kinds="{escape(kinds)}">'
-        f'<td class="jm-n">{number}</td>'
+        f'<tr class="jm-recompile-row" data-function="{escape(event.function)}" data-kinds="{escape(kinds)}" '
+        f'data-count="{group.count}">'
+        f'<td class="jm-n">{group.numbers}</td>'
         f'<td class="jm-time">{clock(event.time)}</td>'
-        f'<td class="jm-fn" title="{defined}"><code>{escape(event.function)}</code>{internal}</td>'
+        f'<td class="jm-fn" title="{defined}"><code>{escape(event.function)}</code>{times}{internal}</td>'
         f'<td class="jm-site" title="{site_title}">{site_text}</td>'
         f'<td class="jm-causes"{raw_title}>{causes}{advice}{raw}</td>'
-        f'<td class="jm-ms" title="{timing}">{escape(units.format_seconds(event.compile_s))}{badge}</td>'
+        f'<td class="jm-ms" title="{timing}">{escape(seconds)}{badge}</td>'
         "</tr>"
     )
 
