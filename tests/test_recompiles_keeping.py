@@ -28,7 +28,7 @@ def rows(html: str) -> list[str]:
 
 
 def numbers(html: str) -> list[str]:
-    return re.findall(r'<td class="jm-n">([^<]+)</td>', html)
+    return re.findall(r'<td class="jm-n"[^>]*>([^<]+)</td>', html)
 
 
 def test_save_writes_the_standalone_page(ip, run, tmp_path):

@@ -157,13 +157,23 @@ def answer(log):
     main = main_cause(grouped(log.events))
     if main is None:
         return say("{}; each a first compilation", log.summary)
-    if main.count == 1:
-        return say("{}; main cause: {}", log.summary, cause_name(main))
-    return say("{}; main cause: {} ×{}", log.summary, cause_name(main), main.count)
+    if main.count > 1:
+        return say("{}; main cause: {} ×{}", log.summary, cause_name(main), main.count)
+    # No cause repeats: the recompilations' causes, in the order they came (the first three).
+    causes = [cause_name(group) for group in grouped(log.events) if group.latest.is_recompile]
+    listed = causes[0]
+    for cause in causes[1:3]:
+        listed = say("{}, {}", listed, cause)
+    more = say(" and {} more", len(causes) - 3) if len(causes) > 3 else ""
+    return say("{}; {}: {}{}", log.summary, "cause" if len(causes) == 1 else "causes", listed, more)
 
 
-def occurrence(number: int, event) -> str:
-    """One compilation of a group, on one line: ``#2 14:03:27 In [3] line 2: shape of `x` changed: …``."""
+def occurrence(number: int, event, *, html: bool = False) -> str:
+    """One compilation of a group, on one line: ``#2 14:03:27 In [3] line 2: shape of `x` changed: …``
+    (as HTML with ``html=True``)."""
+    if html:
+        causes = "; ".join(words_html(cause.message) for cause in event.causes)
+        return f"#{number} {clock(event.time)} {escape(_site(event))}: {causes}"
     causes = "; ".join(cause.message for cause in event.causes)
     return f"#{number} {clock(event.time)} {_site(event)}: {causes}"
 
@@ -375,8 +385,8 @@ def _occurrences_html(group: Group) -> str:
     return (
         f'<details class="jm-recompile-occurrences"><summary class="jm-muted">×{group.count}: '
         "the first and the latest</summary>"
-        f'<div class="jm-first">{escape(occurrence(*group.numbered[0]))}</div>'
-        f'<div class="jm-latest">{escape(occurrence(*group.numbered[-1]))}</div></details>'
+        f'<div class="jm-first">{occurrence(*group.numbered[0], html=True)}</div>'
+        f'<div class="jm-latest">{occurrence(*group.numbered[-1], html=True)}</div></details>'
     )
 
 
@@ -423,7 +433,7 @@ def _row(group: Group, new_advice: set[str]) -> str:
     return (
         f'<tr class="jm-recompile-row" data-function="{escape(event.function)}" data-kinds="{escape(kinds)}" '
         f'data-count="{group.count}">'
-        f'<td class="jm-n">{group.numbers}</td>'
+        f'<td class="jm-n" style="white-space:nowrap">{group.numbers}</td>'
         f'<td class="jm-time">{clock(event.time)}</td>'
         f'<td class="jm-fn" title="{defined}"><code>{escape(event.function)}</code>{times}{internal}</td>'
         f'<td class="jm-site" title="{site_title}">{site_text}</td>'

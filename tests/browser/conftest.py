@@ -1,4 +1,6 @@
-"""A real JupyterLab server on loopback and a headless Chromium driven by Playwright.
+"""A real Jupyter server on loopback and a headless Chromium driven by Playwright: each notebook test
+runs in JupyterLab 4 and in Notebook 7 (the same server serves both: ``/lab/tree/NAME`` and
+``/notebooks/NAME``), through the ``app`` fixture.
 
 Chromium is Debian's (``/usr/bin/chromium``), launched through Playwright's ``executable_path``:
 browser downloads do not work here. Without Chromium (or Playwright, or JupyterLab) the tests are
@@ -47,9 +49,10 @@ def _missing() -> str | None:
         return f"Chromium not found at {CHROMIUM} (install Debian's `chromium`)"
     try:
         import jupyterlab  # noqa: F401
+        import notebook  # noqa: F401
         import playwright  # noqa: F401
     except ImportError as exc:
-        return f"{exc.name} is not installed (pip install -e '.[browser]')"
+        return f"{exc.name} is not installed (pip install -e '.[test]')"
     return None
 
 
@@ -131,7 +134,10 @@ class Lab:
         nbformat.write(notebook, str(self.root / name))
         return name
 
-    def notebook_url(self, name: str) -> str:
+    def notebook_url(self, name: str, app: str = "lab") -> str:
+        """The notebook's address in JupyterLab (``app="lab"``) or in Notebook 7 (``"notebook7"``)."""
+        if app == "notebook7":
+            return f"{self.url}/notebooks/{name}?token={self.token}"
         return f"{self.url}/lab/tree/{name}?token={self.token}&reset"
 
     def stop(self):
@@ -162,6 +168,8 @@ def browser():
         chromium.close()
 
 
+# The front ends every notebook test runs in: JupyterLab 4 and Notebook 7 (its single-document view).
+APPS = ("lab", "notebook7")
 FIRST_SCREEN = {"width": 1366, "height": 768}
 FIRST_SCREEN_VIEW_HEIGHT = 700  # px: a magic's default view fits the first screen below its cell
 
@@ -175,12 +183,19 @@ def page(browser):
     context.close()
 
 
-class Notebook:
-    """A notebook open in JupyterLab: run its cells, read its outputs, take screenshots."""
+@pytest.fixture(params=APPS)
+def app(request) -> str:
+    """The front end a notebook test runs in: ``"lab"`` (JupyterLab 4) or ``"notebook7"``."""
+    return request.param
 
-    def __init__(self, page, lab: Lab, name: str):
-        self.page, self.lab, self.name = page, lab, name
-        page.goto(lab.notebook_url(name))
+
+class Notebook:
+    """A notebook open in JupyterLab or Notebook 7 (``app``): run its cells, read its outputs, take
+    screenshots (Notebook 7's are named ``NAME-notebook7``; only JupyterLab's go to the docs)."""
+
+    def __init__(self, page, lab: Lab, name: str, app: str = "lab"):
+        self.page, self.lab, self.name, self.app = page, lab, name, app
+        page.goto(lab.notebook_url(name, app))
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
         self.wait_idle(timeout=120_000)
 
@@ -217,20 +232,25 @@ class Notebook:
 
     def screenshot(self, name: str, locator=None):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        if self.app != "lab":
+            name = f"{name}-{self.app}"
         path = ARTIFACTS / f"{name}.png"
         (locator or self.page).screenshot(path=str(path))
-        if os.environ.get("JAXMAGIC_UPDATE_DOCS_IMAGES") == "1":
+        if os.environ.get("JAXMAGIC_UPDATE_DOCS_IMAGES") == "1" and self.app == "lab":
             DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, DOCS_IMAGES / path.name)
         return path
 
 
 @pytest.fixture
-def open_notebook(page, lab):
-    """``open_notebook(name, cells) -> Notebook`` written into the server's folder and opened."""
+def open_notebook(page, lab, app):
+    """``open_notebook(name, cells) -> Notebook`` written into the server's folder and opened in
+    ``app`` (each test that uses it runs in JupyterLab and in Notebook 7)."""
 
     def open_(name: str, cells: list[str]) -> Notebook:
+        if app != "lab":
+            name = name.replace(".ipynb", f"-{app}.ipynb")
         lab.write_notebook(name, cells)
-        return Notebook(page, lab, name)
+        return Notebook(page, lab, name, app)
 
     return open_
