@@ -4,7 +4,12 @@ first; nothing of the line is left in a saved notebook."""
 
 from __future__ import annotations
 
+import os
+import select
+import sys
 import time
+
+import pytest
 
 from jaxmagic.recompiles import RecompileEvent, RecompileLog
 from jaxmagic.recompiles.causes import Cause
@@ -35,7 +40,7 @@ def test_the_line_follows_the_log_and_never_loses_the_last_update():
     assert handle.shown[0]["text/plain"] == "%%recompiles: nothing compiled yet"
     log.record(compiled(1))  # the first update is immediate
     assert handle.shown[-1]["text/plain"] == (
-        "%%recompiles: 1 compilation so far · latest: step (In [3] line 2): shape of `x` changed: f32[1] → f32[2]"
+        "%%recompiles: 1 compilation so far · latest: step — shape of `x` changed: f32[1] → f32[2] (In [3] line 2)"
     )
     for n in range(2, 30):
         log.record(compiled(n))
@@ -45,7 +50,7 @@ def test_the_line_follows_the_log_and_never_loses_the_last_update():
         time.sleep(0.05)
     line = handle.shown[-1]
     assert line["text/plain"].startswith("%%recompiles: 29 compilations so far · latest: step")
-    assert line["text/plain"].endswith("f32[29] → f32[30]")
+    assert line["text/plain"].endswith("f32[29] → f32[30] (In [3] line 2)")
     assert 'class="jaxmagic jm-recompile-badge"' in line["text/html"] and 'data-count="29"' in line["text/html"]
     assert "<code>x</code>" in line["text/html"]
     badge.replace(log)
@@ -80,9 +85,44 @@ def test_in_a_kernel_the_line_updates_while_the_cell_runs_and_the_view_takes_its
     counts = [line.split(" compilation")[0].rsplit(" ", 1)[-1] for line in lines if " so far" in line]
     assert lines[0] == "%%recompiles: nothing compiled yet"
     assert len(set(counts)) >= 3, lines  # the line moved while the cell ran
-    assert counts == sorted(counts, key=int) and "latest: step" in lines[-2], lines
+    assert counts == sorted(counts, key=int) and "latest: step — shape of `x` changed" in lines[-2], lines
     assert lines[-1].startswith("6 compilations of 1 function"), lines[-1]
     outputs = notebook.cells[1].outputs
     assert [o.output_type for o in outputs] == ["display_data", "stream"], "the view first, then the cell's own"
     assert "jm-recompile-log" in outputs[0].data["text/html"] and "jm-answer" in outputs[0].data["text/html"]
     assert " so far" not in nbformat.writes(notebook)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
+def test_on_a_terminal_the_line_is_rewritten_in_place_and_cleared_before_the_log(tmp_path):
+    import pty
+
+    cells = tmp_path / "cells.ipy"
+    cells.write_text(
+        "%load_ext jaxmagic\nimport time, jax, jax.numpy as jnp\n@jax.jit\ndef step(x):\n    return x.sum()\n"
+        "get_ipython().run_cell_magic('recompiles', '', "
+        "'for n in range(1, 5):\\n    step(jnp.ones(n))\\n    time.sleep(0.4)')\n"
+    )
+    ipython = os.path.join(os.path.dirname(sys.executable), "ipython")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: terminal IPython on a pseudo-terminal, 80 columns
+        os.environ.update(JAX_PLATFORMS="cpu", TERM="dumb")
+        os.execv(ipython, [ipython, "--colors=nocolor", str(cells)])
+    out = b""
+    while select.select([fd], [], [], 180)[0]:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        out += data
+    os.waitpid(pid, 0)
+    text = out.decode(errors="replace")
+    updates = [part for part in text.split("\r") if part.startswith("%%recompiles: ")]
+    assert updates[0] == "%%recompiles: nothing compiled yet", text
+    assert any(u.startswith("%%recompiles: 2 compilations so far · latest: step — shape of `x`") for u in updates), text
+    assert all(len(u.rstrip()) < 80 for u in updates), "one line of the terminal, rewritten in place"
+    log = text.split("\r")[len(updates) + 2 :]
+    assert text.split("\r")[len(updates) + 1].strip() == "", "the line is blanked before the log"
+    assert log[0].startswith("4 compilations of 1 function"), text

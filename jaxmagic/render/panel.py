@@ -283,10 +283,11 @@ class RecompileBadge:
         site = f" ({latest.call_site.label})" if latest.call_site else ""
         causes_html = "; ".join(words_html(c.message) for c in latest.causes)
         return {
-            "text/plain": f"%%recompiles: {counted} · latest: {latest.function}{site}: {causes}",
+            "text/plain": f"%%recompiles: {counted} · latest: {latest.function} — {causes}{site}",
             "text/html": self._html(
                 f'<b>%%recompiles</b>: <span class="jm-recompile-badge-count" data-count="{total}">{counted}</span>'
-                f" · latest: <code>{theme.escape(latest.function)}</code>{theme.escape(site)}: {causes_html}"
+                f" · latest: <code>{theme.escape(latest.function)}</code> — {causes_html}"
+                f'<span class="jm-muted">{theme.escape(site)}</span>'
             ),
         }
 
