@@ -51,7 +51,21 @@ _STAND_IN = (
 )
 
 
-class RecompilePanel:
+class _Following:
+    """What the live views share: they follow a log (``_changed`` is its observer), with at most one
+    update waiting on a timer."""
+
+    def close(self) -> None:
+        """Stop following the log (what is on the page stays as it was)."""
+        self._closed = True
+        self.log.remove_observer(self._changed)
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = None
+
+
+class RecompilePanel(_Following):
     """A live widget view of ``log``; ``function`` pre-selects the filter.
 
     ``header``, ``filter``, ``clear_button`` and ``rows`` are the ipywidgets it is made of;
@@ -164,15 +178,6 @@ class RecompilePanel:
         if dirty and not self._closed:
             self.refresh()
 
-    def close(self) -> None:
-        """Stop following the log (the widget stays on the page, as it was)."""
-        self._closed = True
-        self.log.remove_observer(self._changed)
-        with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = None
-
     def _ensure_option(self, name: str) -> None:
         if name not in self.filter.options:
             value = self.filter.value
@@ -245,7 +250,7 @@ _BADGE_STYLE = (
 )
 
 
-class RecompileBadge:
+class RecompileBadge(_Following):
     """One line under a running ``%%recompiles`` cell: the compilations so far and the latest
     cause, updated as JAX compiles (at most every ``REFRESH_S`` seconds, the last one always),
     then replaced in place by the log's full view (``replace``), so a saved notebook keeps the
@@ -306,15 +311,6 @@ class RecompileBadge:
         self.close()
         if self.handle is not None:
             self.handle.update(report)
-
-    def close(self) -> None:
-        """Stop following the log (the line stays as it is)."""
-        self._closed = True
-        self.log.remove_observer(self._changed)
-        with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = None
 
     def _flush(self) -> None:
         with self._lock:
