@@ -426,7 +426,8 @@ def _row(group: Group, new_advice: set[str]) -> str:
     elif event.persistent_cache is False:
         badge = f'<div class="jm-muted jm-persistent-miss" title="{escape(persistent_miss(event))}">not in persistent cache</div>'
     internal = ' <span class="jm-muted">(JAX internal)</span>' if event.internal else ""
-    times = f' <span class="jm-recompile-times">×{group.count}</span>' if group.count > 1 else ""
+    # ×N stays beside the name: a no-break space between them
+    times = f'&nbsp;<span class="jm-recompile-times">×{group.count}</span>' if group.count > 1 else ""
     seconds = units.format_seconds(group.compile_s)
     if group.count > 1:
         timing = escape(f"{seconds} in all over {group.count} compilations; the latest: ") + timing
