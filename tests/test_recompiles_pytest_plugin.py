@@ -116,7 +116,7 @@ def test_plugin_by_entry_point_fixture_marker_and_report(tmp_path):
     assert "Keep the shape of `x` fixed" in out
     # A failing test shows its compilations' report in its own section.
     assert "JAX compilations" in out
-    assert "Compilations in test test_failing_test_shows_its_compilations: 2 compilations of 1 function" in out
+    assert "2 compilations of 1 function" in out and " — in test test_failing_test_shows_its_compilations" in out
     assert "the user's own failure" in out
 
 
