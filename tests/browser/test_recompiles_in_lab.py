@@ -85,7 +85,16 @@ def test_a_saved_notebook_reopened_without_its_kernel_shows_the_log(page, lab, a
     outputs = reopened.cell(1).locator(".jp-OutputArea")
     copy = outputs.locator(".jm-recompile-static")
     copy.wait_for(timeout=60_000)
-    page.wait_for_timeout(2_000)  # the widget manager has given up on the model by now
+    # "Loading widget..." may show while the widget manager still looks for the model; once it has
+    # given up, its placeholder is hidden and the copy stands alone
+    outputs.evaluate(
+        """(area) => new Promise((done, fail) => {
+            const start = Date.now();
+            const check = () => /Loading widget|Error displaying widget/.test(area.innerText)
+                ? (Date.now() - start > 30000 ? fail(area.innerText) : setTimeout(check, 250)) : done();
+            setTimeout(check, 2000);
+        })"""
+    )
     assert copy.is_visible()
     assert copy.locator(".jm-recompile-row").count() == 3  # step's three shape changes are one row, ×3
     assert copy.locator(".jm-recompile-times").inner_text() == "×3"
