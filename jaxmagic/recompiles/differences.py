@@ -293,6 +293,8 @@ def _made_again_together(param: ParamSignature, causes: list[Cause]) -> list[Cau
 
 def _static_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     """A static argument's new value: where it differs, or that it is a new object unequal to the old."""
+    if old.value is None or new.value is None:  # both readings of a static parameter hold its value
+        return []
     return static_value_causes(new.name, old.value, new.value)
 
 

@@ -374,5 +374,6 @@ class _Rows:
         if record.kind == "repeat":
             self.stack[-1].append(Repeat(record.depth, repeat_text(record), record.times - 1, rows))
         else:
+            assert header is not None  # a nested block opens with its header line
             n = f"{record.n_eqns} equation{'s' * (record.n_eqns != 1)}"
             self.stack[-1].append(Nested(record.depth, record.title, landmark_text(record.landmark), n, header, rows))

@@ -27,10 +27,14 @@ import contextlib
 import contextvars
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from jaxmagic.render import recompiles as views
 from jaxmagic.render import theme
 from jaxmagic.render.words import words_html
+
+if TYPE_CHECKING:
+    from jaxmagic.recompiles.log import RecompileLog
 
 ALL = "all functions"
 # ipywidgets' HTML widgets use the 28 px height of a form control as line height: rows of text double.
@@ -54,6 +58,15 @@ _STAND_IN = (
 class _Following:
     """What the live views share: they follow a log (``_changed`` is its observer), with at most one
     update waiting on a timer."""
+
+    log: RecompileLog
+    _lock: threading.Lock
+    _timer: threading.Timer | None
+    _closed: bool
+
+    def _changed(self, event) -> None:
+        """The log's observer: each live view says how it follows a change."""
+        raise NotImplementedError
 
     def close(self) -> None:
         """Stop following the log (what is on the page stays as it was)."""

@@ -292,7 +292,7 @@ def persistent_miss(event) -> str:
             "never written (JAX writes only compilations longer than jax_persistent_cache_min_compile_time_secs, "
             "1 s by default) or was evicted"
         )
-    changed = " and ".join(_KEY_PARTS.get(p, p) for p in parts)
+    changed = " and ".join(str(_KEY_PARTS.get(p, p)) for p in parts)
     return f"not in the persistent cache: {changed} changed since it was last compiled into it ({when})"
 
 

@@ -99,9 +99,13 @@ def _nnx_arguments(call: Call) -> list[str]:
     callee = names_reached(call.fn)
     if not libraries.holds_nnx_objects(call.args, call.kwargs):
         return callee
-    try:
-        bound = call.signature.bind_partial(*call.args, **call.kwargs).arguments
-    except (AttributeError, TypeError):
+    signature, bound = call.signature, None
+    if signature is not None:
+        try:
+            bound = signature.bind_partial(*call.args, **call.kwargs).arguments
+        except TypeError:
+            bound = None
+    if bound is None:
         bound = {f"args[{i}]": a for i, a in enumerate(call.args)} | dict(call.kwargs)
     return [name for name, value in bound.items() if libraries.holds_nnx_objects((value,), {})] + callee
 
