@@ -86,6 +86,103 @@ class _ThreadNotes(threading.local):
         self.cache_key_parts: dict[str, str] = {}
         self.busy = False
 
+    def take(self, jax_name: str, backend_s: float) -> _Compilation:
+        """What this thread noted for the compilation of ``jax_name``, taken out of the notes
+        (the explanations all go: those left are about traces nested in this one)."""
+        base = base_name(jax_name)
+        compilation = _Compilation(
+            jax_name=jax_name,
+            base=base,
+            trace_s=self.traces.pop(base, 0.0),
+            lower_s=self.lowers.pop(jax_name, 0.0),
+            backend_s=backend_s,
+            persistent=self.persistent,
+            explanations=self.explanations,
+            traced=self.traced_calls.pop(base, None),
+            key_parts=self.cache_key_parts,
+        )
+        self.persistent, self.cache_key_parts, self.explanations = None, {}, {}
+        return compilation
+
+
+@dataclasses.dataclass
+class _Compilation:
+    """The facts JAX's events gave about one compilation, before the call itself is read.
+
+    ``jax_name`` is JAX's name for what compiled (``base`` without its transformation prefix),
+    ``trace_s`` / ``lower_s`` / ``backend_s`` the seconds of each stage, ``persistent`` whether
+    the persistent cache served it (``None``: no cache event), ``explanations`` JAX's cache-miss
+    explanations noted since the last compilation (by function id or name), ``traced`` the
+    ``(signature, stack)`` read at a ``.trace`` / ``.lower`` call, ``key_parts`` the persistent
+    cache key's parts by name.
+
+    >>> _Compilation("jit(f)", "f", 0.001, 0.002, 0.003, True, {}, None, {}).persistent_cache()
+    True
+    """
+
+    jax_name: str
+    base: str
+    trace_s: float
+    lower_s: float
+    backend_s: float
+    persistent: bool | None
+    explanations: dict
+    traced: tuple | None
+    key_parts: dict[str, str]
+
+    @property
+    def compile_s(self) -> float:
+        return self.trace_s + self.lower_s + self.backend_s
+
+    def explanation(self, fun, name: str) -> str | None:
+        """JAX's explanation of this compilation's cache miss, ``None`` when it gave none about
+        this very function (one about a function traced inside it: a scan body, a checkpointed lambda)."""
+        raw = self.explanations.get(id(fun)) if fun is not None else None
+        raw = raw or self.explanations.get(self.base)
+        if raw is not None and not explains(raw, name, self.base):
+            return None
+        return raw
+
+    def stack(self, call, frame) -> list[tuple[str, int, str]]:
+        """Where to look for the user's call site: the stack of the ``.trace`` / ``.lower`` call
+        that traced it, else the stack of this compilation."""
+        if self.traced is not None and not (call is not None and call.called):
+            return self.traced[1]
+        return stack_frames(frame)
+
+    def persistent_cache(self) -> bool | None:
+        """Whether the persistent cache served it: ``False`` for a miss, or when the cache is in
+        use and said nothing; ``None`` when it is not in use."""
+        if self.persistent is not None:
+            return self.persistent
+        return False if persistent_cache_in_use() else None
+
+
+@dataclasses.dataclass
+class _Comparison:
+    """A signature (stamped with its stretch of watching) against the nearest earlier one of its
+    family: ``own`` the differences found, ``seen`` whether the name compiled before,
+    ``unwatched_since_before`` whether the earlier one was seen before a stretch unwatched."""
+
+    signature: CallSignature | None
+    closest: CallSignature | None
+    own: list
+    seen: bool
+    unwatched_since_before: bool
+
+    def program_difference(self, program):
+        """How ``program`` (the traced program's shape) differs from the earlier one's."""
+        if program is None or self.closest is None or self.closest.program is None:
+            return None
+        return program_difference(self.closest.program, program, in_loop=line_in_loop)
+
+    def defined_at(self, name: str, namer):
+        defined = self.signature.defined_at if self.signature is not None else None
+        return source_line(defined[0], defined[1], name, cell_namer=namer) if defined else None
+
+    def summary(self) -> str:
+        return self.signature.summary() if self.signature is not None else ""
+
 
 class _Memory:
     """Earlier signatures of each function family, to compare new compilations with. Bounded."""
@@ -328,13 +425,7 @@ class _Hub:
 
     def _compiled(self, jax_name: str, backend_s: float, frame):
         notes = self.notes
-        base = base_name(jax_name)
-        trace_s = notes.traces.pop(base, 0.0)
-        lower_s = notes.lowers.pop(jax_name, 0.0)
-        persistent, notes.persistent = notes.persistent, None
-        key_parts, notes.cache_key_parts = notes.cache_key_parts, {}
-        explanations, notes.explanations = notes.explanations, {}  # the rest: nested traces
-        traced = notes.traced_calls.pop(base, None)
+        compilation = notes.take(jax_name, backend_s)
         if notes.busy or doing_own_work():  # jaxmagic's own: never the user's, not even with --all
             return None
         with self.lock:
@@ -343,13 +434,11 @@ class _Hub:
             return None
         notes.busy = True
         try:
-            event, wanted = self._event(
-                jax_name, base, frame, logs, traced, explanations, persistent, trace_s, lower_s, backend_s
-            )
+            event, wanted = self._event(compilation, frame, logs)
             if event is None:
                 return None
-            if key_parts and event.persistent_cache is not None:
-                event = self._with_key_difference(event, jax_name, key_parts)
+            if compilation.key_parts and event.persistent_cache is not None:
+                event = self._with_key_difference(event, jax_name, compilation.key_parts)
             if not event.internal and any(log.keep_programs for log in wanted):
                 event = dataclasses.replace(event, program_facts=self._program_facts(frame))
             for log in wanted:
@@ -363,83 +452,84 @@ class _Hub:
             notes.busy = False
             del frame
 
-    def _event(self, jax_name, base, frame, logs, traced, explanations, persistent, trace_s, lower_s, backend_s):
+    def _event(self, compilation: _Compilation, frame, logs: list):
+        """``(event, logs that want it)``: the function compiled, its signature compared with the
+        nearest earlier one, and the causes decided; ``(None, [])`` when no log wants it."""
         call = _jax_private.jit_call_in_progress(frame)
         fun = call.fun if call is not None else None
-        name, internal, user_function = self._identify(fun, base, frame)
-        raw = explanations.get(id(fun)) if fun is not None else None
-        raw = raw or explanations.get(base)
-        if raw is not None and not explains(raw, name, base):
-            raw = None  # about a function traced inside this one (a scan body, a checkpointed lambda)
-        frames = traced[1] if not (call is not None and call.called) and traced is not None else None
-        stack = frames if frames is not None else stack_frames(frame)
+        name, internal, user_function = self._identify(fun, compilation.base, frame)
         wanted = [log for log in logs if log.wants(name, internal)]
         if not wanted:
             return None, []
-        namer = next((log.cell_namer for log in wanted if log.cell_namer is not no_cells), no_cells)
-        signature, name, equinox = self._signature(call, frame, traced, name)
-        program = None
-        if signature is not None and not internal:
-            signature, program = self._with_program(signature, frame)
-        if signature is not None and user_function is not None:
-            signature = attributed_to(signature, user_function, name)
-        elif signature is not None and _jax_private.is_primitive_wrapper(fun):
-            # JAX makes one wrapper per primitive and parameters: each is its own function.
-            signature = dataclasses.replace(signature, family=signature.family + (id(fun),))
-        # For a function the watch has not seen compile: what jax.jit traced of it before.
-        jax_keys = None
-        if signature is not None and not internal and not equinox and call is not None:
-            with self.lock:
-                unseen = not self.memory.earlier(signature.family)
-            if unseen:
-                installation = self.installation
-                marks = installation.traced_before if installation is not None else None
-                jax_keys = _jax_private.traced_keys(call.fun, marks)
+        namer = _cell_namer(wanted)
+        raw = compilation.explanation(fun, name)
+        stack = compilation.stack(call, frame)
+        signature, name, equinox = self._signature(call, frame, compilation.traced, name)
+        signature, program = (signature, None) if internal else self._with_program(signature, frame)
+        signature = _attributed(signature, fun, user_function, name)
+        jax_keys = None if internal or equinox else self._traced_before_watch(signature, call)
         del call, fun, user_function
-        site = pick_user_frame(stack)
-        call_site = source_line(*site, cell_namer=namer) if site else None
-        with self.lock:
-            earlier = self.memory.earlier(signature.family) if signature is not None else []
-            closest, own = nearest(earlier, signature, namer) if signature is not None else (None, [])
-            seen = self.memory.seen_name(name)
-            if signature is not None:
-                signature = dataclasses.replace(signature, watch_period=self.watch_period)
-            self.memory.add(signature, name)
-        # Compared with a compilation seen before a stretch when nothing watched: JAX may have
-        # compiled other signatures in between, which jaxmagic never saw.
-        unwatched_since = closest is not None and closest.watch_period != self.watch_period
-        # Through Equinox, JAX's explanation is about Equinox's own wrapper, not the user's function.
-        unwatched = causes_since_unwatched(signature, jax_keys) if closest is None and jax_keys else None
-        if closest is None and unwatched is None and jax_keys:  # traced before: lowered for other shardings?
-            lowerings = _jax_private.lowered_input_shardings(_jax_private.compiling_jaxpr(frame))
-            unwatched = causes_since_lowered(signature, lowerings)
+        compared = self._compared(signature, name, namer)
+        unwatched = _unwatched_causes(compared, jax_keys, frame)
         causes = decide_causes(
-            name, signature, closest, own, None if equinox else raw, seen, internal=internal, unwatched=unwatched
+            name,
+            compared.signature,
+            compared.closest,
+            compared.own,
+            None if equinox else raw,
+            compared.seen,
+            internal=internal,
+            unwatched=unwatched,
         )
-        difference = None
-        if program is not None and closest is not None and closest.program is not None:
-            difference = program_difference(closest.program, program, in_loop=line_in_loop)
-        defined = signature.defined_at if signature is not None else None
+        difference = compared.program_difference(program)
         event = RecompileEvent(
             function=name,
-            defined_at=source_line(defined[0], defined[1], name, cell_namer=namer) if defined else None,
-            call_site=call_site,
-            compile_s=trace_s + lower_s + backend_s,
+            defined_at=compared.defined_at(name, namer),
+            call_site=_call_site(stack, namer),
+            compile_s=compilation.compile_s,
             causes=causes,
             raw=raw,
-            trace_s=trace_s,
-            lower_s=lower_s,
-            backend_s=backend_s,
-            persistent_cache=persistent if persistent is not None else (False if persistent_cache_in_use() else None),
+            trace_s=compilation.trace_s,
+            lower_s=compilation.lower_s,
+            backend_s=compilation.backend_s,
+            persistent_cache=compilation.persistent_cache(),
             internal=internal,
-            signature=signature.summary() if signature is not None else "",
-            jax_name=jax_name,
+            signature=compared.summary(),
+            jax_name=compilation.jax_name,
             thread=threading.current_thread().name,
-            program_diff=describe_difference(difference, namer) if difference is not None else None,
+            program_diff=_described(difference, namer),
             program_difference=difference,
-            unwatched_since_before=unwatched_since,
+            unwatched_since_before=compared.unwatched_since_before,
         )
         return event, wanted
+
+    def _traced_before_watch(self, signature: CallSignature | None, call):
+        """For a function the watch has not seen compile: the keys ``jax.jit`` traced of it
+        before the watch began (``None`` when the watch has seen it, or there is no call)."""
+        if signature is None or call is None:
+            return None
+        with self.lock:
+            if self.memory.earlier(signature.family):
+                return None
+            installation = self.installation
+        marks = installation.traced_before if installation is not None else None
+        return _jax_private.traced_keys(call.fun, marks)
+
+    def _compared(self, signature: CallSignature | None, name: str, namer) -> _Comparison:
+        """The signature compared with the nearest earlier one of its family, then remembered
+        (stamped with the current stretch of watching)."""
+        with self.lock:
+            seen = self.memory.seen_name(name)
+            if signature is None:
+                self.memory.add(None, name)
+                return _Comparison(None, None, [], seen, False)
+            closest, own = nearest(self.memory.earlier(signature.family), signature, namer)
+            signature = dataclasses.replace(signature, watch_period=self.watch_period)
+            self.memory.add(signature, name)
+            # Compared with a compilation seen before a stretch when nothing watched: JAX may have
+            # compiled other signatures in between, which jaxmagic never saw.
+            unwatched_since = closest is not None and closest.watch_period != self.watch_period
+        return _Comparison(signature, closest, own, seen, unwatched_since)
 
     def _program_facts(self, frame):
         """The facts of the program XLA has just compiled for this call (``None`` out of reach)."""
@@ -486,6 +576,8 @@ class _Hub:
     def _with_program(self, signature, frame):
         """The signature with the shape of the traced program (equations by source line), and
         that shape; the signature alone when JAX's jaxpr is out of reach."""
+        if signature is None:
+            return None, None
         try:
             jaxpr = _jax_private.compiling_jaxpr(frame)
             if jaxpr is None:
@@ -546,6 +638,46 @@ class _Hub:
 
     def _failed(self, exc: BaseException) -> None:
         self.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def _cell_namer(logs: list):
+    """The first cell namer a log has (how notebook cells are named in source lines)."""
+    return next((log.cell_namer for log in logs if log.cell_namer is not no_cells), no_cells)
+
+
+def _call_site(stack: list[tuple[str, int, str]], namer):
+    """The user's line that made the call (``None`` when no frame of the stack is the user's)."""
+    site = pick_user_frame(stack)
+    return source_line(*site, cell_namer=namer) if site else None
+
+
+def _described(difference, namer) -> str | None:
+    """The program difference in words (``None`` for none)."""
+    return describe_difference(difference, namer) if difference is not None else None
+
+
+def _attributed(signature: CallSignature | None, fun, user_function, name: str) -> CallSignature | None:
+    """The signature attributed to the user's function inside JAX's wrapper; for one of the
+    wrappers JAX makes per primitive and parameters, a family of its own."""
+    if signature is None:
+        return None
+    if user_function is not None:
+        return attributed_to(signature, user_function, name)
+    if _jax_private.is_primitive_wrapper(fun):
+        return dataclasses.replace(signature, family=signature.family + (id(fun),))
+    return signature
+
+
+def _unwatched_causes(compared: _Comparison, jax_keys, frame):
+    """For a function with nothing earlier to compare with but that ``jax.jit`` traced before the
+    watch: the causes against those traces, else against the shardings it was lowered for."""
+    if compared.closest is not None or not jax_keys:
+        return None
+    unwatched = causes_since_unwatched(compared.signature, jax_keys)
+    if unwatched is None:
+        lowerings = _jax_private.lowered_input_shardings(_jax_private.compiling_jaxpr(frame))
+        unwatched = causes_since_lowered(compared.signature, lowerings)
+    return unwatched
 
 
 def _leaves(tree) -> list:
