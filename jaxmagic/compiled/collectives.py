@@ -23,6 +23,7 @@ A program on one device has none:
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
@@ -273,34 +274,18 @@ def find_collectives(
 
 def _collective(kind, opcode, name, rest, instruction, devices, mesh, cell_namer, in_loop, equations) -> Collective:
     types = _result_types(rest)
-    result_bytes = _result_bytes(kind, opcode, types)
-    pairs = _pairs(rest)
-    groups = _groups(rest, devices) if kind != "collective-permute" else ()
-    if kind == "collective-permute":
-        size = len({p for pair in pairs for p in pair}) or 2
-        axes = (
-            tuple(sorted({a for pair in pairs for a in mesh.axes_between(pair)}, key=mesh.names.index)) if mesh else ()
-        )
-        groups = tuple(pairs)
-    else:
-        size = len(groups[0]) if groups else devices
-        axes = mesh.axes_of(groups) if mesh and groups else ()
+    size, axes, groups = _extent(kind, rest, devices, mesh)
     frame = pick_user_frame(instruction.frames) if instruction is not None else None
-    line = source_line(frame[0], frame[1], frame[2], cell_namer=cell_namer) if frame else None
-    op_name = _OP_NAME.search(rest)
-    primitive = _primitive(op_name.group(1)) if op_name else ""
-    primitive = _AS_WRITTEN.get(primitive, primitive)
-    dimensions = _DIMENSIONS.search(rest)
-    dimension = int(dimensions.group(1).split(",")[0]) if dimensions and dimensions.group(1) else None
-    before, after = _placements(kind, dimension, axes)
+    primitive = _primitive_in(rest)
+    before, after = _placements(kind, _dimension(rest), axes)
     requested = primitive in REQUESTED
-    link = equations.link(frame, primitive) if equations is not None and frame and not requested else None
+    link = None if requested else _link(equations, frame, primitive)
     return Collective(
         kind=kind,
         instruction=name,
-        line=line,
+        line=source_line(frame[0], frame[1], frame[2], cell_namer=cell_namer) if frame else None,
         primitive=primitive,
-        bytes=_moved(kind, result_bytes, size),
+        bytes=_moved(kind, _result_bytes(kind, opcode, types), size),
         group_size=size,
         axes=axes,
         groups=tuple(groups),
@@ -313,6 +298,44 @@ def _collective(kind, opcode, name, rest, instruction, devices, mesh, cell_namer
         wanted=link.wanted if link else None,
         mismatch=_mismatch(kind, primitive, requested, link),
     )
+
+
+def _extent(kind: str, rest: str, devices: int, mesh) -> tuple[int, tuple[str, ...], tuple]:
+    """``(group size, mesh axes, groups)`` of a collective: its device groups, or for a
+    ``collective-permute`` its source-target pairs (the devices they name, at least 2)."""
+    if kind == "collective-permute":
+        pairs = _pairs(rest)
+        axes = {a for pair in pairs for a in mesh.axes_between(pair)} if mesh else ()
+        return len({p for pair in pairs for p in pair}) or 2, _in_mesh_order(axes, mesh), pairs
+    groups = _groups(rest, devices)
+    size = len(groups[0]) if groups else devices
+    return size, (mesh.axes_of(groups) if mesh and groups else ()), groups
+
+
+def _in_mesh_order(axes, mesh) -> tuple[str, ...]:
+    return tuple(sorted(axes, key=mesh.names.index)) if axes else ()
+
+
+def _primitive_in(rest: str) -> str:
+    """The JAX primitive named in an instruction's ``op_name``, as the user wrote it (``""``: none).
+
+    >>> _primitive_in('x, metadata={op_name="jit(f)/shard_map/psum_invariant"}')
+    'psum'
+    """
+    op_name = _OP_NAME.search(rest)
+    primitive = _primitive(op_name.group(1)) if op_name else ""
+    return _AS_WRITTEN.get(primitive, primitive)
+
+
+def _dimension(rest: str) -> int | None:
+    """The first of an instruction's ``dimensions`` (``None``: it names none)."""
+    dimensions = _DIMENSIONS.search(rest)
+    return int(dimensions.group(1).split(",")[0]) if dimensions and dimensions.group(1) else None
+
+
+def _link(equations: EquationContext | None, frame, primitive: str):
+    """The collective's link to the program's equations at the user's line (``None``: none)."""
+    return equations.link(frame, primitive) if equations is not None and frame else None
 
 
 def _mismatch(kind: str, primitive: str, requested: bool, link) -> str:
@@ -408,38 +431,52 @@ def _groups(rest: str, devices: int) -> tuple[tuple[int, ...], ...]:
     >>> _groups("x, replica_groups=mesh['axis_0'=4,'axis_1'=2] {'axis_1'}, y", 8)
     ((0, 1), (2, 3), (4, 5), (6, 7))
     """
-    explicit = _EXPLICIT_GROUPS.search(rest)
-    if explicit:
-        groups = tuple(tuple(int(d) for d in g.split(",") if d) for g in re.findall(r"\{([\d,]*)\}", explicit.group(1)))
-        return tuple(g for g in groups if g) or (tuple(range(devices)),)
-    iota = _IOTA_GROUPS.search(rest)
-    if iota:
-        count, size = int(iota.group(1)), int(iota.group(2))
-        order = _iota(_ints(iota.group(3)), _ints(iota.group(4)) if iota.group(4) else None)
-        return tuple(tuple(order[g * size : (g + 1) * size]) for g in range(count))
-    mesh = _MESH_GROUPS.search(rest)
-    if mesh:
-        axes = re.findall(r"'([^']+)'=(\d+)", mesh.group(1))
-        names, sizes = [a for a, _ in axes], [int(s) for _, s in axes]
-        total = 1
-        for s in sizes:
-            total *= s
-        order = (
-            _iota(_ints(mesh.group(2)), _ints(mesh.group(3)) if mesh.group(3) else None)
-            if mesh.group(2)
-            else list(range(total))
-        )
-        chosen = re.findall(r"'([^']+)'", mesh.group(4))
-        if any(c not in names for c in chosen):
-            return ()
-        layout = MeshAxes(tuple(names), tuple(sizes))
-        picked = tuple(names.index(c) for c in chosen)
-        by_rest: dict[tuple, list[int]] = {}
-        for position in range(total):
-            coords = layout.coordinates(position)
-            by_rest.setdefault(tuple(c for i, c in enumerate(coords) if i not in picked), []).append(order[position])
-        return tuple(tuple(g) for g in by_rest.values())
+    for spelling, groups_of in _GROUP_SPELLINGS:
+        found = spelling.search(rest)
+        if found:
+            return groups_of(found, devices)
     return (tuple(range(devices)),) if "replica_groups" not in rest or "replica_groups={}" in rest else ()
+
+
+def _explicit_groups(found: re.Match, devices: int) -> tuple[tuple[int, ...], ...]:
+    """``replica_groups={{0,1},{2,3}}``; every device in one group for ``{{}}``."""
+    groups = tuple(_ints(g) for g in re.findall(r"\{([\d,]*)\}", found.group(1)))
+    return tuple(tuple(g) for g in groups if g) or (tuple(range(devices)),)
+
+
+def _iota_groups(found: re.Match, devices: int) -> tuple[tuple[int, ...], ...]:
+    """``replica_groups=[2,4]<=[4,2]T(1,0)``: 2 groups of 4, in the order of an iota reshaped and transposed."""
+    count, size = int(found.group(1)), int(found.group(2))
+    order = _iota(_ints(found.group(3)), _ints(found.group(4)) if found.group(4) else None)
+    return tuple(tuple(order[g * size : (g + 1) * size]) for g in range(count))
+
+
+def _mesh_groups(found: re.Match, devices: int) -> tuple[tuple[int, ...], ...]:
+    """``replica_groups=mesh['a'=4,'b'=2] {'b'}``: devices that differ only along the chosen axes
+    form a group (``()`` when a chosen axis is not the mesh's)."""
+    axes = re.findall(r"'([^']+)'=(\d+)", found.group(1))
+    names, sizes = [a for a, _ in axes], [int(s) for _, s in axes]
+    chosen = re.findall(r"'([^']+)'", found.group(4))
+    if any(c not in names for c in chosen):
+        return ()
+    layout = MeshAxes(tuple(names), tuple(sizes))
+    total = math.prod(sizes)
+    order = _iota(_ints(found.group(2)), _ints(found.group(3)) if found.group(3) else None) if found.group(2) else None
+    picked = tuple(names.index(c) for c in chosen)
+    by_rest: dict[tuple, list[int]] = {}
+    for position in range(total):
+        coords = layout.coordinates(position)
+        device = order[position] if order is not None else position
+        by_rest.setdefault(tuple(c for i, c in enumerate(coords) if i not in picked), []).append(device)
+    return tuple(tuple(g) for g in by_rest.values())
+
+
+# XLA's three spellings of ``replica_groups``, in the order they are tried, and how each is read.
+_GROUP_SPELLINGS = (
+    (_EXPLICIT_GROUPS, _explicit_groups),
+    (_IOTA_GROUPS, _iota_groups),
+    (_MESH_GROUPS, _mesh_groups),
+)
 
 
 def _pairs(rest: str) -> tuple[tuple[int, int], ...]:

@@ -460,31 +460,68 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
     invars = folded([namer.binder(v) for v in inner.invars], " ")
     header = f"{{ lambda {consts}; {invars}. let" if consts else f"{{ lambda ; {invars}. let"
     yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path, landmark=mark)
-    previous_group = None
-    eqns = inner.eqns
-    origins = _Origins(eqns, with_source, cell_namer)
-    repeat_ends, folding, inside = -1, None, False  # past the repeat's last copy; its record; folding now
-    for index, eqn in enumerate(eqns):
-        if index == repeat_ends and inside:
-            inside = False
-            yield Record("repeat_end", depth, path=path)
-        if index > repeat_ends and budget[0] > 0 and origins.group(index) is not None:
-            found = find_repeat(eqns, index, origins)
-            if found is not None:
-                period, times = found
-                repeat_ends = index + period * times
-                folding = _repeat_record(eqns, index, period, times, depth, origins, path)
-        if folding is not None and folding.path[-1] == index and budget[0] > 0:
-            inside = True
-            yield folding
+    walk = _Walk(inner.eqns, depth, namer, budget, _Origins(inner.eqns, with_source, cell_namer), path)
+    for index, eqn in enumerate(inner.eqns):
+        yield from walk.repeats(index)
         if budget[0] <= 0:
-            if inside:
-                inside = False
-                yield Record("repeat_end", depth, path=path)
-            hidden = sum(1 + sum(count_eqns(j) for _, j in sub_jaxprs(e.params)) for e in eqns[index:])
-            yield Record("more", depth, text=f"… {hidden} more equation{'s' * (hidden != 1)}", hidden=hidden, path=path)
+            yield from walk.the_rest_hidden(index)
             break
         budget[0] -= 1
+        yield walk.equation(index, eqn, with_source, cell_namer)
+        for name, sub in sub_jaxprs(eqn.params):
+            mark = landmark(eqn.primitive.name, eqn.params, name)
+            yield from _block(sub, name, depth + 1, namer, budget, with_source, cell_namer, path + (index, name), mark)
+    yield from walk.end_repeat()
+    outs = folded([namer(v) for v in inner.outvars], ", ")
+    yield Record("close", depth, text=f"in ({outs},) }}" if len(inner.outvars) == 1 else f"in ({outs}) }}", path=path)
+
+
+class _Walk:
+    """Where the listing of one jaxpr's equations stands: the repeat being folded (``folding``, its
+    record; ``repeat_ends``, the index past its last copy; ``inside``, shown and not yet closed),
+    and the run of equations of one source line the last equation belonged to."""
+
+    def __init__(self, eqns, depth: int, namer, budget: list[int], origins: _Origins, path: tuple):
+        self.eqns, self.depth, self.namer, self.budget = eqns, depth, namer, budget
+        self.origins, self.path = origins, path
+        self.repeat_ends, self.folding, self.inside = -1, None, False
+        self.previous_group = None
+
+    def repeats(self, index: int) -> Iterator[Record]:
+        """The records of repeats at ``index``: the end of the one folding, the start of the next."""
+        if index == self.repeat_ends:
+            yield from self.end_repeat()
+        if self.budget[0] <= 0:
+            return
+        if index > self.repeat_ends and self.origins.group(index) is not None:
+            self._look_for_repeat(index)
+        if self.folding is not None and self.folding.path[-1] == index:
+            self.inside = True
+            yield self.folding
+
+    def _look_for_repeat(self, index: int) -> None:
+        found = find_repeat(self.eqns, index, self.origins)
+        if found is not None:
+            period, times = found
+            self.repeat_ends = index + period * times
+            self.folding = _repeat_record(self.eqns, index, period, times, self.depth, self.origins, self.path)
+
+    def end_repeat(self) -> Iterator[Record]:
+        """Closes the repeat shown, if one is open."""
+        if self.inside:
+            self.inside = False
+            yield Record("repeat_end", self.depth, path=self.path)
+
+    def the_rest_hidden(self, index: int) -> Iterator[Record]:
+        """Past the budget: how many equations (nested ones included) from ``index`` are not shown."""
+        yield from self.end_repeat()
+        hidden = sum(1 + sum(count_eqns(j) for _, j in sub_jaxprs(e.params)) for e in self.eqns[index:])
+        text = f"… {hidden} more equation{'s' * (hidden != 1)}"
+        yield Record("more", self.depth, text=text, hidden=hidden, path=self.path)
+
+    def equation(self, index: int, eqn, with_source: bool, cell_namer) -> Record:
+        """The record of one equation, as JAX prints it, with the user's line that made it."""
+        namer = self.namer
         if eqn.primitive.name in _NAMED_LIKE_OUTER:
             body = getattr(eqn.params["jaxpr"], "jaxpr", eqn.params["jaxpr"])
             namer.name_like(body.invars, eqn.invars)
@@ -494,43 +531,26 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         params = params_text(eqn.params)
         # An equation with no outputs (``debug_print``, ``debug_callback``) has no ``=``, as JAX prints it.
         text = f"{outs + ' = ' if outs else ''}{eqn.primitive.name}{params} {ins}".rstrip()
-        source, scope, derivative = origins[index]
-        eqn_path = path + (index,)
-        group = origins.group(index)
+        source, scope, derivative = self.origins[index]
+        group = self.origins.group(index)
         # A run no line of the user's made opens too, after one that a line did: never shown under it
-        opens = group != previous_group and (group is not None or previous_group is not None)
-        previous_group = group
-        yield Record(
+        opens = group != self.previous_group
+        self.previous_group = group
+        return Record(
             "eqn",
-            depth,
+            self.depth,
             text=text,
             primitive=eqn.primitive.name,
             source=source,
-            path=eqn_path,
+            path=self.path + (index,),
             scope=scope,
             derivative=derivative,
             params=params,
             source_info=eqn.source_info if with_source else None,
             cell_namer=cell_namer,
             opens_group=opens,
-            group_eqns=origins.run_length(index) if opens else 0,
+            group_eqns=self.origins.run_length(index) if opens else 0,
         )
-        for name, sub in sub_jaxprs(eqn.params):
-            yield from _block(
-                sub,
-                name,
-                depth + 1,
-                namer,
-                budget,
-                with_source,
-                cell_namer,
-                eqn_path + (name,),
-                landmark(eqn.primitive.name, eqn.params, name),
-            )
-    if inside:
-        yield Record("repeat_end", depth, path=path)
-    outs = folded([namer(v) for v in inner.outvars], ", ")
-    yield Record("close", depth, text=f"in ({outs},) }}" if len(inner.outvars) == 1 else f"in ({outs}) }}", path=path)
 
 
 MIN_REPEATS = 3  # copies of a block from which the listing folds all but the first

@@ -206,38 +206,53 @@ def _rebuilt(obj, copy_of: dict, memo: dict, depth: int):
     def again(part):
         return _rebuild(part, copy_of, memo, depth + 1)
 
-    if isinstance(obj, (tuple, list)) and type(obj) in (tuple, list):
-        parts = [again(p) for p in obj]
-        return obj if all(a is b for a, b in zip(parts, obj, strict=True)) else type(obj)(parts)
-    if isinstance(obj, dict) and type(obj) is dict:
-        parts = {k: again(v) for k, v in obj.items()}
-        return obj if all(parts[k] is v for k, v in obj.items()) else parts
-    if isinstance(obj, functools.partial):
-        func, args, keywords = (
-            again(obj.func),
-            [again(a) for a in obj.args],
-            {k: again(v) for k, v in obj.keywords.items()},
-        )
-        unchanged = func is obj.func and all(a is b for a, b in zip(args, obj.args, strict=True))
-        if unchanged and all(keywords[k] is v for k, v in obj.keywords.items()):
-            return obj
-        return functools.partial(func, *args, **keywords)
-    if inspect.ismethod(obj):
-        receiver, function = again(obj.__self__), again(obj.__func__)
-        if receiver is obj.__self__ and function is obj.__func__:
-            return obj
-        return types.MethodType(function, receiver)
-    if isinstance(obj, types.FunctionType):
-        return _function_rebuilt(obj, again)
-    if _is_registered_pytree(obj):
-        import jax
-
-        leaves, tree = jax.tree_util.tree_flatten(obj, is_leaf=_is_nnx_object)
-        parts = [again(leaf) for leaf in leaves]
-        if all(a is b for a, b in zip(parts, leaves, strict=True)):
-            return obj
-        return jax.tree_util.tree_unflatten(tree, parts)
+    for holds_parts, rebuilt in _REBUILDERS:
+        if holds_parts(obj):
+            return rebuilt(obj, again)
     return obj
+
+
+def _same(new, old) -> bool:
+    """Every part rebuilt is the very part it was: nothing to copy.
+
+    >>> part = [1]
+    >>> _same([part], [part]), _same([[1]], [part])
+    (True, False)
+    """
+    return all(a is b for a, b in zip(new, old, strict=True))
+
+
+def _sequence_rebuilt(obj: tuple | list, again):
+    parts = [again(p) for p in obj]
+    return obj if _same(parts, obj) else type(obj)(parts)
+
+
+def _dict_rebuilt(obj: dict, again):
+    parts = {k: again(v) for k, v in obj.items()}
+    return obj if _same(parts.values(), obj.values()) else parts
+
+
+def _partial_rebuilt(obj: functools.partial, again):
+    func, args = again(obj.func), [again(a) for a in obj.args]
+    keywords = {k: again(v) for k, v in obj.keywords.items()}
+    if func is obj.func and _same(args, obj.args) and _same(keywords.values(), obj.keywords.values()):
+        return obj
+    return functools.partial(func, *args, **keywords)
+
+
+def _method_rebuilt(obj: types.MethodType, again):
+    receiver, function = again(obj.__self__), again(obj.__func__)
+    if receiver is obj.__self__ and function is obj.__func__:
+        return obj
+    return types.MethodType(function, receiver)
+
+
+def _pytree_rebuilt(obj, again):
+    import jax
+
+    leaves, tree = jax.tree_util.tree_flatten(obj, is_leaf=_is_nnx_object)
+    parts = [again(leaf) for leaf in leaves]
+    return obj if _same(parts, leaves) else jax.tree_util.tree_unflatten(tree, parts)
 
 
 def _function_rebuilt(function: types.FunctionType, again) -> types.FunctionType:
@@ -269,3 +284,14 @@ def _function_rebuilt(function: types.FunctionType, again) -> types.FunctionType
     rebuilt.__annotations__ = dict(getattr(function, "__annotations__", {}))
     rebuilt.__dict__.update(function.__dict__)
     return rebuilt
+
+
+# What can hold NNX objects, in the order asked, and how each is rebuilt around their copies.
+_REBUILDERS = (
+    (lambda obj: type(obj) in (tuple, list), _sequence_rebuilt),
+    (lambda obj: type(obj) is dict, _dict_rebuilt),
+    (lambda obj: isinstance(obj, functools.partial), _partial_rebuilt),
+    (inspect.ismethod, _method_rebuilt),
+    (lambda obj: isinstance(obj, types.FunctionType), _function_rebuilt),
+    (_is_registered_pytree, _pytree_rebuilt),
+)
