@@ -25,25 +25,24 @@ import time
 from jaxmagic import _jax_private
 from jaxmagic.recompiles.attribution import (
     attributed_to,
-    base_name,
     decide_causes,
     equinox_user_call,
     is_equinox_wrapper,
     is_internal,
     is_jaxmagics_own,
     jitted_by_user,
-    persistent_cache_in_use,
     signature_or_none,
     stack_frames,
     user_call_signature,
     user_function_inside,
 )
 from jaxmagic.recompiles.cache_keys import KeyIndex
+from jaxmagic.recompiles.compilations import Comparison, Compilation, Memory, ThreadNotes
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.events import RecompileEvent
-from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, explains, is_explanation
+from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
 from jaxmagic.recompiles.fingerprint import program_facts
-from jaxmagic.recompiles.programs import describe_difference, line_in_loop, program_difference, program_shape
+from jaxmagic.recompiles.programs import describe_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.recompiles.unwatched import causes_since_lowered, causes_since_unwatched
 from jaxmagic.tracing.jitting import doing_own_work
@@ -51,8 +50,6 @@ from jaxmagic.tracing.sources import no_cells, pick_user_frame, source_line, wit
 
 PERSISTENT_CACHE_HIT = _jax_private.PERSISTENT_CACHE_HIT_EVENT
 PERSISTENT_CACHE_MISS = "/jax/compilation_cache/cache_misses"
-SIGNATURES_PER_FUNCTION = 16  # earlier signatures kept to compare with, per function
-FUNCTIONS_REMEMBERED = 512
 _PENDING_LIMIT = 64  # per-thread notes (trace times, explanations) kept before a compile consumes them
 
 
@@ -72,147 +69,6 @@ def is_installed() -> bool:
 
 
 # ----------------------------------------------------------------------------------------------
-
-
-class _ThreadNotes(threading.local):
-    """What one thread learned since its last compilation (events arrive trace → lower → compile)."""
-
-    def __init__(self):
-        self.traces: dict[str, float] = {}
-        self.lowers: dict[str, float] = {}
-        self.explanations: dict[str, str] = {}
-        self.traced_calls: dict[str, tuple] = {}
-        self.persistent: bool | None = None
-        self.cache_key_parts: dict[str, str] = {}
-        self.busy = False
-
-    def take(self, jax_name: str, backend_s: float) -> _Compilation:
-        """What this thread noted for the compilation of ``jax_name``, taken out of the notes
-        (the explanations all go: those left are about traces nested in this one)."""
-        base = base_name(jax_name)
-        compilation = _Compilation(
-            jax_name=jax_name,
-            base=base,
-            trace_s=self.traces.pop(base, 0.0),
-            lower_s=self.lowers.pop(jax_name, 0.0),
-            backend_s=backend_s,
-            persistent=self.persistent,
-            explanations=self.explanations,
-            traced=self.traced_calls.pop(base, None),
-            key_parts=self.cache_key_parts,
-        )
-        self.persistent, self.cache_key_parts, self.explanations = None, {}, {}
-        return compilation
-
-
-@dataclasses.dataclass
-class _Compilation:
-    """The facts JAX's events gave about one compilation, before the call itself is read.
-
-    ``jax_name`` is JAX's name for what compiled (``base`` without its transformation prefix),
-    ``trace_s`` / ``lower_s`` / ``backend_s`` the seconds of each stage, ``persistent`` whether
-    the persistent cache served it (``None``: no cache event), ``explanations`` JAX's cache-miss
-    explanations noted since the last compilation (by function id or name), ``traced`` the
-    ``(signature, stack)`` read at a ``.trace`` / ``.lower`` call, ``key_parts`` the persistent
-    cache key's parts by name.
-
-    >>> _Compilation("jit(f)", "f", 0.001, 0.002, 0.003, True, {}, None, {}).persistent_cache()
-    True
-    """
-
-    jax_name: str
-    base: str
-    trace_s: float
-    lower_s: float
-    backend_s: float
-    persistent: bool | None
-    explanations: dict
-    traced: tuple | None
-    key_parts: dict[str, str]
-
-    @property
-    def compile_s(self) -> float:
-        return self.trace_s + self.lower_s + self.backend_s
-
-    def explanation(self, fun, name: str) -> str | None:
-        """JAX's explanation of this compilation's cache miss, ``None`` when it gave none about
-        this very function (one about a function traced inside it: a scan body, a checkpointed lambda)."""
-        raw = self.explanations.get(id(fun)) if fun is not None else None
-        raw = raw or self.explanations.get(self.base)
-        if raw is not None and not explains(raw, name, self.base):
-            return None
-        return raw
-
-    def stack(self, call, frame) -> list[tuple[str, int, str]]:
-        """Where to look for the user's call site: the stack of the ``.trace`` / ``.lower`` call
-        that traced it, else the stack of this compilation."""
-        if self.traced is not None and not (call is not None and call.called):
-            return self.traced[1]
-        return stack_frames(frame)
-
-    def persistent_cache(self) -> bool | None:
-        """Whether the persistent cache served it: ``False`` for a miss, or when the cache is in
-        use and said nothing; ``None`` when it is not in use."""
-        if self.persistent is not None:
-            return self.persistent
-        return False if persistent_cache_in_use() else None
-
-
-@dataclasses.dataclass
-class _Comparison:
-    """A signature (stamped with its stretch of watching) against the nearest earlier one of its
-    family: ``own`` the differences found, ``seen`` whether the name compiled before,
-    ``unwatched_since_before`` whether the earlier one was seen before a stretch unwatched."""
-
-    signature: CallSignature | None
-    closest: CallSignature | None
-    own: list
-    seen: bool
-    unwatched_since_before: bool
-
-    def program_difference(self, program):
-        """How ``program`` (the traced program's shape) differs from the earlier one's."""
-        if program is None or self.closest is None or self.closest.program is None:
-            return None
-        return program_difference(self.closest.program, program, in_loop=line_in_loop)
-
-    def defined_at(self, name: str, namer):
-        defined = self.signature.defined_at if self.signature is not None else None
-        return source_line(defined[0], defined[1], name, cell_namer=namer) if defined else None
-
-    def summary(self) -> str:
-        return self.signature.summary() if self.signature is not None else ""
-
-
-class _Memory:
-    """Earlier signatures of each function family, to compare new compilations with. Bounded."""
-
-    def __init__(self):
-        self._families: collections.OrderedDict[tuple, collections.deque] = collections.OrderedDict()
-        self._names: collections.OrderedDict[str, None] = collections.OrderedDict()
-
-    def earlier(self, family: tuple) -> list[CallSignature]:
-        return list(self._families.get(family, ()))
-
-    def seen_name(self, name: str) -> bool:
-        return name in self._names
-
-    def add(self, signature: CallSignature | None, name: str) -> None:
-        self._names[name] = None
-        self._names.move_to_end(name)
-        while len(self._names) > FUNCTIONS_REMEMBERED * 4:
-            self._names.popitem(last=False)
-        if signature is None:
-            return
-        history = self._families.setdefault(signature.family, collections.deque(maxlen=SIGNATURES_PER_FUNCTION))
-        history.append(signature)
-        self._families.move_to_end(signature.family)
-        while len(self._families) > FUNCTIONS_REMEMBERED:
-            self._families.popitem(last=False)
-
-    def clear(self) -> None:
-        self._families.clear()
-        self._names.clear()
 
 
 class _Installation:
@@ -283,8 +139,8 @@ class _Hub:
     def __init__(self):
         self.lock = threading.RLock()
         self.logs: list = []  # the watching RecompileLogs
-        self.memory = _Memory()
-        self.notes = _ThreadNotes()
+        self.memory = Memory()
+        self.notes = ThreadNotes()
         self.watch_period = 0  # counts the stretches of watching: compilations in between went unseen
         self.installation: _Installation | None = None
         self.filter = _ExplanationFilter(self)
@@ -373,7 +229,7 @@ class _Hub:
         if installation.key_logger is not None:
             installation.key_logger.removeFilter(self.key_filter)
             installation.key_logger.setLevel(installation.key_logger_level)
-        self.notes = _ThreadNotes()
+        self.notes = ThreadNotes()
 
     # -- JAX's events --------------------------------------------------------------------------
     def on_duration(self, event: str, duration: float, **kwargs) -> None:
@@ -452,7 +308,7 @@ class _Hub:
             notes.busy = False
             del frame
 
-    def _event(self, compilation: _Compilation, frame, logs: list):
+    def _event(self, compilation: Compilation, frame, logs: list):
         """``(event, logs that want it)``: the function compiled, its signature compared with the
         nearest earlier one, and the causes decided; ``(None, [])`` when no log wants it."""
         call = _jax_private.jit_call_in_progress(frame)
@@ -515,21 +371,21 @@ class _Hub:
         marks = installation.traced_before if installation is not None else None
         return _jax_private.traced_keys(call.fun, marks)
 
-    def _compared(self, signature: CallSignature | None, name: str, namer) -> _Comparison:
+    def _compared(self, signature: CallSignature | None, name: str, namer) -> Comparison:
         """The signature compared with the nearest earlier one of its family, then remembered
         (stamped with the current stretch of watching)."""
         with self.lock:
             seen = self.memory.seen_name(name)
             if signature is None:
                 self.memory.add(None, name)
-                return _Comparison(None, None, [], seen, False)
+                return Comparison(None, None, [], seen, False)
             closest, own = nearest(self.memory.earlier(signature.family), signature, namer)
             signature = dataclasses.replace(signature, watch_period=self.watch_period)
             self.memory.add(signature, name)
             # Compared with a compilation seen before a stretch when nothing watched: JAX may have
             # compiled other signatures in between, which jaxmagic never saw.
             unwatched_since = closest is not None and closest.watch_period != self.watch_period
-        return _Comparison(signature, closest, own, seen, unwatched_since)
+        return Comparison(signature, closest, own, seen, unwatched_since)
 
     def _program_facts(self, frame):
         """The facts of the program XLA has just compiled for this call (``None`` out of reach)."""
@@ -668,7 +524,7 @@ def _attributed(signature: CallSignature | None, fun, user_function, name: str) 
     return signature
 
 
-def _unwatched_causes(compared: _Comparison, jax_keys, frame):
+def _unwatched_causes(compared: Comparison, jax_keys, frame):
     """For a function with nothing earlier to compare with but that ``jax.jit`` traced before the
     watch: the causes against those traces, else against the shardings it was lowered for."""
     if compared.closest is not None or not jax_keys:

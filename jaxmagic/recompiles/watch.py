@@ -21,7 +21,8 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from jaxmagic.recompiles.hub import _HUB, FUNCTIONS_REMEMBERED, attach, detach, is_installed
+from jaxmagic.recompiles.compilations import FUNCTIONS_REMEMBERED
+from jaxmagic.recompiles.hub import _HUB, attach, detach, is_installed
 from jaxmagic.recompiles.log import DEFAULT_CAPACITY, RecompileLog
 from jaxmagic.tracing.sources import CellNamer, no_cells
 
