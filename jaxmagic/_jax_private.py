@@ -68,16 +68,36 @@ def is_dropped_variable(var: Any) -> bool:
     return isinstance(var, core.DropVar)
 
 
-def traceback_frames(source_info: Any) -> Iterator[tuple[str, int, str]]:
+_FRAMES_READ: dict = {}  # jaxlib ``Traceback`` -> its frames as tuples, read once
+_FRAMES_KEPT = 4096
+
+
+def traceback_frames(source_info: Any) -> tuple[tuple[str, int, str], ...]:
     """``(file, line, function)`` of each frame that JAX recorded for an equation, innermost first.
 
-    Uses ``eqn.source_info.traceback.frames`` (jaxlib's ``Traceback``).
+    Uses ``eqn.source_info.traceback.frames`` (jaxlib's ``Traceback``). The equations one line
+    makes in a loop share equal tracebacks (the same code, at the same instruction): each is read
+    once, as reading a traceback's frames builds a Python object per frame.
+
+    >>> import jax, jax.numpy as jnp
+    >>> def f(x):
+    ...     for _ in range(2):
+    ...         x = jnp.sin(x)
+    ...     return x
+    >>> first, second = (traceback_frames(e.source_info) for e in jax.make_jaxpr(f)(1.0).jaxpr.eqns)
+    >>> first is second, "f" in [function for _, _, function in first], traceback_frames(None)
+    (True, True, ())
     """
     traceback = getattr(source_info, "traceback", None)
     if traceback is None:
-        return
-    for frame in traceback.frames:
-        yield frame.file_name, frame.line_num, frame.function_name
+        return ()
+    frames = _FRAMES_READ.get(traceback)
+    if frames is None:
+        frames = tuple((frame.file_name, frame.line_num, frame.function_name) for frame in traceback.frames)
+        if len(_FRAMES_READ) >= _FRAMES_KEPT:
+            _FRAMES_READ.clear()
+        _FRAMES_READ[traceback] = frames
+    return frames
 
 
 def is_jax_internal_file(filename: str) -> bool:
