@@ -17,6 +17,7 @@ attribute of a ``Diagnosis`` stays a string; its ``parts`` keep the structure.
 
 from __future__ import annotations
 
+import functools
 import string
 from dataclasses import dataclass
 from typing import Any
@@ -61,8 +62,8 @@ class Words(str):
     parts: tuple[Part, ...]
 
     def __new__(cls, parts=()):
-        parts = tuple(p for p in parts if p.text)
-        self = super().__new__(cls, "".join(p.plain for p in parts))
+        parts = tuple([p for p in parts if p.text])
+        self = super().__new__(cls, "".join([p.plain for p in parts]))
         self.parts = parts
         return self
 
@@ -100,11 +101,26 @@ def as_words(value: Any) -> Words:
     >>> as_words("plain").parts
     (Part(kind='text', text='plain', place=None),)
     """
+    return value if isinstance(value, Words) else Words(_parts_of(value))
+
+
+def _parts_of(value: Any) -> tuple[Part, ...]:
+    """The parts ``value`` brings to a sentence (without making a sentence of it first)."""
     if isinstance(value, Words):
-        return value
+        return value.parts
     if isinstance(value, Part):
-        return Words((value,))
-    return Words((Part("text", "" if value is None else str(value)),))
+        return (value,)
+    return (Part("text", "" if value is None else str(value)),)
+
+
+@functools.lru_cache(maxsize=512)
+def _slots(template: str) -> tuple[tuple[str, str | None], ...]:
+    """A template's ``(literal text, slot name)`` pairs (``None``: no slot after the text), read once.
+
+    >>> _slots("mark {} static")
+    (('mark ', ''), (' static', None))
+    """
+    return tuple((literal, field) for literal, field, _, _ in _FORMAT.parse(template))
 
 
 def say(template: str, *pieces: Any, **named: Any) -> Words:
@@ -119,11 +135,11 @@ def say(template: str, *pieces: Any, **named: Any) -> Words:
     """
     parts: list[Part] = []
     remaining = iter(pieces)
-    for literal, field, _, _ in _FORMAT.parse(template):
+    for literal, field in _slots(template):
         if literal:
             parts.append(Part("text", literal))
         if field is not None:
-            parts.extend(as_words(named[field] if field else next(remaining)).parts)
+            parts.extend(_parts_of(named[field] if field else next(remaining)))
     return Words(parts)
 
 
