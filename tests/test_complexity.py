@@ -40,9 +40,6 @@ BEING_SIMPLIFIED = {
     # the renderers: one intermediate form walked by the text and the HTML renderer
     "render/jaxpr.py::_listing_html",
     "render/recompiles.py::text",
-    # the recompile causes: facts in the engine, words in one layer
-    "recompiles/differences.py::leaf_causes",
-    "recompiles/unwatched.py::causes_since_unwatched",
 }
 
 
