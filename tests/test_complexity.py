@@ -37,9 +37,6 @@ BEING_SIMPLIFIED = {
     "doctor/pitfall_state_mutation.py::_functional",
     "doctor/pitfall_state_mutation.py::state_mutations",
     "doctor/rewrites.py::with_edits",
-    # the renderers: one intermediate form walked by the text and the HTML renderer
-    "render/jaxpr.py::_listing_html",
-    "render/recompiles.py::text",
 }
 
 
