@@ -1,0 +1,161 @@
+"""A pitfall as a declaration. ``Declared`` says what the pitfall recognises (the exception JAX
+raises, the fragments of its message, and a small ``recognise`` function that picks the facts out
+of the user's failing line), which shared rewrite fixes it (``Replace``) and its words: templates
+with named slots, filled from the facts by the words layer (``words.tell``). Declaring one
+registers it (``registry.PITFALLS``).
+
+The shared steps are done here, once: find the user's line (the innermost frame of the user's
+code), name the values (each syntax node of the facts as the user wrote it; ``{jnp}``, ``{jax}``
+and ``{lax}`` as the user imported them; ``{where}`` the line), apply the rewrite to the user's
+function, and make the ``Diagnosis``.
+
+>>> import jax.numpy as jnp
+>>> from jaxmagic.doctor.case import Case
+>>> def reset(x):
+...     x[0] = 0.0
+...     return x
+>>> try:
+...     reset(jnp.ones(3))
+... except TypeError as exc:
+...     found = PITFALLS["in-place-update"].run(Case(exc, None, lambda filename: None))
+>>> found.fix.splitlines()[1].strip(), found.variable
+('x = x.at[0].set(0.0)', 'x')
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic.doctor.case import Case, function_source
+from jaxmagic.doctor.clues import ParsedSource, Span, UserFrame
+from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
+from jaxmagic.words import tell
+
+
+@dataclass(frozen=True)
+class Line:
+    """The user's failing line, as a recogniser reads it: the case, its innermost user frame, and
+    the syntax there."""
+
+    case: Case
+    frame: UserFrame
+    parsed: ParsedSource
+
+    @property
+    def message(self) -> str:
+        return self.case.message
+
+    def expression(self, kind=ast.expr) -> ast.AST | None:
+        """The innermost expression of ``kind`` the line was evaluating (``ast.Call``: the call)."""
+        return self.case.expression(self.frame, kind)
+
+    def statement(self) -> ast.stmt | None:
+        return self.case.statement(self.frame)
+
+    def text(self, node: ast.AST) -> str:
+        """``node`` as the user wrote it."""
+        return clues.source_of(self.parsed, node)
+
+    def named(self, facts: dict[str, Any]) -> dict[str, Any]:
+        """The facts as the words and the rewrite use them: a node (or the first of several) as
+        its source text, with the user's names for JAX and the line's place."""
+        jn = self.case.names(self.frame)
+        named: dict[str, Any] = {"jax": jn.jax, "jnp": jn.jnp, "lax": jn.lax, "where": self.case.where(self.frame)}
+        for key, value in facts.items():
+            first = value[0] if isinstance(value, (tuple, list)) and value else value
+            named[key] = self.text(first) if isinstance(first, ast.AST) else value
+        return named
+
+
+@dataclass(frozen=True)
+class Replace:
+    """The shared rewrite: the node the fact ``target`` holds (or each of several) replaced by
+    ``text``, a template filled with the named facts and the node's own parts (``{left}`` and
+    ``{right}`` of ``a / b``). ``shown``: ``"function"`` (the user's function changed) or
+    ``"statement"`` (the failing statement alone).
+
+    >>> Replace("size", "{left} // {right}").text
+    '{left} // {right}'
+    """
+
+    target: str
+    text: str
+    shown: str = "function"
+
+    def fix(self, line: Line, facts: dict[str, Any], named: dict[str, Any]) -> str:
+        found = facts[self.target]
+        edits = [
+            rewrites.Edit(Span.of(node), self.text.format(**{**_parts(line, node), **named}))
+            for node in (found if isinstance(found, (tuple, list)) else (found,))
+        ]
+        statement = line.statement()
+        if self.shown == "statement" and statement is not None:
+            return rewrites.with_edits(line.parsed.lines, statement.lineno, statement.end_lineno, edits)
+        return function_source(line.case, line.frame, edits) or edits[0].text
+
+
+def _parts(line: Line, node: ast.AST) -> dict[str, str]:
+    return {name: line.text(part) for name, part in ast.iter_fields(node) if hasattr(part, "end_col_offset")}
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One pitfall the doctor recognises in an exception, declared as data (see the module).
+
+    ``recognise(line)`` answers the facts (a dict: syntax nodes and values, by name) or ``None``;
+    ``explanation`` and ``fix_note`` are templates over the named facts; ``variable`` and
+    ``function`` name the facts that are the user's value and function (``function``: by default
+    the traced function's name). ``raised`` is the exception JAX raises; where ``says`` is true,
+    its message must hold one of ``messages``.
+    """
+
+    id: str
+    title: str
+    recognise: Callable[[Line], dict[str, Any] | None]
+    explanation: str
+    fix_note: str = ""
+    rewrite: Replace | None = None
+    severity: str = "error"
+    raised: type[BaseException] | tuple[type[BaseException], ...] = Exception
+    messages: tuple[str | Written, ...] = ()
+    says: bool = True
+    order: int = 100
+    variable: str | None = None
+    function: str | None = None
+
+    def __post_init__(self):
+        pitfall(self.id, self.title, self.severity, order=self.order, messages=self.messages)(self.diagnose)
+
+    def diagnose(self, case: Case) -> Diagnosis | None:
+        """The diagnosis of ``case`` when it is this pitfall, else ``None``."""
+        if not isinstance(case.exc, self.raised) or (self.says and self.messages and not case.says(self.id)):
+            return None
+        frame = case.innermost
+        parsed = case.parsed(frame) if frame is not None else None
+        if parsed is None:
+            return None
+        line = Line(case, frame, parsed)
+        facts = self.recognise(line)
+        return self.describe(line, facts) if facts is not None else None
+
+    def describe(self, line: Line, facts: dict[str, Any]) -> Diagnosis:
+        """The words, the fix and the place, from the facts ``recognise`` found."""
+        named = line.named(facts)
+        chosen = {"function": named[self.function]} if self.function else {}
+        return line.case.diagnosis(
+            self.id,
+            explanation=tell(self.explanation, named),
+            fix=self.rewrite.fix(line, facts, named) if self.rewrite else "",
+            fix_note=tell(self.fix_note, named),
+            where=named["where"],
+            variable=named.get(self.variable) if self.variable else None,
+            **chosen,
+        )
+
+
+__all__ = ["PITFALLS", "Declared", "Line", "Replace"]
