@@ -25,7 +25,7 @@ function, and make the ``Diagnosis``.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import jaxmagic.doctor.clues as clues
@@ -61,10 +61,15 @@ class Line:
         """``node`` as the user wrote it."""
         return clues.source_of(self.parsed, node)
 
+    @property
+    def jax_names(self) -> rewrites.JaxNames:
+        """How the user spells ``jax``, ``jax.numpy``, ``jax.lax`` and ``jax.jit`` here."""
+        return self.case.names(self.frame)
+
     def named(self, facts: dict[str, Any]) -> dict[str, Any]:
         """The facts as the words and the rewrite use them: a node (or the first of several) as
         its source text, with the user's names for JAX and the line's place."""
-        jn = self.case.names(self.frame)
+        jn = self.jax_names
         named: dict[str, Any] = {"jax": jn.jax, "jnp": jn.jnp, "lax": jn.lax, "where": self.case.where(self.frame)}
         for key, value in facts.items():
             first = value[0] if isinstance(value, (tuple, list)) and value else value
@@ -74,10 +79,9 @@ class Line:
 
 @dataclass(frozen=True)
 class Replace:
-    """The shared rewrite: the node the fact ``target`` holds (or each of several) replaced by
-    ``text``, a template filled with the named facts and the node's own parts (``{left}`` and
-    ``{right}`` of ``a / b``). ``shown``: ``"function"`` (the user's function changed) or
-    ``"statement"`` (the failing statement alone).
+    """A shared rewrite: the node the fact ``target`` holds (or each of several; none: nothing)
+    replaced by ``text``, a template filled with the named facts and the node's own parts
+    (``{left}`` and ``{right}`` of ``a / b``).
 
     >>> Replace("size", "{left} // {right}").text
     '{left} // {right}'
@@ -85,22 +89,45 @@ class Replace:
 
     target: str
     text: str
-    shown: str = "function"
 
-    def fix(self, line: Line, facts: dict[str, Any], named: dict[str, Any]) -> str:
-        found = facts[self.target]
-        edits = [
+    def edits(self, line: Line, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        found = facts.get(self.target)
+        return [
             rewrites.Edit(Span.of(node), self.text.format(**{**_parts(line, node), **named}))
-            for node in (found if isinstance(found, (tuple, list)) else (found,))
+            for node in (found if isinstance(found, (tuple, list)) else () if found is None else (found,))
         ]
-        statement = line.statement()
-        if self.shown == "statement" and statement is not None:
-            return rewrites.with_edits(line.parsed.lines, statement.lineno, statement.end_lineno, edits)
-        return function_source(line.case, line.frame, edits) or edits[0].text
+
+
+@dataclass(frozen=True)
+class AddKeyword:
+    """A shared rewrite: ``text`` (a keyword argument, a template) added at the end of the call the
+    fact ``target`` holds.
+
+    >>> AddKeyword("grad", "has_aux=True").text
+    'has_aux=True'
+    """
+
+    target: str
+    text: str
+
+    def edits(self, line: Line, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        call = facts[self.target]
+        end = Span(call.end_lineno, call.end_lineno, call.end_col_offset - 1, call.end_col_offset - 1)
+        return [rewrites.Edit(end, ", " + self.text.format(**named))]
 
 
 def _parts(line: Line, node: ast.AST) -> dict[str, str]:
     return {name: line.text(part) for name, part in ast.iter_fields(node) if hasattr(part, "end_col_offset")}
+
+
+def _fix(line: Line, edits: list[rewrites.Edit], shown: str) -> str:
+    """The user's function with ``edits`` applied; the failing statement alone where ``shown`` is
+    ``"statement"`` (or ``"enclosing"`` at the top level of a cell)."""
+    statement = line.statement()
+    alone = shown == "statement" or (shown == "enclosing" and line.frame.function == "<module>")
+    if alone and statement is not None:
+        return rewrites.with_edits(line.parsed.lines, statement.lineno, statement.end_lineno, edits)
+    return function_source(line.case, line.frame, edits) or ("" if shown == "enclosing" else edits[0].text)
 
 
 @dataclass(frozen=True)
@@ -108,7 +135,9 @@ class Declared:
     """One pitfall the doctor recognises in an exception, declared as data (see the module).
 
     ``recognise(line)`` answers the facts (a dict: syntax nodes and values, by name) or ``None``;
-    ``explanation`` and ``fix_note`` are templates over the named facts; ``variable`` and
+    ``explanation``, ``fix_note`` and the ``alternatives`` (label, code) are templates over the
+    named facts; ``rewrite`` the shared rewrites that make the fix, shown as ``shown`` says;
+    ``kinds`` other words and rewrites for the facts whose ``kind`` names them. ``variable`` and
     ``function`` name the facts that are the user's value and function (``function``: by default
     the traced function's name). ``raised`` is the exception JAX raises; where ``says`` is true,
     its message must hold one of ``messages``.
@@ -119,7 +148,10 @@ class Declared:
     recognise: Callable[[Line], dict[str, Any] | None]
     explanation: str
     fix_note: str = ""
-    rewrite: Replace | None = None
+    rewrite: tuple = ()
+    shown: str = "function"
+    alternatives: tuple[tuple[str, str], ...] = ()
+    kinds: dict[str, dict[str, Any]] = field(default_factory=dict)
     severity: str = "error"
     raised: type[BaseException] | tuple[type[BaseException], ...] = Exception
     messages: tuple[str | Written, ...] = ()
@@ -145,17 +177,23 @@ class Declared:
 
     def describe(self, line: Line, facts: dict[str, Any]) -> Diagnosis:
         """The words, the fix and the place, from the facts ``recognise`` found."""
+        told = self.kinds.get(facts.get("kind"), {})
+        explanation, fix_note, rewrite, alternatives = (
+            told.get(name, getattr(self, name)) for name in ("explanation", "fix_note", "rewrite", "alternatives")
+        )
         named = line.named(facts)
+        edits = [edit for each in rewrite for edit in each.edits(line, facts, named)]
         chosen = {"function": named[self.function]} if self.function else {}
         return line.case.diagnosis(
             self.id,
-            explanation=tell(self.explanation, named),
-            fix=self.rewrite.fix(line, facts, named) if self.rewrite else "",
-            fix_note=tell(self.fix_note, named),
+            explanation=tell(explanation, named),
+            fix=_fix(line, edits, self.shown) if edits else "",
+            fix_note=tell(fix_note, named),
+            alternatives=tuple((tell(label, named), fixed.format(**named)) for label, fixed in alternatives),
             where=named["where"],
             variable=named.get(self.variable) if self.variable else None,
             **chosen,
         )
 
 
-__all__ = ["PITFALLS", "Declared", "Line", "Replace"]
+__all__ = ["PITFALLS", "AddKeyword", "Declared", "Line", "Replace"]

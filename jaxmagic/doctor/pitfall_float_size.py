@@ -46,6 +46,6 @@ FLOAT_SIZE = Declared(
     order=65,
     explanation="{call} ({where}) asks for an array of size {divisions}, but {divisions} divides with `/`, which "
     "always gives a float in Python ({sizes} here), and a size must be an int. It fails the same without `jit`.",
-    rewrite=Replace("divisions", "{left} // {right}"),
+    rewrite=(Replace("divisions", "{left} // {right}"),),
     fix_note="Divide with `//` (floor division), which keeps ints as ints.",
 )

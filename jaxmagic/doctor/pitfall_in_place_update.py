@@ -49,7 +49,7 @@ IN_PLACE_UPDATE = Declared(
     order=5,
     explanation="{statement} ({where}) changes {array} in place, but JAX arrays are immutable (with or without "
     "`jit`): an array never changes once made.",
-    rewrite=Replace("statement", "{array} = {array}.at[{index}].{method}({value})"),
+    rewrite=(Replace("statement", "{array} = {array}.at[{index}].{method}({value})"),),
     fix_note="`{array}.at[{index}].{method}(...)` returns an updated copy; rebind the name to it. Under `jit` XLA reuses the memory, so it "
     "costs no copy there.",
     variable="array",

@@ -49,6 +49,6 @@ LIST_INPUT = Declared(
     explanation="{call} ({where}) gets a Python {type!s} ({argument}). {jnp} functions take arrays only: JAX "
     "does not turn a list into an array for you, because under a transformation every element would become a "
     "traced value of its own.",
-    rewrite=Replace("argument", "{jnp}.array({argument})"),
+    rewrite=(Replace("argument", "{jnp}.array({argument})"),),
     fix_note="Make it one array first, with `{jnp}.array`.",
 )

@@ -40,7 +40,8 @@ SHAPE_STRUCT = Declared(
     explanation="{call} ({where}) is given a `jax.ShapeDtypeStruct`: a shape and a dtype with no values. A call "
     "runs the function, which needs arrays; a `ShapeDtypeStruct` is for asking JAX what the function would do "
     "without running it.",
-    rewrite=Replace("call", "{jax}.eval_shape({arguments})", shown="statement"),
+    rewrite=(Replace("call", "{jax}.eval_shape({arguments})"),),
+    shown="statement",
     fix_note="To know the output's shapes and dtypes, ask `{jax}.eval_shape` (nothing runs); to see the program, "
     "`%jaxpr {callee}(...)`; to run it, pass arrays of that shape (`jnp.zeros(shape, dtype)`).",
     function="callee",
