@@ -30,17 +30,48 @@ from typing import Any, Callable
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
+from jaxmagic import sources
 from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
+from jaxmagic.doctor.traced_code import SourcedFunction, Traced, with_edits, with_source
+from jaxmagic.sources import SourceLine
 from jaxmagic.words import tell
 
 
+class Reading:
+    """What every recogniser reads its facts from: source it can quote, and the user's names for JAX."""
+
+    parsed: ParsedSource
+
+    def text(self, node: ast.AST) -> str:
+        """``node`` as the user wrote it."""
+        return clues.source_of(self.parsed, node)
+
+    @property
+    def jax_names(self) -> rewrites.JaxNames:
+        """How the user spells ``jax``, ``jax.numpy``, ``jax.lax`` and ``jax.jit`` here."""
+        raise NotImplementedError
+
+    def where(self, facts: dict[str, Any]) -> SourceLine | None:
+        raise NotImplementedError
+
+    def named(self, facts: dict[str, Any]) -> dict[str, Any]:
+        """The facts as the words and the rewrite use them: a node (or the first of several) as
+        its source text, with the user's names for JAX and the place."""
+        jn = self.jax_names
+        named: dict[str, Any] = {"jax": jn.jax, "jnp": jn.jnp, "lax": jn.lax, "where": self.where(facts)}
+        for key, value in facts.items():
+            first = value[0] if isinstance(value, (tuple, list)) and value else value
+            named[key] = self.text(first) if isinstance(first, ast.AST) else value
+        return named
+
+
 @dataclass(frozen=True)
-class Line:
-    """The user's failing line, as a recogniser reads it: the case, its innermost user frame, and
-    the syntax there."""
+class Line(Reading):
+    """The user's failing line, as an error recogniser reads it: the case, its innermost user
+    frame, and the syntax there."""
 
     case: Case
     frame: UserFrame
@@ -57,24 +88,66 @@ class Line:
     def statement(self) -> ast.stmt | None:
         return self.case.statement(self.frame)
 
-    def text(self, node: ast.AST) -> str:
-        """``node`` as the user wrote it."""
-        return clues.source_of(self.parsed, node)
+    @property
+    def jax_names(self) -> rewrites.JaxNames:
+        return self.case.names(self.frame)
+
+    def where(self, facts: dict[str, Any]) -> SourceLine | None:
+        return self.case.where(self.frame)
+
+    def fix(self, edits: list[rewrites.Edit], shown: str) -> str | None:
+        """The user's function with ``edits`` applied; the failing statement alone where ``shown``
+        is ``"statement"`` (or ``"enclosing"`` at the top level of a cell)."""
+        statement = self.statement()
+        alone = shown == "statement" or (shown == "enclosing" and self.frame.function == "<module>")
+        if alone and statement is not None:
+            return rewrites.with_edits(self.parsed.lines, statement.lineno, statement.end_lineno, edits)
+        return function_source(self.case, self.frame, edits) or (None if shown == "enclosing" else edits[0].text)
+
+    def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:
+        return self.case.diagnosis(pitfall_id, **fields)
+
+
+@dataclass(frozen=True)
+class Function(Reading):
+    """A function that traced fine, as a trace recogniser reads it: its source (``node``), how it
+    looks up names, and where it was traced from. Its facts name the node ``at`` where it warns."""
+
+    traced: Traced
+    sourced: SourcedFunction
+    parsed: ParsedSource
+
+    @property
+    def node(self) -> ast.AST:
+        return self.sourced.node
+
+    @property
+    def name(self) -> str:
+        return self.sourced.function.__name__
+
+    def lookup(self, name: str) -> Any:
+        return self.sourced.lookup(name)
+
+    def resolve(self, node: ast.AST) -> Any:
+        """The value of a name or dotted name the function reads (``MISSING`` when unknown)."""
+        return clues.resolve(node, self.sourced.lookup)
 
     @property
     def jax_names(self) -> rewrites.JaxNames:
-        """How the user spells ``jax``, ``jax.numpy``, ``jax.lax`` and ``jax.jit`` here."""
-        return self.case.names(self.frame)
+        return rewrites.jax_names(self.sourced.function.__globals__)
+
+    def where(self, facts: dict[str, Any]) -> SourceLine | None:
+        return sources.source_line(self.parsed.file, facts["at"].lineno, self.name, self.traced.cell_namer)
 
     def named(self, facts: dict[str, Any]) -> dict[str, Any]:
-        """The facts as the words and the rewrite use them: a node (or the first of several) as
-        its source text, with the user's names for JAX and the line's place."""
-        jn = self.jax_names
-        named: dict[str, Any] = {"jax": jn.jax, "jnp": jn.jnp, "lax": jn.lax, "where": self.case.where(self.frame)}
-        for key, value in facts.items():
-            first = value[0] if isinstance(value, (tuple, list)) and value else value
-            named[key] = self.text(first) if isinstance(first, ast.AST) else value
-        return named
+        return {"function": self.name, **super().named(facts)}
+
+    def fix(self, edits: list[rewrites.Edit], shown: str) -> str | None:
+        return with_edits(self.sourced.located, edits)
+
+    def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:
+        fields.setdefault("function", self.name)
+        return Diagnosis(pitfall_id, **fields)
 
 
 @dataclass(frozen=True)
@@ -90,7 +163,7 @@ class Replace:
     target: str
     text: str
 
-    def edits(self, line: Line, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+    def edits(self, line: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
         found = facts.get(self.target)
         return [
             rewrites.Edit(Span.of(node), self.text.format(**{**_parts(line, node), **named}))
@@ -110,49 +183,78 @@ class AddKeyword:
     target: str
     text: str
 
-    def edits(self, line: Line, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+    def edits(self, line: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
         call = facts[self.target]
         end = Span(call.end_lineno, call.end_lineno, call.end_col_offset - 1, call.end_col_offset - 1)
         return [rewrites.Edit(end, ", " + self.text.format(**named))]
 
 
-def _parts(line: Line, node: ast.AST) -> dict[str, str]:
+def _parts(line: Reading, node: ast.AST) -> dict[str, str]:
     return {name: line.text(part) for name, part in ast.iter_fields(node) if hasattr(part, "end_col_offset")}
 
 
-def _fix(line: Line, edits: list[rewrites.Edit], shown: str) -> str:
-    """The user's function with ``edits`` applied; the failing statement alone where ``shown`` is
-    ``"statement"`` (or ``"enclosing"`` at the top level of a cell)."""
-    statement = line.statement()
-    alone = shown == "statement" or (shown == "enclosing" and line.frame.function == "<module>")
-    if alone and statement is not None:
-        return rewrites.with_edits(line.parsed.lines, statement.lineno, statement.end_lineno, edits)
-    return function_source(line.case, line.frame, edits) or ("" if shown == "enclosing" else edits[0].text)
+@dataclass(frozen=True)
+class Rewritten:
+    """A shared rewrite for text only the recogniser can write: the fact ``target`` holds
+    ``(node, new text)`` pairs.
+
+    >>> Rewritten("prints").target
+    'prints'
+    """
+
+    target: str
+
+    def edits(self, line: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        return [rewrites.Edit(Span.of(node), text) for node, text in facts.get(self.target, ())]
+
+
+@dataclass(frozen=True)
+class InsertBefore:
+    """A shared rewrite: ``text`` (a template; a line of its own) put before the statement the fact
+    ``target`` holds, at its indent.
+
+    >>> InsertBefore("loop", "values = jnp.asarray(list(batches))").text
+    'values = jnp.asarray(list(batches))'
+    """
+
+    target: str
+    text: str
+
+    def edits(self, line: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        statement = facts.get(self.target)
+        if statement is None:
+            return []
+        at = Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset)
+        return [rewrites.Edit(at, self.text.format(**named) + "\n")]
 
 
 @dataclass(frozen=True)
 class Declared:
-    """One pitfall the doctor recognises in an exception, declared as data (see the module).
+    """One pitfall the doctor recognises, declared as data (see the module).
 
-    ``recognise(line)`` answers the facts (a dict: syntax nodes and values, by name) or ``None``;
-    ``explanation``, ``fix_note`` and the ``alternatives`` (label, code) are templates over the
-    named facts; ``rewrite`` the shared rewrites that make the fix, shown as ``shown`` says;
-    ``kinds`` other words and rewrites for the facts whose ``kind`` names them. ``variable`` and
-    ``function`` name the facts that are the user's value and function (``function``: by default
-    the traced function's name). ``raised`` is the exception JAX raises; where ``says`` is true,
-    its message must hold one of ``messages``.
+    ``recognise`` answers the facts (a dict: syntax nodes and values, by name) or ``None``: from
+    the failing ``Line`` of an exception (``stage="error"``), or from each ``Function`` that traced
+    fine (``stage="trace"``; its facts name the node ``at`` where it warns). ``explanation``,
+    ``fix_note``, ``fallback`` (the fix where the rewrite cannot be shown) and the
+    ``alternatives`` (label, code) are templates over the named facts; ``rewrite`` the shared
+    rewrites that make the fix, shown as ``shown`` says; ``kinds`` other words and rewrites for
+    the facts whose ``kind`` names them. ``variable`` and ``function`` name the facts that are the
+    user's value and function (``function``: by default the traced function's name). ``raised``
+    is the exception JAX raises; where ``says`` is true, its message must hold one of ``messages``.
     """
 
     id: str
     title: str
-    recognise: Callable[[Line], dict[str, Any] | None]
+    recognise: Callable[[Any], dict[str, Any] | None]
     explanation: str
     fix_note: str = ""
     rewrite: tuple = ()
     shown: str = "function"
+    fallback: str = ""
     alternatives: tuple[tuple[str, str], ...] = ()
     kinds: dict[str, dict[str, Any]] = field(default_factory=dict)
     severity: str = "error"
+    stage: str = "error"
     raised: type[BaseException] | tuple[type[BaseException], ...] = Exception
     messages: tuple[str | Written, ...] = ()
     says: bool = True
@@ -161,7 +263,8 @@ class Declared:
     function: str | None = None
 
     def __post_init__(self):
-        pitfall(self.id, self.title, self.severity, order=self.order, messages=self.messages)(self.diagnose)
+        run = self.diagnose if self.stage == "error" else self.notice
+        pitfall(self.id, self.title, self.severity, order=self.order, stage=self.stage, messages=self.messages)(run)
 
     def diagnose(self, case: Case) -> Diagnosis | None:
         """The diagnosis of ``case`` when it is this pitfall, else ``None``."""
@@ -175,19 +278,29 @@ class Declared:
         facts = self.recognise(line)
         return self.describe(line, facts) if facts is not None else None
 
-    def describe(self, line: Line, facts: dict[str, Any]) -> Diagnosis:
+    def notice(self, traced: Traced) -> list[Diagnosis]:
+        """One warning for each traced function (with its source known) where it is this pitfall."""
+        found = []
+        for sourced in with_source(traced.functions):
+            function = Function(traced, sourced, sourced.parsed)
+            facts = self.recognise(function)
+            if facts is not None:
+                found.append(self.describe(function, facts))
+        return found
+
+    def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
         """The words, the fix and the place, from the facts ``recognise`` found."""
         told = self.kinds.get(facts.get("kind"), {})
         explanation, fix_note, rewrite, alternatives = (
             told.get(name, getattr(self, name)) for name in ("explanation", "fix_note", "rewrite", "alternatives")
         )
-        named = line.named(facts)
-        edits = [edit for each in rewrite for edit in each.edits(line, facts, named)]
+        named = reading.named(facts)
+        edits = [edit for each in rewrite for edit in each.edits(reading, facts, named)]
         chosen = {"function": named[self.function]} if self.function else {}
-        return line.case.diagnosis(
+        return reading.diagnosis(
             self.id,
             explanation=tell(explanation, named),
-            fix=_fix(line, edits, self.shown) if edits else "",
+            fix=(reading.fix(edits, self.shown) if edits else None) or self.fallback.format(**named),
             fix_note=tell(fix_note, named),
             alternatives=tuple((tell(label, named), fixed.format(**named)) for label, fixed in alternatives),
             where=named["where"],
@@ -196,4 +309,4 @@ class Declared:
         )
 
 
-__all__ = ["PITFALLS", "AddKeyword", "Declared", "Line", "Replace"]
+__all__ = ["PITFALLS", "AddKeyword", "Declared", "Function", "InsertBefore", "Line", "Replace", "Rewritten"]
