@@ -21,7 +21,7 @@ import ast
 
 from jaxmagic.doctor.declared import Declared, Line, Replace
 
-_METHODS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide", ast.Pow: "power"}
+METHODS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide", ast.Pow: "power"}
 
 
 def in_place_update(line: Line) -> dict | None:
@@ -29,8 +29,8 @@ def in_place_update(line: Line) -> dict | None:
     statement = line.statement()
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
         target, method = statement.targets[0], "set"
-    elif isinstance(statement, ast.AugAssign) and type(statement.op) in _METHODS:
-        target, method = statement.target, _METHODS[type(statement.op)]
+    elif isinstance(statement, ast.AugAssign) and type(statement.op) in METHODS:
+        target, method = statement.target, METHODS[type(statement.op)]
     else:
         return None
     if not isinstance(target, ast.Subscript):
