@@ -234,7 +234,8 @@ class Declared:
 
     ``recognise`` answers the facts (a dict: syntax nodes and values, by name) or ``None``: from
     the failing ``Line`` of an exception (``stage="error"``), or from each ``Function`` that traced
-    fine (``stage="trace"``; its facts name the node ``at`` where it warns). ``explanation``,
+    fine (``stage="trace"``; its facts name the node ``at`` where it warns, a list of facts: one
+    warning each). ``explanation``,
     ``fix_note``, ``fallback`` (the fix where the rewrite cannot be shown) and the
     ``alternatives`` (label, code) are templates over the named facts; ``rewrite`` the shared
     rewrites that make the fix, shown as ``shown`` says; ``kinds`` other words and rewrites for
@@ -284,8 +285,8 @@ class Declared:
         for sourced in with_source(traced.functions):
             function = Function(traced, sourced, sourced.parsed)
             facts = self.recognise(function)
-            if facts is not None:
-                found.append(self.describe(function, facts))
+            for each in [facts] if isinstance(facts, dict) else facts or ():
+                found.append(self.describe(function, each))
         return found
 
     def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
