@@ -30,13 +30,13 @@ from typing import Any, Callable
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic import sources
 from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
 from jaxmagic.doctor.traced_code import SourcedFunction, Traced, with_edits, with_source
-from jaxmagic.sources import SourceLine
+from jaxmagic.tracing import sources
+from jaxmagic.tracing.sources import SourceLine
 from jaxmagic.words import tell
 
 
