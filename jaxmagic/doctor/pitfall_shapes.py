@@ -66,15 +66,10 @@ def traced_shape(case: Case) -> TracedSize | None:
     """
     exc = case.exc
     frame = case.innermost
-    if frame is None:
-        return None
     boolean_mask = isinstance(exc, jax.errors.NonConcreteBooleanIndexError)
     index_call = isinstance(exc, jax.errors.TracerIntegerConversionError)
-    by_message = isinstance(exc, (TypeError, IndexError)) and case.says("traced-shape")
-    if not (boolean_mask or index_call or by_message):
+    if frame is None or not _reads_as_traced_size(case, boolean_mask or index_call):
         return None
-    if "Shapes must be" in case.message and "Tracer" not in case.message:
-        return None  # a size that is not traced (a float, say): not this trap
     parsed = case.parsed(frame)
     if parsed is None:
         return None
@@ -82,23 +77,36 @@ def traced_shape(case: Case) -> TracedSize | None:
     statement = clues.statement_at(parsed.tree, frame.line)
     if node is None or (index_call and _picks_one_element(node)):
         return None
-    kind, size_node = "size", node
-    masked_update = _masked_update(node, statement) if boolean_mask else None
-    if masked_update is not None:
-        kind, node, size_node = "masked-update", masked_update[0], masked_update[2]
-    elif "must be known statically" in case.message:
-        kind = "setting"
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
-        kind = "range"
-    elif isinstance(node, ast.Subscript):
-        kind = "mask" if boolean_mask else "slice"
-        size_node = node.slice
-    elif index_call:
+    found = _kind_of_size(case, node, statement, boolean_mask, index_call)
+    if found is None:
         return None  # int() of a traced value somewhere else: not a size
+    kind, node, size_node = found
     depends = depends_on(case, frame, size_node)
     if kind == "slice":
         depends = [d for d in depends if d not in clues.names_in(node.value)] or depends
     return TracedSize(kind, node, size_node, statement, tuple(depends))
+
+
+def _reads_as_traced_size(case: Case, by_class: bool) -> bool:
+    """JAX's error is one about a traced size (by its class or its message), and the size is traced."""
+    by_message = isinstance(case.exc, (TypeError, IndexError)) and case.says("traced-shape")
+    if not (by_class or by_message):
+        return False
+    return not ("Shapes must be" in case.message and "Tracer" not in case.message)  # a float size: not this trap
+
+
+def _kind_of_size(case: Case, node: ast.AST, statement, boolean_mask: bool, index_call: bool):
+    """``(kind, node, the part that sets the size)`` for the failing expression; ``None``: not a size."""
+    masked_update = _masked_update(node, statement) if boolean_mask else None
+    if masked_update is not None:
+        return "masked-update", masked_update[0], masked_update[2]
+    if "must be known statically" in case.message:
+        return "setting", node, node
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+        return "range", node, node
+    if isinstance(node, ast.Subscript):
+        return ("mask" if boolean_mask else "slice"), node, node.slice
+    return None if index_call else ("size", node, node)
 
 
 def _picks_one_element(node: ast.AST) -> bool:
