@@ -33,10 +33,11 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.global_watch import CellEnd, StaleGlobal
 from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
-from jaxmagic.doctor.traced_code import SourcedFunction, Traced, with_edits, with_source
+from jaxmagic.doctor.traced_code import SourcedFunction, Traced, as_parameters, with_edits, with_source
 from jaxmagic.tracing import sources
-from jaxmagic.tracing.sources import SourceLine
+from jaxmagic.tracing.sources import CellNamer, SourceLine
 from jaxmagic.words import tell
 
 
@@ -148,6 +149,50 @@ class Function(Reading):
     def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:
         fields.setdefault("function", self.name)
         return Diagnosis(pitfall_id, **fields)
+
+
+@dataclass(frozen=True)
+class Changed(Reading):
+    """A global found changed after a cell ran, as a cell recogniser reads it (``global_watch``):
+    the function that read it, and where."""
+
+    stale: StaleGlobal
+    cell_namer: CellNamer
+    parsed: ParsedSource | None = None
+
+    @property
+    def jax_names(self) -> rewrites.JaxNames:
+        return rewrites.jax_names(self.stale.read.load.function.__globals__)
+
+    def where(self, facts: dict[str, Any]) -> SourceLine | None:
+        load = self.stale.read.load
+        return sources.source_line(load.function.__code__.co_filename, load.line, load.code.co_name, self.cell_namer)
+
+    def fix(self, edits: list[rewrites.Edit], shown: str) -> str | None:
+        return None  # its fixes are whole functions (``AsParameters``)
+
+    def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:
+        return Diagnosis(pitfall_id, **fields)
+
+
+@dataclass(frozen=True)
+class AsParameters:
+    """A shared rewrite: the function the fact ``function`` holds, with the globals the fact
+    ``names`` lists added as its last parameters, and how to call it (``traced_code.as_parameters``).
+
+    >>> AsParameters("reader", "name").names
+    'name'
+    """
+
+    function: str
+    names: str
+
+    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        return []
+
+    def whole(self, facts: dict[str, Any]) -> str | None:
+        names = facts[self.names]
+        return as_parameters(facts[self.function], [names] if isinstance(names, str) else list(names))
 
 
 @dataclass(frozen=True)
@@ -264,7 +309,7 @@ class Declared:
     function: str | None = None
 
     def __post_init__(self):
-        run = self.diagnose if self.stage == "error" else self.notice
+        run = {"error": self.diagnose, "trace": self.notice, "cell": self.after_cell}[self.stage]
         pitfall(self.id, self.title, self.severity, order=self.order, stage=self.stage, messages=self.messages)(run)
 
     def diagnose(self, case: Case) -> Diagnosis | None:
@@ -289,6 +334,16 @@ class Declared:
                 found.append(self.describe(function, each))
         return found
 
+    def after_cell(self, cell: CellEnd) -> list[Diagnosis]:
+        """One warning for each global changed since a jitted function read it, where it is this pitfall."""
+        found = []
+        for stale in cell.changes:
+            reading = Changed(stale, cell.cell_namer)
+            facts = self.recognise(reading)
+            if facts is not None:
+                found.append(self.describe(reading, facts))
+        return found
+
     def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
         """The words, the fix and the place, from the facts ``recognise`` found."""
         told = self.kinds.get(facts.get("kind"), {})
@@ -297,11 +352,12 @@ class Declared:
         )
         named = reading.named(facts)
         edits = [edit for each in rewrite for edit in each.edits(reading, facts, named)]
+        whole = next((each.whole(facts) for each in rewrite if hasattr(each, "whole")), None)
         chosen = {"function": named[self.function]} if self.function else {}
         return reading.diagnosis(
             self.id,
             explanation=tell(explanation, named),
-            fix=(reading.fix(edits, self.shown) if edits else None) or self.fallback.format(**named),
+            fix=whole or (reading.fix(edits, self.shown) if edits else None) or self.fallback.format(**named),
             fix_note=tell(fix_note, named),
             alternatives=tuple((tell(label, named), fixed.format(**named)) for label, fixed in alternatives),
             where=named["where"],
@@ -310,4 +366,15 @@ class Declared:
         )
 
 
-__all__ = ["PITFALLS", "AddKeyword", "Declared", "Function", "InsertBefore", "Line", "Replace", "Rewritten"]
+__all__ = [
+    "PITFALLS",
+    "AddKeyword",
+    "AsParameters",
+    "Changed",
+    "Declared",
+    "Function",
+    "InsertBefore",
+    "Line",
+    "Replace",
+    "Rewritten",
+]
