@@ -254,6 +254,24 @@ class Rewritten:
 
 
 @dataclass(frozen=True)
+class Given:
+    """A shared rewrite whose whole fixed code the recogniser already has from a shared helper
+    (``method_rewrites.method_calling_jitted_function``, say): the fact ``target`` holds it.
+
+    >>> Given("fixed").target
+    'fixed'
+    """
+
+    target: str
+
+    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        return []
+
+    def whole(self, facts: dict[str, Any]) -> str | None:
+        return facts.get(self.target)
+
+
+@dataclass(frozen=True)
 class InsertBefore:
     """A shared rewrite: ``text`` (a template; a line of its own) put before the statement the fact
     ``target`` holds, at its indent.

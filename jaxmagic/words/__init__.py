@@ -145,8 +145,8 @@ def names(items) -> Words:
 def tell(template: str, facts: dict[str, Any]) -> Words:
     """A sentence from a template whose named slots are filled from ``facts``: a ``SourceLine`` (or
     the slot ``{where}``) as a place, ``Words`` or a ``Part`` as they are, a slot written
-    ``{name!s}`` as plain text, any other value as code. Text in backticks is code, slots in it
-    included. The doctor's pitfalls keep their words as such templates.
+    ``{name!s}`` as plain text, a list as names joined with "and", any other value as code. Text in
+    backticks is code, slots in it included. The doctor's pitfalls keep their words as such templates.
 
     >>> w = tell("{call} ({where}) gets a Python {kind!s}: use `jnp.array({arg})`.", {"call": "f([1])", "kind": "list", "arg": "[1]"})
     >>> str(w), [p.kind for p in w.parts][-2:]
@@ -165,6 +165,8 @@ def tell(template: str, facts: dict[str, Any]) -> Words:
             value = facts.get(field)
             if field == "where" or isinstance(value, SourceLine):
                 value = place(value)
+            elif isinstance(value, (list, tuple)):
+                value = names(value)
             elif conversion != "s" and not isinstance(value, (Words, Part)):
                 value = code(value)
             parts.extend(as_words(value).parts)
