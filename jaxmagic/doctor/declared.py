@@ -325,6 +325,7 @@ class Declared:
     order: int = 100
     variable: str | None = None
     function: str | None = None
+    static: str | None = None
 
     def __post_init__(self):
         run = {"error": self.diagnose, "trace": self.notice, "cell": self.after_cell}[self.stage]
@@ -372,6 +373,8 @@ class Declared:
         edits = [edit for each in rewrite for edit in each.edits(reading, facts, named)]
         whole = next((each.whole(facts) for each in rewrite if hasattr(each, "whole")), None)
         chosen = {"function": named[self.function]} if self.function else {}
+        if self.static and facts.get(self.static):
+            chosen["static_argnames"] = tuple(facts[self.static])
         return reading.diagnosis(
             self.id,
             explanation=tell(explanation, named),
