@@ -228,3 +228,26 @@ def test_an_nnx_state_donated_in_place_is_fixed_by_updating_the_model_with_the_r
     assert run(textwrap.dedent(definition).replace("donate_argnums=0", ""), undonated) is None
     assert run("__result__ = model(jnp.ones(2))", undonated) is None
     np.testing.assert_allclose(np.asarray(copied["__result__"]), np.asarray(undonated["__result__"]), rtol=1e-6)
+
+
+def test_an_assignment_to_at_becomes_a_call_of_its_method_whose_result_is_kept():
+    source = """
+    def reset(v):
+        v.at[0] = 10.0
+        return v * 2
+    """
+    found = fix_runs(source, "reset(jnp.ones(3))", expected=np.array([20.0, 2.0, 2.0]))
+    assert found.pitfall == "at-assignment" and found.variable == "v" and found.checked
+    assert "v = v.at[0].set(10.0)" in found.fix and "`v.at[0]`" in found.explanation
+
+
+def test_an_augmented_assignment_to_at_under_jit_becomes_the_matching_method():
+    source = """
+    @jax.jit
+    def bump(v, i):
+        v.at[i] += 1.0
+        return v
+    """
+    found = fix_runs(source, "bump(jnp.zeros(3), 2)", expected=np.array([0.0, 0.0, 1.0]))
+    assert found.pitfall == "at-assignment" and "v = v.at[i].add(1.0)" in found.fix and found.checked
+    assert "`.add(...)`" in found.fix_note

@@ -5,6 +5,7 @@ declared ones, and a recogniser that breaks is logged and counted instead of van
 from __future__ import annotations
 
 import logging
+import operator
 import pathlib
 import re
 
@@ -97,6 +98,8 @@ PRODUCERS = {
     "argument must be known statically": lambda: message(jax.jit(lambda v, axis: v.min(axis)), X, 0),
     "JAX arrays are immutable and do not support in-place item assignment": lambda: message(X.__setitem__, 0, 1.0),
     "requires ndarray or scalar arguments, got <class 'list'> at position": lambda: message(jnp.sum, [1, 2, 3]),
+    "'_IndexUpdateHelper' object does not support item assignment": lambda: message(operator.setitem, X.at, 0, 1.0),
+    "'_IndexUpdateRef' and '": lambda: message(operator.iadd, X.at[0], 1.0),
     "as an abstract array. The problematic value is of type": lambda: message(jax.jit(lambda x, s: x), X, "a"),
     "truth value of an array with more than one element is ambiguous": lambda: message(lambda: (X > 0) and (X > 1)),
     "truth value of an array": lambda: message(jax.jit(lambda x: jnp.where(x, 1, 0) if x else x), X),

@@ -335,25 +335,9 @@ def static_field_choice(case: Case, frame: UserFrame, node: ast.AST | None) -> t
     owner = frame.lookup("self") if frame is not None else MISSING
     if node is None or eqx is None or owner is MISSING or not isinstance(owner, eqx.Module):
         return None
-    fields = [
-        n.attr
-        for n in ast.walk(node)
-        if isinstance(n, ast.Attribute)
-        and isinstance(n.value, ast.Name)
-        and n.value.id == "self"
-        and clues.is_tracer(getattr(owner, n.attr, None))
-    ]
+    fields = list(dict.fromkeys(_traced_fields(node, owner)))
     parsed = case.parsed(frame)
-    if not fields or parsed is None:
-        return None
-    cls = next(
-        (
-            c
-            for c in clues.nodes_in(parsed.tree, ast.ClassDef)
-            if c.name == type(owner).__name__ and c.lineno <= frame.line <= c.end_lineno
-        ),
-        None,
-    )
+    cls = _class_around(parsed, type(owner).__name__, frame.line) if fields and parsed is not None else None
     declared = {
         s.target.id: s
         for s in (cls.body if cls else [])
@@ -362,27 +346,46 @@ def static_field_choice(case: Case, frame: UserFrame, node: ast.AST | None) -> t
     if cls is None or any(f not in declared for f in fields):
         return None
     name = rewrites.alias(frame.frame.f_globals, eqx, "eqx")
-    edits = []
-    for field_name in dict.fromkeys(fields):
-        statement = declared[field_name]
-        if statement.value is None:
-            at = clues.Span(
-                statement.end_lineno, statement.end_lineno, statement.end_col_offset, statement.end_col_offset
-            )
-            edits.append(rewrites.Edit(at, f" = {name}.field(static=True)"))
-        else:
-            default = clues.source_of(parsed, statement.value)
-            edits.append(rewrites.Edit(clues.Span.of(statement.value), f"{name}.field(default={default}, static=True)"))
+    edits = [_static_field_edit(parsed, declared[field_name], name) for field_name in fields]
     fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, edits)
     return (
         say(
             "Declare {} a static field of {}: JAX then sees a plain Python value, not a traced leaf (rebuild the "
             "model after redefining the class).",
-            name_list(dict.fromkeys(fields)),
+            name_list(fields),
             code(cls.name),
         ),
         fixed,
     )
+
+
+def _traced_fields(node: ast.AST, owner: Any) -> list[str]:
+    """The ``self.<field>`` reads in ``node`` whose value on ``owner`` is a tracer."""
+    return [
+        n.attr
+        for n in ast.walk(node)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+        and clues.is_tracer(getattr(owner, n.attr, None))
+    ]
+
+
+def _class_around(parsed: ParsedSource, name: str, line: int) -> ast.ClassDef | None:
+    """The class ``name`` whose body holds ``line``."""
+    return next(
+        (c for c in clues.nodes_in(parsed.tree, ast.ClassDef) if c.name == name and c.lineno <= line <= c.end_lineno),
+        None,
+    )
+
+
+def _static_field_edit(parsed: ParsedSource, statement: ast.AnnAssign, eqx_name: str) -> rewrites.Edit:
+    """``n: int`` -> ``n: int = eqx.field(static=True)``; a default kept as ``eqx.field(default=...)``."""
+    if statement.value is None:
+        at = clues.Span(statement.end_lineno, statement.end_lineno, statement.end_col_offset, statement.end_col_offset)
+        return rewrites.Edit(at, f" = {eqx_name}.field(static=True)")
+    default = clues.source_of(parsed, statement.value)
+    return rewrites.Edit(clues.Span.of(statement.value), f"{eqx_name}.field(default={default}, static=True)")
 
 
 def jit_library(case: Case) -> str:

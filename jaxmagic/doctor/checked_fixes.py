@@ -41,36 +41,43 @@ from jaxmagic.words import Part, Words, as_words, code, say
 def call_of_case(case) -> UserCall | None:
     """The call behind a ``Case``: its call site's namespace and call, and the arguments the jitted
     call received (read from JAX's frames, still on the traceback's stack)."""
-    frames = case.frames
-    modules = [i for i, f in enumerate(frames) if f.function == "<module>"]
-    frames = frames[modules[-1] :] if modules else frames  # from the cell (or script) that ran
-    traced = case.traced_frame
-    if traced is None and len(frames) > 1:  # no trace: the innermost of the user's functions
-        traced = frames[-1]
-    if traced is not None and traced in frames:
-        site = frames[frames.index(traced) - 1] if frames.index(traced) > 0 else None
-    else:
-        site = case.call_site if traced is not None else (frames[-1] if frames else None)
+    site, traced = _site_and_traced(case)
     frame = site or traced
     if frame is None:
         return None
     f_globals, f_locals = frame.frame.f_globals, frame.frame.f_locals
     local = {} if f_locals is f_globals else dict(f_locals)
-    node = None
-    if site is not None:
-        parsed = case.parsed(site)
-        node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
-    args = kwargs = None
-    if traced is not None:
-        running = _jax_private.jit_call_in_progress(traced.frame)
-        inner = callables.python_function(running.fun) if running is not None else None
-        if inner is not None and inner.__code__ is traced.code:
-            args, kwargs = running.args, running.kwargs
+    parsed = case.parsed(site) if site is not None else None
+    node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
+    args, kwargs = _running_arguments(traced)
     name = traced.function if traced is not None else None
     if node is None and case.fn is not None and args is None and traced is not None:
         args, kwargs = _frame_arguments(traced)
     home = traced.frame.f_globals if traced is not None else None
     return UserCall(f_globals, local, node, name, args, kwargs, case.fn, home, _function_of(traced))
+
+
+def _site_and_traced(case) -> tuple[Any, Any]:
+    """The user's frame that made the call (``None``: not known) and the frame of the function it
+    called: the traced one, or with no trace the innermost of the user's functions."""
+    frames = case.frames
+    modules = [i for i, f in enumerate(frames) if f.function == "<module>"]
+    frames = frames[modules[-1] :] if modules else frames  # from the cell (or script) that ran
+    traced = case.traced_frame
+    if traced is None and len(frames) > 1:
+        traced = frames[-1]
+    if traced is not None and traced in frames:
+        return (frames[frames.index(traced) - 1] if frames.index(traced) > 0 else None), traced
+    return (case.call_site if traced is not None else (frames[-1] if frames else None)), traced
+
+
+def _running_arguments(traced) -> tuple[tuple | None, dict | None]:
+    """The arguments of the jitted call JAX is running for frame ``traced`` (``None``s: none)."""
+    running = _jax_private.jit_call_in_progress(traced.frame) if traced is not None else None
+    inner = callables.python_function(running.fun) if running is not None else None
+    if inner is not None and inner.__code__ is traced.code:
+        return running.args, running.kwargs
+    return None, None
 
 
 def _function_of(frame) -> Any:
@@ -157,48 +164,18 @@ def checked_diagnosis(diagnosis, call: UserCall | None):
     if not diagnosis.fix and not any(snippet for _, snippet in diagnosis.alternatives):
         return diagnosis
     lead = check(diagnosis.fix, call, diagnosis.fix_call) if diagnosis.fix else None
-    alternatives, outcomes = [], []
-    for label, snippet in diagnosis.alternatives:
-        outcome = check(snippet, call) if snippet else None
-        if outcome is not None and outcome.outcome == FAILED:
-            continue
-        alternatives.append((label, snippet))
-        outcomes.append(outcome)
-    shown = []
-    for (label, snippet), outcome in zip(alternatives, outcomes, strict=True):
-        if outcome is not None and not outcome.passed:
-            label = _unchecked_label(label, _WHY_UNCHECKED.get(outcome.reason, ""))
-        shown.append((label, snippet))
+    alternatives, outcomes = _kept_alternatives(diagnosis, call)
+    shown = [
+        (_unchecked_label(label, _WHY_UNCHECKED.get(outcome.reason, "")), snippet)
+        if outcome is not None and not outcome.passed
+        else (label, snippet)
+        for (label, snippet), outcome in zip(alternatives, outcomes, strict=True)
+    ]
     fields: dict = {"alternatives": tuple(shown)}
     if lead is None:
         return replace(diagnosis, **fields)
     if lead.outcome == FAILED:
-        promoted = next((i for i, o in enumerate(outcomes) if o is not None and o.passed), None)
-        if promoted is not None:
-            label, snippet = alternatives[promoted]
-            rest = tuple(a for i, a in enumerate(shown) if i != promoted)
-            return replace(
-                diagnosis,
-                fix=snippet,
-                fix_note=label,
-                alternatives=rest,
-                static_argnames=(),
-                checked=True,
-                check_note=say("Checked on your arguments: the fixed code traces."),
-            )
-        return replace(
-            diagnosis,
-            fix="",
-            fix_note=say(
-                "jaxmagic's rewrite of your code failed when traced on your arguments ({}), so it is not shown; "
-                "the page on this pitfall lists the ways out.",
-                code(lead.error),
-            ),
-            static_argnames=(),
-            checked=False,
-            check_note="",
-            **fields,
-        )
+        return _without_failed_lead(diagnosis, lead, alternatives, outcomes, shown)
     if lead.passed:
         return replace(
             diagnosis, checked=True, check_note=say("Checked on your arguments: the fixed code traces."), **fields
@@ -208,4 +185,46 @@ def checked_diagnosis(diagnosis, call: UserCall | None):
         checked=False,
         check_note=say("Not checked on your arguments: {}.", _WHY_UNCHECKED.get(lead.reason, "")),
         **fields,
+    )
+
+
+def _kept_alternatives(diagnosis, call: UserCall | None) -> tuple[list, list]:
+    """The alternatives whose code did not fail on ``call``, with what checking each found."""
+    alternatives, outcomes = [], []
+    for label, snippet in diagnosis.alternatives:
+        outcome = check(snippet, call) if snippet else None
+        if outcome is not None and outcome.outcome == FAILED:
+            continue
+        alternatives.append((label, snippet))
+        outcomes.append(outcome)
+    return alternatives, outcomes
+
+
+def _without_failed_lead(diagnosis, lead, alternatives: list, outcomes: list, shown: list):
+    """The lead fix failed the trace: the first alternative that passed leads instead, or the card
+    says the rewrite failed."""
+    promoted = next((i for i, o in enumerate(outcomes) if o is not None and o.passed), None)
+    if promoted is not None:
+        label, snippet = alternatives[promoted]
+        return replace(
+            diagnosis,
+            fix=snippet,
+            fix_note=label,
+            alternatives=tuple(a for i, a in enumerate(shown) if i != promoted),
+            static_argnames=(),
+            checked=True,
+            check_note=say("Checked on your arguments: the fixed code traces."),
+        )
+    return replace(
+        diagnosis,
+        fix="",
+        fix_note=say(
+            "jaxmagic's rewrite of your code failed when traced on your arguments ({}), so it is not shown; "
+            "the page on this pitfall lists the ways out.",
+            code(lead.error),
+        ),
+        static_argnames=(),
+        checked=False,
+        check_note="",
+        alternatives=tuple(shown),
     )

@@ -158,25 +158,63 @@ def unhashable_static(case) -> UnhashableStatic | None:
     return UnhashableStatic(call, callee, options, parameter, argument, type_name, shown_value)
 
 
+def _how_static(found: UnhashableStatic):
+    """`` (static_argnums=(1,))`` or `` (static_argnames=("n",))``: how the parameter was made static."""
+    parameter, options = found.parameter, found.options
+    if options is None or parameter is None:
+        return ""
+    sig = rewrites.signature_of(found.callee)
+    index = list(sig.parameters).index(parameter) if sig and parameter in sig.parameters else None
+    return say(
+        " ({})",
+        code(f"static_argnums=({index},)")
+        if index in options.static_argnums
+        else code(f'static_argnames=("{parameter}",)'),
+    )
+
+
+def _hashable_fix(case, frame, found: UnhashableStatic):
+    """The call with the argument written in a hashable form (a tuple, a frozen dict), and its note;
+    where the call is not known as written, the way to fix it, in words."""
+    argument = found.argument
+    mapping = _frozen_mapping(case, frame, argument) if argument is not None else None
+    replacement = mapping[1] if mapping else _hashable_form(case, frame, argument) if argument is not None else None
+    parsed = case.parsed(frame)
+    statement = case.statement(frame)
+    if replacement is not None and parsed is not None and statement is not None:
+        fix = rewrites.with_edits(
+            parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)]
+        )
+        if mapping:
+            note = say(
+                "Pass a frozen dict: {} is hashable (while its values are), and reads like the dict to code that "
+                "indexes it by key.",
+                code(replacement),
+            )
+            return mapping[0] + fix, note
+        return fix, say(
+            "Pass a tuple: {} is hashable, and reads the same to code that indexes or iterates it.", code(replacement)
+        )
+    if found.type_name == "dict":
+        return "", say("Pass a hashable mapping instead of a dict, such as Flax's {}.", code("flax.core.FrozenDict"))
+    example = _tuple_text(found.shown_value) if found.shown_value else None
+    return "", say(
+        "Pass a tuple{} (hashable) instead of a {}.",
+        say(" such as {}", code(example)) if example else "",
+        found.type_name,
+    )
+
+
 @describes("unhashable-static")
 def describe_unhashable_static(case, found: UnhashableStatic) -> Diagnosis:
     """The argument written as a tuple, in words and as the user's call changed."""
     frame = case.innermost
     fname = donations.callee_name(found.call, found.callee)
     where = case.where(frame)
-    parameter, argument, options = found.parameter, found.argument, found.options
+    parameter, argument = found.parameter, found.argument
     what = code(parameter) if parameter else "A static argument"
     written = say(" ({})", code(case.text(frame, argument))) if argument is not None else ""
-    how = ""
-    if options is not None and parameter is not None:
-        sig = rewrites.signature_of(found.callee)
-        index = list(sig.parameters).index(parameter) if sig and parameter in sig.parameters else None
-        how = say(
-            " ({})",
-            code(f"static_argnums=({index},)")
-            if index in options.static_argnums
-            else code(f'static_argnames=("{parameter}",)'),
-        )
+    how = _how_static(found)
     explanation = say(
         "{} is a static argument of {}{}: JAX compiles one version per static value and finds it again by the "
         "value's hash, so a static value must be hashable. Here it got a {}{}{}, which is not ({}).",
@@ -188,37 +226,7 @@ def describe_unhashable_static(case, found: UnhashableStatic) -> Diagnosis:
         f" holding {found.shown_value}" if found.shown_value and argument is None else "",
         place(where),
     )
-    mapping = _frozen_mapping(case, frame, argument) if argument is not None else None
-    replacement = mapping[1] if mapping else _hashable_form(case, frame, argument) if argument is not None else None
-    parsed = case.parsed(frame)
-    statement = case.statement(frame)
-    if replacement is not None and parsed is not None and statement is not None:
-        fix = rewrites.with_edits(
-            parsed.lines, statement.lineno, statement.end_lineno, [rewrites.Edit(Span.of(argument), replacement)]
-        )
-        if mapping:
-            fix = mapping[0] + fix
-            note = say(
-                "Pass a frozen dict: {} is hashable (while its values are), and reads like the dict to code that "
-                "indexes it by key.",
-                code(replacement),
-            )
-        else:
-            note = say(
-                "Pass a tuple: {} is hashable, and reads the same to code that indexes or iterates it.",
-                code(replacement),
-            )
-    elif found.type_name == "dict":
-        fix = ""
-        note = say("Pass a hashable mapping instead of a dict, such as Flax's {}.", code("flax.core.FrozenDict"))
-    else:
-        example = _tuple_text(found.shown_value) if found.shown_value else None
-        fix = ""  # the call is not known as written: the way to fix it, in words
-        note = say(
-            "Pass a tuple{} (hashable) instead of a {}.",
-            say(" such as {}", code(example)) if example else "",
-            found.type_name,
-        )
+    fix, note = _hashable_fix(case, frame, found)
     alternatives = (
         (
             say(

@@ -159,48 +159,19 @@ def python_control_flow(case: Case) -> TracedCondition | None:
 def describe(case: Case, found: TracedCondition) -> Diagnosis:
     """Why Python's construct stopped the trace, and the fixes in the order that fits the value."""
     frame = case.innermost
-    kind, cond, holder, cond_text, ambiguous, scalar = (
-        found.kind,
-        found.cond,
-        found.holder,
-        found.cond_text,
-        found.ambiguous,
-        found.scalar,
-    )
+    kind, cond, holder, cond_text = found.kind, found.cond, found.holder, found.cond_text
     depends, static_names = list(found.depends), list(found.static_names)
     variable = depends[0] if depends else None
     where = case.where(frame)
     fname = case.function_name or frame.function
     jn = case.names(frame)
-
-    construct = _construct(kind, cond_text)
-    if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
-        value = case.traced_value(variable)
-        what = say(
-            "{} is an argument of {}, so {} traces it: while {} is traced, {} stands for any {}, with no value yet.",
-            code(variable),
-            code(fname),
-            code("jax.jit") if case.under_jit else "JAX",
-            code(fname),
-            code(variable),
-            kind_of(value),
-        )
-    elif variable is not None:
-        what = say(
-            "{} depends on {}, which is traced: while JAX traces {} it has no value yet, only a shape and a dtype.",
-            code(cond_text),
-            code(variable),
-            code(fname),
-        )
-    else:
-        what = say("{} is a traced value: while JAX traces {} it has no value yet.", code(cond_text), code(fname))
     why = say(
-        " Python's {} at {} needs a real True or False to decide, so tracing stops there.", construct, place(where)
+        " Python's {} at {} needs a real True or False to decide, so tracing stops there.",
+        _construct(kind, cond_text),
+        place(where),
     )
-    if ambiguous:
+    if found.ambiguous:
         why += " (It is an array of several values, too, and an array has no single truth value.)"
-
-    fixes: list[tuple[str, str]] = []
     choice = (
         static_choice(
             case,
@@ -214,24 +185,23 @@ def describe(case: Case, found: TracedCondition) -> Diagnosis:
         if static_names
         else None
     )
-    static = [choice] if choice else []
     field = static_field_choice(case, frame, cond)
-    static = [field, *static] if field else static
-    fixed_static = choice[1] if choice else None
-    rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, scalar)
+    static = [c for c in (field, choice) if c]
+    rewrite = _control_flow_rewrite(case, frame, kind, holder, jn, found.scalar)
     kept_traced = [rewrite] if rewrite is not None else []
     # A setting (a bool, an int, a string) is best made static; data is best kept traced.
     flag = bool(field) or (bool(static_names) and all(case.is_flag(n) for n in static_names))
-    fixes += (static + kept_traced) if flag else (kept_traced + static)
+    fixes = (static + kept_traced) if flag else (kept_traced + static)
     if kind == "assert" and isinstance(holder, ast.Assert):
         fixes.append(_assert_rewrite(case, frame, holder, jn))
     if not fixes:
         fixes.append(_control_flow_template(kind, cond_text, jn))
     fixes += magic_hint(case, static_names)
     (note, fix), *others = fixes
+    fixed_static = choice[1] if choice else None
     return case.diagnosis(
         "python-control-flow",
-        explanation=what + why,
+        explanation=_what_is_traced(case, found, variable, fname) + why,
         fix=fix,
         fix_note=note,
         alternatives=tuple(others),
@@ -239,6 +209,29 @@ def describe(case: Case, found: TracedCondition) -> Diagnosis:
         variable=variable,
         static_argnames=tuple(static_names) if static_names and fix == fixed_static else (),
     )
+
+
+def _what_is_traced(case: Case, found: TracedCondition, variable: str | None, fname: str):
+    """The condition's traced value, in words: an argument of the jitted function, or a value that depends on one."""
+    cond, cond_text = found.cond, found.cond_text
+    if variable is not None and variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable:
+        return say(
+            "{} is an argument of {}, so {} traces it: while {} is traced, {} stands for any {}, with no value yet.",
+            code(variable),
+            code(fname),
+            code("jax.jit") if case.under_jit else "JAX",
+            code(fname),
+            code(variable),
+            kind_of(case.traced_value(variable)),
+        )
+    if variable is not None:
+        return say(
+            "{} depends on {}, which is traced: while JAX traces {} it has no value yet, only a shape and a dtype.",
+            code(cond_text),
+            code(variable),
+            code(fname),
+        )
+    return say("{} is a traced value: while JAX traces {} it has no value yet.", code(cond_text), code(fname))
 
 
 def _control_flow_rewrite(case: Case, frame: UserFrame, kind: str, holder, jn, scalar: bool):

@@ -7,8 +7,8 @@ new key per draw.
 ...     a = jax.random.normal(key, (2,))
 ...     b = jax.random.uniform(key, (2,))
 ...     return a, b
->>> traced = Traced([noise], None, None, lambda filename: None)
->>> (found,) = describe(traced, key_reuse(traced))
+>>> from jaxmagic.doctor.traced_code import Traced
+>>> (found,) = KEY_REUSE.notice(Traced([noise], None, None, lambda filename: None))
 >>> found.fix.splitlines()[1].strip()
 'key_1, key_2 = jax.random.split(key)'
 """
@@ -16,33 +16,24 @@ new key per draw.
 from __future__ import annotations
 
 import ast
-import types
-from dataclasses import dataclass
 
 import jax
 
 import jaxmagic.doctor.clues as clues
-import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.clues import Span
-from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
-from jaxmagic.tracing import sources
-from jaxmagic.words import code, place, say
+from jaxmagic.doctor.declared import Declared, Function, InsertBefore, Rewritten
 
 # Functions of jax.random that take a key without drawing numbers from it.
 _NOT_DRAWS = {"split", "fold_in", "key", "PRNGKey", "key_data", "wrap_key_data", "clone", "key_impl"}
 
 
-def _draws(node: ast.AST, lookup) -> list[tuple[str, ast.Call]]:
+def _draws(function: Function) -> list[tuple[str, ast.Call]]:
     """``(key name, call)`` for each call of a ``jax.random`` sampler whose key is a plain name."""
     samplers = {id(f) for name, f in vars(jax.random).items() if callable(f) and name not in _NOT_DRAWS}
-    found = []
-    for call in clues.nodes_in(node, ast.Call):
-        if not call.args or not isinstance(call.args[0], ast.Name):
-            continue
-        if id(clues.resolve(call.func, lookup)) in samplers:
-            found.append((call.args[0].id, call))
+    found = [
+        (call.args[0].id, call)
+        for call in clues.nodes_in(function.node, ast.Call)
+        if call.args and isinstance(call.args[0], ast.Name) and id(function.resolve(call.func)) in samplers
+    ]
     return sorted(found, key=lambda item: (item[1].lineno, item[1].col_offset))
 
 
@@ -52,68 +43,35 @@ def _assigned_lines(node: ast.AST, name: str) -> list[int]:
     ]
 
 
-@dataclass(frozen=True)
-class KeyReuse:
-    """What ``key_reuse`` found: in one function, a key name and the draws that all use it."""
-
-    function: types.FunctionType
-    located: tuple
-    name: str
-    uses: tuple[ast.Call, ...]
-
-
-@pitfall("key-reuse", "One random key used for two draws", "warning", stage="trace", order=40)
-def key_reuse(traced: Traced) -> list[KeyReuse]:
-    """One warning per key name given to two draws with no new value in between."""
+def key_reuse(function: Function) -> list[dict]:
+    """Each key name given to two draws with no new value in between: the draws, a new key for each."""
+    by_key: dict[str, list[ast.Call]] = {}
+    for name, call in _draws(function):
+        uses = by_key.setdefault(name, [])
+        if uses and any(uses[-1].lineno < line <= call.lineno for line in _assigned_lines(function.node, name)):
+            uses.clear()  # a new key under the same name (key, sub = split(key)): a fresh start
+        uses.append(call)
     found = []
-    for sourced in with_source(traced.functions):
-        function, located, lookup = sourced.function, sourced.located, sourced.lookup
-        parsed, node = located
-        by_key: dict[str, list[ast.Call]] = {}
-        for name, call in _draws(node, lookup):
-            uses = by_key.setdefault(name, [])
-            if uses and any(uses[-1].lineno < line <= call.lineno for line in _assigned_lines(node, name)):
-                uses.clear()  # a new key under the same name (key, sub = split(key)): a fresh start
-            uses.append(call)
-        found += [KeyReuse(function, located, name, tuple(uses)) for name, uses in by_key.items() if len(uses) >= 2]
+    for name, uses in ((name, uses) for name, uses in by_key.items() if len(uses) >= 2):
+        fresh = [f"{name}_{i}" for i in range(1, len(uses) + 1)]
+        found.append(
+            {"at": uses[1], "again": uses[1], "before": uses[0], "key": name, "fresh": ", ".join(fresh),
+             "count": "" if len(uses) == 2 else f", {len(uses)}", "first": clues.statement_at(function.node, uses[0].lineno),
+             "renamed": [(call.args[0], new) for call, new in zip(uses, fresh, strict=True)]}
+        )  # fmt: skip
     return found
 
 
-@describes("key-reuse")
-def describe(traced: Traced, found: list[KeyReuse]) -> list[Diagnosis]:
-    """The key split before the first draw, one new key per draw."""
-    diagnoses = []
-    for reuse in found:
-        function, located, name, uses = reuse.function, reuse.located, reuse.name, reuse.uses
-        parsed, node = located
-        first = clues.statement_at(node, uses[0].lineno)
-        jn = rewrites.jax_names(function.__globals__)
-        fresh = [f"{name}_{i}" for i in range(1, len(uses) + 1)]
-        count = "" if len(uses) == 2 else f", {len(uses)}"
-        edits = [
-            rewrites.Edit(
-                Span(first.lineno, first.lineno, first.col_offset, first.col_offset),
-                f"{', '.join(fresh)} = {jn.jax}.random.split({name}{count})\n",
-            )
-        ]
-        edits += [rewrites.Edit(Span.of(call.args[0]), new) for call, new in zip(uses, fresh, strict=True)]
-        where = sources.source_line(parsed.file, uses[1].lineno, function.__name__, traced.cell_namer)
-        diagnoses.append(
-            Diagnosis(
-                "key-reuse",
-                explanation=say(
-                    "{} draws from {} again ({}), after {} already did: the same key gives the same random bits, so the "
-                    "draws are not independent.",
-                    code(clues.source_of(parsed, uses[1])),
-                    code(name),
-                    place(where),
-                    code(clues.source_of(parsed, uses[0])),
-                ),
-                fix=with_edits(located, edits),
-                fix_note=say("Split the key, one new key per draw ({}).", code(f"{jn.jax}.random.split")),
-                where=where,
-                variable=name,
-                function=function.__name__,
-            )
-        )
-    return diagnoses
+KEY_REUSE = Declared(
+    "key-reuse",
+    "One random key used for two draws",
+    key_reuse,
+    severity="warning",
+    stage="trace",
+    order=40,
+    explanation="{again} draws from {key} again ({where}), after {before} already did: the same key gives the same "
+    "random bits, so the draws are not independent.",
+    rewrite=(InsertBefore("first", "{fresh} = {jax}.random.split({key}{count})"), Rewritten("renamed")),
+    fix_note="Split the key, one new key per draw (`{jax}.random.split`).",
+    variable="key",
+)

@@ -189,18 +189,20 @@ def tracer_leak(case) -> StoredTracer | None:
     variable = None
     if isinstance(created, ast.Assign) and isinstance(created.targets[0], ast.Name):
         variable = created.targets[0].id
-    stores = _stores(fnode)
-    chosen = None
-    for stmt, destination, value in stores:
-        mentions = value is not None and variable is not None and variable in clues.names_in(value)
-        if stmt is created or mentions:
-            chosen = (stmt, destination, value)
-            break
-    if chosen is None and stores:
-        chosen = stores[0]
+    chosen = _store_of(_stores(fnode), created, variable)
     if chosen is None:
         return None
     return StoredTracer(traced, origin, usage, parsed, fnode, created, chosen, variable=variable)
+
+
+def _store_of(stores: list, created: ast.stmt | None, variable: str | None) -> tuple | None:
+    """The store that kept the leaked value: the statement that made it, or one whose value reads
+    its name; else the function's first store."""
+    for stmt, destination, value in stores:
+        mentions = value is not None and variable is not None and variable in clues.names_in(value)
+        if stmt is created or mentions:
+            return (stmt, destination, value)
+    return stores[0] if stores else None
 
 
 @describes("tracer-leak")

@@ -68,22 +68,25 @@ def loop_grad(case: Case) -> LoopGrad | None:
     parsed = clues.parse_around(frame.file, frame.line) if frame is not None else None
     if parsed is None:
         return None
-    loops = [
-        node
-        for node in clues.nodes_in(parsed.tree, ast.Call)
-        if node.lineno <= frame.line <= node.end_lineno
-        and (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")) in _LOOPS
-    ]
-    if not loops:
+    loop = next((node for node in clues.nodes_in(parsed.tree, ast.Call) if _is_loop_at(node, frame.line)), None)
+    if loop is None:
         return None
-    loop = loops[0]
-    kind = loop.func.attr if isinstance(loop.func, ast.Attribute) else loop.func.id
+    kind = _callee_name(loop)
     function = clues.enclosing(parsed.tree, loop, (ast.FunctionDef, ast.AsyncFunctionDef))
     bounds = [loop.args[i] for i in _LOOPS[kind] if i < len(loop.args)]
     bounds += [k.value for k in loop.keywords if k.arg in ("lower", "upper")]
     parameters = [a.arg for a in function.args.args + function.args.kwonlyargs] if function is not None else []
     read = [n for bound in bounds for n in clues.names_in(bound)]
     return LoopGrad(parsed, loop, kind, function, tuple(n for n in dict.fromkeys(read) if n in parameters))
+
+
+def _callee_name(call: ast.Call) -> str:
+    return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+
+
+def _is_loop_at(node: ast.Call, line: int) -> bool:
+    """A ``fori_loop`` / ``while_loop`` call whose lines hold ``line``."""
+    return node.lineno <= line <= node.end_lineno and _callee_name(node) in _LOOPS
 
 
 def _static_edit(case: Case, found: LoopGrad) -> str | None:

@@ -115,36 +115,46 @@ def _attribute_use(case: Case, frame, statement: ast.stmt, missing: str) -> Move
     at = frame.span()
     node = next((n for n in candidates if Span.of(n) == at), candidates[0])
     parents = {child: parent for parent in ast.walk(statement) for child in ast.iter_child_nodes(parent)}
-    chain = [node]  # the attribute, then each attribute read from it (``.id_print``)
-    while isinstance(parents.get(chain[-1]), ast.Attribute) and parents[chain[-1]].value is chain[-1]:
-        chain.append(parents[chain[-1]])
-    for depth in range(len(chain) - 1, -1, -1):
-        old = ".".join([missing, *(n.attr for n in chain[1 : depth + 1])])
-        entry = MOVED.get(old)
-        if entry is not None:
-            break
-    else:
+    found = _moved_in_chain(node, parents, missing)
+    if found is None:
         return None
-    used = chain[depth]
+    used, entry = found
     parsed = case.parsed(frame)
     namespace = {**frame.frame.f_globals, **frame.frame.f_locals}
-    jax_name = case.names(frame).jax
     written = clues.source_of(parsed, used)
     call = parents.get(used)
     if entry.call is not None:
         if not (isinstance(call, ast.Call) and call.func is used):
             return MovedUse(entry, written, used, None)
-        arguments = _call_arguments(parsed, call)
-        try:
-            text = entry.call.format(*arguments, jax=jax_name) if arguments is not None else None
-        except IndexError:  # fewer arguments than the new spelling needs
-            text = None
-        needs = "" if namespace.get(jax_name) is sys.modules["jax"] else "import jax"
-        return MovedUse(entry, clues.source_of(parsed, call), call, text, needs)
+        return _moved_call(entry, parsed, call, case.names(frame).jax, namespace)
     if not entry.drop_in:
         return MovedUse(entry, written, used, None)
     text, needs = _spelled(entry.new, namespace)
     return MovedUse(entry, written, used, text, needs)
+
+
+def _moved_in_chain(node: ast.Attribute, parents: dict, missing: str) -> tuple[ast.AST, Moved] | None:
+    """The longest attribute chain from ``node`` (``host_callback.id_print``) that the table of
+    moved names knows, with its entry."""
+    chain = [node]  # the attribute, then each attribute read from it (``.id_print``)
+    while isinstance(parents.get(chain[-1]), ast.Attribute) and parents[chain[-1]].value is chain[-1]:
+        chain.append(parents[chain[-1]])
+    for depth in range(len(chain) - 1, -1, -1):
+        entry = MOVED.get(".".join([missing, *(n.attr for n in chain[1 : depth + 1])]))
+        if entry is not None:
+            return chain[depth], entry
+    return None
+
+
+def _moved_call(entry: Moved, parsed, call: ast.Call, jax_name: str, namespace: dict) -> MovedUse:
+    """A call of a removed function, written with its replacement's call (``None``: not writable)."""
+    arguments = _call_arguments(parsed, call)
+    try:
+        text = entry.call.format(*arguments, jax=jax_name) if arguments is not None else None
+    except IndexError:  # fewer arguments than the new spelling needs
+        text = None
+    needs = "" if namespace.get(jax_name) is sys.modules["jax"] else "import jax"
+    return MovedUse(entry, clues.source_of(parsed, call), call, text, needs)
 
 
 def _call_arguments(parsed, call: ast.Call) -> list[str] | None:
@@ -211,14 +221,7 @@ def _import_use(case: Case, frame, statement: ast.stmt, missing: str) -> MovedUs
     parsed = case.parsed(frame)
     written = clues.source_of(parsed, statement)
     if isinstance(statement, ast.Import):
-        alias = next((a for a in statement.names if a.name == missing), None)
-        entry = MOVED.get(missing)
-        if alias is None or entry is None:
-            return None
-        text = None
-        if entry.drop_in and entry.call is None and _importable(entry.new):
-            text = f"import {entry.new}" + (f" as {alias.asname}" if alias.asname else "")
-        return MovedUse(entry, written, statement, text)
+        return _plain_import(statement, missing, written)
     module = statement.module or ""
     if module == missing:  # ``from jax.experimental.maps import Mesh``: the module is gone
         entries = [MOVED.get(f"{module}.{a.name}") or MOVED.get(module) for a in statement.names]
@@ -230,12 +233,20 @@ def _import_use(case: Case, frame, statement: ast.stmt, missing: str) -> MovedUs
     lines, kept = [], [a for a, e in zip(statement.names, entries, strict=True) if e is None]
     if kept:
         lines.append(f"from {module} import " + ", ".join(_alias_text(a.name, a.asname) for a in kept))
-    for alias, entry in moved:
-        line = _from_import(entry, module, alias)
-        if line is None:
-            return MovedUse(moved[0][1], written, statement, None)
-        lines.append(line)
-    return MovedUse(moved[0][1], written, statement, "\n".join(lines))
+    lines += [_from_import(entry, module, alias) for alias, entry in moved]
+    return MovedUse(moved[0][1], written, statement, None if None in lines else "\n".join(lines))
+
+
+def _plain_import(statement: ast.Import, missing: str, written: str) -> MovedUse | None:
+    """``import jax.experimental.optimizers as optimizers`` -> ``import jax.example_libraries.optimizers as ...``."""
+    alias = next((a for a in statement.names if a.name == missing), None)
+    entry = MOVED.get(missing)
+    if alias is None or entry is None:
+        return None
+    text = None
+    if entry.drop_in and entry.call is None and _importable(entry.new):
+        text = f"import {entry.new}" + (f" as {alias.asname}" if alias.asname else "")
+    return MovedUse(entry, written, statement, text)
 
 
 def _from_import(entry: Moved, module: str, alias: ast.alias) -> str | None:

@@ -7,6 +7,7 @@ reads, so a changed attribute is seen on the next call (a static ``self`` would 
 identity, and a mutated object would silently reuse the old compiled code).
 
 >>> import jax
+>>> from jaxmagic.doctor.case import Case
 >>> @jax.jit
 ... def act(x, name):
 ...     return x * 2 if name == "double" else x
@@ -14,7 +15,7 @@ identity, and a mutated object would silently reuse the old compiled code).
 ...     act(1.0, "double")
 ... except TypeError as exc:
 ...     case = Case(exc, None, lambda filename: None)
->>> describe(case, non_array_argument(case)).fix.splitlines()[0]
+>>> NON_ARRAY_ARGUMENT.diagnose(case).fix.splitlines()[0]
 '@jax.jit(static_argnames=("name",))'
 """
 
@@ -23,37 +24,20 @@ from __future__ import annotations
 import ast
 import inspect
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.method_rewrites as method_rewrites
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.clues import MISSING
-from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.doctor.declared import Declared, Given, Line
 from jaxmagic.tracing import callables
-from jaxmagic.words import code, names, place, say
 
 _DETAIL = re.compile(
     r"Error interpreting argument to <function (?P<qualname>[\w.<>]+) at 0x[0-9a-f]+> as an abstract "
     r"array\. The problematic value is of type <class '(?P<type>[\w.<>]+)'> and was passed to the "
     r"function at path (?P<path>\w+)"
 )
-
-
-@dataclass(frozen=True)
-class NonArrayArgument:
-    """What ``non_array_argument`` found: the jitted Python function, its source, the parameter and
-    the type JAX could not trace, and the object (``self``) where it is a method."""
-
-    function: Any
-    parsed: clues.ParsedSource
-    node: ast.FunctionDef
-    parameter: str
-    type_name: str
-    owner: Any = None
 
 
 def _find(qualname: str, namespace: dict) -> Any:
@@ -65,108 +49,73 @@ def _find(qualname: str, namespace: dict) -> Any:
     return found
 
 
-@pitfall(
-    "non-array-argument",
-    "A value JAX cannot trace passed to a jitted function",
-    "error",
-    order=8,
-    messages=("as an abstract array. The problematic value is of type",),
-)
-def non_array_argument(case: Case) -> NonArrayArgument | None:
-    """The argument JAX names by its path, in the function JAX names by its qualified name."""
-    detail = (
-        _DETAIL.search(case.message) if isinstance(case.exc, TypeError) and case.says("non-array-argument") else None
-    )
-    frame = case.innermost
-    if detail is None or frame is None:
-        return None
-    function = callables.python_function(_find(detail.group("qualname"), frame.frame.f_globals))
+def non_array_argument(line: Line) -> dict | None:
+    """The argument JAX names by its path, in the function JAX names by its qualified name, and the
+    fix: the parameter made static, or for ``self`` the method calling a jitted function."""
+    detail = _DETAIL.search(line.message)
+    frame = line.frame
+    function = callables.python_function(_find(detail.group("qualname"), frame.frame.f_globals)) if detail else None
     located = clues.function_of_code(function.__code__) if function is not None else None
     if located is None or not isinstance(located[1], ast.FunctionDef):
         return None
-    parameter = detail.group("path")
-    owner = frame.lookup(parameter) if parameter == "self" else None
-    statement = case.statement(frame)
-    if parameter == "self" and statement is not None:  # the object is written at the call: s.apply(3)
-        for call in clues.nodes_in(statement, ast.Call):
-            if isinstance(call.func, ast.Attribute) and call.func.attr == function.__name__:
-                owner = clues.resolve(call.func.value, frame.lookup)
-    return NonArrayArgument(
-        function,
-        located[0],
-        located[1],
-        parameter,
-        detail.group("type").rsplit(".", 1)[-1],
-        None if owner is MISSING else owner,
-    )
-
-
-@describes("non-array-argument")
-def describe(case: Case, found: NonArrayArgument) -> Diagnosis | None:
-    """Static where it is a setting; for ``self``, the method calling a jitted function of its attributes."""
-    frame = case.innermost
-    jn = case.names(frame)
-    fname = found.node.name
-    where = case.where(frame)
-    if found.parameter == "self":
-        written = method_rewrites.method_calling_jitted_function(found.parsed, found.node, found.owner, jn)
+    (parsed, node), parameter = located, detail.group("path")
+    found = {"fname": node.name, "parameter": parameter, "type": detail.group("type").rsplit(".", 1)[-1]}
+    if parameter == "self":
+        written = method_rewrites.method_calling_jitted_function(parsed, node, _owner(line, function), line.jax_names)
         if written is None:
             return None
-        fix, settings = written
-        return case.diagnosis(
-            "non-array-argument",
-            explanation=say(
-                "{} is jitted in its class body, so {} is its first argument: an object of type {}, which JAX cannot "
-                "trace ({}).",
-                code(fname),
-                code("self"),
-                code(found.type_name),
-                place(where),
-            ),
-            fix=fix,
-            fix_note=say(
-                "Jit a function of the attributes it reads{}, and let the method call it: a changed "
-                "attribute is then seen on the next call.",
-                say(" ({} static)", names(settings)) if settings else "",
-            ),
-            alternatives=(
-                (
-                    say(
-                        "Marking {} static instead hashes the object by identity: after {} changes, the "
-                        "compiled code silently keeps the old value.",
-                        code("self"),
-                        code("self.<attribute> = ..."),
-                    ),
-                    "",
-                ),
-            ),
-            where=where,
-            variable="self",
-            function=fname,
-        )
-    use = rewrites.decorator_jit(found.node, rewrites.lookup_in(found.function.__globals__))
+        return {**found, "kind": "self-settings" if written[1] else "self", "fixed": written[0], "settings": written[1]}
+    use = rewrites.decorator_jit(node, rewrites.lookup_in(function.__globals__))
     if use is None or use.library == "eqx":
         return None
-    edit = rewrites.add_static_edit(use, [found.parameter], found.parsed.lines, jn.jit)
-    fix = rewrites.with_edits(
-        found.parsed.lines, rewrites.function_first_line(found.node), found.node.end_lineno, [edit]
-    )
-    return case.diagnosis(
-        "non-array-argument",
-        explanation=say(
-            "{} of {} got a {} ({}), which JAX cannot trace: only arrays and numbers (and pytrees of them) "
-            "can be traced arguments.",
-            code(found.parameter),
-            code(fname),
-            code(found.type_name),
-            place(where),
+    edit = rewrites.add_static_edit(use, [parameter], parsed.lines, line.jax_names.jit)
+    fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, [edit])
+    return {**found, "fixed": fixed, "static": (parameter,)}
+
+
+def _owner(line: Line, function: Any) -> Any:
+    """The object whose method was called (``self``), as written at the call where it can be: ``s.apply(3)``."""
+    owner = line.frame.lookup("self")
+    for call in clues.nodes_in(line.statement(), ast.Call) if line.statement() is not None else ():
+        if isinstance(call.func, ast.Attribute) and call.func.attr == function.__name__:
+            owner = clues.resolve(call.func.value, line.frame.lookup)
+    return None if owner is MISSING else owner
+
+
+_SELF = {
+    "explanation": "{fname} is jitted in its class body, so `self` is its first argument: an object of type {type}, "
+    "which JAX cannot trace ({where}).",
+    "fix_note": "Jit a function of the attributes it reads, and let the method call it: a changed attribute is then "
+    "seen on the next call.",
+    "alternatives": (
+        (
+            "Marking `self` static instead hashes the object by identity: after `self.<attribute> = ...` "
+            "changes, the compiled code silently keeps the old value.",
+            "",
         ),
-        fix=fix,
-        fix_note=say(
-            "Mark {} static: JAX compiles once per value of it, which must be hashable.", code(found.parameter)
-        ),
-        where=where,
-        variable=found.parameter,
-        function=fname,
-        static_argnames=(found.parameter,),
-    )
+    ),  # fmt: skip
+}
+
+NON_ARRAY_ARGUMENT = Declared(
+    "non-array-argument",
+    "A value JAX cannot trace passed to a jitted function",
+    non_array_argument,
+    raised=TypeError,
+    messages=("as an abstract array. The problematic value is of type",),
+    order=8,
+    explanation="{parameter} of {fname} got a {type} ({where}), which JAX cannot trace: only arrays and numbers (and "
+    "pytrees of them) can be traced arguments.",
+    rewrite=(Given("fixed"),),
+    fix_note="Mark {parameter} static: JAX compiles once per value of it, which must be hashable.",
+    kinds={
+        "self": _SELF,
+        "self-settings": {
+            **_SELF,
+            "fix_note": "Jit a function of the attributes it reads ({settings} static), and let the method call it: "
+            "a changed attribute is then seen on the next call.",
+        },
+    },
+    variable="parameter",
+    function="fname",
+    static="static",
+)

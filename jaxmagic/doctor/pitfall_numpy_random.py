@@ -154,10 +154,7 @@ def _jax_draw(parsed, draw: NumpyDraw, key: str, jax_name: str) -> str | None:
     call = draw.call
     text = [clues.source_of(parsed, a) for a in call.args]
     if parameters is None:  # rand(2, 3)
-        if call.keywords:
-            return None
-        shape = f"({', '.join(text)}{',' if len(text) == 1 else ''})" if text else None
-        return f"{jax_name}.random.{jax_sampler}({key}{f', {shape}' if shape else ''})"
+        return _shaped_draw(jax_sampler, text, key, jax_name) if not call.keywords else None
     if len(call.args) > len(parameters) or any(k.arg not in parameters for k in call.keywords):
         return None
     given = dict(zip(parameters, text, strict=False))
@@ -165,19 +162,35 @@ def _jax_draw(parsed, draw: NumpyDraw, key: str, jax_name: str) -> str | None:
     shape = _shape(given.pop("size", None), call, parameters)
     if shape is False:
         return None
-    where = f", {shape}" if shape else ""
-    if jax_sampler == "normal":
-        drawn = f"{jax_name}.random.normal({key}{where})"
-        loc, scale = given.get("loc"), given.get("scale")
-        drawn = f"{scale} * {drawn}" if scale else drawn
-        return f"{loc} + {drawn}" if loc else drawn
-    if jax_sampler == "uniform":
-        low, high = given.get("low"), given.get("high")
-        bounds = (f", minval={low}" if low else "") + (f", maxval={high}" if high else "")
-        return f"{jax_name}.random.uniform({key}{where}{bounds})"
+    return _DRAWN.get(jax_sampler, _randint)(f"{jax_name}.random.{jax_sampler}", key, shape, given)
+
+
+def _shaped_draw(jax_sampler: str, text: list[str], key: str, jax_name: str) -> str:
+    """``rand(2, 3)`` as ``jax.random.uniform(key, (2, 3))``."""
+    shape = f"({', '.join(text)}{',' if len(text) == 1 else ''})" if text else None
+    return f"{jax_name}.random.{jax_sampler}({key}{f', {shape}' if shape else ''})"
+
+
+def _normal(sampler: str, key: str, shape: str | None, given: dict) -> str:
+    drawn = f"{sampler}({key}{f', {shape}' if shape else ''})"
+    loc, scale = given.get("loc"), given.get("scale")
+    drawn = f"{scale} * {drawn}" if scale else drawn
+    return f"{loc} + {drawn}" if loc else drawn
+
+
+def _uniform(sampler: str, key: str, shape: str | None, given: dict) -> str:
+    low, high = given.get("low"), given.get("high")
+    bounds = (f", minval={low}" if low else "") + (f", maxval={high}" if high else "")
+    return f"{sampler}({key}{f', {shape}' if shape else ''}{bounds})"
+
+
+def _randint(sampler: str, key: str, shape: str | None, given: dict) -> str:
     low, high = given.get("low"), given.get("high")  # randint(low, high): [low, high); randint(n): [0, n)
     low, high = ("0", low) if high is None else (low, high)
-    return f"{jax_name}.random.randint({key}, {shape or '()'}, {low}, {high})"
+    return f"{sampler}({key}, {shape or '()'}, {low}, {high})"
+
+
+_DRAWN = {"normal": _normal, "uniform": _uniform}
 
 
 def _shape(size: str | None, call: ast.Call, parameters) -> str | None | bool:

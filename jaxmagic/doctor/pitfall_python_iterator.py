@@ -8,8 +8,8 @@ by the loop's counter.
 >>> numbers = iter(range(5))
 >>> def total():
 ...     return lax.fori_loop(0, 5, lambda i, acc: acc + next(numbers), 0)
->>> traced = Traced([total], None, None, lambda filename: None)
->>> (found,) = describe(traced, python_iterator(traced))
+>>> from jaxmagic.doctor.traced_code import Traced
+>>> (found,) = PYTHON_ITERATOR.notice(Traced([total], None, None, lambda filename: None))
 >>> found.fix.splitlines()[1:3]
 ['    numbers_values = jnp.asarray(list(numbers))', '    return lax.fori_loop(0, 5, lambda i, acc: acc + numbers_values[i], 0)']
 """
@@ -18,23 +18,9 @@ from __future__ import annotations
 
 import ast
 import builtins
-import types
-from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
-import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.clues import Span
-from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.traced_code import Traced, with_edits, with_source
-from jaxmagic.tracing import sources
-from jaxmagic.words import code, place, say
-
-
-def _next_calls(node: ast.AST, lookup) -> list[ast.Call]:
-    return [
-        c for c in clues.nodes_in(node, ast.Call) if len(c.args) == 1 and clues.resolve(c.func, lookup) is builtins.next
-    ]
+from jaxmagic.doctor.declared import Declared, Function, InsertBefore, Replace
 
 
 def _loop_index(tree: ast.AST, call: ast.Call) -> str | None:
@@ -45,70 +31,39 @@ def _loop_index(tree: ast.AST, call: ast.Call) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class IteratorUse:
-    """What ``python_iterator`` found in one function: its source and its first ``next(...)`` call."""
-
-    function: types.FunctionType
-    located: tuple
-    call: ast.Call
-
-
-@pitfall("python-iterator", "next(iterator) in traced code", "warning", stage="trace", order=25)
-def python_iterator(traced: Traced) -> list[IteratorUse]:
-    """One warning per function that calls ``next`` on an iterator while it is traced."""
-    found = []
-    for sourced in with_source(traced.functions):
-        function, located, lookup = sourced.function, sourced.located, sourced.lookup
-        parsed, node = located
-        calls = _next_calls(node, lookup)
-        if calls:
-            found.append(IteratorUse(function, located, calls[0]))
-    return found
+def python_iterator(function: Function) -> dict | None:
+    """The function's first ``next(...)`` call, the loop counter around it, and the statement it is in."""
+    calls = [
+        c
+        for c in clues.nodes_in(function.node, ast.Call)
+        if len(c.args) == 1 and function.resolve(c.func) is builtins.next
+    ]
+    if not calls:
+        return None
+    call, index = calls[0], _loop_index(function.node, calls[0])
+    facts = {"at": call, "call": call, "iterator": call.args[0], "index": index, "kind": "counted" if index else ""}
+    statement = clues.statement_at(function.node, call.lineno)
+    if index is not None and statement is not None and isinstance(call.args[0], ast.Name):
+        facts.update(statement=statement, replaced=call, values=f"{call.args[0].id}_values")
+    return facts
 
 
-@describes("python-iterator")
-def describe(traced: Traced, found: list[IteratorUse]) -> list[Diagnosis]:
-    """The values put in an array before the loop, indexed by its counter."""
-    diagnoses = []
-    for use in found:
-        function, located, call = use.function, use.located, use.call
-        parsed, node = located
-        iterator = clues.source_of(parsed, call.args[0])
-        index = _loop_index(node, call)
-        statement = clues.statement_at(node, call.lineno)
-        jn = rewrites.jax_names(function.__globals__)
-        fix = None
-        if index is not None and statement is not None and isinstance(call.args[0], ast.Name):
-            values = f"{iterator}_values"
-            edits = [
-                rewrites.Edit(
-                    Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset),
-                    f"{values} = {jn.jnp}.asarray(list({iterator}))\n",
-                ),
-                rewrites.Edit(Span.of(call), f"{values}[{index}]"),
-            ]
-            fix = with_edits(located, edits)
-        where = sources.source_line(parsed.file, call.lineno, function.__name__, traced.cell_namer)
-        diagnoses.append(
-            Diagnosis(
-                "python-iterator",
-                explanation=say(
-                    "{} ({}) is plain Python: it runs while JAX traces {}, once, not on each call or each loop iteration "
-                    "(a loop body is traced once). Every iteration reuses the one value it gave then, and the iterator "
-                    "is left advanced.",
-                    code(clues.source_of(parsed, call)),
-                    place(where),
-                    code(function.__name__),
-                ),
-                fix=fix or f"values = {jn.jnp}.asarray(list({iterator}))   # then index values[i] inside the loop",
-                fix_note=say(
-                    "Put the values in an array first and index it with the loop's counter{}.",
-                    say(" {}", code(index)) if index else "",
-                ),
-                where=where,
-                variable=iterator,
-                function=function.__name__,
-            )
-        )
-    return diagnoses
+PYTHON_ITERATOR = Declared(
+    "python-iterator",
+    "next(iterator) in traced code",
+    python_iterator,
+    severity="warning",
+    stage="trace",
+    order=25,
+    explanation="{call} ({where}) is plain Python: it runs while JAX traces {function}, once, not on each call or "
+    "each loop iteration (a loop body is traced once). Every iteration reuses the one value it gave then, and the "
+    "iterator is left advanced.",
+    rewrite=(
+        InsertBefore("statement", "{values} = {jnp}.asarray(list({iterator}))"),
+        Replace("replaced", "{values}[{index}]"),
+    ),
+    fallback="values = {jnp}.asarray(list({iterator}))   # then index values[i] inside the loop",
+    fix_note="Put the values in an array first and index it with the loop's counter.",
+    kinds={"counted": {"fix_note": "Put the values in an array first and index it with the loop's counter {index}."}},
+    variable="iterator",
+)

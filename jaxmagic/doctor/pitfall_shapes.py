@@ -66,15 +66,10 @@ def traced_shape(case: Case) -> TracedSize | None:
     """
     exc = case.exc
     frame = case.innermost
-    if frame is None:
-        return None
     boolean_mask = isinstance(exc, jax.errors.NonConcreteBooleanIndexError)
     index_call = isinstance(exc, jax.errors.TracerIntegerConversionError)
-    by_message = isinstance(exc, (TypeError, IndexError)) and case.says("traced-shape")
-    if not (boolean_mask or index_call or by_message):
+    if frame is None or not _reads_as_traced_size(case, boolean_mask or index_call):
         return None
-    if "Shapes must be" in case.message and "Tracer" not in case.message:
-        return None  # a size that is not traced (a float, say): not this trap
     parsed = case.parsed(frame)
     if parsed is None:
         return None
@@ -82,23 +77,36 @@ def traced_shape(case: Case) -> TracedSize | None:
     statement = clues.statement_at(parsed.tree, frame.line)
     if node is None or (index_call and _picks_one_element(node)):
         return None
-    kind, size_node = "size", node
-    masked_update = _masked_update(node, statement) if boolean_mask else None
-    if masked_update is not None:
-        kind, node, size_node = "masked-update", masked_update[0], masked_update[2]
-    elif "must be known statically" in case.message:
-        kind = "setting"
-    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
-        kind = "range"
-    elif isinstance(node, ast.Subscript):
-        kind = "mask" if boolean_mask else "slice"
-        size_node = node.slice
-    elif index_call:
+    found = _kind_of_size(case, node, statement, boolean_mask, index_call)
+    if found is None:
         return None  # int() of a traced value somewhere else: not a size
+    kind, node, size_node = found
     depends = depends_on(case, frame, size_node)
     if kind == "slice":
         depends = [d for d in depends if d not in clues.names_in(node.value)] or depends
     return TracedSize(kind, node, size_node, statement, tuple(depends))
+
+
+def _reads_as_traced_size(case: Case, by_class: bool) -> bool:
+    """JAX's error is one about a traced size (by its class or its message), and the size is traced."""
+    by_message = isinstance(case.exc, (TypeError, IndexError)) and case.says("traced-shape")
+    if not (by_class or by_message):
+        return False
+    return not ("Shapes must be" in case.message and "Tracer" not in case.message)  # a float size: not this trap
+
+
+def _kind_of_size(case: Case, node: ast.AST, statement, boolean_mask: bool, index_call: bool):
+    """``(kind, node, the part that sets the size)`` for the failing expression; ``None``: not a size."""
+    masked_update = _masked_update(node, statement) if boolean_mask else None
+    if masked_update is not None:
+        return "masked-update", masked_update[0], masked_update[2]
+    if "must be known statically" in case.message:
+        return "setting", node, node
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+        return "range", node, node
+    if isinstance(node, ast.Subscript):
+        return ("mask" if boolean_mask else "slice"), node, node.slice
+    return None if index_call else ("size", node, node)
 
 
 def _picks_one_element(node: ast.AST) -> bool:
@@ -198,96 +206,85 @@ def describe(case: Case, found: TracedSize) -> Diagnosis:
 
 
 def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, statement: ast.stmt | None, jn):
+    """The rewrite that keeps the shape fixed for this kind of traced size, with its label (``None``: none fits)."""
+    if kind == "slice":
+        sliced = isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and statement is not None
+        return _slice_rewrite(case, frame, node, statement, jn) if sliced else None
+    rewrite = _SHAPE_REWRITES.get(kind)
+    found = rewrite(case, frame, node, statement, jn) if rewrite is not None else None
+    if found is None:
+        return None
+    label, edit = found
+    rewritten = function_source(case, frame, [edit])
+    return (label, rewritten) if rewritten else None
+
+
+def _range_rewrite(case: Case, frame: UserFrame, node: ast.AST, statement, jn):
+    """``for i in range(n)`` with ``n`` traced: the loop as ``lax.fori_loop``."""
     parsed = case.parsed(frame)
     found = clues.function_of_code(frame.code)
     function = found[1] if found else parsed.tree
-    if kind == "range":
-        loop = clues.enclosing(parsed.tree, node, ast.For)
-        if loop is not None and loop.iter is node:
-            edit = branch_rewrites.fori_rewrite(loop, function, parsed.lines, lax=jn.lax)
-            if edit is not None:
-                rewritten = function_source(case, frame, [edit])
-                return (
-                    (
-                        say("Keep it traced and loop inside the compiled code with {}:", code(f"{jn.lax}.fori_loop")),
-                        rewritten,
-                    )
-                    if rewritten
-                    else None
-                )
+    loop = clues.enclosing(parsed.tree, node, ast.For)
+    if loop is None or loop.iter is not node:
         return None
-    if (
-        kind == "slice"
-        and isinstance(node, ast.Subscript)
-        and isinstance(node.slice, ast.Slice)
-        and statement is not None
-    ):
-        return _slice_rewrite(case, frame, node, statement, jn)
-    if kind == "masked-update":
-        call, array, mask, value, method = _masked_update(node, statement)
-        a, m, v = (case.text(frame, n) for n in (array, mask, value))
-        new = {"set": v, "add": f"{a} + {v}", "multiply": f"{a} * {v}", "mul": f"{a} * {v}"}.get(method)
-        if new is None:
-            return None
-        edit = rewrites.Edit(Span.of(call), f"{jn.jnp}.where({m}, {new}, {a})")
-        rewritten = function_source(case, frame, [edit])
-        return (
-            (
-                say(
-                    "Keep the shape fixed: {} takes the new value where the mask is True and the old one elsewhere.",
-                    code(f"{jn.jnp}.where"),
-                ),
-                rewritten,
-            )
-            if rewritten
-            else None
-        )
-    if kind == "mask" and isinstance(node, ast.Subscript):
-        array, mask = case.text(frame, node.value), case.text(frame, node.slice)
-        edit = rewrites.Edit(
-            Span.of(node), f"{jn.jnp}.where({mask}, {array}, 0)", comment="same shape; masked-out elements are 0"
-        )
-        rewritten = function_source(case, frame, [edit])
-        return (
-            (
-                say(
-                    "Keep the shape fixed: {} zeroes the elements you would drop (sums and means over them stay "
-                    "right).",
-                    code(f"{jn.jnp}.where"),
-                ),
-                rewritten,
-            )
-            if rewritten
-            else None
-        )
-    if kind == "size" and isinstance(node, ast.Call):
-        callee = frame.resolve(node.func)
-        name = getattr(callee, "__name__", "")
-        if (
-            name in ("nonzero", "argwhere", "flatnonzero", "unique", "where")
-            and node.args
-            and not any(k.arg == "size" for k in node.keywords)
-        ):
-            first = case.text(frame, node.args[0])
-            if not isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
-                first = f"({first})"
-            at = Span(node.end_lineno, node.end_lineno, node.end_col_offset - 1, node.end_col_offset - 1)
-            edit = rewrites.Edit(at, f", size={first}.size")
-            rewritten = function_source(case, frame, [edit])
-            return (
-                (
-                    say(
-                        "Give {} a fixed output size. The result is padded with {} (0 by default, which is also a "
-                        "valid index: leave the padding out of what you compute from it).",
-                        code(ast.unparse(node.func)),
-                        code("fill_value"),
-                    ),
-                    rewritten,
-                )
-                if rewritten
-                else None
-            )
-    return None
+    edit = branch_rewrites.fori_rewrite(loop, function, parsed.lines, lax=jn.lax)
+    label = say("Keep it traced and loop inside the compiled code with {}:", code(f"{jn.lax}.fori_loop"))
+    return (label, edit) if edit is not None else None
+
+
+def _masked_update_rewrite(case: Case, frame: UserFrame, node: ast.AST, statement, jn):
+    """``x.at[mask].set(v)``: ``jnp.where(mask, v, x)``."""
+    call, array, mask, value, method = _masked_update(node, statement)
+    a, m, v = (case.text(frame, n) for n in (array, mask, value))
+    new = {"set": v, "add": f"{a} + {v}", "multiply": f"{a} * {v}", "mul": f"{a} * {v}"}.get(method)
+    if new is None:
+        return None
+    label = say(
+        "Keep the shape fixed: {} takes the new value where the mask is True and the old one elsewhere.",
+        code(f"{jn.jnp}.where"),
+    )
+    return label, rewrites.Edit(Span.of(call), f"{jn.jnp}.where({m}, {new}, {a})")
+
+
+def _mask_rewrite(case: Case, frame: UserFrame, node: ast.AST, statement, jn):
+    """``x[mask]``: ``jnp.where(mask, x, 0)``, the dropped elements zeroed."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    array, mask = case.text(frame, node.value), case.text(frame, node.slice)
+    label = say(
+        "Keep the shape fixed: {} zeroes the elements you would drop (sums and means over them stay right).",
+        code(f"{jn.jnp}.where"),
+    )
+    comment = "same shape; masked-out elements are 0"
+    return label, rewrites.Edit(Span.of(node), f"{jn.jnp}.where({mask}, {array}, 0)", comment=comment)
+
+
+def _size_rewrite(case: Case, frame: UserFrame, node: ast.AST, statement, jn):
+    """``jnp.nonzero(x)`` (and its kin): ``size=x.size`` given, a fixed output size."""
+    if not isinstance(node, ast.Call) or not node.args or any(k.arg == "size" for k in node.keywords):
+        return None
+    name = getattr(frame.resolve(node.func), "__name__", "")
+    if name not in ("nonzero", "argwhere", "flatnonzero", "unique", "where"):
+        return None
+    first = case.text(frame, node.args[0])
+    if not isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        first = f"({first})"
+    at = Span(node.end_lineno, node.end_lineno, node.end_col_offset - 1, node.end_col_offset - 1)
+    label = say(
+        "Give {} a fixed output size. The result is padded with {} (0 by default, which is also a valid index: "
+        "leave the padding out of what you compute from it).",
+        code(ast.unparse(node.func)),
+        code("fill_value"),
+    )
+    return label, rewrites.Edit(at, f", size={first}.size")
+
+
+_SHAPE_REWRITES = {
+    "range": _range_rewrite,
+    "masked-update": _masked_update_rewrite,
+    "mask": _mask_rewrite,
+    "size": _size_rewrite,
+}
 
 
 def _masked_update(node: ast.AST, statement: ast.stmt | None):

@@ -63,21 +63,27 @@ def state_mutations(traced: Traced) -> list[Mutation]:
         if located is None or isinstance(located[1], ast.Lambda) or not located[1].args.args:
             continue
         owner = located[1].args.args[0].arg
-        statements, attributes = [], []
-        for node in clues.nodes_in(located[1], (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            assigned = [
-                t.attr
-                for t in targets
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == owner
-            ]
-            if assigned:
-                statements.append(node)
-                attributes += [a for a in assigned if a not in attributes]
+        statements, attributes = _assignments_to(located[1], owner)
         if statements:
-            statements.sort(key=lambda n: (n.lineno, n.col_offset))
             found.append(Mutation(function, located, owner, tuple(statements), tuple(attributes)))
     return found
+
+
+def _assignments_to(fnode: ast.AST, owner: str) -> tuple[list[ast.stmt], list[str]]:
+    """The statements that assign ``<owner>.<attribute>`` (in source order) and those attributes."""
+    statements, attributes = [], []
+    for node in clues.nodes_in(fnode, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        assigned = [
+            t.attr
+            for t in targets
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == owner
+        ]
+        if assigned:
+            statements.append(node)
+            attributes += [a for a in assigned if a not in attributes]
+    statements.sort(key=lambda n: (n.lineno, n.col_offset))
+    return statements, attributes
 
 
 @describes("state-mutation")
@@ -135,28 +141,37 @@ def _functional(parsed, node, mutation: Mutation) -> str | None:
         for n in clues.nodes_in(node, ast.Attribute)
         if isinstance(n.value, ast.Name) and n.value.id == owner and n.attr == attribute
     ]
-    if len(uses) != len(attribute_uses):
-        return None
     returns = [n for n in clues.nodes_in(node, ast.Return)]
-    if len(returns) != 1 or returns[0] is not node.body[-1] or returns[0].value is None:
+    if len(uses) != len(attribute_uses) or len(returns) != 1 or returns[0] is not node.body[-1]:
+        return None
+    if returns[0].value is None:
         return None
     edits = [rewrites.Edit(Span.of(n), attribute) for n in attribute_uses]
-    value = returns[0].value
-    end = Span(value.end_lineno, value.end_lineno, value.end_col_offset, value.end_col_offset)
-    if isinstance(value, ast.Tuple):  # return a, b -> return (a, b), n
-        edits.append(rewrites.Edit(Span(value.lineno, value.lineno, value.col_offset, value.col_offset), "("))
-        edits.append(rewrites.Edit(end, f"), {attribute}"))
-    else:
-        edits.append(rewrites.Edit(end, f", {attribute}"))
+    edits += _state_returned(returns[0].value, attribute)
     edits.append(rewrites.Edit(Span.of(node.args.args[0]), attribute))
     if node.returns is not None:  # the annotation no longer holds: it returns the state too
-        line = parsed.lines[node.returns.lineno - 1].encode()
-        arrow = line.rfind(b"->", 0, node.returns.col_offset)
-        if arrow < 0:
+        dropped = _annotation_dropped(parsed, node.returns)
+        if dropped is None:
             return None
-        while arrow > 0 and line[arrow - 1 : arrow] == b" ":
-            arrow -= 1
-        edits.append(
-            rewrites.Edit(Span(node.returns.lineno, node.returns.end_lineno, arrow, node.returns.end_col_offset), "")
-        )
+        edits.append(dropped)
     return rewrites.with_edits(parsed.lines, node.lineno, node.end_lineno, edits)
+
+
+def _state_returned(value: ast.expr, attribute: str) -> list[rewrites.Edit]:
+    """``return a`` -> ``return a, n``; ``return a, b`` -> ``return (a, b), n``."""
+    end = Span(value.end_lineno, value.end_lineno, value.end_col_offset, value.end_col_offset)
+    if isinstance(value, ast.Tuple):
+        start = Span(value.lineno, value.lineno, value.col_offset, value.col_offset)
+        return [rewrites.Edit(start, "("), rewrites.Edit(end, f"), {attribute}")]
+    return [rewrites.Edit(end, f", {attribute}")]
+
+
+def _annotation_dropped(parsed, returns: ast.expr) -> rewrites.Edit | None:
+    """The edit that removes `` -> T`` from a ``def`` line (``None``: the arrow is not found)."""
+    line = parsed.lines[returns.lineno - 1].encode()
+    arrow = line.rfind(b"->", 0, returns.col_offset)
+    if arrow < 0:
+        return None
+    while arrow > 0 and line[arrow - 1 : arrow] == b" ":
+        arrow -= 1
+    return rewrites.Edit(Span(returns.lineno, returns.end_lineno, arrow, returns.end_col_offset), "")

@@ -11,8 +11,9 @@ strategy), so a changed attribute is seen.
 ...     @functools.partial(jax.jit, static_argnums=0)
 ...     def apply(self, y):
 ...         return y * 2 if self.on else y
+>>> from jaxmagic.doctor.traced_code import Traced
 >>> traced = Traced([Scaler.apply.__wrapped__], None, None, lambda filename: None, (Scaler(True),))
->>> (found,) = describe(traced, static_self(traced))
+>>> (found,) = STATIC_SELF.notice(traced)
 >>> found.fix.splitlines()[0]
 '@jax.jit(static_argnames=("on",))'
 """
@@ -20,29 +21,11 @@ strategy), so a changed attribute is seen.
 from __future__ import annotations
 
 import ast
-import types
-from dataclasses import dataclass
-from typing import Any
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.method_rewrites as method_rewrites
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.traced_code import Traced, with_source
-from jaxmagic.tracing import sources
-from jaxmagic.words import code, names, place, say
-
-
-@dataclass(frozen=True)
-class StaticSelf:
-    """What ``static_self`` found: the method, its class, the attributes it reads, the object."""
-
-    function: types.FunctionType
-    located: tuple
-    cls: ast.ClassDef
-    attributes: tuple[str, ...]
-    owner: Any
+from jaxmagic.doctor.declared import Declared, Function, Given
 
 
 def _static_self(use: rewrites.JitUse) -> bool:
@@ -58,71 +41,45 @@ def _static_self(use: rewrites.JitUse) -> bool:
     return False
 
 
-@pitfall("static-self", "self marked static, hashed by identity", "warning", stage="trace", order=35)
-def static_self(traced: Traced) -> list[StaticSelf]:
-    """Methods jitted with ``self`` static whose class does not define ``__hash__``."""
-    found = []
-    for sourced in with_source(traced.functions):
-        node, parsed = sourced.node, sourced.parsed
-        args = getattr(node, "args", None)
-        if not isinstance(node, ast.FunctionDef) or not args.args or args.args[0].arg != "self":
-            continue
-        use = rewrites.decorator_jit(node, sourced.lookup)
-        cls = next((c for c in clues.nodes_in(parsed.tree, ast.ClassDef) if node in c.body), None)
-        if use is None or use.library != "jax" or not _static_self(use) or cls is None:
-            continue
-        if any(isinstance(member, ast.FunctionDef) and member.name == "__hash__" for member in cls.body):
-            continue  # the user hashes by value: a changed attribute is a new key
-        attributes = tuple(method_rewrites.self_reads(node))
-        owner = next((a for a in traced.arguments if type(a).__name__ == cls.name), None)
-        if attributes:
-            found.append(StaticSelf(sourced.function, sourced.located, cls, attributes, owner))
-    return found
+def static_self(function: Function) -> dict | None:
+    """A method jitted with ``self`` static whose class does not define ``__hash__``: the attributes it reads."""
+    node, traced = function.node, function.traced
+    args = getattr(node, "args", None)
+    if not isinstance(node, ast.FunctionDef) or not args.args or args.args[0].arg != "self":
+        return None
+    use = rewrites.decorator_jit(node, function.lookup)
+    cls = next((c for c in clues.nodes_in(function.parsed.tree, ast.ClassDef) if node in c.body), None)
+    if use is None or use.library != "jax" or not _static_self(use) or cls is None:
+        return None
+    if any(isinstance(member, ast.FunctionDef) and member.name == "__hash__" for member in cls.body):
+        return None  # the user hashes by value: a changed attribute is a new key
+    attributes = method_rewrites.self_reads(node)
+    if not attributes:
+        return None
+    owner = next((a for a in traced.arguments if type(a).__name__ == cls.name), None)
+    written = method_rewrites.method_calling_jitted_function(function.parsed, node, owner, function.jax_names)
+    return {"at": node, "method": node.name, "cls": cls.name, "reads": [f"self.{a}" for a in attributes],
+            "fixed": written[0] if written else "", "self": "self"}  # fmt: skip
 
 
-@describes("static-self")
-def describe(traced: Traced, found: list[StaticSelf]) -> list[Diagnosis]:
-    """The method rewritten to call a jitted function of the attributes it reads."""
-    diagnoses = []
-    for facts in found:
-        parsed, node = facts.located
-        jn = rewrites.jax_names(facts.function.__globals__)
-        written = method_rewrites.method_calling_jitted_function(parsed, node, facts.owner, jn)
-        where = sources.source_line(parsed.file, node.lineno, node.name, traced.cell_namer)
-        diagnoses.append(
-            Diagnosis(
-                "static-self",
-                explanation=say(
-                    "{} marks {} static, and {} keeps Python's identity hash: JAX finds the compiled {} again by "
-                    "{}, which stays the same when {} changes, so after such a change the old compiled code runs with "
-                    "the old values ({}).",
-                    code(node.name),
-                    code("self"),
-                    code(facts.cls.name),
-                    code(node.name),
-                    code("hash(self)"),
-                    names([f"self.{a}" for a in facts.attributes]),
-                    place(where),
-                ),
-                fix=written[0] if written else "",
-                fix_note=say(
-                    "Jit a function of the attributes the method reads, and let the method call it: a changed "
-                    "attribute is then seen on the next call."
-                ),
-                alternatives=(
-                    (
-                        say(
-                            "Or give {} {} and {} over those attributes, and never change them after the first call.",
-                            code(facts.cls.name),
-                            code("__hash__"),
-                            code("__eq__"),
-                        ),
-                        "",
-                    ),
-                ),
-                where=where,
-                variable="self",
-                function=node.name,
-            )
-        )
-    return diagnoses
+STATIC_SELF = Declared(
+    "static-self",
+    "self marked static, hashed by identity",
+    static_self,
+    severity="warning",
+    stage="trace",
+    order=35,
+    explanation="{method} marks `self` static, and {cls} keeps Python's identity hash: JAX finds the compiled "
+    "{method} again by `hash(self)`, which stays the same when {reads} changes, so after such a change the old "
+    "compiled code runs with the old values ({where}).",
+    rewrite=(Given("fixed"),),
+    fix_note="Jit a function of the attributes the method reads, and let the method call it: a changed attribute "
+    "is then seen on the next call.",
+    alternatives=(
+        (
+            "Or give {cls} `__hash__` and `__eq__` over those attributes, and never change them after the first call.",
+            "",
+        ),
+    ),  # fmt: skip
+    variable="self",
+)

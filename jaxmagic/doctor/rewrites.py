@@ -58,31 +58,40 @@ def with_edits(
     shown = {line - first for line in show if first <= line <= last}  # region indexes to keep in view
     for edit in sorted(edits, key=lambda e: (e.span.line, e.span.col), reverse=True):
         start, end = edit.span.line - first, edit.span.end_line - first
-        head_line, tail_line = region[start], region[end]
-        head = head_line[: _char_col(head_line, edit.span.col)]
-        tail = tail_line[_char_col(tail_line, edit.span.end_col) :]
-        indent = head_line[: len(head_line) - len(head_line.lstrip())]
-        new_lines = edit.text.split("\n") if edit.text else [""]
-        last_index = len(new_lines) - 1
-        new_lines = [new_lines[0]] + [
-            indent + line if (line or i == last_index) else line for i, line in enumerate(new_lines[1:], 1)
-        ]
-        new_lines[0] = head + new_lines[0]
-        new_lines[-1] = new_lines[-1] + tail
-        if edit.comment and "#" not in tail:
-            new_lines[-1] = f"{new_lines[-1].rstrip()}  # {edit.comment}"
-        removed = end - start + 1
+        new_lines = _replaced(region[start], region[end], edit)
         region[start : end + 1] = new_lines
-        shift = len(new_lines) - removed
-        changed = {i if i < start else i + shift for i in changed if i < start or i > end}
-        changed.update(range(start, start + len(new_lines)))
-        shown = {i if i < start else i + shift for i in shown if i < start or i > end}
+        shift = len(new_lines) - (end - start + 1)
+        changed = _moved(changed, start, end, shift) | set(range(start, start + len(new_lines)))
+        shown = _moved(shown, start, end, shift)
     keep = [(i, line) for i, line in enumerate(region) if line.strip() or i not in changed]
     text_lines = [line for _, line in keep]
     changed_positions = [n for n, (i, _) in enumerate(keep) if i in changed or i in shown]
     if elide and len(text_lines) > MAX_FIX_LINES:
         text_lines = _elide(text_lines, changed_positions)
     return textwrap.dedent("\n".join(text_lines)).strip("\n")
+
+
+def _replaced(head_line: str, tail_line: str, edit: Edit) -> list[str]:
+    """The lines that replace ``head_line..tail_line`` (the edit's first and last lines): the text
+    before the edit, its new text (later lines at the first line's indent), the text after it."""
+    head = head_line[: _char_col(head_line, edit.span.col)]
+    tail = tail_line[_char_col(tail_line, edit.span.end_col) :]
+    indent = head_line[: len(head_line) - len(head_line.lstrip())]
+    new_lines = edit.text.split("\n") if edit.text else [""]
+    last_index = len(new_lines) - 1
+    new_lines = [new_lines[0]] + [
+        indent + line if (line or i == last_index) else line for i, line in enumerate(new_lines[1:], 1)
+    ]
+    new_lines[0] = head + new_lines[0]
+    new_lines[-1] = new_lines[-1] + tail
+    if edit.comment and "#" not in tail:
+        new_lines[-1] = f"{new_lines[-1].rstrip()}  # {edit.comment}"
+    return new_lines
+
+
+def _moved(indexes: set[int], start: int, end: int, shift: int) -> set[int]:
+    """Line indexes after lines ``start..end`` were replaced: those inside go, those after move by ``shift``."""
+    return {i if i < start else i + shift for i in indexes if i < start or i > end}
 
 
 def _elide(lines: list[str], changed: list[int]) -> list[str]:

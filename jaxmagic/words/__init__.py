@@ -156,3 +156,34 @@ def names(items) -> Words:
             parts.append(Part("text", " and " if i == len(items) - 1 else ", "))
         parts.append(code(name))
     return Words(parts)
+
+
+def tell(template: str, facts: dict[str, Any]) -> Words:
+    """A sentence from a template whose named slots are filled from ``facts``: a ``SourceLine`` (or
+    the slot ``{where}``) as a place, ``Words`` or a ``Part`` as they are, a slot written
+    ``{name!s}`` as plain text, a list as names joined with "and", any other value as code. Text in
+    backticks is code, slots in it included. The doctor's pitfalls keep their words as such templates.
+
+    >>> w = tell("{call} ({where}) gets a Python {kind!s}: use `jnp.array({arg})`.", {"call": "f([1])", "kind": "list", "arg": "[1]"})
+    >>> str(w), [p.kind for p in w.parts][-2:]
+    ('`f([1])` (your code) gets a Python list: use `jnp.array([1])`.', ['code', 'text'])
+    """
+    parts: list[Part] = []
+    for i, piece in enumerate(template.split("`")):
+        if i % 2:
+            parts.append(code(_FORMAT.vformat(piece, (), facts)))
+            continue
+        for literal, field, _, conversion in _FORMAT.parse(piece):
+            if literal:
+                parts.append(Part("text", literal))
+            if field is None:
+                continue
+            value = facts.get(field)
+            if field == "where" or isinstance(value, SourceLine):
+                value = place(value)
+            elif isinstance(value, (list, tuple)):
+                value = names(value)
+            elif conversion != "s" and not isinstance(value, (Words, Part)):
+                value = code(value)
+            parts.extend(as_words(value).parts)
+    return Words(parts)
