@@ -8,8 +8,12 @@ PY         := $(VENV)/bin/python
 FLOOR_PY   := $(FLOOR_VENV)/bin/python
 STAMP      := $(VENV)/.installed
 FLOOR_STAMP := $(FLOOR_VENV)/.installed
+# The suites run in parallel (pytest-xdist), a test file to a worker: WORKERS=auto starts one worker
+# per core, WORKERS=0 runs everything in this one process.
+WORKERS    ?= auto
+PARALLEL   := -n $(WORKERS) --dist loadfile
 
-.PHONY: demo test test-quick test-floor bench format venv chromium clean
+.PHONY: demo test test-quick test-floor test-both bench format venv venv-floor chromium clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,11 +37,11 @@ chromium:
 
 # The whole suite on the newest versions the package registry serves.
 test: $(STAMP) chromium
-	$(PY) -m pytest
+	$(PY) -m pytest $(PARALLEL)
 
 # The inner loop while changing jaxmagic: unit tests and doctests, no browser, no other processes.
 test-quick: $(STAMP)
-	$(PY) -m pytest -q -m "not slow and not browser"
+	$(PY) -m pytest -q $(PARALLEL) -m "not slow and not browser"
 
 # The suite (browser tests aside) on the oldest versions jaxmagic supports, pinned exactly.
 $(FLOOR_STAMP): pyproject.toml floor-constraints.txt
@@ -46,8 +50,23 @@ $(FLOOR_STAMP): pyproject.toml floor-constraints.txt
 	$(FLOOR_PY) -m pip install --quiet --constraint "$(CURDIR)/floor-constraints.txt" -e '.[test]'
 	touch $(FLOOR_STAMP)
 
+venv-floor: $(FLOOR_STAMP)
+
 test-floor: $(FLOOR_STAMP)
-	JAXMAGIC_CONSTRAINTS="$(CURDIR)/floor-constraints.txt" $(FLOOR_PY) -m pytest -m "not browser"
+	JAXMAGIC_CONSTRAINTS="$(CURDIR)/floor-constraints.txt" $(FLOOR_PY) -m pytest $(PARALLEL) -m "not browser"
+
+# Both suites, as CI runs them. The two environments install side by side (mostly downloads); the
+# suites run side by side where there are cores enough for both (four or more: half the workers
+# each, each suite's output shown whole when it ends), one after the other otherwise. `-k`: the
+# floor suite runs even when the newest one failed.
+CORES := $(shell nproc 2>/dev/null || echo 1)
+test-both:
+	$(MAKE) -j2 venv venv-floor chromium
+ifeq ($(shell [ $(CORES) -ge 4 ] && echo side-by-side),side-by-side)
+	$(MAKE) -k -j2 --output-sync=target test test-floor WORKERS=$(shell echo $$(( $(CORES) / 2 )))
+else
+	$(MAKE) -k test test-floor
+endif
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'

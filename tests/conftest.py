@@ -32,7 +32,8 @@ def pytest_configure(config):
 
 
 # Whole files left out of `make test-quick` (the inner loop): each starts other processes (scripts,
-# kernels, a browser, a new virtual environment), runs a notebook or a benchmark, or walks a corpus.
+# kernels, a browser, a new virtual environment, simulated devices), runs a notebook or a benchmark,
+# or walks a corpus (every library's step under every magic, realistic user code, the largest views).
 # Everything else, doctests included, is the quick suite; the full suite runs them all.
 SLOW_FILES = {
     "test_benchmarks.py",
@@ -44,6 +45,7 @@ SLOW_FILES = {
     "test_docs.py",
     "test_fuzz.py",
     "test_jitcompare_devices.py",
+    "test_collectives_devices.py",
     "test_jaxpr_corpus_jax_docs.py",
     "test_recompiles_persistent_cache.py",
     "test_recompiles_script.py",
@@ -52,12 +54,32 @@ SLOW_FILES = {
     "test_doctor_corpus.py",
     "test_doctor_hook.py",
     "test_types.py",
+    "test_processes.py",
+    "test_magics_leave_user_state.py",
+    "test_recompiles_own_work.py",
+    "test_labels_corpus.py",
+    "test_recompiles_causes_corpus.py",
+    "test_values_memory_corpus.py",
+    "test_robustness.py",
+}
+# Single tests left out of it for the same reasons, in files whose other tests are quick.
+SLOW_TESTS = {
+    "test_bad_input.py::test_bad_or_unusual_input_with_eight_devices",
+    "test_recompiles_engine.py::test_device_and_sharding_changes_with_eight_cpu_devices",
+    "test_render_deterministic.py::test_two_processes_render_the_same_reports_to_the_same_bytes",
+    "test_jaxpr_peak_memory.py::test_every_byte_at_the_peak_has_a_line_or_an_argument_on_a_corpus",
+    "test_fingerprints.py::test_two_runs_of_the_same_script_give_the_same_fingerprint",
+    "test_fingerprints.py::test_diff_names_a_new_compilation_with_its_cause_and_fails",
+    "test_fingerprints.py::test_diff_names_the_line_that_added_a_collective",
+    "test_fingerprints.py::test_diff_of_something_that_is_not_a_fingerprint_says_so",
+    "test_fingerprints.py::test_pytest_records_a_baseline_and_fails_the_test_that_breaks_it",
 }
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.name in SLOW_FILES:
+        test = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+        if item.path.name in SLOW_FILES or test in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 
