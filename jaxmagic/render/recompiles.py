@@ -115,6 +115,12 @@ class Group:
         return str(first) if first == latest else f"{first}–{latest}"
 
     @property
+    def unwatched_since_before(self) -> bool:
+        """Whether any of the group's recompilations compares with a call seen before a stretch
+        nothing watched (what compiled meanwhile is not known)."""
+        return any(getattr(e, "unwatched_since_before", False) and e.is_recompile for _, e in self.numbered)
+
+    @property
     def compile_s(self) -> float:
         return sum(event.compile_s for _, event in self.numbered)
 
@@ -240,16 +246,16 @@ def _group_lines(group: Group, new_advice: set[str], columns: _Columns, paint) -
         lines.append(f"{head}  {body}" if i == 0 else f"{indent}{body}")
     if group.count > 1:
         lines.append(indent + paint(f"first {occurrence(*group.numbered[0])}", "faint"))
-    return lines + [indent + note for note in _notes(event, new_advice, paint)]
+    return lines + [indent + note for note in _notes(group, new_advice, paint)]
 
 
-def _notes(event, new_advice: set[str], paint) -> list[str]:
+def _notes(group: Group, new_advice: set[str], paint) -> list[str]:
     """What a text row says under its causes: the program's difference, fixes said for the first
     time, JAX's own words where jaxmagic could not tell, the persistent cache."""
-    notes = []
+    event, notes = group.latest, []
     if event.program_diff and event.is_recompile:
         notes.append(paint(f"program: {event.program_diff}", "faint"))
-    if getattr(event, "unwatched_since_before", False) and event.is_recompile:
+    if group.unwatched_since_before:
         notes.append(paint(UNWATCHED_NOTE, "faint"))
     notes.extend(paint(f"→ {c.advice}", "faint") for c in event.causes if c.advice in new_advice)
     if event.raw and any(c.kind == "unknown" for c in event.causes):
@@ -398,7 +404,7 @@ def _row(group: Group, new_advice: set[str]) -> str:
     site_text = escape(site.label) if site else "?"
     defined = escape(f"defined at {event.defined_at.label}") if event.defined_at else ""
     causes = "".join(_cause_html(cause) for cause in event.causes) + _occurrences_html(group)
-    if getattr(event, "unwatched_since_before", False) and event.is_recompile:
+    if group.unwatched_since_before:
         causes += f'<div class="jm-muted jm-unwatched-before">{escape(UNWATCHED_NOTE)}</div>'
     if getattr(event, "program_diff", None) and event.is_recompile:
         causes += f'<div class="jm-muted jm-program-diff">{escape(event.program_diff)}</div>'
