@@ -35,7 +35,7 @@ class ThreadNotes(threading.local):
     def __init__(self):
         self.traces: dict[str, float] = {}
         self.lowers: dict[str, float] = {}
-        self.explanations: dict[str, str] = {}
+        self.explanations: dict[int | str, str] = {}  # by traced function (its id), else by name
         self.traced_calls: dict[str, tuple] = {}
         self.persistent: bool | None = None
         self.cache_key_parts: dict[str, str] = {}

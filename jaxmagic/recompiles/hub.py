@@ -101,8 +101,9 @@ class _CacheKeyFilter(logging.Filter):
         self.shown_from = logging.WARNING
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.msg == _jax_private.CACHE_KEY_PART_MESSAGE and len(record.args or ()) == 2:
-            name, digest = record.args
+        args = record.args
+        if record.msg == _jax_private.CACHE_KEY_PART_MESSAGE and isinstance(args, tuple) and len(args) == 2:
+            name, digest = args
             parts = self.hub.notes.cache_key_parts
             if len(parts) > _PENDING_LIMIT:
                 parts.clear()
@@ -527,7 +528,7 @@ def _attributed(signature: CallSignature | None, fun, user_function, name: str) 
 def _unwatched_causes(compared: Comparison, jax_keys, frame):
     """For a function with nothing earlier to compare with but that ``jax.jit`` traced before the
     watch: the causes against those traces, else against the shardings it was lowered for."""
-    if compared.closest is not None or not jax_keys:
+    if compared.closest is not None or not jax_keys or compared.signature is None:
         return None
     unwatched = causes_since_unwatched(compared.signature, jax_keys)
     if unwatched is None:

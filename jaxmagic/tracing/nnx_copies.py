@@ -27,7 +27,7 @@ import functools
 import inspect
 import sys
 import types
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from jaxmagic.tracing.sources import is_jaxmagic_file, is_library_file
 
@@ -55,7 +55,8 @@ def on_nnx_copies(fn: Callable, args: tuple, kwargs: dict, *, copy_arrays: bool 
         state = jax.tree_util.tree_map(lambda a: a.copy() if isinstance(a, jax.Array) else a, state)
     copies = nnx.merge(graphdef, state)
     copy_of = {id(original): copy for original, copy in zip(originals, copies, strict=True)}
-    rebuilt_fn, rebuilt_args, rebuilt_kwargs = _rebuild((fn, args, kwargs), copy_of, {}, 0)
+    rebuilt = cast(tuple, _rebuild((fn, args, kwargs), copy_of, {}, 0))  # a tuple is rebuilt as a tuple
+    rebuilt_fn, rebuilt_args, rebuilt_kwargs = rebuilt
     return rebuilt_fn, tuple(rebuilt_args), dict(rebuilt_kwargs)
 
 
