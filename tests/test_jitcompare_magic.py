@@ -263,6 +263,13 @@ def test_memory_per_compiled_mode_and_eager_intermediates(run, f_defined):
     assert result.memory["jit"]["outputs"] == 4
     assert result.memory["eager"]["intermediates"] >= 4 * 512 * 4  # tanh, mul, sin, add, mul: 2 KiB each
     assert "temporaries" in result.to_text()
+    assert "eager writes out at least" in result.to_text()
+
+
+def test_one_operation_has_no_intermediate_arrays_to_tell_of(run):
+    result = run(f"%jitcompare -o -q {QUICK} jnp.sin(jnp.ones(1000))").assert_ok().result
+    assert result.memory["eager"].get("intermediates", 0) == 0
+    assert "eager writes out at least" not in result.to_text()
 
 
 def test_ctrl_c_stops_cleanly_reports_what_was_measured_and_restores_jax(run):

@@ -154,8 +154,8 @@ def _memory_rows(report) -> list[list[str]]:
 
 def _eager_memory_line(report) -> str:
     stats = report.memory.get("eager")
-    if not stats or "intermediates" not in stats:
-        return ""
+    if not stats or not stats.get("intermediates"):
+        return ""  # one operation, or nothing measured: no intermediate arrays to compare
     compiled = {m: s for m, s in report.memory.items() if m != "eager" and "temporaries" in s}
     line = (
         f"besides its outputs, eager writes out at least {format_bytes(stats['intermediates'])} of intermediate "
