@@ -251,3 +251,16 @@ def test_an_augmented_assignment_to_at_under_jit_becomes_the_matching_method():
     found = fix_runs(source, "bump(jnp.zeros(3), 2)", expected=np.array([0.0, 0.0, 1.0]))
     assert found.pitfall == "at-assignment" and "v = v.at[i].add(1.0)" in found.fix and found.checked
     assert "`.add(...)`" in found.fix_note
+
+
+def test_a_traced_product_of_the_shape_becomes_the_array_s_size():
+    # The reshape of JAX's "sharp bits" page: the product of a shape made into an array is traced.
+    for product in ("jnp.array(x.shape).prod()", "jnp.prod(jnp.array(x.shape))"):
+        source = f"""
+        @jax.jit
+        def flatten(x):
+            return x.reshape({product})
+        """
+        found = fix_runs(source, "flatten(x)", x=np.ones((2, 3), np.float32))
+        assert found.pitfall == "traced-shape"
+        assert "x.reshape(x.size)" in found.fix

@@ -212,6 +212,7 @@ def _shape_rewrite(case: Case, frame: UserFrame, kind: str, node: ast.AST, state
         return _slice_rewrite(case, frame, node, statement, jn) if sliced else None
     rewrite = _SHAPE_REWRITES.get(kind)
     found = rewrite(case, frame, node, statement, jn) if rewrite is not None else None
+    found = found or _shape_product_rewrite(case, frame, node, statement)
     if found is None:
         return None
     label, edit = found
@@ -277,6 +278,35 @@ def _size_rewrite(case: Case, frame: UserFrame, node: ast.AST, statement, jn):
         code("fill_value"),
     )
     return label, rewrites.Edit(at, f", size={first}.size")
+
+
+def _array_of_shape(node: ast.AST) -> ast.AST | None:
+    """``E`` of ``jnp.array(E.shape)`` (or ``jnp.asarray``), else ``None``."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+        return None
+    func, arg = node.func, node.args[0]
+    made = isinstance(func, ast.Attribute) and func.attr in ("array", "asarray")
+    return arg.value if made and isinstance(arg, ast.Attribute) and arg.attr == "shape" else None
+
+
+def _shape_product_rewrite(case: Case, frame: UserFrame, node: ast.AST, statement):
+    """``jnp.array(x.shape).prod()`` (or ``jnp.prod(jnp.array(x.shape))``): a traced product of
+    sizes that are plain ints while tracing; ``x.size`` is the same number, and a plain int."""
+    for sub in ast.walk(statement if statement is not None else node):
+        if not isinstance(sub, ast.Call) or sub.keywords:
+            continue
+        func = sub.func
+        if isinstance(func, ast.Attribute) and func.attr == "prod" and not sub.args:
+            array = _array_of_shape(func.value)
+        elif isinstance(func, ast.Attribute) and func.attr == "prod" and len(sub.args) == 1:
+            array = _array_of_shape(sub.args[0])
+        else:
+            continue
+        if array is not None:
+            size = f"{case.text(frame, array)}.size"
+            label = say("Use {}: the number of elements, a plain int while JAX traces.", code(size))
+            return label, rewrites.Edit(Span.of(sub), size)
+    return None
 
 
 _SHAPE_REWRITES = {
