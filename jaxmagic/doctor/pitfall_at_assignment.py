@@ -20,18 +20,16 @@ from __future__ import annotations
 import ast
 
 from jaxmagic.doctor.declared import Declared, Line, Replace
-from jaxmagic.doctor.pitfall_in_place_update import METHODS
+from jaxmagic.doctor.pitfall_in_place_update import assigned
 
 
 def at_assignment(line: Line) -> dict | None:
     """The assignment to ``array.at[index]``: the array, the index, the value and the method that does it."""
     statement = line.statement()
-    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-        target, method = statement.targets[0], "set"
-    elif isinstance(statement, ast.AugAssign) and type(statement.op) in METHODS:
-        target, method = statement.target, METHODS[type(statement.op)]
-    else:
+    found = assigned(statement)
+    if found is None:
         return None
+    target, method = found
     helper = target.value if isinstance(target, ast.Subscript) else None
     if not (isinstance(helper, ast.Attribute) and helper.attr == "at"):
         return None
