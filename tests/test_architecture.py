@@ -139,9 +139,29 @@ def test_code_is_formatted():
     assert done.returncode == 0, done.stdout
 
 
-# Where sentences may be written: the words layer, and the renderers and magics that call it. The
-# doctor is left out for now: its words are being turned into data of each pitfall's declaration.
-WORDS_WRITERS = ("words", "render", "magics", "doctor")
+# Where sentences may be written: the words layer, and the renderers and magics that call it; and,
+# until their words are templates of a declaration, these modules of the doctor (the list only shrinks).
+WORDS_WRITERS = ("words", "render", "magics")
+DOCTOR_STILL_SAYING = (
+    "doctor/case.py",
+    "doctor/checked_fixes.py",
+    "doctor/pitfall_baked_global.py",
+    "doctor/pitfall_calls.py",
+    "doctor/pitfall_control_flow.py",
+    "doctor/pitfall_donated_nnx_state.py",
+    "doctor/pitfall_leak.py",
+    "doctor/pitfall_loop_grad.py",
+    "doctor/pitfall_max_traces.py",
+    "doctor/pitfall_moved_name.py",
+    "doctor/pitfall_nnx_closure.py",
+    "doctor/pitfall_numpy.py",
+    "doctor/pitfall_numpy_random.py",
+    "doctor/pitfall_print.py",
+    "doctor/pitfall_scalar_conversion.py",
+    "doctor/pitfall_shapes.py",
+    "doctor/pitfall_state_mutation.py",
+    "doctor/pitfall_stored_tracer.py",
+)
 
 
 def sentence_calls(source: str) -> list[int]:
@@ -166,7 +186,9 @@ def test_engines_write_no_sentences():
     writers = {
         str(p.relative_to(PACKAGE)): lines
         for p in PACKAGE.rglob("*.py")
-        if "__pycache__" not in p.parts and p.relative_to(PACKAGE).parts[0] not in WORDS_WRITERS
+        if "__pycache__" not in p.parts
+        and p.relative_to(PACKAGE).parts[0] not in WORDS_WRITERS
+        and p.relative_to(PACKAGE).as_posix() not in DOCTOR_STILL_SAYING
         for lines in [sentence_calls(p.read_text(encoding="utf-8"))]
         if lines
     }

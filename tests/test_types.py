@@ -1,5 +1,5 @@
 """The package's types hold: pyright, in the basic mode pyproject.toml sets (``[tool.pyright]``),
-finds no error in jaxmagic, the doctor aside for now, on the JAX this suite runs with.
+finds no error in jaxmagic, the doctor's modules listed in ``UNTYPED`` aside, on the JAX this suite runs with.
 """
 
 from __future__ import annotations
@@ -12,13 +12,47 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PYRIGHT = pathlib.Path(sys.executable).with_name("pyright")
 
-# Every module of the package but the doctor's (whose pitfalls are becoming declarations, typed as
-# they are converted): a new module is checked from the day it is written.
-UNTYPED = ("jaxmagic/doctor/",)
+# Every module of the package but these of the doctor (typed as their pitfalls become declarations;
+# the list only shrinks): a new module is checked from the day it is written.
+UNTYPED = (
+    "jaxmagic/doctor/branch_rewrites.py",
+    "jaxmagic/doctor/case.py",
+    "jaxmagic/doctor/checked_fixes.py",
+    "jaxmagic/doctor/clues.py",
+    "jaxmagic/doctor/declared.py",
+    "jaxmagic/doctor/donations.py",
+    "jaxmagic/doctor/fix_check.py",
+    "jaxmagic/doctor/global_watch.py",
+    "jaxmagic/doctor/method_rewrites.py",
+    "jaxmagic/doctor/pitfall_at_assignment.py",
+    "jaxmagic/doctor/pitfall_baked_global.py",
+    "jaxmagic/doctor/pitfall_calls.py",
+    "jaxmagic/doctor/pitfall_control_flow.py",
+    "jaxmagic/doctor/pitfall_debug_print_fstring.py",
+    "jaxmagic/doctor/pitfall_donated_nnx_state.py",
+    "jaxmagic/doctor/pitfall_grad_has_aux.py",
+    "jaxmagic/doctor/pitfall_in_place_update.py",
+    "jaxmagic/doctor/pitfall_key_reuse.py",
+    "jaxmagic/doctor/pitfall_leak.py",
+    "jaxmagic/doctor/pitfall_loop_grad.py",
+    "jaxmagic/doctor/pitfall_moved_name.py",
+    "jaxmagic/doctor/pitfall_nnx_closure.py",
+    "jaxmagic/doctor/pitfall_non_array_argument.py",
+    "jaxmagic/doctor/pitfall_numpy.py",
+    "jaxmagic/doctor/pitfall_numpy_random.py",
+    "jaxmagic/doctor/pitfall_print.py",
+    "jaxmagic/doctor/pitfall_python_iterator.py",
+    "jaxmagic/doctor/pitfall_scalar_conversion.py",
+    "jaxmagic/doctor/pitfall_shapes.py",
+    "jaxmagic/doctor/pitfall_state_mutation.py",
+    "jaxmagic/doctor/pitfall_static_self.py",
+    "jaxmagic/doctor/pitfall_stored_tracer.py",
+    "jaxmagic/doctor/registry.py",
+    "jaxmagic/doctor/rewrites.py",
+    "jaxmagic/doctor/traced_code.py",
+)
 TYPED = sorted(
-    path
-    for path in (p.relative_to(ROOT).as_posix() for p in (ROOT / "jaxmagic").rglob("*.py"))
-    if not path.startswith(UNTYPED)
+    path for path in (p.relative_to(ROOT).as_posix() for p in (ROOT / "jaxmagic").rglob("*.py")) if path not in UNTYPED
 )
 
 
@@ -46,9 +80,9 @@ def pyright_problems(paths: list[str]) -> list[str]:
     ]
 
 
-def test_typed_modules_are_listed_as_they_are():
-    missing = [path for path in TYPED if not (ROOT / path).is_file()]
-    assert missing == [], "a listed module was moved or removed: update TYPED"
+def test_untyped_modules_are_listed_as_they_are():
+    missing = [path for path in UNTYPED if not (ROOT / path).is_file()]
+    assert missing == [], "a module left unchecked was moved or removed: update UNTYPED"
 
 
 def test_pyright_finds_no_error_in_the_typed_modules():
