@@ -16,7 +16,7 @@
   change breaks the budgets (``--jaxmagic-budget=memory=10%,collectives=forbid,compilations=forbid``
   by default; ``@pytest.mark.jaxmagic_budget("memory=25%")`` sets a test's own), naming the line.
   Under ``jax.distributed`` each process records its own file (``fp.process1.json``), for
-  ``python -m jaxmagic merge``.
+  ``python -m jaxmagic merge``; under pytest-xdist the workers' tests are written in one file.
 
 Nothing is imported (JAX included) until a test asks for the fixture or carries the marker.
 
@@ -37,6 +37,8 @@ SECTION = "JAX compilations"
 _LOG = pytest.StashKey()
 _RECORDED = pytest.StashKey()  # test id -> its functions' fingerprints, for --jaxmagic-fingerprint
 _BASELINE = pytest.StashKey()  # the fingerprint --jaxmagic-compare reads
+_WORKER_VERSIONS = pytest.StashKey()  # under pytest-xdist: the versions and devices the workers ran on
+_WORKER_KEY = "jaxmagic_fingerprint"  # what an xdist worker sends its controller
 _COLLECTIVES = pytest.StashKey()
 
 
@@ -213,14 +215,34 @@ def _fingerprint_test(item, log) -> None:
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
-    recorded = session.config.stash.get(_RECORDED, None)
+    config = session.config
+    recorded = config.stash.get(_RECORDED, None)
     if recorded is None:
         return
     from jaxmagic.recompiles.fingerprint import Fingerprint, environment
     from jaxmagic.recompiles.processes import for_this_process
 
-    fingerprint = Fingerprint(environment(), recorded)  # under jax.distributed: one file per process
-    fingerprint.save(for_this_process(fingerprint, session.config.getoption("jaxmagic_fingerprint")))
+    worker_output = getattr(config, "workeroutput", None)
+    if worker_output is not None:  # a pytest-xdist worker: its tests go to the controller, which writes
+        worker_output[_WORKER_KEY] = Fingerprint(environment(), recorded).to_json()
+        return
+    versions = config.stash.get(_WORKER_VERSIONS, None) or environment()
+    fingerprint = Fingerprint(versions, recorded)  # under jax.distributed: one file per process
+    fingerprint.save(for_this_process(fingerprint, config.getoption("jaxmagic_fingerprint")))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """pytest-xdist's controller, as a worker ends: the worker's recorded tests join the run's."""
+    found = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
+    recorded = node.config.stash.get(_RECORDED, None)
+    if found is None or recorded is None:
+        return
+    from jaxmagic.recompiles.fingerprint import Fingerprint
+
+    fingerprint = Fingerprint.from_json(found)
+    recorded.update(fingerprint.functions)
+    node.config.stash.setdefault(_WORKER_VERSIONS, fingerprint.versions)
 
 
 @pytest.hookimpl(wrapper=True)

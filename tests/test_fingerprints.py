@@ -261,3 +261,18 @@ def test_compile_time_is_said_as_a_ratio_and_never_breaks_a_budget():
     found = compare(run(0.1), run(0.3))
     assert found.changes == [] and found.exit_status == 0
     assert "compile time (noisy, not held to a budget): step 3× (100 ms → 300 ms)" in found.to_text()
+
+
+@pytest.mark.slow
+def test_pytest_in_parallel_records_every_workers_tests_in_one_fingerprint(tmp_path):
+    """Under pytest-xdist each worker records its own tests; the fingerprint the run leaves holds
+    them all, written once, and compares against the same baseline a serial run writes."""
+    baseline = tmp_path / "baseline.json"
+    source = "SIZES = (3, 3)\n" + textwrap.dedent(USER_TESTS)
+    recorded = run_pytest(tmp_path, source, "-n", "2", "--dist", "load", f"--jaxmagic-fingerprint={baseline}")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    found = json.loads(baseline.read_text())
+    assert set(found["functions"]) == {"test_user_code.py::test_train::step", "test_user_code.py::test_allowed::step"}
+    assert found["versions"]["jax"] == jax.__version__
+    compared = run_pytest(tmp_path, source, "-n", "2", f"--jaxmagic-compare={baseline}")
+    assert compared.returncode == 0, compared.stdout
