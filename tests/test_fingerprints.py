@@ -274,5 +274,9 @@ def test_pytest_in_parallel_records_every_workers_tests_in_one_fingerprint(tmp_p
     found = json.loads(baseline.read_text())
     assert set(found["functions"]) == {"test_user_code.py::test_train::step", "test_user_code.py::test_allowed::step"}
     assert found["versions"]["jax"] == jax.__version__
-    compared = run_pytest(tmp_path, source, "-n", "2", f"--jaxmagic-compare={baseline}")
-    assert compared.returncode == 0, compared.stdout
+    for workers in (("-n", "2"), ("-n", "0")):
+        compared = run_pytest(
+            tmp_path, "SIZES = (3, 4)\n" + textwrap.dedent(USER_TESTS), *workers, f"--jaxmagic-compare={baseline}"
+        )
+        assert compared.returncode == 1, compared.stdout
+        assert "1 budget broken: `test_user_code.py::test_train::step` 2 compilations" in compared.stdout
