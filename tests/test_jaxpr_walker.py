@@ -56,3 +56,36 @@ def test_not_going_into_a_body_skips_only_that_body():
     # the eager footprint goes into inner jit calls only: a scan's body is counted by its outputs
     inner = jax.jit(lambda v: jnp.sin(v) * 2)
     assert footprint.intermediate_bytes(jax.make_jaxpr(lambda v: inner(v) + 1)(jnp.ones(100))) == 2 * 400
+
+
+LIBRARY_CALLERS = """
+import jax, jax.numpy as jnp
+
+def first(x):
+    return jnp.linalg.norm(jax.nn.relu(x))
+
+def second(x):
+    return jnp.linalg.norm(jax.nn.relu(x)) * 2
+"""
+
+
+def test_a_library_program_traced_for_another_caller_is_listed_under_this_calls_line(tmp_path, monkeypatch):
+    """JAX keeps a library's jitted program (``jnp.linalg.norm``, ``jax.nn.relu``) from its first
+    trace: on 0.8 with the first caller's frames, on 0.10 with none of the user's. The listing of ``second`` shows its nested equations under
+    ``second``'s line, never ``first``'s, and agrees line by line with ``line_counts``."""
+    import importlib
+
+    from jaxmagic.tracing.listing import equations_by_line
+
+    (tmp_path / "library_callers.py").write_text(LIBRARY_CALLERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("library_callers")
+    jax.make_jaxpr(module.first)(jnp.ones(3))
+    closed = jax.make_jaxpr(module.second)(jnp.ones(3))
+    shown = collections.Counter(
+        record.source.label if record.source is not None else "(no source line)"
+        for record in listing(closed)
+        if record.kind == "eqn"
+    )
+    assert shown == collections.Counter({"library_callers.py:8": count_eqns(closed)})
+    assert shown == collections.Counter(equations_by_line(closed))

@@ -402,8 +402,9 @@ class _Origins:
     """Where each equation of one block comes from — ``(source, scope, derivative)`` — worked out
     once per equation, whoever asks first (the listing, or the count of a run ahead of it)."""
 
-    def __init__(self, eqns, with_source: bool, cell_namer: CellNamer):
+    def __init__(self, eqns, with_source: bool, cell_namer: CellNamer, enclosing: tuple | None = None):
         self.eqns, self.with_source, self.cell_namer = eqns, with_source, cell_namer
+        self.enclosing = enclosing  # the group of the equation these are nested in, if any
         self._groups: dict[int, tuple | None] = {}
         self.repeat_keys: dict[int, tuple] = {}  # read by ``find_repeat``
 
@@ -420,7 +421,11 @@ class _Origins:
         (``None``: no line of the user's) — without reading the line's text."""
         if index not in self._groups:
             info = self.eqns[index].source_info
-            frame = traced_user_frame(_jax_private.traceback_frames(info)) if self.with_source else None
+            frames = list(_jax_private.traceback_frames(info)) if self.with_source else []
+            frame = traced_user_frame(frames)
+            enclosing = self.enclosing
+            if enclosing is not None and not any(f[:2] == enclosing[:2] for f in frames):
+                frame = enclosing[:3]  # traced once for another caller (see equations_by_line): this call's line
             self._groups[index] = (
                 (*frame, *name_stack_facts(getattr(info, "name_stack", ""))) if frame is not None else None
             )
@@ -452,7 +457,9 @@ def folded(items: list[str], separator: str, limit: int = MAX_NAMES_LISTED) -> s
     return separator.join(items[:limit]) + f"{separator}… {len(items) - limit} more"
 
 
-def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None) -> Iterator[Record]:
+def _block(
+    jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None, enclosing=None
+) -> Iterator[Record]:
     inner = getattr(jaxpr, "jaxpr", jaxpr)
     if depth == 0:
         namer.drop_unused(inner)
@@ -460,7 +467,8 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
     invars = folded([namer.binder(v) for v in inner.invars], " ")
     header = f"{{ lambda {consts}; {invars}. let" if consts else f"{{ lambda ; {invars}. let"
     yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path, landmark=mark)
-    walk = _Walk(inner.eqns, depth, namer, budget, _Origins(inner.eqns, with_source, cell_namer), path)
+    origins = _Origins(inner.eqns, with_source, cell_namer, enclosing)
+    walk = _Walk(inner.eqns, depth, namer, budget, origins, path)
     for index, eqn in enumerate(inner.eqns):
         yield from walk.repeats(index)
         if budget[0] <= 0:
@@ -470,7 +478,10 @@ def _block(jaxpr, title, depth, namer, budget, with_source, cell_namer, path, ma
         yield walk.equation(index, eqn, with_source, cell_namer)
         for name, sub in sub_jaxprs(eqn.params):
             mark = landmark(eqn.primitive.name, eqn.params, name)
-            yield from _block(sub, name, depth + 1, namer, budget, with_source, cell_namer, path + (index, name), mark)
+            yield from _block(
+                sub, name, depth + 1, namer, budget, with_source, cell_namer, path + (index, name), mark,
+                origins.group(index),
+            )  # fmt: skip
     yield from walk.end_repeat()
     outs = folded([namer(v) for v in inner.outvars], ", ")
     yield Record("close", depth, text=f"in ({outs},) }}" if len(inner.outvars) == 1 else f"in ({outs}) }}", path=path)
