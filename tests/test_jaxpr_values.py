@@ -245,3 +245,32 @@ def test_an_equation_with_many_outputs_shows_a_few(run):
     split.assert_ok()
     assert "… 5 more" in split.result.to_text()  # the loop returns 9 stacked values
     assert len(report.value_run.outputs) == 10
+
+
+LIBRARY_CALLERS = """
+import jax.numpy as jnp
+
+def first(x):
+    return jnp.linalg.norm(x)
+
+def second(x):
+    return jnp.linalg.norm(x) + 1
+"""
+
+
+def test_a_non_finite_value_inside_a_library_program_is_placed_on_this_calls_line(tmp_path, monkeypatch):
+    """``jnp.linalg.norm`` is a jitted program JAX keeps from its first trace (``first``'s): the
+    overflow inside it, reached from ``second``, is placed on ``second``'s line, as the listing
+    shows the equation."""
+    import importlib
+
+    from jaxmagic.tracing.values import evaluate
+
+    (tmp_path / "norm_callers.py").write_text(LIBRARY_CALLERS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("norm_callers")
+    jax.make_jaxpr(module.first)(jnp.ones(3))
+    closed = jax.make_jaxpr(module.second)(jnp.ones(3))
+    found = evaluate(closed, [jnp.full(3, 1e30, jnp.float32)]).first_nonfinite
+    assert found is not None and found.primitive == "mul"  # x * x overflows inside the norm
+    assert found.source is not None and found.source.label == "norm_callers.py:8"

@@ -330,15 +330,27 @@ def primitive_counts(jaxpr) -> collections.Counter:
     return collections.Counter(eqn.primitive.name for eqn in all_equations(jaxpr))
 
 
+def traced_for_another_caller(frames: list[tuple[str, int, str]], enclosing: tuple[str, int] | None) -> bool:
+    """Whether a nested equation was traced for another caller: none of its frames (innermost
+    first) is the line of the equation it is nested in, ``enclosing`` (file, line). JAX keeps the
+    program of a library's jitted function (an optimizer's update, ``jnp`` helpers) from its first
+    trace, with the frames of whoever called it first — another cell, another test — or none of
+    the user's; such an equation was made, here, by the line that called the library.
+
+    >>> traced_for_another_caller([("lib.py", 9, "norm"), ("cell.py", 4, "first")], ("cell.py", 7))
+    True
+    >>> traced_for_another_caller([("lib.py", 9, "norm"), ("cell.py", 7, "second")], ("cell.py", 7))
+    False
+    """
+    return enclosing is not None and not any(f[:2] == enclosing for f in frames)
+
+
 def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]:
     """Source line label -> equations it made, nested jaxprs included, the most first; equations
     with no known line are under ``(no source line)``.
 
-    An equation inside a nested jaxpr counts for its own line only where the enclosing equation's
-    line is among the frames that made it: JAX keeps the program of a library's jitted function
-    (an optimizer's update, ``jnp`` helpers) from its first trace, with the frames of whoever
-    called it first — another cell, another test — and those are not this call's lines; such an
-    equation counts for the line that called the library here."""
+    An equation inside a nested jaxpr counts for its own line unless it was traced for another
+    caller (``traced_for_another_caller``): then it counts for the line that called it here."""
     counts: collections.Counter = collections.Counter()
     # (equations, the enclosing equation's file and line, its source line)
     pending: list[tuple[Any, tuple[str, int] | None, SourceLine | None]] = [
@@ -349,8 +361,8 @@ def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]
         for eqn in eqns:
             frames = list(_jax_private.traceback_frames(eqn.source_info))
             source = user_source_line(eqn.source_info, cell_namer)
-            if enclosing is not None and not any(f[:2] == enclosing for f in frames):
-                source = enclosing_source  # traced once for another caller: this call's line made it
+            if traced_for_another_caller(frames, enclosing):
+                source = enclosing_source  # this call's line made it
             counts[source.label if source is not None else NO_SOURCE_LINE] += 1
             here = (source.file, source.line) if source is not None else None
             pending.extend((getattr(sub, "jaxpr", sub).eqns, here, source) for _, sub in sub_jaxprs(eqn.params) if here)
@@ -424,8 +436,8 @@ class _Origins:
             frames = list(_jax_private.traceback_frames(info)) if self.with_source else []
             frame = traced_user_frame(frames)
             enclosing = self.enclosing
-            if enclosing is not None and not any(f[:2] == enclosing[:2] for f in frames):
-                frame = enclosing[:3]  # traced once for another caller (see equations_by_line): this call's line
+            if enclosing is not None and traced_for_another_caller(frames, enclosing[:2]):
+                frame = enclosing[:3]  # this call's line made it
             self._groups[index] = (
                 (*frame, *name_stack_facts(getattr(info, "name_stack", ""))) if frame is not None else None
             )

@@ -27,7 +27,7 @@ import numpy as np
 from jax.extend import core as jcore
 
 from jaxmagic import _jax_private
-from jaxmagic.tracing.listing import name_stack_facts
+from jaxmagic.tracing.listing import name_stack_facts, traced_for_another_caller
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, user_source_line
 
 SMALL = 8  # a value with at most this many elements is kept whole
@@ -188,7 +188,11 @@ def evaluate(closed_jaxpr, arguments: Sequence[Any], cell_namer: CellNamer = no_
     return run
 
 
-def _run(jaxpr, consts, arguments, path: tuple, run: ValueRun, cell_namer: CellNamer) -> list:
+def _run(
+    jaxpr, consts, arguments, path: tuple, run: ValueRun, cell_namer: CellNamer, enclosing: SourceLine | None = None
+) -> list:
+    """Run ``jaxpr``'s equations, recording each; ``enclosing`` is the line of the call equation
+    the jaxpr is nested in (``None`` at the top)."""
     env: dict = {}
 
     def read(var):
@@ -200,11 +204,11 @@ def _run(jaxpr, consts, arguments, path: tuple, run: ValueRun, cell_namer: CellN
     for index, eqn in enumerate(jaxpr.eqns):
         here = path + (index,)
         invals = [read(v) for v in eqn.invars]
-        outs = _equation(eqn, invals, here, run, cell_namer)
+        outs = _equation(eqn, invals, here, run, cell_namer, enclosing)
         for var, out in zip(eqn.outvars, outs, strict=False):
             if not _jax_private.is_dropped_variable(var):
                 env[var] = out
-        _record(eqn, here, invals, outs, run, cell_namer)
+        _record(eqn, here, invals, outs, run, cell_namer, enclosing)
         for var in last_use.get(index, ()):  # a value nothing reads again is let go, as eager code would
             env.pop(var, None)
     return [read(v) for v in jaxpr.outvars]
@@ -225,23 +229,35 @@ def _last_uses(jaxpr) -> dict[int, list]:
     return by_index
 
 
-def _equation(eqn, invals: list, path: tuple, run: ValueRun, cell_namer: CellNamer) -> list:
+def _source(eqn, cell_namer: CellNamer, enclosing: SourceLine | None) -> SourceLine | None:
+    """The user's line that made ``eqn`` here: the enclosing call's line where the equation was
+    traced for another caller (``listing.traced_for_another_caller``), as the listing shows it."""
+    if enclosing is not None:
+        frames = list(_jax_private.traceback_frames(eqn.source_info))
+        if traced_for_another_caller(frames, (enclosing.file, enclosing.line)):
+            return enclosing
+    return user_source_line(eqn.source_info, cell_namer)
+
+
+def _equation(eqn, invals: list, path: tuple, run: ValueRun, cell_namer: CellNamer, enclosing=None) -> list:
     name = eqn.primitive.name
     key = _CALLS.get(name)
     if key is not None and key in eqn.params:
         inner = eqn.params[key]
         body = getattr(inner, "jaxpr", inner)
         if len(body.invars) == len(invals):
-            return _run(body, getattr(inner, "consts", ()), invals, path + (key,), run, cell_namer)
+            source = _source(eqn, cell_namer, enclosing)
+            return _run(body, getattr(inner, "consts", ()), invals, path + (key,), run, cell_namer, source)
     if name == "cond" and "branches" in eqn.params:
         branches = eqn.params["branches"]
         chosen = min(max(int(np.asarray(invals[0])), 0), len(branches) - 1)
         branch = branches[chosen]
-        return _run(branch.jaxpr, branch.consts, invals[1:], path + (f"branches[{chosen}]",), run, cell_namer)
+        source = _source(eqn, cell_namer, enclosing)
+        return _run(branch.jaxpr, branch.consts, invals[1:], path + (f"branches[{chosen}]",), run, cell_namer, source)
     return _jax_private.bind_equation(eqn, invals)
 
 
-def _record(eqn, path: tuple, invals: list, outs: list, run: ValueRun, cell_namer: CellNamer) -> None:
+def _record(eqn, path: tuple, invals: list, outs: list, run: ValueRun, cell_namer: CellNamer, enclosing=None) -> None:
     outputs = tuple(summarise(o) for o in outs)
     derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))[1]
     value = EquationValue(path, eqn.primitive.name, outputs, derivative)
@@ -252,7 +268,7 @@ def _record(eqn, path: tuple, invals: list, outs: list, run: ValueRun, cell_name
             outputs,
             derivative,
             inputs=tuple(summarise(v) for v in invals),
-            source=user_source_line(eqn.source_info, cell_namer),
+            source=_source(eqn, cell_namer, enclosing),
         )
         if run.first_nonfinite is None and value.made_nonfinite:
             run.first_nonfinite = value
