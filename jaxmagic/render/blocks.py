@@ -348,6 +348,112 @@ class Prerendered:
     html: Callable[[], str] = field(compare=False)
 
 
+# ----------------------------------------------------------------------------------------------
+# figures, lists and the view's own layout
+
+
+@dataclass(frozen=True)
+class Bar:
+    """A measured value drawn as a bar against the ``largest`` of its column, with a whisker from
+    ``low`` to ``high`` (the best and worst repeat); ``css`` picks its colour, ``label`` is read
+    on hover. A notebook draws it in SVG, a terminal in block characters."""
+
+    value: float
+    largest: float
+    low: float
+    high: float
+    label: str
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class Stacked:
+    """Parts of one total laid end to end (``(name, value, label)``: ``name`` picks the colour),
+    against the ``largest`` total of its column; ``label`` says the whole. A notebook only: a
+    terminal has the numbers."""
+
+    parts: tuple[tuple[str, float, str], ...]
+    largest: float
+    label: str
+
+
+GridCell = Union[Cell, Bar, Stacked]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A table whose cells may be figures: each row may carry a ``key`` (a notebook's
+    ``data-<key_name>``, ``data-mode="jit"``), and its header may end with ``swatches``, the
+    colour of each part of a ``Stacked`` (a notebook only). ``align``: ``<`` or ``>`` per column
+    in text; a column of ``Stacked`` is left out of text."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[GridCell, ...], ...]
+    css: str = ""
+    align: str = ""
+    key_name: str = ""
+    keys: tuple[str, ...] = ()
+    swatches: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The answer line with a name set apart (bold in a notebook): ``before``, ``name``, ``after``."""
+
+    before: str
+    name: str
+    after: str
+    css: str = "jm-summary"
+
+
+@dataclass(frozen=True)
+class Items:
+    """Sentences as a list: a notebook's ``<ul>`` of class ``css`` (each item of class
+    ``item_css``, with ``data-<key_name>`` from ``keys``); in text a line each after ``lead``
+    (``"! "``, ``"· "``), in the terminal ``style`` (``yellow``, ``faint``) when coloured."""
+
+    items: tuple[Any, ...]
+    css: str = ""
+    lead: str = "· "
+    style: str = ""
+    item_css: str = ""
+    key_name: str = ""
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Sections:
+    """Blocks read one after another: a blank line between them in text, nothing added in a notebook."""
+
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class Only:
+    """Blocks one view shows and the other leaves out: ``medium`` is ``text`` or ``html`` (a
+    notebook's answer table, whose numbers the terminal's fuller table already gives)."""
+
+    medium: str
+    blocks: tuple[Block, ...]
+
+
 Block = Union[
-    Listing, Legend, CodeBlock, Kernels, KeyValues, Hint, Fold, Sentence, Note, Table, Bindings, Group, Prerendered
+    Listing,
+    Legend,
+    CodeBlock,
+    Kernels,
+    KeyValues,
+    Hint,
+    Fold,
+    Sentence,
+    Note,
+    Table,
+    Bindings,
+    Group,
+    Prerendered,
+    Grid,
+    Headline,
+    Items,
+    Sections,
+    Only,
 ]

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable
 
 from jaxmagic.render import theme
 from jaxmagic.render.blocks import (
+    Bar,
     Bindings,
     Block,
     Cell,
@@ -25,8 +26,11 @@ from jaxmagic.render.blocks import (
     CodeRow,
     EquationRow,
     Fold,
+    Grid,
     Group,
+    Headline,
     Hint,
+    Items,
     Kernel,
     Kernels,
     KeyValues,
@@ -36,11 +40,14 @@ from jaxmagic.render.blocks import (
     Nested,
     Note,
     NoteRow,
+    Only,
     PlaceRow,
     Prerendered,
     Repeat,
     Row,
+    Sections,
     Sentence,
+    Stacked,
     Table,
 )
 from jaxmagic.render.ids import ContentIds
@@ -49,6 +56,8 @@ from jaxmagic.render.words import words_html
 
 MAX_HIGHLIGHTED_VARIABLES = 1200  # past this, no hover highlight (its style would outweigh the listing)
 LEGEND_ROWS = 6  # inputs, then outputs, shown before the legend folds the rest
+BAR_WIDTH = 180  # px, the longest bar
+BAR_HEIGHT = 14
 JAXPR_DOCS = "https://docs.jax.dev/en/latest/jaxpr.html"
 # How to use the viewer, until this listing's variables are hovered or a block is unfolded (the
 # stylesheet then hides it); the link stays.
@@ -308,5 +317,94 @@ _WALKS.update(
         Table: lambda b, ids: _table(b),
         Bindings: _bindings,
         Prerendered: lambda b, ids: b.html(),
+        Grid: lambda b, ids: _grid(b),
+        Headline: lambda b, ids: (
+            f'<div class="{escape(b.css)}">{escape(b.before)}<b class="jm-name">{escape(b.name)}</b>{escape(b.after)}</div>'
+        ),
+        Items: lambda b, ids: _items(b),
+        Sections: lambda b, ids: html(b.blocks, ids),
+        Only: lambda b, ids: html(b.blocks, ids) if b.medium == "html" else "",
     }
 )
+
+
+# ----------------------------------------------------------------------------------------------
+# figures and lists
+
+
+def _items(block: Items) -> str:
+    css = f' class="{escape(block.item_css)}"' if block.item_css else ""
+    keys = block.keys or ("",) * len(block.items)
+    items = "".join(
+        f"<li{css}{_key(block.key_name, key)}>{words_html(item)}</li>"
+        for item, key in zip(block.items, keys, strict=True)
+    )
+    return f'<ul class="{escape(block.css)}">{items}</ul>' if block.css else f"<ul>{items}</ul>"
+
+
+def _key(name: str, value: str) -> str:
+    return f' data-{escape(name)}="{escape(value)}"' if name else ""
+
+
+def _grid(block: Grid) -> str:
+    swatches = " ".join(
+        f'<span class="jm-key"><svg width="10" height="10"><rect class="jm-bar jm-bar-{escape(name)}" width="10" '
+        f'height="10"/></svg> {escape(name)}</span>'
+        for name in block.swatches
+    )
+    header = "".join(f"<th>{escape(h)}</th>" for h in block.header) + (f"<th>{swatches}</th>" if swatches else "")
+    keys = block.keys or ("",) * len(block.rows)
+    rows = "".join(
+        f"<tr{_key(block.key_name, key)}>{''.join(_grid_cell(cell) for cell in row)}</tr>"
+        for row, key in zip(block.rows, keys, strict=True)
+    )
+    css = f"jm-table {block.css}" if block.css else "jm-table"
+    return f'<table class="{escape(css)}"><tr>{header}</tr>{rows}</table>'
+
+
+def _grid_cell(cell) -> str:
+    if isinstance(cell, Bar):
+        return f"<td>{bar_svg(cell)}</td>"
+    if isinstance(cell, Stacked):
+        return f"<td>{stacked_svg(cell)}</td>"
+    return _cell(cell)
+
+
+def _scale(value: float, largest: float) -> float:
+    return 0.0 if largest <= 0 else max(1.0, BAR_WIDTH * value / largest)
+
+
+def bar_svg(bar: Bar) -> str:
+    """A bar ``BAR_WIDTH`` px long for its column's largest, a whisker across it from low to high."""
+    width, low, high = (_scale(v, bar.largest) for v in (bar.value, bar.low, bar.high))
+    middle = BAR_HEIGHT / 2
+    label = escape(bar.label)
+    return (
+        f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{label}">'
+        f"<title>{label}</title>"
+        f'<rect class="jm-bar {escape(bar.css)}" x="0" y="2" width="{width:.1f}" height="{BAR_HEIGHT - 4}"/>'
+        f'<line class="jm-whisker" x1="{low:.1f}" x2="{high:.1f}" y1="{middle}" y2="{middle}"/>'
+        f'<line class="jm-whisker" x1="{low:.1f}" x2="{low:.1f}" y1="{middle - 3}" y2="{middle + 3}"/>'
+        f'<line class="jm-whisker" x1="{high:.1f}" x2="{high:.1f}" y1="{middle - 3}" y2="{middle + 3}"/>'
+        "</svg>"
+    )
+
+
+def stacked_svg(stacked: Stacked) -> str:
+    """The parts end to end, ``BAR_WIDTH`` px for the column's largest total; a part of nothing is left out."""
+    x = 0.0
+    pieces = []
+    for name, value, label in stacked.parts:
+        width = 0.0 if stacked.largest <= 0 else BAR_WIDTH * value / stacked.largest
+        if width <= 0:
+            continue
+        pieces.append(
+            f'<rect class="jm-bar jm-bar-{escape(name)}" x="{x:.1f}" y="2" width="{width:.1f}" '
+            f'height="{BAR_HEIGHT - 4}"><title>{escape(label)}</title></rect>'
+        )
+        x += width
+    total = escape(stacked.label)
+    return (
+        f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{total}">'
+        f"<title>{total}</title>{''.join(pieces)}</svg>"
+    )

@@ -18,14 +18,18 @@ from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 
 from jaxmagic.render.blocks import (
+    Bar,
     Bindings,
     Block,
     CodeBlock,
     CodeRow,
     EquationRow,
     Fold,
+    Grid,
     Group,
+    Headline,
     Hint,
+    Items,
     Kernels,
     KeyValues,
     Legend,
@@ -33,17 +37,21 @@ from jaxmagic.render.blocks import (
     Nested,
     Note,
     NoteRow,
+    Only,
     PlaceRow,
     Prerendered,
     Repeat,
     Row,
+    Sections,
     Sentence,
+    Stacked,
     Table,
 )
 from jaxmagic.render.lexers import LEXERS
-from jaxmagic.render.terminal import table
+from jaxmagic.render.terminal import paint, table
 
 INDENT = "    "
+BAR_WIDTH = 24  # characters, the longest bar
 
 
 def text(blocks: Iterable[Block], *, color: bool = False) -> str:
@@ -109,7 +117,39 @@ _WALKS: dict[type, Callable[[Any, bool], str]] = {
     Table: lambda b, color: _table(b),
     Bindings: lambda b, color: "\n".join(f"  {name} = {value}" for name, value in b.rows),
     Prerendered: lambda b, color: b.text(),
+    Grid: lambda b, color: _grid(b),
+    Headline: lambda b, color: f"{b.before}{b.name}{b.after}",
+    Items: lambda b, color: "\n".join(
+        paint(f"{b.lead}{item}", *filter(None, [b.style]), color=color) for item in b.items
+    ),
+    Sections: lambda b, color: "\n\n".join(part for part in (_block(inner, color) for inner in b.blocks) if part),
+    Only: lambda b, color: text(b.blocks, color=color) if b.medium == "text" else "",
 }
+
+
+def bar(value: float, largest: float, width: int = BAR_WIDTH) -> str:
+    """``value`` as a bar of block characters, ``width`` long for the ``largest``, eighths at its end.
+
+    >>> bar(1.0, 1.0, 4), bar(0.5, 1.0, 4), bar(0.3, 1.0, 4)
+    ('████', '██', '█▎')
+    """
+    if largest <= 0:
+        return ""
+    eighths = round(width * 8 * value / largest)
+    full, part = divmod(max(1, eighths), 8)
+    return "█" * full + ("" if not part else " ▏▎▍▌▋▊▉"[part])
+
+
+def _grid_cell(cell) -> str:
+    if isinstance(cell, Bar):
+        return bar(cell.value, cell.largest)
+    return str(cell.text)
+
+
+def _grid(block: Grid) -> str:
+    """Aligned columns; a column of ``Stacked`` parts is left out (a terminal has the numbers)."""
+    rows = [[_grid_cell(cell) for cell in row if not isinstance(cell, Stacked)] for row in block.rows]
+    return table(block.header, rows, align=block.align)
 
 
 def _table(block: Table) -> str:

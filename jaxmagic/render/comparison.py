@@ -1,24 +1,22 @@
-"""``Comparison`` -> HTML and text. Pure functions of the report.
+"""``Comparison`` as blocks, walked to HTML and to text. Pure functions of the report.
 
 HTML: the verdict, then one table that answers it (each mode's median per call with an inline SVG
 bar and a whisker from best to worst repeat, its speed with the interval, its first call and when
 jit has repaid it), warnings, and the rest folded: every statistic of the repeats, the first calls
 split into trace / lower / compile / run as stacked bars, memory per compiled mode, notes. No
-JavaScript. Text: the same tables, aligned, unfolded.
+JavaScript. Text: the same, aligned and unfolded, with the fuller table of the repeats (bars in
+block characters) in place of the answer table.
 """
 
 from __future__ import annotations
 
 import math
 
-from jaxmagic.render import theme
-from jaxmagic.render.terminal import paint
-from jaxmagic.render.theme import escape
+from jaxmagic.render import blocks_html, blocks_text, theme
+from jaxmagic.render.blocks import Bar, Block, Cell, Fold, Grid, Headline, Items, Only, Sections, Sentence, Stacked
 from jaxmagic.words.units import format_bytes, format_seconds, times
 
-BAR_WIDTH = 180  # px, the longest bar in the HTML table
-BAR_HEIGHT = 14
-TEXT_BAR_WIDTH = 24  # characters
+BAR_WIDTH = blocks_html.BAR_WIDTH  # px, the longest bar in the HTML table
 SEGMENTS = (("trace", "trace_s"), ("lower", "lower_s"), ("compile", "compile_s"), ("run", "run_s"))
 MEMORY_COLUMNS = (
     ("arguments", "arguments"),
@@ -194,58 +192,6 @@ def _break_even_line(report) -> str:
     )
 
 
-# ----------------------------------------------------------------------------------------------
-# Text
-
-
-def _table(header: list[str], rows: list[list[str]], extra: list[str] | None = None) -> list[str]:
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-
-    def line(cells, tail=""):
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=False)]
-        return "  ".join([first] + rest) + (f"  {tail}" if tail else "")
-
-    out = [line(header)]
-    for index, row in enumerate(rows):
-        out.append(line(row, extra[index] if extra else ""))
-    return out
-
-
-def _text_bar(value: float, largest: float) -> str:
-    if largest <= 0:
-        return ""
-    eighths = round(TEXT_BAR_WIDTH * 8 * value / largest)
-    full, part = divmod(max(1, eighths), 8)
-    return "█" * full + ("" if not part else " ▏▎▍▌▋▊▉"[part])
-
-
-def text(report, *, color: bool = False) -> str:
-    """The report as terminal text (``color`` makes warnings yellow)."""
-    lines = [summary(report)]
-    if report.modes:
-        largest = max(t.median for t in report.modes.values())
-        bars = [_text_bar(t.median, largest) for t in report.modes.values()]
-        lines += [""] + _table(_mode_header(report), _mode_rows(report), bars)
-    if report.first_calls:
-        lines += [""] + _table(FIRST_CALL_HEADER, _first_call_rows(report))
-    even = _break_even_line(report)
-    if even:
-        lines += ["", even]
-    memory = _memory_rows(report)
-    if memory:
-        lines += ["", *_table(["memory per device"] + [label for _, label in MEMORY_COLUMNS], memory)]
-    eager_memory = _eager_memory_line(report)
-    if eager_memory:
-        lines += ([""] if not memory else []) + [eager_memory]
-    if report.warnings:
-        lines += [""] + [paint(f"! {w}", "yellow", color=color) for w in report.warnings]
-    notes = _notes(report)
-    if notes:
-        lines += [""] + [paint(f"· {n}", "faint", color=color) for n in notes]
-    return "\n".join(lines)
-
-
 def _calls_note(report) -> list[str]:
     """How many times the user's code ran: eager runs the Python function on every call."""
     calls = getattr(report, "calls", {})
@@ -268,48 +214,96 @@ def _notes(report) -> list[str]:
 
 
 # ----------------------------------------------------------------------------------------------
-# HTML
+# The report, once, as blocks; then as text and as HTML
 
 
-def html(report) -> str:
+def text(report, *, color: bool = False, shown: tuple[Block, ...] | None = None) -> str:
+    """The report as terminal text (``color`` makes warnings yellow); ``shown``: its blocks, when already made."""
+    return blocks_text.text(shown if shown is not None else blocks(report), color=color)
+
+
+def html(report, *, shown: tuple[Block, ...] | None = None) -> str:
     """The report as self-contained HTML: the verdict, one table that answers (each mode's time per
     call with its bar, its speed against the baseline with the interval, its first call and when
     that is repaid), warnings; then, folded, the spread of the repeats, the first calls by phase,
-    memory and how it was timed. No JavaScript."""
-    lead, name, rest = summary_parts(report)
-    shown = f'{escape(lead)}<b class="jm-name">{escape(name)}</b>{escape(rest)}'
-    parts = [f'<div class="jm-summary">{shown}</div>']
+    memory and how it was timed. No JavaScript. ``shown``: its blocks, when already made."""
+    body = blocks_html.html(shown if shown is not None else blocks(report))
+    return f'<div class="{theme.ROOT_CLASS} jm-comparison">{theme.style_tag()}{body}</div>'
+
+
+def blocks(report) -> tuple[Block, ...]:
+    """The verdict, then the table that answers it (a notebook's answer table; the terminal's fuller
+    table of the repeats, with bars), warnings, and what stands behind the answer (folded in a
+    notebook, in place in text): the repeats' spread, the first calls by phase, the break-even
+    reasoning, memory, and how the modes were set up and timed."""
+    shown: list[Block] = [Headline(*summary_parts(report))]
     if report.modes:
-        parts.append(_answer_table_html(report))
+        shown.append(Only("html", (_answer_table(report),)))
+        shown.append(Only("text", (_stats_table(report, with_bars=True),)))
     if report.warnings:
-        items = "".join(f"<li>{escape(w)}</li>" for w in report.warnings)
-        parts.append(f'<ul class="jm-warn jm-warnings">{items}</ul>')
-    parts.append(_details_html(report))
-    return f'<div class="{theme.ROOT_CLASS} jm-comparison">{theme.style_tag()}{"".join(parts)}</div>'
+        shown.append(Items(tuple(report.warnings), "jm-warn jm-warnings", lead="! ", style="yellow"))
+    shown.append(_details(report))
+    return (Sections(tuple(shown)),)
 
 
 ANSWER_HEADER = ("mode", "per call", "", "first call", "repaid after")
 
 
-def _answer_table_html(report) -> str:
+def _answer_table(report) -> Grid:
     """One row per mode: the median per call with its bar (whisker: best to worst repeat), the speed
     against the baseline with its 95% interval, the first call, and after how many calls jit has
     repaid it."""
     largest = max(t.worst for t in report.modes.values())
-    baseline = report.baseline or "–"
-    header = "".join(f"<th>{escape(h)}</th>" for h in ANSWER_HEADER[:3])
-    header += f"<th>vs {escape(baseline)}</th>" + "".join(f"<th>{escape(h)}</th>" for h in ANSWER_HEADER[3:])
+    header = (*ANSWER_HEADER[:3], f"vs {report.baseline or '–'}", *ANSWER_HEADER[3:])
     rows = []
     for mode, timing in report.modes.items():
         first = report.first_calls.get(mode)
-        first_cell = escape(format_seconds(first.first_call_s)) if first is not None else "–"
-        title = escape(", ".join(f"{n} {format_seconds(getattr(first, a))}" for n, a in SEGMENTS)) if first else ""
-        rows.append(
-            f'<tr data-mode="{escape(mode)}"><td>{escape(mode)}</td><td>{escape(format_seconds(timing.median))}</td>'
-            f"<td>{_bar_svg(timing, largest)}</td><td>{escape(_speed_cell(report, mode))}</td>"
-            f'<td title="{title}">{first_cell}</td><td>{escape(_repaid_cell(report, mode))}</td></tr>'
+        phases = ", ".join(f"{n} {format_seconds(getattr(first, a))}" for n, a in SEGMENTS) if first else ""
+        label = (
+            f"median {format_seconds(timing.median)}; best {format_seconds(timing.best)}, "
+            f"worst {format_seconds(timing.worst)}"
         )
-    return f'<table class="jm-table jm-modes"><tr>{header}</tr>{"".join(rows)}</table>'
+        rows.append(
+            (
+                Cell(mode),
+                Cell(format_seconds(timing.median)),
+                Bar(timing.median, largest, timing.best, timing.worst, label, f"jm-bar-{timing.mode}"),
+                Cell(_speed_cell(report, mode)),
+                Cell(format_seconds(first.first_call_s) if first is not None else "–", title=phases),
+                Cell(_repaid_cell(report, mode)),
+            )
+        )
+    return Grid(header, tuple(rows), "jm-modes", key_name="mode", keys=tuple(report.modes))
+
+
+def _stats_table(report, *, with_bars: bool) -> Grid:
+    """Every statistic of the repeats, a row per mode; ``with_bars``: each median as a bar after it."""
+    largest = max(t.median for t in report.modes.values())
+    rows = tuple(
+        tuple(Cell(c) for c in cells) + ((Bar(t.median, largest, t.best, t.worst, ""),) if with_bars else ())
+        for t, cells in zip(report.modes.values(), _mode_rows(report), strict=True)
+    )
+    header = tuple(_mode_header(report))
+    return Grid(header, rows, "jm-stats", right_aligned(header), "mode", tuple(report.modes))
+
+
+def right_aligned(header) -> str:
+    """Text alignment for a table of figures: the first column left, the figures right (a column past the header, left)."""
+    return "<" + ">" * (len(header) - 1)
+
+
+def _first_calls_table(report) -> Grid:
+    """The first call of each mode by phase, its parts stacked into one bar (a notebook only)."""
+    largest = max(cost.first_call_s for cost in report.first_calls.values())
+    rows = []
+    for cost, cells in zip(report.first_calls.values(), _first_call_rows(report), strict=True):
+        parts = tuple((name, getattr(cost, a), f"{name} {format_seconds(getattr(cost, a))}") for name, a in SEGMENTS)
+        stacked = Stacked(parts, largest, f"first call {format_seconds(cost.first_call_s)}")
+        rows.append((*(Cell(c) for c in cells), stacked))
+    names = tuple(name for name, _ in SEGMENTS)
+    keys = tuple(report.first_calls)
+    header = tuple(FIRST_CALL_HEADER)
+    return Grid(header, tuple(rows), "jm-first-calls", right_aligned(header), "mode", keys, names)
 
 
 def _speed_cell(report, mode: str) -> str:
@@ -328,99 +322,29 @@ def _repaid_cell(report, mode: str) -> str:
     return "at once" if even <= 1 else _calls(even)
 
 
-def _details_html(report) -> str:
-    """What stands behind the answer, folded: every statistic of the repeats, the first calls by
-    phase, the break-even reasoning, memory, and how the modes were set up and timed."""
-    inside = []
+def _details(report) -> Fold:
+    """What stands behind the answer: folded in a notebook under the topics it covers."""
+    inside: list[Block] = []
     if report.modes:
-        inside.append(_stats_html(report))
+        inside.append(Only("html", (_stats_table(report, with_bars=False),)))
     if report.first_calls:
-        inside.append(_first_calls_html(report))
+        inside.append(_first_calls_table(report))
     even = _break_even_line(report)
     if even:
-        inside.append(f'<div class="jm-break-even">{escape(even)}</div>')
+        inside.append(Sentence(even, "jm-break-even"))
     memory = _memory_rows(report)
     if memory:
-        header = "".join(f"<th>{escape(label)}</th>" for _, label in MEMORY_COLUMNS)
-        body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>" for row in memory)
-        inside.append(f'<table class="jm-table jm-memory"><tr><th>memory per device</th>{header}</tr>{body}</table>')
+        header = ("memory per device", *(label for _, label in MEMORY_COLUMNS))
+        inside.append(
+            Grid(header, tuple(tuple(Cell(c) for c in row) for row in memory), "jm-memory", right_aligned(header))
+        )
     eager_memory = _eager_memory_line(report)
     if eager_memory:
-        inside.append(f'<div class="jm-muted">{escape(eager_memory)}</div>')
-    notes = "".join(f"<li>{escape(n)}</li>" for n in _notes(report))
-    inside.append(f'<ul class="jm-muted jm-notes">{notes}</ul>')
+        inside.append(Sentence(eager_memory, "jm-muted"))
+    inside.append(Items(tuple(_notes(report)), "jm-muted jm-notes", lead="· ", style="faint"))
     topics = ["spread of the repeats"] + (["first calls by phase"] if report.first_calls else [])
     topics += (["memory"] if memory or eager_memory else []) + ["how it was timed"]
-    label = escape("Details: " + ", ".join(topics))
-    return f'<details class="jm-details"><summary class="jm-muted">{label}</summary>{"".join(inside)}</details>'
-
-
-def _stats_html(report) -> str:
-    header = "".join(f"<th>{escape(h)}</th>" for h in _mode_header(report))
-    body = "".join(
-        f'<tr data-mode="{escape(mode)}">' + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
-        for mode, cells in zip(report.modes, _mode_rows(report), strict=False)
-    )
-    return f'<table class="jm-table jm-stats"><tr>{header}</tr>{body}</table>'
-
-
-def _scale(value: float, largest: float) -> float:
-    return 0.0 if largest <= 0 else max(1.0, BAR_WIDTH * value / largest)
-
-
-def _bar_svg(timing, largest: float) -> str:
-    width = _scale(timing.median, largest)
-    best, worst = _scale(timing.best, largest), _scale(timing.worst, largest)
-    middle = BAR_HEIGHT / 2
-    label = escape(
-        f"median {format_seconds(timing.median)}; best {format_seconds(timing.best)}, "
-        f"worst {format_seconds(timing.worst)}"
-    )
-    return (
-        f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{label}">'
-        f"<title>{label}</title>"
-        f'<rect class="jm-bar jm-bar-{escape(timing.mode)}" x="0" y="2" width="{width:.1f}" height="{BAR_HEIGHT - 4}"/>'
-        f'<line class="jm-whisker" x1="{best:.1f}" x2="{worst:.1f}" y1="{middle}" y2="{middle}"/>'
-        f'<line class="jm-whisker" x1="{best:.1f}" x2="{best:.1f}" y1="{middle - 3}" y2="{middle + 3}"/>'
-        f'<line class="jm-whisker" x1="{worst:.1f}" x2="{worst:.1f}" y1="{middle - 3}" y2="{middle + 3}"/>'
-        "</svg>"
-    )
-
-
-def _stacked_svg(cost, largest: float) -> str:
-    x = 0.0
-    pieces = []
-    for name, attribute in SEGMENTS:
-        seconds = getattr(cost, attribute)
-        width = 0.0 if largest <= 0 else BAR_WIDTH * seconds / largest
-        if width <= 0:
-            continue
-        label = escape(f"{name} {format_seconds(seconds)}")
-        pieces.append(
-            f'<rect class="jm-bar jm-bar-{name}" x="{x:.1f}" y="2" width="{width:.1f}" '
-            f'height="{BAR_HEIGHT - 4}"><title>{label}</title></rect>'
-        )
-        x += width
-    total = escape(f"first call {format_seconds(cost.first_call_s)}")
-    return (
-        f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{total}">'
-        f"<title>{total}</title>{''.join(pieces)}</svg>"
-    )
-
-
-def _first_calls_html(report) -> str:
-    largest = max(cost.first_call_s for cost in report.first_calls.values())
-    legend = " ".join(
-        f'<span class="jm-key"><svg width="10" height="10"><rect class="jm-bar jm-bar-{name}" width="10" height="10"/>'
-        f"</svg> {name}</span>"
-        for name, _ in SEGMENTS
-    )
-    header = "".join(f"<th>{escape(h)}</th>" for h in FIRST_CALL_HEADER) + f"<th>{legend}</th>"
-    rows = []
-    for (mode, cost), cells in zip(report.first_calls.items(), _first_call_rows(report), strict=False):
-        tds = "".join(f"<td>{escape(c)}</td>" for c in cells)
-        rows.append(f'<tr data-mode="{escape(mode)}">{tds}<td>{_stacked_svg(cost, largest)}</td></tr>')
-    return f'<table class="jm-table jm-first-calls"><tr>{header}</tr>{"".join(rows)}</table>'
+    return Fold("Details: " + ", ".join(topics), (Sections(tuple(inside)),))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 
+from jaxmagic.render import blocks_html, blocks_text, theme
 from jaxmagic.render import comparison as one
-from jaxmagic.render import theme
-from jaxmagic.render.terminal import paint
-from jaxmagic.render.theme import escape
+from jaxmagic.render.blocks import Block, Cell, Grid, Items, Sections, Sentence
 from jaxmagic.words.units import format_seconds
 
-HEADER = ["call", "eager", "jit", "jit vs eager", "95% interval", "jit first call", "break-even"]
+HEADER = ("call", "eager", "jit", "jit vs eager", "95% interval", "jit first call", "break-even")
 
 
 def _verdict(report) -> str:
@@ -52,29 +51,25 @@ def _warnings(reports) -> list[str]:
     return [f"{report.name}: {warning}" for report in reports for warning in report.warnings]
 
 
-def text(side, *, color: bool = False) -> str:
-    """The table as aligned terminal text."""
-    if not side.comparisons:
-        return "%jitcompare: no calls"
-    lines = [f"%jitcompare: {len(side.comparisons)} calls, each eager and jit (median per call)", ""]
-    lines += one._table(HEADER, [_row(r) for r in side.comparisons])
-    warnings = _warnings(side.comparisons)
-    if warnings:
-        lines += [""] + [paint(f"! {w}", "yellow", color=color) for w in warnings]
-    return "\n".join(lines)
+def text(side, *, color: bool = False, shown: tuple[Block, ...] | None = None) -> str:
+    """The table as aligned terminal text; ``shown``: its blocks, when already made."""
+    return blocks_text.text(shown if shown is not None else blocks(side), color=color)
 
 
-def html(side) -> str:
-    """The table as self-contained HTML."""
+def html(side, *, shown: tuple[Block, ...] | None = None) -> str:
+    """The table as self-contained HTML; ``shown``: its blocks, when already made."""
+    body = blocks_html.html(shown if shown is not None else blocks(side))
+    return f'<div class="{theme.ROOT_CLASS} jm-comparison">{theme.style_tag()}{body}</div>'
+
+
+def blocks(side) -> tuple[Block, ...]:
+    """The headline, the table (a row per call), then each call's warnings under its name."""
     if not side.comparisons:
-        return f'<div class="{theme.ROOT_CLASS} jm-comparison">%jitcompare: no calls</div>'
-    head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
-    rows = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in _row(r)) + "</tr>" for r in side.comparisons)
-    parts = [
-        f'<div class="jm-summary">%jitcompare: {len(side.comparisons)} calls, each eager and jit (median per call)</div>',
-        f'<table class="jm-table jm-side-by-side"><tr>{head}</tr>{rows}</table>',
-    ]
+        return (Sentence("%jitcompare: no calls"),)
+    head = Sentence(f"%jitcompare: {len(side.comparisons)} calls, each eager and jit (median per call)")
+    rows = tuple(tuple(Cell(c) for c in _row(r)) for r in side.comparisons)
+    shown: list[Block] = [head, Grid(tuple(HEADER), rows, "jm-side-by-side", one.right_aligned(HEADER))]
     warnings = _warnings(side.comparisons)
     if warnings:
-        parts.append('<ul class="jm-warn jm-warnings">' + "".join(f"<li>{escape(w)}</li>" for w in warnings) + "</ul>")
-    return f'<div class="{theme.ROOT_CLASS} jm-comparison">{theme.style_tag()}{"".join(parts)}</div>'
+        shown.append(Items(tuple(warnings), "jm-warn jm-warnings", lead="! ", style="yellow"))
+    return (Sections(tuple(shown)),)
