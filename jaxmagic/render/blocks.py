@@ -18,9 +18,12 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Union
 
+from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES, Name, Punctuation
 
 from jaxmagic.render.lexers import LEXERS
+
+LANGUAGES = {**LEXERS, "python": PythonLexer}  # a language's lexer: jaxmagic's own, and the user's Python
 
 # ----------------------------------------------------------------------------------------------
 # code spans
@@ -74,7 +77,7 @@ def code_lines(texts: Iterable[str], language: str, titles: dict[str, str] | Non
     ``language``. A jaxpr variable's span carries its name (letters only, as JAX names them),
     whether a ``:`` and a type follow (its binding), and its hover text from ``titles``."""
     titles = titles or {}
-    tokens = list(LEXERS[language](stripnl=False, ensurenl=False).get_tokens("\n".join(texts)))
+    tokens = list(LANGUAGES[language](stripnl=False, ensurenl=False).get_tokens("\n".join(texts)))
     lines: list[list[tuple]] = [[]]  # per line: (token type, text, whether ``:`` follows)
     for i, (ttype, value) in enumerate(tokens):
         binds = i + 1 < len(tokens) and tokens[i + 1][0] is Punctuation and tokens[i + 1][1] == ":"
@@ -394,6 +397,7 @@ class Grid:
     key_name: str = ""
     keys: tuple[str, ...] = ()
     swatches: tuple[str, ...] = ()
+    row_css: tuple[str, ...] = ()  # a class per row (a notebook only)
 
 
 @dataclass(frozen=True)
@@ -403,6 +407,14 @@ class Headline:
     before: str
     name: str
     after: str
+    css: str = "jm-summary"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The answer line (``Words`` or a string), in bold in both views; ``css`` its look in a notebook."""
+
+    words: Any
     css: str = "jm-summary"
 
 
@@ -437,7 +449,107 @@ class Only:
     blocks: tuple[Block, ...]
 
 
+# ----------------------------------------------------------------------------------------------
+# a card: a heading, sentences, code the user may copy, a footer
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A card's heading: its ``badge`` (``error``, ``warning``: the card's colour), ``title``, and
+    ``tag`` (an id, set apart, of class ``tag_css``). Text leads with the ``speaker``
+    (``jaxmagic doctor``; a notebook says it in the card's footer) and sets badge and title in
+    the terminal ``style``."""
+
+    badge: str
+    title: str
+    tag: str = ""
+    speaker: str = ""
+    style: tuple[str, ...] = ()
+    tag_css: str = ""
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """A ``label`` (a place: ``In [4] line 3``) and the line of ``code`` it names (of class
+    ``code_css``); ``title``: more on hover (a notebook only)."""
+
+    label: str
+    code: Code | None
+    title: str = ""
+    css: str = ""
+    code_css: str = ""
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A sentence (``Words`` or a string) as a paragraph: a notebook's ``<tag>`` of class ``css``
+    with ``data-`` attributes from ``data``; text wrapped, a place or a piece of code never broken
+    across lines, in the terminal ``style`` when coloured."""
+
+    words: Any
+    css: str = ""
+    tag: str = "div"
+    style: str = ""
+    data: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Code the user may copy (a fix): ``lines`` of ``Code`` in ``language`` (empty: plain text);
+    a notebook's ``<pre>``, text indented under the sentence before it, coloured when asked."""
+
+    language: str
+    lines: tuple[Code, ...]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A part of a card of class ``css``: its ``title`` in bold, a ``note`` after it (of class
+    ``note_css``; in text one paragraph with the title: ``Fix: mark n static.``), then ``blocks``."""
+
+    css: str
+    title: str
+    note: Any
+    blocks: tuple[Block, ...] = ()
+    note_css: str = ""
+
+
+@dataclass(frozen=True)
+class Link:
+    """A piece of a footer: its ``text``, an address (``href``: a terminal shows the address, a
+    notebook the text as a link), and ``medium``: ``html`` for a notebook only, empty for both."""
+
+    text: str
+    href: str = ""
+    medium: str = ""
+
+
+@dataclass(frozen=True)
+class Footer:
+    """``Link``s joined by `` · `` in the terminal ``style``."""
+
+    links: tuple[Link, ...]
+    css: str = ""
+    style: str = ""
+
+
+@dataclass(frozen=True)
+class Card:
+    """A framed card of class ``css``: a notebook's box; in text its first block (the heading)
+    and the rest indented under it."""
+
+    css: str
+    blocks: tuple[Block, ...]
+
+
 Block = Union[
+    Heading,
+    Labelled,
+    Paragraph,
+    Snippet,
+    Section,
+    Footer,
+    Card,
     Listing,
     Legend,
     CodeBlock,
@@ -456,4 +568,5 @@ Block = Union[
     Items,
     Sections,
     Only,
+    Answer,
 ]

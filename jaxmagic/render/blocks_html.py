@@ -17,23 +17,28 @@ from typing import Any, Callable, Iterable
 
 from jaxmagic.render import theme
 from jaxmagic.render.blocks import (
+    Answer,
     Bar,
     Bindings,
     Block,
+    Card,
     Cell,
     Code,
     CodeBlock,
     CodeRow,
     EquationRow,
     Fold,
+    Footer,
     Grid,
     Group,
+    Heading,
     Headline,
     Hint,
     Items,
     Kernel,
     Kernels,
     KeyValues,
+    Labelled,
     Legend,
     LegendRow,
     Listing,
@@ -41,12 +46,15 @@ from jaxmagic.render.blocks import (
     Note,
     NoteRow,
     Only,
+    Paragraph,
     PlaceRow,
     Prerendered,
     Repeat,
     Row,
+    Section,
     Sections,
     Sentence,
+    Snippet,
     Stacked,
     Table,
 )
@@ -324,8 +332,63 @@ _WALKS.update(
         Items: lambda b, ids: _items(b),
         Sections: lambda b, ids: html(b.blocks, ids),
         Only: lambda b, ids: html(b.blocks, ids) if b.medium == "html" else "",
+        Heading: lambda b, ids: _heading(b),
+        Answer: lambda b, ids: f"<div{_class(b.css)}><b>{words_html(b.words)}</b></div>",
+        Labelled: lambda b, ids: _labelled(b),
+        Paragraph: lambda b, ids: _paragraph(b),
+        Snippet: lambda b, ids: _snippet(b),
+        Section: lambda b, ids: _section(b, ids),
+        Footer: lambda b, ids: _footer(b),
+        Card: lambda b, ids: f'<div class="{escape(b.css)}">{html(b.blocks, ids)}</div>',
     }
 )
+
+
+# ----------------------------------------------------------------------------------------------
+# a card
+
+
+def _class(css: str) -> str:
+    return f' class="{escape(css)}"' if css else ""
+
+
+def _heading(block: Heading) -> str:
+    badge = escape(block.badge)
+    tag = f" <span{_class(block.tag_css)}>{escape(block.tag)}</span>" if block.tag else ""
+    return f'<h4><span class="jm-badge jm-{badge}">{badge}</span> {escape(block.title)}{tag}</h4>'
+
+
+def _labelled(block: Labelled) -> str:
+    title = f' title="{escape(block.title)}"' if block.title else ""
+    shown = f" <code{_class(block.code_css)}>{code(block.code)}</code>" if block.code and block.code.text else ""
+    return f'<div{_class(block.css)}{title}><span class="jm-muted">{escape(block.label)}</span>{shown}</div>'
+
+
+def _paragraph(block: Paragraph) -> str:
+    tag = escape(block.tag)
+    data = "".join(_key(name, value) for name, value in block.data)
+    return f"<{tag}{_class(block.css)}{data}>{words_html(block.words)}</{tag}>"
+
+
+def _snippet(block: Snippet) -> str:
+    language = f" jm-{escape(block.language)}" if block.language else ""
+    return f'<pre class="jm-block{language}">{chr(10).join(code(line) for line in block.lines)}</pre>'
+
+
+def _section(block: Section, ids: ContentIds) -> str:
+    title = f"<b>{escape(block.title)}</b>" if block.title else ""
+    note = f"<div{_class(block.note_css)}>{words_html(block.note)}</div>" if str(block.note) else ""
+    return f"<div{_class(block.css)}>{title}{note}{html(block.blocks, ids)}</div>"
+
+
+def _footer(block: Footer) -> str:
+    links = [
+        f'<a href="{escape(link.href)}" target="_blank" rel="noopener">{escape(link.text)}</a>'
+        if link.href
+        else escape(link.text)
+        for link in block.links
+    ]
+    return f"<div{_class(block.css)}>{' · '.join(links)}</div>"
 
 
 # ----------------------------------------------------------------------------------------------
@@ -354,9 +417,10 @@ def _grid(block: Grid) -> str:
     )
     header = "".join(f"<th>{escape(h)}</th>" for h in block.header) + (f"<th>{swatches}</th>" if swatches else "")
     keys = block.keys or ("",) * len(block.rows)
+    classes = block.row_css or ("",) * len(block.rows)
     rows = "".join(
-        f"<tr{_key(block.key_name, key)}>{''.join(_grid_cell(cell) for cell in row)}</tr>"
-        for row, key in zip(block.rows, keys, strict=True)
+        f"<tr{_class(css)}{_key(block.key_name, key)}>{''.join(_grid_cell(cell) for cell in row)}</tr>"
+        for row, key, css in zip(block.rows, keys, classes, strict=True)
     )
     css = f"jm-table {block.css}" if block.css else "jm-table"
     return f'<table class="{escape(css)}"><tr>{header}</tr>{rows}</table>'

@@ -12,46 +12,57 @@ bytes  48 B
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Callable, Iterable
 
 from pygments import highlight
 from pygments.formatters import Terminal256Formatter
 
 from jaxmagic.render.blocks import (
+    LANGUAGES,
+    Answer,
     Bar,
     Bindings,
     Block,
+    Card,
     CodeBlock,
     CodeRow,
     EquationRow,
     Fold,
+    Footer,
     Grid,
     Group,
+    Heading,
     Headline,
     Hint,
     Items,
     Kernels,
     KeyValues,
+    Labelled,
     Legend,
     Listing,
     Nested,
     Note,
     NoteRow,
     Only,
+    Paragraph,
     PlaceRow,
     Prerendered,
     Repeat,
     Row,
+    Section,
     Sections,
     Sentence,
+    Snippet,
     Stacked,
     Table,
 )
-from jaxmagic.render.lexers import LEXERS
 from jaxmagic.render.terminal import paint, table
+from jaxmagic.words import as_words
 
 INDENT = "    "
 BAR_WIDTH = 24  # characters, the longest bar
+WRAP = 96  # characters, a paragraph's width
 
 
 def text(blocks: Iterable[Block], *, color: bool = False) -> str:
@@ -62,7 +73,7 @@ def text(blocks: Iterable[Block], *, color: bool = False) -> str:
 def _coloured(body: str, language: str, color: bool) -> str:
     if not color:
         return body
-    return highlight(body, LEXERS[language](), Terminal256Formatter(style="default")).rstrip("\n")
+    return highlight(body, LANGUAGES[language](), Terminal256Formatter(style="default")).rstrip("\n")
 
 
 def _block(block: Block, color: bool) -> str:
@@ -124,7 +135,62 @@ _WALKS: dict[type, Callable[[Any, bool], str]] = {
     ),
     Sections: lambda b, color: "\n\n".join(part for part in (_block(inner, color) for inner in b.blocks) if part),
     Only: lambda b, color: text(b.blocks, color=color) if b.medium == "text" else "",
+    Heading: lambda b, color: _heading(b, color),
+    Answer: lambda b, color: paint(str(b.words), "bold", color=color),
+    Labelled: lambda b, color: _labelled(b, color),
+    Paragraph: lambda b, color: paint(wrap(b.words), *filter(None, [b.style]), color=color) if str(b.words) else "",
+    Snippet: lambda b, color: _indented(_coloured("\n".join(line.text for line in b.lines), b.language, color)),
+    Section: lambda b, color: _section(b, color),
+    Footer: lambda b, color: paint(
+        " · ".join(link.href or link.text for link in b.links if not link.medium), *filter(None, [b.style]), color=color
+    ),
+    Card: lambda b, color: "\n".join(
+        [*([_block(b.blocks[0], color)] if b.blocks else []), _indented(text(b.blocks[1:], color=color))]
+    ).rstrip("\n"),
 }
+
+
+def wrap(words, width: int = WRAP, lead: str = "") -> str:
+    """A sentence wrapped for the terminal after ``lead``: code in backticks; a place or a piece of
+    code never broken across lines.
+
+    >>> from jaxmagic.words import code, say
+    >>> print(wrap(say("use {} here", code("jax.lax.fori_loop")), width=12, lead="Fix: "))
+    Fix: use
+    `jax.lax.fori_loop`
+    here
+    """
+    kept = [lead]
+    for part in as_words(words).parts:
+        shown = part.plain
+        kept.append(shown.replace(" ", "\u00a0") if part.kind in ("code", "place") else shown)
+    wrapped = textwrap.wrap("".join(kept), width=width, break_long_words=False, break_on_hyphens=False)
+    return "\n".join(wrapped).replace("\u00a0", " ")
+
+
+def _indented(body: str, prefix: str = "  ") -> str:
+    return "\n".join(prefix + line if line else line for line in body.splitlines())
+
+
+def _heading(block: Heading, color: bool) -> str:
+    speaker = f"{block.speaker} · " if block.speaker else ""
+    tag = f" [{block.tag}]" if block.tag else ""
+    return f"{speaker}{paint(f'{block.badge}: {block.title}', *block.style, color=color)}{tag}"
+
+
+def _labelled(block: Labelled, color: bool) -> str:
+    label = paint(block.label, "faint", color=color)
+    return f"{label}: {block.code.text}" if block.code is not None and block.code.text else label
+
+
+def _section(block: Section, color: bool) -> str:
+    """The title and the note as one paragraph (the title in bold), then the blocks."""
+    title = f"{block.title}:" if block.title else ""
+    head = wrap(block.note, lead=f"{title} " if str(block.note) and title else title)
+    if title:
+        before, _, after = head.partition(title)
+        head = before + paint(title, "bold", color=color) + after
+    return "\n".join(part for part in (head, text(block.blocks, color=color)) if part)
 
 
 def bar(value: float, largest: float, width: int = BAR_WIDTH) -> str:
