@@ -1,4 +1,4 @@
-"""A ``FingerprintDiff`` as sentences, text and a standalone HTML page. Pure functions of the diff.
+"""A ``FingerprintDiff`` as sentences and blocks, walked to text, HTML and a standalone page. Pure functions of the diff.
 
 The first line answers the question ("did this change what XLA compiles, beyond the budgets?");
 then one line per function that changed (``train_step: +1 all-gather from train.py:42; peak
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.fingerprint_diff import Change, FingerprintDiff
-from jaxmagic.render import terminal, theme
+from jaxmagic.render import blocks_html, blocks_text, theme
+from jaxmagic.render.blocks import Answer, Block, Cell, Fold, Grid, Group, Items, Note, Paragraph, Sections, Sentence
 from jaxmagic.render.theme import escape
-from jaxmagic.render.words import words_html
 from jaxmagic.words import Words, code, say, units
 
 MAX_ROWS = 200  # detail rows shown; the diff holds every change
@@ -99,23 +99,58 @@ def environment_words(found: FingerprintDiff) -> list[Words]:
     return [say("{} differs: {} → {}", what, before, after) for what, before, after in found.environment]
 
 
-def text(found: FingerprintDiff, *, color: bool = True) -> str:
-    """The diff as terminal text: the answer, versions that differ, one line per function, details."""
-    lines = [terminal.paint(str(answer(found)), "bold", color=color)]
+def text(found: FingerprintDiff, *, color: bool = True, shown: tuple[Block, ...] | None = None) -> str:
+    """The diff as terminal text: the answer, versions that differ, one line per function, details;
+    ``shown``: its blocks, when already made."""
+    return blocks_text.text(shown if shown is not None else blocks(found), color=color)
+
+
+def html(found: FingerprintDiff, *, shown: tuple[Block, ...] | None = None) -> str:
+    """The diff as an HTML fragment: the answer first, then each function's line, then the details
+    (folded); ``shown``: its blocks, when already made."""
+    body = blocks_html.html(shown if shown is not None else blocks(found))
+    return f'<div class="{theme.ROOT_CLASS} jm-fingerprint-diff">{theme.style_tag()}{body}</div>'
+
+
+def blocks(found: FingerprintDiff) -> tuple[Block, ...]:
+    """The answer, the versions or backends that differ, one line per changed function, compile
+    time, then every change (capped; folded in a notebook)."""
+    head: list[Block] = [Answer(answer(found), "jm-summary jm-fingerprint-answer")]
     if found.environment:
-        lines.append("Compared across versions or backends: only the compilations are held to the budgets.")
-        lines += [f"  {w}" for w in environment_words(found)]
-    lines += [f"  {w}" for w in function_lines(found)]
+        head.append(Sentence(ACROSS_ENVIRONMENTS, "jm-muted"))
+        head.append(Items(tuple(environment_words(found)), "jm-muted", lead="  "))
+    lines = tuple(function_lines(found))
+    if lines:
+        head.append(Items(lines, lead="  ", item_css="jm-fingerprint-function"))
     timing = compile_time_line(found)
     if timing:
-        lines.append(terminal.paint(timing, "faint", color=color))
-    details = _detail_rows(found)
-    if details:
-        lines.append("")
-        lines.append(terminal.table(["", "function", "change", "line"], details[:MAX_ROWS]))
-        if len(details) > MAX_ROWS:
-            lines.append(f"… and {len(details) - MAX_ROWS} more changes")
-    return "\n".join(lines)
+        head.append(Paragraph(timing, "jm-muted jm-compile-time", style="faint"))
+    shown: list[Block] = [Group("jm-fingerprint-head", tuple(head))]
+    if found.changes:
+        shown.append(Fold(f"{len(found.changes)} changes", _details(found)))
+    return (Sections(tuple(shown)),)
+
+
+ACROSS_ENVIRONMENTS = "Compared across versions or backends: only the compilations are held to the budgets."
+
+
+def _details(found: FingerprintDiff) -> tuple[Block, ...]:
+    """Every change, budget breaches marked, capped at ``MAX_ROWS`` (the diff holds them all)."""
+    changes = found.changes[:MAX_ROWS]
+    rows = tuple(
+        (
+            Cell("✗" if c.breach else "·"),
+            Cell(c.function, "code"),
+            Cell(change_words(c)),
+            Cell(f"{c.line}: {c.line_text}" if c.line and c.line_text else (c.line or "")),
+        )
+        for c in changes
+    )
+    row_css = tuple("jm-fingerprint-change" + (" jm-breach" if c.breach else "") for c in changes)
+    keys = tuple(c.kind for c in changes)
+    table = Grid(("", "function", "change", "line"), rows, key_name="kind", keys=keys, row_css=row_css)
+    more = len(found.changes) - MAX_ROWS
+    return (table, *([Note(f"… and {more} more changes")] if more > 0 else []))
 
 
 def compile_time_line(found: FingerprintDiff) -> str:
@@ -132,48 +167,6 @@ def compile_time_line(found: FingerprintDiff) -> str:
         for ratio, name, before, after in ratios[:3]
     )
     return f"compile time (noisy, not held to a budget): {shown}"
-
-
-def _detail_rows(found: FingerprintDiff) -> list[list[str]]:
-    return [
-        [
-            "✗" if c.breach else "·",
-            c.function,
-            str(change_words(c)),
-            f"{c.line}: {c.line_text}" if c.line and c.line_text else (c.line or ""),
-        ]
-        for c in found.changes
-    ]
-
-
-def html(found: FingerprintDiff) -> str:
-    """The diff as an HTML fragment: the answer first, then each function's line, then details."""
-    head = f'<div class="jm-summary jm-fingerprint-answer"><b>{words_html(answer(found))}</b></div>'
-    environment = "".join(f'<div class="jm-muted">{words_html(w)}</div>' for w in environment_words(found))
-    timing = compile_time_line(found)
-    environment += f'<div class="jm-muted jm-compile-time">{escape(timing)}</div>' if timing else ""
-    functions = "".join(f'<li class="jm-fingerprint-function">{words_html(w)}</li>' for w in function_lines(found))
-    rows = []
-    for change in found.changes[:MAX_ROWS]:
-        line = escape(f"{change.line}: {change.line_text}" if change.line_text else change.line or "")
-        rows.append(
-            f'<tr class="jm-fingerprint-change{" jm-breach" if change.breach else ""}" data-kind="{escape(change.kind)}">'
-            f"<td>{'✗' if change.breach else ''}</td><td><code>{escape(change.function)}</code></td>"
-            f"<td>{words_html(change_words(change))}</td><td>{line}</td></tr>"
-        )
-    more = len(found.changes) - MAX_ROWS
-    folded = (
-        f"<details><summary>{len(found.changes)} changes</summary><table><tr><th></th><th>function</th>"
-        f"<th>change</th><th>line</th></tr>{''.join(rows)}</table>"
-        + (f"<p>… and {more} more changes</p>" if more > 0 else "")
-        + "</details>"
-        if rows
-        else ""
-    )
-    return (
-        f'<div class="{theme.ROOT_CLASS} jm-fingerprint-diff">{theme.style_tag()}{head}{environment}'
-        f"<ul>{functions}</ul>{folded}</div>"
-    )
 
 
 def page(found: FingerprintDiff) -> str:
