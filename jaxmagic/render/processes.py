@@ -1,4 +1,4 @@
-"""A ``ProcessComparison`` as sentences, text and a standalone HTML page. Pure functions of it.
+"""A ``ProcessComparison`` as sentences and blocks, walked to text, HTML and a standalone page. Pure functions of it.
 
 The first line answers "did every process compile the same programs?"; then one line per
 process that compiled differently: the function, the process, what it compiled that the others
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.processes import Disagreement, ProcessComparison
-from jaxmagic.render import terminal, theme
+from jaxmagic.render import blocks_html, blocks_text, theme
+from jaxmagic.render.blocks import Answer, Block, Items, Note, Sentence
 from jaxmagic.render.theme import escape
-from jaxmagic.render.words import words_html
 from jaxmagic.words import Words, code, say, units
 
 MAX_ROWS = 200  # disagreements shown; the comparison holds every one
@@ -70,29 +70,32 @@ def answer(found: ProcessComparison) -> Words:
     )
 
 
-def text(found: ProcessComparison, *, color: bool = True) -> str:
-    """The comparison as terminal text: the answer, then one line per disagreement (capped)."""
-    lines = [terminal.paint(str(answer(found)), "bold", color=color)]
-    lines += [f"  {disagreement_words(d)}" for d in found.disagreements[:MAX_ROWS]]
+def text(found: ProcessComparison, *, color: bool = True, shown: tuple[Block, ...] | None = None) -> str:
+    """The comparison as terminal text: the answer, then one line per disagreement (capped);
+    ``shown``: its blocks, when already made."""
+    return blocks_text.text(shown if shown is not None else blocks(found), color=color)
+
+
+def html(found: ProcessComparison, *, shown: tuple[Block, ...] | None = None) -> str:
+    """The comparison as an HTML fragment: the answer first, then each disagreement; ``shown``: its
+    blocks, when already made."""
+    body = blocks_html.html(shown if shown is not None else blocks(found))
+    return f'<div class="{theme.ROOT_CLASS} jm-processes">{theme.style_tag()}{body}</div>'
+
+
+def blocks(found: ProcessComparison) -> tuple[Block, ...]:
+    """The answer, one line per disagreement (capped at ``MAX_ROWS``: the comparison holds every
+    one), and the processes compared."""
+    shown_ones = found.disagreements[:MAX_ROWS]
+    out: list[Block] = [Answer(answer(found), "jm-summary jm-processes-answer")]
+    if shown_ones:
+        words = tuple(disagreement_words(d) for d in shown_ones)
+        kinds = tuple(d.kind for d in shown_ones)
+        out.append(Items(words, lead="  ", item_css="jm-process-disagreement", key_name="kind", keys=kinds))
     if len(found.disagreements) > MAX_ROWS:
-        lines.append(f"… and {len(found.disagreements) - MAX_ROWS} more")
-    lines.append(f"Compared: {', '.join(found.processes)}")
-    return "\n".join(lines)
-
-
-def html(found: ProcessComparison) -> str:
-    """The comparison as an HTML fragment: the answer first, then each disagreement."""
-    head = f'<div class="jm-summary jm-processes-answer"><b>{words_html(answer(found))}</b></div>'
-    rows = "".join(
-        f'<li class="jm-process-disagreement" data-kind="{escape(d.kind)}">{words_html(disagreement_words(d))}</li>'
-        for d in found.disagreements[:MAX_ROWS]
-    )
-    more = len(found.disagreements) - MAX_ROWS
-    tail = f"<p>… and {more} more</p>" if more > 0 else ""
-    compared = f'<div class="jm-muted">Compared: {escape(", ".join(found.processes))}</div>'
-    return (
-        f'<div class="{theme.ROOT_CLASS} jm-processes">{theme.style_tag()}{head}<ul>{rows}</ul>{tail}{compared}</div>'
-    )
+        out.append(Note(f"… and {len(found.disagreements) - MAX_ROWS} more"))
+    out.append(Sentence(f"Compared: {', '.join(found.processes)}", "jm-muted"))
+    return tuple(out)
 
 
 def page(found: ProcessComparison) -> str:
