@@ -96,9 +96,11 @@ class JaxprView(Report):
     @classmethod
     def default(cls, report: JaxprReport) -> "JaxprView":
         """What a report shows on its own: the jaxpr with source lines (at most
-        ``DEFAULT_MAX_EQNS`` equations), and beside it what the report has already computed:
-        the values, the peak memory, the communication (and, as with any view, what compiling cost
-        and the profile, when it was traced with them). Showing it computes nothing new.
+        ``DEFAULT_MAX_EQNS`` equations), and beside it what the report has already computed: the
+        values (``value_run``), the peak memory (``peak``, ``residuals`` and
+        ``checkpoint_policies``, as ``prepare(memory=True)`` computes them), the communication
+        (``collectives``); and, as in any view, what compiling cost and the profile when it was
+        traced with them. Showing it evaluates and compiles nothing new.
 
         >>> import jax.numpy as jnp
         >>> from jaxmagic.tracing.call import Call
@@ -113,7 +115,7 @@ class JaxprView(Report):
         return cls(
             report,
             show_values=report.computed("value_run"),
-            show_memory=report.computed("peak"),
+            show_memory=all(report.computed(name) for name in ("peak", "residuals", "checkpoint_policies")),
             show_collectives=report.computed("collectives"),
         )
 
