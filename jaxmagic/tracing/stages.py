@@ -62,9 +62,8 @@ class JaxprReport(Report):
     ``collectives.Collective``: ``kind``, ``line``, ``bytes``, ``before`` / ``after``, ``axes``),
     computed on first access.
 
-    Computed when first read: ``values`` (what each
-    equation computed on the call's own arguments, a ``values.EquationValue`` each, in the order
-    they ran), ``first_nonfinite`` (the first of them that made a NaN or an inf, with its
+    Computed when first read: ``values`` (what each equation computed on the call's own
+    arguments, a ``values.EquationValue`` each, in the order they ran), ``first_nonfinite`` (the first of them that made a NaN or an inf, with its
     ``source`` line; ``None`` when all is finite), ``value_run`` (the whole ``values.ValueRun``);
     ``peak_bytes``, ``live_at_peak`` (``peak_memory.LiveBuffer`` each: ``bytes``, ``shape``,
     ``kind``, ``source``) and ``peak`` (the whole ``peak_memory.PeakMemory``, by source line);
