@@ -48,10 +48,8 @@ def measure(target_eqns: int, repeat: int) -> dict:
     anchor = best_of(lambda: report.jaxpr.pretty_print(use_color=False), repeat)
     html_time = best_of(lambda: render.html(report), repeat)
     text_time = best_of(lambda: render.text(report), repeat)
-    shown = report.max_eqns
-    report.max_eqns = report.n_eqns  # the whole listing, nothing shortened
-    full_html_time = best_of(lambda: render.html(report), repeat)
-    report.max_eqns = shown
+    whole = render.JaxprView(report, max_eqns=report.n_eqns)  # the whole listing, nothing shortened
+    full_html_time = best_of(lambda: render.html(whole), repeat)
     return {
         "full_html_ratio": full_html_time / anchor,
         "eqns": report.n_eqns,
@@ -118,8 +116,7 @@ def scaling(quick: bool = False) -> dict:
         n = report.n_eqns
         shown.append((n, best_of(functools.partial(render.html, report), 3)))
         anchor.append((n, best_of(functools.partial(report.jaxpr.pretty_print, use_color=False), 3)))
-        report.max_eqns = n
-        full.append((n, best_of(functools.partial(render.html, report), 3)))
+        full.append((n, best_of(functools.partial(render.html, render.JaxprView(report, max_eqns=n)), 3)))
     return {
         "%jaxpr render time": {
             "x": "equations",

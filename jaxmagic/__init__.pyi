@@ -16,6 +16,7 @@ from jaxmagic.recompiles.causes import Cause as Cause
 from jaxmagic.recompiles.collective_budget import CollectiveBudgetExceeded as CollectiveBudgetExceeded
 from jaxmagic.recompiles.collective_budget import expect_collectives as expect_collectives
 from jaxmagic.recompiles.watch import watch_recompiles as watch_recompiles
+from jaxmagic.render.jaxpr import JaxprView as JaxprView
 from jaxmagic.timing import Comparison as Comparison
 from jaxmagic.timing import Timing as Timing
 from jaxmagic.timing import compare as compare

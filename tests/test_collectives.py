@@ -23,7 +23,7 @@ def test_jaxpr_collectives_on_one_device_says_there_is_no_communication(run):
     assert lines[1].startswith("No communication: the optimized program has no collective")
     report = run("%jaxpr --collectives -o --plain scale(jnp.ones(4))").result
     assert report.collectives == []
-    assert report.show_collectives
+    assert jaxmagic.JaxprView.default(report).show_collectives  # shown on its own, it shows them too
     assert "No communication" in report.to_html()
 
 

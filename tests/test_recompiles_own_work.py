@@ -207,7 +207,7 @@ import jaxmagic
 call = jaxmagic.resolve_call("train_step(model, optimizer, x)", globals())
 for _ in range(3):
     train_step(model, optimizer, x)
-    jaxmagic.trace(call, stage="hlo").prepare()
+    jaxmagic.trace(call).prepare(compiled=True)
     jaxmagic.compare(call, repeat=1, loops=1, budget=0.5)
 print("steps", int(optimizer.step[...]))
 """

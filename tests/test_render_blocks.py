@@ -63,17 +63,21 @@ def _rows(rows):
             yield from _rows(row.rows)
 
 
-@pytest.mark.parametrize("options", [{}, {"transforms": ["grad"]}, {"show_values": True}, {"max_eqns": 12}])
-def test_text_and_html_are_two_walks_of_one_form(options):
+@pytest.mark.parametrize(
+    "options,view_options",
+    [({}, {}), ({"transforms": ["grad"]}, {}), ({"show_values": True}, {}), ({}, {"max_eqns": 12})],
+)
+def test_text_and_html_are_two_walks_of_one_form(options, view_options):
     report = jaxmagic.trace(CALL, **options)
-    shown = jaxpr_view.blocks(report)
+    shown_as = jaxmagic.JaxprView(report, **view_options) if view_options else report  # or its default view
+    shown = jaxpr_view.blocks(shown_as)
     (listing,) = [b for b in shown if isinstance(b, Listing)]
     rows = list(_rows(listing.rows))
     equations = [r for r in rows if isinstance(r, EquationRow)]
     assert equations and any(isinstance(r, Nested) for r in rows)
-    text = jaxpr_view.text(report, shown=shown)
-    html = jaxpr_view.html(report, shown=shown)
-    assert text == report.to_text() and html == report.to_html()
+    text = jaxpr_view.text(shown_as, shown=shown)
+    html = jaxpr_view.html(shown_as, shown=shown)
+    assert text == shown_as.to_text() and html == shown_as.to_html()
     # every equation a terminal shows (a repeat's copies are left out there) is in the HTML, in order
     parser = _EquationCodes()
     parser.feed(html)

@@ -25,9 +25,10 @@ SCRIPT = textwrap.dedent(
 
     params = {"w1": jnp.ones((4, 8)), "w2": jnp.ones((8, 8))}
     call = jaxmagic.Call(loss, (params, jnp.ones((3, 4))), {})
-    for options in ({}, {"transforms": ["grad"]}, {"show_values": True}, {"stage": "stablehlo"}):
+    for options, view in ({}, {}), ({"transforms": ["grad"]}, {}), ({"show_values": True}, {}), ({}, {"stage": "stablehlo"}):
         report = jaxmagic.trace(call, **options)
-        for shown in (report.to_html(), report.to_text(), report.to_html()):
+        shown_as = jaxmagic.JaxprView(report, **view) if view else report
+        for shown in (shown_as.to_html(), shown_as.to_text(), shown_as.to_html()):
             print(hashlib.sha256(shown.encode()).hexdigest())
     """
 )

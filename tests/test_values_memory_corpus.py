@@ -23,7 +23,8 @@ def corpora(ip):
 
 @pytest.mark.parametrize("corpus,call", CASES, ids=[f"{c}:{call}" for c, call in CASES])
 def test_values_end_in_the_call_s_result_and_the_peak_is_attributed(ip, run, corpora, corpus, call):
-    report = run(f"%jaxpr -o --values --memory --max-eqns 5 {call}").assert_ok().result
+    shown = run(f"%jaxpr -o --values --memory --max-eqns 5 {call}").assert_ok()
+    report = shown.result
     expected = [e for e in jax.tree_util.tree_leaves(eval(call, dict(ip.user_ns))) if isinstance(e, jax.Array)]  # noqa: S307
     got = report.value_run.outputs
     assert len(got) == len(expected)
@@ -36,5 +37,4 @@ def test_values_end_in_the_call_s_result_and_the_peak_is_attributed(ip, run, cor
     # of pointers to its elements, a few bytes, said as such)
     unnamed = [(b.name, b.label) for b in report.live_at_peak if not b.attributed and not b.is_tuple_table]
     assert unnamed == []
-    text = report.to_text()
-    assert len(text) < 40_000
+    assert len(shown.text) < 40_000

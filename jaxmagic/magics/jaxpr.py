@@ -11,7 +11,8 @@ from jaxmagic import doctor
 from jaxmagic.magics import doctor as doctor_magics
 from jaxmagic.magics import echo, failures, line_options, notebook, output
 from jaxmagic.render import jaxpr as render
-from jaxmagic.tracing.stages import DEFAULT_MAX_EQNS, STAGES, TRANSFORMS, trace
+from jaxmagic.render.jaxpr import DEFAULT_MAX_EQNS, JaxprView
+from jaxmagic.tracing.stages import STAGES, TRANSFORMS, trace
 
 
 @magics_class
@@ -119,18 +120,20 @@ class JaxprMagics(Magics):
                     found.call,
                     transforms=options.transform,
                     cell_namer=found.cell_namer,
-                    stage=options.stage,
-                    show_source=not options.no_source,
-                    show_cost=options.cost,
-                    max_eqns=options.max_eqns,
                     profile=options.profile or 0,
                     sample_trace=options.compile_time,
-                    show_collectives=options.collectives,
-                    show_values=options.values,
-                    show_memory=options.memory,
                 )
-            report.prepare()
-            output.show(self.shell, report, plain=options.plain, text=render.text)
+            view = JaxprView(
+                report,
+                stage=options.stage,
+                show_source=not options.no_source,
+                show_cost=options.cost,
+                max_eqns=options.max_eqns,
+                show_values=options.values,
+                show_memory=options.memory,
+                show_collectives=options.collectives,
+            ).prepare()
+            output.show(self.shell, view, plain=options.plain, text=render.text)
             warnings = doctor.observe_trace(found.call, report.jaxpr, printed.text, cell_namer=found.cell_namer)
             doctor_magics.show_warnings(self.shell, warnings, plain=options.plain)
         if options.output:

@@ -1,4 +1,15 @@
-"""``JaxprReport`` -> HTML and text. Pure functions of the report.
+"""``JaxprReport`` -> HTML and text: a ``JaxprView`` says how a report is shown (which stage, which
+views beside the listing, how many equations); the functions here are pure functions of the view.
+
+>>> import jax.numpy as jnp
+>>> from jaxmagic.tracing.call import Call
+>>> from jaxmagic.tracing.stages import trace
+>>> report = trace(Call(jnp.sin, (jnp.ones(2),), {}))
+>>> view = JaxprView(report, stage="hlo", show_cost=True)
+>>> view
+JaxprView(<JaxprReport sin: 1 equation · sin ×1 · (f32[2]) -> (f32[2])>, stage='hlo', show_cost=True)
+>>> "bytes accessed" in view.to_text(), "bytes accessed" in report.to_text()
+(True, False)
 
 The jaxpr view is a listing: one line per equation, highlighted by jaxmagic's jaxpr lexer, the
 user's source line beside it, nested jaxprs (inner jit, cond branches, loop bodies) collapsible
@@ -7,6 +18,9 @@ in HTML and indented in text. StableHLO and HLO views show the module text, high
 
 from __future__ import annotations
 
+import dataclasses
+
+from jaxmagic.errors import UsageProblem
 from jaxmagic.render import blocks_html, blocks_text, theme
 from jaxmagic.render import collectives as collectives_view
 from jaxmagic.render import compile_time as compile_time_view
@@ -36,8 +50,12 @@ from jaxmagic.render.blocks import (
     code_lines,
 )
 from jaxmagic.render.theme import escape
+from jaxmagic.report import Report
 from jaxmagic.tracing.listing import Namer, Record, listing
+from jaxmagic.tracing.stages import STAGES, JaxprReport
 from jaxmagic.words import units
+
+DEFAULT_MAX_EQNS = 400
 
 MAX_MODULE_LINES = 600
 # The row above equations that no line of the user's code made (JAX's own work for a transform, a
@@ -47,12 +65,93 @@ MAX_MODULE_CHARACTERS = 60_000  # of StableHLO / HLO text shown (10,000 paramete
 MAX_LEGEND_ROWS = 32  # inputs, and outputs, named under the summary; the rest are counted
 
 
-def _records(report, namer: Namer | None = None) -> list[Record]:
+@dataclasses.dataclass(repr=False, eq=False)
+class JaxprView(Report):
+    """How a ``JaxprReport`` is shown: ``stage`` (``jaxpr``, ``stablehlo`` or ``hlo``),
+    ``show_source`` (the user's line beside each equation), ``show_cost`` (XLA's estimate),
+    ``max_eqns`` (equations listed; the report keeps them all), and the views beside the listing:
+    ``show_values``, ``show_memory``, ``show_collectives``. What ``%jaxpr`` displays; it shows
+    itself like a report (``to_text()``, ``to_html()``, rich in a notebook) and computes what it
+    shows when first shown, or at once with ``prepare()``.
+    """
+
+    _renderer = "jaxmagic.render.jaxpr"
+
+    report: JaxprReport
+    stage: str = "jaxpr"
+    show_source: bool = True
+    show_cost: bool = False
+    max_eqns: int = DEFAULT_MAX_EQNS
+    show_values: bool = False
+    show_memory: bool = False
+    show_collectives: bool = False
+
+    def __post_init__(self) -> None:
+        if self.stage not in STAGES:
+            raise UsageProblem(
+                f"unknown stage {self.stage!r}; choose one of: {', '.join(STAGES)}.",
+                example="%jaxpr --stage hlo f(x)",
+            )
+
+    @classmethod
+    def default(cls, report: JaxprReport) -> "JaxprView":
+        """What a report shows on its own: the jaxpr with source lines (at most
+        ``DEFAULT_MAX_EQNS`` equations), and beside it what the report has already computed: the
+        values (``value_run``), the peak memory (``peak``, ``residuals`` and
+        ``checkpoint_policies``, as ``prepare(memory=True)`` computes them), the communication
+        (``collectives``); and, as in any view, what compiling cost and the profile when it was
+        traced with them. Showing it evaluates and compiles nothing new.
+
+        >>> import jax.numpy as jnp
+        >>> from jaxmagic.tracing.call import Call
+        >>> from jaxmagic.tracing.stages import trace
+        >>> report = trace(Call(jnp.sin, (jnp.ones(2),), {}))
+        >>> JaxprView.default(report).show_values
+        False
+        >>> _ = report.values
+        >>> JaxprView.default(report).show_values
+        True
+        """
+        return cls(
+            report,
+            show_values=report.computed("value_run"),
+            show_memory=all(report.computed(name) for name in ("peak", "residuals", "checkpoint_policies")),
+            show_collectives=report.computed("collectives"),
+        )
+
+    def prepare(self) -> "JaxprView":
+        """Compute now what this view shows (evaluating, lowering, compiling), so that a failure
+        shows here rather than while the view is drawn."""
+        self.report.prepare(
+            values=self.show_values,
+            memory=self.show_memory,
+            collectives=self.show_collectives,
+            stablehlo=self.stage == "stablehlo",
+            compiled=self.stage == "hlo" or self.show_cost or self.report.trace_samples is not None,
+        )
+        return self
+
+    def __repr__(self) -> str:
+        changed = [
+            f"{field.name}={getattr(self, field.name)!r}"
+            for field in dataclasses.fields(self)
+            if field.name != "report" and getattr(self, field.name) != field.default
+        ]
+        return f"JaxprView({', '.join([repr(self.report), *changed])})"
+
+
+def as_view(shown: JaxprReport | JaxprView) -> JaxprView:
+    """``shown`` itself when a view; a report's default view (``JaxprView.default``) otherwise."""
+    return shown if isinstance(shown, JaxprView) else JaxprView.default(shown)
+
+
+def _records(view: JaxprView, namer: Namer | None = None) -> list[Record]:
+    report = view.report
     return list(
         listing(
             report.jaxpr,
-            limit=report.max_eqns,
-            with_source=report.show_source,
+            limit=view.max_eqns,
+            with_source=view.show_source,
             cell_namer=report.cell_namer,
             title=report.name,
             namer=namer,
@@ -113,9 +212,10 @@ def group_heading(record: Record) -> tuple[str, str]:
     return f"# {source}{tag}", f"{units.format_count(n)} equation{'s' * (n != 1)}" if n else ""
 
 
-def _module_text(report) -> tuple[str, int]:
+def _module_text(view: JaxprView) -> tuple[str, int]:
     """The StableHLO or HLO text, shortened to ``MAX_MODULE_LINES``; and how many lines were cut."""
-    text = report.stablehlo if report.stage == "stablehlo" else hlo_view.readable_hlo(report.hlo)
+    report = view.report
+    text = report.stablehlo if view.stage == "stablehlo" else hlo_view.readable_hlo(report.hlo)
     lines = text.rstrip("\n").splitlines()
     kept, size = [], 0
     for line in lines[:MAX_MODULE_LINES]:
@@ -155,44 +255,47 @@ def _cost_rows(report) -> list[tuple[str, str]]:
 # the report, once, as blocks; then as text and as HTML
 
 
-def text(report, *, color: bool = False, shown: tuple[Block, ...] | None = None) -> str:
-    """The report as terminal text (ANSI colours with ``color=True``); ``shown``: its blocks,
-    when already made."""
+def text(report: JaxprReport | JaxprView, *, color: bool = False, shown: tuple[Block, ...] | None = None) -> str:
+    """A view, or a report's default view, as terminal text (ANSI colours with ``color=True``);
+    ``shown``: its blocks, when already made."""
     return blocks_text.text(shown if shown is not None else blocks(report), color=color)
 
 
-def html(report, *, shown: tuple[Block, ...] | None = None) -> str:
-    """The report as self-contained HTML: scoped CSS, collapsible nested jaxprs; ``shown``: its
-    blocks, when already made."""
+def html(report: JaxprReport | JaxprView, *, shown: tuple[Block, ...] | None = None) -> str:
+    """A view, or a report's default view, as self-contained HTML: scoped CSS, collapsible nested
+    jaxprs; ``shown``: its blocks, when already made."""
     body = blocks_html.html(shown if shown is not None else blocks(report))
     return f'<div class="{theme.ROOT_CLASS} jm-jaxpr-report">{theme.style_tag()}{body}</div>'
 
 
-def blocks(report) -> tuple[Block, ...]:
-    """The report as blocks, in the order both views show them: the summary, the views asked for
-    (values, memory, communication, compile time, profile), the listing or the module, the costs."""
-    out: list[Block] = [Prerendered(lambda: _summary_text(report), lambda: _summary_html(report))]
-    out += _views(report)
-    if report.stage == "jaxpr":
+def blocks(shown: JaxprReport | JaxprView) -> tuple[Block, ...]:
+    """A view (or a report's default view) as blocks, in the order both walks show them: the
+    summary, the views asked for (values, memory, communication, compile time, profile), the
+    listing or the module, the costs."""
+    view = as_view(shown)
+    report = view.report
+    out: list[Block] = [Prerendered(lambda: _summary_text(report), lambda: _summary_html(view))]
+    out += _views(view)
+    if view.stage == "jaxpr":
         namer = Namer()
-        records = _records(report, namer)
+        records = _records(view, namer)
         rows = legend(report, namer)
-        body: list[Block] = [Legend(tuple(LegendRow(*row) for row in rows)), _listing(report, records, rows)]
+        body: list[Block] = [Legend(tuple(LegendRow(*row) for row in rows)), _listing(view, records, rows)]
         if report.profile is not None:  # the profile answers; the listing follows, folded
             n = report.n_eqns
             summary = f"the listing · {units.format_count(n)} equation{'s' * (n != 1)}"
             body = [Fold(summary, tuple(body), css="jm-details jm-listing-fold")]
         out += body
     else:
-        module, cut = _module_text(report)
-        note = f"… {cut} more lines (the report's .{report.stage} holds them all)" if cut else ""
-        module_block = CodeBlock(report.stage, tuple(code_lines(module.split("\n"), report.stage)), note)
-        if report.stage == "hlo":
+        module, cut = _module_text(view)
+        note = f"… {cut} more lines (the report's .{view.stage} holds them all)" if cut else ""
+        module_block = CodeBlock(view.stage, tuple(code_lines(module.split("\n"), view.stage)), note)
+        if view.stage == "hlo":
             out += hlo_view.blocks(report)
             out += [Fold("the whole module", (module_block,), css="jm-nested")]
         else:
             out.append(module_block)
-    if report.show_cost:
+    if view.show_cost:
         out.append(KeyValues("XLA estimate", tuple(_cost_rows(report))))
     return tuple(out)
 
@@ -202,18 +305,19 @@ def _summary_text(report) -> str:
     return report.summary + (f" · {static}" if static else "")
 
 
-def _views(report) -> list[Block]:
+def _views(view: JaxprView) -> list[Block]:
     """The views asked for, between the summary and the listing, in the order they answer: what
     the values were, the memory, the communication, what compiling cost, where the time goes."""
+    report = view.report
     views: list[Block] = []
-    if report.show_values:
+    if view.show_values:
         views += values_view.blocks(report)
-    if report.show_memory:
+    if view.show_memory:
         views += peak_view.blocks(report.peak)
         views += remat_view.blocks(report)
-    if report.show_collectives:
+    if view.show_collectives:
         views += collectives_view.blocks(report.collectives, report.profile)
-    hint = compile_time_view.unrolled_hint(report) if report.stage == "jaxpr" else ""
+    hint = compile_time_view.unrolled_hint(report) if view.stage == "jaxpr" else ""
     if report.trace_samples is not None:
         views += compile_time_view.blocks(report)
     elif hint:
@@ -287,11 +391,12 @@ def types_text(types) -> str:
     return ", ".join(parts)
 
 
-def _summary_html(report) -> str:
+def _summary_html(view: JaxprView) -> str:
+    report = view.report
     counts = ", ".join(f"{escape(name)}&nbsp;×{count}" for name, count in report.top_primitives())
     ins = escape(types_text(report.in_types) or "()")
     outs = escape(types_text(report.out_types) or "()")
-    stage = "" if report.stage == "jaxpr" else f' · <span class="jm-muted">{escape(report.stage)}</span>'
+    stage = "" if view.stage == "jaxpr" else f' · <span class="jm-muted">{escape(view.stage)}</span>'
     static = static_text(report)
     static_html = f' · <span class="jm-static"><code>{escape(static)}</code></span>' if static else ""
     return (
@@ -317,13 +422,14 @@ def _made_by(record: Record) -> tuple[str, ...]:
     return tuple(f"{line.label} in {line.function}: {line.text}" for line in record.traceback())
 
 
-def _listing(report, records: list[Record], legend_rows) -> Listing:
+def _listing(view: JaxprView, records: list[Record], legend_rows) -> Listing:
     """The listing's records as rows: nested jaxprs and repeated blocks as rows holding theirs."""
+    report = view.report
     filtered = report.n_eqns >= FILTER_FROM and len(report.primitive_counts) > 1
     filters = tuple(name for name, _ in report.top_primitives(FILTER_PRIMITIVES)) if filtered else ()
     titles = {var: f"{kind}: {name} ({kind_type})" for kind, var, name, kind_type in legend_rows}
     codes = [r.text for r in records if r.kind in ("open", "eqn", "close")]
-    values = values_view.equation_values(report) if report.show_values else {}
+    values = values_view.equation_values(report) if view.show_values else {}
     rows = _Rows(iter(code_lines(codes, "jaxpr", titles)), values)
     for r in records:
         getattr(rows, r.kind)(r)

@@ -43,7 +43,6 @@ TRANSFORMS: dict[str, Callable] = {
     "jacfwd": jax.jacfwd,
     "jacrev": jax.jacrev,
 }
-DEFAULT_MAX_EQNS = 400
 
 
 class JaxprReport(Report):
@@ -61,19 +60,19 @@ class JaxprReport(Report):
     call, hottest first) and ``kernels`` (each with ``name``, ``seconds``, ``lines``); ``None``
     otherwise. ``collectives``: the communication in the optimized program (each a
     ``collectives.Collective``: ``kind``, ``line``, ``bytes``, ``before`` / ``after``, ``axes``),
-    computed on first access; shown with ``show_collectives``.
+    computed on first access.
 
-    Computed when first read (shown with ``show_values`` / ``show_memory``): ``values`` (what each
-    equation computed on the call's own arguments, a ``values.EquationValue`` each, in the order
-    they ran), ``first_nonfinite`` (the first of them that made a NaN or an inf, with its
+    Computed when first read: ``values`` (what each equation computed on the call's own
+    arguments, a ``values.EquationValue`` each, in the order they ran), ``first_nonfinite`` (the first of them that made a NaN or an inf, with its
     ``source`` line; ``None`` when all is finite), ``value_run`` (the whole ``values.ValueRun``);
     ``peak_bytes``, ``live_at_peak`` (``peak_memory.LiveBuffer`` each: ``bytes``, ``shape``,
     ``kind``, ``source``) and ``peak`` (the whole ``peak_memory.PeakMemory``, by source line);
     for ``-t grad``, ``residuals`` (the values saved for the backward pass, by line) and
     ``checkpoint_policies`` (each of JAX's checkpoint policies measured: peak and FLOPs).
 
-    What the display shows is set by ``stage``, ``show_source``, ``show_cost`` and ``max_eqns``;
-    the report always keeps everything.
+    The report holds facts only. How it is shown (which stage, which views, how many equations) is
+    a ``jaxmagic.JaxprView`` of it; shown on its own, a report is its default view: the jaxpr
+    listing, and the views of what it has already computed (``computed``).
     """
 
     _renderer = "jaxmagic.render.jaxpr"
@@ -84,16 +83,8 @@ class JaxprReport(Report):
         *,
         name: str,
         cell_namer: CellNamer = no_cells,
-        stage: str = "jaxpr",
-        show_source: bool = True,
-        show_cost: bool = False,
-        max_eqns: int = DEFAULT_MAX_EQNS,
-        show_values: bool = False,
-        show_memory: bool = False,
     ):
         self.traced = traced
-        self.show_values = show_values
-        self.show_memory = show_memory
         # The call's own arguments, as traced: (args, kwargs, static_argnums, static_argnames); set by trace()
         self.arguments: tuple = ((), {}, (), ())
         # For a gradient (-t grad): the function before the transforms, and the transforms; set by trace()
@@ -101,11 +92,6 @@ class JaxprReport(Report):
         self.jaxpr = traced.jaxpr
         self.name = name
         self.cell_namer = cell_namer
-        self.stage = stage
-        self.show_source = show_source
-        self.show_cost = show_cost
-        self.max_eqns = max_eqns
-        self.show_collectives = False  # %jaxpr --collectives
         self.asked_out_shardings = None  # the out_shardings of the user's jax.jit, set by trace()
         self.profile: profiling.Profile | None = None
         self.trace_seconds: float | None = None  # set by trace()
@@ -296,9 +282,20 @@ class JaxprReport(Report):
         """The buffers live at the peak, largest first: ``bytes``, ``shape``, ``kind``, ``source``."""
         return self.peak.live_at_peak
 
-    def prepare(self) -> "JaxprReport":
-        """Run now the stages the display needs (lowering, compiling), so a failure shows here."""
-        if self.show_values:
+    def prepare(
+        self,
+        *,
+        values: bool = False,
+        memory: bool = False,
+        collectives: bool = False,
+        stablehlo: bool = False,
+        compiled: bool = False,
+    ) -> "JaxprReport":
+        """Compute now what is named, each otherwise computed when first read, so that a failure
+        shows here (as a ``UserCodeError``): ``values`` (``value_run``), ``memory`` (``peak``,
+        ``residuals``, ``checkpoint_policies``), ``collectives``, ``stablehlo``, ``compiled``
+        (``hlo``, ``cost``, ``memory``). Returns the report."""
+        if values:
             try:
                 _ = self.value_run
             except UsageProblem:
@@ -306,17 +303,29 @@ class JaxprReport(Report):
             except Exception as exc:
                 raise UserCodeError(exc, during=f"evaluating {self.name} one equation at a time") from None
         try:
-            if self.show_memory:
+            if memory:
                 _ = self.peak, self.residuals, self.checkpoint_policies
-            if self.stage == "stablehlo":
+            if stablehlo:
                 _ = self.stablehlo
-            if self.stage == "hlo" or self.show_cost or self.trace_samples is not None:
+            if compiled:
                 _ = self.hlo, self.cost, self.memory
-            if self.show_collectives:
+            if collectives:
                 _ = self.collectives
         except Exception as exc:
             raise UserCodeError(exc, during=f"lowering and compiling {self.name}") from None
         return self
+
+    def computed(self, name: str) -> bool:
+        """Whether ``name``, one of the attributes computed when first read (``value_run``,
+        ``peak``, ``collectives``, ``hlo``, ``cost``, ...), is computed already: reading it now
+        costs nothing.
+
+        >>> import jax.numpy as jnp
+        >>> report = trace(Call(jnp.sin, (jnp.ones(2),), {}))
+        >>> report.computed("value_run"), len(report.values), report.computed("value_run")
+        (False, 1, True)
+        """
+        return name in self.__dict__
 
     # -- structure ---------------------------------------------------------------------------
     @functools.cached_property
@@ -379,10 +388,6 @@ def trace(
     *,
     transforms: Sequence[str] = (),
     cell_namer: CellNamer = no_cells,
-    stage: str = "jaxpr",
-    show_source: bool = True,
-    show_cost: bool = False,
-    max_eqns: int = DEFAULT_MAX_EQNS,
     profile: int = 0,
     sample_trace: bool = False,
     show_collectives: bool = False,
@@ -391,12 +396,11 @@ def trace(
 ) -> JaxprReport:
     """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``;
     with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``);
-    with ``sample_trace``, sample where tracing spends its time (``report.trace_line_seconds``);
-    with ``show_collectives``, show the program's communication (``report.collectives``)."""
-    if stage not in STAGES:
-        raise UsageProblem(
-            f"unknown stage {stage!r}; choose one of: {', '.join(STAGES)}.", example="%jaxpr --stage hlo f(x)"
-        )
+    with ``sample_trace``, sample where tracing spends its time (``report.trace_line_seconds``).
+    ``show_values``, ``show_memory`` and ``show_collectives`` compute at once what each equation
+    computed (``report.values``), the peak memory (``report.peak``) and the communication
+    (``report.collectives``), which the report, shown on its own, then shows; otherwise each is
+    computed when first read. How the report is shown otherwise is a ``jaxmagic.JaxprView``."""
     unknown = [t for t in transforms if t not in TRANSFORMS]
     if unknown:
         raise UsageProblem(
@@ -442,16 +446,9 @@ def trace(
         traced,
         name=transformed_name(names.callee_title(call), transforms),
         cell_namer=cell_namer,
-        stage=stage,
-        show_source=show_source,
-        show_cost=show_cost,
-        max_eqns=max_eqns,
-        show_values=show_values,
-        show_memory=show_memory,
     )
     report.arguments, report.differentiated = arguments, differentiated
     report.trace_seconds, report.trace_samples = trace_seconds, samples
-    report.show_collectives = show_collectives
     report.asked_out_shardings = None if transforms else call.jit_shardings.get("out_shardings")
     report.input_names = names.input_names(users_call, traced, transforms)
     report.static_arguments = users_call.static_values() if users_call.library is None else []
@@ -466,7 +463,7 @@ def trace(
             cell_namer=cell_namer,
             copy_arguments=bool(call.donate_argnums or (call.library is not None and call.library.donates)),
         )
-    return report
+    return report.prepare(values=show_values, memory=show_memory, collectives=show_collectives)
 
 
 _TRANSFORM_MISUSE = {
