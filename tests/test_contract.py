@@ -67,3 +67,18 @@ def test_every_report_has_the_promised_attributes(run):
     assert (cause.kind, cause.argument, cause.before, cause.after) == ("shape", "x", "f32[4]", "f32[5]")
     check(diagnosis, "Diagnosis")
     assert diagnosis.pitfall == "python-control-flow"
+
+
+def test_trace_refuses_a_display_option_and_names_the_view_that_takes_it():
+    import jax.numpy as jnp
+    import pytest
+
+    import jaxmagic
+
+    call = jaxmagic.Call(jnp.sin, (jnp.ones(3),), {})
+    with pytest.raises(TypeError, match=r"JaxprView\(trace\(call\), stage='hlo'\)"):
+        jaxmagic.trace(call, stage="hlo")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'transform'"):
+        jaxmagic.trace(call, transform=("grad",))
+    shown = jaxmagic.JaxprView(jaxmagic.trace(call), stage="hlo").to_text()
+    assert "sine" in shown or "sin" in shown

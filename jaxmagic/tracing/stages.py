@@ -20,7 +20,7 @@ import collections
 import contextlib
 import functools
 import time
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import jax
 
@@ -382,6 +382,26 @@ def transformed_name(name: str, transforms: Sequence[str]) -> str:
     return name
 
 
+DISPLAY_OPTIONS = ("stage", "show_source", "show_cost", "max_eqns")  # a JaxprView's, not trace()'s
+
+
+def _refuse_display_options(given: dict[str, Any]) -> None:
+    """A clear ``TypeError`` for keywords ``trace`` does not take: for one of how a report is
+    shown, where it is given now.
+
+    >>> _refuse_display_options({"stage": "hlo"})
+    Traceback (most recent call last):
+    TypeError: trace() takes no 'stage': how a report is shown is a JaxprView's: JaxprView(trace(call), stage='hlo')
+    """
+    name, value = next(iter(given.items()))
+    if name in DISPLAY_OPTIONS:
+        raise TypeError(
+            f"trace() takes no {name!r}: how a report is shown is a JaxprView's: "
+            f"JaxprView(trace(call), {name}={value!r})"
+        )
+    raise TypeError(f"trace() got an unexpected keyword argument {name!r}")
+
+
 @own_work()
 def trace(
     call: Call,
@@ -393,6 +413,7 @@ def trace(
     show_collectives: bool = False,
     show_values: bool = False,
     show_memory: bool = False,
+    **shown_as: Any,
 ) -> JaxprReport:
     """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``;
     with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``);
@@ -401,6 +422,8 @@ def trace(
     computed (``report.values``), the peak memory (``report.peak``) and the communication
     (``report.collectives``), which the report, shown on its own, then shows; otherwise each is
     computed when first read. How the report is shown otherwise is a ``jaxmagic.JaxprView``."""
+    if shown_as:
+        _refuse_display_options(shown_as)
     unknown = [t for t in transforms if t not in TRANSFORMS]
     if unknown:
         raise UsageProblem(
