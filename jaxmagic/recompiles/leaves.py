@@ -224,8 +224,9 @@ def _placement(value: Any) -> tuple[str | None, bool]:
     uncommitted, or traced (a tracer's ``committed`` raises ``ConcretizationTypeError``: never
     asked)."""
     import jax
+    from jax.core import Tracer
 
-    if not isinstance(value, jax.Array) or isinstance(value, jax.core.Tracer):
+    if not isinstance(value, jax.Array) or isinstance(value, Tracer):
         return None, False
     try:
         if not value.committed:
