@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxmagic.recompiles.watch import watch_recompiles
+from jaxmagic.recompiles.watch import internal_errors, watch_recompiles
 
 eqx = pytest.importorskip("equinox")
 
@@ -39,6 +39,23 @@ def test_an_equinox_static_field_change_is_shown_where_it_differs():
         "'tanh'",
     )
     assert "same arguments" not in cause.message and "part of the program" in cause.advice
+
+
+def test_an_equinox_shape_evaluation_inside_filter_jit_leaves_its_traced_arguments_alone():
+    # eqx.filter_eval_shape (as diffrax uses it) traces again inside the jitted function: under
+    # JAX 0.8 that nested trace reaches the watch with the outer trace's tracers as its arguments
+    @eqx.filter_jit
+    def forward(layer, x):
+        shape = eqx.filter_eval_shape(layer.weight.__mul__, x).shape
+        return layer.weight * x + jnp.zeros(shape)
+
+    before = internal_errors()
+    with watch_recompiles() as log:
+        forward(Layer(jnp.ones(3), "relu"), jnp.ones(3))
+        forward(Layer(jnp.ones(3), "tanh"), jnp.ones(3))
+    assert internal_errors() == before  # no listener of jaxmagic's failed on a traced value
+    assert log.counts == {"forward": 2}
+    assert [(c.kind, c.argument) for c in log.events[1].causes] == [("static_value", "layer.activation")]
 
 
 def test_filter_jit_names_the_users_arguments_and_tells_a_redefinition():

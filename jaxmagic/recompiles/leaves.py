@@ -187,9 +187,17 @@ def short_dtype(dtype: Any) -> str:
 def describe_leaf(value: Any) -> LeafType:
     """The ``LeafType`` of one argument leaf (an array, a NumPy array or a Python scalar).
 
-    >>> import jax.numpy as jnp
+    A traced value (a ``.trace``, ``.lower`` or ``jax.eval_shape`` inside another trace, such as
+    ``eqx.filter_eval_shape``'s) is read by its abstract type alone: it has no placement, and
+    asking it for one would try to make it concrete.
+
+    >>> import jax, jax.numpy as jnp
     >>> describe_leaf(jnp.ones((2, 3))).type_text, describe_leaf(1.5).describe()
     ('f32[2,3]', 'Python float (weak f32[])')
+    >>> seen = []
+    >>> _ = jax.jit(lambda x: seen.append(describe_leaf(x)) or x)(jnp.ones(2))
+    >>> seen[0].type_text, seen[0].placement
+    ('f32[2]', None)
     """
     import jax
 
@@ -212,12 +220,17 @@ def _is_numpy(value: Any) -> bool:
 
 
 def _placement(value: Any) -> tuple[str | None, bool]:
-    """Where a committed array lives: one device (``cpu:1``) or a sharding; ``None`` if uncommitted."""
+    """Where a committed array lives: one device (``cpu:1``) or a sharding; ``None`` if
+    uncommitted, or traced (a tracer's ``committed`` raises ``ConcretizationTypeError``: never
+    asked)."""
     import jax
+    from jax.core import Tracer
 
-    if not isinstance(value, jax.Array) or not getattr(value, "committed", False):
+    if not isinstance(value, jax.Array) or isinstance(value, Tracer):
         return None, False
     try:
+        if not value.committed:
+            return None, False
         sharding = value.sharding
         devices = sharding.device_set
     except Exception:
