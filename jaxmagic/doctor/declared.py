@@ -312,7 +312,7 @@ class Declared:
 
     id: str
     title: str
-    recognise: Callable[[Any], dict[str, Any] | None]
+    recognise: Callable[[Any], dict[str, Any] | list[dict[str, Any]] | None]
     explanation: str
     fix_note: str = ""
     rewrite: tuple = ()

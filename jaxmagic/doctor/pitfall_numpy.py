@@ -65,7 +65,7 @@ def numpy_in_jit(line: Line) -> dict | None:
     in_numpy = isinstance(exc, (TypeError, jax.errors.TracerIntegerConversionError)) and "Tracer" in line.message
     if not (conversion or in_numpy):
         return None
-    found = {"fname": case.function_name or line.frame.function}
+    found: dict[str, Any] = {"fname": case.function_name or line.frame.function}
     indexed = line.expression(ast.Subscript)
     if conversion and isinstance(indexed, ast.Subscript) and isinstance(line.frame.resolve(indexed.value), np.ndarray):
         variable = (depends_on(case, line.frame, indexed.slice) or [None])[0]
@@ -91,9 +91,9 @@ def _numpy_calls(line: Line, call: ast.Call) -> dict:
     count) passed to the call, to be made static where the user's ``jax.jit`` decorator is."""
     statement = clues.statement_at(line.parsed.tree, line.frame.line) or call
     replaced = []
-    for node in clues.nodes_in(statement, ast.Call):
-        path = _counterpart(node.func, line, "numpy", jnp)
-        if path is not None:
+    for node in ast.walk(statement):
+        path = _counterpart(node.func, line, "numpy", jnp) if isinstance(node, ast.Call) else None
+        if isinstance(node, ast.Call) and path is not None:
             replaced.append((node.func, f"{line.jax_names.jnp}.{path}"))
     later = [n for arg in call.args[1:] + [k.value for k in call.keywords] for n in clues.names_in(arg)]
     settings = line.case.scalar_arguments(list(dict.fromkeys(later)))

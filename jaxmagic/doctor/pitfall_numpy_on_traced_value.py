@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import os
 import types
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 import jax.numpy as jnp
 import numpy as np
@@ -75,15 +75,15 @@ def numpy_on_traced_value(function: Function) -> list[dict]:
     """Each NumPy call of the function that JAX recorded as making equations, where ``jax.numpy``
     has a function of the same name."""
     closed_jaxpr = function.traced.closed_jaxpr
-    if closed_jaxpr is None or not _reads_numpy(function.sourced.function):
+    traced = cast(types.FunctionType, function.sourced.function)
+    if closed_jaxpr is None or not _reads_numpy(traced):
         return []  # no NumPy in sight: no need to walk every equation's traceback
-    files = {code.co_filename for code in codes(function.sourced.function.__code__)}
+    files = {code.co_filename for code in codes(traced.__code__)}
     uses = dict.fromkeys((line, name) for file, line, name in _numpy_uses(closed_jaxpr) if file in files)
+    calls = [node for node in ast.walk(function.node) if isinstance(node, ast.Call)]
     found = []
     for line, name in uses:
-        call = next(
-            (call for call in clues.nodes_in(function.node, ast.Call) if _calls(function, call, line, name)), None
-        )
+        call = next((call for call in calls if _calls(function, call, line, name)), None)
         if call is not None and hasattr(jnp, name):
             variable = (clues.names_in(call.args[0]) or [None])[0] if call.args else None
             found.append({"at": call, "call": call, "func": call.func, "name": name, "variable": variable})

@@ -17,7 +17,6 @@ import ast
 
 import numpy as np
 
-import jaxmagic.doctor.clues as clues
 from jaxmagic.doctor.declared import AddParameters, Declared, Function, InsertBefore, Rewritten
 from jaxmagic.doctor.traced_code import parameter_edit
 
@@ -50,8 +49,9 @@ def numpy_random(function: Function) -> dict | None:
     draws = sorted(
         (
             node
-            for node in clues.nodes_in(function.node, ast.Call)
-            if isinstance(node.func, ast.Attribute)
+            for node in ast.walk(function.node)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
             and node.func.attr not in _NOT_DRAWS
             and _is_numpy_random(function.resolve(node.func.value))
         ),
