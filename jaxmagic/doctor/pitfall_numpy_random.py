@@ -76,16 +76,20 @@ def _jax_draw(function: Function, call: ast.Call, key: str) -> str | None:
         return None
     sampler = f"{function.jax_names.jax}.random.{name}"
     text = [function.text(a) for a in call.args]
-    if parameters is None:  # rand(2, 3)
+    if parameters is None:  # rand(2, 3): the shape as separate numbers
         shape = f"({', '.join(text)}{',' if len(text) == 1 else ''})" if text else None
-        return None if call.keywords else f"{sampler}({key}{f', {shape}' if shape else ''})"
+        return None if call.keywords else _drawn(name, sampler, key, shape, {})
     if len(call.args) > len(parameters) or any(k.arg not in parameters for k in call.keywords):
         return None
     given: dict = dict(zip(parameters, text, strict=False))
     given.update({k.arg: function.text(k.value) for k in call.keywords})
     shape = _shape(given.pop("size", None), call, parameters)
-    if shape is False:
-        return None
+    return None if shape is False else _drawn(name, sampler, key, shape, given)
+
+
+def _drawn(name: str, sampler: str, key: str, shape: str | None | bool, given: dict) -> str:
+    """The ``jax.random`` call: NumPy's bounds as ``minval``/``maxval`` (``randint``'s as arguments),
+    its ``loc`` and ``scale`` applied to a standard normal draw."""
     low, high, loc, scale = given.get("low"), given.get("high"), given.get("loc"), given.get("scale")
     if name == "randint":  # randint(low, high): [low, high); randint(n): [0, n)
         low, high = ("0", low) if high is None else (low, high)

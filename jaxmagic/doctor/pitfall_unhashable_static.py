@@ -26,6 +26,7 @@ from jaxmagic.doctor.clues import MISSING
 from jaxmagic.doctor.declared import Declared, InsertBefore, Line, Replace
 
 _ARRAYS = ("array", "asarray")
+_FORMS = ((set, "frozenset({})"), (dict, "tuple({}.items())"), (list, "tuple({})"))  # a value held by a name
 _UNHASHABLE_RE = re.compile(r"object of type <class '(?P<type>[\w.]+)'>, (?P<value>.*?)\. The error was", re.S)
 
 
@@ -66,8 +67,8 @@ def _hashable_form(line: Line, node: ast.expr) -> dict:
     """The same value written in a hashable form: ``[1, 2]`` -> ``(1, 2)``, ``jnp.array([1, 2])`` ->
     ``(1, 2)``, a dict -> Flax's ``FrozenDict`` (where Flax is installed); none where not known."""
     value = line.frame.lookup(node.id) if isinstance(node, ast.Name) else MISSING
-    frozen = _frozen(line, node) if isinstance(node, ast.Dict) or isinstance(value, dict) else {}
-    if frozen or isinstance(node, ast.Dict):
+    frozen = _frozen(line, node, value)
+    if frozen is not None:
         return frozen
     arrayed = isinstance(node, ast.Call) and getattr(line.frame.resolve(node.func), "__name__", "") in _ARRAYS
     elements = node.args[0] if isinstance(node, ast.Call) and arrayed and node.args else node
@@ -75,18 +76,20 @@ def _hashable_form(line: Line, node: ast.expr) -> dict:
         return {"hashable": _tuple([line.text(e) for e in elements.elts])}
     if isinstance(node, ast.Set):
         return {"hashable": "frozenset({" + ", ".join(line.text(e) for e in node.elts) + "})"}
-    kinds = ((set, "frozenset({})"), (dict, "tuple({}.items())"), (list, "tuple({})"))
-    form = next((form for kind, form in kinds if isinstance(value, kind)), None)
+    form = next((form for kind, form in _FORMS if isinstance(value, kind)), None)
     form = form or ("tuple({}.tolist())" if hasattr(value, "tolist") else None)
     return {"hashable": form.format(line.text(node))} if form else {}
 
 
-def _frozen(line: Line, node: ast.expr) -> dict:
-    """A dict as Flax's ``FrozenDict`` (imported where the user has not), or none without Flax."""
+def _frozen(line: Line, node: ast.expr, value: Any) -> dict | None:
+    """A dict (written, or held by a name) as Flax's ``FrozenDict``, imported where the user has not;
+    without Flax, none for a dict written (``None`` for a name: it may be written otherwise)."""
     try:
         from flax.core import FrozenDict
     except ImportError:
-        return {}
+        return {} if isinstance(node, ast.Dict) else None
+    if not (isinstance(node, ast.Dict) or isinstance(value, dict)):
+        return None
     name = rewrites.alias(line.frame.frame.f_globals, FrozenDict, "FrozenDict")
     imports = line.statement() if line.frame.lookup(name) is not FrozenDict else None
     return {"kind": "frozen", "hashable": f"{name}({line.text(node)})", "imports": imports}
@@ -118,6 +121,9 @@ _PIECES = {"what": ("{parameter}", "A static argument"), "how": " ({option})", "
            "holding": " holding {holding!s}", "subject": ("{parameter}", "it"), "example": " such as `{example}`"}  # fmt: skip
 _AS_DATA = ("If {subject} is data (numbers to compute with), not a setting, do not make it static: pass it as an "
             "ordinary argument, traced like the others.")  # fmt: skip
+_FROZEN = ("Pass a frozen dict: `{hashable}` is hashable (while its values are), and reads like the dict to code that "
+           "indexes it by key.")  # fmt: skip
+_DICT = "Pass a hashable mapping instead of a dict, such as Flax's `flax.core.FrozenDict`."
 
 UNHASHABLE_STATIC = Declared(
     "unhashable-static",
@@ -135,14 +141,8 @@ UNHASHABLE_STATIC = Declared(
     fix_note="Pass a tuple: `{hashable}` is hashable, and reads the same to code that indexes or iterates it.",
     alternatives=((_AS_DATA, ""),),
     kinds={
-        "frozen": {
-            "fix_note": "Pass a frozen dict: `{hashable}` is hashable (while its values are), and reads like the dict "
-            "to code that indexes it by key.",
-        },
-        "dict": {
-            "rewrite": (),
-            "fix_note": "Pass a hashable mapping instead of a dict, such as Flax's `flax.core.FrozenDict`.",
-        },
+        "frozen": {"fix_note": _FROZEN},
+        "dict": {"rewrite": (), "fix_note": _DICT},
         "words": {"rewrite": (), "fix_note": "Pass a tuple{example} (hashable) instead of a {type!s}."},
     },
     variable="parameter",
