@@ -25,6 +25,7 @@ function, and make the ``Diagnosis``.
 from __future__ import annotations
 
 import ast
+import string
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -35,7 +36,7 @@ from jaxmagic.doctor.clues import ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.global_watch import CellEnd, StaleGlobal
 from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
-from jaxmagic.doctor.traced_code import SourcedFunction, Traced, as_parameters, with_edits, with_source
+from jaxmagic.doctor.traced_code import SourcedFunction, Traced, as_parameters, parameter_edit, with_edits, with_source
 from jaxmagic.tracing import sources
 from jaxmagic.tracing.sources import CellNamer, SourceLine
 from jaxmagic.words import tell
@@ -305,11 +306,13 @@ class Declared:
     the facts whose ``kind`` names them. ``variable`` and ``function`` name the facts that are the
     user's value and function (``function``: by default the traced function's name). ``raised``
     is the exception JAX raises; where ``says`` is true, its message must hold one of ``messages``.
+    ``pieces`` are named parts of sentences, used as slots of the templates (see ``filled_pieces``);
+    ``reference`` a page on the trap (for a trace or cell pitfall: an error's comes from its message).
     """
 
     id: str
     title: str
-    recognise: Callable[[Any], dict[str, Any] | None]
+    recognise: Callable[[Any], dict[str, Any] | list[dict[str, Any]] | None]
     explanation: str
     fix_note: str = ""
     rewrite: tuple = ()
@@ -326,6 +329,8 @@ class Declared:
     variable: str | None = None
     function: str | None = None
     static: str | None = None
+    pieces: dict[str, str | tuple[str, str]] = field(default_factory=dict)
+    reference: str | None = None
 
     def __post_init__(self):
         run = {"error": self.diagnose, "trace": self.notice, "cell": self.after_cell}[self.stage]
@@ -370,11 +375,14 @@ class Declared:
             told.get(name, getattr(self, name)) for name in ("explanation", "fix_note", "rewrite", "alternatives")
         )
         named = reading.named(facts)
+        named.update(filled_pieces(self.pieces, named))
         edits = [edit for each in rewrite for edit in each.edits(reading, facts, named)]
         whole = next((each.whole(facts) for each in rewrite if hasattr(each, "whole")), None)
         chosen = {"function": named[self.function]} if self.function else {}
         if self.static and facts.get(self.static):
             chosen["static_argnames"] = tuple(facts[self.static])
+        if self.reference:
+            chosen["reference"] = self.reference
         return reading.diagnosis(
             self.id,
             explanation=tell(explanation, named),
@@ -399,3 +407,65 @@ __all__ = [
     "Replace",
     "Rewritten",
 ]
+
+
+def filled_pieces(pieces: dict[str, str | tuple[str, str]], named: dict[str, Any]) -> dict[str, Any]:
+    """Each piece of a sentence (a template, or ``(template, otherwise)``) filled from ``named`` where
+    every fact its template names is known (neither ``None`` nor empty), else ``otherwise`` (or nothing).
+
+    >>> pieces = {"how": " (`{option}`)", "what": ("{parameter}", "A static argument")}
+    >>> {name: str(words) for name, words in filled_pieces(pieces, {"option": None, "parameter": "n"}).items()}
+    {'how': '', 'what': '`n`'}
+    """
+    filled = {}
+    for name, piece in pieces.items():
+        template, otherwise = (piece, "") if isinstance(piece, str) else piece
+        slots = [slot for _, slot, _, _ in _TEMPLATE.parse(template) if slot]
+        known = all(_known(named.get(slot)) for slot in slots)
+        filled[name] = tell(template if known else otherwise, named)
+    return filled
+
+
+_TEMPLATE = string.Formatter()
+
+
+def _known(value: Any) -> bool:
+    return value is not None and not (isinstance(value, (str, list, tuple)) and not value)
+
+
+@dataclass(frozen=True)
+class AddParameters:
+    """A shared rewrite: ``names`` (a template) added as the last parameters of the function
+    definition the fact ``target`` holds (none where it has defaults, ``*args``, keyword-only
+    parameters or ``**kwargs``: ``traced_code.parameter_edit``).
+
+    >>> AddParameters("definition", "key").names
+    'key'
+    """
+
+    target: str
+    names: str
+
+    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        node = facts.get(self.target)
+        added = parameter_edit(reading.parsed, node, [self.names.format(**named)]) if node is not None else None
+        return [added] if added is not None else []
+
+
+@dataclass(frozen=True)
+class AddStatic:
+    """A shared rewrite: the parameters the fact ``names`` lists made static in the ``jax.jit`` the
+    fact ``target`` holds (a ``rewrites.JitUse``: the user's decorator), ``jit`` as the user spells it.
+
+    >>> AddStatic("decorator", "settings").names
+    'settings'
+    """
+
+    target: str
+    names: str
+
+    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        use, names = facts.get(self.target), facts.get(self.names)
+        if use is None or not names:
+            return []
+        return [rewrites.add_static_edit(use, list(names), reading.parsed.lines, reading.jax_names.jit)]
