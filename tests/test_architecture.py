@@ -145,7 +145,6 @@ WORDS_WRITERS = ("words", "render", "magics")
 DOCTOR_STILL_SAYING = (
     "doctor/case.py",
     "doctor/checked_fixes.py",
-    "doctor/pitfall_baked_global.py",
     "doctor/pitfall_control_flow.py",
     "doctor/pitfall_donated_nnx_state.py",
     "doctor/pitfall_leak.py",

@@ -25,7 +25,6 @@ UNTYPED = (
     "jaxmagic/doctor/global_watch.py",
     "jaxmagic/doctor/method_rewrites.py",
     "jaxmagic/doctor/pitfall_at_assignment.py",
-    "jaxmagic/doctor/pitfall_baked_global.py",
     "jaxmagic/doctor/pitfall_control_flow.py",
     "jaxmagic/doctor/pitfall_debug_print_fstring.py",
     "jaxmagic/doctor/pitfall_donated_nnx_state.py",

@@ -25,6 +25,7 @@ function, and make the ``Diagnosis``.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import string
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -39,7 +40,7 @@ from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
 from jaxmagic.doctor.traced_code import SourcedFunction, Traced, as_parameters, parameter_edit, with_edits, with_source
 from jaxmagic.tracing import sources
 from jaxmagic.tracing.sources import CellNamer, SourceLine
-from jaxmagic.words import tell
+from jaxmagic.words import Words, tell
 
 
 class Reading:
@@ -395,6 +396,35 @@ class Declared:
         )
 
 
+def joined(pieces, between: str = ", ") -> Words:
+    """Pieces of words (each told from a template, or ``Words`` already) as one slot's value, one
+    after the other with ``between``: their code and places kept.
+
+    >>> str(joined([tell("{name} ({value!s})", {"name": n, "value": v}) for n, v in [("a", 1), ("b", 2)]]))
+    '`a` (1), `b` (2)'
+    """
+    together = Words()
+    for i, piece in enumerate(pieces):
+        together = together + between + piece if i else together + piece
+    return together
+
+
+@dataclass(frozen=True)
+class WithFields(Declared):
+    """A declaration whose facts also give the diagnosis's ``fix_call`` and ``reference`` (facts of
+    those names, where not empty).
+
+    >>> WithFields.FIELDS
+    ('fix_call', 'reference')
+    """
+
+    FIELDS = ("fix_call", "reference")
+
+    def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
+        found = super().describe(reading, facts)
+        return dataclasses.replace(found, **{name: facts[name] for name in self.FIELDS if facts.get(name)})
+
+
 __all__ = [
     "PITFALLS",
     "AddKeyword",
@@ -406,6 +436,8 @@ __all__ = [
     "Line",
     "Replace",
     "Rewritten",
+    "WithFields",
+    "joined",
 ]
 
 
