@@ -149,7 +149,6 @@ DOCTOR_STILL_SAYING = (
     "doctor/pitfall_donated_nnx_state.py",
     "doctor/pitfall_leak.py",
     "doctor/pitfall_loop_grad.py",
-    "doctor/pitfall_max_traces.py",
     "doctor/pitfall_moved_name.py",
     "doctor/pitfall_nnx_closure.py",
     "doctor/pitfall_print.py",
