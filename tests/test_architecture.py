@@ -148,7 +148,6 @@ DOCTOR_STILL_SAYING = (
     "doctor/pitfall_control_flow.py",
     "doctor/pitfall_donated_nnx_state.py",
     "doctor/pitfall_leak.py",
-    "doctor/pitfall_loop_grad.py",
     "doctor/pitfall_moved_name.py",
     "doctor/pitfall_nnx_closure.py",
     "doctor/pitfall_print.py",

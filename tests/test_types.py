@@ -32,7 +32,6 @@ UNTYPED = (
     "jaxmagic/doctor/pitfall_in_place_update.py",
     "jaxmagic/doctor/pitfall_key_reuse.py",
     "jaxmagic/doctor/pitfall_leak.py",
-    "jaxmagic/doctor/pitfall_loop_grad.py",
     "jaxmagic/doctor/pitfall_moved_name.py",
     "jaxmagic/doctor/pitfall_nnx_closure.py",
     "jaxmagic/doctor/pitfall_non_array_argument.py",
