@@ -153,7 +153,6 @@ DOCTOR_STILL_SAYING = (
     "doctor/pitfall_print.py",
     "doctor/pitfall_scalar_conversion.py",
     "doctor/pitfall_shapes.py",
-    "doctor/pitfall_state_mutation.py",
     "doctor/pitfall_stored_tracer.py",
 )
 

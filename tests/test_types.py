@@ -39,7 +39,6 @@ UNTYPED = (
     "jaxmagic/doctor/pitfall_python_iterator.py",
     "jaxmagic/doctor/pitfall_scalar_conversion.py",
     "jaxmagic/doctor/pitfall_shapes.py",
-    "jaxmagic/doctor/pitfall_state_mutation.py",
     "jaxmagic/doctor/pitfall_static_self.py",
     "jaxmagic/doctor/pitfall_stored_tracer.py",
     "jaxmagic/doctor/registry.py",

@@ -425,6 +425,26 @@ class WithFields(Declared):
         return dataclasses.replace(found, **{name: facts[name] for name in self.FIELDS if facts.get(name)})
 
 
+def end_of(node: ast.expr | ast.stmt, back: int = 0) -> Span:
+    """The empty span where ``node`` ends (``back`` columns before: inside a call's parenthesis),
+    for an edit that adds text there.
+
+    >>> end_of(ast.parse("f(x)").body[0], back=1)
+    Span(line=1, end_line=1, col=3, end_col=3)
+    """
+    line, col = node.end_lineno or node.lineno, (node.end_col_offset or 0) - back
+    return Span(line, line, col, col)
+
+
+def start_of(node: ast.expr | ast.stmt) -> Span:
+    """The empty span where ``node`` starts.
+
+    >>> start_of(ast.parse("x = (1, 2)").body[0].value)
+    Span(line=1, end_line=1, col=4, end_col=4)
+    """
+    return Span(node.lineno, node.lineno, node.col_offset, node.col_offset)
+
+
 __all__ = [
     "PITFALLS",
     "AddKeyword",
@@ -437,7 +457,9 @@ __all__ = [
     "Replace",
     "Rewritten",
     "WithFields",
+    "end_of",
     "joined",
+    "start_of",
 ]
 
 

@@ -10,8 +10,9 @@ the state in and return the new state.
 ...         self.n += 1
 ...         return self.n
 >>> counter = Counter()
+>>> from jaxmagic.doctor.traced_code import Traced
 >>> traced = Traced([Counter.count], None, None, lambda filename: None, (counter,))
->>> (found,) = describe(traced, state_mutations(traced))
+>>> (found,) = STATE_MUTATION.notice(traced)
 >>> found.severity, found.variable, found.fix.splitlines()[0]
 ('warning', 'self.n', 'def count(n):')
 """
@@ -19,28 +20,13 @@ the state in and return the new state.
 from __future__ import annotations
 
 import ast
-import types
-from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import Span
-from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import describes, pitfall
-from jaxmagic.doctor.traced_code import Traced, function_node
-from jaxmagic.tracing import sources
-from jaxmagic.words import code, names, place, say
+from jaxmagic.doctor.declared import Function, Given, WithFields, end_of, start_of
 
-
-@dataclass(frozen=True)
-class Mutation:
-    """A traced method's assignments to attributes of its own object (``self.n += 1``)."""
-
-    function: types.FunctionType
-    located: tuple
-    owner: str  # the method's first parameter: "self"
-    statements: tuple  # the assigning statements, in source order
-    attributes: tuple  # the attributes assigned, in order of first assignment
+STATEFUL = "https://docs.jax.dev/en/latest/stateful-computations.html"
 
 
 def _is_library_object(obj) -> bool:
@@ -49,31 +35,35 @@ def _is_library_object(obj) -> bool:
     return any(cls.__module__.split(".")[0] in ("flax", "equinox") for cls in type(obj).__mro__)
 
 
-@pitfall("state-mutation", "A traced method changes its object's attributes", "warning", stage="trace", order=45)
-def state_mutations(traced: Traced) -> list[Mutation]:
-    """``state-mutation``: each traced method of the object the call is bound to (or of an argument)
-    that assigns ``self.<attribute>``."""
-    found = []
+def state_mutation(function: Function) -> dict | None:
+    """The traced method itself (its object's other methods may not run), bound to the object the
+    call is bound to (or an argument), where it assigns ``self.<attribute>``: the first such
+    statement, the attributes, and the method as a function of that state where it is simple."""
+    traced, node = function.traced, function.node
+    if function.sourced.function is not traced.functions[0] or not isinstance(node, ast.FunctionDef):
+        return None
     owners = [a for a in traced.arguments if not isinstance(a, type) and hasattr(a, "__dict__")]
-    for function in traced.functions[:1]:  # the traced method itself (its object's other methods may not run)
-        owner_object = next((o for o in owners if getattr(type(o), function.__name__, None) is function), None)
-        if owner_object is None or _is_library_object(owner_object):
-            continue
-        located = function_node(function)
-        if located is None or isinstance(located[1], ast.Lambda) or not located[1].args.args:
-            continue
-        owner = located[1].args.args[0].arg
-        statements, attributes = _assignments_to(located[1], owner)
-        if statements:
-            found.append(Mutation(function, located, owner, tuple(statements), tuple(attributes)))
-    return found
+    owner_object = next((o for o in owners if getattr(type(o), function.name, None) is traced.functions[0]), None)
+    if owner_object is None or _is_library_object(owner_object) or not node.args.args:
+        return None
+    owner = node.args.args[0].arg
+    statements, attributes = _assignments_to(node, owner)
+    if not statements:
+        return None
+    fixed = _functional(function.parsed, node, owner, attributes)
+    return {"at": statements[0], "statement": statements[0], "assigned": [f"{owner}.{a}" for a in attributes],
+            "variable_name": f"{owner}.{attributes[0]}", "attribute": attributes[0], "fixed": fixed,
+            "qualname": function.sourced.function.__qualname__, "reference": STATEFUL,
+            "fix_call": f"{function.name}({owner}.{attributes[0]})" if fixed else ""}  # fmt: skip
 
 
 def _assignments_to(fnode: ast.AST, owner: str) -> tuple[list[ast.stmt], list[str]]:
     """The statements that assign ``<owner>.<attribute>`` (in source order) and those attributes."""
     statements, attributes = [], []
-    for node in clues.nodes_in(fnode, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    for node in ast.walk(fnode):
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if not isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            continue
         assigned = [
             t.attr
             for t in targets
@@ -86,65 +76,20 @@ def _assignments_to(fnode: ast.AST, owner: str) -> tuple[list[ast.stmt], list[st
     return statements, attributes
 
 
-@describes("state-mutation")
-def describe(traced: Traced, found: list[Mutation]) -> list[Diagnosis]:
-    """One warning per method: what runs only while tracing, and the state passed in and returned."""
-    return [_describe_one(traced, mutation) for mutation in found]
-
-
-def _describe_one(traced: Traced, mutation: Mutation) -> Diagnosis:
-    function, (parsed, node) = mutation.function, mutation.located
-    first = mutation.statements[0]
-    where = sources.source_line(function.__code__.co_filename, first.lineno, function.__name__, traced.cell_namer)
-    assigned = [f"{mutation.owner}.{a}" for a in mutation.attributes]
-    explanation = say(
-        "{} ({}) changes {} while JAX traces {}: the assignment is Python, so it runs once, when JAX traces, not "
-        "each time the compiled code runs. Later calls return what the compiled code computed from the value "
-        "{} had then, and leave the object unchanged.",
-        code(clues.source_of(parsed, first)),
-        place(where),
-        names(assigned),
-        code(function.__qualname__),
-        names(assigned) if len(assigned) > 1 else code(assigned[0]),
-    )
-    fix = _functional(parsed, node, mutation)
-    return Diagnosis(
-        "state-mutation",
-        explanation=explanation,
-        fix=fix or "",  # more than one attribute, or other uses of the object: the fix in words
-        fix_note=say(
-            "Keep the state out of the object: pass it in and return the new state with the result, then keep "
-            "the returned state yourself ({}).",
-            code(f"result, {mutation.attributes[0]} = {function.__name__}({mutation.attributes[0]})"),
-        ),
-        fix_call=f"{function.__name__}({mutation.owner}.{mutation.attributes[0]})" if fix else "",
-        where=where,
-        variable=assigned[0],
-        function=function.__qualname__,
-        reference="https://docs.jax.dev/en/latest/stateful-computations.html",
-    )
-
-
-def _functional(parsed, node, mutation: Mutation) -> str | None:
+def _functional(parsed: clues.ParsedSource, node: ast.FunctionDef, owner: str, attributes: list[str]) -> str | None:
     """For one attribute: the method as a function of that state returning ``(result, new state)``
     (``def count(n): n += 1; return n, n``); ``None`` where the method is not that simple."""
-    if len(mutation.attributes) != 1 or len(node.args.args) != 1 or node.args.vararg or node.args.kwarg:
+    if len(attributes) != 1 or len(node.args.args) != 1 or node.args.vararg or node.args.kwarg:
         return None
-    attribute, owner = mutation.attributes[0], mutation.owner
-    uses = [
-        n
-        for n in clues.nodes_in(node, ast.Name)
-        if n.id == owner and n is not node.args.args[0]  # every use of self must be self.<attribute>
-    ]
+    attribute, inside = attributes[0], list(ast.walk(node))
+    uses = [n for n in inside if isinstance(n, ast.Name) and n.id == owner]  # each must be self.<attribute>
     attribute_uses = [
-        n
-        for n in clues.nodes_in(node, ast.Attribute)
-        if isinstance(n.value, ast.Name) and n.value.id == owner and n.attr == attribute
+        n for n in inside if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == owner
     ]
-    returns = [n for n in clues.nodes_in(node, ast.Return)]
-    if len(uses) != len(attribute_uses) or len(returns) != 1 or returns[0] is not node.body[-1]:
+    returns = [n for n in inside if isinstance(n, ast.Return)]
+    if any(n.attr != attribute for n in attribute_uses) or len(uses) != len(attribute_uses) or len(returns) != 1:
         return None
-    if returns[0].value is None:
+    if returns[0] is not node.body[-1] or returns[0].value is None:
         return None
     edits = [rewrites.Edit(Span.of(n), attribute) for n in attribute_uses]
     edits += _state_returned(returns[0].value, attribute)
@@ -154,16 +99,14 @@ def _functional(parsed, node, mutation: Mutation) -> str | None:
         if dropped is None:
             return None
         edits.append(dropped)
-    return rewrites.with_edits(parsed.lines, node.lineno, node.end_lineno, edits)
+    return rewrites.with_edits(parsed.lines, node.lineno, node.end_lineno or node.lineno, edits)
 
 
 def _state_returned(value: ast.expr, attribute: str) -> list[rewrites.Edit]:
     """``return a`` -> ``return a, n``; ``return a, b`` -> ``return (a, b), n``."""
-    end = Span(value.end_lineno, value.end_lineno, value.end_col_offset, value.end_col_offset)
     if isinstance(value, ast.Tuple):
-        start = Span(value.lineno, value.lineno, value.col_offset, value.col_offset)
-        return [rewrites.Edit(start, "("), rewrites.Edit(end, f"), {attribute}")]
-    return [rewrites.Edit(end, f", {attribute}")]
+        return [rewrites.Edit(start_of(value), "("), rewrites.Edit(end_of(value), f"), {attribute}")]
+    return [rewrites.Edit(end_of(value), f", {attribute}")]
 
 
 def _annotation_dropped(parsed, returns: ast.expr) -> rewrites.Edit | None:
@@ -174,4 +117,23 @@ def _annotation_dropped(parsed, returns: ast.expr) -> rewrites.Edit | None:
         return None
     while arrow > 0 and line[arrow - 1 : arrow] == b" ":
         arrow -= 1
-    return rewrites.Edit(Span(returns.lineno, returns.end_lineno, arrow, returns.end_col_offset), "")
+    end = end_of(returns)
+    return rewrites.Edit(Span(returns.lineno, end.end_line, arrow, end.end_col), "")
+
+
+STATE_MUTATION = WithFields(
+    "state-mutation",
+    "A traced method changes its object's attributes",
+    state_mutation,
+    severity="warning",
+    stage="trace",
+    order=45,
+    explanation="{statement} ({where}) changes {assigned} while JAX traces {qualname}: the assignment is Python, so it "
+    "runs once, when JAX traces, not each time the compiled code runs. Later calls return what the compiled code "
+    "computed from the value {assigned} had then, and leave the object unchanged.",
+    rewrite=(Given("fixed"),),
+    fix_note="Keep the state out of the object: pass it in and return the new state with the result, then keep the "
+    "returned state yourself (`result, {attribute} = {function}({attribute})`).",
+    variable="variable_name",
+    function="qualname",
+)
