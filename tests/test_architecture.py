@@ -149,7 +149,6 @@ DOCTOR_STILL_SAYING = (
     "doctor/pitfall_donated_nnx_state.py",
     "doctor/pitfall_leak.py",
     "doctor/pitfall_moved_name.py",
-    "doctor/pitfall_nnx_closure.py",
     "doctor/pitfall_print.py",
     "doctor/pitfall_scalar_conversion.py",
     "doctor/pitfall_shapes.py",

@@ -33,7 +33,6 @@ UNTYPED = (
     "jaxmagic/doctor/pitfall_key_reuse.py",
     "jaxmagic/doctor/pitfall_leak.py",
     "jaxmagic/doctor/pitfall_moved_name.py",
-    "jaxmagic/doctor/pitfall_nnx_closure.py",
     "jaxmagic/doctor/pitfall_non_array_argument.py",
     "jaxmagic/doctor/pitfall_print.py",
     "jaxmagic/doctor/pitfall_python_iterator.py",

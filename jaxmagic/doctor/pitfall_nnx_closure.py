@@ -8,6 +8,7 @@ The fix passes the objects in, and uses ``nnx.jit``, which carries their changes
 
 >>> import jax, jax.numpy as jnp
 >>> from flax import nnx
+>>> from jaxmagic.doctor.case import Case
 >>> model = nnx.Dropout(0.5, rngs=nnx.Rngs(0))
 >>> @jax.jit
 ... def forward(x):
@@ -16,8 +17,8 @@ The fix passes the objects in, and uses ``nnx.jit``, which carries their changes
 ...     forward(jnp.ones(2))
 ... except Exception as exc:
 ...     case = Case(exc, None, lambda filename: None)
->>> nnx_closure(case).captured
-('model',)
+>>> NNX_CLOSURE.diagnose(case).variable
+'model'
 """
 
 from __future__ import annotations
@@ -25,32 +26,13 @@ from __future__ import annotations
 import ast
 import dis
 import sys
-from dataclasses import dataclass
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.clues import Span, UserFrame
-from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.registry import describes, pitfall
+from jaxmagic.doctor.declared import Declared, Given, Line, end_of
+from jaxmagic.doctor.donations import is_nnx_object
 from jaxmagic.doctor.traced_code import codes, parameter_edit
-from jaxmagic.words import code, names, place, say
-
-
-@dataclass(frozen=True)
-class NnxClosure:
-    """The traced function's frame and the NNX objects it reads without being passed them."""
-
-    frame: UserFrame
-    captured: tuple[str, ...]
-
-
-def _is_graph_node(value) -> bool:
-    nnx = sys.modules.get("flax.nnx")
-    try:
-        return nnx is not None and bool(nnx.graph.is_graph_node(value))
-    except Exception:
-        return False
 
 
 def _captured(frame: UserFrame) -> list[str]:
@@ -64,106 +46,92 @@ def _captured(frame: UserFrame) -> list[str]:
                 value = frame.frame.f_locals.get(instruction.argval)
             else:
                 continue
-            if _is_graph_node(value):
+            if is_nnx_object(value):
                 found.append(instruction.argval)
     return list(dict.fromkeys(found))
 
 
-@pitfall(
-    "nnx-closure",
-    "A Flax NNX object used inside a traced function without being passed to it",
-    "error",
-    order=7,
-    messages=("from a different trace level", "Cannot extract graph node from different trace level"),
-)
-def nnx_closure(case: Case) -> NnxClosure | None:
-    """The outermost of the user's functions in the traceback that reads an NNX object it was not given."""
-    if not case.says("nnx-closure") or "flax.nnx" not in sys.modules:
+def nnx_closure(line: Line) -> dict | None:
+    """The outermost of the user's functions in the traceback that reads NNX objects it was not
+    given: the objects, and the fix passing them in (``nnx.jit`` for ``jax.jit``)."""
+    if "flax.nnx" not in sys.modules:
         return None
-    for frame in case.frames:
-        if frame.function == "<module>":
-            continue
-        captured = _captured(frame)
+    case = line.case
+    for index, frame in enumerate(case.frames):
+        captured = _captured(frame) if frame.function != "<module>" else []
         if captured:
-            return NnxClosure(frame, tuple(captured))
+            nnx = rewrites.alias(frame.frame.f_globals, sys.modules["flax.nnx"], "nnx")
+            return {"captured": captured, "first": captured[0], "fname": frame.function, "where": case.where(frame),
+                    "nnx": nnx, "fixed": _fixed(line, index, captured, nnx),
+                    "kind": "several" if len(captured) > 1 else ""}  # fmt: skip
     return None
 
 
-def _nnx_jit_edit(fnode: ast.AST, frame: UserFrame, nnx_name: str) -> rewrites.Edit | None:
+def _fixed(line: Line, index: int, captured: list[str], nnx: str) -> str | None:
+    """The function taking the objects as parameters, jitted with ``nnx.jit``, and its call passing them."""
+    frame = line.case.frames[index]
+    located = clues.function_of_code(frame.code)
+    parsed, node = located if located is not None else (None, None)
+    if parsed is None or not isinstance(node, ast.FunctionDef):
+        return None
+    added = parameter_edit(parsed, node, captured)
+    call = _call_edit(line, index, node.name, captured)
+    if added is None or call is None:
+        return None
+    edits = [added] + [e for e in [_nnx_jit_edit(node, frame, nnx)] if e is not None]
+    definition = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno or 0, edits)
+    return f"{definition}\n\n{call}"
+
+
+def _nnx_jit_edit(node: ast.FunctionDef, frame: UserFrame, nnx: str) -> rewrites.Edit | None:
     """``@jax.jit`` -> ``@nnx.jit`` (options kept): ``nnx.jit`` carries the objects' changes out."""
-    use = rewrites.decorator_jit(fnode, frame.lookup)
+    use = rewrites.decorator_jit(node, frame.lookup)
     if use is None or use.library != "jax":
         return None
-    if use.kind == "bare":
-        return rewrites.Edit(Span.of(use.node), f"{nnx_name}.jit")
-    if use.kind == "call":
-        return rewrites.Edit(Span.of(use.node.func), f"{nnx_name}.jit")
-    return rewrites.Edit(Span.of(use.node.args[0]), f"{nnx_name}.jit")
+    written = use.node  # @jax.jit, @jax.jit(...) or @partial(jax.jit, ...)
+    if use.kind != "bare" and isinstance(written, ast.Call):
+        written = written.func if use.kind == "call" else written.args[0]
+    return rewrites.Edit(Span.of(written), f"{nnx}.jit")
 
 
-def _call_edit(case: Case, found: NnxClosure, name: str):
-    """The call of the traced function, in its caller's statement, with the objects passed in:
-    ``(parsed, statement, edit)``, or ``None`` where the call is not written plainly."""
-    index = case.frames.index(found.frame)
-    site = case.frames[index - 1] if index > 0 else None
-    statement = case.statement(site) if site is not None else None
-    if statement is None:
+def _call_edit(line: Line, index: int, name: str, captured: list[str]) -> str | None:
+    """The statement calling the traced function, in its caller, with the objects passed in
+    (``None`` where the call is not written plainly)."""
+    site = line.case.frames[index - 1] if index > 0 else None
+    statement = line.case.statement(site) if site is not None else None
+    parsed = line.case.parsed(site) if site is not None else None
+    plain = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and not n.keywords] if statement else []
+    call = next((n for n in plain if isinstance(n.func, ast.Name) and n.func.id == name), None)
+    if call is None or parsed is None or statement is None:
         return None
-    for node in ast.walk(statement):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == name
-            and not node.keywords
-        ):
-            added = ", ".join(found.captured)
-            if node.args:
-                last = node.args[-1]
-                at = Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset)
-                return case.parsed(site), statement, rewrites.Edit(at, f", {added}")
-            at = Span(node.end_lineno, node.end_lineno, node.end_col_offset - 1, node.end_col_offset - 1)
-            return case.parsed(site), statement, rewrites.Edit(at, added)
-    return None
+    added = ", ".join(captured)
+    edit = rewrites.Edit(end_of(call.args[-1]), f", {added}") if call.args else rewrites.Edit(end_of(call, 1), added)
+    return rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno or statement.lineno, [edit])
 
 
-@describes("nnx-closure")
-def describe(case: Case, found: NnxClosure) -> Diagnosis:
-    """The objects passed in as parameters, the function jitted with ``nnx.jit``, and the call changed."""
-    frame = found.frame
-    located = clues.function_of_code(frame.code)
-    where = case.where(frame)
-    nnx = sys.modules["flax.nnx"]
-    nnx_name = rewrites.alias(frame.frame.f_globals, nnx, "nnx")
-    fix = ""
-    if located is not None and isinstance(located[1], ast.FunctionDef):
-        parsed, fnode = located
-        added = parameter_edit(parsed, fnode, list(found.captured))
-        call = _call_edit(case, found, fnode.name)
-        if added is not None and call is not None:
-            edits = [added] + [e for e in [_nnx_jit_edit(fnode, frame, nnx_name)] if e is not None]
-            definition = rewrites.with_edits(parsed.lines, rewrites.function_first_line(fnode), fnode.end_lineno, edits)
-            site_parsed, statement, edit = call
-            called = rewrites.with_edits(site_parsed.lines, statement.lineno, statement.end_lineno, [edit])
-            fix = f"{definition}\n\n{called}"
-    return case.diagnosis(
-        "nnx-closure",
-        explanation=say(
-            "{} reads {} from outside instead of taking {}. JAX and Flax trace a function's "
-            "arguments only: an object reached any other way is not part of the trace, so Flax refuses to change "
-            "it or take its gradient inside ({}).",
-            code(frame.function),
-            names(found.captured),
-            "it as an argument" if len(found.captured) == 1 else "them as arguments",
-            place(where),
-        ),
-        fix=fix,
-        fix_note=say(
-            "Pass {} in, and jit with {}: it traces the objects it is given and carries their changes (weights, "
-            "statistics, the optimizer's step) back out to them.",
-            names(found.captured),
-            code(f"{nnx_name}.jit"),
-        ),
-        where=where,
-        variable=found.captured[0],
-        function=frame.function,
-    )
+_PASSED = (
+    "Pass {captured} in, and jit with `{nnx}.jit`: it traces the objects it is given and carries their changes "
+    "(weights, statistics, the optimizer's step) back out to them."
+)
+
+NNX_CLOSURE = Declared(
+    "nnx-closure",
+    "A Flax NNX object used inside a traced function without being passed to it",
+    nnx_closure,
+    messages=("from a different trace level", "Cannot extract graph node from different trace level"),
+    order=7,
+    explanation="{fname} reads {captured} from outside instead of taking it as an argument. JAX and Flax trace a "
+    "function's arguments only: an object reached any other way is not part of the trace, so Flax refuses to change "
+    "it or take its gradient inside ({where}).",
+    rewrite=(Given("fixed"),),
+    fix_note=_PASSED,
+    kinds={
+        "several": {
+            "explanation": "{fname} reads {captured} from outside instead of taking them as arguments. JAX and Flax "
+            "trace a function's arguments only: an object reached any other way is not part of the trace, so Flax "
+            "refuses to change it or take its gradient inside ({where})."
+        }
+    },
+    variable="first",
+    function="fname",
+)
