@@ -146,7 +146,6 @@ DOCTOR_STILL_SAYING = (
     "doctor/case.py",
     "doctor/checked_fixes.py",
     "doctor/pitfall_control_flow.py",
-    "doctor/pitfall_donated_nnx_state.py",
     "doctor/pitfall_leak.py",
     "doctor/pitfall_moved_name.py",
     "doctor/pitfall_print.py",

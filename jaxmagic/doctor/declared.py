@@ -445,6 +445,16 @@ def start_of(node: ast.expr | ast.stmt) -> Span:
     return Span(node.lineno, node.lineno, node.col_offset, node.col_offset)
 
 
+def edited(lines, node: ast.expr | ast.stmt, *edits: rewrites.Edit) -> str:
+    """The lines of ``node`` (a statement, say) with ``edits`` applied, dedented.
+
+    >>> statement = ast.parse("y = f(x)").body[0]
+    >>> edited(["y = f(x)"], statement, rewrites.Edit(end_of(statement), "", comment="kept"))
+    'y = f(x)  # kept'
+    """
+    return rewrites.with_edits(lines, node.lineno, node.end_lineno or node.lineno, list(edits))
+
+
 __all__ = [
     "PITFALLS",
     "AddKeyword",
@@ -457,6 +467,7 @@ __all__ = [
     "Replace",
     "Rewritten",
     "WithFields",
+    "edited",
     "end_of",
     "joined",
     "start_of",

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import linecache
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import jax
 
@@ -112,9 +112,9 @@ def candidate_sources(case, frame: UserFrame) -> list[ParsedSource]:
     for filename in reversed(list(linecache.cache)):
         if filename == frame.file:
             continue
-        if case.cell_namer(filename) or (
-            clues.is_user_file(filename) and len(linecache.cache[filename][2]) <= MAX_SEARCHED_LINES
-        ):
+        entry = linecache.cache[filename]  # (size, mtime, lines, name), or a lazy loader not read yet
+        small = len(entry) == 4 and len(entry[2]) <= MAX_SEARCHED_LINES
+        if case.cell_namer(filename) or (clues.is_user_file(filename) and small):
             ordered.append(filename)
     for filename in ordered[:MAX_SEARCHED_FILES]:
         parsed = clues.parse_file(filename)
@@ -123,21 +123,23 @@ def candidate_sources(case, frame: UserFrame) -> list[ParsedSource]:
     return found
 
 
-def find_donation(case, frame: UserFrame, variable: str):
-    """``(source, call, callee, parameter)``: the latest call that passed ``variable`` to a jitted function at a donated position."""
+def find_donation(
+    case, frame: UserFrame, passed: str | Callable[[ast.expr], bool]
+) -> tuple[ParsedSource, ast.Call, Any, str] | None:
+    """``(source, call, callee, parameter)``: the latest call that passed ``passed`` (a name, or
+    any argument it accepts) to a jitted function at a donated position."""
+    matches = passed if callable(passed) else lambda node: isinstance(node, ast.Name) and node.id == passed
     for index, parsed in enumerate(candidate_sources(case, frame)):
         best = None
-        for call in clues.nodes_in(parsed.tree, ast.Call):
+        for call in (node for node in ast.walk(parsed.tree) if isinstance(node, ast.Call)):
             if index == 0 and parsed.file == frame.file and call.lineno >= frame.line:
                 continue
             callee = clues.resolve(call.func, frame.lookup)
             if not is_donating_jit(callee):
                 continue
-            positions, names = donated_positions(callee)
-            passed = {name: node for name, node in rewrites.call_parameters(call, callee).items()}
-            for name, node in passed.items():
-                donated_here = isinstance(node, ast.Name) and node.id == variable and name in names
-                if donated_here and (best is None or call.lineno > best[1].lineno):
+            _, names = donated_positions(callee)
+            for name, node in rewrites.call_parameters(call, callee).items():
+                if name in names and matches(node) and (best is None or call.lineno > best[1].lineno):
                     best = (parsed, call, callee, name)
         if best is not None:
             return best
