@@ -27,7 +27,7 @@ import ast
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.declared import Declared, Given, Line
+from jaxmagic.doctor.declared import Declared, Given, Line, edited
 from jaxmagic.tracing.sources import source_line
 
 _LOOPS = {"fori_loop": (0, 1), "while_loop": ()}  # the loop and the positions of its bounds
@@ -81,8 +81,7 @@ def _static_edit(line: Line, parsed: clues.ParsedSource, function: ast.AST | Non
         use = rewrites.jit_use(node, lookup) if isinstance(node, ast.Call) else None
         if use is not None and use.kind == "call" and use.library == "jax":
             edit = rewrites.add_static_edit(use, names, line.parsed.lines, jit_name)
-            last = statement.end_lineno or statement.lineno
-            return rewrites.with_edits(line.parsed.lines, statement.lineno, last, [edit])
+            return edited(line.parsed.lines, statement, edit)
     return None
 
 

@@ -30,7 +30,7 @@ import sys
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import Span, UserFrame
-from jaxmagic.doctor.declared import Declared, Given, Line, end_of
+from jaxmagic.doctor.declared import Declared, Given, Line, edited, end_of
 from jaxmagic.doctor.donations import is_nnx_object
 from jaxmagic.doctor.traced_code import codes, parameter_edit
 
@@ -106,7 +106,7 @@ def _call_edit(line: Line, index: int, name: str, captured: list[str]) -> str | 
         return None
     added = ", ".join(captured)
     edit = rewrites.Edit(end_of(call.args[-1]), f", {added}") if call.args else rewrites.Edit(end_of(call, 1), added)
-    return rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno or statement.lineno, [edit])
+    return edited(parsed.lines, statement, edit)
 
 
 _PASSED = (

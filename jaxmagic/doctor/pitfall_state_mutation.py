@@ -24,7 +24,7 @@ import ast
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import Span
-from jaxmagic.doctor.declared import Function, Given, WithFields, end_of, start_of
+from jaxmagic.doctor.declared import Function, Given, WithFields, edited, end_of, start_of
 
 STATEFUL = "https://docs.jax.dev/en/latest/stateful-computations.html"
 
@@ -99,7 +99,7 @@ def _functional(parsed: clues.ParsedSource, node: ast.FunctionDef, owner: str, a
         if dropped is None:
             return None
         edits.append(dropped)
-    return rewrites.with_edits(parsed.lines, node.lineno, node.end_lineno or node.lineno, edits)
+    return edited(parsed.lines, node, *edits)
 
 
 def _state_returned(value: ast.expr, attribute: str) -> list[rewrites.Edit]:
