@@ -36,29 +36,34 @@ _LOOPS = {"fori_loop": (0, 1), "while_loop": ()}  # the loop and the positions o
 def loop_grad(line: Line) -> dict | None:
     """The ``fori_loop`` / ``while_loop`` at the line JAX's error names as its source (its cause's
     stack), the parameters its bounds read, and those made static where the user jits."""
-    cause = line.case.exc.__cause__
-    frames = clues.user_frames(cause.__traceback__) if cause is not None else []
-    at = frames[-1].line if frames else 0
-    parsed = clues.parse_around(frames[-1].file, at) if frames else None
-    loops = (
-        [n for n in ast.walk(parsed.tree) if isinstance(n, ast.Call) and _callee_name(n) in _LOOPS] if parsed else []
-    )
-    loop = next((node for node in loops if node.lineno <= at <= (node.end_lineno or node.lineno)), None)
-    if parsed is None or loop is None:
+    found = _loop(line)
+    if found is None:
         return None
-    kind = _callee_name(loop)
+    parsed, loop = found
     function = clues.enclosing(parsed.tree, loop, (ast.FunctionDef, ast.AsyncFunctionDef))
     function = function if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-    bounds = [loop.args[i] for i in _LOOPS[kind] if i < len(loop.args)]
+    bounds = [loop.args[i] for i in _LOOPS[_callee_name(loop)] if i < len(loop.args)]
     bounds += [k.value for k in loop.keywords if k.arg in ("lower", "upper")]
     parameters = [a.arg for a in function.args.args + function.args.kwonlyargs] if function is not None else []
-    read = [n for bound in bounds for n in clues.names_in(bound)]
-    names = [n for n in dict.fromkeys(read) if n in parameters]
+    names = [n for n in dict.fromkeys(n for bound in bounds for n in clues.names_in(bound)) if n in parameters]
     fname = function.name if function is not None else None
     fixed = _static_edit(line, parsed, function, names) if names else None
-    return {"loop": f"lax.{kind}", "names": names, "variable_name": names[0] if names else None, "fname": fname,
+    return {"loop": f"lax.{_callee_name(loop)}", "names": names, "variable_name": names[0] if names else None,
             "where": source_line(parsed.file, loop.lineno, fname or "", line.case.cell_namer), "fixed": fixed,
-            "static": names if fixed else (), "kind": "" if fixed else "unfixed" if names else "bounds"}  # fmt: skip
+            "fname": fname, "static": names if fixed else (),
+            "kind": "" if fixed else "unfixed" if names else "bounds"}  # fmt: skip
+
+
+def _loop(line: Line) -> tuple[clues.ParsedSource, ast.Call] | None:
+    """The source where the loop was written (the last user frame of the error's cause) and the loop there."""
+    cause = line.case.exc.__cause__
+    frames = clues.user_frames(cause.__traceback__) if cause is not None else []
+    parsed = clues.parse_around(frames[-1].file, frames[-1].line) if frames else None
+    if parsed is None:
+        return None
+    loops = [n for n in ast.walk(parsed.tree) if isinstance(n, ast.Call) and _callee_name(n) in _LOOPS]
+    loop = next((n for n in loops if n.lineno <= frames[-1].line <= (n.end_lineno or n.lineno)), None)
+    return (parsed, loop) if loop is not None else None
 
 
 def _callee_name(call: ast.Call) -> str:

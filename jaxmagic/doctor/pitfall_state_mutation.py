@@ -79,20 +79,12 @@ def _assignments_to(fnode: ast.AST, owner: str) -> tuple[list[ast.stmt], list[st
 def _functional(parsed: clues.ParsedSource, node: ast.FunctionDef, owner: str, attributes: list[str]) -> str | None:
     """For one attribute: the method as a function of that state returning ``(result, new state)``
     (``def count(n): n += 1; return n, n``); ``None`` where the method is not that simple."""
-    if len(attributes) != 1 or len(node.args.args) != 1 or node.args.vararg or node.args.kwarg:
+    attribute_uses, returned = _simple(node, owner, attributes)
+    if returned is None:
         return None
-    attribute, inside = attributes[0], list(ast.walk(node))
-    uses = [n for n in inside if isinstance(n, ast.Name) and n.id == owner]  # each must be self.<attribute>
-    attribute_uses = [
-        n for n in inside if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == owner
-    ]
-    returns = [n for n in inside if isinstance(n, ast.Return)]
-    if any(n.attr != attribute for n in attribute_uses) or len(uses) != len(attribute_uses) or len(returns) != 1:
-        return None
-    if returns[0] is not node.body[-1] or returns[0].value is None:
-        return None
+    attribute = attributes[0]
     edits = [rewrites.Edit(Span.of(n), attribute) for n in attribute_uses]
-    edits += _state_returned(returns[0].value, attribute)
+    edits += _state_returned(returned, attribute)
     edits.append(rewrites.Edit(Span.of(node.args.args[0]), attribute))
     if node.returns is not None:  # the annotation no longer holds: it returns the state too
         dropped = _annotation_dropped(parsed, node.returns)
@@ -100,6 +92,22 @@ def _functional(parsed: clues.ParsedSource, node: ast.FunctionDef, owner: str, a
             return None
         edits.append(dropped)
     return edited(parsed.lines, node, *edits)
+
+
+def _simple(node: ast.FunctionDef, owner: str, attributes: list[str]) -> tuple[list[ast.Attribute], ast.expr | None]:
+    """The method's uses of ``self.<attribute>`` and the value it returns, where it is that simple:
+    one parameter, one attribute, every use of ``self`` that attribute, one ``return`` at its end."""
+    if len(attributes) != 1 or len(node.args.args) != 1 or node.args.vararg or node.args.kwarg:
+        return [], None
+    inside = list(ast.walk(node))
+    uses = [n for n in inside if isinstance(n, ast.Name) and n.id == owner]
+    attribute_uses = [
+        n for n in inside if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == owner
+    ]
+    returns = [n for n in inside if isinstance(n, ast.Return)]
+    if any(n.attr != attributes[0] for n in attribute_uses) or len(uses) != len(attribute_uses) or len(returns) != 1:
+        return [], None
+    return attribute_uses, returns[0].value if returns[0] is node.body[-1] else None
 
 
 def _state_returned(value: ast.expr, attribute: str) -> list[rewrites.Edit]:
