@@ -396,65 +396,6 @@ class Declared:
         )
 
 
-def joined(pieces, between: str = ", ") -> Words:
-    """Pieces of words (each told from a template, or ``Words`` already) as one slot's value, one
-    after the other with ``between``: their code and places kept.
-
-    >>> str(joined([tell("{name} ({value!s})", {"name": n, "value": v}) for n, v in [("a", 1), ("b", 2)]]))
-    '`a` (1), `b` (2)'
-    """
-    together = Words()
-    for i, piece in enumerate(pieces):
-        together = together + between + piece if i else together + piece
-    return together
-
-
-@dataclass(frozen=True)
-class WithFields(Declared):
-    """A declaration whose facts also give the diagnosis's ``fix_call`` and ``reference`` (facts of
-    those names, where not empty).
-
-    >>> WithFields.FIELDS
-    ('fix_call', 'reference')
-    """
-
-    FIELDS = ("fix_call", "reference")
-
-    def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
-        found = super().describe(reading, facts)
-        return dataclasses.replace(found, **{name: facts[name] for name in self.FIELDS if facts.get(name)})
-
-
-def end_of(node: ast.expr | ast.stmt, back: int = 0) -> Span:
-    """The empty span where ``node`` ends (``back`` columns before: inside a call's parenthesis),
-    for an edit that adds text there.
-
-    >>> end_of(ast.parse("f(x)").body[0], back=1)
-    Span(line=1, end_line=1, col=3, end_col=3)
-    """
-    line, col = node.end_lineno or node.lineno, (node.end_col_offset or 0) - back
-    return Span(line, line, col, col)
-
-
-def start_of(node: ast.expr | ast.stmt) -> Span:
-    """The empty span where ``node`` starts.
-
-    >>> start_of(ast.parse("x = (1, 2)").body[0].value)
-    Span(line=1, end_line=1, col=4, end_col=4)
-    """
-    return Span(node.lineno, node.lineno, node.col_offset, node.col_offset)
-
-
-def edited(lines, node: ast.expr | ast.stmt, *edits: rewrites.Edit) -> str:
-    """The lines of ``node`` (a statement, say) with ``edits`` applied, dedented.
-
-    >>> statement = ast.parse("y = f(x)").body[0]
-    >>> edited(["y = f(x)"], statement, rewrites.Edit(end_of(statement), "", comment="kept"))
-    'y = f(x)  # kept'
-    """
-    return rewrites.with_edits(lines, node.lineno, node.end_lineno or node.lineno, list(edits))
-
-
 __all__ = [
     "PITFALLS",
     "AddKeyword",
@@ -534,3 +475,62 @@ class AddStatic:
         if use is None or not names:
             return []
         return [rewrites.add_static_edit(use, list(names), reading.parsed.lines, reading.jax_names.jit)]
+
+
+def joined(pieces, between: str = ", ") -> Words:
+    """Pieces of words (each told from a template, or ``Words`` already) as one slot's value, one
+    after the other with ``between``: their code and places kept.
+
+    >>> str(joined([tell("{name} ({value!s})", {"name": n, "value": v}) for n, v in [("a", 1), ("b", 2)]]))
+    '`a` (1), `b` (2)'
+    """
+    together = Words()
+    for i, piece in enumerate(pieces):
+        together = together + between + piece if i else together + piece
+    return together
+
+
+@dataclass(frozen=True)
+class WithFields(Declared):
+    """A declaration whose facts also give the diagnosis's ``fix_call`` (the fact of that name,
+    where not empty): how the fixed code is called.
+
+    >>> WithFields.FIELDS
+    ('fix_call',)
+    """
+
+    FIELDS = ("fix_call",)
+
+    def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
+        found = super().describe(reading, facts)
+        return dataclasses.replace(found, **{name: facts[name] for name in self.FIELDS if facts.get(name)})
+
+
+def end_of(node: ast.expr | ast.stmt, back: int = 0) -> Span:
+    """The empty span where ``node`` ends (``back`` columns before: inside a call's parenthesis),
+    for an edit that adds text there.
+
+    >>> end_of(ast.parse("f(x)").body[0], back=1)
+    Span(line=1, end_line=1, col=3, end_col=3)
+    """
+    line, col = node.end_lineno or node.lineno, (node.end_col_offset or 0) - back
+    return Span(line, line, col, col)
+
+
+def start_of(node: ast.expr | ast.stmt) -> Span:
+    """The empty span where ``node`` starts.
+
+    >>> start_of(ast.parse("x = (1, 2)").body[0].value)
+    Span(line=1, end_line=1, col=4, end_col=4)
+    """
+    return Span(node.lineno, node.lineno, node.col_offset, node.col_offset)
+
+
+def edited(lines, node: ast.expr | ast.stmt, *edits: rewrites.Edit) -> str:
+    """The lines of ``node`` (a statement, say) with ``edits`` applied, dedented.
+
+    >>> statement = ast.parse("y = f(x)").body[0]
+    >>> edited(["y = f(x)"], statement, rewrites.Edit(end_of(statement), "", comment="kept"))
+    'y = f(x)  # kept'
+    """
+    return rewrites.with_edits(lines, node.lineno, node.end_lineno or node.lineno, list(edits))

@@ -31,7 +31,6 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import ParsedSource, UserFrame
 from jaxmagic.doctor.declared import Declared, Given, Line, edited, end_of
 from jaxmagic.tracing import sources
-from jaxmagic.words import tell
 
 # Where the user took a model's state: the statement, the ``nnx.state`` / ``nnx.split`` call, and the
 # names it bound to states (none: written in place, ``step(nnx.state(model))``).
@@ -94,7 +93,7 @@ def _donated(line: Line, frame: UserFrame, model: str) -> dict | None:
     return {"model": model, "where": case.where(frame), "taken": clues.source_of(origin.source, origin.statement),
             "taken_at": sources.source_line(origin.source.file, origin.statement.lineno, "", case.cell_namer),
             "donated_at": sources.source_line(parsed.file, call.lineno, "", case.cell_namer),
-            "state": origin.state_names[0] if origin.state_names else tell("the state of {model}", {"model": model}),
+            "state": origin.state_names[0] if origin.state_names else None,
             "fname": fname, "parameter": parameter, "option": donations.donation_option(callee), "nnx": nnx,
             "update": update, "fixed": fixed, "kind": "" if fixed else "unnamed",
             "kept": _copied_state(origin, rewrites.jax_names(frame.frame.f_globals).jax)}  # fmt: skip
@@ -135,7 +134,7 @@ DONATED_NNX_STATE = Declared(
     messages=("Array has been deleted", "has been deleted or donated"),
     order=19,  # before donated-buffer: the model, not an array, is what the user reads
     explanation="{taken} ({taken_at}) hands out {model}'s own Variables: the state and {model} share their arrays. "
-    "At {donated_at} you passed {state} to {fname}, which donates its parameter {parameter} ({option}): JAX reused "
+    "At {donated_at} you passed {passed} to {fname}, which donates its parameter {parameter} ({option}): JAX reused "
     "those arrays' memory for the result and deleted them. {model} still holds the deleted arrays, so using it "
     "({where}) fails. (Without donation this would run, silently on the weights {model} had before the call: {model} "
     "sees what {fname} returns only once you `{nnx}.update` it.)",
@@ -143,6 +142,7 @@ DONATED_NNX_STATE = Declared(
     fix_note="Update {model} with the state {fname} returned, right after the call: {model} then holds live arrays, "
     "the new ones.",
     kinds={"unnamed": {"fix_note": _UNNAMED}},
+    pieces={"passed": ("{state}", "the state of {model}")},
     alternatives=((_KEEP, "{kept}"), ("Or stop donating: remove {option} from the jit of {fname}.", "")),
     variable="model",
     function="fname",

@@ -26,8 +26,6 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.declared import Function, Given, WithFields, edited, end_of, start_of
 
-STATEFUL = "https://docs.jax.dev/en/latest/stateful-computations.html"
-
 
 def _is_library_object(obj) -> bool:
     """Objects whose libraries carry state changes out of the compiled code themselves (a Flax
@@ -53,7 +51,7 @@ def state_mutation(function: Function) -> dict | None:
     fixed = _functional(function.parsed, node, owner, attributes)
     return {"at": statements[0], "statement": statements[0], "assigned": [f"{owner}.{a}" for a in attributes],
             "variable_name": f"{owner}.{attributes[0]}", "attribute": attributes[0], "fixed": fixed,
-            "qualname": function.sourced.function.__qualname__, "reference": STATEFUL,
+            "qualname": function.sourced.function.__qualname__,
             "fix_call": f"{function.name}({owner}.{attributes[0]})" if fixed else ""}  # fmt: skip
 
 
@@ -144,4 +142,5 @@ STATE_MUTATION = WithFields(
     "returned state yourself (`result, {attribute} = {function}({attribute})`).",
     variable="variable_name",
     function="qualname",
+    reference="https://docs.jax.dev/en/latest/stateful-computations.html",
 )
