@@ -54,8 +54,8 @@ def _origins(case, frame: UserFrame, model: str) -> dict[str, StateOrigin]:
         taken = [(s, c) for s in assigned if len(s.targets) == 1 and (c := _state_call_of(s.value, model, lookup))]
         for statement, call in taken:  # ``graphdef, state = nnx.split(model)``: all but the graphdef
             target, split = statement.targets[0], _state_call_of(call, model, lookup, ("split",)) is statement.value
-            names = [e.id for e in getattr(target, "elts", [target]) if isinstance(e, ast.Name)]
-            names = names[1:] if split and isinstance(target, ast.Tuple) else names
+            bound = target.elts[1 if split else 0 :] if isinstance(target, ast.Tuple) else [target]
+            names = [e.id for e in bound if isinstance(e, ast.Name)]
             found.update(dict.fromkeys(names, StateOrigin(parsed, statement, call, tuple(names))))
     return found
 
