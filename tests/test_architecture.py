@@ -145,12 +145,9 @@ WORDS_WRITERS = ("words", "render", "magics")
 DOCTOR_STILL_SAYING = (
     "doctor/case.py",
     "doctor/checked_fixes.py",
-    "doctor/pitfall_control_flow.py",
     "doctor/pitfall_leak.py",
     "doctor/pitfall_moved_name.py",
     "doctor/pitfall_print.py",
-    "doctor/pitfall_scalar_conversion.py",
-    "doctor/pitfall_shapes.py",
     "doctor/pitfall_stored_tracer.py",
 )
 

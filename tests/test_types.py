@@ -15,7 +15,6 @@ PYRIGHT = pathlib.Path(sys.executable).with_name("pyright")
 # Every module of the package but these of the doctor (typed as their pitfalls become declarations;
 # the list only shrinks): a new module is checked from the day it is written.
 UNTYPED = (
-    "jaxmagic/doctor/branch_rewrites.py",
     "jaxmagic/doctor/case.py",
     "jaxmagic/doctor/checked_fixes.py",
     "jaxmagic/doctor/clues.py",
@@ -24,7 +23,6 @@ UNTYPED = (
     "jaxmagic/doctor/global_watch.py",
     "jaxmagic/doctor/method_rewrites.py",
     "jaxmagic/doctor/pitfall_at_assignment.py",
-    "jaxmagic/doctor/pitfall_control_flow.py",
     "jaxmagic/doctor/pitfall_debug_print_fstring.py",
     "jaxmagic/doctor/pitfall_grad_has_aux.py",
     "jaxmagic/doctor/pitfall_in_place_update.py",
@@ -34,8 +32,6 @@ UNTYPED = (
     "jaxmagic/doctor/pitfall_non_array_argument.py",
     "jaxmagic/doctor/pitfall_print.py",
     "jaxmagic/doctor/pitfall_python_iterator.py",
-    "jaxmagic/doctor/pitfall_scalar_conversion.py",
-    "jaxmagic/doctor/pitfall_shapes.py",
     "jaxmagic/doctor/pitfall_static_self.py",
     "jaxmagic/doctor/pitfall_stored_tracer.py",
     "jaxmagic/doctor/registry.py",

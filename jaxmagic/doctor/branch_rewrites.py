@@ -16,7 +16,7 @@ import ast
 import textwrap
 from typing import Sequence
 
-from jaxmagic.doctor.clues import Span, segment
+from jaxmagic.doctor.clues import Span, enclosing, segment
 from jaxmagic.doctor.rewrites import Edit
 
 
@@ -87,7 +87,7 @@ def _augmented(lines, stmt: ast.AugAssign) -> str:
     }.get(type(stmt.op))
     if op is None:
         raise ValueError("operator")
-    return f"{stmt.target.id} {op} ({_src(lines, stmt.value)})"
+    return f"{_src(lines, stmt.target)} {op} ({_src(lines, stmt.value)})"
 
 
 def _value_of(stmts, kind, name, lines, *, jnp, lax, scalar, following=None) -> str | None:
@@ -130,19 +130,21 @@ def _is_constant_text(text: str) -> bool:
         return False
 
 
-def _next_statement(parent: ast.AST, node: ast.stmt) -> ast.stmt | None:
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and node in block:
-            index = block.index(node)
-            return block[index + 1] if index + 1 < len(block) else None
+def _next_statement(tree: ast.AST, node: ast.stmt) -> ast.stmt | None:
+    """The statement after ``node`` in its block, found anywhere in ``tree``."""
+    for parent in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and node in block:
+                index = block.index(node)
+                return block[index + 1] if index + 1 < len(block) else None
     return None
 
 
 def if_rewrite(node: ast.If, parent: ast.AST, lines: Sequence[str], *, jnp: str, lax: str, scalar: bool) -> Edit | None:
     """``if c: return a / else: return b`` -> ``return lax.cond(c, ...)`` (``jnp.where`` for arrays);
     ``if c: y = a / else: y = b`` -> ``y = jnp.where(c, a, b)``. ``None`` for other shapes of ``if``
-    (the module's example shows the second)."""
+    (the module's example shows the second). ``parent``: the function (or any node) holding it."""
     shape = _branch(node.body)
     if shape is None:
         return None
@@ -155,8 +157,8 @@ def if_rewrite(node: ast.If, parent: ast.AST, lines: Sequence[str], *, jnp: str,
         value = _if_value(node, "return", None, lines, jnp=jnp, lax=lax, scalar=scalar, following=following)
         if value is None:
             return None
-        end = following or node
-        return Edit(Span(node.lineno, end.end_lineno, node.col_offset, end.end_col_offset), f"return {value}")
+        end = Span.of(following or node)
+        return Edit(Span(node.lineno, end.end_line, node.col_offset, end.end_col), f"return {value}")
     if shape[0] in ("assign", "augassign"):
         name = shape[1]
         value = _if_value(node, "assign", name, lines, jnp=jnp, lax=lax, scalar=scalar)
@@ -299,3 +301,52 @@ def fori_rewrite(
         ]
     )
     return Edit(Span.of(node), text)
+
+
+def statement_rewrite(
+    kind: str, holder: ast.AST | None, function: ast.AST, lines: Sequence[str], *, jnp: str, lax: str, scalar: bool
+) -> tuple[str | None, Edit | None]:
+    """The construct ``kind`` (``if``, ``while``, ``ifexp``) that asked a traced value for True or
+    False, as JAX's control flow, with which it uses (``cond``, ``where``, ``while``, ``ternary``);
+    ``scalar``: one value, which ``lax.cond`` can choose on.
+
+    >>> lines = ("y = x if x > 0 else 0.0",)
+    >>> how, edit = statement_rewrite("ifexp", ast.parse(lines[0]).body[0].value, None, lines, jnp="jnp", lax="lax", scalar=True)
+    >>> how, edit.text
+    ('ternary', 'jnp.where(x > 0, x, 0.0)')
+    """
+    if kind == "if" and isinstance(holder, ast.If):
+        edit = if_rewrite(holder, function, lines, jnp=jnp, lax=lax, scalar=scalar)
+        return ("cond" if edit is not None and ".cond(" in edit.text else "where"), edit
+    if kind == "while" and isinstance(holder, ast.While):
+        return "while", while_rewrite(holder, function, lines, lax=lax, jnp=jnp)
+    if kind == "ifexp" and isinstance(holder, ast.IfExp):
+        return "ternary", ternary_rewrite(holder, lines, jnp=jnp)
+    return None, None
+
+
+def assert_rewrite(node: ast.AST | None, lines: Sequence[str]) -> Edit | None:
+    """``assert cond, msg`` -> ``checkify.check(cond, msg)``, a check the compiled code runs.
+
+    >>> lines = ("assert n > 0",)
+    >>> assert_rewrite(ast.parse(lines[0]).body[0], lines).text
+    'checkify.check(n > 0, "n > 0 failed")'
+    """
+    if not isinstance(node, ast.Assert):
+        return None
+    cond = _src(lines, node.test)
+    message = _src(lines, node.msg) if node.msg is not None else f'"{cond} failed"'
+    return Edit(Span.of(node), f"checkify.check({cond}, {message})")
+
+
+def counted_loop(tree: ast.AST, node: ast.AST) -> ast.For | None:
+    """The ``for ... in range(...)`` loop in ``tree`` whose ``range`` has ``node`` as a bound, else ``None``.
+
+    >>> tree = ast.parse("for i in range(int(n)): pass")
+    >>> counted_loop(tree, tree.body[0].iter.args[0]) is tree.body[0]
+    True
+    """
+    loop = enclosing(tree, node, ast.For)
+    if not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call) or not isinstance(loop.iter.func, ast.Name):
+        return None
+    return loop if loop.iter.func.id == "range" and any(a is node for a in loop.iter.args) else None

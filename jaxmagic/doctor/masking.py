@@ -7,41 +7,53 @@ from __future__ import annotations
 
 import ast
 
+import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case
-from jaxmagic.doctor.clues import MISSING, Span, UserFrame
+from jaxmagic.doctor.clues import MISSING, Span
+from jaxmagic.doctor.declared import Line
 
 
-def mask_edits(
-    case: Case, frame: UserFrame, node: ast.Subscript, statement: ast.stmt, jn
-) -> list[rewrites.Edit] | None:
+def mask_edits(line: Line, node: ast.Subscript, statement: ast.stmt | None) -> list[rewrites.Edit] | None:
     """``x[a:b]`` -> ``jnp.where(keep, x, 0)`` with ``keep`` computed just before the statement:
     the same shape on every call, the rows outside the slice zeroed (``None`` for a strided slice).
 
     See ``docs/pitfalls.md#traced-shape`` for the code it writes.
     """
     sl = node.slice
-    if not isinstance(sl, ast.Slice) or sl.step is not None:
+    if not isinstance(sl, ast.Slice) or sl.step is not None or statement is None:
         return None
-    array = case.text(frame, node.value)
-    conditions = []
-    if sl.lower is not None:
-        conditions.append(f"(index >= {case.text(frame, sl.lower)})")
-    if sl.upper is not None:
-        conditions.append(f"(index < {case.text(frame, sl.upper)})")
+    array = line.text(node.value)
+    conditions = [f"(index {op} {line.text(b)})" for op, b in ((">=", sl.lower), ("<", sl.upper)) if b is not None]
     if not conditions:
         return None
-    value = case.traced_value(array, frame) if isinstance(node.value, ast.Name) else MISSING
+    value = line.case.traced_value(array, line.frame) if isinstance(node.value, ast.Name) else MISSING
     ndim = getattr(value, "ndim", 1) or 1
     keep = " & ".join(conditions) if len(conditions) > 1 else conditions[0][1:-1]
     expand = "" if ndim <= 1 else "[:, " + ", ".join(["None"] * (ndim - 1)) + "]"
+    jnp = line.jax_names.jnp
     insert = rewrites.Edit(
         Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset),
-        f"index = {jn.jnp}.arange({array}.shape[0])\nkeep = {keep}\n",
+        f"index = {jnp}.arange({array}.shape[0])\nkeep = {keep}\n",
     )
     replace = rewrites.Edit(
-        Span.of(node),
-        f"{jn.jnp}.where(keep{expand}, {array}, 0)",
-        comment="fixed shape: the rows outside the slice are 0",
+        Span.of(node), f"{jnp}.where(keep{expand}, {array}, 0)", comment="fixed shape: the rows outside the slice are 0"
     )
     return [insert, replace]
+
+
+def mask_later_slice(line: Line, conversion: ast.AST) -> list[rewrites.Edit] | None:
+    """For ``k = int(...)`` (``conversion`` its value): the first later ``x[:k]`` in the same
+    function, masked to a fixed shape (``mask_edits``); ``None`` where there is none."""
+    found, statement = clues.function_of_code(line.frame.code), line.statement()
+    if found is None or not isinstance(statement, ast.Assign) or statement.value is not conversion:
+        return None
+    if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+        return None
+    name, function = statement.targets[0].id, found[1]
+    subscripts = [n for n in clues.nodes_in(function, ast.Subscript) if isinstance(n, ast.Subscript)]
+    for node in sorted(subscripts, key=lambda n: (n.lineno, n.col_offset)):
+        bounds = (node.slice.lower, node.slice.upper) if isinstance(node.slice, ast.Slice) else ()
+        if node.lineno > (statement.end_lineno or 0) and any(b and name in clues.names_in(b) for b in bounds):
+            later = clues.statement_at(function, node.lineno)
+            return mask_edits(line, node, later) if later is not None else None
+    return None

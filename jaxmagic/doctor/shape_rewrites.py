@@ -1,0 +1,113 @@
+"""Sizes kept fixed where the user's size depends on a traced value (``traced-shape``): a counted
+loop as ``lax.fori_loop``, a boolean mask or masked update as ``jnp.where``, ``jnp.nonzero`` with
+a fixed ``size=``, ``jnp.array(x.shape).prod()`` as ``x.size``, a slice as
+``lax.dynamic_slice_in_dim`` or padded and masked. Each is an ``Edit`` of the user's own source.
+
+>>> import ast
+>>> statement = ast.parse("y = x.at[keep].set(0.0)").body[0]
+>>> [ast.unparse(part) for part in masked_update(statement.value, statement)[1:4]]
+['x', 'keep', '0.0']
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import jaxmagic.doctor.branch_rewrites as branch_rewrites
+import jaxmagic.doctor.clues as clues
+from jaxmagic.doctor.clues import Span
+from jaxmagic.doctor.declared import Line, user_function
+from jaxmagic.doctor.masking import mask_edits
+from jaxmagic.doctor.rewrites import Edit
+
+
+def masked_update(node: ast.AST, statement: ast.stmt | None) -> tuple[ast.Call, ast.AST, ast.AST, ast.AST, str] | None:
+    """``x.at[mask].set(v)`` in ``node`` or its statement: ``(call, x, mask, v, method)``."""
+    for root in (node, statement):
+        for call in clues.nodes_in(root, ast.Call) if root is not None else ():
+            func = call.func if isinstance(call, ast.Call) and len(call.args) == 1 else None
+            at = func.value.value if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Subscript) else None
+            if isinstance(at, ast.Attribute) and at.attr == "at" and isinstance(func, ast.Attribute):
+                return call, at.value, func.value.slice, call.args[0], func.attr  # type: ignore[attr-defined]
+    return None
+
+
+def _range(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
+    """``for i in range(n)`` with ``n`` traced: the loop as ``lax.fori_loop``."""
+    loop = clues.enclosing(line.parsed.tree, node, ast.For)
+    if not isinstance(loop, ast.For) or loop.iter is not node:
+        return None
+    return {"how": "fori", "edits": branch_rewrites.fori_rewrite(loop, user_function(line), line.parsed.lines, lax=line.jax_names.lax)}  # fmt: skip
+
+
+def _update(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
+    """``x.at[mask].set(v)``: ``jnp.where(mask, v, x)``."""
+    found = masked_update(node, statement)
+    call, a, m, v = (found[0], *(line.text(n) for n in found[1:4])) if found else (None, "", "", "")
+    new = {"set": v, "add": f"{a} + {v}", "multiply": f"{a} * {v}", "mul": f"{a} * {v}"}.get(found[4] if found else "")
+    return {"how": "where-update", "edits": Edit(Span.of(call), f"{line.jax_names.jnp}.where({m}, {new}, {a})")} if call and new else None  # fmt: skip
+
+
+def _mask(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
+    """``x[mask]``: ``jnp.where(mask, x, 0)``, the dropped elements zeroed."""
+    if not isinstance(node, ast.Subscript):
+        return None
+    new = f"{line.jax_names.jnp}.where({line.text(node.slice)}, {line.text(node.value)}, 0)"
+    return {"how": "where-mask", "edits": Edit(Span.of(node), new, comment="same shape; masked-out elements are 0")}
+
+
+def _size(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
+    """``jnp.nonzero(x)`` (and its kin): ``size=x.size`` given, a fixed output size."""
+    if not isinstance(node, ast.Call) or not node.args or any(k.arg == "size" for k in node.keywords):
+        return None
+    if getattr(line.frame.resolve(node.func), "__name__", "") not in ("nonzero", "argwhere", "flatnonzero", "unique", "where"):  # fmt: skip
+        return None
+    first = line.text(node.args[0])
+    first = first if isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({first})"
+    at = Span(
+        node.end_lineno or 0, node.end_lineno or 0, (node.end_col_offset or 1) - 1, (node.end_col_offset or 1) - 1
+    )
+    return {"how": "size", "func": ast.unparse(node.func), "edits": Edit(at, f", size={first}.size")}
+
+
+def _shape_product(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
+    """``jnp.array(x.shape).prod()`` (or ``jnp.prod(jnp.array(x.shape))``): a traced product of
+    sizes that are plain ints while tracing; ``x.size`` is the same number, and a plain int."""
+    for sub in ast.walk(statement if statement is not None else node):
+        func = sub.func if isinstance(sub, ast.Call) and not sub.keywords else None
+        if not (isinstance(sub, ast.Call) and isinstance(func, ast.Attribute) and func.attr == "prod"):
+            continue
+        made = func.value if not sub.args else sub.args[0] if len(sub.args) == 1 else None
+        shape = made.args[0] if isinstance(made, ast.Call) and len(made.args) == 1 and not made.keywords else None
+        named = isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) and made.func.attr in ("array", "asarray")  # fmt: skip
+        if named and isinstance(shape, ast.Attribute) and shape.attr == "shape":
+            elements = f"{line.text(shape.value)}.size"
+            return {"how": "product", "elements": elements, "edits": Edit(Span.of(sub), elements)}
+    return None
+
+
+def _slice(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
+    """``x[i:i + 3]``: a fixed length at a traced start, ``lax.dynamic_slice_in_dim``; other slices padded and masked."""
+    sl = node.slice if isinstance(node, ast.Subscript) else None
+    if not isinstance(node, ast.Subscript) or not isinstance(sl, ast.Slice) or sl.step is not None or statement is None:
+        return None
+    upper = sl.upper
+    fixed = isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and isinstance(upper.right, ast.Constant)
+    if sl.lower is not None and fixed and ast.dump(upper.left) == ast.dump(sl.lower):  # type: ignore[union-attr]
+        length, lower = upper.right.value, line.text(sl.lower)  # type: ignore[union-attr]
+        new = f"{line.jax_names.lax}.dynamic_slice_in_dim({line.text(node.value)}, {lower}, {length})"
+        return {"how": "dynamic", "edits": Edit(Span.of(node), new)}
+    return {"how": "pad", "edits": mask_edits(line, node, statement)}
+
+
+_BY_KIND = {"range": _range, "masked-update": _update, "mask": _mask, "size": _size, "slice": _slice}
+
+
+def shape_rewrite(line: Line, kind: str, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any]:
+    """The rewrite that keeps the shape fixed for this kind of traced size: which it is (``how``),
+    its ``edits``, and what its words name; ``{}`` where none fits."""
+    found = _BY_KIND[kind](line, node, statement) if kind in _BY_KIND else None
+    if kind != "slice" and not (found and found["edits"]):
+        found = _shape_product(line, node, statement)
+    return found if found and found["edits"] else {}
