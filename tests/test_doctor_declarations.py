@@ -15,7 +15,7 @@ DOCTOR = pathlib.Path(doctor.__file__).parent
 
 
 def declared_modules() -> list[pathlib.Path]:
-    return sorted(p for p in DOCTOR.glob("pitfall_*.py") if "Declared(" in p.read_text())
+    return sorted(p for p in DOCTOR.glob("pitfall_*.py") if re.search(r"\b(Declared|Chosen)\(", p.read_text()))
 
 
 def test_a_declared_pitfall_is_registered_with_its_declaration_as_recogniser():

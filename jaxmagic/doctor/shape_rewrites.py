@@ -22,14 +22,22 @@ from jaxmagic.doctor.masking import mask_edits
 from jaxmagic.doctor.rewrites import Edit
 
 
+def _at_update(call: ast.AST) -> tuple[ast.Call, ast.AST, ast.AST, ast.AST, str] | None:
+    """``x.at[mask].set(v)``: ``(call, x, mask, v, method)``; ``None`` for any other call."""
+    if not (isinstance(call, ast.Call) and len(call.args) == 1 and isinstance(call.func, ast.Attribute)):
+        return None
+    helper = call.func.value
+    if isinstance(helper, ast.Subscript) and isinstance(helper.value, ast.Attribute) and helper.value.attr == "at":
+        return call, helper.value.value, helper.slice, call.args[0], call.func.attr
+    return None
+
+
 def masked_update(node: ast.AST, statement: ast.stmt | None) -> tuple[ast.Call, ast.AST, ast.AST, ast.AST, str] | None:
     """``x.at[mask].set(v)`` in ``node`` or its statement: ``(call, x, mask, v, method)``."""
     for root in (node, statement):
         for call in clues.nodes_in(root, ast.Call) if root is not None else ():
-            func = call.func if isinstance(call, ast.Call) and len(call.args) == 1 else None
-            at = func.value.value if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Subscript) else None
-            if isinstance(at, ast.Attribute) and at.attr == "at" and isinstance(func, ast.Attribute):
-                return call, at.value, func.value.slice, call.args[0], func.attr  # type: ignore[attr-defined]
+            if _at_update(call) is not None:
+                return _at_update(call)
     return None
 
 
@@ -92,11 +100,11 @@ def _slice(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, A
     sl = node.slice if isinstance(node, ast.Subscript) else None
     if not isinstance(node, ast.Subscript) or not isinstance(sl, ast.Slice) or sl.step is not None or statement is None:
         return None
-    upper = sl.upper
-    fixed = isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add) and isinstance(upper.right, ast.Constant)
-    if sl.lower is not None and fixed and ast.dump(upper.left) == ast.dump(sl.lower):  # type: ignore[union-attr]
-        length, lower = upper.right.value, line.text(sl.lower)  # type: ignore[union-attr]
-        new = f"{line.jax_names.lax}.dynamic_slice_in_dim({line.text(node.value)}, {lower}, {length})"
+    upper = sl.upper if isinstance(sl.upper, ast.BinOp) and isinstance(sl.upper.op, ast.Add) else None
+    length = upper.right if upper is not None and isinstance(upper.right, ast.Constant) else None
+    if sl.lower is not None and upper is not None and length is not None and ast.dump(upper.left) == ast.dump(sl.lower):
+        array, lower = line.text(node.value), line.text(sl.lower)
+        new = f"{line.jax_names.lax}.dynamic_slice_in_dim({array}, {lower}, {length.value})"
         return {"how": "dynamic", "edits": Edit(Span.of(node), new)}
     return {"how": "pad", "edits": mask_edits(line, node, statement)}
 
