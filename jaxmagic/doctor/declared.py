@@ -548,10 +548,11 @@ def edited(lines, node: ast.expr | ast.stmt, *edits: rewrites.Edit) -> str:
 
 @dataclass(frozen=True)
 class Offer:
-    """A way out (``Chosen``): ``label`` (a template) with the code the fact ``fact`` holds, edits
-    of the user's function (a ``rewrites.Edit`` or a list of them) or the whole code (a string), as ``code``
-    (a template) shows it in its slot ``{fixed}`` where given. Left out where the fact is missing
-    or empty; where ``otherwise`` is true, offered only when no way out before it was.
+    """A way out (``Chosen``): ``label`` (a template) with the code the fact ``fact`` holds: edits
+    of the user's function (a ``rewrites.Edit`` or a list of them) or the whole code (a string),
+    shown in the slot ``{fixed}`` of ``code`` (a template) where given; without a fact, ``code``
+    alone. Left out where the fact is missing or empty; where ``otherwise`` is true, offered only
+    when no way out before it was.
 
     >>> Offer("Keep it traced:", "edits").fact
     'edits'
