@@ -10,7 +10,7 @@ import ast
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import MISSING, Span
-from jaxmagic.doctor.declared import Line
+from jaxmagic.doctor.declared import Line, start_of
 
 
 def mask_edits(line: Line, node: ast.Subscript, statement: ast.stmt | None) -> list[rewrites.Edit] | None:
@@ -32,7 +32,7 @@ def mask_edits(line: Line, node: ast.Subscript, statement: ast.stmt | None) -> l
     expand = "" if ndim <= 1 else "[:, " + ", ".join(["None"] * (ndim - 1)) + "]"
     jnp = line.jax_names.jnp
     insert = rewrites.Edit(
-        Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset),
+        start_of(statement),
         f"index = {jnp}.arange({array}.shape[0])\nkeep = {keep}\n",
     )
     replace = rewrites.Edit(

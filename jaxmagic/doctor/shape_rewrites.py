@@ -17,7 +17,7 @@ from typing import Any
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 from jaxmagic.doctor.clues import Span
-from jaxmagic.doctor.declared import Line, user_function
+from jaxmagic.doctor.declared import Line, end_of, user_function
 from jaxmagic.doctor.masking import mask_edits
 from jaxmagic.doctor.rewrites import Edit
 
@@ -73,9 +73,7 @@ def _size(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, An
         return None
     first = line.text(node.args[0])
     first = first if isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({first})"
-    at = Span(
-        node.end_lineno or 0, node.end_lineno or 0, (node.end_col_offset or 1) - 1, (node.end_col_offset or 1) - 1
-    )
+    at = end_of(node, back=1)
     return {"how": "size", "func": ast.unparse(node.func), "edits": Edit(at, f", size={first}.size")}
 
 
