@@ -28,16 +28,24 @@ import ast
 import dataclasses
 import string
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, overload
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import Case, function_source
-from jaxmagic.doctor.clues import ParsedSource, Span, UserFrame
+from jaxmagic.doctor.clues import NodeT, ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.global_watch import CellEnd, StaleGlobal
 from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
-from jaxmagic.doctor.traced_code import SourcedFunction, Traced, as_parameters, parameter_edit, with_edits, with_source
+from jaxmagic.doctor.traced_code import (
+    SourcedFunction,
+    Traced,
+    as_parameters,
+    globals_of,
+    parameter_edit,
+    with_edits,
+    with_source,
+)
 from jaxmagic.tracing import sources
 from jaxmagic.tracing.sources import CellNamer, SourceLine
 from jaxmagic.words import Words, tell
@@ -48,7 +56,7 @@ class Reading:
 
     parsed: ParsedSource
 
-    def text(self, node: ast.AST) -> str:
+    def text(self, node: clues.Positioned) -> str:
         """``node`` as the user wrote it."""
         return clues.source_of(self.parsed, node)
 
@@ -60,6 +68,13 @@ class Reading:
     def where(self, facts: dict[str, Any]) -> SourceLine | None:
         raise NotImplementedError
 
+    def fix(self, edits: list[rewrites.Edit], shown: str) -> str | None:
+        """The fixed code, ``edits`` applied to what the reading holds (``shown``: see ``Line.fix``)."""
+        raise NotImplementedError
+
+    def diagnosis(self, pitfall_id: str, **fields: Any) -> Diagnosis:
+        raise NotImplementedError
+
     def named(self, facts: dict[str, Any]) -> dict[str, Any]:
         """The facts as the words and the rewrite use them: a node (or the first of several) as
         its source text, with the user's names for JAX and the place."""
@@ -67,7 +82,7 @@ class Reading:
         named: dict[str, Any] = {"jax": jn.jax, "jnp": jn.jnp, "lax": jn.lax, "where": self.where(facts)}
         for key, value in facts.items():
             first = value[0] if isinstance(value, (tuple, list)) and value else value
-            named[key] = self.text(first) if isinstance(first, ast.AST) else value
+            named[key] = self.text(first) if isinstance(first, clues.POSITIONED) else value
         return named
 
 
@@ -84,7 +99,11 @@ class Line(Reading):
     def message(self) -> str:
         return self.case.message
 
-    def expression(self, kind=ast.expr) -> ast.AST | None:
+    @overload
+    def expression(self) -> ast.expr | None: ...
+    @overload
+    def expression(self, kind: type[NodeT] | tuple[type[NodeT], ...]) -> NodeT | None: ...
+    def expression(self, kind: Any = ast.expr) -> Any:
         """The innermost expression of ``kind`` the line was evaluating (``ast.Call``: the call)."""
         return self.case.expression(self.frame, kind)
 
@@ -104,7 +123,7 @@ class Line(Reading):
         statement = self.statement()
         alone = shown == "statement" or (shown == "enclosing" and self.frame.function == "<module>")
         if alone and statement is not None:
-            return rewrites.with_edits(self.parsed.lines, statement.lineno, statement.end_lineno, edits)
+            return rewrites.with_edits(self.parsed.lines, statement.lineno, Span.of(statement).end_line, edits)
         return function_source(self.case, self.frame, edits) or (None if shown == "enclosing" else edits[0].text)
 
     def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:
@@ -137,7 +156,7 @@ class Function(Reading):
 
     @property
     def jax_names(self) -> rewrites.JaxNames:
-        return rewrites.jax_names(self.sourced.function.__globals__)
+        return rewrites.jax_names(globals_of(self.sourced.function))
 
     def where(self, facts: dict[str, Any]) -> SourceLine | None:
         return sources.source_line(self.parsed.file, facts["at"].lineno, self.name, self.traced.cell_namer)
@@ -164,7 +183,7 @@ class Changed(Reading):
 
     @property
     def jax_names(self) -> rewrites.JaxNames:
-        return rewrites.jax_names(self.stale.read.load.function.__globals__)
+        return rewrites.jax_names(globals_of(self.stale.read.load.function))
 
     def where(self, facts: dict[str, Any]) -> SourceLine | None:
         load = self.stale.read.load
@@ -343,7 +362,7 @@ class Declared:
             return None
         frame = case.innermost
         parsed = case.parsed(frame) if frame is not None else None
-        if parsed is None:
+        if frame is None or parsed is None:
             return None
         line = Line(case, frame, parsed)
         facts = self.recognise(line)
@@ -371,7 +390,8 @@ class Declared:
 
     def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
         """The words, the fix and the place, from the facts ``recognise`` found."""
-        told = self.kinds.get(facts.get("kind"), {})
+        kind = facts.get("kind")
+        told = self.kinds.get(kind, {}) if isinstance(kind, str) else {}
         explanation, fix_note, rewrite, alternatives = (
             told.get(name, getattr(self, name)) for name in ("explanation", "fix_note", "rewrite", "alternatives")
         )
