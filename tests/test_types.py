@@ -18,8 +18,6 @@ UNTYPED = (
     "jaxmagic/doctor/branch_rewrites.py",
     "jaxmagic/doctor/case.py",
     "jaxmagic/doctor/checked_fixes.py",
-    "jaxmagic/doctor/clues.py",
-    "jaxmagic/doctor/declared.py",
     "jaxmagic/doctor/fix_check.py",
     "jaxmagic/doctor/global_watch.py",
     "jaxmagic/doctor/method_rewrites.py",
@@ -39,8 +37,6 @@ UNTYPED = (
     "jaxmagic/doctor/pitfall_static_self.py",
     "jaxmagic/doctor/pitfall_stored_tracer.py",
     "jaxmagic/doctor/registry.py",
-    "jaxmagic/doctor/rewrites.py",
-    "jaxmagic/doctor/traced_code.py",
 )
 TYPED = sorted(
     path for path in (p.relative_to(ROOT).as_posix() for p in (ROOT / "jaxmagic").rglob("*.py")) if path not in UNTYPED
