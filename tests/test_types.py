@@ -16,8 +16,6 @@ PYRIGHT = pathlib.Path(sys.executable).with_name("pyright")
 # the list only shrinks): a new module is checked from the day it is written.
 UNTYPED = (
     "jaxmagic/doctor/branch_rewrites.py",
-    "jaxmagic/doctor/case.py",
-    "jaxmagic/doctor/checked_fixes.py",
     "jaxmagic/doctor/fix_check.py",
     "jaxmagic/doctor/global_watch.py",
     "jaxmagic/doctor/method_rewrites.py",
