@@ -16,9 +16,6 @@ PYRIGHT = pathlib.Path(sys.executable).with_name("pyright")
 # the list only shrinks): a new module is checked from the day it is written.
 UNTYPED = (
     "jaxmagic/doctor/branch_rewrites.py",
-    "jaxmagic/doctor/fix_check.py",
-    "jaxmagic/doctor/global_watch.py",
-    "jaxmagic/doctor/method_rewrites.py",
     "jaxmagic/doctor/pitfall_at_assignment.py",
     "jaxmagic/doctor/pitfall_control_flow.py",
     "jaxmagic/doctor/pitfall_debug_print_fstring.py",
@@ -34,7 +31,6 @@ UNTYPED = (
     "jaxmagic/doctor/pitfall_shapes.py",
     "jaxmagic/doctor/pitfall_static_self.py",
     "jaxmagic/doctor/pitfall_stored_tracer.py",
-    "jaxmagic/doctor/registry.py",
 )
 TYPED = sorted(
     path for path in (p.relative_to(ROOT).as_posix() for p in (ROOT / "jaxmagic").rglob("*.py")) if path not in UNTYPED

@@ -45,7 +45,7 @@ def self_reads(node: ast.FunctionDef) -> list[str]:
 
 
 def method_calling_jitted_function(
-    parsed: clues.ParsedSource, node: ast.FunctionDef, owner: Any, jn
+    parsed: clues.ParsedSource, node: ast.FunctionDef, owner: Any, jn: rewrites.JaxNames
 ) -> tuple[str, list[str]] | None:
     """A jitted function of the attributes the method reads, and its class with the method calling
     it; with the attributes made static (those ``owner`` holds as a Python bool, int or string).
@@ -68,8 +68,9 @@ def method_calling_jitted_function(
         [decorator, f"def {helper}({', '.join(attributes + others)}):", *("    " + line for line in body.splitlines())]
     )
     call = f"return {helper}({', '.join([f'self.{a}' for a in attributes] + others)})"
+    end = Span.of(node)
     method = rewrites.Edit(
-        Span(rewrites.function_first_line(node), node.end_lineno, node.col_offset, node.end_col_offset),
+        Span(rewrites.function_first_line(node), end.end_line, node.col_offset, end.end_col),
         f"def {node.name}(self{''.join(', ' + o for o in others)}):\n    {call}",
     )
     cls_text = rewrites.with_edits(
