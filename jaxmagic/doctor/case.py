@@ -17,7 +17,7 @@ from typing import Any, Callable, overload
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private
-from jaxmagic.doctor.clues import MISSING, NodeT, ParsedSource, Positioned, Span, UserFrame
+from jaxmagic.doctor.clues import MISSING, NodeT, ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import PITFALLS
 from jaxmagic.tracing import callables
@@ -123,7 +123,7 @@ class Case:
         parsed = self.parsed(frame)
         return clues.statement_at(parsed.tree, frame.line) if parsed else None
 
-    def text(self, frame: UserFrame, node: Positioned) -> str:
+    def text(self, frame: UserFrame, node: ast.AST) -> str:
         """``node`` as the user wrote it in the frame's source (which must be known: ``parsed``)."""
         parsed = self.parsed(frame)
         if parsed is None:

@@ -23,7 +23,7 @@ import re
 import textwrap
 import types
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Protocol, TypeVar, overload
+from typing import Any, Callable, Iterator, TypeVar, overload
 
 from jaxmagic.tracing import sources
 
@@ -31,18 +31,8 @@ MISSING = object()  # what ``lookup`` answers for a name the frame does not know
 
 NodeT = TypeVar("NodeT", bound=ast.AST)  # the kind of node a search asks for (``ast.Call``...)
 
-
-class Positioned(Protocol):
-    """A syntax node with a place in the source: an expression, a statement, an argument, a keyword."""
-
-    @property
-    def lineno(self) -> int: ...
-    @property
-    def col_offset(self) -> int: ...
-    @property
-    def end_lineno(self) -> int | None: ...
-    @property
-    def end_col_offset(self) -> int | None: ...
+# The kinds of node with a place in the source: expressions, statements, arguments, keywords...
+POSITIONED = (ast.expr, ast.stmt, ast.arg, ast.keyword, ast.excepthandler, ast.alias, ast.pattern)
 
 
 # The fragments of JAX's messages read here, for every pitfall (tests/test_doctor_registry.py
@@ -147,8 +137,11 @@ class Span:
     end_col: int
 
     @classmethod
-    def of(cls, node: Positioned) -> "Span":
-        """Where ``node`` stands (a node without an end, as built by hand, ends where it starts)."""
+    def of(cls, node: ast.AST) -> "Span":
+        """Where ``node`` stands (one of the ``POSITIONED`` kinds; a node without an end, as built
+        by hand, ends where it starts)."""
+        if not isinstance(node, POSITIONED):
+            raise TypeError(f"a {type(node).__name__} node has no place in the source")
         end_line = node.end_lineno if node.end_lineno is not None else node.lineno
         end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
         return cls(node.lineno, end_line, node.col_offset, end_col)
@@ -480,10 +473,6 @@ def node_at(tree: ast.AST, span: Span | None, kind: type | tuple[type, ...] = as
     return exact or containing
 
 
-# The kinds of node with a place in the source (the ``Positioned`` ones).
-POSITIONED = (ast.expr, ast.stmt, ast.arg, ast.keyword, ast.excepthandler, ast.alias, ast.pattern)
-
-
 def _placed(node: ast.AST) -> Span | None:
     """Where ``node`` stands; ``None`` for a node without an end (a module, a context, one built by hand)."""
     return Span.of(node) if isinstance(node, POSITIONED) and node.end_lineno is not None else None
@@ -507,7 +496,7 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     return found
 
 
-def enclosing(tree: ast.AST, target: Positioned, kind: type[NodeT] | tuple[type[NodeT], ...]) -> NodeT | None:
+def enclosing(tree: ast.AST, target: ast.AST, kind: type[NodeT] | tuple[type[NodeT], ...]) -> NodeT | None:
     """The innermost node of ``kind`` (a class of node, or a tuple of them) that contains ``target``.
 
     >>> tree = ast.parse("f(g(x))")
@@ -558,6 +547,6 @@ def segment(lines: tuple[str, ...], span: Span) -> str:
     return "\n".join([first, *middle, last])
 
 
-def source_of(parsed: ParsedSource, node: Positioned) -> str:
+def source_of(parsed: ParsedSource, node: ast.AST) -> str:
     """The source text of ``node`` as written (comments and spacing kept)."""
     return segment(parsed.lines, Span.of(node))

@@ -56,7 +56,7 @@ class Reading:
 
     parsed: ParsedSource
 
-    def text(self, node: clues.Positioned) -> str:
+    def text(self, node: ast.AST) -> str:
         """``node`` as the user wrote it."""
         return clues.source_of(self.parsed, node)
 
@@ -366,7 +366,7 @@ class Declared:
             return None
         line = Line(case, frame, parsed)
         facts = self.recognise(line)
-        return self.describe(line, facts) if facts is not None else None
+        return self.describe(line, facts) if isinstance(facts, dict) else None
 
     def notice(self, traced: Traced) -> list[Diagnosis]:
         """One warning for each traced function (with its source known) where it is this pitfall."""
@@ -384,7 +384,7 @@ class Declared:
         for stale in cell.changes:
             reading = Changed(stale, cell.cell_namer)
             facts = self.recognise(reading)
-            if facts is not None:
+            if isinstance(facts, dict):
                 found.append(self.describe(reading, facts))
         return found
 

@@ -17,7 +17,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from jaxmagic.doctor.clues import MISSING, ParsedSource, Positioned, Span, source_of
+from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, source_of
 from jaxmagic.tracing.callables import python_function
 
 MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
@@ -327,16 +327,16 @@ def _text(lines: Sequence[str], span: Span) -> str:
     return segment(tuple(lines), span)
 
 
-def function_first_line(fnode: Positioned) -> int:
+def function_first_line(fnode: ast.AST) -> int:
     r"""The first line of a ``def``: its first decorator's.
 
     >>> function_first_line(ast.parse("@a\n@b\ndef f():\n    pass").body[0])
     1
     """
-    return min([fnode.lineno] + [d.lineno for d in getattr(fnode, "decorator_list", [])])
+    return min([Span.of(fnode).line] + [d.lineno for d in getattr(fnode, "decorator_list", [])])
 
 
-def insert_decorator_edit(fnode: Positioned, text: str) -> Edit:
+def insert_decorator_edit(fnode: ast.AST, text: str) -> Edit:
     r"""An edit that puts ``@text`` on its own line above the ``def`` (and its other decorators).
 
     >>> lines = ("def f(x, n):", "    return x[:n]")
@@ -347,7 +347,8 @@ def insert_decorator_edit(fnode: Positioned, text: str) -> Edit:
         return x[:n]
     """
     first = function_first_line(fnode)
-    anchor = Span(first, first, fnode.col_offset, fnode.col_offset)
+    col = Span.of(fnode).col
+    anchor = Span(first, first, col, col)
     return Edit(anchor, f"@{text}\n")
 
 
@@ -501,9 +502,11 @@ def ungloballed(fnode: ast.AST, name: str) -> list[Edit]:
     return edits
 
 
-def handed_back(parsed: ParsedSource, fnode: ast.FunctionDef | ast.AsyncFunctionDef, returned: str) -> list[Edit]:
-    """Edits making every ``return`` of the function hand ``returned`` back too (``return x, g``),
-    or adding ``return g`` where it returns nothing."""
+def handed_back(parsed: ParsedSource, fnode: ast.AST, returned: str) -> list[Edit]:
+    """Edits making every ``return`` of the function (a ``def``) hand ``returned`` back too
+    (``return x, g``), or adding ``return g`` where it returns nothing."""
+    if not isinstance(fnode, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise TypeError(f"a {type(fnode).__name__} has no statements to hand a value back from")
     edits = []
     for ret in returns_of(fnode):
         text = f"return {source_of(parsed, ret.value)}, {returned}" if ret.value is not None else f"return {returned}"
