@@ -82,7 +82,7 @@ class Reading:
         named: dict[str, Any] = {"jax": jn.jax, "jnp": jn.jnp, "lax": jn.lax, "where": self.where(facts)}
         for key, value in facts.items():
             first = value[0] if isinstance(value, (tuple, list)) and value else value
-            named[key] = self.text(first) if isinstance(first, clues.POSITIONED) else value
+            named[key] = self.text(first) if isinstance(first, ast.AST) else value
         return named
 
 
@@ -123,7 +123,7 @@ class Line(Reading):
         statement = self.statement()
         alone = shown == "statement" or (shown == "enclosing" and self.frame.function == "<module>")
         if alone and statement is not None:
-            return rewrites.with_edits(self.parsed.lines, statement.lineno, Span.of(statement).end_line, edits)
+            return rewrites.with_edits(self.parsed.lines, statement.lineno, statement.end_lineno, edits)
         return function_source(self.case, self.frame, edits) or (None if shown == "enclosing" else edits[0].text)
 
     def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:
