@@ -288,10 +288,11 @@ def as_parameters(function: types.FunctionType, names: list[str]) -> str | None:
     return f"{text}\n\n# call it with the current values:  {node.name}({', '.join(params)})"
 
 
-def parameter_edit(parsed: clues.ParsedSource, node: DefinitionNode, names: list[str]) -> rewrites.Edit | None:
+def parameter_edit(parsed: clues.ParsedSource, node: ast.AST, names: list[str]) -> rewrites.Edit | None:
     """The edit adding ``names`` as a function definition's last parameters; ``None`` for a lambda
-    or a definition with defaults, ``*args``, keyword-only parameters or ``**kwargs``."""
-    if isinstance(node, ast.Lambda):
+    (or any node but a ``def``) or a definition with defaults, ``*args``, keyword-only parameters or
+    ``**kwargs``."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     args = node.args
     if args.defaults or args.kw_defaults or args.vararg or args.kwonlyargs or args.kwarg:
