@@ -143,8 +143,6 @@ def test_code_is_formatted():
 # until their words are templates of a declaration, these modules of the doctor (the list only shrinks).
 WORDS_WRITERS = ("words", "render", "magics")
 DOCTOR_STILL_SAYING = (
-    "doctor/case.py",
-    "doctor/checked_fixes.py",
     "doctor/pitfall_leak.py",
     "doctor/pitfall_moved_name.py",
     "doctor/pitfall_print.py",

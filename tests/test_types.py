@@ -15,28 +15,10 @@ PYRIGHT = pathlib.Path(sys.executable).with_name("pyright")
 # Every module of the package but these of the doctor (typed as their pitfalls become declarations;
 # the list only shrinks): a new module is checked from the day it is written.
 UNTYPED = (
-    "jaxmagic/doctor/case.py",
-    "jaxmagic/doctor/checked_fixes.py",
-    "jaxmagic/doctor/clues.py",
-    "jaxmagic/doctor/declared.py",
-    "jaxmagic/doctor/fix_check.py",
-    "jaxmagic/doctor/global_watch.py",
-    "jaxmagic/doctor/method_rewrites.py",
-    "jaxmagic/doctor/pitfall_at_assignment.py",
-    "jaxmagic/doctor/pitfall_debug_print_fstring.py",
-    "jaxmagic/doctor/pitfall_grad_has_aux.py",
-    "jaxmagic/doctor/pitfall_in_place_update.py",
-    "jaxmagic/doctor/pitfall_key_reuse.py",
     "jaxmagic/doctor/pitfall_leak.py",
     "jaxmagic/doctor/pitfall_moved_name.py",
-    "jaxmagic/doctor/pitfall_non_array_argument.py",
     "jaxmagic/doctor/pitfall_print.py",
-    "jaxmagic/doctor/pitfall_python_iterator.py",
-    "jaxmagic/doctor/pitfall_static_self.py",
     "jaxmagic/doctor/pitfall_stored_tracer.py",
-    "jaxmagic/doctor/registry.py",
-    "jaxmagic/doctor/rewrites.py",
-    "jaxmagic/doctor/traced_code.py",
 )
 TYPED = sorted(
     path for path in (p.relative_to(ROOT).as_posix() for p in (ROOT / "jaxmagic").rglob("*.py")) if path not in UNTYPED

@@ -12,18 +12,18 @@ import ast
 import functools
 import os
 import re
-from typing import Any, Callable
+from typing import Any, Callable, overload
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private
-from jaxmagic.doctor.clues import MISSING, ParsedSource, UserFrame
+from jaxmagic.doctor.clues import MISSING, NodeT, ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.registry import PITFALLS
 from jaxmagic.tracing import callables
 from jaxmagic.tracing.sources import CellNamer, SourceLine
-from jaxmagic.words import Words, code, say
-from jaxmagic.words import names as name_list
+from jaxmagic.words import Words
+from jaxmagic.words import doctor as words
 
 
 class Case:
@@ -106,8 +106,13 @@ class Case:
             self._parsed[key] = clues.parse_around(frame.file, frame.line)
         return self._parsed[key]
 
-    def expression(self, frame: UserFrame, kind=ast.expr) -> ast.AST | None:
-        """The innermost expression of ``kind`` at the frame's position (cached: every recogniser asks)."""
+    @overload
+    def expression(self, frame: UserFrame) -> ast.expr | None: ...
+    @overload
+    def expression(self, frame: UserFrame, kind: type[NodeT] | tuple[type[NodeT], ...]) -> NodeT | None: ...
+    def expression(self, frame: UserFrame, kind: Any = ast.expr) -> Any:
+        """The innermost expression of ``kind`` (a class of node, or a tuple of them) at the frame's
+        position (cached: every recogniser asks)."""
         key = (frame.file, frame.line, id(frame.frame), kind)
         if key not in self._nodes:
             parsed = self.parsed(frame)
@@ -119,7 +124,11 @@ class Case:
         return clues.statement_at(parsed.tree, frame.line) if parsed else None
 
     def text(self, frame: UserFrame, node: ast.AST) -> str:
-        return clues.source_of(self.parsed(frame), node)
+        """``node`` as the user wrote it in the frame's source (which must be known: ``parsed``)."""
+        parsed = self.parsed(frame)
+        if parsed is None:
+            raise ValueError(f"the source of {frame.file} is not known")
+        return clues.source_of(parsed, node)
 
     def names(self, frame: UserFrame) -> rewrites.JaxNames:
         return rewrites.jax_names(frame.frame.f_globals)
@@ -157,7 +166,7 @@ class Case:
         """True when JAX's message holds one of the fragments the pitfall declares (``messages``)."""
         return any(fragment.text in self.message for fragment in PITFALLS[pitfall].messages)
 
-    def diagnosis(self, pitfall: str, **fields) -> Diagnosis:
+    def diagnosis(self, pitfall: str, **fields: Any) -> Diagnosis:
         reference = re.search(r"See (https://\S+errors\.html\S*)", self.message)
         fields.setdefault("function", self.function_name)
         return Diagnosis(
@@ -191,8 +200,8 @@ class Case:
     def _passed_value(self, name: str) -> Any:
         site = self.call_site
         parsed = self.parsed(site) if site is not None else None
-        node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
-        if not isinstance(node, ast.Call):
+        node = clues.node_at(parsed.tree, site.span(), ast.Call) if site is not None and parsed is not None else None
+        if site is None or node is None:
             return MISSING
         callee = clues.resolve(node.func, site.lookup)
         written = rewrites.call_parameters(node, callee if callee is not MISSING else self.fn).get(name)
@@ -203,7 +212,7 @@ class Case:
         except (ValueError, SyntaxError, TypeError):
             return MISSING
 
-    def scalar_arguments(self, names) -> list[str]:
+    def scalar_arguments(self, names: list[str]) -> list[str]:
         """Of ``names``, the jitted function's parameters that hold a traced scalar that could be
         static: a Python number, bool or string at the call (an array is not hashable)."""
         if not self.under_jit:
@@ -261,7 +270,7 @@ def function_source(case: Case, frame: UserFrame, edits: list[rewrites.Edit]) ->
     found = clues.function_of_code(frame.code)
     if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
         parsed, node = found
-        first, last = rewrites.function_first_line(node), node.end_lineno
+        first, last = rewrites.function_first_line(node), Span.of(node).end_line
     else:
         lines = [e.span.line for e in edits] + [e.span.end_line for e in edits]
         first, last = (min(lines), max(lines)) if lines else (frame.line, frame.line)
@@ -293,15 +302,16 @@ def static_fix(case: Case, names: list[str]) -> str | None:
         return None
     jn = case.names(frame)
     found = clues.function_of_code(frame.code)
-    if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+    fnode = found[1] if found is not None else None
+    if found is None or not isinstance(fnode, (ast.FunctionDef, ast.AsyncFunctionDef)):
         # No source to edit (code run from a string): the jit call itself says it all.
         name = frame.function
         if not name.isidentifier():
             return None
         inner = f"{name}.__wrapped__" if _jax_private.is_jitted(frame.frame.f_globals.get(name)) else name
         return f"{name} = {jn.jit}({inner}, static_argnames={rewrites.names_tuple(names)})"
-    parsed, fnode = found
-    first, last = rewrites.function_first_line(fnode), fnode.end_lineno
+    parsed = found[0]
+    first, last = rewrites.function_first_line(fnode), Span.of(fnode).end_line
     use = rewrites.decorator_jit(fnode, frame.lookup)
     if use is not None and use.library == "eqx":
         return _python_values_at_call(case, names)
@@ -313,7 +323,10 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     if elsewhere is not None:
         where, stmt, use = elsewhere
         return rewrites.with_edits(
-            where.lines, stmt.lineno, stmt.end_lineno, [rewrites.add_static_edit(use, names, where.lines, jn.jit)]
+            where.lines,
+            stmt.lineno,
+            Span.of(stmt).end_line,
+            [rewrites.add_static_edit(use, names, where.lines, jn.jit)],
         )
     value = rewrites.names_tuple(names)
     decorator = (
@@ -326,37 +339,27 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     )
 
 
-def static_field_choice(case: Case, frame: UserFrame, node: ast.AST | None) -> tuple[Words, str] | None:
+def static_field_choice(case: Case, frame: UserFrame | None, node: ast.AST | None) -> tuple[Words, str] | None:
     """``self.n`` traced inside an Equinox module (a field JAX traces as a leaf): the field declared
     static in the class, ``n: int = eqx.field(static=True)``, with its label. ``None`` otherwise."""
     import sys
 
     eqx = sys.modules.get("equinox")
     owner = frame.lookup("self") if frame is not None else MISSING
-    if node is None or eqx is None or owner is MISSING or not isinstance(owner, eqx.Module):
+    if frame is None or node is None or eqx is None or owner is MISSING or not isinstance(owner, eqx.Module):
         return None
     fields = list(dict.fromkeys(_traced_fields(node, owner)))
     parsed = case.parsed(frame)
     cls = _class_around(parsed, type(owner).__name__, frame.line) if fields and parsed is not None else None
-    declared = {
-        s.target.id: s
-        for s in (cls.body if cls else [])
-        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
-    }
-    if cls is None or any(f not in declared for f in fields):
+    if parsed is None or cls is None:
+        return None
+    declared = {s.target.id: s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    if any(f not in declared for f in fields):
         return None
     name = rewrites.alias(frame.frame.f_globals, eqx, "eqx")
     edits = [_static_field_edit(parsed, declared[field_name], name) for field_name in fields]
     fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, edits)
-    return (
-        say(
-            "Declare {} a static field of {}: JAX then sees a plain Python value, not a traced leaf (rebuild the "
-            "model after redefining the class).",
-            name_list(fields),
-            code(cls.name),
-        ),
-        fixed,
-    )
+    return words.static_field(fields, cls.name), fixed
 
 
 def _traced_fields(node: ast.AST, owner: Any) -> list[str]:
@@ -374,7 +377,11 @@ def _traced_fields(node: ast.AST, owner: Any) -> list[str]:
 def _class_around(parsed: ParsedSource, name: str, line: int) -> ast.ClassDef | None:
     """The class ``name`` whose body holds ``line``."""
     return next(
-        (c for c in clues.nodes_in(parsed.tree, ast.ClassDef) if c.name == name and c.lineno <= line <= c.end_lineno),
+        (
+            c
+            for c in clues.nodes_in(parsed.tree, ast.ClassDef)
+            if c.name == name and c.lineno <= line <= Span.of(c).end_line
+        ),
         None,
     )
 
@@ -382,8 +389,10 @@ def _class_around(parsed: ParsedSource, name: str, line: int) -> ast.ClassDef | 
 def _static_field_edit(parsed: ParsedSource, statement: ast.AnnAssign, eqx_name: str) -> rewrites.Edit:
     """``n: int`` -> ``n: int = eqx.field(static=True)``; a default kept as ``eqx.field(default=...)``."""
     if statement.value is None:
-        at = clues.Span(statement.end_lineno, statement.end_lineno, statement.end_col_offset, statement.end_col_offset)
-        return rewrites.Edit(at, f" = {eqx_name}.field(static=True)")
+        end = Span.of(statement)
+        return rewrites.Edit(
+            Span(end.end_line, end.end_line, end.end_col, end.end_col), f" = {eqx_name}.field(static=True)"
+        )
     default = clues.source_of(parsed, statement.value)
     return rewrites.Edit(clues.Span.of(statement.value), f"{eqx_name}.field(default={default}, static=True)")
 
@@ -392,7 +401,7 @@ def jit_library(case: Case) -> str:
     """How the traced function is jitted where the user wrote it: ``"jax"``, ``"nnx"`` or ``"eqx"``."""
     frame = case.traced_frame
     found = clues.function_of_code(frame.code) if frame is not None else None
-    use = rewrites.decorator_jit(found[1], frame.lookup) if found is not None else None
+    use = rewrites.decorator_jit(found[1], frame.lookup) if frame is not None and found is not None else None
     return use.library if use is not None else "jax"
 
 
@@ -404,16 +413,8 @@ def static_choice(case: Case, names: list[str], why: Words) -> tuple[Words, str]
     if not fixed:
         return None
     if jit_library(case) == "eqx":
-        return (
-            say(
-                "Pass {} as a plain Python value, not an array: {} keeps every non-array argument static, so {}",
-                name_list(names),
-                code("eqx.filter_jit"),
-                why,
-            ),
-            fixed,
-        )
-    return say("Mark {} static: {}", name_list(names), why), fixed
+        return words.pass_python_value(names, why), fixed
+    return words.mark_static(names, why), fixed
 
 
 def _python_values_at_call(case: Case, names: list[str]) -> str | None:
@@ -421,9 +422,11 @@ def _python_values_at_call(case: Case, names: list[str]) -> str | None:
     ``jnp.array(2)`` -> ``2``, any other array expression ``e`` -> ``int(e)`` (``bool`` / ``float``)."""
     site = case.call_site
     parsed = case.parsed(site) if site is not None else None
-    call = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
-    statement = clues.statement_at(parsed.tree, site.line) if parsed is not None else None
-    if not isinstance(call, ast.Call) or statement is None:
+    if site is None or parsed is None:
+        return None
+    call = clues.node_at(parsed.tree, site.span(), ast.Call)
+    statement = clues.statement_at(parsed.tree, site.line)
+    if call is None or statement is None:
         return None
     callee = clues.resolve(call.func, site.lookup)
     written = rewrites.call_parameters(call, callee if callee is not MISSING else case.fn)
@@ -442,19 +445,19 @@ def _python_values_at_call(case: Case, names: list[str]) -> str | None:
     return rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, edits)
 
 
-def _jit_written_elsewhere(case: Case, function_name: str):
+def _jit_written_elsewhere(case: Case, function_name: str) -> tuple[ParsedSource, ast.stmt, rewrites.JitUse] | None:
     """``jax.jit(f)(x)`` at the call site, or ``g = jax.jit(f, ...)`` in the caller's or the function's file."""
     site = case.call_site
     if site is None:
         return None
     parsed = case.parsed(site)
     node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+    if parsed is not None and node is not None and isinstance(node.func, ast.Call):
         use = rewrites.jit_use(node.func, site.lookup)
         statement = clues.statement_at(parsed.tree, site.line)
         if use is not None and statement is not None:
             return parsed, statement, use
-    callee = clues.resolve(node.func, site.lookup) if isinstance(node, ast.Call) else MISSING
+    callee = clues.resolve(node.func, site.lookup) if node is not None else MISSING
     sources = [parsed, clues.parse_file(case.traced_frame.file)] if case.traced_frame else [parsed]
     for source in sources:
         best = _last_jit_assignment(source, function_name, callee, site.lookup) if source is not None else None
@@ -463,10 +466,12 @@ def _jit_written_elsewhere(case: Case, function_name: str):
     return None
 
 
-def _last_jit_assignment(source, function_name: str, callee, lookup):
+def _last_jit_assignment(
+    source: ParsedSource, function_name: str, callee: Any, lookup: Callable[[str], Any]
+) -> tuple[ParsedSource, ast.Assign, rewrites.JitUse] | None:
     """``(source, assign, use)`` for the last ``g = jax.jit(function_name, ...)`` in ``source``
     (whose ``g`` is ``callee``, when that is known); ``None`` when there is none."""
-    best = None
+    best: tuple[ParsedSource, ast.Assign, rewrites.JitUse] | None = None
     for assign in clues.nodes_in(source.tree, ast.Assign):
         value = assign.value
         if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)):
@@ -493,18 +498,7 @@ def magic_hint(case: Case, names: list[str]) -> list[tuple[Words, str]]:
         return []
     if _jax_private.is_jitted(case.fn):
         return []
-    spec = ",".join(names)
-    return [
-        (
-            say(
-                "In jaxmagic's magics, {} marks {} static for that one call, e.g. {}.",
-                code(f"-s {spec}"),
-                name_list(names),
-                code(f"%jaxpr -s {spec} {case.function_name or 'f'}(...)"),
-            ),
-            "",
-        )
-    ]
+    return [(words.magic_static_option(names, case.function_name), "")]
 
 
 def kind_of(value: Any) -> str:
@@ -515,7 +509,7 @@ def kind_of(value: Any) -> str:
     ('float array of shape (3,)', 'boolean', 'value')
     """
     dtype = getattr(value, "dtype", None)
-    shape = getattr(value, "shape", None)
+    shape = getattr(value, "shape", ())
     if dtype is None:
         return "value"
     kind = {"b": "boolean", "i": "integer", "u": "integer", "f": "float", "c": "complex"}.get(

@@ -18,7 +18,9 @@ from typing import Any
 
 import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
-from jaxmagic.doctor.clues import MISSING
+from jaxmagic.doctor.case import Case
+from jaxmagic.doctor.clues import MISSING, UserFrame
+from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.fix_check import (
     ARGUMENTS,
     ELIDED,
@@ -28,17 +30,18 @@ from jaxmagic.doctor.fix_check import (
     NO_CALL,
     NOT_REACHED,
     STATEMENTS,
+    FixCheck,
     UserCall,
     check,
 )
 from jaxmagic.tracing import callables
-from jaxmagic.words import Part, Words, as_words, code, say
+from jaxmagic.words import doctor as words
 
 # ------------------------------------------------------------------------------------------------
 # The user's call, read from an exception
 
 
-def call_of_case(case) -> UserCall | None:
+def call_of_case(case: Case) -> UserCall | None:
     """The call behind a ``Case``: its call site's namespace and call, and the arguments the jitted
     call received (read from JAX's frames, still on the traceback's stack)."""
     site, traced = _site_and_traced(case)
@@ -48,7 +51,7 @@ def call_of_case(case) -> UserCall | None:
     f_globals, f_locals = frame.frame.f_globals, frame.frame.f_locals
     local = {} if f_locals is f_globals else dict(f_locals)
     parsed = case.parsed(site) if site is not None else None
-    node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
+    node = clues.node_at(parsed.tree, site.span(), ast.Call) if site is not None and parsed is not None else None
     args, kwargs = _running_arguments(traced)
     name = traced.function if traced is not None else None
     if node is None and case.fn is not None and args is None and traced is not None:
@@ -57,7 +60,7 @@ def call_of_case(case) -> UserCall | None:
     return UserCall(f_globals, local, node, name, args, kwargs, case.fn, home, _function_of(traced))
 
 
-def _site_and_traced(case) -> tuple[Any, Any]:
+def _site_and_traced(case: Case) -> tuple[UserFrame | None, UserFrame | None]:
     """The user's frame that made the call (``None``: not known) and the frame of the function it
     called: the traced one, or with no trace the innermost of the user's functions."""
     frames = case.frames
@@ -71,16 +74,18 @@ def _site_and_traced(case) -> tuple[Any, Any]:
     return (case.call_site if traced is not None else (frames[-1] if frames else None)), traced
 
 
-def _running_arguments(traced) -> tuple[tuple | None, dict | None]:
+def _running_arguments(traced: UserFrame | None) -> tuple[tuple | None, dict | None]:
     """The arguments of the jitted call JAX is running for frame ``traced`` (``None``s: none)."""
     running = _jax_private.jit_call_in_progress(traced.frame) if traced is not None else None
-    inner = callables.python_function(running.fun) if running is not None else None
+    if traced is None or running is None:
+        return None, None
+    inner = callables.python_function(running.fun)
     if inner is not None and inner.__code__ is traced.code:
         return running.args, running.kwargs
     return None, None
 
 
-def _function_of(frame) -> Any:
+def _function_of(frame: UserFrame | None) -> Any:
     """The function object a frame runs, found among its globals by its code (``None`` if not there)."""
     if frame is None:
         return None
@@ -89,7 +94,7 @@ def _function_of(frame) -> Any:
     return inner if inner is not None and inner.__code__ is frame.code else None
 
 
-def _frame_arguments(frame) -> tuple[tuple | None, dict | None]:
+def _frame_arguments(frame: UserFrame) -> tuple[tuple | None, dict | None]:
     """The traced function's parameters as its frame holds them (tracers: their shapes and dtypes)."""
     code = frame.code
     if code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
@@ -127,32 +132,11 @@ def call_of_trace(call_or_fn: Any, function: Any) -> UserCall | None:
 # ------------------------------------------------------------------------------------------------
 # A diagnosis whose fixes are checked
 
-_WHY_UNCHECKED = {
-    NO_CALL: "jaxmagic does not know the arguments it was called with",
-    STATEMENTS: "the fix changes statements that run, and jaxmagic only traces",
-    ELIDED: "the fix is shown in part",
-    NOT_REACHED: "the call runs the fixed code through an object or a helper that jaxmagic does not redefine",
-    ARGUMENTS: "an argument of the call is an expression jaxmagic does not run again",
-    NEW_PARAMETERS: "the fixed function takes arguments that the call does not pass yet",
-    FRAGMENT: "it is a line to put in your function, not code that runs alone",
-}
+# Why a fix could not be checked: the words layer says each of these (``words.doctor.why_unchecked``).
+UNCHECKED_REASONS = (NO_CALL, STATEMENTS, ELIDED, NOT_REACHED, ARGUMENTS, NEW_PARAMETERS, FRAGMENT)
 
 
-def _unchecked_label(label, why: str):
-    """An alternative's label, saying that its code could not be checked (before its closing colon).
-
-    >>> str(_unchecked_label("Or donate a copy:", "no call"))
-    'Or donate a copy (not checked on your arguments: no call):'
-    """
-    parts = list(as_words(label).parts)
-    colon = bool(parts) and parts[-1].kind == "text" and parts[-1].text.rstrip().endswith(":")
-    if colon:
-        parts[-1] = Part("text", parts[-1].text.rstrip()[:-1])
-    parts.append(Part("text", f" (not checked on your arguments: {why})" + (":" if colon else ".")))
-    return Words(tuple(parts))
-
-
-def checked_diagnosis(diagnosis, call: UserCall | None):
+def checked_diagnosis(diagnosis: Diagnosis, call: UserCall | None) -> Diagnosis:
     """``diagnosis`` with its fixes checked on ``call``: the lead fix ``checked`` and said so; a fix
     that fails the trace is not shown (the first alternative that passes leads instead, or the
     card says the rewrite failed); an alternative that fails is dropped.
@@ -160,13 +144,18 @@ def checked_diagnosis(diagnosis, call: UserCall | None):
     >>> from jaxmagic.doctor.diagnosis import Diagnosis
     >>> checked_diagnosis(Diagnosis("traced-shape", explanation="n is traced.", fix=""), None).checked
     False
+
+    Every reason a fix may go unchecked is said in words:
+
+    >>> all(words.why_unchecked(reason) for reason in UNCHECKED_REASONS)
+    True
     """
     if not diagnosis.fix and not any(snippet for _, snippet in diagnosis.alternatives):
         return diagnosis
     lead = check(diagnosis.fix, call, diagnosis.fix_call) if diagnosis.fix else None
     alternatives, outcomes = _kept_alternatives(diagnosis, call)
     shown = [
-        (_unchecked_label(label, _WHY_UNCHECKED.get(outcome.reason, "")), snippet)
+        (words.unchecked_label(label, outcome.reason), snippet)
         if outcome is not None and not outcome.passed
         else (label, snippet)
         for (label, snippet), outcome in zip(alternatives, outcomes, strict=True)
@@ -177,18 +166,11 @@ def checked_diagnosis(diagnosis, call: UserCall | None):
     if lead.outcome == FAILED:
         return _without_failed_lead(diagnosis, lead, alternatives, outcomes, shown)
     if lead.passed:
-        return replace(
-            diagnosis, checked=True, check_note=say("Checked on your arguments: the fixed code traces."), **fields
-        )
-    return replace(
-        diagnosis,
-        checked=False,
-        check_note=say("Not checked on your arguments: {}.", _WHY_UNCHECKED.get(lead.reason, "")),
-        **fields,
-    )
+        return replace(diagnosis, checked=True, check_note=words.checked(), **fields)
+    return replace(diagnosis, checked=False, check_note=words.not_checked(lead.reason), **fields)
 
 
-def _kept_alternatives(diagnosis, call: UserCall | None) -> tuple[list, list]:
+def _kept_alternatives(diagnosis: Diagnosis, call: UserCall | None) -> tuple[list, list]:
     """The alternatives whose code did not fail on ``call``, with what checking each found."""
     alternatives, outcomes = [], []
     for label, snippet in diagnosis.alternatives:
@@ -200,7 +182,9 @@ def _kept_alternatives(diagnosis, call: UserCall | None) -> tuple[list, list]:
     return alternatives, outcomes
 
 
-def _without_failed_lead(diagnosis, lead, alternatives: list, outcomes: list, shown: list):
+def _without_failed_lead(
+    diagnosis: Diagnosis, lead: FixCheck, alternatives: list, outcomes: list, shown: list
+) -> Diagnosis:
     """The lead fix failed the trace: the first alternative that passed leads instead, or the card
     says the rewrite failed."""
     promoted = next((i for i, o in enumerate(outcomes) if o is not None and o.passed), None)
@@ -213,16 +197,12 @@ def _without_failed_lead(diagnosis, lead, alternatives: list, outcomes: list, sh
             alternatives=tuple(a for i, a in enumerate(shown) if i != promoted),
             static_argnames=(),
             checked=True,
-            check_note=say("Checked on your arguments: the fixed code traces."),
+            check_note=words.checked(),
         )
     return replace(
         diagnosis,
         fix="",
-        fix_note=say(
-            "jaxmagic's rewrite of your code failed when traced on your arguments ({}), so it is not shown; "
-            "the page on this pitfall lists the ways out.",
-            code(lead.error),
-        ),
+        fix_note=words.rewrite_failed(lead.error),
         static_argnames=(),
         checked=False,
         check_note="",

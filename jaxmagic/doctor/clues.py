@@ -23,11 +23,17 @@ import re
 import textwrap
 import types
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, TypeVar, overload
 
 from jaxmagic.tracing import sources
 
 MISSING = object()  # what ``lookup`` answers for a name the frame does not know
+
+NodeT = TypeVar("NodeT", bound=ast.AST)  # the kind of node a search asks for (``ast.Call``...)
+
+# The kinds of node with a place in the source: expressions, statements, arguments, keywords...
+POSITIONED = (ast.expr, ast.stmt, ast.arg, ast.keyword, ast.excepthandler, ast.alias, ast.pattern)
+
 
 # The fragments of JAX's messages read here, for every pitfall (tests/test_doctor_registry.py
 # checks that the installed JAX still writes each one).
@@ -132,7 +138,13 @@ class Span:
 
     @classmethod
     def of(cls, node: ast.AST) -> "Span":
-        return cls(node.lineno, node.end_lineno, node.col_offset, node.end_col_offset)
+        """Where ``node`` stands (one of the ``POSITIONED`` kinds; a node without an end, as built
+        by hand, ends where it starts)."""
+        if not isinstance(node, POSITIONED):
+            raise TypeError(f"a {type(node).__name__} node has no place in the source")
+        end_line = node.end_lineno if node.end_lineno is not None else node.lineno
+        end_col = node.end_col_offset if node.end_col_offset is not None else node.col_offset
+        return cls(node.lineno, end_line, node.col_offset, end_col)
 
     def contains(self, other: "Span") -> bool:
         return (self.line, self.col) <= (other.line, other.col) and (other.end_line, other.end_col) <= (
@@ -173,9 +185,12 @@ class UserFrame:
 
     def span(self) -> Span | None:
         """The exact expression this frame was evaluating (Python 3.11's instruction positions)."""
+        co_positions = getattr(self.code, "co_positions", None)  # Python 3.11 and later
+        if co_positions is None:
+            return None
         try:
-            positions = list(self.code.co_positions())[self.lasti // 2]
-        except (AttributeError, IndexError):
+            positions = list(co_positions())[self.lasti // 2]
+        except IndexError:
             return None
         line, end_line, col, end_col = positions
         if None in (line, end_line, col, end_col):
@@ -255,9 +270,9 @@ def is_tracer(value: Any) -> bool:
     ([True], False)
     """
     try:
-        import jax
+        from jax.core import Tracer
 
-        return isinstance(value, jax.core.Tracer)
+        return isinstance(value, Tracer)
     except Exception:  # pragma: no cover
         return False
 
@@ -272,7 +287,7 @@ class ParsedSource:
 
     file: str
     lines: tuple[str, ...]  # the file's lines, newline-free
-    tree: ast.AST
+    tree: ast.Module
 
 
 def file_lines(filename: str) -> tuple[str, ...]:
@@ -335,12 +350,11 @@ def parse_block(filename: str, first_line: int) -> ParsedSource | None:
 def _copy_shifted(tree: ast.Module, lines: int, cols: int) -> ast.Module:
     tree = copy.deepcopy(tree)  # parsed trees are cached: shift a copy
     for node in ast.walk(tree):
-        if hasattr(node, "lineno") and node.lineno is not None:
-            node.lineno += lines
-            node.col_offset += cols
-        if getattr(node, "end_lineno", None) is not None:
-            node.end_lineno += lines
-            node.end_col_offset += cols
+        # Every kind of node with a position (expressions, statements, arguments, keywords...).
+        for line_field, col_field in (("lineno", "col_offset"), ("end_lineno", "end_col_offset")):
+            if getattr(node, line_field, None) is not None:
+                setattr(node, line_field, getattr(node, line_field) + lines)
+                setattr(node, col_field, getattr(node, col_field) + cols)
     return tree
 
 
@@ -364,7 +378,7 @@ def parse_around(filename: str, line: int) -> ParsedSource | None:
     while start <= line:
         block = parse_block(filename, start)
         if block is not None and any(
-            getattr(n, "end_lineno", 0) and n.lineno <= line <= n.end_lineno for n in block.tree.body
+            n.end_lineno is not None and n.lineno <= line <= n.end_lineno for n in block.tree.body
         ):
             return block
         start += 1
@@ -386,14 +400,16 @@ def function_node(
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             if first <= line <= node.lineno:
                 return node
-            if node.lineno <= line <= node.end_lineno and (best is None or node.lineno > best.lineno):
+            if node.lineno <= line <= Span.of(node).end_line and (best is None or node.lineno > best.lineno):
                 best = node
         elif isinstance(node, ast.Lambda) and name == "<lambda>" and node.lineno == line:
             return node
     return best
 
 
-def function_of_code(code: types.CodeType) -> tuple[ParsedSource, ast.AST] | None:
+def function_of_code(
+    code: types.CodeType,
+) -> tuple[ParsedSource, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda] | None:
     """The parsed source and the ``def`` node of a code object.
 
     >>> parsed, node = function_of_code(function_of_code.__code__)
@@ -407,8 +423,12 @@ def function_of_code(code: types.CodeType) -> tuple[ParsedSource, ast.AST] | Non
     return (parsed, node) if node is not None else None
 
 
-def nodes_in(tree: ast.AST, kind=ast.AST) -> Iterator[ast.AST]:
-    """The nodes of ``kind`` in ``tree``.
+@overload
+def nodes_in(tree: ast.AST) -> Iterator[ast.AST]: ...
+@overload
+def nodes_in(tree: ast.AST, kind: type[NodeT] | tuple[type[NodeT], ...]) -> Iterator[NodeT]: ...
+def nodes_in(tree: ast.AST, kind: type | tuple[type, ...] = ast.AST) -> Iterator[Any]:
+    """The nodes of ``kind`` (a class of node, or a tuple of them) in ``tree``.
 
     >>> len(list(nodes_in(ast.parse("f(g(x))"), ast.Call)))
     2
@@ -419,14 +439,19 @@ def nodes_in(tree: ast.AST, kind=ast.AST) -> Iterator[ast.AST]:
 def _around(tree: ast.AST, line: int) -> ast.AST:
     """The top-level statement of a module holding ``line`` (the module itself otherwise): what
     the searches below walk, so that their cost is that of one function, not of a whole file."""
-    for node in getattr(tree, "body", []) if isinstance(tree, ast.Module) else []:
-        if node.lineno <= line <= node.end_lineno:
+    for node in tree.body if isinstance(tree, ast.Module) else []:
+        if node.lineno <= line <= Span.of(node).end_line:
             return node
     return tree
 
 
-def node_at(tree: ast.AST, span: Span | None, kind=ast.expr) -> ast.AST | None:
-    """The node of ``kind`` exactly at ``span``; else the smallest one that contains it.
+@overload
+def node_at(tree: ast.AST, span: Span | None) -> ast.expr | None: ...
+@overload
+def node_at(tree: ast.AST, span: Span | None, kind: type[NodeT] | tuple[type[NodeT], ...]) -> NodeT | None: ...
+def node_at(tree: ast.AST, span: Span | None, kind: type | tuple[type, ...] = ast.expr) -> Any:
+    """The node of ``kind`` (a class of node, or a tuple of them) exactly at ``span``; else the
+    smallest one that contains it.
 
     >>> tree = ast.parse("y = f(x) + 1")
     >>> ast.unparse(node_at(tree, Span(1, 1, 4, 8)))
@@ -434,18 +459,23 @@ def node_at(tree: ast.AST, span: Span | None, kind=ast.expr) -> ast.AST | None:
     """
     if span is None:
         return None
-    exact, containing = None, None
+    exact, containing, containing_span = None, None, None
     for node in ast.walk(_around(tree, span.line)):
-        if not isinstance(node, kind) or getattr(node, "end_lineno", None) is None:
+        node_span = _placed(node) if isinstance(node, kind) else None
+        if node_span is None:
             continue
-        node_span = Span.of(node)
         if node_span == span:
             # ast.walk is breadth first: the first exact match is the outermost, the one meant
             # (Python 3.11 gives an f-string's format spec the whole f-string's position).
             exact = exact or node
-        elif node_span.contains(span) and (containing is None or Span.of(containing).contains(node_span)):
-            containing = node
+        elif node_span.contains(span) and (containing_span is None or containing_span.contains(node_span)):
+            containing, containing_span = node, node_span
     return exact or containing
+
+
+def _placed(node: ast.AST) -> Span | None:
+    """Where ``node`` stands; ``None`` for a node without an end (a module, a context, one built by hand)."""
+    return Span.of(node) if isinstance(node, POSITIONED) and node.end_lineno is not None else None
 
 
 def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
@@ -459,27 +489,33 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     for node in ast.walk(_around(tree, line)):
         if (
             isinstance(node, ast.stmt)
-            and node.lineno <= line <= node.end_lineno
+            and node.lineno <= line <= Span.of(node).end_line
             and (found is None or Span.of(found).contains(Span.of(node)))
         ):
             found = node
     return found
 
 
-def enclosing(tree: ast.AST, target: ast.AST, kind) -> ast.AST | None:
-    """The innermost node of ``kind`` that contains ``target``.
+def enclosing(tree: ast.AST, target: ast.AST, kind: type[NodeT] | tuple[type[NodeT], ...]) -> NodeT | None:
+    """The innermost node of ``kind`` (a class of node, or a tuple of them) that contains ``target``.
 
     >>> tree = ast.parse("f(g(x))")
     >>> x = next(n for n in nodes_in(tree, ast.Name) if n.id == "x")
     >>> ast.unparse(enclosing(tree, x, ast.Call))
     'g(x)'
     """
-    found = None
+    found, found_span = None, None
     span = Span.of(target)
     for node in ast.walk(_around(tree, span.line)):
-        inside = isinstance(node, kind) and getattr(node, "end_lineno", None) is not None and node is not target
-        if inside and Span.of(node).contains(span) and (found is None or Span.of(found).contains(Span.of(node))):
-            found = node
+        if node is target or not isinstance(node, kind):
+            continue
+        node_span = _placed(node)
+        if (
+            node_span is not None
+            and node_span.contains(span)
+            and (found_span is None or found_span.contains(node_span))
+        ):
+            found, found_span = node, node_span
     return found
 
 

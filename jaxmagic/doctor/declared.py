@@ -28,16 +28,24 @@ import ast
 import dataclasses
 import string
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, overload
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import Case, function_source, magic_hint, static_choice, static_field_choice
-from jaxmagic.doctor.clues import ParsedSource, Span, UserFrame
+from jaxmagic.doctor.clues import NodeT, ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.global_watch import CellEnd, StaleGlobal
 from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
-from jaxmagic.doctor.traced_code import SourcedFunction, Traced, as_parameters, parameter_edit, with_edits, with_source
+from jaxmagic.doctor.traced_code import (
+    SourcedFunction,
+    Traced,
+    as_parameters,
+    globals_of,
+    parameter_edit,
+    with_edits,
+    with_source,
+)
 from jaxmagic.tracing import sources
 from jaxmagic.tracing.sources import CellNamer, SourceLine
 from jaxmagic.words import Words, tell
@@ -58,6 +66,13 @@ class Reading:
         raise NotImplementedError
 
     def where(self, facts: dict[str, Any]) -> SourceLine | None:
+        raise NotImplementedError
+
+    def fix(self, edits: list[rewrites.Edit], shown: str) -> str | None:
+        """The fixed code, ``edits`` applied to what the reading holds (``shown``: see ``Line.fix``)."""
+        raise NotImplementedError
+
+    def diagnosis(self, pitfall_id: str, **fields: Any) -> Diagnosis:
         raise NotImplementedError
 
     def named(self, facts: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +99,11 @@ class Line(Reading):
     def message(self) -> str:
         return self.case.message
 
-    def expression(self, kind=ast.expr) -> ast.AST | None:
+    @overload
+    def expression(self) -> ast.expr | None: ...
+    @overload
+    def expression(self, kind: type[NodeT] | tuple[type[NodeT], ...]) -> NodeT | None: ...
+    def expression(self, kind: Any = ast.expr) -> Any:
         """The innermost expression of ``kind`` the line was evaluating (``ast.Call``: the call)."""
         return self.case.expression(self.frame, kind)
 
@@ -137,7 +156,7 @@ class Function(Reading):
 
     @property
     def jax_names(self) -> rewrites.JaxNames:
-        return rewrites.jax_names(self.sourced.function.__globals__)
+        return rewrites.jax_names(globals_of(self.sourced.function))
 
     def where(self, facts: dict[str, Any]) -> SourceLine | None:
         return sources.source_line(self.parsed.file, facts["at"].lineno, self.name, self.traced.cell_namer)
@@ -164,7 +183,7 @@ class Changed(Reading):
 
     @property
     def jax_names(self) -> rewrites.JaxNames:
-        return rewrites.jax_names(self.stale.read.load.function.__globals__)
+        return rewrites.jax_names(globals_of(self.stale.read.load.function))
 
     def where(self, facts: dict[str, Any]) -> SourceLine | None:
         load = self.stale.read.load
@@ -343,11 +362,11 @@ class Declared:
             return None
         frame = case.innermost
         parsed = case.parsed(frame) if frame is not None else None
-        if parsed is None:
+        if frame is None or parsed is None:
             return None
         line = Line(case, frame, parsed)
         facts = self.recognise(line)
-        return self.describe(line, facts) if facts is not None else None
+        return self.describe(line, facts) if isinstance(facts, dict) else None
 
     def notice(self, traced: Traced) -> list[Diagnosis]:
         """One warning for each traced function (with its source known) where it is this pitfall."""
@@ -365,13 +384,14 @@ class Declared:
         for stale in cell.changes:
             reading = Changed(stale, cell.cell_namer)
             facts = self.recognise(reading)
-            if facts is not None:
+            if isinstance(facts, dict):
                 found.append(self.describe(reading, facts))
         return found
 
     def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
         """The words, the fix and the place, from the facts ``recognise`` found."""
-        told = self.kinds.get(facts.get("kind"), {})
+        kind = facts.get("kind")
+        told = self.kinds.get(kind, {}) if isinstance(kind, str) else {}
         explanation, fix_note, rewrite, alternatives = (
             told.get(name, getattr(self, name)) for name in ("explanation", "fix_note", "rewrite", "alternatives")
         )
@@ -646,7 +666,7 @@ class Chosen(Declared):
             return super().diagnose(case)
         line = Line(case, frame, ParsedSource(frame.file, (), ast.Module(body=[], type_ignores=[])))
         facts = self.recognise(line) if isinstance(case.exc, self.raised) else None
-        return self.describe(line, facts) if facts is not None else None
+        return self.describe(line, facts) if isinstance(facts, dict) else None
 
     def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
         assert isinstance(reading, Line)  # the choices read the case and its frame

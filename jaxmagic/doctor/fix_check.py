@@ -222,7 +222,7 @@ def _quiet():
         yield
 
 
-def _evaluate(node: ast.AST, scope: dict) -> Any:
+def _evaluate(node: ast.expr, scope: dict) -> Any:
     return eval(compile(ast.Expression(node), "<jaxmagic fix check>", "eval"), scope)  # noqa: S307 (checked safe)
 
 
@@ -341,8 +341,8 @@ class _Scopes:
         self.before = {**call.globals, **call.locals}
         self.scope = dict(self.before)
         self.scope.setdefault("__builtins__", builtins)
-        same = call.defined_in is None or call.defined_in is call.globals
-        self.home = self.scope if same else dict(call.defined_in)
+        home = call.defined_in
+        self.home = self.scope if home is None or home is call.globals else dict(home)
 
     def lookup(self, name: str) -> Any:
         return self.scope[name] if name in self.scope else getattr(builtins, name, MISSING)
@@ -351,10 +351,12 @@ class _Scopes:
         return self.home[name] if name in self.home else getattr(builtins, name, MISSING)
 
 
-def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list, list, list] | None:
+def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list[ast.stmt], list[ast.Call], list[ast.expr]] | None:
     """The fix's statements: definitions (run in the copy), the one call of the user's code it
     makes, or one expression of JAX's and NumPy's calls; ``None`` when it does more."""
-    definitions, calls, expressions = [], [], []
+    definitions: list[ast.stmt] = []
+    calls: list[ast.Call] = []
+    expressions: list[ast.expr] = []
     for statement in tree.body:
         if _is_definition(statement, scopes.lookup_home):
             definitions.append(statement)
@@ -362,8 +364,9 @@ def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list, list, list] | No
                 _define([statement], scopes.home)
             continue
         made = _calls_of_user_code(statement, scopes.lookup)
-        if not made and not calls and not expressions and _value_of(statement) is not None:
-            expressions.append(_value_of(statement))  # JAX's and NumPy's calls only: traced as they are
+        value = _value_of(statement)
+        if not made and not calls and not expressions and value is not None:
+            expressions.append(value)  # JAX's and NumPy's calls only: traced as they are
             continue
         if len(made) != 1 or calls or expressions:
             return None
@@ -403,7 +406,10 @@ def _check(fix: str, call: UserCall, fix_call: str = "") -> FixCheck:
         if not parameters:
             return FixCheck(UNCHECKED, NO_CALL)
         scopes.scope = {**scopes.scope, **parameters}
-        calls = [ast.parse(fix_call, mode="eval").body]
+        written = ast.parse(fix_call, mode="eval").body
+        if not isinstance(written, ast.Call):
+            raise TypeError(f"the fixed code's call is not a call: {fix_call!r}")
+        calls = [written]
     found = _fixed_call(calls[0] if calls else call.call, call, scopes)
     if isinstance(found, FixCheck):
         return found

@@ -170,7 +170,7 @@ WATCHERS: list = [WATCH]
 _listening: list = []  # the registered listener, while watching
 
 
-def _on_duration(event: str, duration: float, **kwargs) -> None:
+def _on_duration(event: str, duration_secs: float, **kwargs: str | int) -> None:
     if not _listening or event != _listening[1]:
         return
     frame = sys._getframe(1)

@@ -30,7 +30,7 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import Span
 
 
-def self_reads(node: ast.FunctionDef) -> list[str]:
+def self_reads(node: ast.AST) -> list[str]:
     """The attributes of ``self`` a method reads, in order."""
     return list(
         dict.fromkeys(
@@ -45,11 +45,16 @@ def self_reads(node: ast.FunctionDef) -> list[str]:
 
 
 def method_calling_jitted_function(
-    parsed: clues.ParsedSource, node: ast.FunctionDef, owner: Any, jn
+    parsed: clues.ParsedSource,
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
+    owner: Any,
+    jn: rewrites.JaxNames,
 ) -> tuple[str, list[str]] | None:
     """A jitted function of the attributes the method reads, and its class with the method calling
     it; with the attributes made static (those ``owner`` holds as a Python bool, int or string).
-    ``None`` when the method is not inside a class of the parsed source or reads no attribute."""
+    ``None`` when the method is not inside a class of the parsed source (a ``def``) or reads no attribute."""
+    if isinstance(node, ast.Lambda):
+        return None
     cls = next((c for c in clues.nodes_in(parsed.tree, ast.ClassDef) if node in c.body), None)
     attributes = self_reads(node)
     if cls is None or not attributes or node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
@@ -68,8 +73,9 @@ def method_calling_jitted_function(
         [decorator, f"def {helper}({', '.join(attributes + others)}):", *("    " + line for line in body.splitlines())]
     )
     call = f"return {helper}({', '.join([f'self.{a}' for a in attributes] + others)})"
+    end = Span.of(node)
     method = rewrites.Edit(
-        Span(rewrites.function_first_line(node), node.end_lineno, node.col_offset, node.end_col_offset),
+        Span(rewrites.function_first_line(node), end.end_line, node.col_offset, end.end_col),
         f"def {node.name}(self{''.join(', ' + o for o in others)}):\n    {call}",
     )
     cls_text = rewrites.with_edits(

@@ -25,12 +25,13 @@ from jaxmagic.doctor.pitfall_in_place_update import assigned
 
 def at_assignment(line: Line) -> dict | None:
     """The assignment to ``array.at[index]``: the array, the index, the value and the method that does it."""
-    statement = line.statement()
-    found = assigned(statement)
+    found = assigned(line.statement())
     if found is None:
         return None
-    target, method = found
-    helper = target.value if isinstance(target, ast.Subscript) else None
+    statement, target, method = found
+    if not isinstance(target, ast.Subscript):
+        return None
+    helper = target.value
     if not (isinstance(helper, ast.Attribute) and helper.attr == "at"):
         return None
     return {"statement": statement, "array": helper.value, "index": target.slice, "value": statement.value,

@@ -43,9 +43,10 @@ def _target(line: Line, statement: ast.stmt, transform: str) -> dict:
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
         return {}
     target = statement.targets[0]
-    pair = isinstance(target, ast.Tuple) and len(target.elts) == 2
     if "value_and_grad" in transform:
-        return {"target": target, "taken": "({0}, aux), {1}".format(*map(line.text, target.elts))} if pair else {}
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+            return {}
+        return {"target": target, "taken": "({0}, aux), {1}".format(*map(line.text, target.elts))}
     written = line.text(target)
     return {"target": target, "taken": f"({written}), aux" if isinstance(target, ast.Tuple) else f"{written}, aux"}
 
@@ -55,7 +56,7 @@ def grad_has_aux(line: Line) -> dict | None:
     statement = line.statement()
     for node in ast.walk(statement) if statement is not None else ():
         transform = _transform(node, line.frame.lookup)
-        if transform is not None:
+        if transform is not None and isinstance(node, ast.Call) and statement is not None:
             kind = "value_and_grad" if "value_and_grad" in transform else "grad"
             found = {"kind": kind, "grad": node, "transform": transform, "function": node.args[0]}
             return {**found, **_target(line, statement, transform)}

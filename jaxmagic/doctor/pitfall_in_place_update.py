@@ -24,22 +24,22 @@ from jaxmagic.doctor.declared import Declared, Line, Replace
 METHODS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide", ast.Pow: "power"}
 
 
-def assigned(statement: ast.stmt | None) -> tuple[ast.expr, str] | None:
-    """What ``target = v`` or ``target op= v`` assigns to, and the ``.at`` method that does it."""
+def assigned(statement: ast.stmt | None) -> tuple[ast.Assign | ast.AugAssign, ast.expr, str] | None:
+    """The assignment ``target = v`` or ``target op= v``, what it assigns to, and the ``.at`` method
+    that does it."""
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-        return statement.targets[0], "set"
+        return statement, statement.targets[0], "set"
     if isinstance(statement, ast.AugAssign) and type(statement.op) in METHODS:
-        return statement.target, METHODS[type(statement.op)]
+        return statement, statement.target, METHODS[type(statement.op)]
     return None
 
 
 def in_place_update(line: Line) -> dict | None:
     """The item assignment: the statement, the array, the index, the value and the ``.at`` method."""
-    statement = line.statement()
-    found = assigned(statement)
+    found = assigned(line.statement())
     if found is None:
         return None
-    target, method = found
+    statement, target, method = found
     if not isinstance(target, ast.Subscript):
         return None
     empty = isinstance(target.slice, ast.Tuple) and not target.slice.elts

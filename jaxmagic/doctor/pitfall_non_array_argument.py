@@ -53,12 +53,16 @@ def non_array_argument(line: Line) -> dict | None:
     """The argument JAX names by its path, in the function JAX names by its qualified name, and the
     fix: the parameter made static, or for ``self`` the method calling a jitted function."""
     detail = _DETAIL.search(line.message)
-    frame = line.frame
-    function = callables.python_function(_find(detail.group("qualname"), frame.frame.f_globals)) if detail else None
-    located = clues.function_of_code(function.__code__) if function is not None else None
-    if located is None or not isinstance(located[1], ast.FunctionDef):
+    if detail is None:
         return None
-    (parsed, node), parameter = located, detail.group("path")
+    function = callables.python_function(_find(detail.group("qualname"), line.frame.frame.f_globals))
+    located = clues.function_of_code(function.__code__) if function is not None else None
+    if function is None or located is None:
+        return None
+    parsed, node = located
+    if not isinstance(node, ast.FunctionDef):
+        return None
+    parameter = detail.group("path")
     found = {"fname": node.name, "parameter": parameter, "type": detail.group("type").rsplit(".", 1)[-1]}
     if parameter == "self":
         written = method_rewrites.method_calling_jitted_function(parsed, node, _owner(line, function), line.jax_names)
@@ -76,7 +80,8 @@ def non_array_argument(line: Line) -> dict | None:
 def _owner(line: Line, function: Any) -> Any:
     """The object whose method was called (``self``), as written at the call where it can be: ``s.apply(3)``."""
     owner = line.frame.lookup("self")
-    for call in clues.nodes_in(line.statement(), ast.Call) if line.statement() is not None else ():
+    statement = line.statement()
+    for call in clues.nodes_in(statement, ast.Call) if statement is not None else ():
         if isinstance(call.func, ast.Attribute) and call.func.attr == function.__name__:
             owner = clues.resolve(call.func.value, line.frame.lookup)
     return None if owner is MISSING else owner

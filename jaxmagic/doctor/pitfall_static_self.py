@@ -44,8 +44,7 @@ def _static_self(use: rewrites.JitUse) -> bool:
 def static_self(function: Function) -> dict | None:
     """A method jitted with ``self`` static whose class does not define ``__hash__``: the attributes it reads."""
     node, traced = function.node, function.traced
-    args = getattr(node, "args", None)
-    if not isinstance(node, ast.FunctionDef) or not args.args or args.args[0].arg != "self":
+    if not isinstance(node, ast.FunctionDef) or not node.args.args or node.args.args[0].arg != "self":
         return None
     use = rewrites.decorator_jit(node, function.lookup)
     cls = next((c for c in clues.nodes_in(function.parsed.tree, ast.ClassDef) if node in c.body), None)

@@ -79,6 +79,8 @@ class Pitfall:
 
     def run(self, subject):
         """The recogniser on ``subject`` (a ``Case`` or a ``Traced``), then its describer if it has one."""
+        if self.recognise is None:  # declared without its recogniser (``pitfall`` gives it one)
+            raise TypeError(f"the pitfall {self.id!r} has no recogniser")
         found = self.recognise(subject)
         if found is None or self.describe is None:
             return found

@@ -40,9 +40,16 @@ def _char_col(line: str, byte_col: int) -> int:
 
 
 def with_edits(
-    lines: Sequence[str], first: int, last: int, edits: Iterable[Edit], *, elide: bool = True, show: Iterable[int] = ()
+    lines: Sequence[str],
+    first: int,
+    last: int | None,
+    edits: Iterable[Edit],
+    *,
+    elide: bool = True,
+    show: Iterable[int] = (),
 ) -> str:
-    """Lines ``first..last`` (1-based, inclusive) with ``edits`` applied, dedented.
+    """Lines ``first..last`` (1-based, inclusive) with ``edits`` applied, dedented. ``last`` is
+    often a node's ``end_lineno``: ``None`` (a node built by hand has no end) stands for ``first``.
 
     Lines left empty by a deletion go; a result longer than ``MAX_FIX_LINES`` keeps the first
     lines (decorators, ``def``), the changed ones and the lines ``show`` names (the user's failing
@@ -53,6 +60,7 @@ def with_edits(
     def f(x):
         return x
     """
+    last = first if last is None else last
     region = [str(line) for line in lines[first - 1 : last]]
     changed: set[int] = set()  # region line indexes holding new text
     shown = {line - first for line in show if first <= line <= last}  # region indexes to keep in view
@@ -301,11 +309,14 @@ def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit
             return Edit(span, f"{written}(static_argnames={value})")
         return Edit(span, f"functools.partial({written}, static_argnames={value})")
     call = use.options
+    if call is None:  # not written by ``jit_use``: a call or a partial has its options
+        raise ValueError(f"a {use.kind!r} use of jit without its call")
     for keyword in call.keywords:
         if keyword.arg == "static_argnames":
             return Edit(Span.of(keyword.value), value)
     # Insert the keyword just before the call's closing parenthesis.
-    end = Span(call.end_lineno, call.end_lineno, call.end_col_offset - 1, call.end_col_offset - 1)
+    closing = Span.of(call)
+    end = Span(closing.end_line, closing.end_line, closing.end_col - 1, closing.end_col - 1)
     separator = ", " if (call.args or call.keywords) else ""
     return Edit(end, f"{separator}static_argnames={value}")
 
@@ -322,7 +333,7 @@ def function_first_line(fnode: ast.AST) -> int:
     >>> function_first_line(ast.parse("@a\n@b\ndef f():\n    pass").body[0])
     1
     """
-    return min([fnode.lineno] + [d.lineno for d in getattr(fnode, "decorator_list", [])])
+    return min([Span.of(fnode).line] + [d.lineno for d in getattr(fnode, "decorator_list", [])])
 
 
 def insert_decorator_edit(fnode: ast.AST, text: str) -> Edit:
@@ -336,7 +347,8 @@ def insert_decorator_edit(fnode: ast.AST, text: str) -> Edit:
         return x[:n]
     """
     first = function_first_line(fnode)
-    anchor = Span(first, first, fnode.col_offset, fnode.col_offset)
+    col = Span.of(fnode).col
+    anchor = Span(first, first, col, col)
     return Edit(anchor, f"@{text}\n")
 
 
@@ -399,10 +411,14 @@ def _fstring_template(fstring: ast.JoinedStr, parsed: ParsedSource, arguments: l
         elif isinstance(part, ast.FormattedValue):
             conversion = {115: "!s", 114: "!r", 97: "!a"}.get(part.conversion, "")
             spec = ""
-            if part.format_spec is not None:
-                if not all(isinstance(v, ast.Constant) for v in part.format_spec.values):
+            written_spec = part.format_spec  # an f-string of its own (``{loss:.3f}``)
+            if written_spec is not None:
+                if not isinstance(written_spec, ast.JoinedStr):
                     return None
-                spec = ":" + "".join(str(v.value) for v in part.format_spec.values)
+                constants = [v for v in written_spec.values if isinstance(v, ast.Constant)]
+                if len(constants) != len(written_spec.values):
+                    return None
+                spec = ":" + "".join(str(v.value) for v in constants)
             text.append("{" + conversion + spec + "}")
             arguments.append(source_of(parsed, unconverted(part.value)))
     return "".join(text)
@@ -486,18 +502,16 @@ def ungloballed(fnode: ast.AST, name: str) -> list[Edit]:
     return edits
 
 
-def handed_back(parsed, fnode: ast.AST, returned: str) -> list[Edit]:
-    """Edits making every ``return`` of the function hand ``returned`` back too (``return x, g``),
-    or adding ``return g`` where it returns nothing."""
+def handed_back(parsed: ParsedSource, fnode: ast.AST, returned: str) -> list[Edit]:
+    """Edits making every ``return`` of the function (a ``def``) hand ``returned`` back too
+    (``return x, g``), or adding ``return g`` where it returns nothing."""
+    if not isinstance(fnode, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise TypeError(f"a {type(fnode).__name__} has no statements to hand a value back from")
     edits = []
     for ret in returns_of(fnode):
         text = f"return {source_of(parsed, ret.value)}, {returned}" if ret.value is not None else f"return {returned}"
         edits.append(Edit(Span.of(ret), text, comment=f"hand `{returned}` back instead of storing it"))
     if not returns_of(fnode):
-        last = fnode.body[-1]
-        edits.append(
-            Edit(
-                Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f"\nreturn {returned}"
-            )
-        )
+        last = Span.of(fnode.body[-1])
+        edits.append(Edit(Span(last.end_line, last.end_line, last.end_col, last.end_col), f"\nreturn {returned}"))
     return edits

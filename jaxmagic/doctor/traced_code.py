@@ -15,7 +15,7 @@ import dis
 import numbers
 import types
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterable, Iterator, cast
 
 import jax
 import numpy as np
@@ -28,6 +28,9 @@ from jaxmagic.tracing.sources import CellNamer
 from jaxmagic.words import units
 
 MAX_FUNCTIONS = 20  # user functions followed from the traced one (helpers it calls)
+
+DefinitionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda  # a function's definition
+Located = tuple[clues.ParsedSource, DefinitionNode]  # where ``function_node`` found a function
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,18 @@ class Load:
     line: int
 
 
+def globals_of(function: Callable[..., Any]) -> dict[str, Any]:
+    """The namespace a Python function reads its globals from (``function.__globals__``).
+
+    For a function kept in a dataclass field (``Load.function``), which pyright reads as a bound
+    method, not knowing its ``__globals__``.
+
+    >>> globals_of(globals_of)["globals_of"] is globals_of
+    True
+    """
+    return cast(types.FunctionType, function).__globals__
+
+
 def codes(code: types.CodeType) -> Iterator[types.CodeType]:
     """A code object and every code object nested in it (inner functions, comprehensions)."""
     yield code
@@ -60,7 +75,8 @@ def global_loads(function: types.FunctionType) -> Iterator[Load]:
     for code in codes(function.__code__):
         for instruction in dis.get_instructions(code):
             if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-                line = instruction.positions.lineno if instruction.positions else None
+                positions = getattr(instruction, "positions", None)  # Python 3.11 and later
+                line = positions.lineno if positions else None
                 yield Load(function, code, instruction.argval, line or code.co_firstlineno)
 
 
@@ -167,15 +183,12 @@ def host_callbacks(function: types.FunctionType) -> set[str]:
     return found
 
 
-def function_node(function: types.FunctionType):
+def function_node(function: types.FunctionType) -> Located | None:
     """``(parsed source, node)`` of a function's definition, or ``None`` when its source is unknown."""
-    found = clues.function_of_code(function.__code__)
-    if found is None or not isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        return None
-    return found
+    return clues.function_of_code(function.__code__)
 
 
-def with_edits(found, edits) -> str | None:
+def with_edits(found: Located | None, edits: Iterable[rewrites.Edit]) -> str | None:
     """The function located by ``function_node`` with ``edits`` applied (``None`` for a lambda)."""
     if found is None:
         return None
@@ -191,19 +204,19 @@ class SourcedFunction:
     ``lookup`` finds the names it reads."""
 
     function: types.FunctionType
-    located: tuple
-    lookup: Any
+    located: Located
+    lookup: Callable[[str], Any]
 
     @property
     def parsed(self) -> clues.ParsedSource:
         return self.located[0]
 
     @property
-    def node(self) -> ast.AST:
+    def node(self) -> DefinitionNode:
         return self.located[1]
 
 
-def with_source(functions) -> Iterator[SourcedFunction]:
+def with_source(functions: Iterable[types.FunctionType]) -> Iterator[SourcedFunction]:
     """The functions whose source is known, each with its parsed source and a name lookup.
 
     >>> def f(x):
@@ -229,7 +242,7 @@ class Traced:
     True
     """
 
-    functions: list
+    functions: list[types.FunctionType]
     closed_jaxpr: Any
     printed_text: str | None
     cell_namer: CellNamer
@@ -268,27 +281,26 @@ def as_parameters(function: types.FunctionType, names: list[str]) -> str | None:
         return None
     parsed, node = located
     edit = parameter_edit(parsed, node, names)
-    if edit is None:
+    if edit is None or isinstance(node, ast.Lambda):
         return None
     params = [a.arg for a in node.args.posonlyargs + node.args.args] + names
     text = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, [edit])
     return f"{text}\n\n# call it with the current values:  {node.name}({', '.join(params)})"
 
 
-def parameter_edit(parsed, node: ast.AST, names: list[str]) -> rewrites.Edit | None:
+def parameter_edit(parsed: clues.ParsedSource, node: ast.AST, names: list[str]) -> rewrites.Edit | None:
     """The edit adding ``names`` as a function definition's last parameters; ``None`` for a lambda
-    or a definition with defaults, ``*args``, keyword-only parameters or ``**kwargs``."""
-    if isinstance(node, ast.Lambda):
+    (or any node but a ``def``) or a definition with defaults, ``*args``, keyword-only parameters or
+    ``**kwargs``."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     args = node.args
     if args.defaults or args.kw_defaults or args.vararg or args.kwonlyargs or args.kwarg:
         return None
     added = ", ".join(names)
     if args.posonlyargs or args.args:
-        last = (args.posonlyargs + args.args)[-1]
-        return rewrites.Edit(
-            Span(last.end_lineno, last.end_lineno, last.end_col_offset, last.end_col_offset), f", {added}"
-        )
+        last = Span.of((args.posonlyargs + args.args)[-1])
+        return rewrites.Edit(Span(last.end_line, last.end_line, last.end_col, last.end_col), f", {added}")
     # ``def f():``: the parameters go between the parentheses right after the name.
     raw = parsed.lines[node.lineno - 1].encode()
     at = raw.find(b"(", node.col_offset)
