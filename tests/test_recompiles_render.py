@@ -180,6 +180,29 @@ def test_html_of_an_empty_log():
     assert 'class="jm-recompile-row"' not in html
 
 
+def test_both_views_are_walked_from_the_same_blocks():
+    log = filled_log()
+    log.record(event("loss", causes=[Cause("unknown")], raw="TRACING CACHE MISS at a.py:1", persistent=False))
+    shown = render.blocks(log)
+    bundle = log._repr_mimebundle_()
+    assert bundle == {"text/plain": render.text(log, shown=shown), "text/html": render.html(log, shown=shown)}
+    assert bundle["text/plain"] == log.to_text() and bundle["text/html"] == log.to_html()
+    text, html = bundle["text/plain"], bundle["text/html"]
+    for said in ("first #2 ", "| TRACING CACHE MISS at a.py:1", "(not in the persistent cache"):
+        assert said in text
+    assert (
+        'class="jm-first">#2 ' in html
+        and "<summary>JAX's explanation</summary>" in html
+        and "jm-persistent-miss" in html
+    )
+    panel = RecompilePanel(log)
+    assert panel.rows.value.count('class="jm-recompile-row"') == html.count('class="jm-recompile-row"') == 3
+    assert 'class="jm-recompile-count jm-selected"' not in panel.header.value
+    panel.filter.value = "loss"
+    assert 'class="jm-recompile-count jm-selected" data-function="loss"' in panel.header.value
+    panel.close()
+
+
 def test_long_logs_show_the_latest_rows_and_say_so():
     log = filled_log(n=render.MAX_ROWS + 30, capacity=10_000)
     html = render.html(log)

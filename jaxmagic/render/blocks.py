@@ -542,6 +542,121 @@ class Card:
     blocks: tuple[Block, ...]
 
 
+# ----------------------------------------------------------------------------------------------
+# a log of compilations: its answer, warnings, counts, and a row per group of compilations
+
+
+@dataclass(frozen=True)
+class Lead:
+    """The answer line: ``words`` in bold, then ``after`` on the same line (a notebook's
+    ``<span>`` of class ``after_css``), plain in text."""
+
+    words: Any
+    after: Any = ""
+    css: str = "jm-summary"
+    after_css: str = "jm-muted"
+
+
+@dataclass(frozen=True)
+class Flags:
+    """Warnings, one a line: a notebook's ``<div>`` of class ``css`` each, after a ``⚠``; in text
+    after ``! ``, yellow when coloured."""
+
+    items: tuple[Any, ...]
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How many of each name, ``(name, count, note)``, in the order given: a notebook's chips
+    (``data-function``, ``data-count``; the ``selected`` name marked ``jm-selected``); text says
+    each ``note`` (its seconds) too: ``step ×5 (150 ms) · loss ×1 (30 ms)``."""
+
+    counts: tuple[tuple[str, int, str], ...]
+    css: str = ""
+    item_css: str = ""
+    selected: str = ""
+
+
+@dataclass(frozen=True)
+class CauseLine:
+    """Why a row compiled: the cause's ``kind`` (a notebook's ``jm-cause-<kind>``), its ``label``
+    (``shape``; empty for a first compilation), its ``message`` (``Words``), the ``argument`` it
+    names and more on hover (``detail``)."""
+
+    kind: str
+    label: str
+    message: Any
+    argument: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One compilation of a row's group, said on one line after its ``label`` (``first``):
+    ``#2 14:03:27 In [3] line 2: shape of `x` changed: …``."""
+
+    label: str
+    number: int
+    clock: str
+    site: str
+    messages: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Remark:
+    """A line under a row's causes: ``words`` after ``lead`` (``→ ``, ``program: ``), of class
+    ``css`` in a notebook, in the terminal ``style`` (``faint``) when coloured."""
+
+    words: Any
+    css: str
+    lead: str = ""
+    style: str = "faint"
+
+
+@dataclass(frozen=True)
+class CompilationRow:
+    """Compilations of one function for the same causes (``count`` of them, ``numbers``
+    ``2–12``), as the latest of them: its time of day, call site (``site_title`` on hover), where
+    the function is defined, its ``causes``, the group's ``occurrences`` (its first and latest:
+    unfolded under ``fold`` in a notebook; text gives the first), ``remarks``, JAX's own words
+    (``raw``: on hover, spelled out when ``raw_shown``), the compile time (``timing`` on hover)
+    and the persistent cache (``cache``: what a notebook's badge says and what text says,
+    ``cache_hit``: whether it served the program)."""
+
+    numbers: str
+    clock: str
+    function: str
+    count: int
+    causes: tuple[CauseLine, ...]
+    seconds: str
+    site: str = "?"
+    site_title: str = ""
+    defined: str = ""
+    kinds: str = ""
+    internal: str = ""
+    occurrences: tuple[Occurrence, ...] = ()
+    fold: str = ""
+    remarks: tuple[Remark, ...] = ()
+    raw: str = ""
+    raw_shown: bool = False
+    timing: str = ""
+    cache: tuple[str, str] | None = None
+    cache_hit: bool = False
+
+
+@dataclass(frozen=True)
+class Compilations:
+    """A table of compilations, a ``CompilationRow`` each, under ``header`` (a notebook only, its
+    columns' ``align``: ``<`` left); text aligns each row's number, function, call site and time,
+    its causes after them."""
+
+    rows: tuple[CompilationRow, ...]
+    header: tuple[str, ...] = ("#", "time", "function", "call site", "causes", "compile")
+    align: str = ">><<<>"
+    css: str = ""
+
+
 Block = Union[
     Heading,
     Labelled,
@@ -569,4 +684,8 @@ Block = Union[
     Sections,
     Only,
     Answer,
+    Lead,
+    Flags,
+    Tally,
+    Compilations,
 ]

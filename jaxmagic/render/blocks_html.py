@@ -22,11 +22,15 @@ from jaxmagic.render.blocks import (
     Bindings,
     Block,
     Card,
+    CauseLine,
     Cell,
     Code,
     CodeBlock,
     CodeRow,
+    CompilationRow,
+    Compilations,
     EquationRow,
+    Flags,
     Fold,
     Footer,
     Grid,
@@ -39,12 +43,14 @@ from jaxmagic.render.blocks import (
     Kernels,
     KeyValues,
     Labelled,
+    Lead,
     Legend,
     LegendRow,
     Listing,
     Nested,
     Note,
     NoteRow,
+    Occurrence,
     Only,
     Paragraph,
     PlaceRow,
@@ -57,6 +63,7 @@ from jaxmagic.render.blocks import (
     Snippet,
     Stacked,
     Table,
+    Tally,
 )
 from jaxmagic.render.ids import ContentIds
 from jaxmagic.render.theme import TOKEN_PREFIX, escape
@@ -472,3 +479,95 @@ def stacked_svg(stacked: Stacked) -> str:
         f'<svg class="jm-bars" width="{BAR_WIDTH + 4}" height="{BAR_HEIGHT}" role="img" aria-label="{total}">'
         f"<title>{total}</title>{''.join(pieces)}</svg>"
     )
+
+
+# ----------------------------------------------------------------------------------------------
+# a log of compilations
+
+
+def _lead(block: Lead) -> str:
+    after = f"<span{_class(block.after_css)}>{words_html(block.after)}</span>" if str(block.after) else ""
+    return f"<div{_class(block.css)}><b>{words_html(block.words)}</b>{after}</div>"
+
+
+def _tally(block: Tally) -> str:
+    if not block.counts:
+        return ""
+    chips = "".join(
+        f'<span class="{escape(block.item_css)}{" jm-selected" if name == block.selected else ""}" '
+        f'data-function="{escape(name)}" data-count="{count}"><code>{escape(name)}</code> ×{count}</span>'
+        for name, count, _ in block.counts
+    )
+    return f"<div{_class(block.css)}>{chips}</div>"
+
+
+def _compilations(block: Compilations) -> str:
+    head = "".join(
+        f"<th{_class('jm-left' if side == '<' else '')}>{escape(label)}</th>"
+        for label, side in zip(block.header, block.align, strict=True)
+    )
+    rows = "".join(_compilation(row) for row in block.rows)
+    return f'<table class="jm-table {escape(block.css)}"><tr>{head}</tr>{rows}</table>'
+
+
+def _occurrence(occurrence: Occurrence) -> str:
+    causes = "; ".join(words_html(message) for message in occurrence.messages)
+    return f"#{occurrence.number} {escape(occurrence.clock)} {escape(occurrence.site)}: {causes}"
+
+
+def _compilation_causes(row: CompilationRow) -> str:
+    """The causes, the group's first and latest compilations (folded), remarks, JAX's own words."""
+    shown = "".join(_cause(cause) for cause in row.causes)
+    if row.occurrences:
+        shown += (
+            f'<details class="jm-recompile-occurrences"><summary class="jm-muted">{escape(row.fold)}</summary>'
+            + "".join(f'<div class="jm-{escape(o.label)}">{_occurrence(o)}</div>' for o in row.occurrences)
+            + "</details>"
+        )
+    shown += "".join(f"<div{_class(r.css)}>{escape(r.lead)}{words_html(r.words)}</div>" for r in row.remarks)
+    if row.raw_shown:
+        shown += (
+            '<details class="jm-raw"><summary>JAX\'s explanation</summary>'
+            f'<pre class="jm-block">{escape(row.raw)}</pre></details>'
+        )
+    return shown
+
+
+def _compilation(row: CompilationRow) -> str:
+    raw_title = f' title="{escape("JAX: " + row.raw)}"' if row.raw else ""  # JAX's own words, on hover
+    internal = f' <span class="jm-muted">{escape(row.internal)}</span>' if row.internal else ""
+    # ×N stays beside the name: a no-break space between them
+    times = f'&nbsp;<span class="jm-recompile-times">×{row.count}</span>' if row.count > 1 else ""
+    badge = ""
+    if row.cache is not None and row.cache_hit:
+        badge = f'<div class="jm-persistent-hit">{escape(row.cache[0])}</div>'
+    elif row.cache is not None:
+        badge = f'<div class="jm-muted jm-persistent-miss" title="{escape(row.cache[1])}">{escape(row.cache[0])}</div>'
+    return (
+        f'<tr class="jm-recompile-row" data-function="{escape(row.function)}" data-kinds="{escape(row.kinds)}" '
+        f'data-count="{row.count}">'
+        f'<td class="jm-n" style="white-space:nowrap">{escape(row.numbers)}</td>'
+        f'<td class="jm-time">{escape(row.clock)}</td>'
+        f'<td class="jm-fn" title="{escape(row.defined)}"><code>{escape(row.function)}</code>{times}{internal}</td>'
+        f'<td class="jm-site" title="{escape(row.site_title)}">{escape(row.site)}</td>'
+        f'<td class="jm-causes"{raw_title}>{_compilation_causes(row)}</td>'
+        f'<td class="jm-ms" title="{escape(row.timing)}">{escape(row.seconds)}{badge}</td>'
+        "</tr>"
+    )
+
+
+def _cause(cause: CauseLine) -> str:
+    argument = f' data-argument="{escape(cause.argument)}"' if cause.argument else ""
+    detail = f' title="{escape(cause.detail)}"' if cause.detail else ""
+    label = f'<span class="jm-kind">{escape(cause.label)}</span> ' if cause.label else ""
+    return f'<div class="jm-cause jm-cause-{escape(cause.kind)}"{argument}{detail}>{label}{words_html(cause.message)}</div>'
+
+
+_WALKS.update(
+    {
+        Lead: lambda b, ids: _lead(b),
+        Flags: lambda b, ids: "".join(f"<div{_class(b.css)}>⚠ {words_html(item)}</div>" for item in b.items),
+        Tally: lambda b, ids: _tally(b),
+        Compilations: lambda b, ids: _compilations(b),
+    }
+)

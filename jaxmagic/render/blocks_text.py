@@ -27,7 +27,10 @@ from jaxmagic.render.blocks import (
     Card,
     CodeBlock,
     CodeRow,
+    CompilationRow,
+    Compilations,
     EquationRow,
+    Flags,
     Fold,
     Footer,
     Grid,
@@ -39,6 +42,7 @@ from jaxmagic.render.blocks import (
     Kernels,
     KeyValues,
     Labelled,
+    Lead,
     Legend,
     Listing,
     Nested,
@@ -56,6 +60,7 @@ from jaxmagic.render.blocks import (
     Snippet,
     Stacked,
     Table,
+    Tally,
 )
 from jaxmagic.render.terminal import paint, table
 from jaxmagic.words import as_words
@@ -246,3 +251,56 @@ def _rows(rows: Iterable[Row]) -> Iterable[str]:
             yield from _rows(row.rows)
         elif isinstance(row, Repeat):
             yield f"{pad}{INDENT}⋯ {row.what}: {row.more} more copies left out"
+
+
+# ----------------------------------------------------------------------------------------------
+# a log of compilations
+
+
+def _tally(block: Tally, color: bool) -> str:
+    counts = (f"{name} ×{count}" + (f" ({note})" if note else "") for name, count, note in block.counts)
+    return "  " + " · ".join(counts) if block.counts else ""
+
+
+def _row_name(row: CompilationRow) -> str:
+    return row.function + (f" ×{row.count}" if row.count > 1 else "")
+
+
+def _compilations(block: Compilations, color: bool) -> str:
+    """A row's number, function (``×N``), call site and time aligned in columns, its first cause
+    after them and what else it says indented under it."""
+    number = max((len(row.numbers) for row in block.rows), default=1)
+    name = max((len(_row_name(row)) for row in block.rows), default=8)
+    site = max((len(row.site) for row in block.rows), default=9)
+    lines = []
+    for row in block.rows:
+        number_text = f"  {row.numbers.rjust(number)}  "
+        rest = f"  {row.site.ljust(site)}  {row.seconds.rjust(9)}"
+        head = number_text + paint(_row_name(row).ljust(name), "bold", color=color) + rest
+        indent = " " * (len(number_text) + name + len(rest) + 2)
+        bodies = [f"{c.label}: {c.message}" if c.label else str(c.message) for c in row.causes]
+        lines.append(f"{head}  {bodies[0]}" if bodies else head)
+        lines += [indent + body for body in bodies[1:]]
+        under = [paint(_occurrence(o), "faint", color=color) for o in row.occurrences[:1]]  # the row is the latest
+        under += [paint(f"{r.lead}{r.words}", *filter(None, [r.style]), color=color) for r in row.remarks]
+        if row.raw_shown:
+            under += [paint(f"| {line}", "faint", color=color) for line in row.raw.splitlines()]
+        if row.cache is not None:
+            under.append(paint(f"({row.cache[1]})", "cyan" if row.cache_hit else "faint", color=color))
+        lines += [indent + line for line in under]
+    return "\n".join(lines)
+
+
+def _occurrence(occurrence) -> str:
+    causes = "; ".join(str(message) for message in occurrence.messages)
+    return f"{occurrence.label} #{occurrence.number} {occurrence.clock} {occurrence.site}: {causes}"
+
+
+_WALKS.update(
+    {
+        Lead: lambda b, color: paint(str(b.words), "bold", color=color) + str(b.after),
+        Flags: lambda b, color: "\n".join(paint(f"! {item}", "yellow", color=color) for item in b.items),
+        Tally: _tally,
+        Compilations: _compilations,
+    }
+)

@@ -29,8 +29,9 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from jaxmagic.render import blocks_html, theme
 from jaxmagic.render import recompiles as views
-from jaxmagic.render import theme
+from jaxmagic.render.blocks import Sentence
 from jaxmagic.render.words import words_html
 
 if TYPE_CHECKING:
@@ -140,16 +141,14 @@ class RecompilePanel(_Following):
             theme.style_tag()
             + _COMPACT
             + stopped
-            + views.summary_html(self.log)
-            + views.headlines_html(self.log)
-            + views.counts_html(self.log, selected=function)
+            + blocks_html.html(views.head(self.log, selected=function, note=False))
         )
         events = views.visible(self.log, function)
         if events:
-            numbered = views.table_html(events, total=len(events), newest_first=True, max_rows=self.max_rows)
+            shown = views.rows(events, newest_first=True, max_rows=self.max_rows)
         else:
-            numbered = f'<div class="jm-muted">{theme.escape(views.empty_note(self.log))}</div>'
-        self.rows.value = numbered
+            shown = (Sentence(views.empty_note(self.log), "jm-muted"),)
+        self.rows.value = blocks_html.html(shown)
 
     def static_html(self) -> str:
         """What the panel shows, as HTML without the widget: the copy a saved or exported

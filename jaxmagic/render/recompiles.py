@@ -1,23 +1,36 @@
-"""``RecompileLog`` -> HTML table and text. Pure functions of the log.
+"""``RecompileLog`` as blocks, walked to HTML and to text. Pure functions of the log.
 
-The view starts with what to act on: a headline for each function that keeps compiling for the
-same cause, then per-function counts, then one row per compilation (time, function, call site,
-causes with their fix, compile time). The live panel (``render.panel``) is built from the same
-pieces. Stable class names for tests and browsers: ``jm-recompile-log``, ``jm-recompile-row``
+The view starts with what to act on: the answer (how many compilations, the main cause), a
+headline for each function that keeps compiling for the same cause, then per-function counts, then
+one row per group of compilations of the same function and causes (time, function, call site,
+causes with their fix, compile time). The live panel (``render.panel``) walks the same blocks.
+Stable class names for tests and browsers: ``jm-recompile-log``, ``jm-recompile-row``
 (``data-function``, ``data-kinds``), ``jm-cause jm-cause-<kind>``, ``jm-recompile-count``,
 ``jm-recompile-headline``.
 """
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Sequence
+from typing import Iterable, Sequence
 
-from jaxmagic.render import terminal, theme
+from jaxmagic.render import blocks_html, blocks_text, theme
+from jaxmagic.render.blocks import (
+    Block,
+    CauseLine,
+    CompilationRow,
+    Compilations,
+    Flags,
+    Lead,
+    Note,
+    Occurrence,
+    Only,
+    Remark,
+    Sentence,
+    Tally,
+)
 from jaxmagic.render.theme import escape
-from jaxmagic.render.words import words_html
 from jaxmagic.words import code, say, units
 
 UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
@@ -174,97 +187,160 @@ def answer(log):
     return say("{}; {}: {}{}", log.summary, "cause" if len(causes) == 1 else "causes", listed, more)
 
 
-def occurrence(number: int, event, *, html: bool = False) -> str:
-    """One compilation of a group, on one line: ``#2 14:03:27 In [3] line 2: shape of `x` changed: …``
-    (as HTML with ``html=True``)."""
-    if html:
-        causes = "; ".join(words_html(cause.message) for cause in event.causes)
-        return f"#{number} {clock(event.time)} {escape(_site(event))}: {causes}"
-    causes = "; ".join(cause.message for cause in event.causes)
-    return f"#{number} {clock(event.time)} {_site(event)}: {causes}"
-
-
 # ----------------------------------------------------------------------------------------------
-# Text
+# The log, once, as blocks; then as text and as HTML
 
 
-def text(log, *, color: bool = False) -> str:
-    """The log as terminal text (ANSI colours with ``color=True``): the answer line, then
-    headlines, counts and one row per group of the same function and causes, ``×N``."""
-    paint = functools.partial(terminal.paint, color=color)
-    lines = [f"{paint(str(answer(log)), 'bold')}{scope(log)}"]
-    if log.total == 0:
-        lines.append(empty_note(log))
-        return "\n".join(lines)
-    lines.extend(paint(f"! {headline}", "yellow") for headline in log.headlines)
-    lines.append(_counts_text(log))
-    events = log.events[-MAX_ROWS:]
-    groups = grouped(events, first_number=log.total - len(events) + 1)
-    columns = _columns(groups)
-    for group, new_advice in zip(groups, advice_shown([g.latest for g in groups]), strict=False):
-        lines.extend(_group_lines(group, new_advice, columns, paint))
-    if log.total > len(events):
-        lines.append(f"  … {log.total - len(events)} earlier compilations not shown")
-    return "\n".join(lines)
+def blocks(log) -> tuple[Block, ...]:
+    """The answer, headlines and counts (``head``), then a row per group (``rows``)."""
+    if not log.total:
+        return head(log)
+    return head(log) + rows(log.events, total=log.total)
 
 
-def _counts_text(log) -> str:
+def head(log, *, selected: str | None = None, note: bool = True) -> tuple[Block, ...]:
+    """What opens the view: the answer, with what was watched after it (and, with ``note``, what
+    an empty log means), a headline for each function that keeps compiling for the same cause, the
+    counts per function, most first (``selected``: the one a panel's filter shows)."""
+    shown: list[Block] = [Lead(answer(log), scope(log), "jm-summary jm-answer", "jm-muted jm-scope")]
+    if not log.total:
+        return (*shown, Sentence(empty_note(log), "jm-muted")) if note else tuple(shown)
     seconds = log.compile_s_by_function
-    counts = (f"{name} ×{n} ({units.format_seconds(seconds.get(name, 0.0))})" for name, n in log.counts.items())
-    return "  " + " · ".join(counts)
+    counts = tuple(
+        (name, count, units.format_seconds(seconds.get(name, 0.0)))
+        for name, count in sorted(log.counts.items(), key=lambda item: -item[1])
+    )
+    shown.append(Flags(tuple(log.headlines), "jm-card jm-recompile-headline"))
+    shown.append(Tally(counts, "jm-recompile-counts", "jm-recompile-count", selected or ""))
+    return tuple(shown)
 
 
-class _Columns(NamedTuple):
-    """The widths of the text rows' columns: numbers, function (with ``×N``), call site."""
+def rows(
+    events: Sequence, *, total: int | None = None, newest_first: bool = False, max_rows: int = MAX_ROWS
+) -> tuple[Block, ...]:
+    """The compilations, one row per group of the same function and causes (``×N``, its first and
+    latest compilation on demand), the last ``max_rows`` of them: groups in the order of their
+    first compilation, or with the most recent one on top (``newest_first``)."""
+    events = list(events)
+    total = len(events) if total is None else total
+    shown = events[-max_rows:]
+    groups = grouped(shown, first_number=total - len(shown) + 1)
+    fresh = advice_shown([group.latest for group in groups])
+    made = [(group.numbered[-1][0], _row(group, advice)) for group, advice in zip(groups, fresh, strict=True)]
+    if newest_first:
+        made.sort(key=lambda row: -row[0])
+    table: list[Block] = [Compilations(tuple(row for _, row in made), css="jm-recompile-table")]
+    if total > len(shown):
+        more = f"Showing the last {len(shown)} of {total:,} compilations; the log object holds the latest ones."
+        table.append(Only("html", (Sentence(more, "jm-muted jm-recompile-more"),)))
+        table.append(Only("text", (Note(f"  … {total - len(shown)} earlier compilations not shown"),)))
+    return tuple(table)
 
-    number: int
-    name: int
-    site: int
+
+def text(log, *, color: bool = False, shown: tuple[Block, ...] | None = None) -> str:
+    """The log as terminal text (ANSI colours with ``color=True``): the answer line, then
+    headlines, counts and one row per group of the same function and causes, ``×N``; ``shown``:
+    its blocks, when already made.
+
+    >>> from jaxmagic.recompiles import RecompileLog
+    >>> print(text(RecompileLog(scope="this cell")))
+    no compilations — in this cell
+    Nothing compiled: every call hit JAX's caches (or ran eagerly).
+    """
+    return blocks_text.text(shown if shown is not None else blocks(log), color=color)
 
 
-def _columns(groups: Sequence[Group]) -> _Columns:
-    return _Columns(
-        number=max((len(g.numbers) for g in groups), default=1),
-        name=max((len(_name_text(g)) for g in groups), default=8),
-        site=max((len(_site(g.latest)) for g in groups), default=9),
+def html(log, *, shown: tuple[Block, ...] | None = None) -> str:
+    """The log as self-contained HTML: headlines, counts and a table (no JavaScript); ``shown``:
+    its blocks, when already made."""
+    body = blocks_html.html(shown if shown is not None else blocks(log))
+    return f'<div class="{theme.ROOT_CLASS} jm-recompile-log">{theme.style_tag()}{body}</div>'
+
+
+def page(log) -> str:
+    """The log as a standalone HTML document: what ``RecompileLog.save_html`` and
+    ``%recompiles save FILE.html`` write (no JavaScript, nothing fetched from the network)."""
+    heading = escape(f"{title(log)}: {log.summary}")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="generator" content="jaxmagic"><title>{heading}</title>'
+        "<style>body{font-family:system-ui,sans-serif;margin:2em;}</style></head>"
+        f"<body>{html(log)}</body></html>\n"
     )
 
 
-def _name_text(group: Group) -> str:
-    return group.latest.function + (f" ×{group.count}" if group.count > 1 else "")
-
-
-def _group_lines(group: Group, new_advice: set[str], columns: _Columns, paint) -> list[str]:
+def _row(group: Group, new_advice: set[str]) -> CompilationRow:
     event = group.latest
-    number_text = f"  {group.numbers.rjust(columns.number)}  "
-    rest = f"  {_site(event).ljust(columns.site)}  {units.format_seconds(group.compile_s).rjust(9)}"
-    head = number_text + paint(_name_text(group).ljust(columns.name), "bold") + rest
-    indent = " " * (len(number_text) + columns.name + len(rest) + 2)
-    lines = []
-    for i, cause in enumerate(event.causes):
-        body = cause.message if cause.kind == "first_call" else f"{cause.label}: {cause.message}"
-        lines.append(f"{head}  {body}" if i == 0 else f"{indent}{body}")
+    site = event.call_site
+    seconds = units.format_seconds(group.compile_s)
+    timing = (
+        f"trace {units.format_seconds(event.trace_s)} · lower {units.format_seconds(event.lower_s)} · "
+        f"XLA {units.format_seconds(event.backend_s)}"
+    )
     if group.count > 1:
-        lines.append(indent + paint(f"first {occurrence(*group.numbered[0])}", "faint"))
-    return lines + [indent + note for note in _notes(group, new_advice, paint)]
-
-
-def _notes(group: Group, new_advice: set[str], paint) -> list[str]:
-    """What a text row says under its causes: the program's difference, fixes said for the first
-    time, JAX's own words where jaxmagic could not tell, the persistent cache."""
-    event, notes = group.latest, []
-    if event.program_diff and event.is_recompile:
-        notes.append(paint(f"program: {event.program_diff}", "faint"))
-    if group.unwatched_since_before:
-        notes.append(paint(UNWATCHED_NOTE, "faint"))
-    notes.extend(paint(f"→ {c.advice}", "faint") for c in event.causes if c.advice in new_advice)
-    if event.raw and any(c.kind == "unknown" for c in event.causes):
-        notes.extend(paint(f"| {line}", "faint") for line in event.raw.splitlines())
+        timing = f"{seconds} in all over {group.count} compilations; the latest: {timing}"
+    cache = None
     if event.persistent_cache:
-        notes.append(paint("(served from the persistent compilation cache)", "cyan"))
+        cache = ("persistent cache", "served from the persistent compilation cache")
     elif event.persistent_cache is False:
-        notes.append(paint(f"({persistent_miss(event)})", "faint"))
-    return notes
+        cache = ("not in persistent cache", persistent_miss(event))
+    return CompilationRow(
+        numbers=group.numbers,
+        clock=clock(event.time),
+        function=event.function,
+        count=group.count,
+        causes=tuple(_cause(cause) for cause in event.causes),
+        seconds=seconds,
+        site=_site(event),
+        site_title=f"{site.file}:{site.line} in {site.function}\n{site.text}" if site else "",
+        defined=f"defined at {event.defined_at.label}" if event.defined_at else "",
+        kinds=" ".join(dict.fromkeys(event.kinds)),
+        internal="(JAX internal)" if event.internal else "",
+        occurrences=_occurrences(group),
+        fold=f"×{group.count}: the first and the latest" if group.count > 1 else "",
+        remarks=tuple(_remarks(group, new_advice)),
+        raw=event.raw or "",
+        raw_shown=bool(event.raw) and "unknown" in event.kinds,
+        timing=timing,
+        cache=cache,
+        cache_hit=bool(event.persistent_cache),
+    )
+
+
+def _cause(cause) -> CauseLine:
+    label = "" if cause.kind == "first_call" else cause.label
+    return CauseLine(cause.kind, label, cause.message, cause.argument or "", cause.detail or "")
+
+
+def _occurrences(group: Group) -> tuple[Occurrence, ...]:
+    """A group's first and latest compilations (none for a single one)."""
+    if group.count == 1:
+        return ()
+    return tuple(
+        Occurrence(label, number, clock(event.time), _site(event), tuple(cause.message for cause in event.causes))
+        for label, (number, event) in (("first", group.numbered[0]), ("latest", group.numbered[-1]))
+    )
+
+
+def _remarks(group: Group, new_advice: set[str]) -> Iterable[Remark]:
+    """What a row says under its causes: the program's difference, the unwatched stretch, fixes
+    said for the first time in the view."""
+    event = group.latest
+    if getattr(event, "program_diff", None) and event.is_recompile:
+        yield Remark(event.program_diff, "jm-muted jm-program-diff", "program: ")
+    if group.unwatched_since_before:
+        yield Remark(UNWATCHED_NOTE, "jm-muted jm-unwatched-before")
+    for cause in _unique_advice(event.causes):
+        if cause.advice in new_advice:
+            yield Remark(cause.advice, "jm-advice", "→ ")
+
+
+def _unique_advice(causes) -> Iterable:
+    seen = set()
+    for cause in causes:
+        if cause.advice not in seen:
+            seen.add(cause.advice)
+            yield cause
 
 
 # The parts of JAX's persistent cache key (``cache_key.get``), as a reader names them.
@@ -304,162 +380,3 @@ def persistent_miss(event) -> str:
 
 def _site(event) -> str:
     return event.call_site.label if event.call_site else "?"
-
-
-# ----------------------------------------------------------------------------------------------
-# HTML
-
-
-def html(log) -> str:
-    """The log as self-contained HTML: headlines, counts and a table (no JavaScript)."""
-    body = [summary_html(log), headlines_html(log), counts_html(log)]
-    if log.total:
-        body.append(table_html(log.events, total=log.total))
-    return f'<div class="{theme.ROOT_CLASS} jm-recompile-log">{theme.style_tag()}{"".join(body)}</div>'
-
-
-def page(log) -> str:
-    """The log as a standalone HTML document: what ``RecompileLog.save_html`` and
-    ``%recompiles save FILE.html`` write (no JavaScript, nothing fetched from the network)."""
-    heading = escape(f"{title(log)}: {log.summary}")
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta name="generator" content="jaxmagic"><title>{heading}</title>'
-        "<style>body{font-family:system-ui,sans-serif;margin:2em;}</style></head>"
-        f"<body>{html(log)}</body></html>\n"
-    )
-
-
-def summary_html(log) -> str:
-    """The first line, the answer: how many compilations and the main cause, then what was watched."""
-    note = "" if log.total else f' <span class="jm-muted">{escape(empty_note(log))}</span>'
-    where = f'<span class="jm-muted jm-scope">{words_html(scope(log))}</span>'
-    return f'<div class="jm-summary jm-answer"><b>{words_html(answer(log))}</b>{where}{note}</div>'
-
-
-def headlines_html(log) -> str:
-    """One warning card per function that keeps compiling for the same cause."""
-    return "".join(f'<div class="jm-card jm-recompile-headline">⚠ {words_html(h)}</div>' for h in log.headlines)
-
-
-def counts_html(log, *, selected: str | None = None) -> str:
-    """Per-function compilation counts, most first."""
-    if not log.total:
-        return ""
-    chips = []
-    for name, count in sorted(log.counts.items(), key=lambda item: -item[1]):
-        current = " jm-selected" if selected == name else ""
-        chips.append(
-            f'<span class="jm-recompile-count{current}" data-function="{escape(name)}" data-count="{count}">'
-            f"<code>{escape(name)}</code> ×{count}</span>"
-        )
-    return f'<div class="jm-recompile-counts">{"".join(chips)}</div>'
-
-
-def table_html(
-    events: Sequence, *, total: int | None = None, newest_first: bool = False, max_rows: int = MAX_ROWS
-) -> str:
-    """The table of compilations, one row per group of the same function and causes (``×N``, its
-    first and latest compilation on demand): numbers, time, function, call site, causes (and
-    fixes), compile time. Groups in the order of their first compilation, or with the most recent
-    one on top (``newest_first``)."""
-    events = list(events)
-    total = len(events) if total is None else total
-    shown = events[-max_rows:]
-    groups = grouped(shown, first_number=total - len(shown) + 1)
-    fresh = advice_shown([group.latest for group in groups])
-    rows = [(group.numbered[-1][0], _row(group, advice)) for group, advice in zip(groups, fresh, strict=False)]
-    if newest_first:
-        rows.sort(key=lambda row: -row[0])
-    more = ""
-    if total > len(shown):
-        more = (
-            f'<div class="jm-muted jm-recompile-more">Showing the last {len(shown)} of {total:,} compilations; '
-            f"the log object holds the latest ones.</div>"
-        )
-    head = (
-        '<tr><th>#</th><th>time</th><th class="jm-left">function</th><th class="jm-left">call site</th>'
-        '<th class="jm-left">causes</th><th>compile</th></tr>'
-    )
-    return f'<table class="jm-table jm-recompile-table">{head}{"".join(row for _, row in rows)}</table>{more}'
-
-
-def _occurrences_html(group: Group) -> str:
-    """A group's first and latest compilations, folded: ``×11: the first and the latest``."""
-    if group.count == 1:
-        return ""
-    return (
-        f'<details class="jm-recompile-occurrences"><summary class="jm-muted">×{group.count}: '
-        "the first and the latest</summary>"
-        f'<div class="jm-first">{occurrence(*group.numbered[0], html=True)}</div>'
-        f'<div class="jm-latest">{occurrence(*group.numbered[-1], html=True)}</div></details>'
-    )
-
-
-def _row(group: Group, new_advice: set[str]) -> str:
-    event = group.latest
-    kinds = " ".join(dict.fromkeys(event.kinds))
-    site = event.call_site
-    site_title = escape(f"{site.file}:{site.line} in {site.function}\n{site.text}") if site else ""
-    site_text = escape(site.label) if site else "?"
-    defined = escape(f"defined at {event.defined_at.label}") if event.defined_at else ""
-    causes = "".join(_cause_html(cause) for cause in event.causes) + _occurrences_html(group)
-    if group.unwatched_since_before:
-        causes += f'<div class="jm-muted jm-unwatched-before">{escape(UNWATCHED_NOTE)}</div>'
-    if getattr(event, "program_diff", None) and event.is_recompile:
-        causes += f'<div class="jm-muted jm-program-diff">{escape(event.program_diff)}</div>'
-    advice = "".join(
-        f'<div class="jm-advice">→ {words_html(c.advice)}</div>'
-        for c in _unique_advice(event.causes)
-        if c.advice in new_advice
-    )
-    raw, raw_title = "", ""
-    if event.raw:
-        # JAX's own words: spelled out where jaxmagic could not tell, on hover elsewhere.
-        raw_title = f' title="{escape("JAX: " + event.raw)}"'
-        if "unknown" in event.kinds:
-            raw = (
-                f'<details class="jm-raw"><summary>JAX\'s explanation</summary>'
-                f'<pre class="jm-block">{escape(event.raw)}</pre></details>'
-            )
-    timing = escape(
-        f"trace {units.format_seconds(event.trace_s)} · lower {units.format_seconds(event.lower_s)} · "
-        f"XLA {units.format_seconds(event.backend_s)}"
-    )
-    badge = ""
-    if event.persistent_cache:
-        badge = '<div class="jm-persistent-hit">persistent cache</div>'
-    elif event.persistent_cache is False:
-        badge = f'<div class="jm-muted jm-persistent-miss" title="{escape(persistent_miss(event))}">not in persistent cache</div>'
-    internal = ' <span class="jm-muted">(JAX internal)</span>' if event.internal else ""
-    # ×N stays beside the name: a no-break space between them
-    times = f'&nbsp;<span class="jm-recompile-times">×{group.count}</span>' if group.count > 1 else ""
-    seconds = units.format_seconds(group.compile_s)
-    if group.count > 1:
-        timing = escape(f"{seconds} in all over {group.count} compilations; the latest: ") + timing
-    return (
-        f'<tr class="jm-recompile-row" data-function="{escape(event.function)}" data-kinds="{escape(kinds)}" '
-        f'data-count="{group.count}">'
-        f'<td class="jm-n" style="white-space:nowrap">{group.numbers}</td>'
-        f'<td class="jm-time">{clock(event.time)}</td>'
-        f'<td class="jm-fn" title="{defined}"><code>{escape(event.function)}</code>{times}{internal}</td>'
-        f'<td class="jm-site" title="{site_title}">{site_text}</td>'
-        f'<td class="jm-causes"{raw_title}>{causes}{advice}{raw}</td>'
-        f'<td class="jm-ms" title="{timing}">{escape(seconds)}{badge}</td>'
-        "</tr>"
-    )
-
-
-def _unique_advice(causes) -> Iterable:
-    seen = set()
-    for cause in causes:
-        if cause.advice not in seen:
-            seen.add(cause.advice)
-            yield cause
-
-
-def _cause_html(cause) -> str:
-    argument = f' data-argument="{escape(cause.argument)}"' if cause.argument else ""
-    detail = f' title="{escape(cause.detail)}"' if cause.detail else ""
-    label = "" if cause.kind == "first_call" else f'<span class="jm-kind">{escape(cause.label)}</span> '
-    return f'<div class="jm-cause jm-cause-{escape(cause.kind)}"{argument}{detail}>{label}{words_html(cause.message)}</div>'
