@@ -148,7 +148,6 @@ DOCTOR_STILL_SAYING = (
     "doctor/pitfall_leak.py",
     "doctor/pitfall_moved_name.py",
     "doctor/pitfall_print.py",
-    "doctor/pitfall_stored_tracer.py",
 )
 
 

@@ -33,7 +33,6 @@ UNTYPED = (
     "jaxmagic/doctor/pitfall_print.py",
     "jaxmagic/doctor/pitfall_python_iterator.py",
     "jaxmagic/doctor/pitfall_static_self.py",
-    "jaxmagic/doctor/pitfall_stored_tracer.py",
     "jaxmagic/doctor/registry.py",
     "jaxmagic/doctor/rewrites.py",
     "jaxmagic/doctor/traced_code.py",
