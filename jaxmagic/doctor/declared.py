@@ -309,6 +309,9 @@ class Declared:
     is the exception JAX raises; where ``says`` is true, its message must hold one of ``messages``.
     ``pieces`` are named parts of sentences, used as slots of the templates (see ``filled_pieces``);
     ``reference`` a page on the trap (for a trace or cell pitfall: an error's comes from its message).
+    ``reference``: JAX's page on the trap, where its error message gives none. ``clauses`` are
+    optional pieces of the words: the slot of each name is filled with the template that the fact
+    of that name chooses (none: the template keyed ``""``, else nothing).
     """
 
     id: str
@@ -332,6 +335,7 @@ class Declared:
     static: str | None = None
     pieces: dict[str, str | tuple[str, str]] = field(default_factory=dict)
     reference: str | None = None
+    clauses: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self):
         run = {"error": self.diagnose, "trace": self.notice, "cell": self.after_cell}[self.stage]
@@ -377,6 +381,7 @@ class Declared:
         )
         named = reading.named(facts)
         named.update(filled_pieces(self.pieces, named))
+        named.update({slot: tell(by.get(facts.get(slot) or "", ""), named) for slot, by in self.clauses.items()})
         edits = [edit for each in rewrite for edit in each.edits(reading, facts, named)]
         whole = next((each.whole(facts) for each in rewrite if hasattr(each, "whole")), None)
         chosen = {"function": named[self.function]} if self.function else {}
@@ -400,8 +405,8 @@ class Declared:
 class HandedBack:
     """A shared rewrite for a traced value kept outside its function: the function the fact
     ``located`` holds (``(parsed, node)``) returns the value the fact ``name`` names as well; the
-    statement the fact ``store`` holds goes (none: ``name`` leaves the ``global`` statement), and a
-    comment says how the caller keeps it.
+    statement at the span the fact ``store`` holds goes (none: ``name`` leaves the ``global``
+    statement), and a comment says how the caller keeps it.
 
     >>> HandedBack().name
     'name'
@@ -419,7 +424,7 @@ class HandedBack:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         name, store = facts[self.name], facts.get(self.store)
-        edits = rewrites.ungloballed(node, name) if store is None else [rewrites.Edit(Span.of(store), "")]
+        edits = rewrites.ungloballed(node, name) if store is None else [rewrites.Edit(store, "")]
         edits += rewrites.handed_back(parsed, node, name)
         fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, edits)
         return f"{fixed}\n\n# the caller keeps it:  result, {name} = {node.name}(...)"
