@@ -146,7 +146,6 @@ DOCTOR_STILL_SAYING = (
     "doctor/case.py",
     "doctor/checked_fixes.py",
     "doctor/pitfall_moved_name.py",
-    "doctor/pitfall_print.py",
 )
 
 
