@@ -145,7 +145,6 @@ WORDS_WRITERS = ("words", "render", "magics")
 DOCTOR_STILL_SAYING = (
     "doctor/case.py",
     "doctor/checked_fixes.py",
-    "doctor/pitfall_moved_name.py",
 )
 
 

@@ -27,7 +27,6 @@ UNTYPED = (
     "jaxmagic/doctor/pitfall_grad_has_aux.py",
     "jaxmagic/doctor/pitfall_in_place_update.py",
     "jaxmagic/doctor/pitfall_key_reuse.py",
-    "jaxmagic/doctor/pitfall_moved_name.py",
     "jaxmagic/doctor/pitfall_non_array_argument.py",
     "jaxmagic/doctor/pitfall_python_iterator.py",
     "jaxmagic/doctor/pitfall_static_self.py",

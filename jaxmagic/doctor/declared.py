@@ -104,7 +104,8 @@ class Line(Reading):
         statement = self.statement()
         alone = shown == "statement" or (shown == "enclosing" and self.frame.function == "<module>")
         if alone and statement is not None:
-            return rewrites.with_edits(self.parsed.lines, statement.lineno, statement.end_lineno, edits)
+            first = rewrites.function_first_line(statement)  # a ``def`` with its decorators
+            return rewrites.with_edits(self.parsed.lines, first, statement.end_lineno, edits)
         return function_source(self.case, self.frame, edits) or (None if shown == "enclosing" else edits[0].text)
 
     def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:

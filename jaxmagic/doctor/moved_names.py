@@ -40,6 +40,34 @@ class Moved:
         """
         return self.spelling or self.new
 
+    @property
+    def history(self) -> str:
+        """``never`` (never part of its module), ``removed`` or ``deprecated`` (then removed)."""
+        return "never" if self.removed is None else "deprecated" if self.deprecated else "removed"
+
+    def imported(self, module: str, name: str, asname: str | None) -> str | None:
+        """The import of the new spelling for ``from <module> import <name> as <asname>``
+        (``None``: no rename does it).
+
+        >>> MOVED["jax.tree_map"].imported("jax", "tree_map", "tm")
+        'from jax.tree import map as tm'
+        """
+        if not self.drop_in or self.call is not None:
+            return None
+        if self.old == f"{module}.{name}":  # the name itself moved: ``jax.tree_map`` -> ``jax.tree.map``
+            place, _, new_name = self.new.rpartition(".")
+            return f"from {place} import {aliased(new_name, asname or name)}" if place else None
+        return f"from {self.new} import {aliased(name, asname)}"  # the module moved
+
+
+def aliased(name: str, asname: str | None) -> str:
+    """``name as asname`` where the two differ.
+
+    >>> aliased("map", "tm"), aliased("jit", None)
+    ('map as tm', 'jit')
+    """
+    return name if not asname or asname == name else f"{name} as {asname}"
+
 
 _NN = "jax.numpy follows NumPy, which has no neural-network functions; JAX keeps them in jax.nn."
 _TREE = "JAX's pytree functions live in jax.tree (jax.tree_util keeps the long names)."
