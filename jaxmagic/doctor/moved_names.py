@@ -1,6 +1,7 @@
 """JAX's moved and removed names, as data: each entry the old dotted name, its new spelling, the
-JAX versions that deprecated and removed it, and a one-line note. Read by ``pitfall_moved_name``;
-the versions come from JAX's CHANGELOG.
+JAX versions that deprecated and removed it, and a one-line note; with what an entry's import
+reads (``Moved.imported``) and which module a dotted name is in (``module_of``). Read by
+``pitfall_moved_name``; the versions come from JAX's CHANGELOG.
 
 ``new`` is a dotted name that exists on every JAX this package supports (a test resolves each
 one). ``call`` is set where the new spelling takes the arguments differently: the call written
@@ -15,6 +16,8 @@ True
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from dataclasses import dataclass
 
 
@@ -58,6 +61,21 @@ class Moved:
             place, _, new_name = self.new.rpartition(".")
             return f"from {place} import {aliased(new_name, asname or name)}" if place else None
         return f"from {self.new} import {aliased(name, asname)}"  # the module moved
+
+
+def module_of(path: str) -> str:
+    """The longest importable module ``path`` starts with (``jax.nn`` for ``jax.nn.softmax``).
+
+    >>> module_of("jax.nn.softmax"), module_of("jax.example_libraries.optimizers")
+    ('jax.nn', 'jax.example_libraries.optimizers')
+    """
+    for name in [path.rsplit(".", n)[0] for n in range(path.count(".") + 1)]:
+        try:
+            if name in sys.modules or importlib.util.find_spec(name) is not None:
+                return name
+        except (ImportError, ValueError):
+            continue
+    return path.split(".")[0]
 
 
 def aliased(name: str, asname: str | None) -> str:

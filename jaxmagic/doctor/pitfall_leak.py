@@ -30,7 +30,7 @@ import jax
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.clues import Span
+from jaxmagic.doctor.clues import ParsedSource, Span
 from jaxmagic.doctor.declared import Declared, Given, HandedBack, Line
 from jaxmagic.doctor.traced_code import with_edits
 from jaxmagic.tracing import sources
@@ -40,7 +40,7 @@ _Def = ast.FunctionDef | ast.AsyncFunctionDef
 _Store = tuple[ast.stmt, str, bool, Any]  # the statement, where the value goes, whether a global, the value
 
 
-def _root_name(node: ast.AST) -> str | None:
+def _root_name(node: ast.AST | None) -> str | None:
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
     return node.id if isinstance(node, ast.Name) else None
@@ -52,24 +52,23 @@ def _stores(fnode: _Def) -> list[_Store]:
     args = fnode.args
     local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
     local |= {n.id for n in ast.walk(fnode) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - declared
-    found: list[_Store] = []
-    for stmt in ast.walk(fnode):
-        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
-                if isinstance(target, ast.Name) and target.id in declared:
-                    found.append((stmt, target.id, True, stmt.value))
-                elif isinstance(target, ast.Attribute):
-                    found.append((stmt, ast.unparse(target), False, stmt.value))
-                elif isinstance(target, ast.Subscript) and _root_name(target) not in local:
-                    found.append((stmt, ast.unparse(target.value), False, stmt.value))
-        elif isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call):
-            kept = (
-                call.func.value if isinstance(call.func, ast.Attribute) and call.func.attr in _STORE_METHODS else None
-            )
-            root = _root_name(kept) if kept is not None else None
-            if kept is not None and root is not None and (root not in local or isinstance(kept, ast.Attribute)):
-                found.append((stmt, ast.unparse(kept), False, call.args[-1] if call.args else None))
+    found = [kept for stmt in ast.walk(fnode) if isinstance(stmt, ast.stmt) for kept in _kept(stmt, local)]
     return sorted(found, key=lambda store: store[0].lineno)
+
+
+def _kept(stmt: ast.stmt, local: set[str]) -> list[_Store]:
+    """Where ``stmt`` keeps a value outside its function: in a global, an attribute, an item of an
+    outer container, or a container's method (``history.append(y)``)."""
+    places: list[tuple[ast.expr, ast.expr, bool, Any]] = []  # what it assigns to, shown as, a global, the value
+    if isinstance(stmt, ast.Expr) and isinstance(call := stmt.value, ast.Call):
+        method = call.func if isinstance(call.func, ast.Attribute) and call.func.attr in _STORE_METHODS else None
+        places += [(method.value, method.value, False, call.args[-1] if call.args else None)] if method else []
+    elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        places += [(t, t.value if isinstance(t, ast.Subscript) else t, isinstance(t, ast.Name), stmt.value)
+                   for t in targets]  # fmt: skip
+    return [(stmt, ast.unparse(shown), is_global, value) for target, shown, is_global, value in places
+            if (root := _root_name(target)) is not None and (isinstance(target, ast.Attribute) or root not in local)]  # fmt: skip
 
 
 def _assigned_name(statement: ast.AST | None) -> str | None:
@@ -77,63 +76,59 @@ def _assigned_name(statement: ast.AST | None) -> str | None:
     return statement.targets[0].id if named else None  # type: ignore[union-attr]
 
 
-def _store_of(stores: list[_Store], created: ast.AST | None, variable: str | None) -> _Store | None:
-    """The store that kept the leaked value: the statement that made it, or one whose value reads
-    its name; else the function's first store."""
-    mentions = [s for s in stores if s[0] is created or (s[3] is not None and variable in clues.names_in(s[3]))]
-    return (mentions or stores or [None])[0]
-
-
-def _helper(origin: tuple[str, int], traced: _Def, traced_file: str) -> tuple[clues.ParsedSource, _Def] | None:
-    """The user's function (a helper, a model's ``__call__``) that made and stored the value,
-    where it is not the jitted function itself."""
-    file, line = origin
-    parsed = clues.parse_around(file, line)
-    if parsed is None or (file == traced_file and traced.lineno <= line <= (traced.end_lineno or line)):
+def _keeper(line: Line) -> tuple[Any, ParsedSource, _Def, bool] | None:
+    """JAX's traced function, and the function that kept the value with its source: the traced one,
+    or the user's function (a helper, a model's ``__call__``) that made and stored it (``True``)."""
+    traced, origin = line.case.traced, clues.leak_origin(line.message)
+    parsed = clues.parse_around(traced.file, traced.line) if traced is not None else None
+    fnode = clues.function_node(parsed, traced.name, traced.line) if parsed and traced else None
+    if traced is None or parsed is None or not isinstance(fnode, _Def):
         return None
-    around = [n for n in ast.walk(parsed.tree) if isinstance(n, _Def) and n.lineno <= line <= (n.end_lineno or 0)]
-    inner = max(around, key=lambda n: n.lineno, default=None)
-    return (parsed, inner) if inner is not None and _stores(inner) else None
+    file, made = origin or (traced.file, fnode.lineno)
+    around = clues.parse_around(file, made)
+    if around is None or (file == traced.file and fnode.lineno <= made <= (fnode.end_lineno or made)):
+        return traced, parsed, fnode, False
+    inner = [n for n in ast.walk(around.tree) if isinstance(n, _Def) and n.lineno <= made <= (n.end_lineno or 0)]
+    helper = max(inner, key=lambda n: n.lineno, default=None)
+    return (traced, around, helper, True) if helper is not None and _stores(helper) else (traced, parsed, fnode, False)
+
+
+def _stored(parsed: ParsedSource, keeper: _Def, made: int | None, in_helper: bool) -> tuple[_Store, str, bool] | None:
+    """The store that kept the leaked value (the statement that made it, or one whose value reads
+    its name; else the function's first), the value's name (or its expression), and whether the
+    store is the global's own assignment."""
+    created = clues.statement_at(parsed.tree, made) if made else None
+    if not any(node is created for node in ast.walk(keeper)):
+        created = None  # made outside the traced function: an argument, created where the caller called it
+    variable, stores = _assigned_name(created), _stores(keeper)
+    mentions = [s for s in stores if s[0] is created or (s[3] is not None and variable in clues.names_in(s[3]))]
+    if not stores:
+        return None
+    store = (mentions or stores)[0]
+    statement, _, _, value = store
+    if not in_helper and (variable is None or statement is created):
+        variable = _assigned_name(statement) or (value.id if isinstance(value, ast.Name) else variable)
+    named = variable or (clues.source_of(parsed, value) if value is not None else "the value")
+    return store, named, statement is created or (isinstance(statement, ast.Assign) and store[2])
 
 
 def tracer_leak(line: Line) -> dict[str, Any] | None:
     """The statement that stored the leaked value, where it went, and the function to hand it back from."""
-    case, traced, origin = line.case, line.case.traced, clues.leak_origin(line.message)
-    if traced is None or not (isinstance(case.exc, jax.errors.UnexpectedTracerError) or case.says("tracer-leak")):
+    leaked = isinstance(line.case.exc, jax.errors.UnexpectedTracerError) or line.case.says("tracer-leak")
+    found, origin, namer = _keeper(line) if leaked else None, clues.leak_origin(line.message), line.case.cell_namer
+    stored = _stored(found[1], found[2], origin and origin[1], found[3]) if found else None
+    if found is None or stored is None:
         return None
-    parsed = clues.parse_around(traced.file, traced.line)
-    fnode = clues.function_node(parsed, traced.name, traced.line) if parsed else None
-    if parsed is None or not isinstance(fnode, _Def):
-        return None
-    helper = _helper(origin, fnode, traced.file) if origin else None
-    parsed, keeper = helper or (parsed, fnode)
-    created = clues.statement_at(parsed.tree, origin[1]) if origin else None
-    if not any(node is created for node in ast.walk(keeper)):
-        created = None  # made outside the traced function: an argument, created where the caller called it
-    variable = _assigned_name(created)
-    store = _store_of(_stores(keeper), created, variable)
-    if store is None:
-        return None
-    statement, target, is_global, value = store
-    if helper is None and (variable is None or statement is created):
-        variable = _assigned_name(statement) or (value.id if isinstance(value, ast.Name) else variable)
-    made = sources.source_line(parsed.file, origin[1], traced.name, case.cell_namer) if origin else None
-    usage = case.where(line.frame)
-    found = {"name": variable or (clues.source_of(parsed, value) if value is not None else "the value"),
-             "traced": traced.name, "keeper": keeper.name, "target": target, "usage": usage, "made_at": made,
-             "where": sources.source_line(parsed.file, statement.lineno, keeper.name, case.cell_namer),
-             "located": (parsed, keeper), "stored": "global" if is_global else "", "used": "at" if usage else ""}  # fmt: skip
-    if helper is not None:
-        return {
-            **found,
-            "kind": "helper",
-            "fixed": with_edits((parsed, keeper), [rewrites.Edit(Span.of(statement), "")]),
-        }
-    kept_as_global = statement is created or (isinstance(statement, ast.Assign) and is_global)
-    return {**found, "made": "placed" if made else "", "dropped": None if kept_as_global else Span.of(statement)}
+    (traced, parsed, keeper, in_helper), (statement, target, is_global, _) = found, stored[0]
+    made = sources.source_line(parsed.file, origin[1], traced.name, namer) if origin and not in_helper else None
+    facts = {"name": stored[1], "traced": traced.name, "keeper": keeper.name, "target": target, "usage": line.where({}),
+             "where": sources.source_line(parsed.file, statement.lineno, keeper.name, namer), "made_at": made,
+             "located": (parsed, keeper), "stored": "global" if is_global else "", "made": "placed" if made else "",
+             "fixed": with_edits((parsed, keeper), [rewrites.Edit(Span.of(statement), "")])}  # fmt: skip
+    return {**facts, "kind": "helper"} if in_helper else {**facts, "dropped": None if stored[2] else Span.of(statement)}
 
 
-_TRACER = "Outside the trace that stored value is a stand-in (a tracer) with no value, so using it{used} fails."
+_TRACER = "Outside the trace that stored value is a stand-in (a tracer) with no value, so using it at {usage} fails."
 _RETURNED = "(a jitted function hands back everything through its return value)."
 
 TRACER_LEAK = Declared(
@@ -150,6 +145,5 @@ TRACER_LEAK = Declared(
         "fix_note": "Do not keep traced values in {stored}: to see {name} outside, return it from {keeper} and from "
         "{traced} with the result " + _RETURNED,
         "rewrite": (Given("fixed"),), "alternatives": ()}},
-    clauses={"stored": {"global": "the global {target}", "": "{target}"}, "made": {"placed": " ({made_at})"},
-             "used": {"at": " at {usage}"}},
+    clauses={"stored": {"global": "the global {target}", "": "{target}"}, "made": {"placed": " ({made_at})"}},
 )  # fmt: skip

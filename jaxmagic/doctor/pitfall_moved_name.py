@@ -17,7 +17,6 @@ raised and the user's line; the fix is that line with the new spelling.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 import sys
 from typing import Any
@@ -25,7 +24,7 @@ from typing import Any
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import MISSING, Span
 from jaxmagic.doctor.declared import Declared, Given, Line
-from jaxmagic.doctor.moved_names import MOVED, Moved, aliased
+from jaxmagic.doctor.moved_names import MOVED, Moved, aliased, module_of
 from jaxmagic.doctor.registry import Written
 
 _MISSING = (  # what an error says is missing: its pattern, and the dotted name from the pattern's groups
@@ -37,9 +36,9 @@ _MISSING = (  # what an error says is missing: its pattern, and the dotted name 
 Use = tuple[Moved, ast.AST, "str | None", str]  # the entry, the node to rewrite, its new text (None: none), an import
 
 
-def _attribute_use(line: Line, statement: ast.stmt, missing: str) -> Use | None:
-    """``jnp.softmax(x)``, ``jax.experimental.host_callback.id_print(x)``: the longest attribute
-    chain the table knows, and its new spelling (a call written anew where the arguments changed)."""
+def _moved_attribute(line: Line, statement: ast.stmt, missing: str) -> tuple[Moved, ast.expr, dict] | None:
+    """The longest attribute chain from the missing name (``host_callback.id_print``) that the table
+    knows, with its entry, and each node's parent in the statement."""
     module, attribute = missing.rsplit(".", 1)
     found = [n for n in ast.walk(statement) if isinstance(n, ast.Attribute) and n.attr == attribute]
     found = [n for n in found if line.frame.resolve(n.value) is sys.modules.get(module, MISSING)]
@@ -50,9 +49,16 @@ def _attribute_use(line: Line, statement: ast.stmt, missing: str) -> Use | None:
     while isinstance(parent := parents.get(chain[-1]), ast.Attribute) and parent.value is chain[-1]:
         chain.append(parent)  # each attribute read from it (``.id_print``)
     known = [(n, MOVED.get(".".join([missing, *(c.attr for c in chain[1 : i + 1])]))) for i, n in enumerate(chain)]
-    used, entry = next(((n, e) for n, e in reversed(known) if e), (None, None))
-    if used is None or entry is None:
+    return next(((e, n, parents) for n, e in reversed(known) if e), None)
+
+
+def _attribute_use(line: Line, statement: ast.stmt, missing: str) -> Use | None:
+    """``jnp.softmax(x)``, ``jax.experimental.host_callback.id_print(x)``: the attribute's new
+    spelling (a call written anew where the arguments changed)."""
+    moved = _moved_attribute(line, statement, missing)
+    if moved is None:
         return None
+    entry, used, parents = moved
     call = parents.get(used)
     if entry.call is None:
         return (entry, used, *_spelled(entry.new, line)) if entry.drop_in else (entry, used, None, "")
@@ -74,33 +80,14 @@ def _spelled(path: str, line: Line) -> tuple[str, str]:
     names = [".".join([name, *parts[n:]]) for n, m in modules if (name := rewrites.alias(namespace, m, ""))]
     spelled = (names or [path])[0]
     reachable = line.frame.resolve(ast.parse(spelled, mode="eval").body) is not MISSING
-    return spelled, "" if reachable else f"import {_module_of(path)}"
-
-
-def _module_of(path: str) -> str:
-    """The longest importable module ``path`` starts with (``jax.nn`` for ``jax.nn.softmax``).
-
-    >>> _module_of("jax.nn.softmax"), _module_of("jax.example_libraries.optimizers")
-    ('jax.nn', 'jax.example_libraries.optimizers')
-    """
-    for name in [path.rsplit(".", n)[0] for n in range(path.count(".") + 1)]:
-        try:
-            if name in sys.modules or importlib.util.find_spec(name) is not None:
-                return name
-        except (ImportError, ValueError):
-            continue
-    return path.split(".")[0]
+    return spelled, "" if reachable else f"import {module_of(path)}"
 
 
 def _import_use(statement: ast.Import | ast.ImportFrom, missing: str) -> Use | None:
     """``from jax import tree_map``, ``import jax.experimental.optimizers as optimizers``: the
     import written anew, each moved name from its new place (the other names kept)."""
     if isinstance(statement, ast.Import):
-        alias, entry = next((a for a in statement.names if a.name == missing), None), MOVED.get(missing)
-        if alias is None or entry is None:
-            return None
-        writable = entry.drop_in and entry.call is None and _module_of(entry.new) == entry.new
-        return entry, statement, f"import {aliased(entry.new, alias.asname)}" if writable else None, ""
+        return _plain_import(statement, missing)
     module = statement.module or ""
     entries = [MOVED.get(f"{module}.{a.name}") or (MOVED.get(module) if module == missing else None) for a in statement.names]  # fmt: skip
     moved = [(a, e) for a, e in zip(statement.names, entries, strict=True) if e is not None]
@@ -110,6 +97,15 @@ def _import_use(statement: ast.Import | ast.ImportFrom, missing: str) -> Use | N
     imported = [e.imported(module, a.name, a.asname) for a, e in moved]
     lines = [f"from {module} import {', '.join(kept)}"] * bool(kept) + imported
     return moved[0][1], statement, None if None in lines else "\n".join(filter(None, lines)), ""
+
+
+def _plain_import(statement: ast.Import, missing: str) -> Use | None:
+    """``import jax.experimental.optimizers as optimizers`` -> ``import jax.example_libraries.optimizers as ...``."""
+    alias, entry = next((a for a in statement.names if a.name == missing), None), MOVED.get(missing)
+    if alias is None or entry is None:
+        return None
+    writable = entry.drop_in and entry.call is None and module_of(entry.new) == entry.new
+    return entry, statement, f"import {aliased(entry.new, alias.asname)}" if writable else None, ""
 
 
 def moved_name(line: Line) -> dict[str, Any] | None:
