@@ -310,9 +310,6 @@ class Declared:
     is the exception JAX raises; where ``says`` is true, its message must hold one of ``messages``.
     ``pieces`` are named parts of sentences, used as slots of the templates (see ``filled_pieces``);
     ``reference`` a page on the trap (for a trace or cell pitfall: an error's comes from its message).
-    ``reference``: JAX's page on the trap, where its error message gives none. ``clauses`` are
-    optional pieces of the words: the slot of each name is filled with the template that the fact
-    of that name chooses (none: the template keyed ``""``, else nothing).
     """
 
     id: str
@@ -336,7 +333,6 @@ class Declared:
     static: str | None = None
     pieces: dict[str, str | tuple[str, str]] = field(default_factory=dict)
     reference: str | None = None
-    clauses: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self):
         run = {"error": self.diagnose, "trace": self.notice, "cell": self.after_cell}[self.stage]
@@ -382,7 +378,6 @@ class Declared:
         )
         named = reading.named(facts)
         named.update(filled_pieces(self.pieces, named))
-        named.update({slot: tell(by.get(facts.get(slot) or "", ""), named) for slot, by in self.clauses.items()})
         edits = [edit for each in rewrite for edit in each.edits(reading, facts, named)]
         whole = next((each.whole(facts) for each in rewrite if hasattr(each, "whole")), None)
         chosen = {"function": named[self.function]} if self.function else {}

@@ -123,7 +123,7 @@ def tracer_leak(line: Line) -> dict[str, Any] | None:
     made = sources.source_line(parsed.file, origin[1], traced.name, namer) if origin and not in_helper else None
     facts = {"name": stored[1], "traced": traced.name, "keeper": keeper.name, "target": target, "usage": line.where({}),
              "where": sources.source_line(parsed.file, statement.lineno, keeper.name, namer), "made_at": made,
-             "located": (parsed, keeper), "stored": "global" if is_global else "", "made": "placed" if made else "",
+             "located": (parsed, keeper), "global": target if is_global else None,
              "fixed": with_edits((parsed, keeper), [rewrites.Edit(Span.of(statement), "")])}  # fmt: skip
     return {**facts, "kind": "helper"} if in_helper else {**facts, "dropped": None if stored[2] else Span.of(statement)}
 
@@ -145,5 +145,5 @@ TRACER_LEAK = Declared(
         "fix_note": "Do not keep traced values in {stored}: to see {name} outside, return it from {keeper} and from "
         "{traced} with the result " + _RETURNED,
         "rewrite": (Given("fixed"),), "alternatives": ()}},
-    clauses={"stored": {"global": "the global {target}", "": "{target}"}, "made": {"placed": " ({made_at})"}},
+    pieces={"stored": ("the global {global}", "{target}"), "made": " ({made_at})"},
 )  # fmt: skip

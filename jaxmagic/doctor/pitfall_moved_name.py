@@ -124,10 +124,11 @@ def moved_name(line: Line) -> dict[str, Any] | None:
     fixed = line.fix([rewrites.Edit(Span.of(node), text)], "enclosing") or text if text is not None else ""
     return {"written": line.text(node), "shown": entry.shown, "new": entry.new, "note": entry.note,
             "module": entry.old.rpartition(".")[0], "deprecated": entry.deprecated, "removed": entry.removed,
-            "history": entry.history, "kind": "" if text else "words", "replacement": "; ".join((text or "").splitlines()),
+            "kind": entry.history, "replacement": "; ".join(text.splitlines()) if text is not None else None,
             "fixed": f"{needs}\n\n{fixed}" if needs and needs not in fixed.splitlines() else fixed}  # fmt: skip
 
 
+_GONE = "{written} ({where}) is gone from this JAX: "
 MOVED_NAME = Declared(
     "moved-name", "A JAX name that moved or was removed", moved_name, raised=(AttributeError, ImportError), says=False,
     order=2, variable="written",
@@ -135,12 +136,10 @@ MOVED_NAME = Declared(
               Written("jax.numpy.fix was deprecated in JAX v0.9.0", since="0.9.0"),
               Written("jax.device_put_replicated is deprecated; use jax.device_put", since="0.10.0"),
               Written("jax.scipy.special.sph_harm was deprecated in v0.7.0 and removed in v0.10.0", since="0.10.0")),
-    explanation="{history} {note!s}", rewrite=(Given("fixed"),),
-    clauses={"history": {
-        "never": "{written} ({where}) was never part of {module}: the name is {shown}.",
-        "removed": "{written} ({where}) is gone from this JAX: JAX {removed!s} removed it. Its new spelling is {shown}.",
-        "deprecated": "{written} ({where}) is gone from this JAX: JAX {deprecated!s} deprecated it and JAX "
-        "{removed!s} removed it. Its new spelling is {shown}."}},
-    fix_note="{replacement} in place of {written}.",
-    kinds={"words": {"fix_note": "No rename does it here: see {new} in JAX's documentation."}},
+    explanation=_GONE + "JAX {removed!s} removed it. Its new spelling is {shown}. {note!s}",
+    kinds={"never": {"explanation": "{written} ({where}) was never part of {module}: the name is {shown}. {note!s}"},
+           "deprecated": {"explanation": _GONE + "JAX {deprecated!s} deprecated it and JAX {removed!s} removed it. "
+                          "Its new spelling is {shown}. {note!s}"}},
+    rewrite=(Given("fixed"),), fix_note="{renamed}",
+    pieces={"renamed": ("{replacement} in place of {written}.", "No rename does it here: see {new} in JAX's documentation.")},
 )  # fmt: skip

@@ -80,10 +80,15 @@ def print_side_effect(function: Function) -> dict[str, Any] | None:
     quoted = next((line for call in calls if (line := _printed_by(call, lines, len(calls)))), None)
     rewritten = [(c, rewrites.debug_print_call(c, function.parsed, function.jax_names.jax)) for c in calls]
     return {"at": calls[0], "places": [function.where({"at": call}) for call in calls],
-            "output": quoted, "printed": "quoted" if quoted else "tracers" if lines else "",
+            "output": quoted, "kind": "quoted" if quoted else "tracers" if lines else "",
             "value": next((names[0] for arg in calls[0].args if (names := clues.names_in(arg))), None),
             "prints": [(call, text) for call, text in rewritten if text]}  # fmt: skip
 
+
+_RUNS = (
+    "`print` in {function} ({places}) is plain Python: it runs while JAX traces {function} (the first call for each "
+    "new input shape or dtype), not each time the compiled code runs."
+)
 
 PRINT_SIDE_EFFECT = Declared(
     "print-side-effect",
@@ -92,14 +97,14 @@ PRINT_SIDE_EFFECT = Declared(
     severity="warning",
     stage="trace",
     order=10,
-    explanation="`print` in {function} ({places}) is plain Python: it runs while JAX traces {function} (the "
-    "first call for each new input shape or dtype), not each time the compiled code runs.{printed}",
-    clauses={
-        "printed": {
-            "quoted": " What it printed, {output}, is a tracer: a stand-in for your values, which do not exist yet at "
-            "that point.",
-            "tracers": " What it printed were tracers, stand-ins for values that do not exist yet.",
-            "": " Any traced value it prints is a stand-in (a tracer), not a number.",
+    explanation=_RUNS + " Any traced value it prints is a stand-in (a tracer), not a number.",
+    kinds={
+        "quoted": {
+            "explanation": _RUNS + " What it printed, {output}, is a tracer: a stand-in for your values, which do not "
+            "exist yet at that point."
+        },
+        "tracers": {
+            "explanation": _RUNS + " What it printed were tracers, stand-ins for values that do not exist yet."
         },
     },
     rewrite=(Rewritten("prints"),),
