@@ -1,5 +1,5 @@
 """The package's types hold: pyright, in the basic mode pyproject.toml sets (``[tool.pyright]``),
-finds no error in jaxmagic, the doctor's modules listed in ``UNTYPED`` aside, on the JAX this suite runs with.
+finds no error in jaxmagic, on the JAX this suite runs with.
 """
 
 from __future__ import annotations
@@ -12,17 +12,8 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PYRIGHT = pathlib.Path(sys.executable).with_name("pyright")
 
-# Every module of the package but these of the doctor (typed as their pitfalls become declarations;
-# the list only shrinks): a new module is checked from the day it is written.
-UNTYPED = (
-    "jaxmagic/doctor/pitfall_leak.py",
-    "jaxmagic/doctor/pitfall_moved_name.py",
-    "jaxmagic/doctor/pitfall_print.py",
-    "jaxmagic/doctor/pitfall_stored_tracer.py",
-)
-TYPED = sorted(
-    path for path in (p.relative_to(ROOT).as_posix() for p in (ROOT / "jaxmagic").rglob("*.py")) if path not in UNTYPED
-)
+# Every module of the package: a new module is checked from the day it is written.
+TYPED = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "jaxmagic").rglob("*.py"))
 
 
 def pyright_problems(paths: list[str]) -> list[str]:
@@ -47,11 +38,6 @@ def pyright_problems(paths: list[str]) -> list[str]:
         for d in report["generalDiagnostics"]
         if d["severity"] in ("error", "warning")
     ]
-
-
-def test_untyped_modules_are_listed_as_they_are():
-    missing = [path for path in UNTYPED if not (ROOT / path).is_file()]
-    assert missing == [], "a module left unchecked was moved or removed: update UNTYPED"
 
 
 def test_pyright_finds_no_error_in_the_typed_modules():

@@ -123,7 +123,8 @@ class Line(Reading):
         statement = self.statement()
         alone = shown == "statement" or (shown == "enclosing" and self.frame.function == "<module>")
         if alone and statement is not None:
-            return rewrites.with_edits(self.parsed.lines, statement.lineno, statement.end_lineno, edits)
+            first = rewrites.function_first_line(statement)  # a ``def`` with its decorators
+            return rewrites.with_edits(self.parsed.lines, first, statement.end_lineno, edits)
         return function_source(self.case, self.frame, edits) or (None if shown == "enclosing" else edits[0].text)
 
     def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:
@@ -424,6 +425,7 @@ __all__ = [
     "Chosen",
     "Declared",
     "Function",
+    "HandedBack",
     "InsertBefore",
     "Line",
     "MagicHint",
@@ -695,3 +697,32 @@ def user_function(line: Line) -> ast.AST:
     """The syntax of the function the failing line runs in (of its module or cell at the top level)."""
     found = clues.function_of_code(line.frame.code)
     return found[1] if found else line.parsed.tree
+
+
+@dataclass(frozen=True)
+class HandedBack:
+    """A shared rewrite for a traced value kept outside its function: the function the fact
+    ``located`` holds (``(parsed, node)``) returns the value the fact ``name`` names as well; the
+    statement at the span the fact ``store`` holds goes (none: ``name`` leaves the ``global``
+    statement), and a comment says how the caller keeps it.
+
+    >>> HandedBack().name
+    'name'
+    """
+
+    located: str = "located"
+    name: str = "name"
+    store: str = "store"
+
+    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        return []
+
+    def whole(self, facts: dict[str, Any]) -> str | None:
+        parsed, node = facts[self.located]
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        name, store = facts[self.name], facts.get(self.store)
+        edits = rewrites.ungloballed(node, name) if store is None else [rewrites.Edit(store, "")]
+        edits += rewrites.handed_back(parsed, node, name)
+        fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, edits)
+        return f"{fixed}\n\n# the caller keeps it:  result, {name} = {node.name}(...)"

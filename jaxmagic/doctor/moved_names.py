@@ -1,6 +1,7 @@
 """JAX's moved and removed names, as data: each entry the old dotted name, its new spelling, the
-JAX versions that deprecated and removed it, and a one-line note. Read by ``pitfall_moved_name``;
-the versions come from JAX's CHANGELOG.
+JAX versions that deprecated and removed it, and a one-line note; with what an entry's import
+reads (``Moved.imported``) and which module a dotted name is in (``module_of``). Read by
+``pitfall_moved_name``; the versions come from JAX's CHANGELOG.
 
 ``new`` is a dotted name that exists on every JAX this package supports (a test resolves each
 one). ``call`` is set where the new spelling takes the arguments differently: the call written
@@ -15,6 +16,8 @@ True
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from dataclasses import dataclass
 
 
@@ -39,6 +42,49 @@ class Moved:
         ('x.at[idx].set(y)', 'jax.tree.map')
         """
         return self.spelling or self.new
+
+    @property
+    def history(self) -> str:
+        """``never`` (never part of its module), ``removed`` or ``deprecated`` (then removed)."""
+        return "never" if self.removed is None else "deprecated" if self.deprecated else "removed"
+
+    def imported(self, module: str, name: str, asname: str | None) -> str | None:
+        """The import of the new spelling for ``from <module> import <name> as <asname>``
+        (``None``: no rename does it).
+
+        >>> MOVED["jax.tree_map"].imported("jax", "tree_map", "tm")
+        'from jax.tree import map as tm'
+        """
+        if not self.drop_in or self.call is not None:
+            return None
+        if self.old == f"{module}.{name}":  # the name itself moved: ``jax.tree_map`` -> ``jax.tree.map``
+            place, _, new_name = self.new.rpartition(".")
+            return f"from {place} import {aliased(new_name, asname or name)}" if place else None
+        return f"from {self.new} import {aliased(name, asname)}"  # the module moved
+
+
+def module_of(path: str) -> str:
+    """The longest importable module ``path`` starts with (``jax.nn`` for ``jax.nn.softmax``).
+
+    >>> module_of("jax.nn.softmax"), module_of("jax.example_libraries.optimizers")
+    ('jax.nn', 'jax.example_libraries.optimizers')
+    """
+    for name in [path.rsplit(".", n)[0] for n in range(path.count(".") + 1)]:
+        try:
+            if name in sys.modules or importlib.util.find_spec(name) is not None:
+                return name
+        except (ImportError, ValueError):
+            continue
+    return path.split(".")[0]
+
+
+def aliased(name: str, asname: str | None) -> str:
+    """``name as asname`` where the two differ.
+
+    >>> aliased("map", "tm"), aliased("jit", None)
+    ('map as tm', 'jit')
+    """
+    return name if not asname or asname == name else f"{name} as {asname}"
 
 
 _NN = "jax.numpy follows NumPy, which has no neural-network functions; JAX keeps them in jax.nn."

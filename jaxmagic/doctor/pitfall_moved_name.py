@@ -1,16 +1,15 @@
 """``moved-name``: a JAX name that moved or was removed (``jnp.softmax`` is ``jax.nn.softmax``,
-``jax.tree_map`` is ``jax.tree.map``...), read from the ``AttributeError`` or ``ImportError`` it
-raised and the user's line; the fix is that line with the new spelling. The names are data
-(``moved_names.MOVED``).
+``jax.tree_map`` is ``jax.tree.map``: the table ``moved_names.MOVED``), read from the error it
+raised and the user's line; the fix is that line with the new spelling.
 
 >>> import jax, jax.numpy as jnp
+>>> from jaxmagic.doctor.case import Case
 >>> def probabilities(logits):
 ...     return jnp.softmax(logits)
 >>> try:
 ...     probabilities(jnp.ones(3))
 ... except AttributeError as exc:
-...     case = Case(exc, None, lambda filename: None)
->>> found = describe(case, moved_name(case))
+...     found = MOVED_NAME.diagnose(Case(exc, None, lambda filename: None))
 >>> found.fix.splitlines()[1].strip()
 'return jax.nn.softmax(logits)'
 """
@@ -18,313 +17,129 @@ raised and the user's line; the fix is that line with the new spelling. The name
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 import sys
-from dataclasses import dataclass
+from typing import Any
 
-import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.case import Case, function_source
 from jaxmagic.doctor.clues import MISSING, Span
-from jaxmagic.doctor.diagnosis import Diagnosis
-from jaxmagic.doctor.moved_names import MOVED, Moved
-from jaxmagic.doctor.registry import Written, describes, pitfall
-from jaxmagic.words import code, place, say
+from jaxmagic.doctor.declared import Declared, Given, Line
+from jaxmagic.doctor.moved_names import MOVED, Moved, aliased, module_of
+from jaxmagic.doctor.registry import Written
 
-_NO_ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
-_JAX_SAYS = re.compile(r"^(jax(?:\.\w+)+) (?:was|is) (?:deprecated|removed)")  # JAX's own deprecation errors
-_CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
-_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
-
-
-@dataclass(frozen=True)
-class MovedUse:
-    """What ``moved_name`` found: the table's entry, the old name as the user wrote it, the node
-    to rewrite (an expression or an import statement) and its new text (``None``: no mechanical
-    rewrite is right), and an import the new text needs first."""
-
-    entry: Moved
-    written: str
-    node: ast.AST
-    replacement: str | None
-    needs_import: str = ""
-
-
-def _missing_name(exc: BaseException, message: str) -> str | None:
-    """The dotted name the error says is missing (``jax.numpy.softmax``), from its message."""
-    if isinstance(exc, AttributeError):
-        if found := _NO_ATTRIBUTE.search(message):
-            return f"{found[1]}.{found[2]}"
-        if found := _JAX_SAYS.search(message):
-            return found[1]
-    elif isinstance(exc, ImportError):
-        if found := _CANNOT_IMPORT.search(message):
-            return f"{found[2]}.{found[1]}"
-        if found := _NO_MODULE.search(message):
-            return found[1]
-    return None
-
-
-@pitfall(
-    "moved-name",
-    "A JAX name that moved or was removed",
-    "error",
-    order=2,
-    messages=(
-        "has no attribute",
-        Written("was removed in JAX v0.6.0", until="0.9.0"),
-        Written("jax.numpy.fix was deprecated in JAX v0.9.0", since="0.9.0"),
-        Written("jax.device_put_replicated is deprecated; use jax.device_put", since="0.10.0"),
-        Written("jax.scipy.special.sph_harm was deprecated in v0.7.0 and removed in v0.10.0", since="0.10.0"),
-    ),
+_MISSING = (  # what an error says is missing: its pattern, and the dotted name from the pattern's groups
+    (AttributeError, r"module '([\w.]+)' has no attribute '(\w+)'", "{0}.{1}"),
+    (AttributeError, r"^(jax(?:\.\w+)+) (?:was|is) (?:deprecated|removed)", "{0}"),  # JAX's own deprecation errors
+    (ImportError, r"cannot import name '(\w+)' from '([\w.]+)'", "{1}.{0}"),
+    (ImportError, r"No module named '([\w.]+)'", "{0}"),
 )
-def moved_name(case: Case) -> MovedUse | None:
-    """``moved-name``: the old name in the user's line, found in the table (the match;
-    ``describe`` says it)."""
-    if not isinstance(case.exc, (AttributeError, ImportError)):
-        return None
-    missing = _missing_name(case.exc, case.message)
-    frame = case.innermost
-    if missing is None or not missing.startswith("jax") or frame is None:
-        return None
-    statement = case.statement(frame)
-    if statement is None:
-        return None
-    if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return _import_use(case, frame, statement, missing)
-    return _attribute_use(case, frame, statement, missing)
+Use = tuple[Moved, ast.AST, "str | None", str]  # the entry, the node to rewrite, its new text (None: none), an import
 
 
-# ------------------------------------------------------------------------------------------------
-# An attribute: ``jnp.softmax(x)``, ``jax.experimental.host_callback.id_print(x)``
-
-
-def _attribute_use(case: Case, frame, statement: ast.stmt, missing: str) -> MovedUse | None:
-    module_name, attribute = missing.rsplit(".", 1)
-    module = sys.modules.get(module_name)
-    if module is None:
+def _moved_attribute(line: Line, statement: ast.stmt, missing: str) -> tuple[Moved, ast.expr, dict] | None:
+    """The longest attribute chain from the missing name (``host_callback.id_print``) that the table
+    knows, with its entry, and each node's parent in the statement."""
+    module, attribute = missing.rsplit(".", 1)
+    found = [n for n in ast.walk(statement) if isinstance(n, ast.Attribute) and n.attr == attribute]
+    found = [n for n in found if line.frame.resolve(n.value) is sys.modules.get(module, MISSING)]
+    if not found:
         return None
-    candidates = [
-        node
-        for node in clues.nodes_in(statement, ast.Attribute)
-        if node.attr == attribute and frame.resolve(node.value) is module
-    ]
-    if not candidates:
-        return None
-    at = frame.span()
-    node = next((n for n in candidates if Span.of(n) == at), candidates[0])
+    chain = [next((n for n in found if Span.of(n) == line.frame.span()), found[0])]
     parents = {child: parent for parent in ast.walk(statement) for child in ast.iter_child_nodes(parent)}
-    found = _moved_in_chain(node, parents, missing)
-    if found is None:
+    while isinstance(parent := parents.get(chain[-1]), ast.Attribute) and parent.value is chain[-1]:
+        chain.append(parent)  # each attribute read from it (``.id_print``)
+    known = [(n, MOVED.get(".".join([missing, *(c.attr for c in chain[1 : i + 1])]))) for i, n in enumerate(chain)]
+    return next(((e, n, parents) for n, e in reversed(known) if e), None)
+
+
+def _attribute_use(line: Line, statement: ast.stmt, missing: str) -> Use | None:
+    """``jnp.softmax(x)``, ``jax.experimental.host_callback.id_print(x)``: the attribute's new
+    spelling (a call written anew where the arguments changed)."""
+    moved = _moved_attribute(line, statement, missing)
+    if moved is None:
         return None
-    used, entry = found
-    parsed = case.parsed(frame)
-    namespace = {**frame.frame.f_globals, **frame.frame.f_locals}
-    written = clues.source_of(parsed, used)
+    entry, used, parents = moved
     call = parents.get(used)
-    if entry.call is not None:
-        if not (isinstance(call, ast.Call) and call.func is used):
-            return MovedUse(entry, written, used, None)
-        return _moved_call(entry, parsed, call, case.names(frame).jax, namespace)
-    if not entry.drop_in:
-        return MovedUse(entry, written, used, None)
-    text, needs = _spelled(entry.new, namespace)
-    return MovedUse(entry, written, used, text, needs)
-
-
-def _moved_in_chain(node: ast.Attribute, parents: dict, missing: str) -> tuple[ast.AST, Moved] | None:
-    """The longest attribute chain from ``node`` (``host_callback.id_print``) that the table of
-    moved names knows, with its entry."""
-    chain = [node]  # the attribute, then each attribute read from it (``.id_print``)
-    while isinstance(parents.get(chain[-1]), ast.Attribute) and parents[chain[-1]].value is chain[-1]:
-        chain.append(parents[chain[-1]])
-    for depth in range(len(chain) - 1, -1, -1):
-        entry = MOVED.get(".".join([missing, *(n.attr for n in chain[1 : depth + 1])]))
-        if entry is not None:
-            return chain[depth], entry
-    return None
-
-
-def _moved_call(entry: Moved, parsed, call: ast.Call, jax_name: str, namespace: dict) -> MovedUse:
-    """A call of a removed function, written with its replacement's call (``None``: not writable)."""
-    arguments = _call_arguments(parsed, call)
+    if entry.call is None:
+        return (entry, used, *_spelled(entry.new, line)) if entry.drop_in else (entry, used, None, "")
+    if not (isinstance(call, ast.Call) and call.func is used):
+        return entry, used, None, ""
+    plain = not call.keywords and not any(isinstance(a, ast.Starred) for a in call.args)
     try:
-        text = entry.call.format(*arguments, jax=jax_name) if arguments is not None else None
+        text = entry.call.format(*[line.text(a) for a in call.args], jax=line.jax_names.jax) if plain else None
     except IndexError:  # fewer arguments than the new spelling needs
         text = None
-    needs = "" if namespace.get(jax_name) is sys.modules["jax"] else "import jax"
-    return MovedUse(entry, clues.source_of(parsed, call), call, text, needs)
+    return entry, call, text, "" if line.frame.lookup(line.jax_names.jax) is sys.modules["jax"] else "import jax"
 
 
-def _call_arguments(parsed, call: ast.Call) -> list[str] | None:
-    """The call's positional arguments as written; ``None`` where it has keywords or ``*args``."""
-    if call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    return [clues.source_of(parsed, a) for a in call.args]
-
-
-def _spelled(path: str, namespace: dict) -> tuple[str, str]:
+def _spelled(path: str, line: Line) -> tuple[str, str]:
     """``path`` as the user's names spell it (``jnp.prod`` where ``jnp`` is ``jax.numpy``), and the
-    import it needs first, if any (``import jax.example_libraries.optimizers``).
-
-    >>> import jax, jax.numpy
-    >>> _spelled("jax.numpy.prod", {"jnp": jax.numpy})
-    ('jnp.prod', '')
-    >>> _spelled("jax.nn.softmax", {"jnp": jax.numpy})
-    ('jax.nn.softmax', 'import jax.nn')
-    >>> _spelled("jax.nn.softmax", {"jax": jax})
-    ('jax.nn.softmax', '')
-    """
-    parts = path.split(".")
-    module_path = _module_of(path)
-    for length in range(len(parts) - 1, 0, -1):
-        prefix = ".".join(parts[:length])
-        module = sys.modules.get(prefix)
-        names = [n for n, v in namespace.items() if module is not None and v is module and not n.startswith("_")]
-        if names and module_path.startswith(prefix):
-            name = min(sorted(names), key=len)
-            module_text = name + module_path[len(prefix) :]
-            return ".".join([name, *parts[length:]]), _import_unless_reachable(module_text, module_path, namespace)
-    return path, _import_unless_reachable(module_path, module_path, namespace)
+    import it needs first, if any (``import jax.nn`` where only ``jax.numpy`` has a name)."""
+    parts, namespace = path.split("."), {**line.frame.frame.f_globals, **line.frame.frame.f_locals}
+    modules = [(n, sys.modules.get(".".join(parts[:n]), MISSING)) for n in range(len(parts) - 1, 0, -1)]
+    names = [".".join([name, *parts[n:]]) for n, m in modules if (name := rewrites.alias(namespace, m, ""))]
+    spelled = (names or [path])[0]
+    reachable = line.frame.resolve(ast.parse(spelled, mode="eval").body) is not MISSING
+    return spelled, "" if reachable else f"import {module_of(path)}"
 
 
-def _import_unless_reachable(spelled: str, module_path: str, namespace: dict) -> str:
-    """``import <module_path>`` unless ``spelled`` already reaches that module from the user's names."""
-    if clues.resolve(ast.parse(spelled, mode="eval").body, lambda n: namespace.get(n, MISSING)) is not MISSING:
-        return ""
-    return f"import {module_path}"
-
-
-def _module_of(path: str) -> str:
-    """The longest importable module that ``path`` starts with (``jax.nn`` for ``jax.nn.softmax``)."""
-    parts = path.split(".")
-    for length in range(len(parts), 0, -1):
-        name = ".".join(parts[:length])
-        if name in sys.modules or _importable(name):
-            return name
-    return parts[0]
-
-
-def _importable(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-# ------------------------------------------------------------------------------------------------
-# An import: ``from jax import tree_map``, ``import jax.experimental.optimizers as optimizers``
-
-
-def _import_use(case: Case, frame, statement: ast.stmt, missing: str) -> MovedUse | None:
-    parsed = case.parsed(frame)
-    written = clues.source_of(parsed, statement)
+def _import_use(statement: ast.Import | ast.ImportFrom, missing: str) -> Use | None:
+    """``from jax import tree_map``, ``import jax.experimental.optimizers as optimizers``: the
+    import written anew, each moved name from its new place (the other names kept)."""
     if isinstance(statement, ast.Import):
-        return _plain_import(statement, missing, written)
+        return _plain_import(statement, missing)
     module = statement.module or ""
-    if module == missing:  # ``from jax.experimental.maps import Mesh``: the module is gone
-        entries = [MOVED.get(f"{module}.{a.name}") or MOVED.get(module) for a in statement.names]
-    else:  # ``from jax import tree_map``: a name is gone
-        entries = [MOVED.get(f"{module}.{a.name}") for a in statement.names]
+    entries = [MOVED.get(f"{module}.{a.name}") or (MOVED.get(module) if module == missing else None) for a in statement.names]  # fmt: skip
     moved = [(a, e) for a, e in zip(statement.names, entries, strict=True) if e is not None]
     if not moved or statement.level:
         return None
-    lines, kept = [], [a for a, e in zip(statement.names, entries, strict=True) if e is None]
-    if kept:
-        lines.append(f"from {module} import " + ", ".join(_alias_text(a.name, a.asname) for a in kept))
-    lines += [_from_import(entry, module, alias) for alias, entry in moved]
-    return MovedUse(moved[0][1], written, statement, None if None in lines else "\n".join(lines))
+    kept = [aliased(a.name, a.asname) for a, e in zip(statement.names, entries, strict=True) if e is None]
+    imported = [e.imported(module, a.name, a.asname) for a, e in moved]
+    lines = [f"from {module} import {', '.join(kept)}"] * bool(kept) + imported
+    return moved[0][1], statement, None if None in lines else "\n".join(filter(None, lines)), ""
 
 
-def _plain_import(statement: ast.Import, missing: str, written: str) -> MovedUse | None:
+def _plain_import(statement: ast.Import, missing: str) -> Use | None:
     """``import jax.experimental.optimizers as optimizers`` -> ``import jax.example_libraries.optimizers as ...``."""
-    alias = next((a for a in statement.names if a.name == missing), None)
-    entry = MOVED.get(missing)
+    alias, entry = next((a for a in statement.names if a.name == missing), None), MOVED.get(missing)
     if alias is None or entry is None:
         return None
-    text = None
-    if entry.drop_in and entry.call is None and _importable(entry.new):
-        text = f"import {entry.new}" + (f" as {alias.asname}" if alias.asname else "")
-    return MovedUse(entry, written, statement, text)
+    writable = entry.drop_in and entry.call is None and module_of(entry.new) == entry.new
+    return entry, statement, f"import {aliased(entry.new, alias.asname)}" if writable else None, ""
 
 
-def _from_import(entry: Moved, module: str, alias: ast.alias) -> str | None:
-    """``from <new place> import <new name> as <the user's name>`` for one imported name."""
-    if not entry.drop_in or entry.call is not None:
+def moved_name(line: Line) -> dict[str, Any] | None:
+    """The old name in the user's line, found in the table; its new spelling and the fixed code."""
+    exc = line.case.exc
+    groups = ((form, re.search(pattern, line.message)) for kind, pattern, form in _MISSING if isinstance(exc, kind))
+    missing = next((form.format(*found.groups()) for form, found in groups if found), None)
+    statement = line.statement()
+    if missing is None or not missing.startswith("jax") or statement is None:
         return None
-    if entry.old == f"{module}.{alias.name}":  # the name itself moved: ``jax.tree_map`` -> ``jax.tree.map``
-        place_, _, name = entry.new.rpartition(".")
-        return f"from {place_} import {_alias_text(name, alias.asname or alias.name)}" if place_ else None
-    return f"from {entry.new} import {_alias_text(alias.name, alias.asname)}"  # the module moved
+    importing = isinstance(statement, (ast.Import, ast.ImportFrom))
+    use = _import_use(statement, missing) if importing else _attribute_use(line, statement, missing)
+    if use is None:
+        return None
+    entry, node, text, needs = use
+    fixed = line.fix([rewrites.Edit(Span.of(node), text)], "enclosing") or text if text is not None else ""
+    return {"written": line.text(node), "shown": entry.shown, "new": entry.new, "note": entry.note,
+            "module": entry.old.rpartition(".")[0], "deprecated": entry.deprecated, "removed": entry.removed,
+            "kind": entry.history, "replacement": "; ".join(text.splitlines()) if text is not None else None,
+            "fixed": f"{needs}\n\n{fixed}" if needs and needs not in fixed.splitlines() else fixed}  # fmt: skip
 
 
-def _alias_text(name: str, asname: str | None) -> str:
-    return name if not asname or asname == name else f"{name} as {asname}"
-
-
-# ------------------------------------------------------------------------------------------------
-# The words
-
-
-def _history(entry: Moved) -> str:
-    if entry.removed is None:
-        return ""
-    if entry.deprecated is None:
-        return f"JAX {entry.removed} removed it"
-    return f"JAX {entry.deprecated} deprecated it and JAX {entry.removed} removed it"
-
-
-def _fixed_source(case: Case, frame, edit: rewrites.Edit) -> str:
-    """The user's function with the new spelling; at a cell's top level, the whole statement (a
-    ``def`` whose annotation used the old name, with its decorators)."""
-    statement = case.statement(frame)
-    parsed = case.parsed(frame)
-    if frame.code.co_name == "<module>" and statement is not None and parsed is not None:
-        first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])])
-        return rewrites.with_edits(parsed.lines, first, statement.end_lineno, [edit], show=[frame.line])
-    return function_source(case, frame, [edit]) or edit.text
-
-
-@describes("moved-name")
-def describe(case: Case, found: MovedUse) -> Diagnosis:
-    """The old name, when it went, its new spelling, and the user's code with it."""
-    frame = case.innermost
-    entry = found.entry
-    where = case.where(frame)
-    history = _history(entry)
-    if history:
-        explanation = say(
-            "{} ({}) is gone from this JAX: {}. Its new spelling is {}.",
-            code(found.written),
-            place(where),
-            history,
-            code(entry.shown),
-        )
-    else:
-        explanation = say(
-            "{} ({}) was never part of {}: the name is {}.",
-            code(found.written),
-            place(where),
-            code(entry.old.rpartition(".")[0]),
-            code(entry.shown),
-        )
-    explanation += " " + entry.note
-    fix = ""
-    if found.replacement is not None:
-        fix = _fixed_source(case, frame, rewrites.Edit(Span.of(found.node), found.replacement))
-        if found.needs_import and found.needs_import not in fix.splitlines():
-            fix = f"{found.needs_import}\n\n{fix}"
-    fix_note = (
-        say("{} in place of {}.", code("; ".join(found.replacement.splitlines())), code(found.written))
-        if found.replacement is not None
-        else say("No rename does it here: see {} in JAX's documentation.", code(entry.new))
-    )
-    return case.diagnosis(
-        "moved-name",
-        explanation=explanation,
-        fix=fix,
-        fix_note=fix_note,
-        where=where,
-        variable=found.written,
-    )
+_GONE = "{written} ({where}) is gone from this JAX: "
+MOVED_NAME = Declared(
+    "moved-name", "A JAX name that moved or was removed", moved_name, raised=(AttributeError, ImportError), says=False,
+    order=2, variable="written",
+    messages=("has no attribute", Written("was removed in JAX v0.6.0", until="0.9.0"),
+              Written("jax.numpy.fix was deprecated in JAX v0.9.0", since="0.9.0"),
+              Written("jax.device_put_replicated is deprecated; use jax.device_put", since="0.10.0"),
+              Written("jax.scipy.special.sph_harm was deprecated in v0.7.0 and removed in v0.10.0", since="0.10.0")),
+    explanation=_GONE + "JAX {removed!s} removed it. Its new spelling is {shown}. {note!s}",
+    kinds={"never": {"explanation": "{written} ({where}) was never part of {module}: the name is {shown}. {note!s}"},
+           "deprecated": {"explanation": _GONE + "JAX {deprecated!s} deprecated it and JAX {removed!s} removed it. "
+                          "Its new spelling is {shown}. {note!s}"}},
+    rewrite=(Given("fixed"),), fix_note="{renamed}",
+    pieces={"renamed": ("{replacement} in place of {written}.", "No rename does it here: see {new} in JAX's documentation.")},
+)  # fmt: skip

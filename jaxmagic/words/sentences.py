@@ -154,7 +154,7 @@ def names(items) -> Words:
     for i, name in enumerate(items):
         if i:
             parts.append(Part("text", " and " if i == len(items) - 1 else ", "))
-        parts.append(code(name))
+        parts.append(place(name) if isinstance(name, SourceLine) else code(name))  # places: by their labels
     return Words(parts)
 
 
