@@ -2,7 +2,9 @@
 
 ``sentences`` holds the structured sentence (``Words`` of ``Part``: text, code and places) and the
 ways to write one (``say``, ``tell``); beside it, one module per subject: ``recompiles``,
-``timing``, ``collectives``, ``runs`` and ``units``. The names most modules need are here too:
+``timing``, ``collectives``, ``runs``, ``doctor`` (the sentences every pitfall shares; each
+pitfall's own are templates of its declaration) and ``units``. The names most modules need are
+here too:
 
 >>> from jaxmagic.words import code, say
 >>> say("mark {} static", code("n"))
