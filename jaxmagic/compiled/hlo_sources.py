@@ -134,12 +134,16 @@ class CallSites:
                 return self.calls[tuple(names[:depth])]
         return []
 
-    def line_of(self, op_name: str, frames: tuple) -> tuple:
+    def line_of(self, op_name: str, frames: tuple, whole_stack: bool = True) -> tuple:
         """An instruction's frames, kept to this call: its own; the line that made its call here;
-        or none (``()``) where that call cannot be told apart from another of the same scope."""
+        or none (``()``) where that call cannot be told apart from another of the same scope.
+        ``whole_stack``: ``frames`` are the instruction's whole stack (JAX 0.9 and later), not only
+        its innermost frame, so a stack through a line that made the call here was made for it."""
         calls = self._scope(op_name)
         if not any(call.stale for call in calls):
             return frames
+        if whole_stack and any(call.line is not None and f[:2] == call.line[:2] for call in calls for f in frames):
+            return frames  # traced for the call here
         lines = {call.line for call in calls}
         line = lines.pop() if len(lines) == 1 else None
         if line is None:
@@ -162,8 +166,8 @@ def parse(hlo_text: str, jaxpr: Any = None) -> dict[str, HloInstruction]:
 
     ``jaxpr``, the traced program the module was compiled from (or its ``CallSites``), keeps each
     instruction's frames to a line of this call (``CallSites.line_of``)."""
-    instructions, users = _parse(hlo_text)
-    withheld = _keep_to_this_call(instructions, _call_sites(jaxpr))
+    instructions, users, whole_stacks = _parse(hlo_text)
+    withheld = _keep_to_this_call(instructions, _call_sites(jaxpr), whole_stacks)
     framed_computations = {i.computation for i in instructions.values() if i.frames}
     for name, instruction in list(instructions.items()):
         if name in withheld or instruction.frames or any(c in framed_computations for c in instruction.calls):
@@ -183,7 +187,9 @@ def parse(hlo_text: str, jaxpr: Any = None) -> dict[str, HloInstruction]:
     return instructions
 
 
-def _keep_to_this_call(instructions: dict[str, HloInstruction], sites: CallSites | None) -> set[str]:
+def _keep_to_this_call(
+    instructions: dict[str, HloInstruction], sites: CallSites | None, whole_stacks: bool
+) -> set[str]:
     """Rewrite each instruction's frames to a line of this call (``CallSites.line_of``); the names
     of those left with none. An instruction with a bare op name (a reduction's adder) is in the
     scope of the instruction that calls its computation."""
@@ -200,7 +206,7 @@ def _keep_to_this_call(instructions: dict[str, HloInstruction], sites: CallSites
         op_name = instruction.op_name
         if not _has_path(op_name):
             op_name = caller_op_names.get(instruction.computation, "")
-        frames = sites.line_of(op_name, instruction.frames)
+        frames = sites.line_of(op_name, instruction.frames, whole_stacks)
         if frames != instruction.frames:
             instructions[name] = HloInstruction(
                 name, instruction.computation, instruction.calls, frames, instruction.opcode, instruction.op_name
@@ -210,7 +216,9 @@ def _keep_to_this_call(instructions: dict[str, HloInstruction], sites: CallSites
     return withheld
 
 
-def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str]]]:
+def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str]], bool]:
+    """The instructions, the users of each, and whether the frames are whole stacks (a stack-frame
+    table) rather than each instruction's innermost frame."""
     lines = hlo_text.splitlines()
     stacks = _stack_table(lines)
     instructions: dict[str, HloInstruction] = {}
@@ -243,7 +251,7 @@ def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str
         for operand in _OPERAND.findall(operands):
             if operand not in calls:
                 users.setdefault(operand, []).append(found.group(1))
-    return instructions, users
+    return instructions, users, bool(stacks)
 
 
 def instruction_lines(lines: list[str]):
