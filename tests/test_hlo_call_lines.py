@@ -102,3 +102,11 @@ def test_the_rule_reads_innermost_frames_the_way_jax_0_8_writes_them(callers):
     assert [line.label for line in hlo_sources.kernel_lines(module)["fusion"]] == [FIRST]
     assert [line.label for line in hlo_sources.kernel_lines(module, jaxpr=closed)["fusion"]] == [SECOND]
     assert hlo_sources.line_weights(module, "fusion", jaxpr=closed) == {SECOND: 1.0}
+
+
+def test_a_fingerprint_counts_the_library_s_work_on_this_calls_line(callers, tmp_path):
+    from jaxmagic.recompiles.fingerprint import program_facts
+
+    report = trace(Call(callers.second, (jnp.ones((7, 5)),), {}))
+    facts = program_facts(report.hlo, {}, None, report.jaxpr, root=str(tmp_path))
+    assert set(facts.lines) == {"hlo_library_callers.py:7"}
