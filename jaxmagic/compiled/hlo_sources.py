@@ -91,7 +91,7 @@ class CallSites:
     >>> sites = CallSites(jax.make_jaxpr(lambda x: norm(x) * 2)(jnp.ones(3)))
     >>> sorted(sites.calls)
     [('<lambda>',)]
-    >>> sites.line_of("jit(f)/jit(<lambda>)/sqrt", (("here.py", 9, "f"),))
+    >>> sites.line_of("jit(f)/mul", (("here.py", 9, "f"),))  # in no nested call: its own line
     (('here.py', 9, 'f'),)
     """
 
