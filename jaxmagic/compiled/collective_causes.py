@@ -45,6 +45,7 @@ class EquationContext:
         from jaxmagic._jax_private import equation_user_line
 
         self._line_of = equation_user_line
+        self.jaxpr = jaxpr  # the traced program, which keeps the HLO's lines to this call
         inner = jaxpr.jaxpr
         self.equations = list(inner.eqns)
         self.cell_namer = cell_namer

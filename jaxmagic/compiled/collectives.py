@@ -241,9 +241,9 @@ def find_collectives(
 
     ``mesh`` names the axes of the device groups; ``equations`` (from ``equation_context``) links
     each collective to the jaxpr equation it was inserted for, to name the values whose
-    shardings it reconciles.
+    shardings it reconciles, and keeps each collective's line to a line of this call (``parse``).
     """
-    instructions = parse(hlo_text)
+    instructions = parse(hlo_text, equations.jaxpr if equations is not None else None)
     partitions = _PARTITIONS.search(hlo_text)
     devices = int(partitions.group(1)) if partitions else 1
     loop_computations = _loop_computations(hlo_text, instructions)

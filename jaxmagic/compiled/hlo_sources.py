@@ -4,6 +4,11 @@ XLA keeps JAX's stack frames on every instruction: as a stack-frame table refere
 ``stack_frame_id`` (JAX 0.9 and later), or as ``source_file`` / ``source_line`` on the instruction
 (before). A fusion is one kernel; its lines are those of every instruction inside it.
 
+Every reader takes an instruction's line from ``parse``, which, given the traced jaxpr, keeps it to a
+line of this call (``CallSites``): JAX keeps a library's jitted program from its first trace, and
+XLA's metadata with it, so a nested call's instructions may carry the line of whoever called the
+library first.
+
 >>> import jax, jax.numpy as jnp
 >>> def f(x):
 ...     y = jnp.sin(x)
@@ -18,8 +23,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
+from jaxmagic import _jax_private
+from jaxmagic.tracing.listing import sub_jaxprs, traced_for_another_caller
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
 
 STACK_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
@@ -32,6 +40,8 @@ _CALLS = re.compile(r"\b(?:calls|to_apply|body|condition)=%?([\w.\-]+)|\bbranch_
 _STACK_FRAME_ID = re.compile(r"stack_frame_id=(\d+)")
 _OPERAND = re.compile(r"%([\w.\-]+)")
 _SOURCE = re.compile(r'source_file="((?:[^"\\]|\\.)*)" source_line=(\d+)')
+_OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
+_JIT_SCOPE = re.compile(r"(?<![\w])p?jit\(([^()/]+)\)")
 
 
 @dataclass(frozen=True)
@@ -43,15 +53,124 @@ class HloInstruction:
     calls: tuple[str, ...]
     frames: tuple[tuple[str, int, str], ...]  # JAX's stack for it, innermost first
     opcode: str = ""
+    op_name: str = ""  # its name-stack path: ``jit(f)/jit(norm)/mul``
 
 
-def parse(hlo_text: str) -> dict[str, HloInstruction]:
+@dataclass
+class _NestedCall:
+    """One call equation of the traced jaxpr that the HLO names by a ``jit(name)`` scope: the line
+    of this call that made it, whether the program it calls was traced for another caller, and
+    the lines its equations were placed on here."""
+
+    line: tuple[str, int, str] | None
+    stale: bool = False
+    lines: set[tuple[str, int]] = field(default_factory=set)
+
+
+def _scope_name(name: str) -> str:
+    """A call's own name, without the transforms that wrapped it: ``transpose(jvp(norm))`` -> ``norm``."""
+    return str(name).split("(")[-1].rstrip(")")
+
+
+def _has_path(op_name: str) -> bool:
+    """Whether an op name carries its name-stack path (``jit(f)/mul``), not only a bare name."""
+    return "/" in op_name or op_name.startswith(("jit(", "pjit("))
+
+
+class CallSites:
+    """The lines of THIS call that made each nested call of a traced program, for the HLO's
+    instructions: ``line_of(op_name, frames)`` is an instruction's frames kept to this call.
+
+    An instruction nested in a call (its ``op_name`` names the scope, ``jit(second)/jit(norm)/mul``)
+    whose program was traced for another caller (``traced_for_another_caller``) keeps its own line
+    only where the call's equations are placed on it here; otherwise it takes the line that made the
+    call here — or none, where the same scope was called from several lines.
+
+    >>> import jax, jax.numpy as jnp
+    >>> norm = jax.jit(lambda v: jnp.sqrt(v @ v))
+    >>> sites = CallSites(jax.make_jaxpr(lambda x: norm(x) * 2)(jnp.ones(3)))
+    >>> sorted(sites.calls)
+    [('<lambda>',)]
+    >>> sites.line_of("jit(f)/mul", (("here.py", 9, "f"),))  # in no nested call: its own line
+    (('here.py', 9, 'f'),)
+    """
+
+    def __init__(self, jaxpr: Any):
+        self.calls: dict[tuple[str, ...], list[_NestedCall]] = {}
+        # (equations, the enclosing equation's frame, the scope path, the calls they are inside)
+        pending: list[tuple[Any, Any, tuple[str, ...], tuple[_NestedCall, ...]]] = [
+            (getattr(jaxpr, "jaxpr", jaxpr).eqns, None, (), ())
+        ]
+        while pending:
+            eqns, enclosing, path, inside = pending.pop()
+            for eqn in eqns:
+                frames = _jax_private.traceback_frames(eqn.source_info)
+                frame = traced_user_frame(frames)
+                if enclosing is not None and traced_for_another_caller(list(frames), enclosing[:2]):
+                    frame = enclosing  # this call's line made it
+                    for call in inside[-1:]:
+                        call.stale = True
+                for call in inside:
+                    if frame is not None:
+                        call.lines.add(frame[:2])
+                inner_path, inner_inside = path, inside
+                if eqn.primitive.name in ("pjit", "jit") and "name" in eqn.params:
+                    inner_path = path + (_scope_name(eqn.params["name"]),)
+                    call = _NestedCall(frame)
+                    if frame is not None:
+                        call.lines.add(frame[:2])
+                    self.calls.setdefault(inner_path, []).append(call)
+                    inner_inside = inside + (call,)
+                for _, sub in sub_jaxprs(eqn.params):
+                    pending.append((getattr(sub, "jaxpr", sub).eqns, frame, inner_path, inner_inside))
+
+    def _scope(self, op_name: str) -> list[_NestedCall]:
+        """The calls an op name's scope may be: the deepest of its ``jit(name)`` scopes found."""
+        names = [_scope_name(n) for n in _JIT_SCOPE.findall(op_name)]
+        if op_name.startswith(("jit(", "pjit(")):
+            names = names[1:]  # the traced function itself
+        for depth in range(len(names), 0, -1):
+            if tuple(names[:depth]) in self.calls:
+                return self.calls[tuple(names[:depth])]
+        return []
+
+    def line_of(self, op_name: str, frames: tuple, whole_stack: bool = True) -> tuple:
+        """An instruction's frames, kept to this call: its own; the line that made its call here;
+        or none (``()``) where that call cannot be told apart from another of the same scope.
+        ``whole_stack``: ``frames`` are the instruction's whole stack (JAX 0.9 and later), not only
+        its innermost frame, so a stack through a line that made the call here was made for it."""
+        calls = self._scope(op_name)
+        if not any(call.stale for call in calls):
+            return frames
+        if whole_stack and any(call.line is not None and f[:2] == call.line[:2] for call in calls for f in frames):
+            return frames  # traced for the call here
+        lines = {call.line for call in calls}
+        line = lines.pop() if len(lines) == 1 else None
+        if line is None:
+            return ()  # the same library function called from several lines: no line, not a wrong one
+        own = traced_user_frame(frames)
+        if own is not None and any(own[:2] in call.lines for call in calls):
+            return frames  # a line the call's equations are on here
+        return (line,)
+
+
+def _call_sites(jaxpr: Any) -> CallSites | None:
+    if jaxpr is None or isinstance(jaxpr, CallSites):
+        return jaxpr
+    return CallSites(jaxpr)
+
+
+def parse(hlo_text: str, jaxpr: Any = None) -> dict[str, HloInstruction]:
     """Every instruction of ``hlo_text`` by name. An instruction XLA left without a source (a dot
-    it rewrote, a layout copy) takes the frames of the instruction that uses its result."""
-    instructions, users = _parse(hlo_text)
+    it rewrote, a layout copy) takes the frames of the instruction that uses its result.
+
+    ``jaxpr``, the traced program the module was compiled from (or its ``CallSites``), keeps each
+    instruction's frames to a line of this call (``CallSites.line_of``)."""
+    instructions, users, whole_stacks = _parse(hlo_text)
+    withheld = _keep_to_this_call(instructions, _call_sites(jaxpr), whole_stacks)
     framed_computations = {i.computation for i in instructions.values() if i.frames}
     for name, instruction in list(instructions.items()):
-        if instruction.frames or any(c in framed_computations for c in instruction.calls):
+        if name in withheld or instruction.frames or any(c in framed_computations for c in instruction.calls):
             continue
         inherited, seen, queue = (), {name}, list(users.get(name, ()))
         while queue and not inherited:
@@ -62,11 +181,44 @@ def parse(hlo_text: str) -> dict[str, HloInstruction]:
             inherited = instructions[user].frames
             queue.extend(users.get(user, ()))
         if inherited:  # a fusion with no source inside is timed as its own instruction
-            instructions[name] = HloInstruction(name, instruction.computation, (), inherited, instruction.opcode)
+            instructions[name] = HloInstruction(
+                name, instruction.computation, (), inherited, instruction.opcode, instruction.op_name
+            )
     return instructions
 
 
-def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str]]]:
+def _keep_to_this_call(
+    instructions: dict[str, HloInstruction], sites: CallSites | None, whole_stacks: bool
+) -> set[str]:
+    """Rewrite each instruction's frames to a line of this call (``CallSites.line_of``); the names
+    of those left with none. An instruction with a bare op name (a reduction's adder) is in the
+    scope of the instruction that calls its computation."""
+    if sites is None or not sites.calls:
+        return set()
+    caller_op_names = {
+        called: instruction.op_name
+        for instruction in instructions.values()
+        if _has_path(instruction.op_name)
+        for called in instruction.calls
+    }
+    withheld = set()
+    for name, instruction in list(instructions.items()):
+        op_name = instruction.op_name
+        if not _has_path(op_name):
+            op_name = caller_op_names.get(instruction.computation, "")
+        frames = sites.line_of(op_name, instruction.frames, whole_stacks)
+        if frames != instruction.frames:
+            instructions[name] = HloInstruction(
+                name, instruction.computation, instruction.calls, frames, instruction.opcode, instruction.op_name
+            )
+            if not frames:
+                withheld.add(name)
+    return withheld
+
+
+def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str]], bool]:
+    """The instructions, the users of each, and whether the frames are whole stacks (a stack-frame
+    table) rather than each instruction's innermost frame."""
     lines = hlo_text.splitlines()
     stacks = _stack_table(lines)
     instructions: dict[str, HloInstruction] = {}
@@ -86,14 +238,20 @@ def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str
             source = _SOURCE.search(line)
             if source:
                 frames = ((source.group(1).encode().decode("unicode_escape"), int(source.group(2)), ""),)
+        op_name = _OP_NAME.search(line)
         instructions[found.group(1)] = HloInstruction(
-            found.group(1), computation, calls, frames, _opcode(line[found.end() :])
+            found.group(1),
+            computation,
+            calls,
+            frames,
+            _opcode(line[found.end() :]),
+            _unescape(op_name.group(1)) if op_name else "",
         )
         operands = line[found.end() :].split("metadata=")[0]
         for operand in _OPERAND.findall(operands):
             if operand not in calls:
                 users.setdefault(operand, []).append(found.group(1))
-    return instructions, users
+    return instructions, users, bool(stacks)
 
 
 def instruction_lines(lines: list[str]):
@@ -110,10 +268,11 @@ def instruction_lines(lines: list[str]):
             yield computation, line, found
 
 
-def kernel_lines(hlo_text: str, cell_namer: CellNamer = no_cells) -> dict[str, list[SourceLine]]:
+def kernel_lines(hlo_text: str, cell_namer: CellNamer = no_cells, jaxpr: Any = None) -> dict[str, list[SourceLine]]:
     """For each instruction, the user's source lines behind it and behind everything it calls
-    (a fusion's fused computation, a loop's body), the most frequent first."""
-    instructions = parse(hlo_text)
+    (a fusion's fused computation, a loop's body), the most frequent first; lines of this call
+    where ``jaxpr`` is given (``parse``)."""
+    instructions = parse(hlo_text, jaxpr)
     by_computation: dict[str, list[HloInstruction]] = {}
     for instruction in instructions.values():
         by_computation.setdefault(instruction.computation, []).append(instruction)
@@ -144,10 +303,13 @@ def kernel_lines(hlo_text: str, cell_namer: CellNamer = no_cells) -> dict[str, l
     return result
 
 
-def line_weights(hlo_text: str, instruction: str, cell_namer: CellNamer = no_cells) -> dict[str, float]:
+def line_weights(
+    hlo_text: str, instruction: str, cell_namer: CellNamer = no_cells, jaxpr: Any = None
+) -> dict[str, float]:
     """How a kernel's time divides among the source lines fused into it: in proportion to the
-    instructions each line contributed (labels -> fractions that add up to 1)."""
-    instructions = parse(hlo_text)
+    instructions each line contributed (labels -> fractions that add up to 1); lines of this call
+    where ``jaxpr`` is given (``parse``)."""
+    instructions = parse(hlo_text, jaxpr)
     if instruction not in instructions:
         return {}
     by_computation: dict[str, list[HloInstruction]] = {}
@@ -271,8 +433,9 @@ class KernelGroup:
 _KIND = re.compile(r"\bkind=(k\w+)")
 
 
-def kernel_groups(hlo_text: str, cell_namer: CellNamer = no_cells) -> list[KernelGroup]:
-    """The entry computation's kernels in the order XLA runs them, with their source lines.
+def kernel_groups(hlo_text: str, cell_namer: CellNamer = no_cells, jaxpr: Any = None) -> list[KernelGroup]:
+    """The entry computation's kernels in the order XLA runs them, with their source lines (of
+    this call where ``jaxpr`` is given: ``parse``).
 
     >>> import jax, jax.numpy as jnp
     >>> def f(x):
@@ -281,9 +444,10 @@ def kernel_groups(hlo_text: str, cell_namer: CellNamer = no_cells) -> list[Kerne
     >>> [g.opcode for g in groups], len(groups[0].lines)
     (['fusion'], 1)
     """
-    instructions = parse(hlo_text)
+    sites = _call_sites(jaxpr)
+    instructions = parse(hlo_text, sites)
     blocks, order, entry = _computation_blocks(hlo_text)
-    lines_of = kernel_lines(hlo_text, cell_namer)
+    lines_of = kernel_lines(hlo_text, cell_namer, sites)
 
     def groups_in(computation: str, depth: int) -> tuple[KernelGroup, ...]:
         found = []

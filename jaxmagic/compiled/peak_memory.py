@@ -27,6 +27,7 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass, field
+from typing import Any
 
 from jaxmagic.compiled.hlo_sources import parse
 from jaxmagic.compiled.memory import compiled_memory
@@ -142,18 +143,20 @@ def peak_memory(
     totals: dict[str, int],
     cell_namer: CellNamer = no_cells,
     input_names: list[str] | None = None,
+    jaxpr: Any = None,
 ) -> PeakMemory:
     """The peak and its live buffers by source line, from the optimized HLO and XLA's buffer
     assignment text (``compile_with_buffers``). An argument is named by ``input_names`` (one per
     input of the program, as the user writes it) where every input reached the compiled program,
-    by the name JAX gave its parameter otherwise."""
+    by the name JAX gave its parameter otherwise. ``jaxpr``, the traced program, keeps each
+    buffer's line to a line of this call (``hlo_sources.parse``)."""
     lines = dumped.splitlines()
     peak_index, live = _peak(lines)
     if peak_index is None:
         return PeakMemory(totals=dict(totals), available=False)
     kinds, shapes = _allocations(lines)
     sequence = dict((int(m.group(1)), m.group(2)) for m in map(_SEQUENCE.match, lines) if m)
-    instructions = parse(hlo_text)
+    instructions = parse(hlo_text, jaxpr)
     texts = _instruction_lines(hlo_text)
     parameters = _entry_parameters(hlo_text)
     named = input_names if input_names and len(input_names) == len(parameters) else None

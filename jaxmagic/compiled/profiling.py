@@ -107,9 +107,11 @@ def profile(
     calls: int = 5,
     cell_namer: CellNamer = no_cells,
     copy_arguments: bool = False,
+    jaxpr: Any = None,
 ) -> Profile:
     """Compile ``jitted`` for ``args``/``kwargs``, run it once to warm up, then ``calls`` times under
-    the profiler. ``copy_arguments``: pass copies of the arrays each time (the callee donates them)."""
+    the profiler. ``copy_arguments``: pass copies of the arrays each time (the callee donates them).
+    ``jaxpr``, the program traced, keeps the kernels' lines to lines of this call (``hlo_sources.parse``)."""
     import jax
 
     if calls < 1:
@@ -130,15 +132,23 @@ def profile(
     durations, wall = _measure(run_once, calls, _module_name(hlo))
     if not durations:
         return Profile({}, (), calls, 0.0, wall / calls, nothing_compiled=NO_KERNEL)
-    return summarise(durations, hlo, calls=calls, wall_seconds=wall, cell_namer=cell_namer)
+    return summarise(durations, hlo, calls=calls, wall_seconds=wall, cell_namer=cell_namer, jaxpr=jaxpr)
 
 
 def summarise(
-    durations: dict[str, float], hlo: str, *, calls: int, wall_seconds: float = 0.0, cell_namer: CellNamer = no_cells
+    durations: dict[str, float],
+    hlo: str,
+    *,
+    calls: int,
+    wall_seconds: float = 0.0,
+    cell_namer: CellNamer = no_cells,
+    jaxpr: Any = None,
 ) -> Profile:
-    """A ``Profile`` from the total seconds each HLO instruction ran (over ``calls`` calls)."""
-    instructions = hlo_sources.parse(hlo)
-    lines_of = hlo_sources.kernel_lines(hlo, cell_namer)
+    """A ``Profile`` from the total seconds each HLO instruction ran (over ``calls`` calls); lines
+    of this call where ``jaxpr``, the program traced, is given (``hlo_sources.parse``)."""
+    sites = hlo_sources.CallSites(jaxpr) if jaxpr is not None else None
+    instructions = hlo_sources.parse(hlo, sites)
+    lines_of = hlo_sources.kernel_lines(hlo, cell_namer, sites)
     durations = _without_containers(durations, instructions)
     kernels, line_times, texts = [], defaultdict(float), {}
     for name, total in durations.items():
@@ -146,7 +156,7 @@ def summarise(
         lines = lines_of.get(name, [])
         kernels.append(Kernel(name, seconds, tuple(line.label for line in lines)))
         texts.update((line.label, line.text) for line in lines)
-        weights = hlo_sources.line_weights(hlo, name, cell_namer) if name in instructions else {}
+        weights = hlo_sources.line_weights(hlo, name, cell_namer, sites) if name in instructions else {}
         if not weights:
             line_times[UNATTRIBUTED] += seconds
         for label, weight in weights.items():

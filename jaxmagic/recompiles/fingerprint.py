@@ -101,7 +101,7 @@ def program_facts(
     lines: dict[str, Counter] = {}
     line_collectives: dict[str, Counter] = {}
     line_text: dict[str, str] = {}
-    for instruction in parse(hlo_text).values():
+    for instruction in parse(hlo_text, jaxpr).values():
         opcode = instruction.opcode
         if not opcode or opcode in _NOT_WORK:
             continue

@@ -37,7 +37,7 @@ def readable_hlo(text: str) -> str:
 
 
 def groups(report) -> list[KernelGroup]:
-    return kernel_groups(report.hlo, report.cell_namer)
+    return kernel_groups(report.hlo, report.cell_namer, report.jaxpr)
 
 
 def fused_lines_note(group: KernelGroup) -> str:

@@ -240,7 +240,7 @@ class JaxprReport(Report):
             self.__dict__["compiled"] = compiled
             self.compile_seconds = time.perf_counter() - start
         return peak_memory.peak_memory(
-            compiled.as_text(), dumped, compiled_memory(compiled), self.cell_namer, self.input_names
+            compiled.as_text(), dumped, compiled_memory(compiled), self.cell_namer, self.input_names, self.jaxpr
         )
 
     @functools.cached_property
@@ -485,6 +485,7 @@ def trace(
             calls=profile,
             cell_namer=cell_namer,
             copy_arguments=bool(call.donate_argnums or (call.library is not None and call.library.donates)),
+            jaxpr=report.jaxpr,
         )
     return report.prepare(values=show_values, memory=show_memory, collectives=show_collectives)
 
