@@ -8,6 +8,8 @@ not. Blocks marked ``text``, ``console`` or ``bash`` are shown output or shell c
 
 from __future__ import annotations
 
+import hashlib
+import linecache
 import pathlib
 import re
 
@@ -56,8 +58,11 @@ def test_every_example_on_the_page_runs(ip, page):
 
 
 def _run_python(ip, body: str):
+    # the example's source is kept where Python looks for it, as it is for a file or a notebook cell
+    name = f"<docs example {hashlib.sha1(body.encode()).hexdigest()[:12]}>"
+    linecache.cache[name] = (len(body), None, body.splitlines(keepends=True), name)
     try:
-        exec(compile(body, "<docs example>", "exec"), ip.user_ns)
+        exec(compile(body, name, "exec"), ip.user_ns)
     except Exception as exc:  # reported by the caller with the example's text
         return exc
     return None
