@@ -23,6 +23,7 @@ from jaxmagic.tracing.sources import (
     CellNamer,
     SourceLine,
     no_cells,
+    reaches_outermost_frame,
     source_line,
     traced_user_frame,
     user_source_line,
@@ -331,18 +332,32 @@ def primitive_counts(jaxpr) -> collections.Counter:
 
 
 def traced_for_another_caller(frames: list[tuple[str, int, str]], enclosing: tuple[str, int] | None) -> bool:
-    """Whether a nested equation was traced for another caller: none of its frames (innermost
-    first) is the line of the equation it is nested in, ``enclosing`` (file, line). JAX keeps the
-    program of a library's jitted function (an optimizer's update, ``jnp`` helpers) from its first
-    trace, with the frames of whoever called it first — another cell, another test — or none of
-    the user's; such an equation was made, here, by the line that called the library.
+    """Whether a nested equation was traced for another caller, not by the code of the equation
+    it is nested in, ``enclosing`` (file, line). JAX keeps the program of a library's jitted
+    function (an optimizer's update, ``jnp`` helpers) from its first trace, with the frames of
+    whoever called it first — another cell, another test — or none of the user's; such an
+    equation was made, here, by the line that called the library.
 
-    >>> traced_for_another_caller([("lib.py", 9, "norm"), ("cell.py", 4, "first")], ("cell.py", 7))
+    Where the frames (innermost first) are complete (``reaches_outermost_frame``), that is when
+    none of them is the enclosing line. Where JAX stopped recording at the traced function (JAX
+    0.10), the enclosing line is never among them: then it is when no frame is the user's own
+    (a scan's body, a checkpointed or custom-derivative function keep their own lines).
+
+    >>> from jaxmagic.tracing.sources import outermost_frame
+    >>> root = outermost_frame()
+    >>> traced_for_another_caller([("lib.py", 9, "norm"), ("cell.py", 4, "first"), (root[0], 1, root[1])], ("cell.py", 7))
     True
-    >>> traced_for_another_caller([("lib.py", 9, "norm"), ("cell.py", 7, "second")], ("cell.py", 7))
+    >>> traced_for_another_caller([("lib.py", 9, "norm"), ("cell.py", 7, "second"), (root[0], 1, root[1])], ("cell.py", 7))
     False
+    >>> traced_for_another_caller([("/home/me/model.py", 5, "body")], ("/home/me/model.py", 9))
+    False
+    >>> import jax
+    >>> traced_for_another_caller([(jax.__file__, 9, "norm")], ("/home/me/model.py", 9))
+    True
     """
-    return enclosing is not None and not any(f[:2] == enclosing for f in frames)
+    if enclosing is None or any(f[:2] == enclosing for f in frames):
+        return False
+    return reaches_outermost_frame(frames) or traced_user_frame(frames) is None
 
 
 def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]:

@@ -169,6 +169,33 @@ def traced_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int,
     return pick_user_frame(inside_traced_call(frames), or_library=False)
 
 
+def outermost_frame() -> tuple[str, str]:
+    """``(file, function)`` of the outermost frame of the running thread: where every complete
+    traceback recorded in it ends (a script's ``<module>``, ``runpy``'s entry, a thread's start).
+
+    >>> outermost_frame()[1] != ""
+    True
+    """
+    frame = sys._getframe()
+    while frame.f_back is not None:
+        frame = frame.f_back
+    return frame.f_code.co_filename, frame.f_code.co_name
+
+
+def reaches_outermost_frame(frames: list[tuple[str, int, str]]) -> bool:
+    """Whether frames (innermost first) go all the way out to the thread's outermost frame. JAX
+    0.8 records every frame of the code that traced an equation; JAX 0.10 stops where its C++ code
+    called back into Python (at the traced function), so the line that called a nested trace is
+    not among a nested equation's frames.
+
+    >>> reaches_outermost_frame([("/home/me/model.py", 3, "f"), (*outermost_frame()[:1], 1, outermost_frame()[1])])
+    True
+    >>> reaches_outermost_frame([("/home/me/model.py", 3, "f")])
+    False
+    """
+    return bool(frames) and (frames[-1][0], frames[-1][2]) == outermost_frame()
+
+
 def user_traceback(source_info, cell_namer: CellNamer = no_cells) -> tuple[SourceLine, ...]:
     """The call chain that made a JAX equation, outermost first: from the outermost frame of the
     user's own code inwards, leaving out JAX's and jaxmagic's frames (the libraries the user's code
