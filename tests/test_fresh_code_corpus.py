@@ -103,3 +103,77 @@ def test_every_line_jax_records_is_shown_with_its_equations(run, fresh_defined, 
     # JAX's own helpers that line called (those JAX places on no line of the user's)
     missing = {line: (count, shown[line]) for line, count in truth.items() if shown[line] < count}
     assert missing == {}, f"line: (JAX's equations, shown) {missing}"
+
+
+# ---------------------------------------------------------------- %%recompiles
+# Each: what the cell needs, a cell that compiles a function twice, and the two calls as
+# ``(function, arguments)`` for JAX to trace.
+RECOMPILE_CELLS = {
+    "static field of a registered dataclass": (
+        """
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Config:
+    scale: jax.Array
+    mode: str = dataclasses.field(metadata=dict(static=True))
+
+def apply(cfg, x):
+    return x * cfg.scale if cfg.mode == "mul" else x + cfg.scale
+""",
+        "jitted = jax.jit(apply)\njitted(Config(jnp.float32(2), 'mul'), jnp.ones(3))\njitted(Config(jnp.float32(2), 'add'), jnp.ones(3))",
+        (
+            ("apply", "(Config(jnp.float32(2), 'mul'), jnp.ones(3))"),
+            ("apply", "(Config(jnp.float32(2), 'add'), jnp.ones(3))"),
+        ),
+    ),
+    "partial binding another value": (
+        "def scaled(x, a):\n    return x * a\n",
+        "for a in (1.0, 2.0):\n    h = jax.jit(functools.partial(scaled, a=a))\n    h(jnp.ones(2))",
+        (
+            ("functools.partial(scaled, a=1.0)", "(jnp.ones(2),)"),
+            ("functools.partial(scaled, a=2.0)", "(jnp.ones(2),)"),
+        ),
+    ),
+    "batch length": (
+        "def total(x):\n    return x.sum()\n",
+        "jitted = jax.jit(total)\nfor n in (3, 5):\n    jitted(jnp.arange(n, dtype=jnp.float32))",
+        (("total", "(jnp.arange(3.0),)"), ("total", "(jnp.arange(5.0),)")),
+    ),
+}
+
+_TYPES = re.compile(r":[a-z]+[0-9]*\[[0-9,]*\]")
+
+
+def _jax_program(ip, call: tuple[str, str]) -> str:
+    """The program JAX traces for ``(function, arguments)``, as JAX prints it, types left out."""
+    function, arguments = call
+    return _TYPES.sub("", str(ip.ev(f"jax.make_jaxpr({function}){arguments}")))
+
+
+@pytest.mark.parametrize("case", list(RECOMPILE_CELLS))
+def test_the_same_program_is_said_only_of_the_same_program(ip, run, case):
+    setup, cell, (first, second) = RECOMPILE_CELLS[case]
+    run("import dataclasses, functools\n" + setup).assert_ok()
+    shown = run("%%recompiles -o\n" + cell).assert_ok()
+    (recompiled,) = [event for event in shown.result.events if event.is_recompile]
+    same_for_jax = _jax_program(ip, first) == _jax_program(ip, second)
+    said_same = (recompiled.program_diff or "").startswith("the same program")
+    assert said_same == same_for_jax, (recompiled.program_diff, same_for_jax)
+
+
+def test_a_partial_rebuilt_with_other_values_is_told_to_pass_them_not_to_build_it_once(run):
+    run("import functools\ndef scaled_by(x, a):\n    return x * a\n").assert_ok()
+    other = run(
+        "%%recompiles -o\nfor a in (1.0, 2.0):\n    h = jax.jit(functools.partial(scaled_by, a=a))\n    h(jnp.ones(2))"
+    ).assert_ok()
+    (cause,) = [c for event in other.result.events if event.is_recompile for c in event.causes]
+    # JAX compiled a program per value of `a`: a partial built once can hold only one of them
+    assert "outside the loop" not in str(cause.advice)
+    assert "`a`" in str(cause.advice) and "`scaled_by`" in str(cause.message)
+    same = run(
+        "%%recompiles -o\nfor a in (3.0, 3.0):\n    h = jax.jit(functools.partial(scaled_by, a=a))\n    h(jnp.ones(2))"
+    ).assert_ok()
+    (cause,) = same.result.events[-1].causes  # the second call: the same value bound again
+    assert "outside the loop" in str(cause.advice)
+    # the function is named as the user wrote it, inside the partial they built
+    assert "functools.partial(scaled_by, ...)" in str(cause.advice) and "partial(partial(" not in same.text

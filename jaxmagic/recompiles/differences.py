@@ -25,7 +25,7 @@ from typing import Sequence
 from jaxmagic.recompiles.attributes import Attribute
 from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause, shape_change, shape_change_text
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, without_addresses
-from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
+from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, display_name, shorten
 from jaxmagic.recompiles.value_changes import differing_parts, object_kind, placement_cause, static_value_causes
 from jaxmagic.tracing.sources import CellNamer, no_cells, source_line
 
@@ -91,18 +91,51 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
 _SEVERITY = {"shape": 1, "dtype": 1, "weak_type": 1, "sharding": 2, "device": 2}
 
 
+def _rebound(before: tuple, after: tuple) -> list[tuple[str, str, str]]:
+    """What a rebuilt ``functools.partial`` binds differently now: ``(name, before, after)``
+    (``signatures.bound_values``; ``"—"`` where it bound nothing by that name).
+
+    >>> _rebound((("a", "1.0", "1.0"),), (("a", "2.0", "2.0"),))
+    [('a', '1.0', '2.0')]
+    >>> _rebound((("a", "1.0", "1.0"),), (("a", "1.0", "1.0"),))
+    []
+    >>> _rebound((("w", "f32[2]", 1),), (("w", "f32[2]", 2),))
+    [('w', 'f32[2]', 'f32[2] (another object)')]
+    """
+    old = {name: (text, identity) for name, text, identity in before}
+    new = {name: (text, identity) for name, text, identity in after}
+    changed = []
+    for name in [*new, *(n for n in old if n not in new)]:
+        was, now = old.get(name, ("—", None)), new.get(name, ("—", None))
+        if was[1] != now[1] or (name in old) != (name in new):
+            same_text = was[0] == now[0]  # another object of the same type: said as such
+            changed.append((name, was[0], f"{now[0]} (another object)" if same_text else now[0]))
+    return changed
+
+
 def _redefined(before: CallSignature, after: CallSignature, cell_namer: CellNamer) -> Cause:
     name = after.function
     inner_before = before.inner_ref() if before.inner_ref is not None else None
     inner_after = after.inner_ref() if after.inner_ref is not None else None
     if after.wrapper and inner_after is not None and inner_before is inner_after:
+        inner = display_name(inner_after)
+        changed = _rebound(before.bound, after.bound)
+        if after.wrapper == "functools.partial" and changed:
+            return Cause(
+                "redefined_function",
+                argument=name,
+                before=", ".join(f"{n}={b}" for n, b, _ in changed) or None,
+                after=", ".join(f"{n}={a}" for n, _, a in changed) or None,
+                reason="partial_rebound",
+                facts=(("inner", inner), ("bound", tuple(n for n, _, _ in changed))),
+            )
         return Cause(
             "redefined_function",
             argument=name,
             before=after.wrapper,
             after=after.wrapper,
             reason="wrapper_rebuilt",
-            facts=(("wrapper", after.wrapper),),
+            facts=(("wrapper", after.wrapper), ("inner", inner)),
         )
     old_site, new_site = before.defined_at, after.defined_at
     same_place = old_site is not None and old_site == new_site

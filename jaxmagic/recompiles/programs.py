@@ -12,12 +12,26 @@ changed.
 >>> diff = program_difference(before, after)
 >>> [(change.line, change.before, change.after) for change in diff.lines], diff.constants_changed
 ([(4, 2, 5)], 1)
+
+Two programs with as many equations per line can still differ: a line that made ``mul`` makes
+``add`` now, or multiplies by another literal. Each line's equations are also kept as a digest of
+what they do (primitive, literal operands, plain parameters), and such a line counts as changed.
+
+>>> import jax
+>>> def program(scale):
+...     return program_shape(jax.make_jaxpr(lambda x: x * scale)(1.0), lambda eqn: ("f.py", 1))
+>>> [(c.line, c.before, c.after) for c in program_difference(program(2.0), program(3.0)).lines]
+[(1, 1, 1)]
+>>> program_difference(program(2.0), program(2.0)).empty
+True
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+
+from jax.extend import core as jcore
 
 MAX_CONSTANT_BYTES = 1 << 20  # captured constants larger than this are compared by type only
 _LOOP_WORDS = ("for ", "while ")
@@ -30,6 +44,7 @@ class ProgramShape:
 
     equations: dict = field(default_factory=dict)
     constants: tuple = ()
+    operations: dict = field(default_factory=dict)  # (file, line) -> digest of what its equations do
 
     @property
     def total(self) -> int:
@@ -74,6 +89,7 @@ def program_shape(closed_jaxpr, user_line) -> ProgramShape:
     ``(file, line)`` (``_jax_private.equation_user_line``). Sub-programs (``scan``, ``cond``
     bodies) count toward the lines that wrote them."""
     counts: dict = {}
+    digests: dict = {}
     stack = [closed_jaxpr.jaxpr]
     seen = 0
     while stack and seen < 100_000:
@@ -83,13 +99,33 @@ def program_shape(closed_jaxpr, user_line) -> ProgramShape:
             where = user_line(eqn)
             if where is not None:
                 counts[where] = counts.get(where, 0) + 1
+                if where not in digests:
+                    digests[where] = hashlib.blake2b(digest_size=8)
+                digests[where].update(_operation(eqn).encode())
             for value in eqn.params.values():
                 for inner in value if isinstance(value, (tuple, list)) else (value,):
                     if hasattr(inner, "eqns"):  # a Jaxpr
                         stack.append(inner)
                     elif hasattr(getattr(inner, "jaxpr", None), "eqns"):  # a ClosedJaxpr
                         stack.append(inner.jaxpr)
-    return ProgramShape(counts, tuple(_fingerprint(c) for c in getattr(closed_jaxpr, "consts", ())))
+    constants = tuple(_fingerprint(c) for c in getattr(closed_jaxpr, "consts", ()))
+    return ProgramShape(counts, constants, {where: digest.hexdigest() for where, digest in digests.items()})
+
+
+_PLAIN = (bool, int, float, str, type(None))
+
+
+def _operation(eqn) -> str:
+    """What one equation does, in short: its primitive, its literal operands and its plain
+    parameters (numbers, strings, shapes, dtypes; nested programs are counted by their own lines)."""
+    literals = [repr(v.val) for v in eqn.invars if isinstance(v, jcore.Literal)]
+    params = []
+    for name, value in sorted(eqn.params.items()):
+        if isinstance(value, _PLAIN) or (isinstance(value, tuple) and all(isinstance(v, _PLAIN) for v in value)):
+            params.append(f"{name}={value!r}")
+        elif type(value).__name__ in ("dtype", "DType"):
+            params.append(f"{name}={value}")
+    return f"{eqn.primitive.name}({','.join(literals)})[{','.join(params)}];"
 
 
 def program_difference(
@@ -99,7 +135,7 @@ def program_difference(
     changes = []
     for where in sorted(set(before.equations) | set(after.equations)):
         old, new = before.equations.get(where, 0), after.equations.get(where, 0)
-        if old != new:
+        if old != new or before.operations.get(where) != after.operations.get(where):
             changes.append(LineChange(where[0], where[1], old, new, in_loop(*where)))
     constants = sum(1 for a, b in zip(before.constants, after.constants, strict=False) if a != b)
     constants += abs(len(before.constants) - len(after.constants))
@@ -136,6 +172,8 @@ def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
     >>> change = LineChange("f.py", 4, 2, 5, in_loop=True)
     >>> describe_difference(ProgramDifference((change,), 0, 6, 9))
     'program 6 → 9 equations: f.py:4, in a Python loop unrolled into the program, 2 → 5 equations (+3)'
+    >>> describe_difference(ProgramDifference((LineChange("f.py", 4, 1, 1),), 0, 4, 4))
+    'program of 4 equations: f.py:4, 1 equation doing other work'
     >>> describe_difference(ProgramDifference((), 0, 4, 4))
     'the same program (4 equations)'
     """
@@ -147,7 +185,10 @@ def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
     for change in difference.lines[:8]:
         label = source_line(change.file, change.line, "", cell_namer=cell_namer or no_cells).label
         loop = ", in a Python loop unrolled into the program" if change.in_loop and change.added > 0 else ""
-        parts.append(f"{label}{loop}, {change.before} → {change.after} equations ({change.added:+d})")
+        if change.added == 0:
+            parts.append(f"{label}, {change.after} equation{'s' * (change.after != 1)} doing other work")
+        else:
+            parts.append(f"{label}{loop}, {change.before} → {change.after} equations ({change.added:+d})")
     if len(difference.lines) > 8:
         parts.append(f"{len(difference.lines) - 8} more lines changed")
     if difference.constants_changed:

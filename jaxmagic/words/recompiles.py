@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from jaxmagic.words import Words, code, place, say
+from jaxmagic.words import Words, code, names, place, say
 from jaxmagic.words.units import times
 
 # What a reader sees before the details, one short label per kind.
@@ -100,6 +100,10 @@ _ADVICE = {
         "Expected after defining {arg} again (e.g. re-running its cell); a problem only if it happens in a loop."
     ),
     "wrapper_rebuilt": "Build {built} once, outside the loop, and call that.",
+    "partial_rebound": (
+        "Make {bound} an argument of the jitted function instead of binding it with functools.partial: "
+        "{fixed} compiles once for all of its values (mark it static only if it should compile per value)."
+    ),
     "jit_options": (
         "Create the jitted function once, with fixed options, outside the loop: hoist jax.jit out of the loop."
     ),
@@ -186,12 +190,23 @@ def advice(cause) -> Words:
     """
     if cause.reason == "wrapper_rebuilt":
         return advice_for(cause.kind, cause.argument, variant=cause.reason, built=code(_rebuilt(cause)))
+    if cause.reason == "partial_rebound":
+        facts = dict(cause.facts)
+        bound = facts["bound"]
+        return advice_for(
+            cause.kind,
+            cause.argument,
+            variant=cause.reason,
+            bound=names(bound) if len(bound) <= 3 else say("what it binds"),
+            fixed=code(f"jax.jit({facts['inner']})"),
+        )
     return advice_for(cause.kind, cause.argument, variant=cause.reason)
 
 
 def _rebuilt(cause) -> str:
     """The jitted wrapper a re-built one should be built as once: ``jax.jit(jax.vmap(f))``."""
-    wrapper, name = dict(cause.facts)["wrapper"], cause.argument
+    facts = dict(cause.facts)
+    wrapper, name = facts["wrapper"], facts.get("inner", cause.argument)
     return f"jax.jit({wrapper}({name}))" if wrapper.startswith("jax.") else f"jax.jit({wrapper}({name}, ...))"
 
 
@@ -274,8 +289,15 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
     "wrapper_rebuilt": lambda c, f: say(
         "{} is the same function, but the {} wrapper around it was built anew, "
         "so jax.jit sees a new function object and compiles again",
-        code(c.argument),
+        code(f.get("inner", c.argument)),
         f["wrapper"],
+    ),
+    "partial_rebound": lambda c, f: say(
+        "the functools.partial around {} was built anew and binds other values: {} → {}; "
+        "jax.jit sees a new function object and compiles again",
+        code(f["inner"]),
+        c.before,
+        c.after,
     ),
     "redefined_function": lambda c, f: say(
         "{} is a new function object{}: JAX caches compilations per function object, so it compiles anew",
