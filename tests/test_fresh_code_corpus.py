@@ -177,3 +177,53 @@ def test_a_partial_rebuilt_with_other_values_is_told_to_pass_them_not_to_build_i
     assert "outside the loop" in str(cause.advice)
     # the function is named as the user wrote it, inside the partial they built
     assert "functools.partial(scaled_by, ...)" in str(cause.advice) and "partial(partial(" not in same.text
+
+
+# ---------------------------------------------------------------- the hint of an unrolled loop
+LOOP_SETUP = """
+import equinox as eqx
+import optax
+
+mlp = eqx.nn.MLP(3, 2, 16, 2, key=jax.random.key(1))
+tx = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-2))
+opt_state = tx.init(eqx.filter(mlp, eqx.is_array))
+
+@eqx.filter_jit
+def eqx_step(model, opt_state, x, y):
+    loss, grads = eqx.filter_value_and_grad(lambda m: jnp.mean((jax.vmap(m)(x) - y) ** 2))(model)
+    updates, opt_state = tx.update(grads, opt_state, eqx.filter(model, eqx.is_array))
+    return eqx.apply_updates(model, updates), opt_state, loss
+
+def smooth(x):
+    for _ in range(80):
+        x = jnp.tanh(x * 0.9 + 0.1)
+    return x
+
+ex, ey = jnp.ones((8, 3)), jnp.zeros((8, 2))
+"""
+
+
+def _lines_in_loops(source: str) -> set[int]:
+    """The lines of ``source`` inside a Python loop or a comprehension, as Python's parser says."""
+    import ast
+
+    inside = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.For, ast.While)):
+            inside |= set(range(node.body[0].lineno, node.end_lineno + 1))
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            inside |= set(range(node.lineno, node.end_lineno + 1))
+    return inside
+
+
+@pytest.mark.parametrize("call", ["eqx_step(mlp, opt_state, ex, ey)", "smooth(ex)"])
+def test_a_python_loop_is_named_only_on_a_line_in_a_loop_of_the_user_s(ip, run, call):
+    assert ip.run_cell(LOOP_SETUP).success
+    shown = run(f"%jaxpr -o {call}").assert_ok()
+    most = next(iter(shown.result.line_counts))
+    line = int(_CELL_LINE.match(most)[1])
+    in_loop = line in _lines_in_loops(LOOP_SETUP.lstrip("\n"))  # IPython drops leading blank lines
+    assert sum(shown.result.line_counts.values()) >= 200 and shown.result.line_counts[most] * 2 >= sum(
+        shown.result.line_counts.values()
+    ), "one line made most of a large program"
+    assert ("a Python loop there" in shown.text) == in_loop, (most, in_loop)

@@ -4,6 +4,7 @@ walked to text and HTML. Pure functions of a ``JaxprReport``."""
 
 from __future__ import annotations
 
+from jaxmagic.recompiles.programs import line_in_loop
 from jaxmagic.render import blocks_html, blocks_text
 from jaxmagic.render.blocks import Block, Cell, Group, Hint, Note, Sentence, Table
 from jaxmagic.words.units import format_count, format_seconds
@@ -39,13 +40,23 @@ def unrolled_hint(report) -> str:
     if not counts or total < 200:
         return ""
     label, most = next(iter(counts.items()))
-    if most / total < 0.5:
+    if most / total < 0.5 or not _written_in_a_loop(report, label):
         return ""
     return (
         f"{label} made {format_count(most)} of the {format_count(total)} equations: a Python loop there runs "
         f"at trace time, each pass adding equations. lax.fori_loop or lax.scan keeps the loop one equation "
         f"and compiles in a time that does not grow with the number of steps."
     )
+
+
+def _written_in_a_loop(report, label: str) -> bool:
+    """Whether the user's line ``label`` sits in a Python loop of theirs (a ``for`` or ``while``
+    above it, or a comprehension on it): a line that made many equations through a library's own
+    loop (a model's layers, an optimizer's tree of states) has no loop of the user's to rewrite."""
+    for line in report.source_lines.values():
+        if line.label == label:
+            return line_in_loop(line.file, line.line) or " for " in f" {line.text} "
+    return False
 
 
 def sampling_note(report) -> str:
