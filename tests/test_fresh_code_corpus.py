@@ -227,3 +227,26 @@ def test_a_python_loop_is_named_only_on_a_line_in_a_loop_of_the_user_s(ip, run, 
         shown.result.line_counts.values()
     ), "one line made most of a large program"
     assert ("a Python loop there" in shown.text) == in_loop, (most, in_loop)
+
+
+# ---------------------------------------------------------------- a transform that does not apply
+@pytest.mark.parametrize(
+    "transform,call,jax_call",
+    [
+        ("vmap", "branchy(v3, True)", "jax.vmap(branchy)(v3, True)"),
+        ("grad", "pair(2.0)", "jax.grad(pair)(2.0)"),
+        ("grad", "count(3)", "jax.grad(count)(3)"),
+    ],
+)
+def test_a_transform_that_does_not_apply_is_said_with_an_example_of_that_transform(ip, run, transform, call, jax_call):
+    run(
+        "def branchy(x, flag):\n    return jax.lax.cond(flag, jnp.log, jnp.square, x)\n"
+        "def pair(x):\n    return x, x * 2\n"
+        "def count(n):\n    return n * 2.0\n"
+        "v3 = jnp.array([1.0, 2.0, 0.0])"
+    ).assert_ok()
+    assert run(jax_call).error is not None, "JAX refuses this call"
+    shown = run(f"%jaxpr -t {transform} {call}")
+    assert shown.usage_error is not None and "Traceback" not in shown.text
+    example = shown.usage_error.split("Example:", 1)[1]
+    assert f"-t {transform}" in example
