@@ -264,6 +264,26 @@ def explanation_logger_names() -> tuple[str, ...]:
 CACHE_KEY_PART_MESSAGE = "get_cache_key hash of serialized %s: %s"
 
 
+@contextlib.contextmanager
+def compile_logs_off() -> Iterator[None]:
+    """In this thread, JAX neither logs its compilations (``jax_log_compiles``) nor explains its
+    cache misses (``jax_explain_cache_misses``), whatever they are set to; as it was afterwards.
+    Neither option enters JAX's cache keys.
+
+    Uses the thread-local context of ``jax._src.config.log_compiles`` and ``explain_cache_misses``.
+
+    >>> import jax
+    >>> with compile_logs_off():
+    ...     inside = jax.config.jax_log_compiles
+    >>> inside, jax.config.jax_log_compiles
+    (False, False)
+    """
+    from jax._src import config
+
+    with config.log_compiles(False), config.explain_cache_misses(False):
+        yield
+
+
 def cache_key_logger_name() -> str:
     """The logger on which JAX writes, at DEBUG level, the hash of each part of a persistent
     cache key (``cache_key.get``: the computation, jaxlib's and the backend's versions, XLA flags,

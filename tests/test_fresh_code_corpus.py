@@ -5,10 +5,14 @@ what JAX itself says: every equation is shown under the line JAX records for it.
 from __future__ import annotations
 
 import collections
+import logging
 import re
 
+import jax
 import pytest
 from jax._src import source_info_util
+
+from tests.conftest import assert_no_internals
 
 SETUP = """
 from functools import partial
@@ -250,3 +254,44 @@ def test_a_transform_that_does_not_apply_is_said_with_an_example_of_that_transfo
     assert shown.usage_error is not None and "Traceback" not in shown.text
     example = shown.usage_error.split("Example:", 1)[1]
     assert f"-t {transform}" in example
+
+
+# ---------------------------------------------------------------- JAX's own logs, switched on by the user
+class _JaxRecords(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        if record.levelno >= logging.WARNING:  # what JAX shows the user with these options on
+            self.messages.append(record.getMessage())
+
+
+@pytest.mark.parametrize(
+    "magic",
+    ["%jaxpr f_logged(x)", "%jaxpr --stage hlo g_logged(x, n=3)", "%jitcompare --budget 0.3 f_logged(x)"],
+)
+def test_with_jax_s_compile_logs_on_the_magics_log_nothing_of_their_own_work(run, magic):
+    run(
+        "from functools import partial\n"
+        "@jax.jit\ndef f_logged(x):\n    return jnp.sin(x) * 2\n"
+        "@partial(jax.jit, static_argnames=('n',))\ndef g_logged(x, n):\n    return x ** n\n"
+        "x = jnp.ones(3)"
+    ).assert_ok()
+    records, logger = _JaxRecords(), logging.getLogger("jax")
+    logger.addHandler(records)
+    jax.config.update("jax_explain_cache_misses", True)
+    jax.config.update("jax_log_compiles", True)
+    try:
+        shown = run(magic).assert_ok()
+        during_magic = list(records.messages)
+        settings = (jax.config.jax_explain_cache_misses, jax.config.jax_log_compiles)
+        run("f_logged(x)").assert_ok()  # the user's own call: JAX logs it
+    finally:
+        jax.config.update("jax_explain_cache_misses", False)
+        jax.config.update("jax_log_compiles", False)
+        logger.removeHandler(records)
+    assert settings == (True, True), "the user's settings stay as they were"
+    assert_no_internals(shown)
+    assert during_magic == [], "the magic's traces and compilations are jaxmagic's, not the user's"
+    assert any("f_logged" in message for message in records.messages), "JAX logs the user's own compilation"

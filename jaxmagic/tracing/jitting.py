@@ -17,6 +17,7 @@ import functools
 import threading
 from typing import Any, Callable, Iterator
 
+from jaxmagic import _jax_private
 from jaxmagic.tracing import libraries
 
 
@@ -186,7 +187,9 @@ _OWN_WORK = _OwnWork()
 def own_work() -> Iterator[None]:
     """Everything JAX traces, lowers and compiles inside is jaxmagic's own work, whatever function
     it is (a fresh wrapper, the user's ``nnx.jit`` re-wrapped, a function the user's function calls):
-    a watch of the user's compilations leaves it out. Scoped to this thread; nests; also a decorator.
+    a watch of the user's compilations leaves it out, and JAX logs none of it where the user turned
+    on ``jax_log_compiles`` or ``jax_explain_cache_misses`` (``_jax_private.compile_logs_off``).
+    Scoped to this thread; nests; also a decorator.
 
     >>> doing_own_work()
     False
@@ -199,7 +202,8 @@ def own_work() -> Iterator[None]:
     """
     _OWN_WORK.depth += 1
     try:
-        yield
+        with _jax_private.compile_logs_off() if _OWN_WORK.depth == 1 else contextlib.nullcontext():
+            yield
     finally:
         _OWN_WORK.depth -= 1
 
