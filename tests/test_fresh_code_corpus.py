@@ -9,6 +9,7 @@ import logging
 import re
 
 import jax
+import numpy as np
 import pytest
 from jax._src import source_info_util
 
@@ -295,3 +296,14 @@ def test_with_jax_s_compile_logs_on_the_magics_log_nothing_of_their_own_work(run
     assert_no_internals(shown)
     assert during_magic == [], "the magic's traces and compilations are jaxmagic's, not the user's"
     assert any("f_logged" in message for message in records.messages), "JAX logs the user's own compilation"
+
+
+# ---------------------------------------------------------------- --values on JAX's own functions
+def test_a_nan_made_inside_jax_s_own_function_is_not_said_to_come_from_the_user_s_code(ip, run):
+    run("singular = jnp.zeros((2, 2))").assert_ok()
+    assert np.isnan(np.asarray(ip.ev("jnp.linalg.inv(singular)"))).any(), "JAX's inverse of 0 holds NaN"
+    shown = run("%jaxpr -o --values jnp.linalg.inv(singular)").assert_ok()
+    first = shown.result.first_nonfinite
+    assert first is not None and first.source is None, "no line of the user's made it"
+    headline = next(line for line in shown.text.splitlines() if "the first NaN" in line)
+    assert "your code" not in headline and f"`{first.primitive}`" in headline

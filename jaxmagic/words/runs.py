@@ -37,9 +37,25 @@ def number(x) -> str:
 
 
 def first_nonfinite_sentence(first) -> Words:
-    """Where the first NaN (or inf) came from, and what its operands held."""
+    """Where the first NaN (or inf) came from, and what its operands held. Where no line of the
+    user's made that equation (JAX's own code, or a library's), it is named by its operation alone.
+
+    >>> import numpy as np
+    >>> from jaxmagic.tracing.values import EquationValue, summarise
+    >>> made = EquationValue((0,), "custom_linear_solve", (summarise(np.array([np.nan])),), inputs=())
+    >>> str(first_nonfinite_sentence(made))
+    'the first NaN comes from `custom_linear_solve`, which no line of yours wrote (JAX or a library made it)'
+    """
     kind = "NaN" if first.made_nan else "inf"
-    text = first.source.text if first.source is not None and first.source.text else first.primitive
+    if first.source is None:
+        head = say(
+            "the first {} comes from {}, which no line of yours wrote (JAX or a library made it)",
+            kind,
+            code(first.primitive),
+        )
+        has_operands = any(s.minimum is not None for s in first.inputs)
+        return head + _cause(first) if has_operands else head
+    text = first.source.text or first.primitive
     head = say("the first {} comes from {}: {}", kind, place(first.source), code(text))
     return head + _cause(first)
 
