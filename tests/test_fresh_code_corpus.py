@@ -307,3 +307,21 @@ def test_a_nan_made_inside_jax_s_own_function_is_not_said_to_come_from_the_user_
     assert first is not None and first.source is None, "no line of the user's made it"
     headline = next(line for line in shown.text.splitlines() if "the first NaN" in line)
     assert "your code" not in headline and f"`{first.primitive}`" in headline
+
+
+# ---------------------------------------------------------------- a method jitted with a static self
+def test_a_static_self_is_named_as_the_user_wrote_it_not_by_its_address(run):
+    run(
+        "from functools import partial\n"
+        "class Scaler:\n"
+        "    def __init__(self, s):\n"
+        "        self.s = s\n"
+        "    @partial(jax.jit, static_argnums=0)\n"
+        "    def __call__(self, x):\n"
+        "        return x * self.s\n"
+        "sc = Scaler(3.0)"
+    ).assert_ok()
+    shown = run("%jaxpr -o sc(jnp.ones(2))").assert_ok()
+    title = shown.text.split("\n")[0] + next(line for line in shown.text.splitlines() if "(static)" in line)
+    assert re.search(r"0x[0-9a-fA-F]{4,}", title) is None, title
+    assert "self = sc (static)" in title

@@ -19,6 +19,7 @@ in HTML and indented in text. StableHLO and HLO views show the module text, high
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from jaxmagic.errors import UsageProblem
 from jaxmagic.render import blocks_html, blocks_text, theme
@@ -407,10 +408,31 @@ def _summary_html(view: JaxprView) -> str:
 
 
 def static_text(report) -> str:
-    """The static arguments jit traced with: ``n = 3 (static), mode = 'fast' (static)``."""
+    """The static arguments jit traced with: ``n = 3 (static), mode = 'fast' (static)``. An object
+    Python shows only by its address is named as the user wrote it (``self = sc``), or by its class.
+
+    >>> from types import SimpleNamespace
+    >>> class Scaler: ...
+    >>> static_text(SimpleNamespace(static_arguments=[("self", Scaler()), ("n", 3)], receiver="sc"))
+    'self = sc (static), n = 3 (static)'
+    >>> static_text(SimpleNamespace(static_arguments=[("config", Scaler())], receiver=None))
+    'config = a Scaler object (static)'
+    """
+    receiver = getattr(report, "receiver", None)
+
+    def shown(position: int, value) -> str:
+        text = repr(value)
+        if not _ADDRESS_REPR.search(text):
+            return units.shorten(text, 40)
+        return receiver if position == 0 and receiver else f"a {type(value).__name__} object"
+
     return ", ".join(
-        f"{name} = {units.shorten(repr(value), 40)} (static)" for name, value in getattr(report, "static_arguments", [])
+        f"{name} = {shown(i, value)} (static)"
+        for i, (name, value) in enumerate(getattr(report, "static_arguments", []))
     )
+
+
+_ADDRESS_REPR = re.compile(r" (?:object )?at 0x[0-9a-fA-F]+>")
 
 
 FILTER_PRIMITIVES = 6  # the most frequent primitives offered as filters

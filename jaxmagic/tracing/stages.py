@@ -101,6 +101,7 @@ class JaxprReport(Report):
         # What each input and output stands for, as the user writes it (``params['w1']``); set by trace()
         self.input_names: list[str] = []
         self.static_arguments: list[tuple[str, object]] = []  # (parameter, value) jit traced with
+        self.receiver: str | None = None  # the object whose method was called, as the user wrote it
         self.output_names: list[str] = []
 
     @functools.cached_property
@@ -475,6 +476,7 @@ def trace(
     report.asked_out_shardings = None if transforms else call.jit_shardings.get("out_shardings")
     report.input_names = names.input_names(users_call, traced, transforms)
     report.static_arguments = users_call.static_values() if users_call.library is None else []
+    report.receiver = users_call.receiver
     report.output_names = names.output_names(users_call, traced, transforms)
     if profile:
         report.profile = profiling.profile(
