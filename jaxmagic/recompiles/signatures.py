@@ -383,9 +383,9 @@ def bound_values(fun: Any) -> tuple[tuple[str, str, Any], ...]:
 
 def _object_text(value: Any) -> str:
     """An object bound by a partial, in short: an array as its type (``f32[2]``), else its class."""
-    aval = getattr(value, "aval", None)
-    if hasattr(aval, "str_short"):
-        return shorten(aval.str_short(short_dtypes=True), 40)
+    str_short = getattr(getattr(value, "aval", None), "str_short", None)
+    if callable(str_short):
+        return shorten(str(str_short(short_dtypes=True)), 40)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         return shorten(f"{value.dtype}{list(value.shape)}", 40)
     return shorten(type(value).__name__, 40)
