@@ -152,6 +152,36 @@ stack_all(jnp.ones(2), jnp.ones(2))
 stack_all(jnp.ones(2), jnp.ones(3).astype(jnp.int32)[:2])
 """,
     ),
+    RecompileCase(
+        "jax",
+        "partial binding a new value",
+        """
+def scaled(x, a):
+    return x * a
+for a in (1.0, 2.0):
+    h = jax.jit(functools.partial(scaled, a=a))
+    h(jnp.ones(2))
+""",
+        needs=("functools",),
+    ),
+    RecompileCase(
+        "jax",
+        "static field of a registered dataclass",
+        """
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass
+class Config:
+    scale: jax.Array
+    mode: str = dataclasses.field(metadata=dict(static=True))
+@jax.jit
+def apply(cfg, x):
+    return x * cfg.scale if cfg.mode == "mul" else x + cfg.scale
+x = jnp.ones(3)
+apply(Config(jnp.float32(2), "mul"), x)
+apply(Config(jnp.float32(2), "add"), x)
+""",
+        needs=("dataclasses",),
+    ),
     # ---------------------------------------------------------------- Flax NNX
     RecompileCase(
         "nnx",
@@ -589,4 +619,6 @@ IMPORTS = {
     "chex": "import chex",
     "jaxtyping": "import jaxtyping\nfrom jaxtyping import Array, Float, Shaped",
     "flax.training.train_state": "from flax.training import train_state",
+    "functools": "import functools",
+    "dataclasses": "import dataclasses",
 }
