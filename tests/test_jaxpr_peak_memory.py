@@ -137,3 +137,34 @@ def test_the_engine_runs_without_a_shell():
     compiled, dumped = peak_memory.compile_with_buffers(lowered)
     assert "Live ranges at" in dumped
     assert np.isclose(peak_memory.peak_memory(compiled.as_text(), dumped, {}).peak_bytes, report.peak_bytes)
+
+
+DONATED_STEP = """
+from functools import partial
+
+@partial(jax.jit, donate_argnums=(0,))
+def update_step(params, x):
+    def loss(p):
+        return jnp.sum(jnp.tanh(x @ p["w"]) ** 2)
+    grads = jax.grad(loss)(params)
+    return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+params = {"w": jnp.ones((256, 256))}
+xs = jnp.ones((64, 256))
+"""
+
+
+def test_a_value_written_into_a_donated_argument_is_counted_once_and_named_by_the_users_names(run):
+    """XLA lists the update written in place into the donated ``params['w']`` beside the argument
+    it replaces, at the instruction that writes it: one buffer, counted once, and every argument
+    named as the user's inputs are (never by XLA's operation name)."""
+    run(DONATED_STEP).assert_ok()
+    report = run("%jaxpr --memory -o update_step(params, xs)").assert_ok().result
+    stats = report.compiled.memory_analysis()
+    reserved = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
+    constants = sum(b.bytes for b in report.live_at_peak if b.kind == "constant")
+    assert stats.alias_size_in_bytes == 256 * 256 * 4  # the donation took
+    assert report.peak_bytes - constants <= reserved - stats.alias_size_in_bytes
+    named = {f"argument {name}" for name in report.input_names}
+    assert {b.label for b in report.live_at_peak if b.kind == "argument"} <= named
+    assert not any("jit(" in b.label for b in report.live_at_peak)

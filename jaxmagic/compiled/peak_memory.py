@@ -37,6 +37,7 @@ __all__ = ["compile_with_buffers", "peak_memory", "compiled_memory", "PeakMemory
 
 _ALLOCATION = re.compile(r"^allocation (\d+): size (\d+), (.*):\s*$")
 _VALUE = re.compile(r"^\s*value: <\d+ ([\w.\-]+?)(\{[\d,]*\})? @\d+> \(size=(\d+),offset=\d+\): (.*)$")
+_OFFSET = re.compile(r"offset=(\d+)")
 _PEAK = re.compile(r"^\s*Live ranges at (\d+) \(peak\):\s*$")
 _PEAK_VALUE = re.compile(r"^\s+([\w.\-]+?)(\{[\d,]*\}): (\d+) bytes")
 _SEQUENCE = re.compile(r"^\s+(\d+):([\w.\-]+)\s*$")
@@ -154,11 +155,12 @@ def peak_memory(
     peak_index, live = _peak(lines)
     if peak_index is None:
         return PeakMemory(totals=dict(totals), available=False)
-    kinds, shapes = _allocations(lines)
+    kinds, shapes, places = _allocations(lines)
     sequence = dict((int(m.group(1)), m.group(2)) for m in map(_SEQUENCE.match, lines) if m)
     instructions = parse(hlo_text, jaxpr)
     texts = _instruction_lines(hlo_text)
     parameters = _entry_parameters(hlo_text)
+    live = _counted_once(live, parameters, places)
     named = input_names if input_names and len(input_names) == len(parameters) else None
     buffers = []
     for name, index, size in live:
@@ -166,6 +168,8 @@ def peak_memory(
         kind = kinds.get(key, "temporary")
         origin = _origin(name, instructions, texts, parameters)
         source = _source(instructions.get(origin), cell_namer)
+        if kind == "argument" and origin not in parameters and source is not None:
+            kind = "output"  # a value written into a donated argument's buffer: the line that made it
         if kind == "argument" or origin in parameters:  # an argument, or XLA's copy of one
             number = parameters.get(origin)
             label = f"argument {named[number] if named and number is not None else _op_name(texts.get(origin, '')) or origin}"
@@ -199,6 +203,20 @@ def peak_memory(
     )
 
 
+def _counted_once(live: list[tuple[str, str, int]], parameters: dict, places: dict) -> list[tuple[str, str, int]]:
+    """The buffers live at the peak, each place in memory once: XLA lists a value written in
+    place into a donated argument's buffer beside the argument it replaces, at the instruction
+    that writes it; the bytes are the argument's until then, so the argument is kept."""
+    ordered = sorted(live, key=lambda item: item[0] not in parameters)
+    seen, kept = set(), set()
+    for name, index, _ in ordered:
+        place = places.get(name + index, (name, index))
+        if place not in seen:
+            seen.add(place)
+            kept.add(name + index)
+    return [item for item in live if item[0] + item[1] in kept]
+
+
 def _peak(lines: list[str]) -> tuple[int | None, list[tuple[str, str, int]]]:
     """XLA's peak: the schedule position, and ``(instruction, shape index, bytes)`` of each buffer live there."""
     for number, line in enumerate(lines):
@@ -215,13 +233,14 @@ def _peak(lines: list[str]) -> tuple[int | None, list[tuple[str, str, int]]]:
     return None, []
 
 
-def _allocations(lines: list[str]) -> tuple[dict[str, str], dict[str, str]]:
-    """Each buffer's kind (from its allocation) and shape (layout left out)."""
-    kinds, shapes, kind = {}, {}, "temporary"
+def _allocations(lines: list[str]) -> tuple[dict[str, str], dict[str, str], dict[str, tuple[str, str]]]:
+    """Each buffer's kind (from its allocation), shape (layout left out) and place: its allocation
+    and offset, which an update in place (into a donated argument) shares with what it replaces."""
+    kinds, shapes, places, kind, number = {}, {}, {}, "temporary", ""
     for line in lines:
         allocation = _ALLOCATION.match(line)
         if allocation:
-            what = allocation.group(3)
+            number, what = allocation.group(1), allocation.group(3)
             kind = (
                 "argument"
                 if "parameter" in what
@@ -237,7 +256,8 @@ def _allocations(lines: list[str]) -> tuple[dict[str, str], dict[str, str]]:
             key = value.group(1) + (value.group(2) or "{}")
             kinds.setdefault(key, kind)
             shapes.setdefault(key, _LAYOUT.sub("", value.group(4)).strip())
-    return kinds, shapes
+            places.setdefault(key, (number, _OFFSET.search(line).group(1) if _OFFSET.search(line) else key))
+    return kinds, shapes, places
 
 
 def _instruction_lines(hlo_text: str) -> dict[str, str]:
@@ -306,8 +326,11 @@ def _source(instruction, cell_namer: CellNamer) -> SourceLine | None:
 
 
 def _phase(texts: dict[str, str], at: str) -> str:
-    """``backward`` when the instruction at the peak was made by a gradient's backward pass."""
+    """``backward`` when the instruction at the peak was made by a gradient's backward pass,
+    ``forward`` by its forward pass; ``""`` in a program without a gradient, and for work outside
+    both (the update a training step makes with the gradient)."""
     backward = any("transpose(" in _op_name(line) for line in texts.values())
     if not backward:
         return ""
-    return "backward" if "transpose(" in _op_name(texts.get(at, "")) else "forward"
+    name = _op_name(texts.get(at, ""))
+    return "backward" if "transpose(" in name else "forward" if "jvp(" in name else ""
