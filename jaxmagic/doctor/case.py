@@ -123,13 +123,6 @@ class Case:
         parsed = self.parsed(frame)
         return clues.statement_at(parsed.tree, frame.line) if parsed else None
 
-    def text(self, frame: UserFrame, node: ast.AST) -> str:
-        """``node`` as the user wrote it in the frame's source (which must be known: ``parsed``)."""
-        parsed = self.parsed(frame)
-        if parsed is None:
-            raise ValueError(f"the source of {frame.file} is not known")
-        return clues.source_of(parsed, node)
-
     def names(self, frame: UserFrame) -> rewrites.JaxNames:
         return rewrites.jax_names(frame.frame.f_globals)
 
@@ -269,11 +262,9 @@ def function_source(case: Case, frame: UserFrame, edits: list[rewrites.Edit]) ->
         return None
     found = clues.function_of_code(frame.code)
     if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
-        parsed, node = found
-        first, last = rewrites.function_first_line(node), Span.of(node).end_line
-    else:
-        lines = [e.span.line for e in edits] + [e.span.end_line for e in edits]
-        first, last = (min(lines), max(lines)) if lines else (frame.line, frame.line)
+        return rewrites.definition_with_edits(found[0].lines, found[1], edits, show=[frame.line])
+    lines = [e.span.line for e in edits] + [e.span.end_line for e in edits]
+    first, last = (min(lines), max(lines)) if lines else (frame.line, frame.line)
     return rewrites.with_edits(parsed.lines, first, last, edits, show=[frame.line])
 
 
@@ -311,22 +302,17 @@ def static_fix(case: Case, names: list[str]) -> str | None:
         inner = f"{name}.__wrapped__" if _jax_private.is_jitted(frame.frame.f_globals.get(name)) else name
         return f"{name} = {jn.jit}({inner}, static_argnames={rewrites.names_tuple(names)})"
     parsed = found[0]
-    first, last = rewrites.function_first_line(fnode), Span.of(fnode).end_line
     use = rewrites.decorator_jit(fnode, frame.lookup)
     if use is not None and use.library == "eqx":
         return _python_values_at_call(case, names)
     if use is not None:
-        return rewrites.with_edits(
-            parsed.lines, first, last, [rewrites.add_static_edit(use, names, parsed.lines, jn.jit)], show=[frame.line]
-        )
+        edit = rewrites.add_static_edit(use, names, parsed.lines, jn.jit)
+        return rewrites.definition_with_edits(parsed.lines, fnode, [edit], show=[frame.line])
     elsewhere = _jit_written_elsewhere(case, fnode.name)
     if elsewhere is not None:
         where, stmt, use = elsewhere
-        return rewrites.with_edits(
-            where.lines,
-            stmt.lineno,
-            Span.of(stmt).end_line,
-            [rewrites.add_static_edit(use, names, where.lines, jn.jit)],
+        return rewrites.definition_with_edits(
+            where.lines, stmt, [rewrites.add_static_edit(use, names, where.lines, jn.jit)]
         )
     value = rewrites.names_tuple(names)
     decorator = (
@@ -334,8 +320,8 @@ def static_fix(case: Case, names: list[str]) -> str | None:
         if rewrites.jit_takes_options_alone()
         else f"functools.partial({jn.jit}, static_argnames={value})"
     )
-    return rewrites.with_edits(
-        parsed.lines, first, last, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line]
+    return rewrites.definition_with_edits(
+        parsed.lines, fnode, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line]
     )
 
 
@@ -358,7 +344,7 @@ def static_field_choice(case: Case, frame: UserFrame | None, node: ast.AST | Non
         return None
     name = rewrites.alias(frame.frame.f_globals, eqx, "eqx")
     edits = [_static_field_edit(parsed, declared[field_name], name) for field_name in fields]
-    fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, edits)
+    fixed = rewrites.definition_with_edits(parsed.lines, cls, edits)
     return words.static_field(fields, cls.name), fixed
 
 
@@ -442,7 +428,7 @@ def _python_values_at_call(case: Case, names: list[str]) -> str | None:
         else:
             text = f"{python}({clues.source_of(parsed, node)})"
         edits.append(rewrites.Edit(clues.Span.of(node), text))
-    return rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, edits)
+    return rewrites.definition_with_edits(parsed.lines, statement, edits)
 
 
 def _jit_written_elsewhere(case: Case, function_name: str) -> tuple[ParsedSource, ast.stmt, rewrites.JitUse] | None:

@@ -123,8 +123,7 @@ class Line(Reading):
         statement = self.statement()
         alone = shown == "statement" or (shown == "enclosing" and self.frame.function == "<module>")
         if alone and statement is not None:
-            first = rewrites.function_first_line(statement)  # a ``def`` with its decorators
-            return rewrites.with_edits(self.parsed.lines, first, statement.end_lineno, edits)
+            return rewrites.definition_with_edits(self.parsed.lines, statement, edits)  # a ``def``: with its decorators
         return function_source(self.case, self.frame, edits) or (None if shown == "enclosing" else edits[0].text)
 
     def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:
@@ -561,7 +560,7 @@ def edited(lines, node: ast.expr | ast.stmt, *edits: rewrites.Edit) -> str:
     >>> edited(["y = f(x)"], statement, rewrites.Edit(end_of(statement), "", comment="kept"))
     'y = f(x)  # kept'
     """
-    return rewrites.with_edits(lines, node.lineno, node.end_lineno or node.lineno, list(edits))
+    return rewrites.definition_with_edits(lines, node, edits)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -724,5 +723,5 @@ class HandedBack:
         name, store = facts[self.name], facts.get(self.store)
         edits = rewrites.ungloballed(node, name) if store is None else [rewrites.Edit(store, "")]
         edits += rewrites.handed_back(parsed, node, name)
-        fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, edits)
+        fixed = rewrites.definition_with_edits(parsed.lines, node, edits)
         return f"{fixed}\n\n# the caller keeps it:  result, {name} = {node.name}(...)"

@@ -58,7 +58,7 @@ def donated_buffer(line: Line) -> dict | None:
 
 
 def _lines(parsed: ParsedSource, statement: ast.stmt, edits: list[rewrites.Edit]) -> str:
-    return rewrites.with_edits(parsed.lines, statement.lineno, Span.of(statement).end_line, edits)
+    return rewrites.definition_with_edits(parsed.lines, statement, edits)
 
 
 def _rebinding(donating: ast.stmt, call: ast.Call, variable: str) -> list[rewrites.Edit]:

@@ -336,6 +336,19 @@ def function_first_line(fnode: ast.AST) -> int:
     return min([Span.of(fnode).line] + [d.lineno for d in getattr(fnode, "decorator_list", [])])
 
 
+def definition_with_edits(lines: Sequence[str], node: ast.AST, edits: Iterable[Edit], **options: Any) -> str:
+    r"""The definition ``node`` (a ``def`` or ``class`` with its decorators, or any statement) with
+    ``edits`` applied (``options``: see ``with_edits``).
+
+    >>> lines = ("@jax.jit", "def f(x):", "    return x")
+    >>> print(definition_with_edits(lines, ast.parse("\n".join(lines)).body[0], []))
+    @jax.jit
+    def f(x):
+        return x
+    """
+    return with_edits(lines, function_first_line(node), getattr(node, "end_lineno", None), edits, **options)
+
+
 def insert_decorator_edit(fnode: ast.AST, text: str) -> Edit:
     r"""An edit that puts ``@text`` on its own line above the ``def`` (and its other decorators).
 

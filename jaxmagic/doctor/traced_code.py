@@ -195,7 +195,7 @@ def with_edits(found: Located | None, edits: Iterable[rewrites.Edit]) -> str | N
     parsed, node = found
     if isinstance(node, ast.Lambda):
         return None
-    return rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, edits)
+    return rewrites.definition_with_edits(parsed.lines, node, edits)
 
 
 @dataclass(frozen=True)
@@ -284,7 +284,7 @@ def as_parameters(function: types.FunctionType, names: list[str]) -> str | None:
     if edit is None or isinstance(node, ast.Lambda):
         return None
     params = [a.arg for a in node.args.posonlyargs + node.args.args] + names
-    text = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, [edit])
+    text = rewrites.definition_with_edits(parsed.lines, node, [edit])
     return f"{text}\n\n# call it with the current values:  {node.name}({', '.join(params)})"
 
 
