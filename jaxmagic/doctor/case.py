@@ -84,8 +84,7 @@ class Case:
         # No name to go by: the outermost of the innermost frames whose parameters are tracers.
         found = None
         for frame in reversed(self.frames):
-            params = frame.code.co_varnames[: frame.code.co_argcount + frame.code.co_kwonlyargcount]
-            if not any(clues.is_tracer(frame.frame.f_locals.get(p)) for p in params):
+            if not any(clues.is_tracer(value) for value in frame.arguments()):
                 break
             found = frame
         return found
@@ -145,8 +144,7 @@ class Case:
         frame = self.traced_frame
         if frame is None:
             return False
-        params = frame.code.co_varnames[: frame.code.co_argcount + frame.code.co_kwonlyargcount]
-        kinds = {type(frame.frame.f_locals.get(p)).__name__ for p in params}
+        kinds = {type(value).__name__ for value in frame.arguments()}
         return bool(kinds & {"JitTracer", "DynamicJaxprTracer"})
 
     @functools.cached_property
@@ -171,12 +169,7 @@ class Case:
 
     # -- the function being traced -----------------------------------------------------------
     def parameters(self) -> list[str]:
-        frame = self.traced_frame
-        if frame is None:
-            return []
-        code = frame.code
-        count = code.co_argcount + code.co_kwonlyargcount
-        return list(code.co_varnames[:count])
+        return self.traced_frame.parameters if self.traced_frame is not None else []
 
     def traced_value(self, name: str, frame: UserFrame | None = None) -> Any:
         """The tracer (or value) ``name`` has in ``frame`` (the traced function's by default)."""
@@ -375,10 +368,7 @@ def _class_around(parsed: ParsedSource, name: str, line: int) -> ast.ClassDef | 
 def _static_field_edit(parsed: ParsedSource, statement: ast.AnnAssign, eqx_name: str) -> rewrites.Edit:
     """``n: int`` -> ``n: int = eqx.field(static=True)``; a default kept as ``eqx.field(default=...)``."""
     if statement.value is None:
-        end = Span.of(statement)
-        return rewrites.Edit(
-            Span(end.end_line, end.end_line, end.end_col, end.end_col), f" = {eqx_name}.field(static=True)"
-        )
+        return rewrites.Edit(clues.end_of(statement), f" = {eqx_name}.field(static=True)")
     default = clues.source_of(parsed, statement.value)
     return rewrites.Edit(clues.Span.of(statement.value), f"{eqx_name}.field(default={default}, static=True)")
 

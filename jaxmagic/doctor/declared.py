@@ -33,7 +33,7 @@ from typing import Any, Callable, overload
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import Case, function_source, magic_hint, static_choice, static_field_choice
-from jaxmagic.doctor.clues import NodeT, ParsedSource, Span, UserFrame
+from jaxmagic.doctor.clues import NodeT, ParsedSource, Span, UserFrame, end_of, start_of
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.global_watch import CellEnd, StaleGlobal
 from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
@@ -250,9 +250,7 @@ class AddKeyword:
     text: str
 
     def edits(self, line: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
-        call = facts[self.target]
-        end = Span(call.end_lineno, call.end_lineno, call.end_col_offset - 1, call.end_col_offset - 1)
-        return [rewrites.Edit(end, ", " + self.text.format(**named))]
+        return [rewrites.Edit(end_of(facts[self.target], back=1), ", " + self.text.format(**named))]
 
 
 def _parts(line: Reading, node: ast.AST) -> dict[str, str]:
@@ -308,8 +306,7 @@ class InsertBefore:
         statement = facts.get(self.target)
         if statement is None:
             return []
-        at = Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset)
-        return [rewrites.Edit(at, self.text.format(**named) + "\n")]
+        return [rewrites.Edit(start_of(statement), self.text.format(**named) + "\n")]
 
 
 @dataclass(frozen=True)
@@ -531,26 +528,6 @@ class WithFields(Declared):
     def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:
         found = super().describe(reading, facts)
         return dataclasses.replace(found, **{name: facts[name] for name in self.FIELDS if facts.get(name)})
-
-
-def end_of(node: ast.expr | ast.stmt, back: int = 0) -> Span:
-    """The empty span where ``node`` ends (``back`` columns before: inside a call's parenthesis),
-    for an edit that adds text there.
-
-    >>> end_of(ast.parse("f(x)").body[0], back=1)
-    Span(line=1, end_line=1, col=3, end_col=3)
-    """
-    line, col = node.end_lineno or node.lineno, (node.end_col_offset or 0) - back
-    return Span(line, line, col, col)
-
-
-def start_of(node: ast.expr | ast.stmt) -> Span:
-    """The empty span where ``node`` starts.
-
-    >>> start_of(ast.parse("x = (1, 2)").body[0].value)
-    Span(line=1, end_line=1, col=4, end_col=4)
-    """
-    return Span(node.lineno, node.lineno, node.col_offset, node.col_offset)
 
 
 def edited(lines, node: ast.expr | ast.stmt, *edits: rewrites.Edit) -> str:

@@ -39,6 +39,7 @@ import numpy as np
 import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING
+from jaxmagic.doctor.traced_code import codes
 from jaxmagic.tracing import callables, jitting
 
 PASSED, FAILED, UNCHECKED = "passed", "failed", "unchecked"
@@ -300,13 +301,6 @@ def trace_call(callee: Any, args: tuple, kwargs: dict) -> None:
 # The check
 
 
-def _codes(code: types.CodeType):
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _codes(const)
-
-
 def _error_text(exc: BaseException) -> str:
     try:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
@@ -414,7 +408,7 @@ def _check(fix: str, call: UserCall, fix_call: str = "") -> FixCheck:
     if isinstance(found, FixCheck):
         return found
     callee, original, args, kwargs = found
-    fixed_codes = set(_codes(compiled))
+    fixed_codes = set(codes(compiled))
     callee = _rejitted(callee, scopes.scope, fixed_codes)
     if not calls and not _reaches_fix(callee, original, fixed_codes):
         return FixCheck(UNCHECKED, NOT_REACHED)

@@ -299,8 +299,7 @@ def parameter_edit(parsed: clues.ParsedSource, node: ast.AST, names: list[str]) 
         return None
     added = ", ".join(names)
     if args.posonlyargs or args.args:
-        last = Span.of((args.posonlyargs + args.args)[-1])
-        return rewrites.Edit(Span(last.end_line, last.end_line, last.end_col, last.end_col), f", {added}")
+        return rewrites.Edit(clues.end_of((args.posonlyargs + args.args)[-1]), f", {added}")
     # ``def f():``: the parameters go between the parentheses right after the name.
     raw = parsed.lines[node.lineno - 1].encode()
     at = raw.find(b"(", node.col_offset)
