@@ -19,6 +19,7 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING, NodeT, ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.method_rewrites import self_reads
 from jaxmagic.doctor.registry import PITFALLS
 from jaxmagic.tracing import callables
 from jaxmagic.tracing.sources import CellNamer, SourceLine
@@ -327,7 +328,7 @@ def static_field_choice(case: Case, frame: UserFrame | None, node: ast.AST | Non
     owner = frame.lookup("self") if frame is not None else MISSING
     if frame is None or node is None or eqx is None or owner is MISSING or not isinstance(owner, eqx.Module):
         return None
-    fields = list(dict.fromkeys(_traced_fields(node, owner)))
+    fields = [name for name in self_reads(node) if clues.is_tracer(getattr(owner, name, None))]
     parsed = case.parsed(frame)
     cls = _class_around(parsed, type(owner).__name__, frame.line) if fields and parsed is not None else None
     if parsed is None or cls is None:
@@ -339,18 +340,6 @@ def static_field_choice(case: Case, frame: UserFrame | None, node: ast.AST | Non
     edits = [_static_field_edit(parsed, declared[field_name], name) for field_name in fields]
     fixed = rewrites.definition_with_edits(parsed.lines, cls, edits)
     return words.static_field(fields, cls.name), fixed
-
-
-def _traced_fields(node: ast.AST, owner: Any) -> list[str]:
-    """The ``self.<field>`` reads in ``node`` whose value on ``owner`` is a tracer."""
-    return [
-        n.attr
-        for n in ast.walk(node)
-        if isinstance(n, ast.Attribute)
-        and isinstance(n.value, ast.Name)
-        and n.value.id == "self"
-        and clues.is_tracer(getattr(owner, n.attr, None))
-    ]
 
 
 def _class_around(parsed: ParsedSource, name: str, line: int) -> ast.ClassDef | None:
