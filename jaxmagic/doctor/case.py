@@ -184,16 +184,20 @@ class Case:
             self._passed[name] = self._passed_value(name)
         return self._passed[name]
 
-    def _passed_value(self, name: str) -> Any:
+    def written_arguments(self) -> dict[str, ast.expr]:
+        """The caller's call of the traced function: the expression it passes for each parameter
+        (``{}`` where the call is not known)."""
         site = self.call_site
-        parsed = self.parsed(site) if site is not None else None
-        node = clues.node_at(parsed.tree, site.span(), ast.Call) if site is not None and parsed is not None else None
+        node = self.expression(site, ast.Call) if site is not None else None
         if site is None or node is None:
-            return MISSING
+            return {}
         callee = clues.resolve(node.func, site.lookup)
-        written = rewrites.call_parameters(node, callee if callee is not MISSING else self.fn).get(name)
-        if isinstance(written, (ast.Name, ast.Attribute)):
-            return clues.resolve(written, site.lookup)
+        return rewrites.call_parameters(node, callee if callee is not MISSING else self.fn)
+
+    def _passed_value(self, name: str) -> Any:
+        written = self.written_arguments().get(name)
+        if self.call_site is not None and isinstance(written, (ast.Name, ast.Attribute)):
+            return clues.resolve(written, self.call_site.lookup)
         try:
             return ast.literal_eval(written) if written is not None else MISSING
         except (ValueError, SyntaxError, TypeError):
@@ -387,14 +391,10 @@ def _python_values_at_call(case: Case, names: list[str]) -> str | None:
     ``jnp.array(2)`` -> ``2``, any other array expression ``e`` -> ``int(e)`` (``bool`` / ``float``)."""
     site = case.call_site
     parsed = case.parsed(site) if site is not None else None
-    if site is None or parsed is None:
+    statement = case.statement(site) if site is not None else None
+    written = case.written_arguments()
+    if parsed is None or statement is None or not written:
         return None
-    call = clues.node_at(parsed.tree, site.span(), ast.Call)
-    statement = clues.statement_at(parsed.tree, site.line)
-    if call is None or statement is None:
-        return None
-    callee = clues.resolve(call.func, site.lookup)
-    written = rewrites.call_parameters(call, callee if callee is not MISSING else case.fn)
     edits = []
     for name in names:
         node = written.get(name)
@@ -415,11 +415,10 @@ def _jit_written_elsewhere(case: Case, function_name: str) -> tuple[ParsedSource
     site = case.call_site
     if site is None:
         return None
-    parsed = case.parsed(site)
-    node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
+    parsed, node = case.parsed(site), case.expression(site, ast.Call)
     if parsed is not None and node is not None and isinstance(node.func, ast.Call):
         use = rewrites.jit_use(node.func, site.lookup)
-        statement = clues.statement_at(parsed.tree, site.line)
+        statement = case.statement(site)
         if use is not None and statement is not None:
             return parsed, statement, use
     callee = clues.resolve(node.func, site.lookup) if node is not None else MISSING

@@ -39,6 +39,7 @@ import numpy as np
 import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING
+from jaxmagic.doctor.donations import is_nnx_object
 from jaxmagic.doctor.traced_code import codes
 from jaxmagic.tracing import callables, jitting
 
@@ -228,13 +229,8 @@ def _evaluate(node: ast.expr, scope: dict) -> Any:
 
 
 def _is_graph_node(value: Any) -> bool:
-    nnx = sys.modules.get("flax.nnx")
-    if nnx is None:
-        return False
-    try:
-        return bool(nnx.graph.is_graph_node(value)) and not isinstance(value, nnx.Variable)
-    except Exception:
-        return False
+    """A Flax NNX object traced as a copy (a module, an optimizer; not one ``Variable``)."""
+    return is_nnx_object(value) and not isinstance(value, sys.modules["flax.nnx"].Variable)
 
 
 def _abstract(value: Any) -> Any:

@@ -30,7 +30,7 @@ from jaxmagic.words import units
 MAX_FUNCTIONS = 20  # user functions followed from the traced one (helpers it calls)
 
 DefinitionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda  # a function's definition
-Located = tuple[clues.ParsedSource, DefinitionNode]  # where ``function_node`` found a function
+Located = tuple[clues.ParsedSource, DefinitionNode]  # where ``clues.function_of_code`` found a function
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def host_callbacks(function: types.FunctionType) -> set[str]:
     >>> host_callbacks(f)
     {'log'}
     """
-    located = function_node(function)
+    located = clues.function_of_code(function.__code__)
     if located is None:
         return set()
     lookup = rewrites.lookup_in(function.__globals__)
@@ -183,13 +183,8 @@ def host_callbacks(function: types.FunctionType) -> set[str]:
     return found
 
 
-def function_node(function: types.FunctionType) -> Located | None:
-    """``(parsed source, node)`` of a function's definition, or ``None`` when its source is unknown."""
-    return clues.function_of_code(function.__code__)
-
-
 def with_edits(found: Located | None, edits: Iterable[rewrites.Edit]) -> str | None:
-    """The function located by ``function_node`` with ``edits`` applied (``None`` for a lambda)."""
+    """The function located by ``clues.function_of_code`` with ``edits`` applied (``None`` for a lambda)."""
     if found is None:
         return None
     parsed, node = found
@@ -200,7 +195,7 @@ def with_edits(found: Located | None, edits: Iterable[rewrites.Edit]) -> str | N
 
 @dataclass(frozen=True)
 class SourcedFunction:
-    """A traced function with its source: ``located`` is ``(parsed, node)`` (see ``function_node``),
+    """A traced function with its source: ``located`` is ``(parsed, node)`` (see ``clues.function_of_code``),
     ``lookup`` finds the names it reads."""
 
     function: types.FunctionType
@@ -225,7 +220,7 @@ def with_source(functions: Iterable[types.FunctionType]) -> Iterator[SourcedFunc
     ['f']
     """
     for function in functions:
-        located = function_node(function)
+        located = clues.function_of_code(function.__code__)
         if located is not None:
             yield SourcedFunction(function, located, rewrites.lookup_in(function.__globals__))
 
@@ -276,7 +271,7 @@ def as_parameters(function: types.FunctionType, names: list[str]) -> str | None:
     >>> as_parameters(f, ["scale"]).splitlines()[0]
     'def f(x, scale):'
     """
-    located = function_node(function)
+    located = clues.function_of_code(function.__code__)
     if located is None:
         return None
     parsed, node = located
