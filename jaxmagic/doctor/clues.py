@@ -548,15 +548,15 @@ def enclosing(tree: ast.AST, target: ast.AST, kind: type[NodeT] | tuple[type[Nod
     return found
 
 
-def names_in(node: ast.AST) -> list[str]:
-    """Names read in an expression, in order, each once.
+def names_in(node: ast.AST, ctx: type[ast.expr_context] = ast.Load) -> list[str]:
+    """Names read in an expression (``ctx=ast.Store``: assigned in code), in order, each once.
 
-    >>> names_in(ast.parse("x[:n] + x", mode="eval"))
-    ['x', 'n']
+    >>> names_in(ast.parse("x[:n] + x", mode="eval")), names_in(ast.parse("a, b = f(a)"), ast.Store)
+    (['x', 'n'], ['a', 'b'])
     """
     seen = []
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in seen:
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ctx) and sub.id not in seen:
             seen.append(sub.id)
     return seen
 
