@@ -27,6 +27,11 @@ from jaxmagic.words import Words
 from jaxmagic.words import doctor as words
 
 
+def _file_key(file: str) -> str:
+    """A file's path as compared (a cell's name, ``<cell-3>``, as it is)."""
+    return file if file.startswith("<") else os.path.normcase(os.path.abspath(file))
+
+
 class Case:
     """One exception as the doctor reads it: the user's frames, the function JAX was tracing and
     its frame, the caller's frame, and the parsed source of each (cached).
@@ -65,14 +70,9 @@ class Case:
     def traced_frame(self) -> UserFrame | None:
         """The frame of the function JAX was tracing (where its arguments are tracers)."""
         if self.traced is not None:
-            wanted = (
-                os.path.normcase(os.path.abspath(self.traced.file))
-                if not self.traced.file.startswith("<")
-                else self.traced.file
-            )
+            wanted = _file_key(self.traced.file)
             for frame in reversed(self.frames):
-                file = frame.file if frame.file.startswith("<") else os.path.normcase(os.path.abspath(frame.file))
-                if frame.function == self.traced.name and file == wanted:
+                if frame.function == self.traced.name and _file_key(frame.file) == wanted:
                     return frame
             for frame in reversed(self.frames):
                 if frame.function == self.traced.name.rsplit(".", 1)[-1]:

@@ -196,8 +196,15 @@ class Changed(Reading):
         return Diagnosis(pitfall_id, **fields)
 
 
+class Whole:
+    """A shared rewrite that writes the whole fixed code (its ``whole``), with no edits of the line."""
+
+    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        return []
+
+
 @dataclass(frozen=True)
-class AsParameters:
+class AsParameters(Whole):
     """A shared rewrite: the function the fact ``function`` holds, with the globals the fact
     ``names`` lists added as its last parameters, and how to call it (``traced_code.as_parameters``).
 
@@ -207,9 +214,6 @@ class AsParameters:
 
     function: str
     names: str
-
-    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
-        return []
 
     def whole(self, facts: dict[str, Any]) -> str | None:
         names = facts[self.names]
@@ -273,7 +277,7 @@ class Rewritten:
 
 
 @dataclass(frozen=True)
-class Given:
+class Given(Whole):
     """A shared rewrite whose whole fixed code the recogniser already has from a shared helper
     (``method_rewrites.method_calling_jitted_function``, say): the fact ``target`` holds it.
 
@@ -282,9 +286,6 @@ class Given:
     """
 
     target: str
-
-    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
-        return []
 
     def whole(self, facts: dict[str, Any]) -> str | None:
         return facts.get(self.target)
@@ -676,7 +677,7 @@ def user_function(line: Line) -> ast.AST:
 
 
 @dataclass(frozen=True)
-class HandedBack:
+class HandedBack(Whole):
     """A shared rewrite for a traced value kept outside its function: the function the fact
     ``located`` holds (``(parsed, node)``) returns the value the fact ``name`` names as well; the
     statement at the span the fact ``store`` holds goes (none: ``name`` leaves the ``global``
@@ -689,9 +690,6 @@ class HandedBack:
     located: str = "located"
     name: str = "name"
     store: str = "store"
-
-    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
-        return []
 
     def whole(self, facts: dict[str, Any]) -> str | None:
         parsed, node = facts[self.located]
