@@ -16,7 +16,7 @@ import ast
 import textwrap
 from typing import Sequence
 
-from jaxmagic.doctor.clues import Span, enclosing, segment
+from jaxmagic.doctor.clues import Span, enclosing, names_in, segment
 from jaxmagic.doctor.rewrites import Edit
 
 
@@ -181,15 +181,6 @@ def ternary_rewrite(node: ast.IfExp, lines: Sequence[str], *, jnp: str) -> Edit:
     )
 
 
-def _stored_names(stmts: list[ast.stmt]) -> list[str]:
-    names = []
-    for stmt in stmts:
-        for sub in ast.walk(stmt):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and sub.id not in names:
-                names.append(sub.id)
-    return names
-
-
 def _defined_before(function: ast.AST, line: int) -> set[str]:
     found = set()
     args = getattr(function, "args", None)
@@ -237,7 +228,7 @@ def while_rewrite(
     if node.orelse or _escapes(node.body) or node.body[0].lineno == node.lineno:
         return None
     defined = _defined_before(function, node.lineno)
-    carried = [n for n in _stored_names(node.body) if n in defined]
+    carried = [n for n in names_in(ast.Module(node.body, []), ast.Store) if n in defined]
     if not carried:
         return None
     body = textwrap.indent(_body_text(lines, node.body), "    ")
@@ -286,7 +277,7 @@ def fori_rewrite(
     start, stop = ("0", bound(call.args[0])) if len(call.args) == 1 else (bound(call.args[0]), bound(call.args[1]))
     index = node.target.id
     defined = _defined_before(function, node.lineno)
-    carried = [n for n in _stored_names(node.body) if n in defined and n != index]
+    carried = [n for n in names_in(ast.Module(node.body, []), ast.Store) if n in defined and n != index]
     if not carried:
         return None
     body = textwrap.indent(_body_text(lines, node.body), "    ")

@@ -19,11 +19,17 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING, NodeT, ParsedSource, Span, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
+from jaxmagic.doctor.method_rewrites import self_reads
 from jaxmagic.doctor.registry import PITFALLS
 from jaxmagic.tracing import callables
 from jaxmagic.tracing.sources import CellNamer, SourceLine
 from jaxmagic.words import Words
 from jaxmagic.words import doctor as words
+
+
+def _file_key(file: str) -> str:
+    """A file's path as compared (a cell's name, ``<cell-3>``, as it is)."""
+    return file if file.startswith("<") else os.path.normcase(os.path.abspath(file))
 
 
 class Case:
@@ -64,14 +70,9 @@ class Case:
     def traced_frame(self) -> UserFrame | None:
         """The frame of the function JAX was tracing (where its arguments are tracers)."""
         if self.traced is not None:
-            wanted = (
-                os.path.normcase(os.path.abspath(self.traced.file))
-                if not self.traced.file.startswith("<")
-                else self.traced.file
-            )
+            wanted = _file_key(self.traced.file)
             for frame in reversed(self.frames):
-                file = frame.file if frame.file.startswith("<") else os.path.normcase(os.path.abspath(frame.file))
-                if frame.function == self.traced.name and file == wanted:
+                if frame.function == self.traced.name and _file_key(frame.file) == wanted:
                     return frame
             for frame in reversed(self.frames):
                 if frame.function == self.traced.name.rsplit(".", 1)[-1]:
@@ -84,8 +85,7 @@ class Case:
         # No name to go by: the outermost of the innermost frames whose parameters are tracers.
         found = None
         for frame in reversed(self.frames):
-            params = frame.code.co_varnames[: frame.code.co_argcount + frame.code.co_kwonlyargcount]
-            if not any(clues.is_tracer(frame.frame.f_locals.get(p)) for p in params):
+            if not any(clues.is_tracer(value) for value in frame.arguments()):
                 break
             found = frame
         return found
@@ -123,13 +123,6 @@ class Case:
         parsed = self.parsed(frame)
         return clues.statement_at(parsed.tree, frame.line) if parsed else None
 
-    def text(self, frame: UserFrame, node: ast.AST) -> str:
-        """``node`` as the user wrote it in the frame's source (which must be known: ``parsed``)."""
-        parsed = self.parsed(frame)
-        if parsed is None:
-            raise ValueError(f"the source of {frame.file} is not known")
-        return clues.source_of(parsed, node)
-
     def names(self, frame: UserFrame) -> rewrites.JaxNames:
         return rewrites.jax_names(frame.frame.f_globals)
 
@@ -152,8 +145,7 @@ class Case:
         frame = self.traced_frame
         if frame is None:
             return False
-        params = frame.code.co_varnames[: frame.code.co_argcount + frame.code.co_kwonlyargcount]
-        kinds = {type(frame.frame.f_locals.get(p)).__name__ for p in params}
+        kinds = {type(value).__name__ for value in frame.arguments()}
         return bool(kinds & {"JitTracer", "DynamicJaxprTracer"})
 
     @functools.cached_property
@@ -178,12 +170,7 @@ class Case:
 
     # -- the function being traced -----------------------------------------------------------
     def parameters(self) -> list[str]:
-        frame = self.traced_frame
-        if frame is None:
-            return []
-        code = frame.code
-        count = code.co_argcount + code.co_kwonlyargcount
-        return list(code.co_varnames[:count])
+        return self.traced_frame.parameters if self.traced_frame is not None else []
 
     def traced_value(self, name: str, frame: UserFrame | None = None) -> Any:
         """The tracer (or value) ``name`` has in ``frame`` (the traced function's by default)."""
@@ -197,16 +184,20 @@ class Case:
             self._passed[name] = self._passed_value(name)
         return self._passed[name]
 
-    def _passed_value(self, name: str) -> Any:
+    def written_arguments(self) -> dict[str, ast.expr]:
+        """The caller's call of the traced function: the expression it passes for each parameter
+        (``{}`` where the call is not known)."""
         site = self.call_site
-        parsed = self.parsed(site) if site is not None else None
-        node = clues.node_at(parsed.tree, site.span(), ast.Call) if site is not None and parsed is not None else None
+        node = self.expression(site, ast.Call) if site is not None else None
         if site is None or node is None:
-            return MISSING
+            return {}
         callee = clues.resolve(node.func, site.lookup)
-        written = rewrites.call_parameters(node, callee if callee is not MISSING else self.fn).get(name)
-        if isinstance(written, (ast.Name, ast.Attribute)):
-            return clues.resolve(written, site.lookup)
+        return rewrites.call_parameters(node, callee if callee is not MISSING else self.fn)
+
+    def _passed_value(self, name: str) -> Any:
+        written = self.written_arguments().get(name)
+        if self.call_site is not None and isinstance(written, (ast.Name, ast.Attribute)):
+            return clues.resolve(written, self.call_site.lookup)
         try:
             return ast.literal_eval(written) if written is not None else MISSING
         except (ValueError, SyntaxError, TypeError):
@@ -269,11 +260,9 @@ def function_source(case: Case, frame: UserFrame, edits: list[rewrites.Edit]) ->
         return None
     found = clues.function_of_code(frame.code)
     if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
-        parsed, node = found
-        first, last = rewrites.function_first_line(node), Span.of(node).end_line
-    else:
-        lines = [e.span.line for e in edits] + [e.span.end_line for e in edits]
-        first, last = (min(lines), max(lines)) if lines else (frame.line, frame.line)
+        return rewrites.definition_with_edits(found[0].lines, found[1], edits, show=[frame.line])
+    lines = [e.span.line for e in edits] + [e.span.end_line for e in edits]
+    first, last = (min(lines), max(lines)) if lines else (frame.line, frame.line)
     return rewrites.with_edits(parsed.lines, first, last, edits, show=[frame.line])
 
 
@@ -311,22 +300,17 @@ def static_fix(case: Case, names: list[str]) -> str | None:
         inner = f"{name}.__wrapped__" if _jax_private.is_jitted(frame.frame.f_globals.get(name)) else name
         return f"{name} = {jn.jit}({inner}, static_argnames={rewrites.names_tuple(names)})"
     parsed = found[0]
-    first, last = rewrites.function_first_line(fnode), Span.of(fnode).end_line
     use = rewrites.decorator_jit(fnode, frame.lookup)
     if use is not None and use.library == "eqx":
         return _python_values_at_call(case, names)
     if use is not None:
-        return rewrites.with_edits(
-            parsed.lines, first, last, [rewrites.add_static_edit(use, names, parsed.lines, jn.jit)], show=[frame.line]
-        )
+        edit = rewrites.add_static_edit(use, names, parsed.lines, jn.jit)
+        return rewrites.definition_with_edits(parsed.lines, fnode, [edit], show=[frame.line])
     elsewhere = _jit_written_elsewhere(case, fnode.name)
     if elsewhere is not None:
         where, stmt, use = elsewhere
-        return rewrites.with_edits(
-            where.lines,
-            stmt.lineno,
-            Span.of(stmt).end_line,
-            [rewrites.add_static_edit(use, names, where.lines, jn.jit)],
+        return rewrites.definition_with_edits(
+            where.lines, stmt, [rewrites.add_static_edit(use, names, where.lines, jn.jit)]
         )
     value = rewrites.names_tuple(names)
     decorator = (
@@ -334,8 +318,8 @@ def static_fix(case: Case, names: list[str]) -> str | None:
         if rewrites.jit_takes_options_alone()
         else f"functools.partial({jn.jit}, static_argnames={value})"
     )
-    return rewrites.with_edits(
-        parsed.lines, first, last, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line]
+    return rewrites.definition_with_edits(
+        parsed.lines, fnode, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line]
     )
 
 
@@ -348,7 +332,7 @@ def static_field_choice(case: Case, frame: UserFrame | None, node: ast.AST | Non
     owner = frame.lookup("self") if frame is not None else MISSING
     if frame is None or node is None or eqx is None or owner is MISSING or not isinstance(owner, eqx.Module):
         return None
-    fields = list(dict.fromkeys(_traced_fields(node, owner)))
+    fields = [name for name in self_reads(node) if clues.is_tracer(getattr(owner, name, None))]
     parsed = case.parsed(frame)
     cls = _class_around(parsed, type(owner).__name__, frame.line) if fields and parsed is not None else None
     if parsed is None or cls is None:
@@ -358,20 +342,8 @@ def static_field_choice(case: Case, frame: UserFrame | None, node: ast.AST | Non
         return None
     name = rewrites.alias(frame.frame.f_globals, eqx, "eqx")
     edits = [_static_field_edit(parsed, declared[field_name], name) for field_name in fields]
-    fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, edits)
+    fixed = rewrites.definition_with_edits(parsed.lines, cls, edits)
     return words.static_field(fields, cls.name), fixed
-
-
-def _traced_fields(node: ast.AST, owner: Any) -> list[str]:
-    """The ``self.<field>`` reads in ``node`` whose value on ``owner`` is a tracer."""
-    return [
-        n.attr
-        for n in ast.walk(node)
-        if isinstance(n, ast.Attribute)
-        and isinstance(n.value, ast.Name)
-        and n.value.id == "self"
-        and clues.is_tracer(getattr(owner, n.attr, None))
-    ]
 
 
 def _class_around(parsed: ParsedSource, name: str, line: int) -> ast.ClassDef | None:
@@ -389,10 +361,7 @@ def _class_around(parsed: ParsedSource, name: str, line: int) -> ast.ClassDef | 
 def _static_field_edit(parsed: ParsedSource, statement: ast.AnnAssign, eqx_name: str) -> rewrites.Edit:
     """``n: int`` -> ``n: int = eqx.field(static=True)``; a default kept as ``eqx.field(default=...)``."""
     if statement.value is None:
-        end = Span.of(statement)
-        return rewrites.Edit(
-            Span(end.end_line, end.end_line, end.end_col, end.end_col), f" = {eqx_name}.field(static=True)"
-        )
+        return rewrites.Edit(clues.end_of(statement), f" = {eqx_name}.field(static=True)")
     default = clues.source_of(parsed, statement.value)
     return rewrites.Edit(clues.Span.of(statement.value), f"{eqx_name}.field(default={default}, static=True)")
 
@@ -422,14 +391,10 @@ def _python_values_at_call(case: Case, names: list[str]) -> str | None:
     ``jnp.array(2)`` -> ``2``, any other array expression ``e`` -> ``int(e)`` (``bool`` / ``float``)."""
     site = case.call_site
     parsed = case.parsed(site) if site is not None else None
-    if site is None or parsed is None:
+    statement = case.statement(site) if site is not None else None
+    written = case.written_arguments()
+    if parsed is None or statement is None or not written:
         return None
-    call = clues.node_at(parsed.tree, site.span(), ast.Call)
-    statement = clues.statement_at(parsed.tree, site.line)
-    if call is None or statement is None:
-        return None
-    callee = clues.resolve(call.func, site.lookup)
-    written = rewrites.call_parameters(call, callee if callee is not MISSING else case.fn)
     edits = []
     for name in names:
         node = written.get(name)
@@ -442,7 +407,7 @@ def _python_values_at_call(case: Case, names: list[str]) -> str | None:
         else:
             text = f"{python}({clues.source_of(parsed, node)})"
         edits.append(rewrites.Edit(clues.Span.of(node), text))
-    return rewrites.with_edits(parsed.lines, statement.lineno, statement.end_lineno, edits)
+    return rewrites.definition_with_edits(parsed.lines, statement, edits)
 
 
 def _jit_written_elsewhere(case: Case, function_name: str) -> tuple[ParsedSource, ast.stmt, rewrites.JitUse] | None:
@@ -450,11 +415,10 @@ def _jit_written_elsewhere(case: Case, function_name: str) -> tuple[ParsedSource
     site = case.call_site
     if site is None:
         return None
-    parsed = case.parsed(site)
-    node = clues.node_at(parsed.tree, site.span(), ast.Call) if parsed is not None else None
+    parsed, node = case.parsed(site), case.expression(site, ast.Call)
     if parsed is not None and node is not None and isinstance(node.func, ast.Call):
         use = rewrites.jit_use(node.func, site.lookup)
-        statement = clues.statement_at(parsed.tree, site.line)
+        statement = case.statement(site)
         if use is not None and statement is not None:
             return parsed, statement, use
     callee = clues.resolve(node.func, site.lookup) if node is not None else MISSING

@@ -16,7 +16,6 @@ import inspect
 from dataclasses import replace
 from typing import Any
 
-import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
 from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.clues import MISSING, UserFrame
@@ -50,8 +49,7 @@ def call_of_case(case: Case) -> UserCall | None:
         return None
     f_globals, f_locals = frame.frame.f_globals, frame.frame.f_locals
     local = {} if f_locals is f_globals else dict(f_locals)
-    parsed = case.parsed(site) if site is not None else None
-    node = clues.node_at(parsed.tree, site.span(), ast.Call) if site is not None and parsed is not None else None
+    node = case.expression(site, ast.Call) if site is not None else None
     args, kwargs = _running_arguments(traced)
     name = traced.function if traced is not None else None
     if node is None and case.fn is not None and args is None and traced is not None:

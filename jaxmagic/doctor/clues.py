@@ -153,6 +153,26 @@ class Span:
         )
 
 
+def end_of(node: ast.expr | ast.stmt | ast.arg, back: int = 0) -> Span:
+    """The empty span where ``node`` ends (``back`` columns before: inside a call's parenthesis),
+    for an edit that adds text there.
+
+    >>> end_of(ast.parse("f(x)").body[0], back=1)
+    Span(line=1, end_line=1, col=3, end_col=3)
+    """
+    line, col = node.end_lineno or node.lineno, (node.end_col_offset or 0) - back
+    return Span(line, line, col, col)
+
+
+def start_of(node: ast.expr | ast.stmt) -> Span:
+    """The empty span where ``node`` starts.
+
+    >>> start_of(ast.parse("x = (1, 2)").body[0].value)
+    Span(line=1, end_line=1, col=4, end_col=4)
+    """
+    return Span(node.lineno, node.lineno, node.col_offset, node.col_offset)
+
+
 @dataclass(eq=False)
 class UserFrame:
     """One frame of the user's code in a traceback, with the instruction it stopped at.
@@ -182,6 +202,15 @@ class UserFrame:
     @property
     def function(self) -> str:
         return self.code.co_name
+
+    @property
+    def parameters(self) -> list[str]:
+        """The names of the function's parameters (keyword-only ones too; not ``*args``, ``**kwargs``)."""
+        return list(self.code.co_varnames[: self.code.co_argcount + self.code.co_kwonlyargcount])
+
+    def arguments(self) -> list[Any]:
+        """The values the frame holds for its ``parameters`` (``MISSING`` for one it no longer holds)."""
+        return [self.frame.f_locals.get(name, MISSING) for name in self.parameters]
 
     def span(self) -> Span | None:
         """The exact expression this frame was evaluating (Python 3.11's instruction positions)."""
@@ -519,15 +548,15 @@ def enclosing(tree: ast.AST, target: ast.AST, kind: type[NodeT] | tuple[type[Nod
     return found
 
 
-def names_in(node: ast.AST) -> list[str]:
-    """Names read in an expression, in order, each once.
+def names_in(node: ast.AST, ctx: type[ast.expr_context] = ast.Load) -> list[str]:
+    """Names read in an expression (``ctx=ast.Store``: assigned in code), in order, each once.
 
-    >>> names_in(ast.parse("x[:n] + x", mode="eval"))
-    ['x', 'n']
+    >>> names_in(ast.parse("x[:n] + x", mode="eval")), names_in(ast.parse("a, b = f(a)"), ast.Store)
+    (['x', 'n'], ['a', 'b'])
     """
     seen = []
     for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id not in seen:
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ctx) and sub.id not in seen:
             seen.append(sub.id)
     return seen
 

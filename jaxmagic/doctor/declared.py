@@ -33,7 +33,7 @@ from typing import Any, Callable, overload
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import Case, function_source, magic_hint, static_choice, static_field_choice
-from jaxmagic.doctor.clues import NodeT, ParsedSource, Span, UserFrame
+from jaxmagic.doctor.clues import NodeT, ParsedSource, Span, UserFrame, end_of, start_of
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.global_watch import CellEnd, StaleGlobal
 from jaxmagic.doctor.registry import PITFALLS, Written, pitfall
@@ -123,8 +123,7 @@ class Line(Reading):
         statement = self.statement()
         alone = shown == "statement" or (shown == "enclosing" and self.frame.function == "<module>")
         if alone and statement is not None:
-            first = rewrites.function_first_line(statement)  # a ``def`` with its decorators
-            return rewrites.with_edits(self.parsed.lines, first, statement.end_lineno, edits)
+            return rewrites.definition_with_edits(self.parsed.lines, statement, edits)  # a ``def``: with its decorators
         return function_source(self.case, self.frame, edits) or (None if shown == "enclosing" else edits[0].text)
 
     def diagnosis(self, pitfall_id: str, **fields) -> Diagnosis:
@@ -197,8 +196,15 @@ class Changed(Reading):
         return Diagnosis(pitfall_id, **fields)
 
 
+class Whole:
+    """A shared rewrite that writes the whole fixed code (its ``whole``), with no edits of the line."""
+
+    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
+        return []
+
+
 @dataclass(frozen=True)
-class AsParameters:
+class AsParameters(Whole):
     """A shared rewrite: the function the fact ``function`` holds, with the globals the fact
     ``names`` lists added as its last parameters, and how to call it (``traced_code.as_parameters``).
 
@@ -208,9 +214,6 @@ class AsParameters:
 
     function: str
     names: str
-
-    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
-        return []
 
     def whole(self, facts: dict[str, Any]) -> str | None:
         names = facts[self.names]
@@ -251,9 +254,7 @@ class AddKeyword:
     text: str
 
     def edits(self, line: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
-        call = facts[self.target]
-        end = Span(call.end_lineno, call.end_lineno, call.end_col_offset - 1, call.end_col_offset - 1)
-        return [rewrites.Edit(end, ", " + self.text.format(**named))]
+        return [rewrites.Edit(end_of(facts[self.target], back=1), ", " + self.text.format(**named))]
 
 
 def _parts(line: Reading, node: ast.AST) -> dict[str, str]:
@@ -276,7 +277,7 @@ class Rewritten:
 
 
 @dataclass(frozen=True)
-class Given:
+class Given(Whole):
     """A shared rewrite whose whole fixed code the recogniser already has from a shared helper
     (``method_rewrites.method_calling_jitted_function``, say): the fact ``target`` holds it.
 
@@ -285,9 +286,6 @@ class Given:
     """
 
     target: str
-
-    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
-        return []
 
     def whole(self, facts: dict[str, Any]) -> str | None:
         return facts.get(self.target)
@@ -309,8 +307,7 @@ class InsertBefore:
         statement = facts.get(self.target)
         if statement is None:
             return []
-        at = Span(statement.lineno, statement.lineno, statement.col_offset, statement.col_offset)
-        return [rewrites.Edit(at, self.text.format(**named) + "\n")]
+        return [rewrites.Edit(start_of(statement), self.text.format(**named) + "\n")]
 
 
 @dataclass(frozen=True)
@@ -534,26 +531,6 @@ class WithFields(Declared):
         return dataclasses.replace(found, **{name: facts[name] for name in self.FIELDS if facts.get(name)})
 
 
-def end_of(node: ast.expr | ast.stmt, back: int = 0) -> Span:
-    """The empty span where ``node`` ends (``back`` columns before: inside a call's parenthesis),
-    for an edit that adds text there.
-
-    >>> end_of(ast.parse("f(x)").body[0], back=1)
-    Span(line=1, end_line=1, col=3, end_col=3)
-    """
-    line, col = node.end_lineno or node.lineno, (node.end_col_offset or 0) - back
-    return Span(line, line, col, col)
-
-
-def start_of(node: ast.expr | ast.stmt) -> Span:
-    """The empty span where ``node`` starts.
-
-    >>> start_of(ast.parse("x = (1, 2)").body[0].value)
-    Span(line=1, end_line=1, col=4, end_col=4)
-    """
-    return Span(node.lineno, node.lineno, node.col_offset, node.col_offset)
-
-
 def edited(lines, node: ast.expr | ast.stmt, *edits: rewrites.Edit) -> str:
     """The lines of ``node`` (a statement, say) with ``edits`` applied, dedented.
 
@@ -561,7 +538,7 @@ def edited(lines, node: ast.expr | ast.stmt, *edits: rewrites.Edit) -> str:
     >>> edited(["y = f(x)"], statement, rewrites.Edit(end_of(statement), "", comment="kept"))
     'y = f(x)  # kept'
     """
-    return rewrites.with_edits(lines, node.lineno, node.end_lineno or node.lineno, list(edits))
+    return rewrites.definition_with_edits(lines, node, edits)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -700,7 +677,7 @@ def user_function(line: Line) -> ast.AST:
 
 
 @dataclass(frozen=True)
-class HandedBack:
+class HandedBack(Whole):
     """A shared rewrite for a traced value kept outside its function: the function the fact
     ``located`` holds (``(parsed, node)``) returns the value the fact ``name`` names as well; the
     statement at the span the fact ``store`` holds goes (none: ``name`` leaves the ``global``
@@ -714,9 +691,6 @@ class HandedBack:
     name: str = "name"
     store: str = "store"
 
-    def edits(self, reading: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
-        return []
-
     def whole(self, facts: dict[str, Any]) -> str | None:
         parsed, node = facts[self.located]
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -724,5 +698,5 @@ class HandedBack:
         name, store = facts[self.name], facts.get(self.store)
         edits = rewrites.ungloballed(node, name) if store is None else [rewrites.Edit(store, "")]
         edits += rewrites.handed_back(parsed, node, name)
-        fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, edits)
+        fixed = rewrites.definition_with_edits(parsed.lines, node, edits)
         return f"{fixed}\n\n# the caller keeps it:  result, {name} = {node.name}(...)"

@@ -1,7 +1,7 @@
 """The doctor's entry points: ``diagnose`` runs the registry's error recognisers on an exception,
 in their declared order, ``observe_trace`` its trace recognisers on a function that traced fine,
 and ``observe_cell`` its cell recognisers after a cell ran. Every ``pitfall_*`` module of this
-package is loaded first: its decorators fill the registry.
+package is loaded first: its declarations fill the registry.
 
 None of them raises: a recogniser that fails is logged and counted (``registry.internal_errors``), and
 the others still run.

@@ -39,6 +39,8 @@ import numpy as np
 import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING
+from jaxmagic.doctor.donations import is_nnx_object
+from jaxmagic.doctor.traced_code import codes
 from jaxmagic.tracing import callables, jitting
 
 PASSED, FAILED, UNCHECKED = "passed", "failed", "unchecked"
@@ -227,13 +229,8 @@ def _evaluate(node: ast.expr, scope: dict) -> Any:
 
 
 def _is_graph_node(value: Any) -> bool:
-    nnx = sys.modules.get("flax.nnx")
-    if nnx is None:
-        return False
-    try:
-        return bool(nnx.graph.is_graph_node(value)) and not isinstance(value, nnx.Variable)
-    except Exception:
-        return False
+    """A Flax NNX object traced as a copy (a module, an optimizer; not one ``Variable``)."""
+    return is_nnx_object(value) and not isinstance(value, sys.modules["flax.nnx"].Variable)
 
 
 def _abstract(value: Any) -> Any:
@@ -298,13 +295,6 @@ def trace_call(callee: Any, args: tuple, kwargs: dict) -> None:
 
 # ------------------------------------------------------------------------------------------------
 # The check
-
-
-def _codes(code: types.CodeType):
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _codes(const)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -414,7 +404,7 @@ def _check(fix: str, call: UserCall, fix_call: str = "") -> FixCheck:
     if isinstance(found, FixCheck):
         return found
     callee, original, args, kwargs = found
-    fixed_codes = set(_codes(compiled))
+    fixed_codes = set(codes(compiled))
     callee = _rejitted(callee, scopes.scope, fixed_codes)
     if not calls and not _reaches_fix(callee, original, fixed_codes):
         return FixCheck(UNCHECKED, NOT_REACHED)

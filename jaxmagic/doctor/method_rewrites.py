@@ -78,7 +78,5 @@ def method_calling_jitted_function(
         Span(rewrites.function_first_line(node), end.end_line, node.col_offset, end.end_col),
         f"def {node.name}(self{''.join(', ' + o for o in others)}):\n    {call}",
     )
-    cls_text = rewrites.with_edits(
-        parsed.lines, rewrites.function_first_line(cls), cls.end_lineno, [method], elide=False
-    )
+    cls_text = rewrites.definition_with_edits(parsed.lines, cls, [method], elide=False)
     return f"{function}\n\n\n{cls_text}", settings

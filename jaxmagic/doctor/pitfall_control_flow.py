@@ -35,7 +35,7 @@ _WRITTEN = {"if": "if {}:", "while": "while {}:", "assert": "assert {}", "ifexp"
 
 def _condition(line: Line) -> tuple[str, ast.AST | None, ast.AST | None]:
     """What asked for a truth value (``if``, ``while``, ``bool``...), the condition's node, and the node holding it."""
-    span, statement, node = line.frame.span(), line.statement(), clues.node_at(line.parsed.tree, line.frame.span())
+    span, statement, node = line.frame.span(), line.statement(), line.expression()
     if isinstance(statement, (ast.If, ast.While, ast.Assert)) and span is not None:
         test = Span.of(statement.test)
         # A bare name as the test: the jump's position is the whole statement, not the name.

@@ -24,7 +24,7 @@ import jax
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.clues import ParsedSource, Span
+from jaxmagic.doctor.clues import ParsedSource, Span, start_of
 from jaxmagic.doctor.declared import Declared, Given, Line
 from jaxmagic.tracing import sources
 
@@ -58,7 +58,7 @@ def donated_buffer(line: Line) -> dict | None:
 
 
 def _lines(parsed: ParsedSource, statement: ast.stmt, edits: list[rewrites.Edit]) -> str:
-    return rewrites.with_edits(parsed.lines, statement.lineno, Span.of(statement).end_line, edits)
+    return rewrites.definition_with_edits(parsed.lines, statement, edits)
 
 
 def _rebinding(donating: ast.stmt, call: ast.Call, variable: str) -> list[rewrites.Edit]:
@@ -73,7 +73,7 @@ def _rebinding(donating: ast.stmt, call: ast.Call, variable: str) -> list[rewrit
             if isinstance(element, ast.Name) and variable in element.id and element.id != variable:
                 return [rewrites.Edit(Span.of(element), variable, comment=comment)]
     elif isinstance(donating, ast.Expr) and donating.value is call:
-        return [rewrites.Edit(Span(call.lineno, call.lineno, call.col_offset, call.col_offset), f"{variable} = ")]
+        return [rewrites.Edit(start_of(call), f"{variable} = ")]
     return []
 
 

@@ -96,7 +96,7 @@ def _donated(line: Line, frame: UserFrame, model: str) -> dict | None:
             "state": origin.state_names[0] if origin.state_names else None,
             "fname": fname, "parameter": parameter, "option": donations.donation_option(callee), "nnx": nnx,
             "update": update, "fixed": fixed, "kind": "" if fixed else "unnamed",
-            "kept": _copied_state(origin, rewrites.jax_names(frame.frame.f_globals).jax)}  # fmt: skip
+            "kept": _copied_state(origin, case.names(frame).jax)}  # fmt: skip
 
 
 def _returned_state(statement: ast.stmt | None, call: ast.Call, passed: ast.expr, frame: UserFrame) -> str | None:

@@ -51,7 +51,7 @@ def _stores(fnode: _Def) -> list[_Store]:
     declared = {name for node in ast.walk(fnode) if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
     args = fnode.args
     local = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg] if a}
-    local |= {n.id for n in ast.walk(fnode) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - declared
+    local |= set(clues.names_in(fnode, ast.Store)) - declared
     found = [kept for stmt in ast.walk(fnode) if isinstance(stmt, ast.stmt) for kept in _kept(stmt, local)]
     return sorted(found, key=lambda store: store[0].lineno)
 

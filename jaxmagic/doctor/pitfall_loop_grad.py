@@ -77,8 +77,7 @@ def _static_edit(line: Line, parsed: clues.ParsedSource, function: ast.AST | Non
     use = rewrites.decorator_jit(function, lookup) if function is not None else None
     if function is not None and use is not None and use.library != "eqx":
         edit = rewrites.add_static_edit(use, names, parsed.lines, jit_name)
-        last = getattr(function, "end_lineno", None) or rewrites.function_first_line(function)
-        return rewrites.with_edits(parsed.lines, rewrites.function_first_line(function), last, [edit])
+        return rewrites.definition_with_edits(parsed.lines, function, [edit])
     statement = line.statement()
     if statement is None:
         return None

@@ -79,7 +79,7 @@ def _fixed(line: Line, index: int, captured: list[str], nnx: str) -> str | None:
     if added is None or call is None:
         return None
     edits = [added] + [e for e in [_nnx_jit_edit(node, frame, nnx)] if e is not None]
-    definition = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno or 0, edits)
+    definition = rewrites.definition_with_edits(parsed.lines, node, edits)
     return f"{definition}\n\n{call}"
 
 

@@ -73,7 +73,7 @@ def non_array_argument(line: Line) -> dict | None:
     if use is None or use.library == "eqx":
         return None
     edit = rewrites.add_static_edit(use, [parameter], parsed.lines, line.jax_names.jit)
-    fixed = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, [edit])
+    fixed = rewrites.definition_with_edits(parsed.lines, node, [edit])
     return {**found, "fixed": fixed, "static": (parameter,)}
 
 

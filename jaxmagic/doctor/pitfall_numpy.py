@@ -89,7 +89,7 @@ def numpy_in_jit(line: Line) -> dict | None:
 def _numpy_calls(line: Line, call: ast.Call) -> dict:
     """Every NumPy call of the failing statement made ``jnp``'s, and the traced settings (an axis, a
     count) passed to the call, to be made static where the user's ``jax.jit`` decorator is."""
-    statement = clues.statement_at(line.parsed.tree, line.frame.line) or call
+    statement = line.statement() or call
     replaced = []
     for node in ast.walk(statement):
         path = _counterpart(node.func, line, "numpy", jnp) if isinstance(node, ast.Call) else None

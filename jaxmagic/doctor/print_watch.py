@@ -105,12 +105,3 @@ def stop() -> None:
     if WATCH in global_watch.WATCHERS:
         global_watch.WATCHERS.remove(WATCH)
     WATCH.clear()
-
-
-def is_watching() -> bool:
-    """True between ``start()`` and ``stop()``, while ``global_watch`` listens.
-
-    >>> is_watching() in (True, False)
-    True
-    """
-    return WATCH in global_watch.WATCHERS and global_watch.is_watching()

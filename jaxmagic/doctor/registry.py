@@ -1,15 +1,12 @@
-"""The doctor's one list of pitfalls. Each pitfall is declared once, by the decorator on its
-recogniser (``@pitfall(...)`` in a ``pitfall_*`` module): its id, title, severity, the fragments of
-JAX's messages it reads, its place in the order, and when it runs (``stage``):
+"""The doctor's one list of pitfalls. Each pitfall is declared once (a ``declared.Declared`` in a
+``pitfall_*`` module, which registers its recogniser with ``pitfall(...)``): its id, title,
+severity, the fragments of JAX's messages it reads, its place in the order, and when it runs
+(``stage``):
 
 - ``"error"``: ``recognise(case) -> Diagnosis | None`` for an exception JAX raised;
 - ``"trace"``: ``recognise(traced) -> list[Diagnosis]`` for a function that traced fine;
 - ``"cell"``: ``recognise(cell) -> list[Diagnosis]`` after a cell ran (``engine.CellEnd``: what
   changed since jitted functions were traced).
-
-A recogniser may keep detection apart from description: the decorated function then only
-matches (``case -> facts | None``: what it found, no words), and ``@describes(id)`` declares the
-function that turns the facts into the diagnosis (``(case, facts) -> Diagnosis``).
 
 A recogniser that raises is logged and counted (``internal_errors``), never silent.
 
@@ -25,7 +22,7 @@ import logging
 import re
 import traceback
 from collections import deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable
 
 DOCS = "docs/pitfalls.md"
@@ -75,16 +72,12 @@ class Pitfall:
     stage: str = "error"
     messages: tuple[Written, ...] = ()  # fragments of JAX's messages the recogniser reads
     recognise: Callable | None = field(default=None, repr=False, compare=False)
-    describe: Callable | None = field(default=None, repr=False, compare=False)  # (subject, facts) -> Diagnosis
 
     def run(self, subject):
-        """The recogniser on ``subject`` (a ``Case`` or a ``Traced``), then its describer if it has one."""
+        """The recogniser on ``subject`` (a ``Case``, a ``Traced`` or a ``CellEnd``)."""
         if self.recognise is None:  # declared without its recogniser (``pitfall`` gives it one)
             raise TypeError(f"the pitfall {self.id!r} has no recogniser")
-        found = self.recognise(subject)
-        if found is None or self.describe is None:
-            return found
-        return self.describe(subject, found)
+        return self.recognise(subject)
 
     @property
     def docs(self) -> str:
@@ -138,27 +131,6 @@ def pitfall(
 
 def _origin(function: Callable | None) -> tuple:
     return (getattr(function, "__module__", None), getattr(function, "__qualname__", None))
-
-
-def describes(id: str) -> Callable[[Callable], Callable]:
-    """Declare the describer of pitfall ``id``: ``(case, facts) -> Diagnosis``, the words and the
-    fix for what its recogniser matched.
-
-    >>> @pitfall("example-split", "An example", "error")
-    ... def match_example(case):
-    ...     return {"name": "n"}
-    >>> @describes("example-split")
-    ... def describe_example(case, facts):
-    ...     return f"{facts['name']} is traced"
-    >>> PITFALLS.pop("example-split").run(None)
-    'n is traced'
-    """
-
-    def declare(describe: Callable) -> Callable:
-        PITFALLS[id] = replace(PITFALLS[id], describe=describe)
-        return describe
-
-    return declare
 
 
 def in_order(stage: str) -> list[Pitfall]:

@@ -17,7 +17,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, source_of
+from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, end_of, source_of
 from jaxmagic.tracing.callables import python_function
 
 MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
@@ -315,10 +315,8 @@ def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit
         if keyword.arg == "static_argnames":
             return Edit(Span.of(keyword.value), value)
     # Insert the keyword just before the call's closing parenthesis.
-    closing = Span.of(call)
-    end = Span(closing.end_line, closing.end_line, closing.end_col - 1, closing.end_col - 1)
     separator = ", " if (call.args or call.keywords) else ""
-    return Edit(end, f"{separator}static_argnames={value}")
+    return Edit(end_of(call, back=1), f"{separator}static_argnames={value}")
 
 
 def _text(lines: Sequence[str], span: Span) -> str:
@@ -334,6 +332,19 @@ def function_first_line(fnode: ast.AST) -> int:
     1
     """
     return min([Span.of(fnode).line] + [d.lineno for d in getattr(fnode, "decorator_list", [])])
+
+
+def definition_with_edits(lines: Sequence[str], node: ast.AST, edits: Iterable[Edit], **options: Any) -> str:
+    r"""The definition ``node`` (a ``def`` or ``class`` with its decorators, or any statement) with
+    ``edits`` applied (``options``: see ``with_edits``).
+
+    >>> lines = ("@jax.jit", "def f(x):", "    return x")
+    >>> print(definition_with_edits(lines, ast.parse("\n".join(lines)).body[0], []))
+    @jax.jit
+    def f(x):
+        return x
+    """
+    return with_edits(lines, function_first_line(node), getattr(node, "end_lineno", None), edits, **options)
 
 
 def insert_decorator_edit(fnode: ast.AST, text: str) -> Edit:
@@ -512,6 +523,5 @@ def handed_back(parsed: ParsedSource, fnode: ast.AST, returned: str) -> list[Edi
         text = f"return {source_of(parsed, ret.value)}, {returned}" if ret.value is not None else f"return {returned}"
         edits.append(Edit(Span.of(ret), text, comment=f"hand `{returned}` back instead of storing it"))
     if not returns_of(fnode):
-        last = Span.of(fnode.body[-1])
-        edits.append(Edit(Span(last.end_line, last.end_line, last.end_col, last.end_col), f"\nreturn {returned}"))
+        edits.append(Edit(end_of(fnode.body[-1]), f"\nreturn {returned}"))
     return edits

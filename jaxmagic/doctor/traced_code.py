@@ -30,7 +30,7 @@ from jaxmagic.words import units
 MAX_FUNCTIONS = 20  # user functions followed from the traced one (helpers it calls)
 
 DefinitionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda  # a function's definition
-Located = tuple[clues.ParsedSource, DefinitionNode]  # where ``function_node`` found a function
+Located = tuple[clues.ParsedSource, DefinitionNode]  # where ``clues.function_of_code`` found a function
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def host_callbacks(function: types.FunctionType) -> set[str]:
     >>> host_callbacks(f)
     {'log'}
     """
-    located = function_node(function)
+    located = clues.function_of_code(function.__code__)
     if located is None:
         return set()
     lookup = rewrites.lookup_in(function.__globals__)
@@ -183,24 +183,19 @@ def host_callbacks(function: types.FunctionType) -> set[str]:
     return found
 
 
-def function_node(function: types.FunctionType) -> Located | None:
-    """``(parsed source, node)`` of a function's definition, or ``None`` when its source is unknown."""
-    return clues.function_of_code(function.__code__)
-
-
 def with_edits(found: Located | None, edits: Iterable[rewrites.Edit]) -> str | None:
-    """The function located by ``function_node`` with ``edits`` applied (``None`` for a lambda)."""
+    """The function located by ``clues.function_of_code`` with ``edits`` applied (``None`` for a lambda)."""
     if found is None:
         return None
     parsed, node = found
     if isinstance(node, ast.Lambda):
         return None
-    return rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, edits)
+    return rewrites.definition_with_edits(parsed.lines, node, edits)
 
 
 @dataclass(frozen=True)
 class SourcedFunction:
-    """A traced function with its source: ``located`` is ``(parsed, node)`` (see ``function_node``),
+    """A traced function with its source: ``located`` is ``(parsed, node)`` (see ``clues.function_of_code``),
     ``lookup`` finds the names it reads."""
 
     function: types.FunctionType
@@ -225,7 +220,7 @@ def with_source(functions: Iterable[types.FunctionType]) -> Iterator[SourcedFunc
     ['f']
     """
     for function in functions:
-        located = function_node(function)
+        located = clues.function_of_code(function.__code__)
         if located is not None:
             yield SourcedFunction(function, located, rewrites.lookup_in(function.__globals__))
 
@@ -276,7 +271,7 @@ def as_parameters(function: types.FunctionType, names: list[str]) -> str | None:
     >>> as_parameters(f, ["scale"]).splitlines()[0]
     'def f(x, scale):'
     """
-    located = function_node(function)
+    located = clues.function_of_code(function.__code__)
     if located is None:
         return None
     parsed, node = located
@@ -284,7 +279,7 @@ def as_parameters(function: types.FunctionType, names: list[str]) -> str | None:
     if edit is None or isinstance(node, ast.Lambda):
         return None
     params = [a.arg for a in node.args.posonlyargs + node.args.args] + names
-    text = rewrites.with_edits(parsed.lines, rewrites.function_first_line(node), node.end_lineno, [edit])
+    text = rewrites.definition_with_edits(parsed.lines, node, [edit])
     return f"{text}\n\n# call it with the current values:  {node.name}({', '.join(params)})"
 
 
@@ -299,8 +294,7 @@ def parameter_edit(parsed: clues.ParsedSource, node: ast.AST, names: list[str]) 
         return None
     added = ", ".join(names)
     if args.posonlyargs or args.args:
-        last = Span.of((args.posonlyargs + args.args)[-1])
-        return rewrites.Edit(Span(last.end_line, last.end_line, last.end_col, last.end_col), f", {added}")
+        return rewrites.Edit(clues.end_of((args.posonlyargs + args.args)[-1]), f", {added}")
     # ``def f():``: the parameters go between the parentheses right after the name.
     raw = parsed.lines[node.lineno - 1].encode()
     at = raw.find(b"(", node.col_offset)
