@@ -256,7 +256,8 @@ def _allocations(lines: list[str]) -> tuple[dict[str, str], dict[str, str], dict
             key = value.group(1) + (value.group(2) or "{}")
             kinds.setdefault(key, kind)
             shapes.setdefault(key, _LAYOUT.sub("", value.group(4)).strip())
-            places.setdefault(key, (number, _OFFSET.search(line).group(1) if _OFFSET.search(line) else key))
+            offset = _OFFSET.search(line)
+            places.setdefault(key, (number, offset.group(1) if offset else key))
     return kinds, shapes, places
 
 
