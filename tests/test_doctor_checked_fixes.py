@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from doctor_cases import namespace, run
+from doctor_cases import diagnosed, namespace, run
 from test_doctor_corpus import FIXES_THAT_RUN, SILENT
 
 from jaxmagic import doctor
@@ -366,7 +366,18 @@ def test_a_fix_that_does_not_trace_on_the_arguments_is_not_shown():
     )
     assert shown.fix == right and shown.checked and shown.alternatives == ()
     hidden = checked_diagnosis(doctor.Diagnosis("traced-shape", explanation="n is traced.", fix=wrong), call)
-    assert hidden.fix == "" and not hidden.checked and "failed when traced on your arguments" in hidden.fix_note
+    assert hidden.fix == "" and not hidden.checked and "traced on your arguments, it still fails" in hidden.fix_note
+
+
+def test_a_fix_withdrawn_for_the_users_own_error_points_at_the_arguments_not_at_jaxmagic():
+    """Passing a string to a jitted function that multiplies: making it static would only move the
+    error into the user's own code. The card withholds that fix, says why in the user's terms (the
+    error their function raises), and does not call it jaxmagic's failure."""
+    found, _, _ = diagnosed("@jax.jit\ndef sq(x):\n    return x * x\n", 'sq("oops")')
+    assert found is not None and found.pitfall == "non-array-argument"
+    assert found.fix == "" and not found.checked
+    assert "can't multiply sequence" in found.fix_note and "what the function expects" in found.fix_note
+    assert "jaxmagic" not in found.fix_note
 
 
 def test_the_card_says_whether_the_fix_was_checked():

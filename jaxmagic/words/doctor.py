@@ -71,12 +71,12 @@ def rewrite_failed(error: str) -> Words:
     """The note where the doctor's rewrite failed when traced on the user's arguments (``error``:
     what the trace raised, in short).
 
-    >>> str(rewrite_failed("TypeError: bad"))[:60]
-    "jaxmagic's rewrite of your code failed when traced on your a"
+    >>> str(rewrite_failed("TypeError: bad"))[:61]
+    'not shown: traced on your arguments, it still fails (`TypeErr'
     """
     return say(
-        "jaxmagic's rewrite of your code failed when traced on your arguments ({}), so it is not shown; "
-        "the page on this pitfall lists the ways out.",
+        "not shown: traced on your arguments, it still fails ({}); check that they are what the function "
+        "expects, and see the page on this pitfall for the ways out.",
         code(error),
     )
 
