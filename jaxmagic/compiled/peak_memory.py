@@ -165,19 +165,11 @@ def peak_memory(
     buffers = []
     for name, index, size in live:
         key = name + index
-        kind = kinds.get(key, "temporary")
         origin = _origin(name, instructions, texts, parameters)
-        source = _source(instructions.get(origin), cell_namer)
-        if kind == "argument" and origin not in parameters and source is not None:
-            kind = "output"  # a value written into a donated argument's buffer: the line that made it
-        if kind == "argument" or origin in parameters:  # an argument, or XLA's copy of one
-            number = parameters.get(origin)
-            label = f"argument {named[number] if named and number is not None else _op_name(texts.get(origin, '')) or origin}"
-            source = None
-        elif source is None and shapes.get(key, "").startswith("("):
-            label = TUPLE_TABLE
-        else:
-            label = source.label if source is not None else NO_LINE
+        kind, source, label = _labelled(
+            kinds.get(key, "temporary"), origin, _source(instructions.get(origin), cell_namer),
+            shapes.get(key, ""), parameters, named, texts,
+        )  # fmt: skip
         buffers.append(LiveBuffer(key, size, shapes.get(key, ""), kind, source, label))
     # Largest first; equal sizes in the order of the user's lines, so the order is the same on every
     # JAX release (XLA's own order of equal buffers differs between them).
@@ -201,6 +193,22 @@ def peak_memory(
         phase=_phase(texts, at),
         totals=dict(totals),
     )
+
+
+def _labelled(
+    kind: str, origin: str, source: SourceLine | None, shape: str, parameters: dict, named, texts: dict
+) -> tuple[str, SourceLine | None, str]:
+    """A live buffer's kind, source line and label: an argument by the user's name for it, a
+    value by the line that made it (a value written into a donated argument's buffer too)."""
+    if kind == "argument" and origin not in parameters and source is not None:
+        kind = "output"  # a value written into a donated argument's buffer: the line that made it
+    if kind == "argument" or origin in parameters:  # an argument, or XLA's copy of one
+        number = parameters.get(origin)
+        written = named[number] if named and number is not None else _op_name(texts.get(origin, "")) or origin
+        return kind, None, f"argument {written}"
+    if source is None and shape.startswith("("):
+        return kind, None, TUPLE_TABLE
+    return kind, source, source.label if source is not None else NO_LINE
 
 
 def _counted_once(live: list[tuple[str, str, int]], parameters: dict, places: dict) -> list[tuple[str, str, int]]:
