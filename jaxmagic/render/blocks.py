@@ -72,11 +72,52 @@ def token_class(ttype) -> str:
     return name + suffix
 
 
+class _Lexed:
+    """Lines lexed together, in one pass, when the first of them is asked for its spans."""
+
+    def __init__(self, texts: list[str], language: str, titles: dict[str, str]):
+        self.texts, self.language, self.titles = texts, language, titles
+        self._lines: list[Code] | None = None
+
+    def line(self, index: int) -> Code:
+        if self._lines is None:
+            self._lines = _lexed_lines(self.texts, self.language, self.titles)
+        return self._lines[index]
+
+
+class _LexedCode(Code):
+    """A line of ``code_lines``: its text at once, its spans when first asked (the text view
+    needs none, so a listing shown as text is never lexed)."""
+
+    _text: str
+    _lexed: _Lexed
+    _index: int
+
+    def __init__(self, text: str, lexed: _Lexed, index: int):
+        object.__setattr__(self, "_text", text)
+        object.__setattr__(self, "_lexed", lexed)
+        object.__setattr__(self, "_index", index)
+
+    @property
+    def spans(self) -> tuple[Span, ...]:  # pyright: ignore[reportIncompatibleVariableOverride]
+        return self._lexed.line(self._index).spans
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+
 def code_lines(texts: Iterable[str], language: str, titles: dict[str, str] | None = None) -> list[Code]:
     """Each of ``texts`` (one line each) as ``Code``, lexed in one pass by jaxmagic's lexer for
-    ``language``. A jaxpr variable's span carries its name (letters only, as JAX names them),
-    whether a ``:`` and a type follow (its binding), and its hover text from ``titles``."""
-    titles = titles or {}
+    ``language`` when the spans of one are first read. A jaxpr variable's span carries its name
+    (letters only, as JAX names them), whether a ``:`` and a type follow (its binding), and its
+    hover text from ``titles``."""
+    texts = list(texts)
+    lexed = _Lexed(texts, language, titles or {})
+    return [_LexedCode(text, lexed, index) for index, text in enumerate(texts)]
+
+
+def _lexed_lines(texts: list[str], language: str, titles: dict[str, str]) -> list[Code]:
     tokens = list(LANGUAGES[language](stripnl=False, ensurenl=False).get_tokens("\n".join(texts)))
     lines: list[list[tuple]] = [[]]  # per line: (token type, text, whether ``:`` follows)
     for i, (ttype, value) in enumerate(tokens):
