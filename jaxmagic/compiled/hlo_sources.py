@@ -106,7 +106,7 @@ class CallSites:
             for eqn in eqns:
                 frames = _jax_private.traceback_frames(eqn.source_info)
                 frame = traced_user_frame(frames)
-                if enclosing is not None and traced_for_another_caller(list(frames), enclosing[:2]):
+                if enclosing is not None and traced_for_another_caller(frames, enclosing[:2]):
                     frame = enclosing  # this call's line made it
                     for call in inside[-1:]:
                         call.stale = True

@@ -26,8 +26,9 @@ import jax
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 from jaxmagic.doctor.case import depends_on, kind_of, static_field_choice
+from jaxmagic.doctor.chosen import Chosen, MagicHint, Offer, Static, StaticField
 from jaxmagic.doctor.clues import Span
-from jaxmagic.doctor.declared import Chosen, Line, MagicHint, Offer, Static, StaticField, user_function
+from jaxmagic.doctor.declared import Line, user_function
 
 _WRITTEN = {"if": "if {}:", "while": "while {}:", "assert": "assert {}", "ifexp": "... if {} else ...", "bool": "bool({})",
             "not": "not {}"}  # fmt: skip

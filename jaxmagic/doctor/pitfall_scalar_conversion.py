@@ -25,8 +25,9 @@ import jax.numpy as jnp
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.case import depends_on
+from jaxmagic.doctor.chosen import Chosen, Offer, Static
 from jaxmagic.doctor.clues import MISSING, Span
-from jaxmagic.doctor.declared import Chosen, Line, Offer, Static, user_function
+from jaxmagic.doctor.declared import Line, user_function
 from jaxmagic.doctor.masking import mask_later_slice
 
 
@@ -96,7 +97,6 @@ def python_scalar_conversion(line: Line) -> dict | None:
 
 
 _NUMBER = "If you need it as a Python number (a loop count, a shape), it cannot come from traced data: XLA compiles for fixed shapes. Use a fixed maximum size and mask what is past it."  # fmt: skip
-_FORI = "result = {lax}.fori_loop(0, {value}, body, initial)  # body(i, carry) -> carry"
 _CHOICES = (
     Offer("{note}{masked}", "edits"),
     Static("static_names", "it is then a real Python number (a loop count, a shape).", lead="If you need a real Python number: "),
@@ -106,7 +106,7 @@ _CHOICES = (
 _LOOP = (
     Static("static_names", "the count is then a plain int while JAX traces (each new value compiles {fname} once more)."),
     Offer("Keep the count traced and loop inside the compiled code with `{lax}.fori_loop`:", "fori"),
-    Offer("Loop inside the compiled code with `{lax}.fori_loop` (its bounds may be traced):", None, _FORI, otherwise=True),
+    Offer("Loop inside the compiled code with `{lax}.fori_loop` (its bounds may be traced):", None, "result = {lax}.fori_loop(0, {value}, body, initial)  # body(i, carry) -> carry", otherwise=True),
 )  # fmt: skip
 
 PYTHON_SCALAR_CONVERSION = Chosen(

@@ -22,7 +22,8 @@ import jax
 
 import jaxmagic.doctor.clues as clues
 from jaxmagic.doctor.case import Case, depends_on
-from jaxmagic.doctor.declared import Chosen, Line, MagicHint, Offer, Static, StaticField
+from jaxmagic.doctor.chosen import Chosen, MagicHint, Offer, Static, StaticField
+from jaxmagic.doctor.declared import Line
 from jaxmagic.doctor.registry import Written
 from jaxmagic.doctor.shape_rewrites import masked_update, shape_rewrite
 

@@ -333,10 +333,12 @@ class Kernels:
 
 @dataclass(frozen=True)
 class Sentence:
-    """A sentence the words layer wrote (``Words``, or a plain string); ``css`` its look."""
+    """A sentence the words layer wrote (``Words``, or a plain string); ``css`` its look; ``bold``
+    for an answer line, bold in both views."""
 
     words: Any
     css: str = "jm-summary"
+    bold: bool = False
 
 
 @dataclass(frozen=True)
@@ -448,14 +450,6 @@ class Headline:
     before: str
     name: str
     after: str
-    css: str = "jm-summary"
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The answer line (``Words`` or a string), in bold in both views; ``css`` its look in a notebook."""
-
-    words: Any
     css: str = "jm-summary"
 
 
@@ -724,7 +718,6 @@ Block = Union[
     Items,
     Sections,
     Only,
-    Answer,
     Lead,
     Flags,
     Tally,

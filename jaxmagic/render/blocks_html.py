@@ -17,7 +17,6 @@ from typing import Any, Callable, Iterable
 
 from jaxmagic.render import theme
 from jaxmagic.render.blocks import (
-    Answer,
     Bar,
     Bindings,
     Block,
@@ -327,7 +326,7 @@ _WALKS.update(
         Hint: lambda b, ids: f'<div class="jm-hint">{escape(b.text)}</div>',
         Fold: lambda b, ids: f'<details class="{escape(b.css)}">{_summary(b)}{html(b.blocks, ids)}</details>',
         Group: lambda b, ids: f'<div class="{escape(b.css)}">{html(b.blocks, ids)}</div>',
-        Sentence: lambda b, ids: f'<div class="{escape(b.css)}">{words_html(b.words)}</div>',
+        Sentence: lambda b, ids: f'<div class="{escape(b.css)}">{_bold(words_html(b.words), b.bold)}</div>',
         Note: lambda b, ids: f'<div class="jm-more">{escape(b.text)}</div>',
         Table: lambda b, ids: _table(b),
         Bindings: _bindings,
@@ -340,7 +339,6 @@ _WALKS.update(
         Sections: lambda b, ids: html(b.blocks, ids),
         Only: lambda b, ids: html(b.blocks, ids) if b.medium == "html" else "",
         Heading: lambda b, ids: _heading(b),
-        Answer: lambda b, ids: f"<div{_class(b.css)}><b>{words_html(b.words)}</b></div>",
         Labelled: lambda b, ids: _labelled(b),
         Paragraph: lambda b, ids: _paragraph(b),
         Snippet: lambda b, ids: _snippet(b),
@@ -353,6 +351,10 @@ _WALKS.update(
 
 # ----------------------------------------------------------------------------------------------
 # a card
+
+
+def _bold(html: str, bold: bool) -> str:
+    return f"<b>{html}</b>" if bold else html
 
 
 def _class(css: str) -> str:

@@ -20,7 +20,6 @@ from pygments.formatters import Terminal256Formatter
 
 from jaxmagic.render.blocks import (
     LANGUAGES,
-    Answer,
     Bar,
     Bindings,
     Block,
@@ -128,7 +127,7 @@ _WALKS: dict[type, Callable[[Any, bool], str]] = {
     Hint: lambda b, color: b.text,
     Fold: _fold,
     Group: lambda b, color: text(b.blocks, color=color),
-    Sentence: lambda b, color: str(b.words),
+    Sentence: lambda b, color: paint(str(b.words), "bold", color=color) if b.bold else str(b.words),
     Note: lambda b, color: b.text,
     Table: lambda b, color: _table(b),
     Bindings: lambda b, color: "\n".join(f"  {name} = {value}" for name, value in b.rows),
@@ -141,7 +140,6 @@ _WALKS: dict[type, Callable[[Any, bool], str]] = {
     Sections: lambda b, color: "\n\n".join(part for part in (_block(inner, color) for inner in b.blocks) if part),
     Only: lambda b, color: text(b.blocks, color=color) if b.medium == "text" else "",
     Heading: lambda b, color: _heading(b, color),
-    Answer: lambda b, color: paint(str(b.words), "bold", color=color),
     Labelled: lambda b, color: _labelled(b, color),
     Paragraph: lambda b, color: paint(wrap(b.words), *filter(None, [b.style]), color=color) if str(b.words) else "",
     Snippet: lambda b, color: _indented(_coloured("\n".join(line.text for line in b.lines), b.language, color)),

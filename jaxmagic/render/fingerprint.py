@@ -17,7 +17,7 @@ from __future__ import annotations
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.fingerprint_diff import Change, FingerprintDiff
 from jaxmagic.render import blocks_html, blocks_text, theme
-from jaxmagic.render.blocks import Answer, Block, Cell, Fold, Grid, Group, Items, Note, Paragraph, Sections, Sentence
+from jaxmagic.render.blocks import Block, Cell, Fold, Grid, Group, Items, Note, Paragraph, Sections, Sentence
 from jaxmagic.render.theme import escape
 from jaxmagic.words import Words, code, say, units
 
@@ -115,7 +115,7 @@ def html(found: FingerprintDiff, *, shown: tuple[Block, ...] | None = None) -> s
 def blocks(found: FingerprintDiff) -> tuple[Block, ...]:
     """The answer, the versions or backends that differ, one line per changed function, compile
     time, then every change (capped; folded in a notebook)."""
-    head: list[Block] = [Answer(answer(found), "jm-summary jm-fingerprint-answer")]
+    head: list[Block] = [Sentence(answer(found), "jm-summary jm-fingerprint-answer", bold=True)]
     if found.environment:
         head.append(Sentence(ACROSS_ENVIRONMENTS, "jm-muted"))
         head.append(Items(tuple(environment_words(found)), "jm-muted", lead="  "))

@@ -17,7 +17,7 @@ from __future__ import annotations
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.processes import Disagreement, ProcessComparison
 from jaxmagic.render import blocks_html, blocks_text, theme
-from jaxmagic.render.blocks import Answer, Block, Items, Note, Sentence
+from jaxmagic.render.blocks import Block, Items, Note, Sentence
 from jaxmagic.render.theme import escape
 from jaxmagic.words import Words, code, say, units
 
@@ -87,7 +87,7 @@ def blocks(found: ProcessComparison) -> tuple[Block, ...]:
     """The answer, one line per disagreement (capped at ``MAX_ROWS``: the comparison holds every
     one), and the processes compared."""
     shown_ones = found.disagreements[:MAX_ROWS]
-    out: list[Block] = [Answer(answer(found), "jm-summary jm-processes-answer")]
+    out: list[Block] = [Sentence(answer(found), "jm-summary jm-processes-answer", bold=True)]
     if shown_ones:
         words = tuple(disagreement_words(d) for d in shown_ones)
         kinds = tuple(d.kind for d in shown_ones)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from jax.extend import core as jcore
 
@@ -26,7 +26,6 @@ from jaxmagic.tracing.sources import (
     reaches_outermost_frame,
     source_line,
     traced_user_frame,
-    user_source_line,
     user_traceback,
 )
 from jaxmagic.words import units
@@ -331,7 +330,7 @@ def primitive_counts(jaxpr) -> collections.Counter:
     return collections.Counter(eqn.primitive.name for eqn in all_equations(jaxpr))
 
 
-def traced_for_another_caller(frames: list[tuple[str, int, str]], enclosing: tuple[str, int] | None) -> bool:
+def traced_for_another_caller(frames: Sequence[tuple[str, int, str]], enclosing: tuple[str, int] | None) -> bool:
     """Whether a nested equation was traced for another caller, not by the code of the equation
     it is nested in, ``enclosing`` (file, line). JAX keeps the program of a library's jitted
     function (an optimizer's update, ``jnp`` helpers) from its first trace, with the frames of
@@ -360,6 +359,16 @@ def traced_for_another_caller(frames: list[tuple[str, int, str]], enclosing: tup
     return reaches_outermost_frame(frames) or traced_user_frame(frames) is None
 
 
+def line_made_here(source_info, enclosing: SourceLine | None, cell_namer: CellNamer = no_cells) -> SourceLine | None:
+    """The user's line that made an equation in this call: its own (``user_source_line``), or,
+    where it was traced for another caller, ``enclosing``, the line of the equation it is nested in."""
+    frames = _jax_private.traceback_frames(source_info)
+    if enclosing is not None and traced_for_another_caller(frames, (enclosing.file, enclosing.line)):
+        return enclosing
+    frame = traced_user_frame(frames)
+    return source_line(*frame, cell_namer=cell_namer) if frame is not None else None
+
+
 def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]:
     """Source line label -> equations it made, nested jaxprs included, the most first; equations
     with no known line are under ``(no source line)``.
@@ -367,23 +376,14 @@ def equations_by_line(jaxpr, cell_namer: CellNamer = no_cells) -> dict[str, int]
     An equation inside a nested jaxpr counts for its own line unless it was traced for another
     caller (``traced_for_another_caller``): then it counts for the line that called it here."""
     counts: collections.Counter = collections.Counter()
-    # (equations, the enclosing equation's file and line, its source line)
-    pending: list[tuple[Any, tuple[str, int] | None, SourceLine | None]] = [
-        (getattr(jaxpr, "jaxpr", jaxpr).eqns, None, None)
-    ]
+    # (equations, the line of the equation they are nested in)
+    pending: list[tuple[Any, SourceLine | None]] = [(getattr(jaxpr, "jaxpr", jaxpr).eqns, None)]
     while pending:
-        eqns, enclosing, enclosing_source = pending.pop()
+        eqns, enclosing = pending.pop()
         for eqn in eqns:
-            frames = list(_jax_private.traceback_frames(eqn.source_info))
-            source = user_source_line(eqn.source_info, cell_namer)
-            if traced_for_another_caller(frames, enclosing):
-                source = enclosing_source  # this call's line made it
+            source = line_made_here(eqn.source_info, enclosing, cell_namer)
             counts[source.label if source is not None else NO_SOURCE_LINE] += 1
-            here = (source.file, source.line) if source is not None else None
-            pending.extend((getattr(sub, "jaxpr", sub).eqns, here, source) for _, sub in sub_jaxprs(eqn.params) if here)
-            pending.extend(
-                (getattr(sub, "jaxpr", sub).eqns, None, None) for _, sub in sub_jaxprs(eqn.params) if not here
-            )
+            pending.extend((getattr(sub, "jaxpr", sub).eqns, source) for _, sub in sub_jaxprs(eqn.params))
     return dict(counts.most_common())
 
 
@@ -448,7 +448,7 @@ class _Origins:
         (``None``: no line of the user's) — without reading the line's text."""
         if index not in self._groups:
             info = self.eqns[index].source_info
-            frames = list(_jax_private.traceback_frames(info)) if self.with_source else []
+            frames = _jax_private.traceback_frames(info) if self.with_source else ()
             frame = traced_user_frame(frames)
             enclosing = self.enclosing
             if enclosing is not None and traced_for_another_caller(frames, enclosing[:2]):

@@ -19,7 +19,7 @@ import os
 import sys
 import types
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, Sequence
 
 from jaxmagic import _jax_private
 
@@ -182,7 +182,7 @@ def outermost_frame() -> tuple[str, str]:
     return frame.f_code.co_filename, frame.f_code.co_name
 
 
-def reaches_outermost_frame(frames: list[tuple[str, int, str]]) -> bool:
+def reaches_outermost_frame(frames: Sequence[tuple[str, int, str]]) -> bool:
     """Whether frames (innermost first) go all the way out to the thread's outermost frame. JAX
     0.8 records every frame of the code that traced an equation; JAX 0.10 stops where its C++ code
     called back into Python (at the traced function), so the line that called a nested trace is

@@ -27,8 +27,8 @@ import numpy as np
 from jax.extend import core as jcore
 
 from jaxmagic import _jax_private
-from jaxmagic.tracing.listing import name_stack_facts, traced_for_another_caller
-from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, user_source_line
+from jaxmagic.tracing.listing import line_made_here, name_stack_facts
+from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells
 
 SMALL = 8  # a value with at most this many elements is kept whole
 
@@ -230,13 +230,8 @@ def _last_uses(jaxpr) -> dict[int, list]:
 
 
 def _source(eqn, cell_namer: CellNamer, enclosing: SourceLine | None) -> SourceLine | None:
-    """The user's line that made ``eqn`` here: the enclosing call's line where the equation was
-    traced for another caller (``listing.traced_for_another_caller``), as the listing shows it."""
-    if enclosing is not None:
-        frames = list(_jax_private.traceback_frames(eqn.source_info))
-        if traced_for_another_caller(frames, (enclosing.file, enclosing.line)):
-            return enclosing
-    return user_source_line(eqn.source_info, cell_namer)
+    """The user's line that made ``eqn`` here, as the listing shows it (``listing.line_made_here``)."""
+    return line_made_here(eqn.source_info, enclosing, cell_namer)
 
 
 def _equation(eqn, invals: list, path: tuple, run: ValueRun, cell_namer: CellNamer, enclosing=None) -> list:
