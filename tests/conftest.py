@@ -81,6 +81,18 @@ def pytest_collection_modifyitems(config, items):
         test = f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
         if item.path.name in SLOW_FILES or test in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
+    if any(item.get_closest_marker("accelerator") for item in items) and not on_accelerator():
+        skip = pytest.mark.skip(reason="needs a TPU or GPU: this machine's JAX has only the CPU")
+        for item in items:
+            if item.get_closest_marker("accelerator"):
+                item.add_marker(skip)
+
+
+def on_accelerator() -> bool:
+    """Whether JAX's default backend here is an accelerator (a TPU or GPU), not the CPU."""
+    import jax
+
+    return jax.default_backend() != "cpu"
 
 
 def pytest_report_header(config):
