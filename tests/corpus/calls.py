@@ -83,11 +83,18 @@ def static_names(call: ParsedCall, *, static_scalars: bool = False) -> tuple[str
 
 
 def jitted(call: ParsedCall, *, static_scalars: bool = False) -> Callable[[], Any]:
-    """The call under an outer ``jax.jit``: every leaf of the callee, its arguments and keyword
-    arguments that ``jax.jit`` can trace is traced; the rest (functions, strings, objects, and with
-    ``static_scalars`` Python scalars) is held fixed, as ``equinox.filter_jit`` does."""
+    """The call under an outer ``jax.jit``: every leaf of the arguments and keyword arguments that
+    ``jax.jit`` can trace is traced, and every array of the callee; the rest (functions, strings,
+    objects, the callee's Python numbers, and with ``static_scalars`` every Python scalar) is held
+    fixed, as ``equinox.filter_jit`` does."""
     leaves, treedef = jax.tree_util.tree_flatten((call.function, call.args, call.kwargs))
-    traced = [_traced(leaf, static_scalars) for leaf in leaves]
+    # in the callee (a module, a partial) only arrays are traced: its Python numbers and flags are
+    # settings, as equinox.filter_jit holds them
+    in_callee = len(jax.tree_util.tree_leaves(call.function))
+    traced = [
+        _traced(leaf, static_scalars or i < in_callee) and (i >= in_callee or hasattr(leaf, "shape"))
+        for i, leaf in enumerate(leaves)
+    ]
     fixed = [None if is_traced else leaf for leaf, is_traced in zip(leaves, traced, strict=True)]
 
     def rebuilt(dynamic):
