@@ -434,6 +434,30 @@ def section(quick: bool = False) -> str:
     return markdown(_last["results"], _last["seconds"])
 
 
+PAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "performance.md")
+
+
+def write_section(text: str, page: str = PAGE) -> None:
+    """Put the fidelity section into docs/performance.md in place of the one there (or before the
+    notes on what the figures mean), as ``benchmarks/run.py`` places it when it writes the page."""
+    with open(page, encoding="utf-8") as existing:
+        old = existing.read()
+    heading = "## Fidelity over the corpus"
+    if heading in old:
+        before, rest = old.split(heading, 1)
+        after = rest[rest.find("\n## ") :] if "\n## " in rest else "\n"
+    else:
+        marker = "## What the figures mean"
+        before, after = (
+            (old.split(marker, 1)[0], "\n" + marker + old.split(marker, 1)[1]) if marker in old else (old, "")
+        )
+    new = before.rstrip() + "\n\n" + text.strip() + "\n" + after
+    temporary = page + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as out:
+        out.write(new)
+    os.replace(temporary, page)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=DEFAULT_CASES, help="cases to measure (0: every case)")
@@ -441,6 +465,7 @@ def main(argv=None) -> int:
     parser.add_argument("--measures", default="timing,memory,count", help="timing, memory, count")
     parser.add_argument("--budget", type=float, default=BUDGET_S, help="%%jitcompare's --budget per case")
     parser.add_argument("--json", default="", help="write every figure to this file")
+    parser.add_argument("--write-docs", action="store_true", help="write the section into docs/performance.md")
     args = parser.parse_args(argv)
     cases = select(args.cases if not args.only else 0)
     if args.only:
@@ -448,9 +473,12 @@ def main(argv=None) -> int:
         cases = [case for case in cases if case.id.startswith(prefixes)]
     started = time.perf_counter()
     results = measure_all(cases, args.budget, tuple(args.measures.split(",")))
+    seconds = time.perf_counter() - started
     print(text_table(results))
     print(failures(results))
-    print(f"\n{len(results)} cases in {time.perf_counter() - started:.0f} s")
+    print(f"\n{len(results)} cases in {seconds:.0f} s")
+    if args.write_docs:
+        write_section(markdown(results, seconds))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump([asdict(result) for result in results], out, indent=1)
