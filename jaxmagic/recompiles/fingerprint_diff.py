@@ -18,8 +18,6 @@ the compilations are held to the budgets, not the programs' contents.
 
 from __future__ import annotations
 
-import importlib
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,13 +130,6 @@ class FingerprintDiff(Report):
     def exit_status(self) -> int:
         """0: within the budgets; 1: a budget broken."""
         return 1 if self.breaches else 0
-
-    def save_html(self, path) -> str:
-        """Write the comparison as a standalone HTML page (no script, nothing fetched); the path."""
-        path = os.fspath(path)
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(importlib.import_module(self._renderer).page(self))
-        return path
 
 
 def compare(old: Fingerprint, new: Fingerprint, budgets: Budgets | None = None) -> FingerprintDiff:

@@ -21,7 +21,6 @@ whose compilations agree with the most common ones are the norm; the others are 
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections import Counter
@@ -105,13 +104,6 @@ class ProcessComparison(Report):
     @property
     def exit_status(self) -> int:
         return 1 if self.disagreements else 0
-
-    def save_html(self, path) -> str:
-        """Write the comparison as a standalone HTML page (no script); returns the path."""
-        page = importlib.import_module(self._renderer).page(self)
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(page)
-        return os.fspath(path)
 
 
 def process_name(fingerprint: Fingerprint, fallback: str) -> str:

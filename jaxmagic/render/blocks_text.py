@@ -268,7 +268,9 @@ def _rows(rows: Iterable[Row]) -> Iterable[str]:
 
 
 def _tally(block: Tally, color: bool) -> str:
-    counts = (f"{one_line(name)} ×{count}" + (f" ({one_line(note)})" if note else "") for name, count, note in block.counts)
+    counts = (
+        f"{one_line(name)} ×{count}" + (f" ({one_line(note)})" if note else "") for name, count, note in block.counts
+    )
     return "  " + " · ".join(counts) if block.counts else ""
 
 
