@@ -105,6 +105,19 @@ class Change:
             return self.after / self.before - 1
         return None
 
+    @property
+    def size(self) -> float:
+        """How large the change is, to show the largest first: its relative growth (either way),
+        infinite for something from nothing.
+
+        >>> Change("memory", "f", 100, 150).size, Change("ops", "f", 0, 2).size
+        (0.5, inf)
+        """
+        growth = self.growth
+        if growth is not None:
+            return abs(growth)
+        return float("inf") if self.before != self.after else 0.0
+
 
 @dataclass
 class FingerprintDiff(Report):
@@ -121,6 +134,8 @@ class FingerprintDiff(Report):
     unchanged: list[str] = field(default_factory=list)
     # function -> (seconds compiling before, after): noisy, so shown as a ratio, never held to a budget
     compile_seconds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # (side "old" or "new", function, compilations not kept, compilations) where a file says it was cut
+    cut: list[tuple[str, str, int, int]] = field(default_factory=list)
 
     @property
     def breaches(self) -> list[Change]:
@@ -150,7 +165,7 @@ def compare(old: Fingerprint, new: Fingerprint, budgets: Budgets | None = None) 
         if not found:
             unchanged.append(name)
     order = {kind: i for i, kind in enumerate(CHANGE_KINDS)}
-    changes.sort(key=lambda c: (not c.breach, order[c.kind], c.function))
+    changes.sort(key=lambda c: (not c.breach, order[c.kind], -c.size, c.function))
     seconds = {
         name: (
             sum(p.compile_s for p in old.functions[name].programs),
@@ -159,8 +174,14 @@ def compare(old: Fingerprint, new: Fingerprint, budgets: Budgets | None = None) 
         for name in sorted(set(old.functions) & set(new.functions))
     }
     compared = len(set(old.functions) | set(new.functions))
+    cut = [
+        (side, name, function.cut, function.compilations)
+        for side, print_ in (("old", old), ("new", new))
+        for name, function in sorted(print_.functions.items())
+        if function.cut
+    ]
     return FingerprintDiff(
-        changes, environment, budgets, compared, unchanged, {k: v for k, v in seconds.items() if all(v)}
+        changes, environment, budgets, compared, unchanged, {k: v for k, v in seconds.items() if all(v)}, cut
     )
 
 

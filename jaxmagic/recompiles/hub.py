@@ -41,7 +41,7 @@ from jaxmagic.recompiles.compilations import Comparison, Compilation, Memory, Th
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
-from jaxmagic.recompiles.fingerprint import program_facts
+from jaxmagic.recompiles.program_facts import program_facts
 from jaxmagic.recompiles.programs import describe_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.recompiles.unwatched import causes_since_lowered, causes_since_unwatched
