@@ -29,6 +29,7 @@ CHANGE_KINDS = (
     "compilations",
     "new_function",
     "removed_function",
+    "signature",
     "collectives",
     "memory",
     "flops",
@@ -207,7 +208,10 @@ def _function_changes(
                 breach=after.compilations > before.compilations and not budgets.new_compilations,
             )
         )
-    for old_program, new_program in _matched(before.programs, after.programs):
+    pairs, unmatched = _matched(before.programs, after.programs)
+    for old_program, new_program in unmatched:
+        changes.append(Change("signature", name, old_program.signature, new_program.signature))
+    for old_program, new_program in pairs + unmatched:
         if old_program.facts is not None and new_program.facts is not None:
             changes.extend(
                 _program_changes(name, new_program.signature, old_program.facts, new_program.facts, budgets, same)
@@ -215,17 +219,22 @@ def _function_changes(
     return changes
 
 
-def _matched(before: list[ProgramRecord], after: list[ProgramRecord]) -> list[tuple[ProgramRecord, ProgramRecord]]:
-    """Programs with the same signature, paired in order of compilation."""
+def _matched(before: list[ProgramRecord], after: list[ProgramRecord]) -> tuple[list, list]:
+    """Programs with the same signature, paired in order of compilation; then those left on both
+    sides, paired in order (the same call compiled for other shapes or types)."""
     pending: dict[str, list[ProgramRecord]] = {}
     for program in before:
         pending.setdefault(program.signature, []).append(program)
-    pairs = []
+    pairs, left_after = [], []
     for program in after:
         waiting = pending.get(program.signature)
         if waiting:
             pairs.append((waiting.pop(0), program))
-    return pairs
+        else:
+            left_after.append(program)
+    paired = {id(old) for old, _ in pairs}
+    left_before = [p for p in before if id(p) not in paired]
+    return pairs, list(zip(left_before, left_after))
 
 
 def by_line(counts: dict[str, dict[str, int]], texts: dict[str, str]) -> dict[tuple[str, str], tuple[str, dict]]:

@@ -50,6 +50,8 @@ def change_words(change: Change) -> Words:
         return say("new: compiled {}", units.times(change.after))
     if change.kind == "removed_function":
         return say("no longer compiled (was compiled {})", units.times(change.before))
+    if change.kind == "signature":
+        return say("compiled for {} instead of {}", code(shown_name(change.after)), code(shown_name(change.before)))
     if change.kind == "collectives":
         return say("{} {} from {}", _signed(change.after - change.before), shown_name(change.detail), _where(change))
     if change.kind == "memory":
