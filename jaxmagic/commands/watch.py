@@ -30,13 +30,12 @@ import sys
 import traceback
 
 from jaxmagic.files import OutputRefused, check_output
+from jaxmagic.recompiles.fingerprint import KEEP_EVERY_COMPILATION
 from jaxmagic.words.untrusted import safe_text
 
 NAME = "watch"
 USAGE = "python -m jaxmagic watch [--html FILE] [--fingerprint FILE] [--max N] [--all] SCRIPT [ARGS...]"
 EXAMPLE = "e.g. python -m jaxmagic watch --html compiles.html train.py --steps 100"
-# A fingerprint keeps every compilation; past this many (per run) the earliest are cut, and the file says so.
-FINGERPRINT_CAPACITY = 1_000_000
 
 
 def add_parser(commands):
@@ -98,7 +97,7 @@ def run(options) -> int:
         include_internal=options.internal,
         scope=os.path.basename(options.script),
         keep_programs=bool(options.fingerprint),
-        **({"capacity": FINGERPRINT_CAPACITY} if options.fingerprint else {}),
+        **({"capacity": KEEP_EVERY_COMPILATION} if options.fingerprint else {}),
     )
     owner = os.getpid()  # a forked child runs this code too, and must not report
     if options.html:

@@ -33,6 +33,8 @@ from jaxmagic.files import write_atomically
 from jaxmagic.recompiles.fingerprint_schema import FORMAT, check_fingerprint_json, read_fingerprint_json
 
 # XLA's communication ops (the asynchronous ``-start`` halves count as the op; ``-done`` not at all).
+# A fingerprinting log's capacity: every compilation kept (past it, the earliest are cut, and the file says so).
+KEEP_EVERY_COMPILATION = 1_000_000
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
 
 

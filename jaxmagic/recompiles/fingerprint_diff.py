@@ -234,7 +234,7 @@ def _matched(before: list[ProgramRecord], after: list[ProgramRecord]) -> tuple[l
             left_after.append(program)
     paired = {id(old) for old, _ in pairs}
     left_before = [p for p in before if id(p) not in paired]
-    return pairs, list(zip(left_before, left_after))
+    return pairs, list(zip(left_before, left_after, strict=False))
 
 
 def by_line(counts: dict[str, dict[str, int]], texts: dict[str, str]) -> dict[tuple[str, str], tuple[str, dict]]:
