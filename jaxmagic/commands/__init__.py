@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from jaxmagic.words.untrusted import safe_text
 
@@ -36,6 +37,12 @@ def say_error(command: str, message: str) -> int:
     """Print one line, ``python -m jaxmagic COMMAND: message``, to standard error; exit status 2."""
     print(safe_text(f"python -m jaxmagic {command}: {message}".replace("\n", " ")), file=sys.stderr)
     return 2
+
+
+def refuse(command: str, message: str) -> NoReturn:
+    """A usage error found before any work starts (a file missing, an output that cannot be
+    written): one line on standard error, exit status 2."""
+    raise SystemExit(say_error(command, message))
 
 
 def plain_output() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from jaxmagic.commands import say_error
+from jaxmagic.commands import refuse, say_error
 from jaxmagic.files import OutputRefused
 
 
@@ -40,7 +40,7 @@ def show(command: str, found, html: str | None, inputs: list[str]) -> int:
     return found.exit_status
 
 
-def check_html(command_parser, html: str | None, inputs: list[str]) -> None:
+def check_html(command: str, html: str | None, inputs: list[str]) -> None:
     """A usage error, before reading anything, for an ``--html`` path that cannot be written."""
     if html is None:
         return
@@ -49,4 +49,4 @@ def check_html(command_parser, html: str | None, inputs: list[str]) -> None:
     try:
         check_output(html, inputs=inputs)
     except OutputRefused as exc:
-        command_parser.error(f"--html: {exc}")
+        refuse(command, f"--html: {exc}")

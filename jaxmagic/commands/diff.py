@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from jaxmagic.commands import plain_output, say_error
+from jaxmagic.commands import plain_output, refuse, say_error
 from jaxmagic.commands.comparisons import check_html, load_all, show
 
 NAME = "diff"
@@ -44,8 +44,8 @@ def add_parser(commands):
 def check(options, parser) -> None:
     for path in (options.old, options.new):
         if not os.path.isfile(path):
-            parser.error(f"no fingerprint at {path!r}: write one with `python -m jaxmagic watch --fingerprint FILE`")
-    check_html(parser, options.html, [options.old, options.new])
+            refuse(NAME, f"no fingerprint at {path!r}: write one with `python -m jaxmagic watch --fingerprint FILE`")
+    check_html(NAME, options.html, [options.old, options.new])
 
 
 def run(options) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from jaxmagic.commands import plain_output
+from jaxmagic.commands import plain_output, refuse
 from jaxmagic.commands.comparisons import check_html, load_all, show
 
 NAME = "merge"
@@ -37,8 +37,8 @@ def add_parser(commands):
 def check(options, parser) -> None:
     for path in options.fingerprints:
         if not os.path.isfile(path):
-            parser.error(f"no fingerprint at {path!r}: write one per process with `watch --fingerprint FILE`")
-    check_html(parser, options.html, options.fingerprints)
+            refuse(NAME, f"no fingerprint at {path!r}: write one per process with `watch --fingerprint FILE`")
+    check_html(NAME, options.html, options.fingerprints)
 
 
 def run(options) -> int:

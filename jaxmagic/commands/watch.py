@@ -29,6 +29,7 @@ import runpy
 import sys
 import traceback
 
+from jaxmagic.commands import refuse
 from jaxmagic.files import OutputRefused, check_output
 from jaxmagic.recompiles.fingerprint import KEEP_EVERY_COMPILATION
 from jaxmagic.words.untrusted import safe_text
@@ -76,7 +77,7 @@ def check(options, parser) -> None:
     if options.max is not None and options.max < 0:
         parser.error(f"--max takes a non-negative whole number of compilations, not {options.max}; {EXAMPLE}")
     if not os.path.isfile(options.script):
-        parser.error(f"no script at {options.script!r}: give the path of a Python file; {EXAMPLE}")
+        refuse(NAME, f"no script at {options.script!r}: give the path of a Python file; {EXAMPLE}")
     for flag in ("html", "fingerprint"):
         path = getattr(options, flag)
         if path is None:
@@ -84,9 +85,9 @@ def check(options, parser) -> None:
         try:
             check_output(path, inputs=[options.script])
         except OutputRefused as exc:
-            parser.error(f"--{flag}: {exc}")
+            refuse(NAME, f"--{flag}: {exc}")
     if options.html is not None and options.html == options.fingerprint:
-        parser.error("--html and --fingerprint name the same file: give each its own")
+        refuse(NAME, "--html and --fingerprint name the same file: give each its own")
 
 
 def run(options) -> int:

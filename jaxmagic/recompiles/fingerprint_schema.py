@@ -100,16 +100,13 @@ _FACTS = _record(
     },
     ("ops", "fusions", "flops", "bytes_accessed", "transcendentals", "memory", "collectives", "lines"),
     "the program's facts: an object, or null",
-)
+) | {"type": ["object", "null"]}
 _PROGRAM = _record(
     {
         "signature": _text("the signature"),
         "call_site": _text("the call site", optional=True),
         "causes": {"type": "array", "items": _CAUSE, "description": "causes: a list of causes"},
-        "facts": {
-            "oneOf": [{"type": "null"}, _FACTS],
-            "description": "facts: an object of the program's facts, or null",
-        },
+        "facts": _FACTS,
     },
     ("signature",),
     "a program: an object with signature, call_site, causes and facts",

@@ -101,7 +101,7 @@ def answer(found: FingerprintDiff) -> Words:
     breaches = found.breaches
     if breaches:
         first = breaches[0]
-        count = f"{len(breaches)} budget{'s' if len(breaches) != 1 else ''} broken"
+        count = f"{len(breaches):,} budget{'s' if len(breaches) != 1 else ''} broken"
         return say("{}: {} {}", count, code(shown_name(first.function)), change_words(first))
     if not found.changes:
         plural = "s" if found.functions != 1 else ""
