@@ -116,6 +116,12 @@ def mutated_files(draw) -> str:
         elif how == "nest":
             data = set_at(data, path, json.loads("[" * 400 + "]" * 400) if draw(st.booleans()) else [value])
     out = json.dumps(data, allow_nan=True, ensure_ascii=draw(st.booleans()))
+    return broken_text(draw, out)
+
+
+def broken_text(draw, out: str) -> str:
+    """The JSON text itself mutated (most often kept): cut short, a huge number, NaN, a field
+    given twice, an array nested 200,000 deep."""
     raw = draw(st.sampled_from(["keep", "keep", "keep", "truncate", "huge", "nan", "dup", "deep"]))
     if raw == "truncate":
         out = out[: draw(st.integers(0, max(0, len(out) - 1)))]
