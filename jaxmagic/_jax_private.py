@@ -284,6 +284,28 @@ def compile_logs_off() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def persistent_cache_writes_off() -> Iterator[None]:
+    """In this thread, JAX writes nothing into the user's persistent compilation cache: it writes
+    an entry only for a program whose compile time reaches ``jax_persistent_cache_min_compile_time_secs``,
+    set here to infinity (reading from the cache goes on). As it was afterwards; the user's
+    setting is untouched.
+
+    Uses the thread-local context of ``jax._src.config.persistent_cache_min_compile_time_secs``.
+
+    >>> import jax
+    >>> before = jax.config.jax_persistent_cache_min_compile_time_secs
+    >>> with persistent_cache_writes_off():
+    ...     pass
+    >>> jax.config.jax_persistent_cache_min_compile_time_secs == before
+    True
+    """
+    from jax._src import config
+
+    with config.persistent_cache_min_compile_time_secs(float("inf")):
+        yield
+
+
 def cache_key_logger_name() -> str:
     """The logger on which JAX writes, at DEBUG level, the hash of each part of a persistent
     cache key (``cache_key.get``: the computation, jaxlib's and the backend's versions, XLA flags,
