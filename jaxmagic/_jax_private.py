@@ -306,6 +306,44 @@ def persistent_cache_writes_off() -> Iterator[None]:
         yield
 
 
+class _ClearingMark:
+    """Registered among JAX's caches, so that ``jax.clear_caches()`` (which clears each of them)
+    tells jaxmagic; it holds nothing."""
+
+    def __init__(self, callback: Any):
+        self.callback = callback
+
+    def cache_clear(self) -> None:
+        self.callback()
+
+    def cache_info(self) -> None:
+        return None
+
+    def cache_keys(self) -> list:
+        return []
+
+
+def on_caches_cleared(callback: Any) -> Any:
+    """Call ``callback()`` each time ``jax.clear_caches()`` runs, through JAX's registry of the
+    caches it clears (``jax._src.util.register_cache``); returns the mark registered, which the
+    caller keeps (JAX holds it weakly), or ``None`` where this JAX has no such registry.
+
+    >>> import jax
+    >>> cleared = []
+    >>> mark = on_caches_cleared(lambda: cleared.append(1))
+    >>> jax.clear_caches(); cleared
+    [1]
+    """
+    from jax._src import util
+
+    register = getattr(util, "register_cache", None)
+    if register is None:
+        return None
+    mark = _ClearingMark(callback)
+    register(mark, "jaxmagic: notices jax.clear_caches()")
+    return mark
+
+
 def cache_key_logger_name() -> str:
     """The logger on which JAX writes, at DEBUG level, the hash of each part of a persistent
     cache key (``cache_key.get``: the computation, jaxlib's and the backend's versions, XLA flags,
