@@ -1,5 +1,6 @@
 """%jaxpr / %%jaxpr in a real IPython shell with real JAX: every option and every kind of callee."""
 
+import os
 import re
 
 import jax
@@ -230,3 +231,17 @@ def test_strings_from_the_user_are_escaped_in_html(run):
     html = run("%jaxpr -s label tag(x, '<img src=x onerror=alert(1)>')").assert_ok().html
     assert "<script>" not in html and "<img" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_after_a_module_is_edited_and_reloaded_the_listing_shows_its_new_source(run, tmp_path, monkeypatch):
+    module = tmp_path / "edited_module.py"
+    module.write_text("import jax.numpy as jnp\ndef f(x):\n    return jnp.sin(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run("import importlib, edited_module").assert_ok()
+    assert "return jnp.sin(x)" in run("%jaxpr --plain edited_module.f(jnp.ones(2))").assert_ok().stdout
+    module.write_text("import jax.numpy as jnp\ndef f(x):\n    return jnp.cos(x)\n")  # the same size
+    stat = module.stat()
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    shown = run("importlib.reload(edited_module)\n%jaxpr --plain edited_module.f(jnp.ones(2))").assert_ok().stdout
+    assert "return jnp.cos(x)" in shown and "jnp.sin" not in shown
+    run("import sys; sys.modules.pop('edited_module', None)")
