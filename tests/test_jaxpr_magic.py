@@ -245,3 +245,21 @@ def test_after_a_module_is_edited_and_reloaded_the_listing_shows_its_new_source(
     shown = run("importlib.reload(edited_module)\n%jaxpr --plain edited_module.f(jnp.ones(2))").assert_ok().stdout
     assert "return jnp.cos(x)" in shown and "jnp.sin" not in shown
     run("import sys; sys.modules.pop('edited_module', None)")
+
+
+def test_a_static_value_whose_repr_raises_is_shown_as_what_it_is(run):
+    run(
+        "class Unprintable:\n"
+        "    def __init__(self, n): self.n = n\n"
+        "    def __hash__(self): return hash(self.n)\n"
+        "    def __eq__(self, o): return isinstance(o, Unprintable) and o.n == self.n\n"
+        "    def __repr__(self): raise RuntimeError('no repr')\n"
+        "scaled = lambda x, b: x * b.n\n"
+        "jscaled = jax.jit(scaled, static_argnums=1)"
+    ).assert_ok()
+    for cell in ("%jaxpr -s b scaled(jnp.ones(3), Unprintable(2))", "%jaxpr jscaled(jnp.ones(3), Unprintable(2))"):
+        shown = run(cell).assert_ok()
+        assert "Traceback" not in shown.stdout + shown.stderr and "no repr" not in shown.text
+        assert "Unprintable object; its repr failed" in shown.html, cell
+    logged = run("%%recompiles\njscaled(jnp.ones(3), Unprintable(3))\njscaled(jnp.ones(3), Unprintable(4))").assert_ok()
+    assert "Traceback" not in logged.stdout + logged.stderr and "static value" in logged.text

@@ -30,6 +30,7 @@ from jaxmagic.tracing.callables import (
 )
 from jaxmagic.tracing.jitting import LibraryJitted, UntraceableLeavesStatic, fresh_function, has_untraceable_leaves
 from jaxmagic.words import units
+from jaxmagic.words.untrusted import value_text
 
 CALL_EXAMPLE = "f(x, 3)"
 
@@ -456,11 +457,7 @@ def check_traceable(call: Call, *, magic: str = "%jaxpr") -> None:
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return units.shorten(text, limit)
+    return units.shorten(value_text(value, 10_000), limit)
 
 
 def _evaluate(node: ast.Call, namespace: dict, local_namespace: Mapping | None, filename: str, magic: str):

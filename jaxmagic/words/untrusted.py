@@ -60,6 +60,25 @@ def for_markup(text: object) -> str:
     return _ACTIVE_BUT_LAYOUT.sub(_escaped, str(text))
 
 
+def value_text(value: object, longest: int | None = None) -> str:
+    """A user's value as ``repr`` writes it (cut after ``longest`` characters), or, where its
+    ``__repr__`` fails, what it is: a view never fails on a value it shows.
+
+    >>> class Secretive:
+    ...     def __repr__(self):
+    ...         raise RuntimeError("no")
+    >>> value_text(Secretive()), value_text("abc", 2)
+    ('<a Secretive object; its repr failed>', "'a")
+    """
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - any failure of the user's __repr__
+        text = f"<a {type(value).__qualname__} object; its repr failed>"
+    if not isinstance(text, str):
+        text = f"<a {type(value).__qualname__} object>"
+    return text if longest is None else text[:longest]
+
+
 def shown_name(text: object, longest: int = LONGEST_NAME) -> str:
     """A name from a file or from user code as a view shows it: one line (``one_line``), cut
     after ``longest`` characters with the rest counted.
