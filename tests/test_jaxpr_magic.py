@@ -263,3 +263,16 @@ def test_a_static_value_whose_repr_raises_is_shown_as_what_it_is(run):
         assert "Unprintable object; its repr failed" in shown.html, cell
     logged = run("%%recompiles\njscaled(jnp.ones(3), Unprintable(3))\njscaled(jnp.ones(3), Unprintable(4))").assert_ok()
     assert "Traceback" not in logged.stdout + logged.stderr and "static value" in logged.text
+
+
+def test_debug_after_a_failure_opens_in_the_users_frame(run, ip):
+    """``%debug`` starts in the innermost frame of the last exception's traceback."""
+    import sys
+
+    run("def broken(x):\n    y = x * 2\n    return y.no_such_attribute").assert_ok()
+    failed = run("%jaxpr broken(jnp.ones(2))")
+    assert failed.error is not None
+    tb = sys.last_value.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    assert tb.tb_frame.f_code.co_name == "broken" and "y" in tb.tb_frame.f_locals
