@@ -42,15 +42,15 @@ class MagicInterrupted(KeyboardInterrupt):
         self.original = original
         self._lines = lines
 
+    def _render_traceback_(self) -> list[str]:
+        return self._lines
+
 
 def _where_the_user_failed(original: BaseException) -> types.TracebackType | None:
     """The user's frames of ``original`` (neither jaxmagic's nor JAX's): raised from inside a
     magic, the failure's traceback goes on into them, and a post-mortem debugger (``%debug``)
     starts in the innermost, where the user's code failed."""
     return sources.without_jaxmagic_frames(original.__traceback__, jax_too=True)
-
-    def _render_traceback_(self) -> list[str]:
-        return self._lines
 
 
 def interrupted(shell, exc: KeyboardInterrupt) -> MagicInterrupted:
