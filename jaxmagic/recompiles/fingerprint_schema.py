@@ -44,12 +44,23 @@ def _figure(what: str) -> dict:
     return {"type": "number", "minimum": 0, "maximum": LARGEST_FIGURE, "description": f"{what}: a finite number ≥ 0"}
 
 
-def _counts(what: str) -> dict:
-    return {
+# Shared parts, each validated by one function of the compiled validator (``$ref``), not repeated.
+_DEFINITIONS = {
+    "counts": {
         "type": "object",
-        "additionalProperties": _count(what),
-        "description": f"{what}: an object of names to whole numbers",
-    }
+        "additionalProperties": _count("a count"),
+        "description": "an object of names to whole numbers",
+    },
+    "line_counts": {
+        "type": "object",
+        "additionalProperties": {"$ref": "#/definitions/counts"},
+        "description": "an object of source lines to counts",
+    },
+}
+
+
+def _counts(what: str) -> dict:
+    return {"$ref": "#/definitions/counts"}
 
 
 def _text(what: str, *, optional: bool = False) -> dict:
@@ -78,7 +89,7 @@ _CAUSE = _record(
     ("kind",),
     "a cause: an object with kind, argument, before and after",
 )
-_MEMORY = {"type": "object", "additionalProperties": _count("bytes"), "description": "memory: names to bytes"}
+_MEMORY = _counts("bytes")
 _FACTS = _record(
     {
         "equations": _counts("equations"),
@@ -90,12 +101,8 @@ _FACTS = _record(
         "memory": _MEMORY,
         "peak_bytes": _count("peak bytes"),
         "collectives": _counts("collectives"),
-        "lines": {"type": "object", "additionalProperties": _counts("a line's ops"), "description": "lines"},
-        "line_collectives": {
-            "type": "object",
-            "additionalProperties": _counts("a line's collectives"),
-            "description": "line_collectives",
-        },
+        "lines": {"$ref": "#/definitions/line_counts"},
+        "line_collectives": {"$ref": "#/definitions/line_counts"},
         "line_text": {"type": "object", "additionalProperties": _text("a line's code"), "description": "line_text"},
     },
     ("ops", "fusions", "flops", "bytes_accessed", "transcendentals", "memory", "collectives", "lines"),
@@ -105,8 +112,12 @@ _PROGRAM = _record(
     {
         "signature": _text("the signature"),
         "call_site": _text("the call site", optional=True),
-        "causes": {"type": "array", "items": _CAUSE, "description": "causes: a list of causes"},
-        "facts": _FACTS,
+        "causes": {
+            "type": "array",
+            "items": {"$ref": "#/definitions/cause"},
+            "description": "causes: a list of causes",
+        },
+        "facts": {"$ref": "#/definitions/facts"},
     },
     ("signature",),
     "a program: an object with signature, call_site, causes and facts",
@@ -116,14 +127,16 @@ _FUNCTION = _record(
         "defined_at": _text("where it was defined", optional=True),
         "compilations": _count("compilations"),
         "cut": _count("compilations not kept"),
-        "programs": {"type": "array", "items": _PROGRAM, "description": "programs: a list of programs"},
+        "programs": {"type": "array", "items": {"$ref": "#/definitions/program"}, "description": "programs: a list"},
     },
     ("programs",),
     "a function: an object with defined_at, compilations and programs",
 )
+_DEFINITIONS.update(cause=_CAUSE, facts=_FACTS, program=_PROGRAM, function=_FUNCTION)
 SCHEMA = {
     "$schema": "http://json-schema.org/draft-07/schema#",
     "title": "jaxmagic compile fingerprint",
+    "definitions": _DEFINITIONS,
     **_record(
         {
             "format": {"enum": list(FORMATS_READ), "description": f"the format: {' or '.join(FORMATS_READ)}"},
@@ -132,7 +145,11 @@ SCHEMA = {
                 "additionalProperties": _text("a version"),
                 "description": "versions: names to text",
             },
-            "functions": {"type": "object", "additionalProperties": _FUNCTION, "description": "functions: an object"},
+            "functions": {
+                "type": "object",
+                "additionalProperties": {"$ref": "#/definitions/function"},
+                "description": "functions: an object",
+            },
             "timing": {
                 "type": "object",
                 "additionalProperties": {

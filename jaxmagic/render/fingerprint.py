@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.fingerprint_diff import Change, FingerprintDiff
-from jaxmagic.render import blocks_html, blocks_text, theme
+from jaxmagic.render import blocks_text
 from jaxmagic.render.blocks import Block, Cell, Fold, Grid, Group, Items, Note, Paragraph, Sections, Sentence
-from jaxmagic.render.theme import escape
 from jaxmagic.words import Words, code, say, units
 from jaxmagic.words.untrusted import shown_name
 
@@ -146,6 +145,8 @@ def text(found: FingerprintDiff, *, color: bool = True, shown: tuple[Block, ...]
 def html(found: FingerprintDiff, *, shown: tuple[Block, ...] | None = None) -> str:
     """The diff as an HTML fragment: the answer first, then each function's line, then the details
     (folded); ``shown``: its blocks, when already made."""
+    from jaxmagic.render import blocks_html, theme  # a page's needs: not loaded for the text on a terminal
+
     body = blocks_html.html(shown if shown is not None else blocks(found))
     return f'<div class="{theme.ROOT_CLASS} jm-fingerprint-diff">{theme.style_tag()}{body}</div>'
 
@@ -219,6 +220,8 @@ def compile_time_line(found: FingerprintDiff) -> str:
 
 def page(found: FingerprintDiff) -> str:
     """A standalone HTML page (no script, nothing fetched) of the diff."""
+    from jaxmagic.render.theme import escape
+
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta name="generator" content="jaxmagic"><title>{escape(str(answer(found)))}</title>'

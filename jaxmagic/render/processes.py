@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.processes import Disagreement, ProcessComparison
-from jaxmagic.render import blocks_html, blocks_text, theme
+from jaxmagic.render import blocks_text
 from jaxmagic.render.blocks import Block, Items, Note, Sentence
-from jaxmagic.render.theme import escape
 from jaxmagic.words import Words, code, say, units
 from jaxmagic.words.untrusted import shown_name
 
@@ -87,6 +86,8 @@ def text(found: ProcessComparison, *, color: bool = True, shown: tuple[Block, ..
 def html(found: ProcessComparison, *, shown: tuple[Block, ...] | None = None) -> str:
     """The comparison as an HTML fragment: the answer first, then each disagreement; ``shown``: its
     blocks, when already made."""
+    from jaxmagic.render import blocks_html, theme  # a page's needs: not loaded for the text on a terminal
+
     body = blocks_html.html(shown if shown is not None else blocks(found))
     return f'<div class="{theme.ROOT_CLASS} jm-processes">{theme.style_tag()}{body}</div>'
 
@@ -120,6 +121,8 @@ def named(names: list[str]) -> str:
 
 def page(found: ProcessComparison) -> str:
     """A standalone HTML page (no script, nothing fetched) of the comparison."""
+    from jaxmagic.render.theme import escape
+
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta name="generator" content="jaxmagic"><title>{escape(str(answer(found)))}</title>'
