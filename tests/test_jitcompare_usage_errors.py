@@ -26,7 +26,7 @@ CASES = [
     ("%jitcompare -n many f(x)", ["invalid int value: 'many'"]),
     ("%jitcompare --budget soon f(x)", ["invalid float value: 'soon'"]),
     ("%jitcompare --rtol -1 f(x)", ["--rtol must be zero or positive"]),
-    ("%jitcompare --modes eager,fast f(x)", ["unknown mode `fast`", "eager, jit, sharded, pmap"]),
+    ("%jitcompare --modes eager,fast f(x)", ["unknown mode `fast`", "eager, jit, op-by-op, sharded, pmap"]),
     ("%jitcompare --modes , f(x)", ["--modes needs at least one mode"]),
     (
         "%jitcompare --modes pmap f(x)",
