@@ -189,6 +189,10 @@ class _Session:
     plans: dict = field(default_factory=dict)
     fallback: set = field(default_factory=set)
     stopped: dict = field(default_factory=dict)  # mode -> seconds its first call ran before it was stopped
+    repeat_loops: dict = field(default_factory=dict)  # mode -> calls in each repeat run
+    seen_cost: dict = field(default_factory=dict)  # mode -> wall seconds per call its last repeat cost
+    cut_short: set = field(default_factory=set)  # modes whose repeats the budget stopped
+    wanted: dict = field(default_factory=dict)  # mode -> (calls per repeat, repeats) asked for
     memory: dict = field(default_factory=dict)
     communication: dict = field(default_factory=dict)  # sharded mode: its collectives and the time they took
     printed: dict = field(default_factory=dict)  # mode -> lines the function printed after its first call
@@ -230,7 +234,7 @@ class _Session:
                 self._check_results()
                 self._eager_memory()
                 self._later_calls(lambda: self._estimates(self._uncompiled(), self._left_for_uncompiled))
-                self._plan_uncompiled()
+                self._plan()
                 self._fallbacks()
                 self._later_calls(self._repeats)
             except KeyboardInterrupt:
@@ -500,27 +504,14 @@ class _Session:
         return PIPELINED_SHARE * self.estimates[mode].wall
 
     def _reserve(self) -> None:
-        """Plan the compiled modes first: the repeats asked for, calls per repeat cut only if they
-        do not fit in what is left of the budget, and never fewer than ``MIN_REPEATS`` repeats even
-        if that runs past it (the uncompiled modes get what they leave)."""
+        """Set aside what the compiled modes' repeats need at the least (the repeats asked for, each
+        ``budget.FLOOR_S`` long): the uncompiled first calls may take what that leaves, and every
+        mode's plan is made once they have run."""
         modes = [m for m in self._compiled() if m in self.estimates]
-        wanted = self._wanted(modes)
-        costs = {m: self._cost_per_call(m) for m in modes}
-        fitted = budget_fit.fit(wanted, costs, seconds=PLAN_MARGIN * max(0.0, self._remaining()))
-        least = min(self.repeat, MIN_REPEATS)
-        cuts, overruns = [], []
-        for mode in modes:
-            planned = fitted[mode]
-            if planned is None or planned[1] < least:
-                planned = (1, least)
-                overruns.append((mode, least, costs[mode] * least))
-            self.plans[mode] = _Plan(*planned, cost_per_call=costs[mode])
-            if planned != wanted[mode]:
-                cuts.append((mode, planned[1], planned[0], wanted[mode][1], wanted[mode][0]))
-        if cuts:
-            self.note("budget_cut", warning=True, budget_s=self.budget, cuts=cuts)
-        for mode, repeats, seconds in overruns:
-            self.note("budget_overrun", warning=True, mode=mode, repeats=repeats, seconds=seconds, budget_s=self.budget)
+        for mode, (loops, repeat) in self._wanted(modes).items():
+            cost = self._cost_per_call(mode)
+            least = min(loops, max(1, math.ceil(budget_fit.FLOOR_S / max(cost, 1e-9))))
+            self.plans[mode] = _Plan(least, repeat, cost_per_call=cost)
 
     def _reserved_s(self) -> float:
         """Seconds the compiled modes' planned repeats still need."""
@@ -528,29 +519,42 @@ class _Session:
         for mode in self._compiled():
             plan = self.plans.get(mode)
             if plan is not None:
-                total += (plan.repeat - len(self.runs.get(mode, ()))) * plan.repeat_s
+                cost = max(plan.cost_per_call, self.seen_cost.get(mode, 0.0))
+            total += (plan.repeat - len(self.runs.get(mode, ()))) * plan.loops * cost
         return total
 
     def _left_for_uncompiled(self) -> float:
         return self._remaining() - self._reserved_s()
 
-    def _plan_uncompiled(self) -> None:
-        """Plan the uncompiled modes in what the compiled modes leave: cut first, calls before repeats."""
-        modes = [m for m in self._uncompiled() if m in self.estimates and m not in self.fallback]
+    def _plan(self) -> None:
+        """Every mode's repeats in what is left of the budget (``budget.share``): the compiled modes
+        keep the repeats asked for, the uncompiled ones are cut first."""
+        modes = [m for m in self.modes if m in self.estimates and m not in self.fallback]
         wanted = self._wanted(modes)
         costs = {m: self._cost_per_call(m) for m in modes}
-        fitted = budget_fit.fit(wanted, costs, seconds=PLAN_MARGIN * max(0.0, self._left_for_uncompiled()))
-        cuts = []
+        seconds = PLAN_MARGIN * max(0.0, self._remaining())
+        fitted = budget_fit.share(wanted, costs, seconds=seconds, first=tuple(self._compiled()))
+        self.wanted = wanted
         for mode in modes:
             planned = fitted[mode]
             if planned is None:
                 self.fallback.add(mode)
+                self.plans.pop(mode, None)
                 continue
             self.plans[mode] = _Plan(*planned, cost_per_call=costs[mode])
-            if planned != wanted[mode]:
-                cuts.append((mode, planned[1], planned[0], wanted[mode][1], wanted[mode][0]))
-        if cuts:
-            self.note("budget_cut", warning=True, budget_s=self.budget, cuts=cuts)
+        compiled_s = sum(self.plans[m].repeat * self.plans[m].repeat_s for m in self._compiled() if m in self.plans)
+        if compiled_s > seconds:
+            for mode in self._compiled():
+                if mode in self.plans:
+                    plan = self.plans[mode]
+                    self.note(
+                        "budget_overrun",
+                        warning=True,
+                        mode=mode,
+                        repeats=plan.repeat,
+                        seconds=plan.repeat * plan.repeat_s,
+                        budget_s=self.budget,
+                    )
 
     def _fallbacks(self) -> None:
         """A mode with no repeats keeps its figure from what did run, and says so."""
@@ -577,34 +581,74 @@ class _Session:
     # -- the repeats -------------------------------------------------------------------------------
     def _repeats(self) -> None:
         """The modes take turns, repeat by repeat: each repeat times its calls waited for, then as
-        many in a pipelined loop. An uncompiled mode's repeat runs only where it ends before what
-        the compiled modes still need of the time left (and is stopped there); a compiled mode's
-        repeats stop only at the budget's hard end, once it has ``MIN_REPEATS``."""
+        many in a pipelined loop. Before each round the repeats still to run are fitted again on
+        what the calls were seen to cost (a busy machine makes them slower than the warm-up
+        foretold): the compiled modes keep their repeats with fewer calls each, the uncompiled modes
+        are cut first. An uncompiled mode's repeat is stopped where it would eat into the time the
+        compiled modes still need."""
         waits = {m: stopwatch.waiter(self.outputs[m]) for m in self.plans}
         for mode in self.plans:
             self.runs[mode] = []
             self.pipelined_runs[mode] = []
+            self.repeat_loops[mode] = []
         most = max((p.repeat for p in self.plans.values()), default=0)
-        cut: set[str] = set()
         for index in range(most):
-            for mode, plan in self.plans.items():
-                if index >= plan.repeat or mode in cut:
+            for mode, plan in list(self.plans.items()):
+                if self.seen_cost:
+                    self._refit()
+                if index >= plan.repeat or mode in self.cut_short:
                     continue
                 if not self._room_for_repeat(mode, index):
-                    cut.add(mode)
-                    self.note("stopped_early", warning=True, mode=mode, done=index, planned=plan.repeat, budget_s=self.budget)
+                    self._cut_short(mode, index)
                     continue
                 self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
                 self._tell("repeat", mode, index + 1, plan.repeat)
                 if not self._repeat(mode, plan, waits[mode]):
-                    cut.add(mode)
-                    self.note("stopped_early", warning=True, mode=mode, done=index, planned=plan.repeat, budget_s=self.budget)
+                    self._cut_short(mode, index)
+        self._cuts()
+
+    def _cuts(self) -> None:
+        """What the budget cut, as run: each mode's repeats and fewest calls per repeat against
+        what was wanted (one note, after the repeats: they are fitted again as they go)."""
+        cuts = []
+        for mode, (loops, repeat) in self.wanted.items():
+            done = self.repeat_loops.get(mode)
+            if done and (len(done), min(done)) != (repeat, loops):
+                cuts.append((mode, len(done), min(done), repeat, loops))
+        if cuts:
+            self.note("budget_cut", warning=True, budget_s=self.budget, cuts=cuts)
+
+    def _cut_short(self, mode: str, done: int) -> None:
+        self.cut_short.add(mode)
+        planned = self.plans[mode].repeat
+        self.note("stopped_early", warning=True, mode=mode, done=done, planned=planned, budget_s=self.budget)
+
+    def _refit(self) -> None:
+        """Fit the repeats still to run in the time left, on the costs seen so far (never longer)."""
+        left, costs = {}, {}
+        for mode, plan in self.plans.items():
+            done = len(self.runs[mode])
+            if mode in self.cut_short or done >= plan.repeat:
+                continue
+            left[mode] = (plan.loops, plan.repeat - done)
+            costs[mode] = max(plan.cost_per_call, self.seen_cost.get(mode, 0.0))
+        seconds = PLAN_MARGIN * max(0.0, self._remaining())
+        fitted = budget_fit.share(left, costs, seconds=seconds, first=tuple(self._compiled()))
+        for mode, planned in fitted.items():
+            plan = self.plans[mode]
+            if planned is None:
+                self._cut_short(mode, len(self.runs[mode]))
+                continue
+            plan.cost_per_call = costs[mode]
+            plan.loops = min(plan.loops, planned[0])
+            plan.repeat = len(self.runs[mode]) + min(left[mode][1], planned[1])
 
     def _room_for_repeat(self, mode: str, index: int) -> bool:
         plan = self.plans[mode]
+        repeat_s = plan.loops * max(plan.cost_per_call, self.seen_cost.get(mode, 0.0))
         if self.runners[mode].compiles:
-            return index < min(plan.repeat, MIN_REPEATS) or TIMER() + plan.repeat_s <= self.hard_end
-        return TIMER() + plan.repeat_s <= self.hard_end - self._reserved_s()
+            return index < min(plan.repeat, MIN_REPEATS) or TIMER() + repeat_s <= self.hard_end
+        return TIMER() + repeat_s <= self.hard_end - self._reserved_s()
 
     def _repeat(self, mode: str, plan: _Plan, wait) -> bool:
         """One repeat of ``mode``; ``False`` where an uncompiled mode's repeat was stopped at the time
@@ -613,6 +657,7 @@ class _Session:
         guard = contextlib.nullcontext()
         if not runner.compiles:
             guard = deadline.stop_after(max(0.0, self.hard_end - self._reserved_s() - TIMER()))
+        started = TIMER()
         try:
             with guard, stopwatch.gc_paused(), self._quiet(mode):
                 blocked = stopwatch.timed_loop(runner, plan.loops, wait)
@@ -620,8 +665,10 @@ class _Session:
         except deadline.Overran:
             self.calls[mode] += plan.loops
             return False
+        self.seen_cost[mode] = (TIMER() - started) / plan.loops
         self.runs[mode].append(blocked / plan.loops)
         self.pipelined_runs[mode].append(pipelined / plan.loops)
+        self.repeat_loops[mode].append(plan.loops)
         self.calls[mode] += 2 * plan.loops
         return True
 
@@ -631,7 +678,7 @@ class _Session:
         for mode in self.modes:
             runs = self.runs.get(mode)
             if runs:
-                timings[mode] = Timing(mode, list(runs), loops=self.plans[mode].loops)
+                timings[mode] = Timing(mode, list(runs), loops=min(self.repeat_loops[mode]))
             elif mode in self.estimates:
                 estimate = self.estimates[mode]
                 timings[mode] = Timing(mode, [estimate.timed], loops=estimate.calls, source="warm-up")
@@ -645,7 +692,7 @@ class _Session:
 
     def _pipelined(self) -> dict[str, Timing]:
         return {
-            mode: Timing(mode, list(runs), loops=self.plans[mode].loops)
+            mode: Timing(mode, list(runs), loops=min(self.repeat_loops[mode]))
             for mode in self.modes
             if (runs := self.pipelined_runs.get(mode))
         }
