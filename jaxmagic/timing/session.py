@@ -519,7 +519,7 @@ class _Session:
         for mode in self._compiled():
             plan = self.plans.get(mode)
             if plan is not None:
-                cost = max(plan.cost_per_call, self.seen_cost.get(mode, 0.0))
+                cost = self.seen_cost.get(mode, plan.cost_per_call)
             total += (plan.repeat - len(self.runs.get(mode, ()))) * plan.loops * cost
         return total
 
@@ -631,7 +631,7 @@ class _Session:
             if mode in self.cut_short or done >= plan.repeat:
                 continue
             left[mode] = (plan.loops, plan.repeat - done)
-            costs[mode] = max(plan.cost_per_call, self.seen_cost.get(mode, 0.0))
+            costs[mode] = self.seen_cost.get(mode, plan.cost_per_call)
         seconds = PLAN_MARGIN * max(0.0, self._remaining())
         fitted = budget_fit.share(left, costs, seconds=seconds, first=tuple(self._compiled()))
         for mode, planned in fitted.items():
@@ -645,7 +645,7 @@ class _Session:
 
     def _room_for_repeat(self, mode: str, index: int) -> bool:
         plan = self.plans[mode]
-        repeat_s = plan.loops * max(plan.cost_per_call, self.seen_cost.get(mode, 0.0))
+        repeat_s = plan.loops * self.seen_cost.get(mode, plan.cost_per_call)
         if self.runners[mode].compiles:
             return index < min(plan.repeat, MIN_REPEATS) or TIMER() + repeat_s <= self.hard_end
         return TIMER() + repeat_s <= self.hard_end - self._reserved_s()
@@ -706,7 +706,7 @@ class _Session:
             name=self.call.source or self.call.name,
             modes=timings,
             pipelined=self._pipelined(),
-            first_calls=dict(self.first_calls),
+            first_calls={m: self.first_calls[m] for m in self.modes if m in self.first_calls},
             memory=self.memory,
             communication=self.communication,
             warnings=self.warnings,
