@@ -225,7 +225,7 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
             args,
             kwargs,
             compiles=False,
-            setup=EAGER_SETUP if mode == "eager" else OP_BY_OP_SETUP,
+            setup=_uncompiled_setup(mode, call),
             to_reference=lambda out: out,
         )
         if converted:
@@ -237,6 +237,8 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
         how = call.library.decorator if call.library is not None else "jax.jit"
         if call.untraceable_leaves:
             how = "jax.jit, the arguments' leaves that are not arrays static"
+        if call.expression is not None:
+            how = _expression_setup(how, call)
         return Runner(
             "jit",
             jitted,
@@ -253,6 +255,25 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
     if mode == "pmap":
         return _pmap(call, split)
     raise UsageProblem(f"{MAGIC}: unknown mode `{mode}`; the modes are: {', '.join(MODES)}.")
+
+
+def _uncompiled_setup(mode: str, call: Call) -> str:
+    if call.expression is None:
+        return EAGER_SETUP if mode == "eager" else OP_BY_OP_SETUP
+    if mode == "eager":
+        return f"{call.expression.text}, as written (jitted functions it calls stay jitted)"
+    return f"{call.expression.text} under jax.disable_jit(): every operation on its own, inner jits included"
+
+
+def _expression_setup(how: str, call: Call) -> str:
+    """What was jitted for an expression: ``jax.jit(lambda x: f(x) + 1): x traced; f closed over``."""
+    assert call.expression is not None
+    expression = call.expression
+    traced = ", ".join(expression.arguments) or "no argument"
+    line = f"{how}({expression.function_text}): {traced} traced"
+    if expression.closed_over:
+        line += f"; {', '.join(expression.closed_over)} closed over (constants of the compiled program)"
+    return line
 
 
 def _donation(call: Call) -> dict:
