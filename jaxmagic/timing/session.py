@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import statistics
 import warnings as python_warnings
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -190,7 +191,7 @@ class _Session:
     fallback: set = field(default_factory=set)
     stopped: dict = field(default_factory=dict)  # mode -> seconds its first call ran before it was stopped
     repeat_loops: dict = field(default_factory=dict)  # mode -> calls in each repeat run
-    seen_cost: dict = field(default_factory=dict)  # mode -> wall seconds per call its last repeat cost
+    seen_costs: dict = field(default_factory=dict)  # mode -> wall seconds per call each repeat cost
     cut_short: set = field(default_factory=set)  # modes whose repeats the budget stopped
     wanted: dict = field(default_factory=dict)  # mode -> (calls per repeat, repeats) asked for
     memory: dict = field(default_factory=dict)
@@ -519,7 +520,7 @@ class _Session:
         for mode in self._compiled():
             plan = self.plans.get(mode)
             if plan is not None:
-                cost = self.seen_cost.get(mode, plan.cost_per_call)
+                cost = self._seen_cost(mode, plan)
             total += (plan.repeat - len(self.runs.get(mode, ()))) * plan.loops * cost
         return total
 
@@ -594,7 +595,7 @@ class _Session:
         most = max((p.repeat for p in self.plans.values()), default=0)
         for index in range(most):
             for mode, plan in list(self.plans.items()):
-                if self.seen_cost:
+                if self.seen_costs:
                     self._refit()
                 if index >= plan.repeat or mode in self.cut_short:
                     continue
@@ -631,7 +632,7 @@ class _Session:
             if mode in self.cut_short or done >= plan.repeat:
                 continue
             left[mode] = (plan.loops, plan.repeat - done)
-            costs[mode] = self.seen_cost.get(mode, plan.cost_per_call)
+            costs[mode] = self._seen_cost(mode, plan)
         seconds = PLAN_MARGIN * max(0.0, self._remaining())
         fitted = budget_fit.share(left, costs, seconds=seconds, first=tuple(self._compiled()))
         for mode, planned in fitted.items():
@@ -643,9 +644,16 @@ class _Session:
             plan.loops = min(plan.loops, planned[0])
             plan.repeat = len(self.runs[mode]) + min(left[mode][1], planned[1])
 
+    def _seen_cost(self, mode: str, plan: _Plan) -> float:
+        """Wall seconds per call of ``mode``'s repeats so far (their median: one repeat slowed by
+        another program does not shorten the rest), or as planned before any ran."""
+        seen = self.seen_costs.get(mode)
+        return statistics.median(seen) if seen else plan.cost_per_call
+
     def _room_for_repeat(self, mode: str, index: int) -> bool:
         plan = self.plans[mode]
-        repeat_s = plan.loops * self.seen_cost.get(mode, plan.cost_per_call)
+        seen = self.seen_costs.get(mode)  # the last repeat's cost too: a machine that slows down
+        repeat_s = plan.loops * max(self._seen_cost(mode, plan), seen[-1] if seen else 0.0)
         if self.runners[mode].compiles:
             return index < min(plan.repeat, MIN_REPEATS) or TIMER() + repeat_s <= self.hard_end
         return TIMER() + repeat_s <= self.hard_end - self._reserved_s()
@@ -665,7 +673,7 @@ class _Session:
         except deadline.Overran:
             self.calls[mode] += plan.loops
             return False
-        self.seen_cost[mode] = (TIMER() - started) / plan.loops
+        self.seen_costs.setdefault(mode, []).append((TIMER() - started) / plan.loops)
         self.runs[mode].append(blocked / plan.loops)
         self.pipelined_runs[mode].append(pipelined / plan.loops)
         self.repeat_loops[mode].append(plan.loops)
