@@ -51,6 +51,8 @@ SLOW_FILES = {
     "test_recompiles_script.py",
     "test_recompiles_pytest_plugin.py",
     "test_jitcompare_progress.py",
+    "test_jitcompare_priority.py",
+    "test_jitcompare_corpus.py",
     "test_doctor_corpus.py",
     "test_doctor_hook.py",
     "test_types.py",

@@ -32,7 +32,7 @@ from jaxmagic.tracing.nnx_copies import call_on_nnx_copies, names_reached
 DEFAULT_REPEAT = 7
 DEFAULT_BUDGET_S = 6.0
 SLOW_REPEAT_RATIO = 4.0  # as %timeit: warn when the slowest repeat is this much slower
-WALL_MARGIN = 1.1  # nothing but a compiled mode's first call and its MIN_REPEATS runs past budget × this
+WALL_MARGIN = 1.1  # only a compiled mode's first call and its needed repeats run past budget × this
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
 MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets aside one outlier)
 PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: itself, then pipelined
@@ -479,22 +479,23 @@ class _Session:
         for index, mode in enumerate(modes):
             runner, cost = self.runners[mode], self.first_calls[mode]
             share = seconds_left() / (len(modes) - index)
-            if cost.run_s > share:
-                if keep:
-                    self.estimates[mode] = stopwatch.Estimate(cost.run_s, cost.run_s, 1)
-                else:
-                    self.fallback.add(mode)
+            if cost.run_s > share and not keep:
+                self.fallback.add(mode)
                 continue
             self.phase = f"warming up the {mode} mode"
             self._tell("warm-up", mode)
             wait = stopwatch.waiter(self.outputs[mode])
             with stopwatch.gc_paused(), self._quiet(mode):
                 single = stopwatch.timed_loop(runner, 1, wait)
+                self.calls[mode] += 1
+                if cost.run_s > share:  # no time to calibrate: the one call is the estimate
+                    self.estimates[mode] = stopwatch.Estimate(single, single, 1)
+                    continue
                 # Calibrated even when -n fixes the calls: one call alone costs more than a call in
                 # a loop, and planning on it would cut repeats the budget has room for.
                 self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
-                calibrated = single < stopwatch.CALIBRATION_S
-                self.calls[mode] += 1 + (self.estimates[mode].calls if calibrated else 0)
+                if single < stopwatch.CALIBRATION_S:
+                    self.calls[mode] += self.estimates[mode].calls
 
     def _wanted(self, modes: list[str]) -> dict[str, tuple[int, int]]:
         return {m: (self.loops or stopwatch.auto_loops(self.estimates[m].timed), self.repeat) for m in modes}
@@ -650,12 +651,19 @@ class _Session:
         seen = self.seen_costs.get(mode)
         return statistics.median(seen) if seen else plan.cost_per_call
 
+    def _needed_repeats(self, mode: str) -> int:
+        """The repeats a compiled mode runs whatever the budget says: all those planned where, at
+        one call each, they cost no more than the budget itself, else ``MIN_REPEATS``."""
+        plan = self.plans[mode]
+        one_call = self.estimates[mode].wall if mode in self.estimates else plan.cost_per_call
+        return plan.repeat if plan.repeat * one_call <= self.budget else min(plan.repeat, MIN_REPEATS)
+
     def _room_for_repeat(self, mode: str, index: int) -> bool:
         plan = self.plans[mode]
         seen = self.seen_costs.get(mode)  # the last repeat's cost too: a machine that slows down
         repeat_s = plan.loops * max(self._seen_cost(mode, plan), seen[-1] if seen else 0.0)
         if self.runners[mode].compiles:
-            return index < min(plan.repeat, MIN_REPEATS) or TIMER() + repeat_s <= self.hard_end
+            return index < self._needed_repeats(mode) or TIMER() + repeat_s <= self.hard_end
         return TIMER() + repeat_s <= self.hard_end - self._reserved_s()
 
     def _repeat(self, mode: str, plan: _Plan, wait) -> bool:

@@ -155,7 +155,8 @@ WORDS: dict[str, Callable[..., str]] = {
         if dispatches is not None and estimate_s is not None
         else (
             f"{mode}: not run: the compiled modes' first calls and repeats took the {format_seconds(budget_s)} "
-            f"budget, leaving it {format_seconds(left_s)}; --budget {_more_budget(budget_s, budget_s)} lets it run."
+            f"budget, leaving it {format_seconds(left_s) if left_s > 0 else 'no time'}; "
+            f"--budget {_more_budget(budget_s, budget_s)} lets it run."
         )
     ),
     "printed_lines": lambda mode, lines: (
