@@ -51,6 +51,8 @@ SLOW_FILES = {
     "test_recompiles_script.py",
     "test_recompiles_pytest_plugin.py",
     "test_jitcompare_progress.py",
+    "test_jitcompare_priority.py",
+    "test_jitcompare_corpus.py",
     "test_doctor_corpus.py",
     "test_doctor_hook.py",
     "test_types.py",
@@ -62,6 +64,7 @@ SLOW_FILES = {
     "test_values_memory_corpus.py",
     "test_robustness.py",
     "test_fingerprint_mutations.py",
+    "test_corpus.py",
 }
 # Single tests left out of it for the same reasons, in files whose other tests are quick.
 SLOW_TESTS = {
