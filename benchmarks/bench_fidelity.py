@@ -371,7 +371,7 @@ def failures(results: list[CaseResult]) -> str:
     return "\n".join(lines)
 
 
-def markdown(results: list[CaseResult], seconds: float) -> str:
+def markdown(results: list[CaseResult], seconds: float, load: float | None = None) -> str:
     """The fidelity section of docs/performance.md."""
     out = [
         "## Fidelity over the corpus",
@@ -384,6 +384,12 @@ def markdown(results: list[CaseResult], seconds: float) -> str:
         "log. `worst` is the ratio furthest from 1 (jaxmagic / truth).",
         "",
     ]
+    if load is not None:  # timing on a busy machine measures the machine: say how busy it was
+        out[-1:] = [
+            f"The machine's load average was {load:.1f} on {os.cpu_count()} cores while it ran: timing",
+            "figures from a loaded machine are noise as much as measurement.",
+            "",
+        ]
     for measure, title in MEASURES.items():
         table = per_library(results, measure)
         goal = {
@@ -415,7 +421,7 @@ def run(quick: bool = False) -> list[dict]:
     started = time.perf_counter()
     results = measure_all(select(count), budget=1.0 if quick else BUDGET_S)
     seconds = time.perf_counter() - started
-    _last.update(results=results, seconds=seconds)
+    _last.update(results=results, seconds=seconds, load=os.getloadavg()[0])
     rows = []
     for measure, title in MEASURES.items():
         table = per_library(results, measure)
@@ -438,7 +444,7 @@ def section(quick: bool = False) -> str:
     """The fidelity section of the page, from the last :func:`run`."""
     if not _last:
         return ""
-    return markdown(_last["results"], _last["seconds"])
+    return markdown(_last["results"], _last["seconds"], _last["load"])
 
 
 PAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "performance.md")
@@ -488,6 +494,7 @@ def main(argv=None) -> int:
             loaded = json.load(saved)
         if isinstance(loaded, list):  # figures written without their duration
             loaded = {"seconds": 0.0, "results": loaded}
+        load = loaded.get("load")
         results = [
             CaseResult(r["id"], r["library"], [Figure(**figure) for figure in r["figures"]]) for r in loaded["results"]
         ]
@@ -495,14 +502,17 @@ def main(argv=None) -> int:
     else:
         results = measure_all(cases, args.budget, tuple(args.measures.split(",")))
         seconds = time.perf_counter() - started
+        load = os.getloadavg()[0]
     print(text_table(results))
     print(failures(results))
     print(f"\n{len(results)} cases in {seconds:.0f} s")
     if args.write_docs:
-        write_section(markdown(results, seconds))
+        write_section(markdown(results, seconds, load))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"seconds": seconds, "results": [asdict(result) for result in results]}, out, indent=1)
+            json.dump(
+                {"seconds": seconds, "load": load, "results": [asdict(result) for result in results]}, out, indent=1
+            )
     return 0
 
 
