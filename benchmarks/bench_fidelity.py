@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import inspect
 import io
 import json
 import logging
@@ -140,6 +141,8 @@ def eager_thunk(call: ParsedCall):
 
 def jit_thunk(call: ParsedCall, case: Case):
     """The user's jitted call: their jitted callee as it is, or ``jax.jit`` of theirs."""
+    if inspect.ismethod(call.function) and _jit_wrapper(call.function.__func__):  # a jitted method
+        call = ParsedCall(call.function.__func__, (call.function.__self__, *call.args), call.kwargs)
     if _jit_wrapper(call.function):
         return call, lambda: call.function(*call.args, **call.kwargs)
     static_scalars = "static" in case.tags
