@@ -244,3 +244,14 @@ def test_watch_refuses_an_output_it_cannot_write_before_the_script_runs(tmp_path
         status, out, err = run("watch", flag, str(path), str(script))
         assert_clear_error(status, out, err, flag)
         assert "RAN" not in out
+
+
+def test_budget_failures_show_a_hostile_function_name_on_its_own_line_escaped():
+    from jaxmagic.recompiles.budget import CompileBudgetExceeded
+    from jaxmagic.recompiles.events import RecompileLimitExceeded
+
+    hostile = "step\n::error::forged\x1b[2J"
+    for error in (RecompileLimitExceeded(hostile, 2, 1, []), CompileBudgetExceeded(hostile, 2, 1, [])):
+        text = str(error)
+        assert not CONTROL.search(text) and not COMMAND_LINE.search(text), text
+        assert "step\\n::error::forged\\x1b[2J" in text.splitlines()[0]
