@@ -55,7 +55,7 @@ __all__ = [
 # Measuring
 
 
-@own_work()
+@own_work(cache_writes=True)  # the user's own call, jitted: their persistent cache keeps it as it would
 def compare(
     call: Call,
     *,
