@@ -152,8 +152,8 @@ def _compile(text: str, arguments: tuple[str, ...], closed: dict[str, Any], file
         body=[ast.Return(value=lambda_node)],
         decorator_list=[],
         returns=None,
-        type_params=[],
     )
+    setattr(factory, "type_params", [])  # a field of its own from Python 3.12 on
     module = ast.Module(body=[factory], type_ignores=[])
     for node in (lambda_node, factory, factory.body[0], *lambda_node.args.args, *factory.args.args):
         ast.copy_location(node, body)
