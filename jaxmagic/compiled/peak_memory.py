@@ -160,6 +160,7 @@ class Reading:
     named: list[str] | None
     constants: dict[str, str]
     cell_namer: CellNamer
+    inner_frames: dict[str, tuple]  # computation -> the frames of its last instruction that has some
 
 
 def reading(
@@ -172,9 +173,10 @@ def reading(
     """The ``Reading`` of an optimized module (see ``peak_memory`` for the arguments)."""
     parameters = _entry_parameters(hlo_text)
     named = input_names if input_names and len(input_names) == len(parameters) else None
-    return Reading(
-        parse(hlo_text, jaxpr), _instruction_lines(hlo_text), parameters, named, dict(constants or {}), cell_namer
-    )
+    instructions = parse(hlo_text, jaxpr)
+    inner = {i.computation: i.frames for i in instructions.values() if i.frames}
+    texts = _instruction_lines(hlo_text)
+    return Reading(instructions, texts, parameters, named, dict(constants or {}), cell_namer, inner)
 
 
 def peak_memory(
@@ -336,7 +338,7 @@ def named_buffer(value: Value, size: int, dump: BufferDump, reading: Reading) ->
     """A value (``size`` of its bytes) as a ``LiveBuffer``: its kind, line and label."""
     kind = dump.allocations[value.allocation].kind
     origin_name = origin(value.name, reading)
-    source = _source(reading.instructions.get(origin_name), reading.cell_namer)
+    source = _source(reading.instructions.get(origin_name), reading)
     kind, source, label = _labelled(kind, origin_name, source, value.shape, reading)
     return LiveBuffer(value.key, size, value.shape, kind, source, label, value.space)
 
@@ -387,7 +389,9 @@ def origin(name: str, reading: Reading) -> str:
     while name not in seen:
         seen.add(name)
         instruction = reading.instructions.get(name)
-        if name in reading.parameters or (instruction is not None and traced_user_frame(instruction.frames)):
+        if name in reading.parameters or (
+            instruction is not None and traced_user_frame(_frames(instruction, reading))
+        ):
             return name
         read = operands(reading.texts.get(name, ""))
         if len(read) != 1:
@@ -424,11 +428,19 @@ def _op_name(line: str) -> str:
     return found.group(1).replace("\\'", "'").replace('\\"', '"') if found else ""
 
 
-def _source(instruction, cell_namer: CellNamer) -> SourceLine | None:
+def _source(instruction, reading: Reading) -> SourceLine | None:
     if instruction is None:
         return None
-    frame = traced_user_frame(instruction.frames)
-    return source_line(frame[0], frame[1], frame[2], cell_namer=cell_namer) if frame else None
+    frame = traced_user_frame(_frames(instruction, reading))
+    return source_line(frame[0], frame[1], frame[2], cell_namer=reading.cell_namer) if frame else None
+
+
+def _frames(instruction, reading: Reading) -> tuple:
+    """An instruction's frames; a fusion XLA left without its own, those of the last instruction
+    inside it that has some (its result is that of the fused computation's root)."""
+    if instruction.frames or not instruction.calls:
+        return instruction.frames
+    return next((reading.inner_frames[c] for c in instruction.calls if c in reading.inner_frames), ())
 
 
 def in_pass(instructions: dict, name: str) -> str:
