@@ -60,6 +60,7 @@ SLOW_FILES = {
     "test_labels_corpus.py",
     "test_recompiles_causes_corpus.py",
     "test_values_memory_corpus.py",
+    "test_memory_fidelity_corpus.py",
     "test_robustness.py",
 }
 # Single tests left out of it for the same reasons, in files whose other tests are quick.
