@@ -31,13 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmagic.compiled.buffer_dump import BufferDump, Value, dumped_text, read_dump
-from jaxmagic.compiled.hlo_sources import parse
+from jaxmagic.compiled.hlo_sources import parse, result_shape
 from jaxmagic.compiled.memory import compiled_memory
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
 
 __all__ = ["compile_with_buffers", "peak_memory", "compiled_memory", "PeakMemory", "LiveBuffer", "LineShare"]
 
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
+_OWN_FRAMES = re.compile(r"\bstack_frame_id=\d+|\bsource_file=")
 NO_LINE = "(no source line)"
 TUPLE_TABLE = "(XLA's tables of tuple elements)"
 CAPTURED = "captured constant"
@@ -384,14 +385,13 @@ def _instruction_lines(hlo_text: str) -> dict[str, str]:
 
 def origin(name: str, reading: Reading) -> str:
     """The instruction whose source line a buffer belongs to: its own where it has one; for a copy
-    XLA made without a source (a layout change of a value or of an argument), what it copies."""
+    XLA made without a source of its own (a layout change, a copy into another memory space, of a
+    value or of an argument), what it copies."""
     seen = set()
     while name not in seen:
         seen.add(name)
         instruction = reading.instructions.get(name)
-        if name in reading.parameters or (
-            instruction is not None and traced_user_frame(_frames(instruction, reading))
-        ):
+        if name in reading.parameters or (instruction is not None and _has_own_line(instruction, reading)):
             return name
         read = operands(reading.texts.get(name, ""))
         if len(read) != 1:
@@ -401,11 +401,15 @@ def origin(name: str, reading: Reading) -> str:
 
 
 def operands(line: str) -> list[str]:
-    """The instructions an HLO instruction reads (not the computations it calls)."""
-    body = line.split(" = ", 1)[-1]
-    start = body.find("(", body.find(" ") + 1) if body.startswith("(") else body.find("(")
-    end = body.find(")", start)
-    return re.findall(r"%([\w.\-]+)", body[start:end]) if start >= 0 and end > start else []
+    """The instructions an HLO instruction reads (not the computations it calls).
+
+    >>> operands("%c = (f32[8]{0:T(8)S(1)}, u32[]{:S(2)}) copy-start(%p.1), cross_program_prefetch_index=0")
+    ['p.1']
+    """
+    _, after = result_shape(line.split(" = ", 1)[-1])
+    start = after.find("(")
+    end = after.find(")", start)
+    return re.findall(r"%([\w.\-]+)", after[start:end]) if start >= 0 and end > start else []
 
 
 def _entry_parameters(hlo_text: str) -> dict[str, int]:
@@ -433,6 +437,14 @@ def _source(instruction, reading: Reading) -> SourceLine | None:
         return None
     frame = traced_user_frame(_frames(instruction, reading))
     return source_line(frame[0], frame[1], frame[2], cell_namer=reading.cell_namer) if frame else None
+
+
+def _has_own_line(instruction, reading: Reading) -> bool:
+    """Whether a user's line made the instruction itself (its own metadata, or a fused kernel's
+    inside), not only the instructions that read it."""
+    own = _OWN_FRAMES.search(reading.texts.get(instruction.name, ""))
+    inner = any(c in reading.inner_frames for c in instruction.calls)
+    return bool((own or inner) and traced_user_frame(_frames(instruction, reading)))
 
 
 def _frames(instruction, reading: Reading) -> tuple:
