@@ -7,16 +7,17 @@ from __future__ import annotations
 from jaxmagic.render import blocks_html, blocks_text
 from jaxmagic.render.blocks import Block, Cell, Fold, Group, Note, Sentence, Table
 from jaxmagic.words.runs import peak_parts_sentence, peak_sentence
-from jaxmagic.words.units import format_bytes
+from jaxmagic.words.units import format_bytes, shorten
 
 MAX_ROWS = 12
 MAX_SHAPES = 3
+MAX_SHAPE_CHARS = 48  # a tuple's shape lists every element
 
 
 def _rows(peak):
     total = peak.peak_bytes or 1
     for share in peak.by_line[:MAX_ROWS]:
-        shapes = share.shapes[:MAX_SHAPES]
+        shapes = [shorten(shape, MAX_SHAPE_CHARS) for shape in share.shapes[:MAX_SHAPES]]
         more = f" … +{len(share.shapes) - MAX_SHAPES}" if len(share.shapes) > MAX_SHAPES else ""
         source = share.source.text if share.source is not None else ""
         yield share, f"{share.bytes / total:.1%}", ", ".join(shapes) + more, ", ".join(share.kinds), source
