@@ -87,7 +87,17 @@ def python_control_flow(line: Line) -> dict | None:
     return {"test": cond, "cond": text or "the condition", "fname": fname, "ambiguous": ambiguous, "how": how,
             "construct": kind if kind in ("and-or", "other") else "written", "written": _WRITTEN.get(kind, "{}").format(text),
             "asker": kind if kind in ("if", "while") else "", "otherwise": kind == "while",
-            "edits": edit, "checked": branch_rewrites.assert_rewrite(holder, line.parsed.lines), **_traced(line, cond, ambiguous)}  # fmt: skip
+            "edits": edit, "checked": branch_rewrites.assert_rewrite(holder, line.parsed.lines), **_traced(line, cond, ambiguous),
+            **(_builtin(line, cond) if kind == "other" else {})}  # fmt: skip
+
+
+def _builtin(line: Line, cond: ast.AST | None) -> dict:
+    found = branch_rewrites.builtin_rewrite(cond, line.frame.resolve, line.text, line.jax_names.jnp)
+    return (
+        {"how": "builtin", "kind": "builtin", "builtin": found[0], "replacement": found[1], "edits": found[2]}
+        if found
+        else {}
+    )
 
 
 _KEPT = Offer("{how}", "edits")
@@ -128,6 +138,8 @@ PYTHON_CONTROL_FLOW = Chosen(
             "one shape and dtype).",
             "ternary": "Keep it traced and choose with `{jnp}.where`, which computes both values and picks one per "
             "element.",
+            "builtin": "Python's `{builtin}` compares with `<` and `>`, each asking a True / False; {replacement} "
+            "compares inside the compiled code.",
         },
         "otherwise": {
             True: "Let the compiled code loop: `{lax}.while_loop(cond_fun, body_fun, init)` runs a body function "
@@ -137,6 +149,9 @@ PYTHON_CONTROL_FLOW = Chosen(
         },
     },
     choices=(_KEPT, StaticField("test"), _STATIC, *_LAST),
-    kinds={"setting": {"choices": (StaticField("test"), _STATIC, _KEPT, *_LAST)}},
+    kinds={
+        "setting": {"choices": (StaticField("test"), _STATIC, _KEPT, *_LAST)},
+        "builtin": {"choices": (_KEPT, _STATIC)},
+    },
     variable="variable",
 )
