@@ -35,7 +35,11 @@ def xla_slices(lowered) -> dict[str, tuple[int, int, int]]:
     with tempfile.TemporaryDirectory() as folder:
         lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_as_text": True})
         paths = glob.glob(os.path.join(folder, "*after_optimizations-buffer-assignment.txt"))
-        text = "".join(open(p).read() for p in paths)
+        texts = []
+        for path in paths:
+            with open(path) as handle:
+                texts.append(handle.read())
+        text = "".join(texts)
     slices, allocation = {}, -1
     for line in text.splitlines():
         head = _ALLOCATION.match(line)
@@ -43,12 +47,16 @@ def xla_slices(lowered) -> dict[str, tuple[int, int, int]]:
             allocation = int(head.group(1))
         value = _VALUE.match(line)
         if value:
-            slices.setdefault(value.group(1) + (value.group(2) or "{}"), (allocation, int(value.group(4)), int(value.group(3))))
+            slices.setdefault(
+                value.group(1) + (value.group(2) or "{}"), (allocation, int(value.group(4)), int(value.group(3)))
+            )
     return slices
 
 
 def reserved(stats) -> int:
-    return stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes - stats.alias_size_in_bytes
+    return (
+        stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes - stats.alias_size_in_bytes
+    )
 
 
 def check_peak_is_xla_s(report) -> None:

@@ -1,17 +1,27 @@
 """``--memory``'s figures against XLA's own account, over the corpora of code users write: JAX's
-documentation shapes, Equinox / Flax Linen / Optax training code, and memory's own cases (long
-scans, gradients through loops, donated training steps, arrays read from an earlier cell, an
-MLP's checkpoint policies). The properties are ``tests/memory_properties.py``'s."""
+documentation shapes, Equinox / Flax Linen / Optax training code, memory's own cases (long scans,
+gradients through loops, donated training steps, arrays read from an earlier cell, an MLP's
+checkpoint policies), and the shared corpus's cases whose memory matters (tags ``memory``,
+``grad``, ``checkpoint``, ``captured-constant``, ``scan``). The properties are ``tests/memory_properties.py``'s."""
+
+import contextlib
+import io
+import sys
+import types
 
 import jax
 import jax.numpy as jnp
 import pytest
 
 from jaxmagic.compiled import peak_memory
+from jaxmagic.tracing.call import resolve_call
+from jaxmagic.tracing.stages import trace
 from tests import memory_cases
 from tests import memory_properties as props
 from tests import test_corpus_libraries as libraries
 from tests import test_jaxpr_corpus_jax_docs as docs
+from tests.corpus import Case, running
+from tests.corpus.calls import parse_call
 
 CASES = (
     [("docs", call) for call in docs.EXAMPLES]
@@ -70,5 +80,50 @@ def test_each_checkpoint_policy_is_the_gradient_compiled_with_it(ip, run, corpor
         else:
             assert cost.peak_bytes - by_hand.bytes_of("constant") <= props.reserved(stats)
         assert jnp.allclose(
-            jax.tree.leaves(jax.grad(namespace["layers_loss"])(*args))[0], jax.tree.leaves(jax.grad(ip.user_ns["layers_loss"])(*args))[0]
+            jax.tree.leaves(jax.grad(namespace["layers_loss"])(*args))[0],
+            jax.tree.leaves(jax.grad(ip.user_ns["layers_loss"])(*args))[0],
         )
+
+
+# -- the shared corpus of code users write (tests/corpus/): every running case whose memory matters
+SHARED = [
+    case
+    for case in running()
+    if case.tags & {"memory", "grad", "checkpoint", "captured-constant", "scan"} and not case.tags & {"no-jit"}
+]
+_namespaces: dict[str, dict] = {}
+
+
+def _namespace(case: Case) -> dict:
+    """The namespace the case's cell leaves (run once per cell, as a module of its own)."""
+    if not case.available:
+        pytest.skip(f"needs {', '.join(case.needs)}")
+    if case.setup not in _namespaces:
+        module = types.ModuleType(f"memory_corpus_cell_{len(_namespaces)}")
+        sys.modules[module.__name__] = module
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(case.setup, f"<corpus cell {case.id}>", "exec"), module.__dict__)
+        _namespaces[case.setup] = module.__dict__
+    return _namespaces[case.setup]
+
+
+def _static(call: str, namespace: dict, case: Case) -> str | None:
+    """The ``-s`` a user writes for the case's Python numbers where the case says one is static."""
+    if "static" not in case.tags:
+        return None
+    parsed = parse_call(call, namespace)
+    chosen = [
+        str(i) for i, a in enumerate(parsed.args) if isinstance(a, (bool, int, float)) and not hasattr(a, "shape")
+    ]
+    chosen += [n for n, a in parsed.kwargs.items() if isinstance(a, (bool, int, float))]
+    return ",".join(chosen) or None
+
+
+@pytest.mark.parametrize("case", SHARED, ids=lambda case: case.id)
+def test_the_peak_is_xla_s_each_buffer_once_and_residuals_within_it_on_the_shared_corpus(case):
+    namespace = _namespace(case)
+    call = resolve_call(case.call, namespace, static=_static(case.call, namespace, case))
+    report = trace(call, show_memory=True)
+    props.check_peak_is_xla_s(report)
+    props.check_each_buffer_once(report)
+    props.check_residuals_within_peak(report)

@@ -57,7 +57,9 @@ RECORDS = _recorded()
 # XLA's CPU figure leaves the temporaries out: only records from a backend that counts them are truth here
 CASES = [n for n, c in RECORDS.get("cases", {}).items() if c.get("program", {}).get("platform", "cpu") != "cpu"]
 POLICIES = [n for n, c in RECORDS.get("policies", {}).items() if c.get("platform", "cpu") != "cpu"]
-needs_records = pytest.mark.skipif(not CASES, reason="record_memory.py has not been run on a TPU into fixtures/tpu/memory")
+needs_records = pytest.mark.skipif(
+    not CASES, reason="record_memory.py has not been run on a TPU into fixtures/tpu/memory"
+)
 
 
 def _peak_of(stem: str):

@@ -268,7 +268,10 @@ def by_line(buffers: list[LiveBuffer]) -> list[LineShare]:
     for buffer in buffers:
         groups.setdefault(buffer.label, []).append(buffer)
     return sorted(
-        (LineShare(label, group[0].source, sum(b.bytes for b in group), tuple(group)) for label, group in groups.items()),
+        (
+            LineShare(label, group[0].source, sum(b.bytes for b in group), tuple(group))
+            for label, group in groups.items()
+        ),
         key=lambda share: (-share.bytes, share.label),
     )
 
@@ -315,7 +318,9 @@ class _Timeline:
         total, best, best_step = 0, -1, 0
         for step in range(self.steps):
             changed = set()
-            for value, delta in [(v, -1) for v in self.ends.get(step, ())] + [(v, 1) for v in self.starts.get(step, ())]:
+            for value, delta in [(v, -1) for v in self.ends.get(step, ())] + [
+                (v, 1) for v in self.starts.get(step, ())
+            ]:
                 slices = active.setdefault(value.allocation, {})
                 slices[(value.offset, value.size)] = slices.get((value.offset, value.size), 0) + delta
                 changed.add(value.allocation)
@@ -349,7 +354,9 @@ def once(values: list[Value]) -> list[tuple[Value, int]]:
         if kept is None or _preferred(value) > _preferred(kept):
             chosen[value.slice] = value
     found, ends = [], {}
-    for (allocation, offset, size), value in sorted(chosen.items(), key=lambda item: (item[0][0], item[0][1], -item[0][2])):
+    for (allocation, offset, size), value in sorted(
+        chosen.items(), key=lambda item: (item[0][0], item[0][1], -item[0][2])
+    ):
         end = ends.get(allocation, -1)
         start = max(offset, end)
         fresh = max(0, offset + size - start)

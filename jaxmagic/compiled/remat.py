@@ -74,7 +74,9 @@ def kept_for_backward(
     with no backward pass or no buffer assignment): see the module's docstring."""
     dump = read_dump(dumped)
     names = peak_memory.reading(hlo_text, cell_namer, input_names, jaxpr, constants)
-    backward = [t for t, name in enumerate(dump.sequence) if peak_memory.in_pass(names.instructions, name) == "backward"]
+    backward = [
+        t for t, name in enumerate(dump.sequence) if peak_memory.in_pass(names.instructions, name) == "backward"
+    ]
     if not backward or not dump.ranges:
         return []
     made = [v for v in dump.values.values() if v.key in dump.ranges and _made_by_forward(v, dump, names)]

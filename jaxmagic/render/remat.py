@@ -56,7 +56,9 @@ def blocks(report) -> tuple[Block, ...]:
         shown: list[Block] = [table] if rows else []
         if len(rows) > MAX_ROWS:
             shown.append(Note(f"… {len(rows) - MAX_ROWS} more lines (the report's .residuals holds them all)"))
-        folds.append(Fold("", tuple(shown), "jm-nested", title=residuals_sentence(report.residuals or []), in_text="both"))
+        folds.append(
+            Fold("", tuple(shown), "jm-nested", title=residuals_sentence(report.residuals or []), in_text="both")
+        )
     policies = list(_policy_rows(report))
     if policies:
         table = Table(

@@ -202,9 +202,7 @@ def reconcile_sentence(peak) -> Words:
             units.format_bytes(reserved - in_use),
         )
     if constants and constants >= peak.peak_bytes / 100:  # a few scalars change nothing a reader weighs
-        head = head + say(
-            ", and the program's constants, {}, are held beside it", units.format_bytes(constants)
-        )
+        head = head + say(", and the program's constants, {}, are held beside it", units.format_bytes(constants))
     return head
 
 
