@@ -67,7 +67,7 @@ class JaxprReport(Report):
     ``source`` line; ``None`` when all is finite), ``value_run`` (the whole ``values.ValueRun``);
     ``peak_bytes``, ``live_at_peak`` (``peak_memory.LiveBuffer`` each: ``bytes``, ``shape``,
     ``kind``, ``source``) and ``peak`` (the whole ``peak_memory.PeakMemory``, by source line);
-    for ``-t grad``, ``residuals`` (the values saved for the backward pass, by line) and
+    for ``-t grad``, ``residuals`` (what the compiled gradient's backward pass keeps, by line) and
     ``checkpoint_policies`` (each of JAX's checkpoint policies measured: peak and FLOPs).
 
     The report holds facts only. How it is shown (which stage, which views, how many equations) is
