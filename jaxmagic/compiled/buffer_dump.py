@@ -100,6 +100,14 @@ class BufferDump:
     def available(self) -> bool:
         return bool(self.values) and bool(self.ranges or self.peak_listed)
 
+    def values_in(self, allocation: int) -> list[Value]:
+        """The values placed in one allocation, in the order XLA lists them."""
+        if not hasattr(self, "_by_allocation"):
+            self._by_allocation: dict[int, list[Value]] = {}
+            for value in self.values.values():
+                self._by_allocation.setdefault(value.allocation, []).append(value)
+        return self._by_allocation.get(allocation, [])
+
 
 def _kind(flags: str) -> str:
     if "parameter" in flags:

@@ -373,7 +373,7 @@ def _preferred(value: Value) -> tuple:
 def _held_value(dump: BufferDump, allocation: int, step: int | None = None) -> Value | None:
     """The value that names an allocation held for the whole call: an argument by its parameter;
     otherwise the value in it at ``step``, or the one written last (an output's final value)."""
-    values = [v for v in dump.values.values() if v.allocation == allocation]
+    values = dump.values_in(allocation)
     if not values:
         return None
     ranges = dump.ranges
