@@ -131,9 +131,13 @@ def peak_sentence(peak) -> Words:
 
 
 def _spaces(peak) -> str:
-    """``, 33.6 MiB of them in memory space S(1)`` for the bytes outside the main memory."""
-    other = [(space, n) for space, n in peak.by_space.items() if space and n]
-    return "".join(f", {units.format_bytes(n)} of it in memory space S({space})" for space, n in other)
+    """`` (33.6 MiB of the peak in memory space S(1))`` for the bytes outside the main memory."""
+    other = [
+        f"{units.format_bytes(n)} of the peak in memory space S({space})"
+        for space, n in peak.by_space.items()
+        if space and n
+    ]
+    return f" ({', '.join(other)})" if other else ""
 
 
 def peak_parts_sentence(peak) -> Words:
