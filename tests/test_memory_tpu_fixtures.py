@@ -97,3 +97,22 @@ def test_the_residuals_of_the_recorded_gradient_never_exceed_its_peak():
     hlo, dumped, peak = _peak_of("mlp_loss_grad")
     kept = remat.kept_for_backward(hlo, dumped)
     assert kept and sum(r.bytes for r in kept) <= peak.peak_bytes
+
+
+def test_the_words_say_what_a_tpu_s_peak_is_made_of():
+    """On a TPU the peak is what is held for the whole call and what is in use at once, much of it
+    in memory space S(1); XLA's temporaries are 0 there, so a sum of its totals explains nothing."""
+    from jaxmagic.render import peak_memory as view
+
+    memory = _summary()["convnet"]["memory"]
+    totals = {"arguments": memory["argument_size_in_bytes"], "outputs": memory["output_size_in_bytes"],
+              "temporaries": memory["temp_size_in_bytes"], "aliased": memory["alias_size_in_bytes"]}  # fmt: skip
+    hlo = _read(os.path.join(HERE, "convnet.hlo.txt"))
+    dumped = _read(os.path.join(HERE, "convnet.derived-buffers.txt"))
+    peak = peak_memory.peak_memory(hlo, dumped, totals, xla_peak=memory["peak_memory_in_bytes"])
+    text = view.text(peak)
+    assert text.startswith("peak 44.6 MiB; 72% held by models.py:99")
+    assert "made of 3.9 MiB held for the whole call (arguments 3.9 MiB, outputs 8.0 KiB)" in text
+    assert "40.6 MiB of the peak in memory space S(1)" in text
+    assert "XLA's own peak (memory_analysis) is 44.6 MiB: this one is within 5% of it" in text
+    assert "reserves" not in text
