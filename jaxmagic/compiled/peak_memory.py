@@ -22,10 +22,13 @@ True
 
 from __future__ import annotations
 
+import atexit
 import glob
 import os
 import re
+import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,7 +128,9 @@ def compile_with_buffers(lowered) -> tuple:
     """Compile ``lowered`` once, asking XLA to write out its buffer assignment; returns the
     ``Compiled`` and the text of the buffer-assignment and live-range files (``""`` where XLA
     wrote none, for instance when the program came from a compilation cache)."""
-    with tempfile.TemporaryDirectory(prefix=f"jaxmagic-buffers-{os.getpid()}-") as folder:
+    folder = tempfile.mkdtemp(prefix=f"jaxmagic-buffers-{os.getpid()}-")
+    _LEFT.add(folder)  # a Ctrl-C that stops the cleanup below: removed at exit
+    try:
         compiled = lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_as_text": True})
         paths = sorted(
             glob.glob(os.path.join(folder, "*after_optimizations-buffer-assignment.txt"))
@@ -135,7 +140,44 @@ def compile_with_buffers(lowered) -> tuple:
         for path in paths:
             with open(path, encoding="utf-8", errors="replace") as handle:
                 dumped.append(handle.read())
+    except BaseException:  # a Ctrl-C: XLA may go on writing a while
+        remove_folder(folder, patience=INTERRUPTED_PATIENCE_S)
+        raise
+    finally:
+        remove_folder(folder)
+        if not os.path.exists(folder):
+            _LEFT.discard(folder)
     return compiled, "\n".join(dumped)
+
+
+_LEFT: set[str] = set()  # buffer folders not yet removed
+INTERRUPTED_PATIENCE_S = 10.0  # the longest an interrupted compile's folder is waited for
+QUIET_S = 0.5  # how long a removed folder must stay gone
+atexit.register(lambda: [remove_folder(folder, patience=INTERRUPTED_PATIENCE_S) for folder in list(_LEFT)])
+
+
+def remove_folder(folder: str, *, patience: float = 0.0) -> None:
+    """Remove ``folder`` and what is in it, never raising. After a Ctrl-C, XLA may still be
+    compiling in its own threads and writing into the folder (making it anew): with
+    ``patience`` (seconds), wait until it has stayed gone for a moment.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> remove_folder(folder); os.path.exists(folder)
+    False
+    """
+    deadline = time.monotonic() + patience
+    gone_since = None
+    while True:
+        shutil.rmtree(folder, ignore_errors=True)
+        now = time.monotonic()
+        if os.path.exists(folder):
+            gone_since = None
+        elif gone_since is None:
+            gone_since = now
+        if now >= deadline or (gone_since is not None and (patience == 0 or now - gone_since > QUIET_S)):
+            return
+        time.sleep(0.02)
 
 
 def peak_memory(
