@@ -30,6 +30,8 @@ def test_quick_benchmark_suite_runs_every_benchmark():
         "values: --values / one eager call",
         "memory: --memory / one compile",
         "memory: peak bytes on user lines or arguments",
+        "fidelity: %jitcompare eager median",
+        "fidelity: %%recompiles count",
     ):
         assert goal in table, goal
     assert "(quick run: not judged)" in table
