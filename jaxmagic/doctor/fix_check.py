@@ -33,6 +33,7 @@ import ast
 import builtins
 import contextlib
 import copy
+import dataclasses
 import inspect
 import io
 import random
@@ -170,6 +171,10 @@ def _is_library(fn: Any) -> bool:
             return True
     except TypeError:  # unhashable
         pass
+    if isinstance(fn, types.BuiltinMethodType) and isinstance(fn.__self__, (dict, list, tuple, set, frozenset, str)):
+        return True  # size.tolist(), config.items(): a method of a Python value
+    if isinstance(fn, type) and dataclasses.is_dataclass(fn) and not hasattr(fn, "__post_init__"):
+        return True  # a dataclass's own __init__ only stores its fields
     inner = callables.python_function(fn)
     if inner is not None:
         module = inner.__module__ or ""
@@ -217,9 +222,14 @@ def _callee(node: ast.expr, lookup) -> Any:
 
 def _is_library_call(node: ast.Call, lookup) -> bool:
     fn = _callee(node.func, lookup)
-    if fn is MISSING and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
-        return safe_expression(node.func.value, lookup)  # jnp.arange(8.0).reshape(4, 2): a method of a library's result
+    if fn is MISSING and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, _MADE):
+        return safe_expression(
+            node.func.value, lookup
+        )  # jnp.arange(8.0).reshape(4, 2), {...}.items(): a method of a value made here
     return fn is not MISSING and _is_library(fn)
+
+
+_MADE = (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant)
 
 
 def _calls_of_user_code(statement: ast.stmt, lookup) -> list[ast.Call]:
@@ -570,7 +580,9 @@ def check(fix: str, call: UserCall | None, fix_call: str = "", original: Origina
         return FixCheck(FAILED, error=_error_text(exc))
 
 
-def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCheck:
+def _defined(fix: str, call: UserCall) -> FixCheck | tuple:
+    """The fix read and its definitions run in a copy of the namespace: ``(scopes, definitions,
+    calls, expressions, code)``, or the ``FixCheck`` saying why it cannot be run."""
     try:
         tree = ast.parse(fix)
     except SyntaxError as exc:
@@ -581,28 +593,39 @@ def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCh
     read = _read_fix(tree, scopes)
     if read is None:
         return FixCheck(UNCHECKED, STATEMENTS)
-    definitions, calls, expressions = read
-    compiled = _define(definitions, scopes.home)
+    compiled = _define(read[0], scopes.home)
     scopes.home.update(private_globals({n for code in codes(compiled) for n in code.co_names}, scopes.home))
+    return (scopes, *read, compiled)
+
+
+def _expression(expression: ast.expr, scopes: _Scopes) -> FixCheck:
+    """A fix that is one expression of JAX's and NumPy's calls: it runs (it reads no local name)."""
+    if any(scopes.lookup(n) is MISSING for n in clues.names_in(expression)):
+        return FixCheck(UNCHECKED, FRAGMENT)
+    with _quiet():
+        jax.block_until_ready(_evaluate(expression, scopes.scope))
+    return FixCheck(RUNS)
+
+
+def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCheck:
+    read = _defined(fix, call)
+    if isinstance(read, FixCheck):
+        return read
+    scopes, definitions, calls, expressions, compiled = read
     if expressions:
-        if any(scopes.lookup(n) is MISSING for n in clues.names_in(expressions[0])):
-            return FixCheck(UNCHECKED, FRAGMENT)
-        with _quiet():
-            jax.block_until_ready(_evaluate(expressions[0], scopes.scope))
-        return FixCheck(RUNS)
+        return _expression(expressions[0], scopes)
     if fix_call:  # how the fixed code is called, in the traced function's parameters (``count(self.n)``)
-        parameters = call.parameters()
-        if not parameters:
+        if not call.parameters():
             return FixCheck(UNCHECKED, NO_CALL)
-        scopes.scope = {**scopes.scope, **parameters}
-        calls = [ast.parse(fix_call, mode="eval").body]  # type: ignore[list-item]
+        scopes.scope = {**scopes.scope, **call.parameters()}
+        calls = [ast.parse(fix_call, mode="eval").body]
+    scopes.scope.update(_reclassed(definitions, scopes))
     found = _fixed_call(calls[0] if calls else call.call, call, scopes)
     if isinstance(found, FixCheck):
         return found
     callee, before, args, kwargs = found
-    fixed_codes = set(codes(compiled))
-    callee = _rejitted(callee, scopes.scope, fixed_codes)
-    if not calls and not _reaches_fix(callee, before, fixed_codes):
+    callee = _rejitted(callee, scopes.scope, set(codes(compiled)))
+    if not calls and not _reached(callee, before, compiled, definitions, scopes, (args, kwargs)):
         return FixCheck(UNCHECKED, NOT_REACHED)
     args, kwargs = _with_new_parameters(callee, args, kwargs, scopes.scope)
     if args is None:
@@ -610,6 +633,15 @@ def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCh
     made = calls[0] if calls and not fix_call else None
     return _by_value(jitted(callee, call.call is None and not calls), args, kwargs, original,
                      lambda: _original_call(call, scopes, made))  # fmt: skip
+
+
+def _reached(callee: Any, before: Any, compiled: types.CodeType, definitions: list, scopes: _Scopes, given) -> bool:
+    """True when the call runs the fixed code: its callee is (or calls) a function the fix defines,
+    or it is given an object of a class the fix defines."""
+    classes = tuple(scopes.home[d.name] for d in definitions if isinstance(d, ast.ClassDef))
+    if any(isinstance(leaf, classes) for leaf in jax.tree_util.tree_leaves(given)):
+        return True
+    return _reaches_fix(callee, before, set(codes(compiled)))
 
 
 def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tuple[Any, tuple, dict] | None:
@@ -654,6 +686,19 @@ def _verdict(original: Any, fixed: Any, generated_why: str) -> FixCheck:
     return FixCheck(
         DIFFERS, difference=difference, generated=generated_why, original=_shown(original), fixed=_shown(fixed)
     )
+
+
+def _reclassed(definitions: list[ast.stmt], scopes: _Scopes) -> dict:
+    """The user's objects of a class the fix defines again, as copies of the new class (their
+    attributes copied), bound to the same names: the call then runs the fixed methods."""
+    classes = {d.name: scopes.home[d.name] for d in definitions if isinstance(d, ast.ClassDef)}
+    found = {}
+    for name, value in scopes.before.items():
+        new = classes.get(type(value).__name__)
+        if new is not None and type(value) is not new and hasattr(value, "__dict__"):
+            found[name] = object.__new__(new)
+            vars(found[name]).update(_copied(vars(value)))
+    return found
 
 
 def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):

@@ -102,6 +102,19 @@ def difference(found: Any) -> Words:
     return say("{}{}it gives {} where your code gives {}", at, index, found.fixed, found.original)
 
 
+def leading(label: Any) -> Words:
+    """An alternative's label as the lead fix's note, once it leads: without its "Or".
+
+    >>> str(leading("Or make it a list again:"))
+    'Make it a list again:'
+    """
+    parts = list(as_words(label).parts)
+    if parts and parts[0].kind == "text" and parts[0].text.startswith(("Or ", "or ")):
+        rest = parts[0].text[3:]
+        parts[0] = Part("text", rest[:1].upper() + rest[1:])
+    return Words(tuple(parts))
+
+
 def fix_check_label(label: Any, found: Any, seconds: float = 0.0) -> Words:
     """An alternative's label followed by what checking it found, in short (its closing colon kept).
 
