@@ -3,7 +3,7 @@ them, each with the user's source lines fused into it; the whole module stays a 
 
 import pytest
 
-from jaxmagic.compiled import hlo_sources
+from jaxmagic.compiled import hlo_kernels, hlo_sources
 
 SETUP = """def f(x):
     y = jnp.sin(x) * 2
@@ -22,7 +22,7 @@ def f_defined(run):
 def test_elementwise_lines_fused_into_one_kernel_are_named_together(run, f_defined):
     shown = run("%jaxpr -o --stage hlo f(x)").assert_ok()
     report = shown.result
-    groups = hlo_sources.kernel_groups(report.hlo, report.cell_namer)
+    groups = hlo_kernels.kernel_groups(report.hlo, report.cell_namer)
     instructions = hlo_sources.parse(report.hlo)
     assert groups and {g.name for g in groups} <= set(instructions), "kernels are the module's own instructions"
     cell = next(line for g in groups for line in g.lines).split(" line ")[0]
@@ -45,7 +45,7 @@ def test_a_loop_s_kernels_are_listed_inside_it(run):
             yield g
             yield from every(g.inner)
 
-    loops = [g for g in every(hlo_sources.kernel_groups(report.hlo, report.cell_namer)) if g.opcode == "while"]
+    loops = [g for g in every(hlo_kernels.kernel_groups(report.hlo, report.cell_namer)) if g.opcode == "while"]
     assert loops and loops[0].inner, "the scan's body kernels are inside the loop"
     assert any(line.endswith(" line 3") for inner in loops[0].inner for line in inner.lines)
 
@@ -53,7 +53,7 @@ def test_a_loop_s_kernels_are_listed_inside_it(run):
 def test_each_kernel_shows_the_source_text_of_its_lines(run, f_defined):
     shown = run("%jaxpr -o --stage hlo f(x)").assert_ok()
     report = shown.result
-    groups = hlo_sources.kernel_groups(report.hlo, report.cell_namer)
+    groups = hlo_kernels.kernel_groups(report.hlo, report.cell_namer)
     fused = next(g for g in groups if len(g.lines) >= 2)
     assert fused.sources[:2] == ("y = jnp.sin(x) * 2", "z = jnp.cos(y) + 1")
     assert '<code class="jm-kernel-source">y = jnp.sin(x) * 2; z = jnp.cos(y) + 1</code>' in shown.html

@@ -1,10 +1,12 @@
 """Where a jitted call spends its device time, by the user's source line: line_profiler for jitted code.
 
 The compiled call runs a few times under ``jax.profiler.trace`` (its files in a temporary folder,
-removed afterwards); ``jax.profiler.ProfileData`` reads back every XLA kernel it ran (``hlo_op``,
-``hlo_module``), and the optimized HLO's stack frames say which source lines each kernel holds
-(``hlo_sources``). A kernel that fused several lines shares its time among them in proportion
-to the instructions each line contributed.
+removed afterwards); the trace is read by its schema (``xspace``, ``device_trace``: a TPU's ``XLA
+Ops``, a GPU's streams, the CPU's threads), each kernel tied to its instruction of the optimized
+HLO, whose stack frames say which source lines it holds (``hlo_sources``). A kernel of one line
+gives that line its measured time; a kernel that fused several lines shares its time among them
+by XLA's cost of each line's instructions (``kernel_shares``), an estimate the view names. Each
+line's FLOPs and bytes, over its time, say how well it uses the chip (``roofline``).
 
 >>> import jax, jax.numpy as jnp
 >>> def f(x):
@@ -17,9 +19,6 @@ to the instructions each line contributed.
 
 from __future__ import annotations
 
-import glob
-import os
-import re
 import tempfile
 import time
 from collections import defaultdict
@@ -27,10 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from jaxmagic import _jax_private
-from jaxmagic.compiled import hlo_sources
+from jaxmagic.compiled import device_trace, hlo_cost, hlo_sources, kernel_shares, roofline, xspace
+from jaxmagic.compiled.hlo_sources import FramePicker
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.tracing.jitting import own_work
-from jaxmagic.tracing.sources import CellNamer, no_cells
+from jaxmagic.tracing.sources import CellNamer, no_cells, traced_user_frame
 
 UNATTRIBUTED = "(no source line)"
 DISABLED_JIT = (
@@ -41,8 +41,7 @@ NO_KERNEL = (
     "the profiler saw no kernel of the compiled call: the call runs a program of its own "
     "(jax.pmap, or a function that dispatches its own compiled code); profile the function it wraps"
 )
-_CONTAINERS = ("while", "conditional", "call")  # their bodies' kernels are reported on their own
-_MODULE_NAME = re.compile(r"^HloModule ([\w.\-]+)")
+CONTAINERS = ("while", "conditional", "call")  # their bodies' kernels are timed on their own
 
 
 @dataclass(frozen=True)
@@ -50,12 +49,19 @@ class Kernel:
     """One kernel XLA ran for the call: a fusion or a single instruction of the optimized HLO.
 
     ``seconds`` is its device time per call; ``lines`` the labels of the source lines fused into
-    it, the line with the most instructions first.
+    it, the one with the largest share first; ``shares`` each line's fraction of its time,
+    ``estimated`` when several lines share it (by estimated cost: see ``kernel_shares``);
+    ``flops`` and ``bytes`` its work per call (XLA's count where the trace has it, else
+    ``hlo_cost``'s).
     """
 
     name: str
     seconds: float
     lines: tuple[str, ...]
+    shares: tuple[tuple[str, float], ...] = ()
+    estimated: bool = False
+    flops: float = 0.0
+    bytes: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,9 @@ class Profile:
 
     ``line_times`` maps a source line's label (``In [3] line 2``, ``model.py:12``) to seconds per
     call; time in kernels with no known line is under ``(no source line)``. ``texts`` holds each
-    line's source text; ``wall_seconds`` the time per call measured around the calls.
+    line's source text; ``wall_seconds`` the time per call measured around the calls;
+    ``line_work`` each line's FLOPs and bytes per call; ``peaks`` the chip's, where known;
+    ``scope`` is ``"call"`` (figures per call) or ``"trace"`` (totals over a trace read from a file).
     """
 
     line_times: dict[str, float]
@@ -74,6 +82,11 @@ class Profile:
     wall_seconds: float
     texts: dict[str, str] = field(default_factory=dict)
     nothing_compiled: str = ""  # why no compiled kernel of the call could be measured ("" when some were)
+    line_work: dict[str, tuple[float, float]] = field(default_factory=dict)
+    peaks: roofline.Peaks | None = None
+    device: str = ""
+    scope: str = "call"
+    programs: tuple[str, ...] = ()
 
     @property
     def attributed_share(self) -> float:
@@ -95,6 +108,21 @@ class Profile:
             groups[kernel.lines].append(kernel)
         ordered = sorted(groups.items(), key=lambda item: -sum(k.seconds for k in item[1]))
         return [(lines, tuple(kernels)) for lines, kernels in ordered]
+
+    def usage(self, label: str) -> roofline.Usage:
+        """What a line achieved: its FLOP/s and bytes/s, against the chip's peaks where known."""
+        flops, moved = self.line_work.get(label, (0.0, 0.0))
+        return roofline.usage(flops, moved, self.line_times.get(label, 0.0), self.peaks)
+
+    def total_usage(self) -> roofline.Usage:
+        """What the whole program achieved over its device time."""
+        flops = sum(k.flops for k in self.kernels)
+        moved = sum(k.bytes for k in self.kernels)
+        return roofline.usage(flops, moved, self.device_seconds, self.peaks)
+
+    def estimated_kernels(self) -> list[Kernel]:
+        """The kernels whose time several lines share by estimated cost, hottest first."""
+        return [k for k in self.kernels if k.estimated]
 
 
 @own_work()
@@ -129,10 +157,16 @@ def profile(
         run_once()
     except Exception as exc:
         raise UserCodeError(exc, during=f"compiling and running {name} to profile it") from None
-    durations, wall = _measure(run_once, calls, _module_name(hlo))
-    if not durations:
+    found, wall = _measure(run_once, calls)
+    module = hlo_sources.module_name(hlo)
+    mine = [k for k in found.kernels if k.module == module]
+    if not mine:
         return Profile({}, (), calls, 0.0, wall / calls, nothing_compiled=NO_KERNEL)
-    return summarise(durations, hlo, calls=calls, wall_seconds=wall, cell_namer=cell_namer, jaxpr=jaxpr)
+    kind = jax.devices()[0].device_kind
+    peaks = roofline.peaks_for(kind, found.device_stats)
+    attribution = Attribution(peaks=peaks, cell_namer=cell_namer)
+    attribution.add(hlo, mine, jaxpr=jaxpr, per=calls)
+    return attribution.profile(calls=calls, wall_seconds=wall, device=kind)
 
 
 def summarise(
@@ -146,30 +180,126 @@ def summarise(
 ) -> Profile:
     """A ``Profile`` from the total seconds each HLO instruction ran (over ``calls`` calls); lines
     of this call where ``jaxpr``, the program traced, is given (``hlo_sources.parse``)."""
-    sites = hlo_sources.CallSites(jaxpr) if jaxpr is not None else None
-    instructions = hlo_sources.parse(hlo, sites)
-    lines_of = hlo_sources.kernel_lines(hlo, cell_namer, sites)
-    durations = _without_containers(durations, instructions)
-    kernels, line_times, texts = [], defaultdict(float), {}
-    for name, total in durations.items():
-        seconds = total / calls
-        lines = lines_of.get(name, [])
-        kernels.append(Kernel(name, seconds, tuple(line.label for line in lines)))
-        texts.update((line.label, line.text) for line in lines)
-        weights = hlo_sources.line_weights(hlo, name, cell_namer, sites) if name in instructions else {}
-        if not weights:
-            line_times[UNATTRIBUTED] += seconds
-        for label, weight in weights.items():
-            line_times[label] += seconds * weight
-    kernels.sort(key=lambda k: -k.seconds)
-    ordered = dict(sorted(line_times.items(), key=lambda item: -item[1]))
-    return Profile(ordered, tuple(kernels), calls, sum(k.seconds for k in kernels), wall_seconds / calls, texts)
+    attribution = Attribution(cell_namer=cell_namer)
+    measured = [device_trace.KernelTime("", None, "", name, seconds, calls) for name, seconds in durations.items()]
+    attribution.add(hlo, measured, jaxpr=jaxpr, per=calls)
+    return attribution.profile(calls=calls, wall_seconds=wall_seconds)
 
 
-def _measure(run: Callable[[], Any], calls: int, module: str) -> tuple[dict[str, float], float]:
-    """Seconds per HLO instruction of ``module`` over ``calls`` runs, and the wall time they took."""
+class Attribution:
+    """Kernels of one or more programs, their time given to source lines as they are added."""
+
+    def __init__(
+        self,
+        *,
+        peaks: roofline.Peaks | None = None,
+        cell_namer: CellNamer = no_cells,
+        pick: FramePicker = traced_user_frame,
+    ):
+        self.peaks, self.cell_namer, self.pick = peaks, cell_namer, pick
+        self.kernels: list[Kernel] = []
+        self.line_times: dict[str, float] = defaultdict(float)
+        self.line_work: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        self.texts: dict[str, str] = {}
+        self.programs: list[str] = []
+
+    def add(self, hlo: str, measured: list[device_trace.KernelTime], *, jaxpr: Any = None, per: int = 1) -> None:
+        """The kernels ``measured`` of the program ``hlo``, their seconds and work divided by ``per``
+        (the calls measured)."""
+        instructions = hlo_sources.parse(hlo, jaxpr)
+        grouped = hlo_sources.by_computation_of(instructions)
+        timed = {k.instruction for k in measured}
+        self.programs.append(hlo_sources.module_name(hlo))
+        for kernel in measured:
+            instruction = instructions.get(kernel.instruction)
+            expand = instruction is not None and _body_unseen(instruction, grouped, timed)
+            shares = _shares(instructions, grouped, kernel.instruction, expand, self)
+            self._add_kernel(kernel, shares, per)
+
+    def _add_kernel(self, kernel: device_trace.KernelTime, shares: kernel_shares.LineShares, per: int) -> None:
+        seconds = kernel.seconds / per
+        estimated = sum((c for c in shares.costs.values()), hlo_cost.Cost())
+        runs = kernel.runs / per if kernel.runs else 1.0
+        flops = kernel.flops * runs if kernel.flops is not None else estimated.flops
+        moved = kernel.bytes_accessed * runs if kernel.bytes_accessed is not None else estimated.bytes
+        ordered = sorted(shares.fractions.items(), key=lambda item: -item[1])
+        self.kernels.append(
+            Kernel(
+                kernel.instruction,
+                seconds,
+                tuple(label for label, _ in ordered),
+                tuple(ordered),
+                shares.estimated,
+                flops,
+                moved,
+            )
+        )
+        self.texts.update(shares.texts)
+        if not ordered:
+            self.line_times[UNATTRIBUTED] += seconds
+        for label, fraction in ordered:
+            self.line_times[label] += seconds * fraction
+            cost = shares.costs[label]
+            work = self.line_work[label]
+            work[0] += flops * _part(cost.flops, estimated.flops, fraction)
+            work[1] += moved * _part(cost.bytes, estimated.bytes, fraction)
+
+    def profile(self, *, calls: int, wall_seconds: float = 0.0, device: str = "", scope: str = "call") -> Profile:
+        kernels = tuple(sorted(self.kernels, key=lambda k: -k.seconds))
+        ordered = dict(sorted(self.line_times.items(), key=lambda item: -item[1]))
+        return Profile(
+            ordered,
+            kernels,
+            calls,
+            sum(k.seconds for k in kernels),
+            wall_seconds / calls if scope == "call" else wall_seconds,
+            dict(self.texts),
+            line_work={label: (w[0], w[1]) for label, w in self.line_work.items()},
+            peaks=self.peaks,
+            device=device,
+            scope=scope,
+            programs=tuple(self.programs),
+        )
+
+
+def _part(line: float, whole: float, fraction: float) -> float:
+    """A line's part of a kernel's work: its share of the estimated work, else of the time."""
+    return line / whole if whole > 0 else fraction
+
+
+def _body_unseen(instruction: hlo_sources.HloInstruction, grouped: dict, timed: set[str]) -> bool:
+    """A loop or branch none of whose body's kernels the trace timed: it stands for its body."""
+    if instruction.opcode not in CONTAINERS:
+        return False
+    pending, seen = list(instruction.calls), set()
+    while pending:
+        computation = pending.pop()
+        if computation in seen:
+            continue
+        seen.add(computation)
+        for inner in grouped.get(computation, ()):
+            if inner.name in timed:
+                return False
+            if inner.opcode in CONTAINERS:
+                pending.extend(inner.calls)
+    return True
+
+
+def _shares(instructions, grouped, name: str, expand: bool, attribution: Attribution) -> kernel_shares.LineShares:
+    return kernel_shares.line_shares(
+        instructions,
+        name,
+        cell_namer=attribution.cell_namer,
+        pick=attribution.pick,
+        peaks=attribution.peaks,
+        by_computation=grouped,
+        expand=expand,
+    )
+
+
+def _measure(run: Callable[[], Any], calls: int) -> tuple[device_trace.DeviceKernels, float]:
+    """The kernels the profiler saw over ``calls`` runs, and the wall time they took."""
     import jax
-    from jax.profiler import ProfileData
 
     with tempfile.TemporaryDirectory(prefix="jaxmagic-profile-") as folder:
         try:
@@ -185,41 +315,12 @@ def _measure(run: Callable[[], Any], calls: int, module: str) -> tuple[dict[str,
                     "Stop it (jax.profiler.stop_trace()) first."
                 ) from None
             raise
-        files = glob.glob(os.path.join(folder, "**", "*.xplane.pb"), recursive=True)
-        if not files:
-            return {}, wall
-        data = ProfileData.from_file(files[0])
-        durations: dict[str, float] = defaultdict(float)
-        for plane in data.planes:
-            for line in plane.lines:
-                for event in line.events:
-                    stats = dict(event.stats)
-                    if stats.get("hlo_module") == module and "hlo_op" in stats:
-                        durations[str(stats["hlo_op"])] += event.duration_ns * 1e-9
-    return dict(durations), wall
-
-
-def _without_containers(durations: dict[str, float], instructions: dict) -> dict[str, float]:
-    """A loop or branch is timed through the kernels of its body: leave out its own event when
-    those kernels were seen, so that no time counts twice."""
-    kept = {}
-    for name, seconds in durations.items():
-        instruction = instructions.get(name)
-        inner = (
-            instruction is not None
-            and instruction.opcode in _CONTAINERS
-            and any(
-                other.computation in instruction.calls for other in (instructions.get(n) for n in durations) if other
-            )
-        )
-        if not inner:
-            kept[name] = seconds
-    return kept
-
-
-def _module_name(hlo: str) -> str:
-    found = _MODULE_NAME.match(hlo)
-    return found.group(1) if found else ""
+        found = device_trace.DeviceKernels()
+        for path in xspace.trace_files(folder):
+            space = device_trace.read_kernels(xspace.read(path))
+            found.kernels += space.kernels
+            found.device_stats = found.device_stats or space.device_stats
+    return found, wall
 
 
 def _fresh_arguments(args: tuple, kwargs: dict, copy: bool) -> Callable[[], tuple[tuple, dict]]:
