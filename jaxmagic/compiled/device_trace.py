@@ -35,7 +35,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmagic.compiled import xspace
+from jaxmagic.compiled import protowire, xspace
 
 XLA_OPS, XLA_MODULES = "XLA Ops", "XLA Modules"
 _INSTRUCTION_NAME = re.compile(r"^%?([\w.\-]+)(?: = |$)")
@@ -46,7 +46,8 @@ _PROGRAM = re.compile(r"^(.*)\((\d+)\)$")
 class KernelTime:
     """One HLO instruction's kernels as the trace saw them: its program, its device time (summed
     over every run, each event's own time only), how many times it ran, and XLA's count of its
-    floating-point operations and bytes per run where the trace records them (a TPU's)."""
+    floating-point operations and bytes of main memory (HBM) moved per run where the trace
+    records them (a TPU's)."""
 
     device: str
     program_id: int | None
@@ -110,6 +111,28 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+HBM = 1  # MemoryAccessed.memory_space of the chip's main memory (xprof's op_metrics.proto)
+
+
+def _memory_bytes(stats: dict[str, Any]) -> float | None:
+    """The bytes a kernel moves to and from the chip's main memory (HBM) per run: from its
+    ``memory_access_breakdown`` where the trace has one (a TPU's: on-chip memory excluded, as XProf's
+    roofline does), else its ``bytes_accessed``."""
+    breakdown = stats.get("memory_access_breakdown")
+    if isinstance(breakdown, bytes) and breakdown:
+        total = 0
+        try:
+            for number, access in protowire.fields(breakdown):
+                if number == 1 and isinstance(access, bytes):
+                    fields = dict(protowire.fields(access))
+                    if fields.get(2) == HBM and isinstance(fields.get(3), int):
+                        total += fields[3]
+        except protowire.WireError:
+            return _number(stats.get("bytes_accessed"))
+        return float(total)
+    return _number(stats.get("bytes_accessed"))
+
+
 def _kernel_lines(plane: xspace.Plane) -> list[xspace.Line]:
     """The lines of a plane that hold XLA's kernels: ``XLA Ops`` where there is one, else every
     line (a GPU's streams, the host's threads), of which the events with an ``hlo_op`` are read."""
@@ -144,7 +167,7 @@ def _read_plane(plane: xspace.Plane, found: DeviceKernels) -> None:
             if kernel is None:
                 kernel = times[key] = KernelTime(plane.name, program, module, instruction)
                 kernel.flops = _number(event.stats.get("flops"))
-                kernel.bytes_accessed = _number(event.stats.get("bytes_accessed"))
+                kernel.bytes_accessed = _memory_bytes(event.stats)
             kernel.seconds += own * 1e-12
             kernel.runs += 1
     for program, ids in run_ids.items():

@@ -162,6 +162,19 @@ def instruction_cost(instruction: HloInstruction, instructions: dict[str, HloIns
     return cost + Cost(bytes=moved)
 
 
+_SLICING = frozenset({"slice", "dynamic-slice", "gather"})
+
+
+def _bytes_read(reader: HloInstruction, index: int, source: HloInstruction) -> float:
+    """What ``reader`` reads of its ``index``-th operand: a slice only its result's worth; a
+    ``dynamic-update-slice`` nothing of the buffer it updates in place; else all of it."""
+    if reader.opcode in _SLICING and index == 0:
+        return min(byte_size(reader.shape), byte_size(source.shape))
+    if reader.opcode == "dynamic-update-slice" and index == 0:
+        return 0.0
+    return byte_size(source.shape)
+
+
 def fused_costs(
     kernel: HloInstruction,
     instructions: dict[str, HloInstruction],
@@ -187,10 +200,10 @@ def fused_costs(
                 continue
             shapes = {name: instructions[name].shape for name in item.operands if name in instructions}
             cost = _own_operations(item, shapes)
-            for operand in item.operands:
+            for index, operand in enumerate(item.operands):
                 source = instructions.get(operand)
                 if source is not None and source.opcode == "parameter":
-                    cost += Cost(bytes=byte_size(source.shape) / len(readers[operand]))
+                    cost += Cost(bytes=_bytes_read(item, index, source) / len(readers[operand]))
             if item.name in written:
                 cost += Cost(bytes=byte_size(item.shape))  # a result the fusion writes
             found.append((item, cost))

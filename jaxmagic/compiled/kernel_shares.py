@@ -40,6 +40,7 @@ class LineShares:
     costs: dict[str, hlo_cost.Cost] = field(default_factory=dict)
     estimated: bool = False
     texts: dict[str, str] = field(default_factory=dict)
+    places: dict[str, tuple[str, int]] = field(default_factory=dict)  # label -> (file, line)
 
 
 def line_shares(
@@ -62,6 +63,7 @@ def line_shares(
     costs: dict[str, hlo_cost.Cost] = {}
     weights: dict[str, float] = {}
     texts: dict[str, str] = {}
+    places: dict[str, tuple[str, int]] = {}
     for instruction, cost in _costs(found, instructions, grouped, expand):
         frame = pick(instruction.frames)
         if frame is None:
@@ -69,18 +71,19 @@ def line_shares(
         line = source_line(frame[0], frame[1], "", cell_namer=cell_namer)
         costs[line.label] = costs.get(line.label, hlo_cost.Cost()) + cost
         texts[line.label] = line.text
+        places[line.label] = (line.file, line.line)
         seconds = roofline.estimated_seconds(cost.flops, cost.transcendentals, cost.bytes, peaks)
         weights[line.label] = weights.get(line.label, 0.0) + seconds
     if not costs:
         return LineShares()
     if len(costs) == 1:
-        return LineShares({label: 1.0 for label in costs}, costs, False, texts)
+        return LineShares({label: 1.0 for label in costs}, costs, False, texts, places)
     total = sum(weights.values())
     if total <= 0:  # nothing to tell them apart by: equal parts
         fractions = {label: 1.0 / len(costs) for label in costs}
     else:
         fractions = {label: weight / total for label, weight in weights.items()}
-    return LineShares(fractions, costs, True, texts)
+    return LineShares(fractions, costs, True, texts, places)
 
 
 def _costs(kernel: HloInstruction, instructions: dict, grouped: dict, expand: bool):
