@@ -47,7 +47,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         ),
         epilog=EXAMPLE,
     )
-    commands = parser.add_subparsers(dest="command", metavar="watch | diff | merge")
+    commands = parser.add_subparsers(dest="command", metavar="watch | diff | merge | profile")
     watch = commands.add_parser(
         "watch",
         prog="python -m jaxmagic watch",
@@ -209,7 +209,12 @@ def merge_fingerprints(options: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m jaxmagic watch ...``, ``diff ...`` or ``merge ...``; returns the exit status."""
-    options = parse(sys.argv[1:] if argv is None else argv)
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments[:1] == ["profile"]:  # its own command line: jaxmagic/profile_command.py
+        from jaxmagic.profile_command import main as profile
+
+        return profile(arguments[1:])
+    options = parse(arguments)
     if options.command == "diff":
         return compare_fingerprints(options)
     if options.command == "merge":

@@ -80,6 +80,7 @@ def profile(
     if not mine:
         return Profile({}, (), calls, 0.0, wall / calls, nothing_compiled=NO_KERNEL)
     kind = jax.devices()[0].device_kind
+    kind = "CPU" if kind == "cpu" else kind
     peaks = roofline.peaks_for(kind, found.device_stats)
     attribution = Attribution(peaks=peaks, cell_namer=cell_namer)
     attribution.add(hlo, mine, jaxpr=jaxpr, per=calls)

@@ -42,6 +42,15 @@ class TraceProfile:
     devices: tuple[str, ...] = ()
 
 
+def device_name(planes: list[str]) -> str:
+    """The devices a trace's kernels ran on, named for a reader: ``CPU`` for the host's plane.
+
+    >>> device_name(["/host:CPU"]), device_name(["/device:GPU:0", "/device:GPU:1"])
+    ('CPU', 'GPU:0, GPU:1')
+    """
+    return ", ".join("CPU" if p == "/host:CPU" else p.removeprefix("/device:") for p in planes)
+
+
 def read_trace(path: str, peaks: roofline.Peaks | None = None) -> TraceProfile:
     """The per-line profile of the trace at ``path`` (an ``.xplane.pb`` file, or a folder that
     ``jax.profiler.trace`` wrote: its latest run). ``peaks`` overrides the chip's. Raises
@@ -63,7 +72,7 @@ def read_trace(path: str, peaks: roofline.Peaks | None = None) -> TraceProfile:
         for program, count in read.runs.items():
             found.runs[program] = found.runs.get(program, 0) + count
         found.hlo_protos.update(read.hlo_protos)
-    device = str(found.device_stats.get("device_type_string", "")) or ", ".join(found.devices)
+    device = str(found.device_stats.get("device_type_string", "")) or device_name(found.devices)
     chosen = peaks or roofline.peaks_for(device, found.device_stats)
     attribution = Attribution(peaks=chosen, pick=recorded_user_frame)
     by_program: dict[int | None, list[device_trace.KernelTime]] = {}
