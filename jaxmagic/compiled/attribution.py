@@ -20,6 +20,7 @@ and free of JAX: a trace from another machine is read without it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +77,7 @@ class Profile:
     scope: str = "call"
     programs: tuple[str, ...] = ()
     places: dict[str, tuple[str, int]] = field(default_factory=dict)  # label -> (file, line)
+    program_seconds: float | None = None  # the programs' own span on the device, where the trace lists it
 
     @property
     def attributed_share(self) -> float:
@@ -143,6 +145,8 @@ class Attribution:
             instruction = instructions.get(kernel.instruction)
             expand = instruction is not None and _body_unseen(instruction, grouped, timed)
             shares = _shares(instructions, grouped, kernel.instruction, expand, self)
+            if instruction is not None and instruction.opcode in CONTAINERS and not expand:
+                kernel = dataclasses.replace(kernel, flops=0.0, bytes_accessed=0.0)  # its body's, counted there
             self._add_kernel(kernel, shares, per)
 
     def _add_kernel(self, kernel: device_trace.KernelTime, shares: kernel_shares.LineShares, per: int) -> None:
@@ -175,7 +179,15 @@ class Attribution:
             work[0] += flops * fraction
             work[1] += moved * fraction
 
-    def profile(self, *, calls: int, wall_seconds: float = 0.0, device: str = "", scope: str = "call") -> Profile:
+    def profile(
+        self,
+        *,
+        calls: int,
+        wall_seconds: float = 0.0,
+        device: str = "",
+        scope: str = "call",
+        program_seconds: float | None = None,
+    ) -> Profile:
         kernels = tuple(sorted(self.kernels, key=lambda k: -k.seconds))
         ordered = dict(sorted(self.line_times.items(), key=lambda item: -item[1]))
         return Profile(
@@ -191,6 +203,7 @@ class Attribution:
             scope=scope,
             programs=tuple(self.programs),
             places=dict(self.places),
+            program_seconds=program_seconds,
         )
 
 

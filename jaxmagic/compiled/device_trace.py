@@ -62,12 +62,13 @@ class KernelTime:
 @dataclass
 class DeviceKernels:
     """What a trace says about the compiled programs it ran: their kernels, each program's module
-    name and runs, the HLO of each (``Hlo Proto``, by program id), the devices, and the device
+    name, runs and time on the device (where the trace lists the runs: ``XLA Modules``), the HLO of each (``Hlo Proto``, by program id), the devices, and the device
     plane's own stats (its kind, its peaks)."""
 
     kernels: list[KernelTime] = field(default_factory=list)
     modules: dict[int, str] = field(default_factory=dict)
     runs: dict[int, int] = field(default_factory=dict)
+    program_seconds: dict[int, float] = field(default_factory=dict)  # each program's runs on the device, summed
     hlo_protos: dict[int, bytes] = field(default_factory=dict)
     devices: list[str] = field(default_factory=list)
     device_stats: dict[str, Any] = field(default_factory=dict)
@@ -147,6 +148,7 @@ def _read_plane(plane: xspace.Plane, found: DeviceKernels) -> None:
         if program is not None:
             found.modules.setdefault(program, name)
             found.runs[program] = found.runs.get(program, 0) + 1
+            found.program_seconds[program] = found.program_seconds.get(program, 0.0) + event.duration_ps * 1e-12
     times: dict[tuple, KernelTime] = {}
     run_ids: dict[int, set] = defaultdict(set)  # where no line lists the programs' runs (the CPU)
     for line in _kernel_lines(plane):

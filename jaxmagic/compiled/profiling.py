@@ -84,7 +84,10 @@ def profile(
     peaks = roofline.peaks_for(kind, found.device_stats)
     attribution = Attribution(peaks=peaks, cell_namer=cell_namer)
     attribution.add(hlo, mine, jaxpr=jaxpr, per=calls)
-    return attribution.profile(calls=calls, wall_seconds=wall, device=kind)
+    spans = [seconds for program, seconds in found.program_seconds.items() if found.modules.get(program) == module]
+    return attribution.profile(
+        calls=calls, wall_seconds=wall, device=kind, program_seconds=sum(spans) / calls if spans else None
+    )
 
 
 def summarise(
@@ -127,6 +130,8 @@ def _measure(run: Callable[[], Any], calls: int) -> tuple[device_trace.DeviceKer
             space = device_trace.read_kernels(xspace.read(path))
             found.kernels += space.kernels
             found.device_stats = found.device_stats or space.device_stats
+            found.modules.update(space.modules)
+            found.program_seconds.update(space.program_seconds)
     return found, wall
 
 

@@ -71,6 +71,8 @@ def read_trace(path: str, peaks: roofline.Peaks | None = None) -> TraceProfile:
             found.modules.setdefault(program, name)
         for program, count in read.runs.items():
             found.runs[program] = found.runs.get(program, 0) + count
+        for program, seconds in read.program_seconds.items():
+            found.program_seconds[program] = found.program_seconds.get(program, 0.0) + seconds
         found.hlo_protos.update(read.hlo_protos)
     device = str(found.device_stats.get("device_type_string", "")) or device_name(found.devices)
     chosen = peaks or roofline.peaks_for(device, found.device_stats)
@@ -86,5 +88,6 @@ def read_trace(path: str, peaks: roofline.Peaks | None = None) -> TraceProfile:
             missing.append(kernels[0].module or "a program")
         attribution.add(text, kernels)
     runs = {found.modules.get(p, str(p)): n for p, n in found.runs.items() if p in by_program}
-    profile = attribution.profile(calls=1, device=device, scope="trace")
+    spans = [found.program_seconds[p] for p in by_program if p in found.program_seconds]
+    profile = attribution.profile(calls=1, device=device, scope="trace", program_seconds=sum(spans) if spans else None)
     return TraceProfile(profile, tuple(files), tuple(sorted(set(missing))), runs, tuple(found.devices))
