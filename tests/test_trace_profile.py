@@ -25,6 +25,16 @@ CPU_TRACE = os.path.join(FIXTURES, "cpu", "fused_matmul.xplane.pb")
 GPU_TRACE = os.path.join(FIXTURES, "gpu", "gpu_streams.xplane.pb")
 
 
+def read(path: str) -> str:
+    with open(path, encoding="utf-8") as file:
+        return file.read()
+
+
+def open_bytes(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read()
+
+
 def tpu_trace(model: str) -> str:
     return os.path.join(TPU, f"{model}.xplane.pb")
 
@@ -79,9 +89,9 @@ def test_the_hlo_a_trace_records_is_the_program_xla_compiled(model):
     space = xspace.read(tpu_trace(model))
     ((name, stats),) = space.plane("/host:metadata").metadata()
     recorded = hlo_sources.parse(hlo_proto.hlo_text(stats["Hlo Proto"]))
-    compiled = hlo_sources.parse(open(os.path.join(TPU, f"{model}.hlo.txt")).read())
+    compiled = hlo_sources.parse(read(os.path.join(TPU, f"{model}.hlo.txt")))
     assert set(compiled) <= set(recorded), "(the recorded one also spells out what an async op wraps)"
-    assert name.startswith(hlo_sources.module_name(open(os.path.join(TPU, f"{model}.hlo.txt")).read()) + "(")
+    assert name.startswith(hlo_sources.module_name(read(os.path.join(TPU, f"{model}.hlo.txt"))) + "(")
     # every kernel the device ran is an instruction of that program
     kernels = device_trace.read_kernels(space).kernels
     assert {k.instruction for k in kernels} <= set(recorded)
@@ -94,8 +104,8 @@ def test_at_least_95_percent_of_device_time_lies_on_the_user_s_lines(model):
     assert profile.attributed_share >= 0.95, profile.line_times
     assert sum(profile.line_times.values()) == pytest.approx(profile.device_seconds, rel=1e-9)
     assert all(os.path.basename(file) == "models.py" for file, _ in profile.places.values())
-    source = open(os.path.join(TPU, "models.py")).read().splitlines()
-    for label, (file, line) in profile.places.items():
+    source = read(os.path.join(TPU, "models.py")).splitlines()
+    for label, (_, line) in profile.places.items():
         assert profile.texts[label] in ("", source[line - 1].strip()), "a label names the line its text is"
 
 
@@ -103,9 +113,9 @@ def test_at_least_95_percent_of_device_time_lies_on_the_user_s_lines(model):
 def test_the_kernels_work_is_xla_s_cost_analysis(model):
     """XLA's cost analysis counts each instruction once (a loop's body once, whatever its trip
     count); the trace gives each kernel's count per run, and a loop's the count of its body."""
-    summary = json.load(open(os.path.join(TPU, "summary.json")))
+    summary = json.loads(read(os.path.join(TPU, "summary.json")))
     found = device_trace.read_kernels(xspace.read(tpu_trace(model)))
-    opcodes = {n: i.opcode for n, i in hlo_sources.parse(open(os.path.join(TPU, f"{model}.hlo.txt")).read()).items()}
+    opcodes = {n: i.opcode for n, i in hlo_sources.parse(read(os.path.join(TPU, f"{model}.hlo.txt"))).items()}
     counted = sum(k.flops or 0 for k in found.kernels if opcodes.get(k.instruction) != "while")
     assert counted == pytest.approx(summary[model]["cost"]["flops"], rel=0.05)
     profile = trace_profile.read_trace(tpu_trace(model)).profile
@@ -159,7 +169,7 @@ def test_the_command_prints_json_hottest_first_with_each_line_s_file_and_number(
 def test_the_command_reads_the_folder_jax_profiler_trace_wrote(tmp_path, capsys):
     run = tmp_path / "plugins" / "profile" / "2026_01_01_00_00_00"
     run.mkdir(parents=True)
-    (run / "host.xplane.pb").write_bytes(open(tpu_trace("mlp"), "rb").read())
+    (run / "host.xplane.pb").write_bytes(open_bytes(tpu_trace("mlp")))
     page = tmp_path / "out.html"
     assert profile_command.main([str(tmp_path), "--html", str(page)]) == 0
     text = capsys.readouterr().out
@@ -188,7 +198,7 @@ def test_an_empty_folder_and_a_trace_of_no_compiled_program_say_so(tmp_path, cap
     assert "no trace at" in capsys.readouterr().err
     host_only = xspace.read(tpu_trace("mlp"))
     # a trace of host events only: the Task Environment plane alone
-    from xspace_builder import Line, Plane, Space, Event
+    from xspace_builder import Event, Line, Plane, Space
 
     bare = tmp_path / "bare.xplane.pb"
     bare.write_bytes(Space([Plane("/host:CPU", lines=[Line("python", [Event("f", 0, 10)])])]).encode())

@@ -57,7 +57,7 @@ class Stats:
         out = number_field(1, self.id(name))
         if isinstance(value, Ref):
             return out + number_field(7, self.id(value.text))
-        if isinstance(value, bool) or isinstance(value, int):
+        if isinstance(value, (bool, int)):
             return out + (number_field(4, int(value)) if value < 0 else number_field(3, int(value)))
         if isinstance(value, float):
             return out + double_field(2, value)
