@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -233,16 +234,44 @@ def jit_info_options(jit_info: Any) -> dict[str, Any]:
 
 
 def tracing_context() -> dict[str, Any]:
-    """JAX's settings that are part of every tracing cache key (``config.trace_context()``), by name."""
+    """JAX's settings that are part of every tracing cache key (``config.trace_context()``), by name.
+
+    JAX 0.9 names them (``config.trace_context_names``); before, the key's values carry no names,
+    and the settings are read one by one: those ``config.py`` declares with
+    ``include_in_trace_context=True``, each at its value in this thread.
+    """
     from jax._src import config
 
-    names_of = getattr(config, "trace_context_names", None)  # from JAX 0.9; before, unnamed
+    names_of = getattr(config, "trace_context_names", None)
     if names_of is None:
-        return {}
+        states = config.config_states
+        return {name: states[name].value for name in _trace_context_settings() if name in states}
     names, values = names_of(), config.trace_context()
     if len(names) != len(values):
         return {}
     return dict(zip(names, values, strict=True))
+
+
+@functools.cache
+def _trace_context_settings() -> tuple[str, ...]:
+    """The names of the settings JAX 0.8's ``config.py`` declares part of the tracing cache key."""
+    import ast
+    import inspect
+
+    from jax._src import config
+
+    names = []
+    for node in ast.walk(ast.parse(inspect.getsource(config))):
+        if not isinstance(node, ast.Call):
+            continue
+        flags = {k.arg: k.value for k in node.keywords}
+        flag = flags.get("include_in_trace_context")
+        if not (isinstance(flag, ast.Constant) and flag.value is True):
+            continue
+        name = flags.get("name", node.args[0] if node.args else None)
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            names.append(name.value)
+    return tuple(sorted(set(names)))
 
 
 def is_primitive_wrapper(fun: Any) -> bool:

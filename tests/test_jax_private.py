@@ -113,15 +113,16 @@ def test_eager_primitive_compilations_are_recognised():
     assert calls and all(_jax_private.is_primitive_wrapper(call.fun) for call in calls)
 
 
-def test_tracing_context_is_named_where_jax_names_it():
-    from jax._src import config
+def test_tracing_context_is_named_on_every_jax():
+    import jax
 
     context = _jax_private.tracing_context()
-    if not hasattr(config, "trace_context_names"):  # JAX 0.8: the values carry no names
-        assert context == {}
-        return
     assert "jax_enable_x64" in context and context["jax_enable_x64"] in (False, True)
     assert len(context) > 10
+    assert context["jax_numpy_rank_promotion"] == "allow"
+    with jax.numpy_rank_promotion("raise"):  # a setting changed in this thread only
+        assert _jax_private.tracing_context()["jax_numpy_rank_promotion"] == "raise"
+    assert _jax_private.tracing_context() == context
 
 
 def test_monitoring_listeners_are_removed_again():

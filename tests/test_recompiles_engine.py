@@ -195,8 +195,15 @@ JAX_BEFORE_0_9 = tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 9)
 words_of_jax_0_9 = pytest.mark.skipif(JAX_BEFORE_0_9, reason="JAX 0.8 words these differently (documented)")
 
 
-@words_of_jax_0_9
-def test_config_change():
+@pytest.mark.parametrize(
+    "setting,option,before,after",
+    [
+        (lambda: jax.default_matmul_precision("highest"), "jax_default_matmul_precision", "None", "'highest'"),
+        (lambda: jax.numpy_rank_promotion("raise"), "jax_numpy_rank_promotion", "'allow'", "'raise'"),
+    ],
+    ids=["matmul-precision", "rank-promotion"],
+)
+def test_config_change_is_named_on_every_jax(setting, option, before, after):
     @jax.jit
     def halve(x):
         return x / 2
@@ -204,11 +211,11 @@ def test_config_change():
     x = np.ones(3, np.float32)
     with watch_recompiles() as log:
         halve(x)
-        with jax.default_matmul_precision("highest"):
+        with setting():
             halve(x)
     cause = only_cause(log.events[1])
-    assert (cause.kind, cause.argument) == ("config", "jax_default_matmul_precision")
-    assert (cause.before, cause.after) == ("None", "'highest'")
+    assert (cause.kind, cause.argument) == ("config", option)
+    assert (cause.before, cause.after) == (before, after)
 
 
 def test_passing_an_argument_by_keyword_instead_of_by_position():
