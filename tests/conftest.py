@@ -61,6 +61,7 @@ SLOW_FILES = {
     "test_recompiles_causes_corpus.py",
     "test_values_memory_corpus.py",
     "test_robustness.py",
+    "test_corpus.py",
 }
 # Single tests left out of it for the same reasons, in files whose other tests are quick.
 SLOW_TESTS = {
