@@ -46,7 +46,7 @@ ELEMENTWISE = frozenset(
         "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "negate", "abs", "sign", "floor",
         "ceil", "round-nearest-afz", "round-nearest-even", "compare", "select", "clamp", "and", "or", "xor", "not",
         "shift-left", "shift-right-arithmetic", "shift-right-logical", "is-finite", "real", "imag", "complex",
-        "popcnt", "count-leading-zeros", "stochastic-convert",
+        "popcnt", "count-leading-zeros", "stochastic-convert", "convert", "reduce-precision",
     }
 )  # fmt: skip
 _NO_BYTES = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast"})
@@ -153,13 +153,18 @@ def _own_operations(instruction: HloInstruction, shapes: dict[str, str]) -> Cost
 
 def instruction_cost(instruction: HloInstruction, instructions: dict[str, HloInstruction]) -> Cost:
     """One instruction's cost on its own (a fusion's insides are counted by ``fused_costs``):
-    its operations, and the bytes of its operands and result."""
+    its operations, and the bytes of its operands and result (of a slice, the slice; of an update
+    in place, the update)."""
     shapes = {name: instructions[name].shape for name in instruction.operands if name in instructions}
     cost = _own_operations(instruction, shapes)
     if instruction.opcode in _NO_BYTES:
         return cost
-    moved = byte_size(instruction.shape) + sum(byte_size(s) for s in shapes.values())
-    return cost + Cost(bytes=moved)
+    read = sum(
+        _bytes_read(instruction, index, instructions[name])
+        for index, name in enumerate(instruction.operands)
+        if name in instructions
+    )
+    return cost + Cost(bytes=read + _bytes_written(instruction, instructions))
 
 
 _SLICING = frozenset({"slice", "dynamic-slice", "gather"})
@@ -175,6 +180,14 @@ def _bytes_read(reader: HloInstruction, index: int, source: HloInstruction) -> f
     return byte_size(source.shape)
 
 
+def _bytes_written(instruction: HloInstruction, instructions: dict[str, HloInstruction]) -> float:
+    """What an instruction writes: its result; of an update in place, the update only."""
+    if instruction.opcode == "dynamic-update-slice" and len(instruction.operands) > 1:
+        update = instructions.get(instruction.operands[1])
+        return byte_size(update.shape) if update is not None else 0.0
+    return byte_size(instruction.shape)
+
+
 def fused_costs(
     kernel: HloInstruction,
     instructions: dict[str, HloInstruction],
@@ -182,11 +195,12 @@ def fused_costs(
 ) -> list[tuple[HloInstruction, Cost]]:
     """Each instruction a kernel runs, with its part of the kernel's cost: a single instruction,
     its own; a fusion, each fused instruction's operations, the bytes of each parameter to the
-    instructions that read it (in equal parts) and the result's bytes to the root."""
-    if kernel.opcode != "fusion" or not kernel.calls:  # (a fusion with no source inside stands for its insides)
+    instructions that read it (in equal parts) and the result's bytes to the root. (A fusion with no
+    source inside, which ``hlo_sources.parse`` gives its user's line, lists its insides all the same.)"""
+    if kernel.opcode != "fusion":
         return [(kernel, instruction_cost(kernel, instructions))]
     found: list[tuple[HloInstruction, Cost]] = []
-    for computation in kernel.calls:
+    for computation in kernel.calls or kernel.fused:
         inside = by_computation.get(computation, [])
         readers: dict[str, list[HloInstruction]] = {}
         for item in inside:
@@ -205,6 +219,6 @@ def fused_costs(
                 if source is not None and source.opcode == "parameter":
                     cost += Cost(bytes=_bytes_read(item, index, source) / len(readers[operand]))
             if item.name in written:
-                cost += Cost(bytes=byte_size(item.shape))  # a result the fusion writes
+                cost += Cost(bytes=_bytes_written(item, instructions))  # a result the fusion writes
             found.append((item, cost))
     return found

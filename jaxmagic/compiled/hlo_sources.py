@@ -60,6 +60,7 @@ class HloInstruction:
     shape: str = ""  # its result's shape: ``f32[600,600]{1,0}``, ``(f32[], s32[4])``
     operands: tuple[str, ...] = ()  # the instructions whose results it reads, in order
     attributes: str = ""  # what follows its operands: ``lhs_contracting_dims={1}, metadata={...}``
+    fused: tuple[str, ...] = ()  # a fusion timed as its own instruction (no source inside): what it calls
 
 
 @dataclass
@@ -189,7 +190,7 @@ def parse(hlo_text: str, jaxpr: Any = None) -> dict[str, HloInstruction]:
             inherited = instructions[user].frames
             queue.extend(users.get(user, ()))
         if inherited:  # a fusion with no source inside is timed as its own instruction
-            instructions[name] = dataclasses.replace(instruction, calls=(), frames=inherited)
+            instructions[name] = dataclasses.replace(instruction, calls=(), frames=inherited, fused=instruction.calls)
     return instructions
 
 

@@ -64,8 +64,9 @@ def line_shares(
     weights: dict[str, float] = {}
     texts: dict[str, str] = {}
     places: dict[str, tuple[str, int]] = {}
+    own = found.frames if found.fused else ()  # a fusion with no source inside: its insides take its line
     for instruction, cost in _costs(found, instructions, grouped, expand):
-        frame = pick(instruction.frames)
+        frame = pick(instruction.frames or own)
         if frame is None:
             continue
         line = source_line(frame[0], frame[1], "", cell_namer=cell_namer)
