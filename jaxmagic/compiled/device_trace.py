@@ -152,8 +152,7 @@ def _read_plane(plane: xspace.Plane, found: DeviceKernels) -> None:
     times: dict[tuple, KernelTime] = {}
     run_ids: dict[int, set] = defaultdict(set)  # where no line lists the programs' runs (the CPU)
     for line in _kernel_lines(plane):
-        is_ops = line.name == XLA_OPS
-        events = [e for e in line.events if is_ops or "hlo_op" in e.stats]
+        events = line.events if line.name == XLA_OPS else line.events_with("hlo_op")
         for event, own in own_times(events):
             program = event.stats.get("program_id")
             program = int(program) if isinstance(program, (int, float)) else None

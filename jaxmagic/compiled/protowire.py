@@ -26,6 +26,8 @@ class WireError(ValueError):
 
 def varint(data: bytes, at: int) -> tuple[int, int]:
     """The varint at ``at`` and where the next field starts."""
+    if at < len(data) and data[at] < 0x80:  # most are one byte: keys, small numbers
+        return data[at], at + 1
     result = shift = 0
     while True:
         if at >= len(data):
@@ -40,15 +42,36 @@ def varint(data: bytes, at: int) -> tuple[int, int]:
             raise WireError("a number longer than ten bytes")
 
 
+def encode_varint(value: int) -> bytes:
+    """A non-negative number as a varint (what ``varint`` reads).
+
+    >>> encode_varint(150)
+    b'\\x96\\x01'
+    """
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
 def fields(data: bytes) -> Iterator[tuple[int, Value]]:
     """``(field number, value)`` for each field in order: an ``int`` for a varint, ``bytes`` for the
     others (8 or 4 fixed bytes, or a length-delimited run)."""
     at, end = 0, len(data)
     while at < end:
-        key, at = varint(data, at)
+        key = data[at]
+        if key < 0x80:
+            at += 1
+        else:
+            key, at = varint(data, at)
         number, kind = key >> 3, key & 7
         if kind == 0:
-            value, at = varint(data, at)
+            if at < end and data[at] < 0x80:
+                value, at = data[at], at + 1
+            else:
+                value, at = varint(data, at)
             yield number, value
             continue
         if kind == 2:

@@ -73,6 +73,21 @@ class Line:
         """The line's events in the order they were recorded."""
         return [self._plane._event(raw, self._timestamp_ns) for raw in self._raw]
 
+    def events_with(self, stat: str) -> list[Event]:
+        """The events that carry ``stat`` (their own or their metadata's), in order: a host thread's
+        few XLA events among many others, without decoding the others."""
+        marker = self._plane._stat_marker(stat)
+        if marker is None:
+            return []
+        carrying = self._plane._metadata_with(marker)
+        found = []
+        for raw in self._raw:
+            if marker in raw or (carrying and _metadata_id(raw) in carrying):
+                event = self._plane._event(raw, self._timestamp_ns)
+                if stat in event.stats:
+                    found.append(event)
+        return found
+
 
 @dataclass
 class Plane:
@@ -127,6 +142,16 @@ class Plane:
         self._decode()
         return [(m.name, m.stats) for m in map(self._metadata_of, sorted(self._metadata_raw))]
 
+    def _stat_marker(self, stat: str) -> bytes | None:
+        """The bytes a stat of that name begins with (its metadata id's field), or None where the plane has no such stat."""
+        self._decode()
+        key = next((k for k, name in self._stat_names.items() if name == stat), None)
+        return None if key is None else b"\x08" + protowire.encode_varint(key)
+
+    def _metadata_with(self, marker: bytes) -> set[int]:
+        """The event metadata whose bytes hold ``marker`` (a stat they may carry)."""
+        return {key for key, raw in self._metadata_raw.items() if marker in raw}
+
     def _line(self, raw: bytes) -> Line:
         name = display = ""
         timestamp = 0
@@ -162,40 +187,50 @@ class Plane:
         key = offset = duration = 0
         stats = []
         for number, value in protowire.fields(raw):
-            if number == 1 and isinstance(value, int):
-                key = value
-            elif number == 2 and isinstance(value, int):
-                offset = protowire.signed(value)
-            elif number == 3 and isinstance(value, int):
-                duration = protowire.signed(value)
-            elif number == 4 and isinstance(value, bytes):
+            if number == 4:
                 stats.append(value)
-        meta = self._metadata_of(key)
+            elif number == 1:
+                key = value
+            elif number == 2:
+                offset = protowire.signed(value) if isinstance(value, int) else 0
+            elif number == 3:
+                duration = protowire.signed(value) if isinstance(value, int) else 0
+        meta = self._metadata_of(key if isinstance(key, int) else 0)
         merged = dict(meta.stats)
-        merged.update(self._read_stats(stats))
+        if stats:
+            merged.update(self._read_stats(stats))
         return Event(meta.name, meta.display_name, timestamp_ns * 1000 + offset, duration, merged)
 
-    def _read_stats(self, raws: list[bytes]) -> dict[str, Any]:
+    def _read_stats(self, raws: list) -> dict[str, Any]:
+        names = self._stat_names
         stats = {}
         for raw in raws:
             key, value = 0, None
             for number, item in protowire.fields(raw):
-                if number == 1 and isinstance(item, int):
+                if number == 1:
                     key = item
+                elif number == 3 or number == 5:
+                    value = item if number == 3 else protowire.text(item)
+                elif number == 7:
+                    value = (
+                        names.get(item, "") if isinstance(item, int) else ""
+                    )  # a string kept once, in the stat metadata
                 elif number == 2:
                     value = protowire.double(item)
-                elif number in (3,) and isinstance(item, int):
-                    value = item
-                elif number == 4 and isinstance(item, int):
-                    value = protowire.signed(item)
-                elif number == 5:
-                    value = protowire.text(item)
+                elif number == 4:
+                    value = protowire.signed(item) if isinstance(item, int) else None
                 elif number == 6:
                     value = item
-                elif number == 7 and isinstance(item, int):
-                    value = self._stat_names.get(item, "")  # a string kept once, in the stat metadata
-            stats[self._stat_names.get(key, str(key))] = value
+            stats[names.get(key, str(key)) if isinstance(key, int) else str(key)] = value
         return stats
+
+
+def _metadata_id(raw: bytes) -> int:
+    """An event's metadata id: its first field, as XLA's profilers write it (else found by reading on)."""
+    for number, value in protowire.fields(raw):
+        if number == 1 and isinstance(value, int):
+            return value
+    return 0
 
 
 def _map_entry(raw: bytes) -> tuple[int, bytes]:
