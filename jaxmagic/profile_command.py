@@ -105,19 +105,13 @@ def main(argv: list[str]) -> int:
         return _fail(words.no_kernels(options.trace))
     if options.json:
         print(as_json(profile))
+        if found.programs_without_hlo:
+            print(words.no_hlo(found.programs_without_hlo), file=sys.stderr)
     else:
-        from jaxmagic.render import profile as view
-
-        print(view.text(profile))
-        for note in [words.no_hlo(found.programs_without_hlo)] if found.programs_without_hlo else []:
-            print(note)
-    if found.programs_without_hlo and options.json:
-        print(words.no_hlo(found.programs_without_hlo), file=sys.stderr)
+        print(found.to_text(color=sys.stdout.isatty()))
     if options.html:
-        from jaxmagic.render import profile as view
-
         try:
-            write_page(view.page(profile, f"jaxmagic profile of {options.trace}"), options.html, list(found.files))
+            write_page(found.to_page(), options.html, list(found.files))
         except OSError as exc:
             return _fail(f"could not write {options.html}: {exc.strerror or exc}")
     return 0

@@ -25,6 +25,10 @@ CPU_TRACE = os.path.join(FIXTURES, "cpu", "fused_matmul.xplane.pb")
 GPU_TRACE = os.path.join(FIXTURES, "gpu", "gpu_streams.xplane.pb")
 
 
+def run_command(arguments: list[str]) -> int:
+    return profile_command.main(arguments)
+
+
 def read(path: str) -> str:
     with open(path, encoding="utf-8") as file:
         return file.read()
@@ -155,7 +159,7 @@ def test_a_gpu_trace_s_stream_kernels_are_read_once_each():
 
 
 def test_the_command_prints_json_hottest_first_with_each_line_s_file_and_number(capsys):
-    assert profile_command.main([tpu_trace("block_grad"), "--json"]) == 0
+    assert run_command([tpu_trace("block_grad"), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     found = trace_profile.read_trace(tpu_trace("block_grad")).profile
     assert printed["total_device_s"] == pytest.approx(found.device_seconds)
@@ -171,7 +175,7 @@ def test_the_command_reads_the_folder_jax_profiler_trace_wrote(tmp_path, capsys)
     run.mkdir(parents=True)
     (run / "host.xplane.pb").write_bytes(open_bytes(tpu_trace("mlp")))
     page = tmp_path / "out.html"
-    assert profile_command.main([str(tmp_path), "--html", str(page)]) == 0
+    assert run_command([str(tmp_path), "--html", str(page)]) == 0
     text = capsys.readouterr().out
     assert "models.py:16 takes" in text and "of the chip's peak FLOP/s" in text
     assert page.read_text().startswith("<!DOCTYPE html>") and "models.py:16" in page.read_text()
@@ -188,13 +192,13 @@ def test_the_command_reads_the_folder_jax_profiler_trace_wrote(tmp_path, capsys)
     ],
 )
 def test_bad_input_is_one_line_and_exit_status_2(arguments, said, capsys):
-    assert profile_command.main(arguments) == 2
+    assert run_command(arguments) == 2
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_an_empty_folder_and_a_trace_of_no_compiled_program_say_so(tmp_path, capsys):
-    assert profile_command.main([str(tmp_path)]) == 2
+    assert run_command([str(tmp_path)]) == 2
     assert "no trace at" in capsys.readouterr().err
     host_only = xspace.read(tpu_trace("mlp"))
     # a trace of host events only: the Task Environment plane alone
@@ -202,7 +206,7 @@ def test_an_empty_folder_and_a_trace_of_no_compiled_program_say_so(tmp_path, cap
 
     bare = tmp_path / "bare.xplane.pb"
     bare.write_bytes(Space([Plane("/host:CPU", lines=[Line("python", [Event("f", 0, 10)])])]).encode())
-    assert host_only.planes and profile_command.main([str(bare)]) == 2
+    assert host_only.planes and run_command([str(bare)]) == 2
     assert "no kernel of a compiled program" in capsys.readouterr().err
 
 
@@ -214,7 +218,7 @@ def test_a_trace_without_hlo_says_how_to_record_one(tmp_path, capsys):
     trace.write_bytes(
         Space([Plane("/device:GPU:0", lines=[Line("Stream #1(Kernel)", [Event("k", 0, 5000, stats)])])]).encode()
     )
-    assert profile_command.main([str(trace)]) == 0
+    assert run_command([str(trace)]) == 0
     out = capsys.readouterr().out
     assert "holds no HLO program for jit_f" in out and "jax.profiler.trace" in out
 

@@ -12,16 +12,19 @@ instruction in their program's HLO (``hlo_proto``), and their time given to the 
 >>> found.profile.attributed_share > 0.95, found.programs_without_hlo, found.runs
 (True, (), {'jit_rnn': 3})
 >>> next(iter(found.profile.line_times))
-'models.py:79'
+'models.py:77'
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from jaxmagic.compiled import device_trace, hlo_proto, roofline, xspace
 from jaxmagic.compiled.attribution import Attribution, Profile
+from jaxmagic.report import Report
 from jaxmagic.tracing.sources import recorded_user_frame
 
 
@@ -30,16 +33,23 @@ class NoTrace(ValueError):
 
 
 @dataclass(frozen=True)
-class TraceProfile:
+class TraceProfile(Report):
     """A trace's device time by source line (``profile``, totals over the trace), the files read,
     the programs whose HLO the trace lacks (their kernels have no line), each program's runs
-    where the trace counts them, and the devices that ran kernels."""
+    where the trace counts them, and the devices that ran kernels. Shows itself as
+    ``%jaxpr --profile`` does (``to_text()``, ``to_html()``, ``to_page()``)."""
+
+    _renderer: ClassVar[str] = "jaxmagic.render.trace_profile"
 
     profile: Profile
     files: tuple[str, ...]
     programs_without_hlo: tuple[str, ...] = ()
     runs: dict[str, int] = field(default_factory=dict)
     devices: tuple[str, ...] = ()
+
+    def to_page(self) -> str:
+        """A standalone HTML page of the view."""
+        return importlib.import_module(self._renderer).page(self)
 
 
 def device_name(planes: list[str]) -> str:
@@ -56,11 +66,31 @@ def read_trace(path: str, peaks: roofline.Peaks | None = None) -> TraceProfile:
     ``jax.profiler.trace`` wrote: its latest run). ``peaks`` overrides the chip's. Raises
     ``NoTrace`` where there is no trace file, ``xspace.NotATrace`` for a file that is not one,
     ``OSError`` for one that cannot be read."""
-    if not os.path.exists(path):
-        raise NoTrace(path)
-    files = xspace.trace_files(path)
+    files = xspace.trace_files(path) if os.path.exists(path) else []
     if not files:
         raise NoTrace(path)
+    found = _read_all(files)
+    device = str(found.device_stats.get("device_type_string", "")) or device_name(found.devices)
+    attribution = Attribution(peaks=peaks or roofline.peaks_for(device, found.device_stats), pick=recorded_user_frame)
+    by_program: dict[int | None, list[device_trace.KernelTime]] = {}
+    for kernel in found.kernels:
+        by_program.setdefault(kernel.program_id, []).append(kernel)
+    missing = []
+    for program, kernels in by_program.items():
+        proto = found.hlo_protos.get(program) if program is not None else None
+        if not proto:
+            missing.append(kernels[0].module or "a program")
+        attribution.add(
+            hlo_proto.hlo_text(proto) if proto else f"HloModule {kernels[0].module or 'unknown'}\n", kernels
+        )
+    runs = {found.modules.get(p, str(p)): n for p, n in found.runs.items() if p in by_program}
+    spans = [found.program_seconds[p] for p in by_program if p in found.program_seconds]
+    profile = attribution.profile(calls=1, device=device, scope="trace", program_seconds=sum(spans) if spans else None)
+    return TraceProfile(profile, tuple(files), tuple(sorted(set(missing))), runs, tuple(found.devices))
+
+
+def _read_all(files: list[str]) -> device_trace.DeviceKernels:
+    """The kernels, programs and devices of every file (one per host), together."""
     found = device_trace.DeviceKernels()
     for file in files:
         read = device_trace.read_kernels(xspace.read(file))
@@ -74,20 +104,4 @@ def read_trace(path: str, peaks: roofline.Peaks | None = None) -> TraceProfile:
         for program, seconds in read.program_seconds.items():
             found.program_seconds[program] = found.program_seconds.get(program, 0.0) + seconds
         found.hlo_protos.update(read.hlo_protos)
-    device = str(found.device_stats.get("device_type_string", "")) or device_name(found.devices)
-    chosen = peaks or roofline.peaks_for(device, found.device_stats)
-    attribution = Attribution(peaks=chosen, pick=recorded_user_frame)
-    by_program: dict[int | None, list[device_trace.KernelTime]] = {}
-    for kernel in found.kernels:
-        by_program.setdefault(kernel.program_id, []).append(kernel)
-    missing = []
-    for program, kernels in by_program.items():
-        proto = found.hlo_protos.get(program) if program is not None else None
-        text = hlo_proto.hlo_text(proto) if proto else f"HloModule {kernels[0].module or 'unknown'}\n"
-        if not proto:
-            missing.append(kernels[0].module or "a program")
-        attribution.add(text, kernels)
-    runs = {found.modules.get(p, str(p)): n for p, n in found.runs.items() if p in by_program}
-    spans = [found.program_seconds[p] for p in by_program if p in found.program_seconds]
-    profile = attribution.profile(calls=1, device=device, scope="trace", program_seconds=sum(spans) if spans else None)
-    return TraceProfile(profile, tuple(files), tuple(sorted(set(missing))), runs, tuple(found.devices))
+    return found

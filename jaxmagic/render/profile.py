@@ -7,8 +7,6 @@ marked and named. Pure functions of the profile."""
 
 from __future__ import annotations
 
-import html as html_escaping
-
 from jaxmagic.render import blocks_html, blocks_text
 from jaxmagic.render.blocks import Block, Cell, Fold, Group, Note, Sentence, Table
 from jaxmagic.words import profile as words
@@ -163,13 +161,3 @@ def html(profile) -> str:
     """The profile as HTML, answer first: the hottest lines with a bar each, the rest and the
     kernels folded (no JavaScript)."""
     return blocks_html.html(blocks(profile))
-
-
-def page(profile, title: str) -> str:
-    """A standalone HTML page (no script, nothing fetched) of the profile."""
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta name="generator" content="jaxmagic"><title>{html_escaping.escape(title)}</title>'
-        "<style>body{font-family:system-ui,sans-serif;margin:2em;}</style></head>"
-        f"<body>{html(profile)}</body></html>\n"
-    )
