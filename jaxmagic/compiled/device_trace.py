@@ -126,8 +126,9 @@ def _memory_bytes(stats: dict[str, Any]) -> float | None:
             for number, access in protowire.fields(breakdown):
                 if number == 1 and isinstance(access, bytes):
                     fields = dict(protowire.fields(access))
-                    if fields.get(2) == HBM and isinstance(fields.get(3), int):
-                        total += fields[3]
+                    moved = fields.get(3)
+                    if fields.get(2) == HBM and isinstance(moved, int):
+                        total += moved
         except protowire.WireError:
             return _number(stats.get("bytes_accessed"))
         return float(total)
