@@ -81,7 +81,10 @@ def profile(
         return Profile({}, (), calls, 0.0, wall / calls, nothing_compiled=NO_KERNEL)
     kind = jax.devices()[0].device_kind
     kind = "CPU" if kind == "cpu" else kind
-    peaks = roofline.peaks_for(kind, found.device_stats)
+    try:
+        peaks = roofline.peaks_for(kind, found.device_stats)
+    except ValueError as exc:
+        raise UsageProblem(f"{roofline.ENVIRONMENT}: {exc}", example=f"{roofline.ENVIRONMENT}=197e12,819e9") from None
     attribution = Attribution(peaks=peaks, cell_namer=cell_namer)
     attribution.add(hlo, mine, jaxpr=jaxpr, per=calls)
     spans = [seconds for program, seconds in found.program_seconds.items() if found.modules.get(program) == module]
