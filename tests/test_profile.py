@@ -177,11 +177,11 @@ def test_the_matrix_product_line_gets_the_largest_share_of_a_kernel_it_is_fused_
         3: _xla_cost(lambda c: c + 1.0, c),
         4: _xla_cost(lambda d: jnp.tanh(d).sum(), c),
     }
-    ranked_by_xla = sorted(apart, key=apart.get, reverse=True)
+    assert max(apart, key=apart.get) == 2, "XLA's own cost of each line compiled apart: the product costs most"
     for kernel in profile.estimated_kernels():
         shares = dict(kernel.shares)
-        inside = [n for n in ranked_by_xla if lines[n] in shares]
-        assert max(shares, key=shares.get) == lines[inside[0]], (kernel, apart)
+        if lines[2] in shares:  # (jaxlib 0.10 fuses all three lines; older ones fuse lines 3 and 4 only)
+            assert max(shares, key=shares.get) == lines[2], kernel
         assert "shared by estimated cost" in shown.text and "one kernel for" in shown.text
     for kernel in profile.kernels:
         if not kernel.estimated:
