@@ -95,6 +95,8 @@ def test_the_hlo_a_trace_records_is_the_program_xla_compiled(model):
     recorded = hlo_sources.parse(hlo_proto.hlo_text(stats["Hlo Proto"]))
     compiled = hlo_sources.parse(read(os.path.join(TPU, f"{model}.hlo.txt")))
     assert set(compiled) <= set(recorded), "(the recorded one also spells out what an async op wraps)"
+    for instruction in compiled.values():
+        assert recorded[instruction.name].calls == instruction.calls or instruction.opcode.endswith(("-start", "-done"))
     assert name.startswith(hlo_sources.module_name(read(os.path.join(TPU, f"{model}.hlo.txt"))) + "(")
     # every kernel the device ran is an instruction of that program
     kernels = device_trace.read_kernels(space).kernels

@@ -180,8 +180,8 @@ class _Module:
     def _called(opcode: str, called: list[str]) -> list[str]:
         if not called:
             return []
-        if opcode == "while" and len(called) == 2:
-            return [f"condition=%{called[0]}", f"body=%{called[1]}"]
+        if opcode == "while" and len(called) == 2:  # XLA keeps a loop's body first, its condition second
+            return [f"condition=%{called[1]}", f"body=%{called[0]}"]
         if opcode == "conditional":
             return ["branch_computations={" + ", ".join(f"%{c}" for c in called) + "}"]
         keyword = _CALLED.get(opcode, "to_apply")
