@@ -142,9 +142,9 @@ def test_the_tpu_s_peaks_come_from_its_device_plane():
 def test_a_cpu_trace_s_fused_kernel_gives_the_matrix_product_the_largest_share():
     profile = trace_profile.read_trace(CPU_TRACE).profile
     (kernel,) = [k for k in profile.kernels if len(k.lines) > 1]
-    assert kernel.estimated and kernel.lines[0] == "record.py:19"  # c = a @ b
+    assert kernel.estimated and kernel.lines[0] == "record_cpu.py:19"  # c = a @ b
     assert profile.peaks is None and profile.device == "CPU"
-    assert next(iter(profile.line_times)) == "record.py:19"
+    assert next(iter(profile.line_times)) == "record_cpu.py:19"
 
 
 def test_a_gpu_trace_s_stream_kernels_are_read_once_each():
