@@ -15,7 +15,9 @@ module's instructions is ``Compiled.cost_analysis()``'s ``flops`` (checked in th
 >>> hlo = jax.jit(lambda a, b: a @ b).trace(jnp.ones((8, 16)), jnp.ones((16, 4))).lower().compile().as_text()
 >>> from jaxmagic.compiled import hlo_sources
 >>> instructions = hlo_sources.parse(hlo)
->>> sum(instruction_cost(i, instructions).flops for i in instructions.values() if i.computation.startswith("main"))
+>>> grouped = hlo_sources.by_computation_of(instructions)
+>>> entry = [i for i in instructions.values() if i.computation.startswith("main")]
+>>> sum(cost.flops for kernel in entry for _, cost in fused_costs(kernel, instructions, grouped))
 1024.0
 """
 
