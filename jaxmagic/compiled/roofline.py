@@ -13,7 +13,7 @@ else by memory.
 
 >>> peaks = known_peaks("TPU v5 lite")
 >>> peaks.flops_per_second, peaks.bytes_per_second
-(1.97e+14, 819000000000.0)
+(197000000000000.0, 819000000000.0)
 >>> usage(2e12, 1e9, 0.02, peaks).bound
 'compute'
 """
