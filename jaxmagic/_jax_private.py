@@ -313,6 +313,66 @@ def compile_logs_off() -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def persistent_cache_writes_off() -> Iterator[None]:
+    """In this thread, JAX writes nothing into the user's persistent compilation cache: it writes
+    an entry only for a program whose compile time reaches ``jax_persistent_cache_min_compile_time_secs``,
+    set here to infinity (reading from the cache goes on). As it was afterwards; the user's
+    setting is untouched.
+
+    Uses the thread-local context of ``jax._src.config.persistent_cache_min_compile_time_secs``.
+
+    >>> import jax
+    >>> before = jax.config.jax_persistent_cache_min_compile_time_secs
+    >>> with persistent_cache_writes_off():
+    ...     pass
+    >>> jax.config.jax_persistent_cache_min_compile_time_secs == before
+    True
+    """
+    from jax._src import config
+
+    with config.persistent_cache_min_compile_time_secs(float("inf")):
+        yield
+
+
+class _ClearingMark:
+    """Registered among JAX's caches, so that ``jax.clear_caches()`` (which clears each of them)
+    tells jaxmagic; it holds nothing."""
+
+    def __init__(self, callback: Any):
+        self.callback = callback
+
+    def cache_clear(self) -> None:
+        self.callback()
+
+    def cache_info(self) -> None:
+        return None
+
+    def cache_keys(self) -> list:
+        return []
+
+
+def on_caches_cleared(callback: Any) -> Any:
+    """Call ``callback()`` each time ``jax.clear_caches()`` runs, through JAX's registry of the
+    caches it clears (``jax._src.util.register_cache``); returns the mark registered, which the
+    caller keeps (JAX holds it weakly), or ``None`` where this JAX has no such registry.
+
+    >>> import jax
+    >>> cleared = []
+    >>> mark = on_caches_cleared(lambda: cleared.append(1))
+    >>> jax.clear_caches(); cleared
+    [1]
+    """
+    from jax._src import util
+
+    register = getattr(util, "register_cache", None)
+    if register is None:
+        return None
+    mark = _ClearingMark(callback)
+    register(mark, "jaxmagic: notices jax.clear_caches()")
+    return mark
+
+
 def cache_key_logger_name() -> str:
     """The logger on which JAX writes, at DEBUG level, the hash of each part of a persistent
     cache key (``cache_key.get``: the computation, jaxlib's and the backend's versions, XLA flags,

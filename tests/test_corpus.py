@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import io
+import linecache
 import math
 import sys
 import types
@@ -22,7 +23,15 @@ from tests.corpus.calls import jitted, parse_call
 # At least this many cases per library (``Case.library``); the three Diffrax-family libraries and
 # the three of chex / jaxtyping / Orbax are counted together, as their modules are.
 LIBRARY_MINIMUMS = {
-    ("jax",): 90,
+    ("jax",): 150,
+    ("flax-nnx",): 10,
+    ("flax-linen",): 8,
+    ("equinox",): 10,
+    ("optax",): 10,
+    ("diffrax", "optimistix", "lineax"): 8,
+    ("chex", "jaxtyping", "orbax"): 8,
+    ("numpyro",): 10,
+    ("blackjax",): 8,
 }
 SOURCE_MINIMUMS = {"docs/": 60, "jax-ml/jax#": 30}  # JAX's documentation, JAX's issue tracker
 
@@ -77,11 +86,14 @@ def namespace_of(case: Case) -> dict:
     if not case.available:
         pytest.skip(f"needs {', '.join(case.needs)}")
     if case.setup not in _namespaces:
-        # a module of its own, as a notebook's __main__ is (dataclasses look their module up)
+        # a module of its own, as a notebook's __main__ is (dataclasses look their module up), and
+        # its source known to linecache, as IPython makes a cell's (chex reads a function's source)
         module = types.ModuleType(f"corpus_cell_{len(_namespaces)}")
         sys.modules[module.__name__] = module
+        filename = f"<corpus cell {len(_namespaces)}>"
+        linecache.cache[filename] = (len(case.setup), None, case.setup.splitlines(True), filename)
         with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(case.setup, f"<corpus cell {case.id}>", "exec"), module.__dict__)
+            exec(compile(case.setup, filename, "exec"), module.__dict__)
         _namespaces[case.setup] = module.__dict__
     return _namespaces[case.setup]
 

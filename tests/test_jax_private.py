@@ -352,3 +352,24 @@ def test_transform_chain_reads_the_transforms_jax_wrapped_a_function_in():
     assert _jax_private.transform_chain(jax.checkpoint(f), words) == (["checkpoint"], f)
     assert _jax_private.transform_chain(checkify.checkify(f), words) == (["checkify"], f)
     assert _jax_private.transform_chain(f, words) == ([], f)
+
+
+def test_persistent_cache_writes_off_writes_nothing_in_the_users_cache_and_the_user_still_does(tmp_path):
+    """Run apart: JAX initialises its persistent cache once per process."""
+    import subprocess
+    import sys
+
+    script = f"""
+import os, jax, jax.numpy as jnp
+jax.config.update("jax_compilation_cache_dir", {str(tmp_path)!r})
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+from jaxmagic._jax_private import persistent_cache_writes_off
+with persistent_cache_writes_off():
+    jax.jit(lambda x: jnp.sin(x) * 3).lower(jnp.ones(3)).compile()
+inside = len(os.listdir({str(tmp_path)!r}))
+jax.jit(lambda x: jnp.cos(x) * 5)(jnp.ones(3))
+print("ENTRIES", inside, len(os.listdir({str(tmp_path)!r})) > inside, jax.config.jax_persistent_cache_min_compile_time_secs)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert "ENTRIES 0 True 0" in done.stdout, done.stdout + done.stderr[-2000:]

@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxmagic import profile_command
+from jaxmagic.__main__ import main as command_line
 from jaxmagic.compiled import hlo_kernels, profiling, trace_profile
 
 pytestmark = pytest.mark.accelerator
@@ -56,7 +56,7 @@ def test_the_command_reads_a_trace_recorded_here(tmp_path, capsys):
         for _ in range(3):
             jax.block_until_ready(jitted(*args))
     assert glob.glob(os.path.join(tmp_path, "**", "*.xplane.pb"), recursive=True)
-    assert profile_command.main([str(tmp_path), "--json"]) == 0
+    assert command_line(["profile", str(tmp_path), "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     found = trace_profile.read_trace(str(tmp_path))
     assert found.profile.attributed_share >= 0.95

@@ -15,7 +15,7 @@ import sys
 import pytest
 from jax.profiler import ProfileData
 
-from jaxmagic import profile_command
+from jaxmagic.__main__ import main as command_line
 from jaxmagic.compiled import device_trace, hlo_proto, hlo_sources, roofline, trace_profile, xspace
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
@@ -26,7 +26,11 @@ GPU_TRACE = os.path.join(FIXTURES, "gpu", "gpu_streams.xplane.pb")
 
 
 def run_command(arguments: list[str]) -> int:
-    return profile_command.main(arguments)
+    """``python -m jaxmagic profile ARGUMENTS``: its exit status (a usage error's included)."""
+    try:
+        return command_line(["profile", *arguments])
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
 
 
 def read(path: str) -> str:

@@ -27,6 +27,7 @@ from typing import Any, Iterator, Protocol, TypeGuard
 
 from jaxmagic.recompiles.leaves import LeafType, describe_leaf
 from jaxmagic.words.units import shorten
+from jaxmagic.words.untrusted import value_text
 
 MAX_ATTRIBUTES = 2000  # larger objects are not read by attribute
 MAX_DEPTH = 12
@@ -164,11 +165,7 @@ def _leaves(where: str, value: Any, static: bool = True) -> Iterator[Attribute]:
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
             yield from _leaves(where + jax.tree_util.keystr(path), leaf, static=False)
     else:
-        try:
-            text = repr(value)
-        except Exception:
-            text = f"<{type(value).__qualname__} object>"
-        yield Attribute(where, shorten(text, FULL_TEXT))
+        yield Attribute(where, shorten(value_text(value, 10_000), FULL_TEXT))
 
 
 def _plain_static(value: Any) -> bool:

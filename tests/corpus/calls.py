@@ -59,28 +59,50 @@ def traceable(leaf: Any) -> bool:
     return isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic, jax.Array))
 
 
-def _static(value: Any, static_scalars: bool) -> bool:
-    if static_scalars and isinstance(value, (bool, int, float, str)) or value is None:
-        return True
-    return not all(traceable(leaf) for leaf in jax.tree_util.tree_leaves(value))
+def _traced(leaf: Any, static_scalars: bool) -> bool:
+    return traceable(leaf) and not (static_scalars and isinstance(leaf, (bool, int, float, complex)))
 
 
 def static_positions(call: ParsedCall, *, static_scalars: bool = False) -> tuple[int, ...]:
     """Positions of the arguments ``jax.jit`` must take as static: those with a leaf it cannot
-    trace (a function, a string, an object), and with ``static_scalars`` every Python scalar."""
-    return tuple(i for i, arg in enumerate(call.args) if _static(arg, static_scalars))
+    trace (a function, a string, an object), and with ``static_scalars`` a Python scalar."""
+    return tuple(
+        i
+        for i, arg in enumerate(call.args)
+        if not all(_traced(leaf, static_scalars) for leaf in jax.tree_util.tree_leaves(arg)) or arg is None
+    )
 
 
 def static_names(call: ParsedCall, *, static_scalars: bool = False) -> tuple[str, ...]:
     """Keyword arguments ``jax.jit`` must take as static (as :func:`static_positions`)."""
-    return tuple(name for name, arg in call.kwargs.items() if _static(arg, static_scalars))
+    return tuple(
+        name
+        for name, arg in call.kwargs.items()
+        if not all(_traced(leaf, static_scalars) for leaf in jax.tree_util.tree_leaves(arg)) or arg is None
+    )
 
 
 def jitted(call: ParsedCall, *, static_scalars: bool = False) -> Callable[[], Any]:
-    """The call under an outer ``jax.jit``, what cannot be traced taken as static."""
-    function = jax.jit(
-        call.function,
-        static_argnums=static_positions(call, static_scalars=static_scalars),
-        static_argnames=static_names(call, static_scalars=static_scalars),
-    )
-    return lambda: function(*call.args, **call.kwargs)
+    """The call under an outer ``jax.jit``: every leaf of the arguments and keyword arguments that
+    ``jax.jit`` can trace is traced, and every array of the callee; the rest (functions, strings,
+    objects, the callee's Python numbers, and with ``static_scalars`` every Python scalar) is held
+    fixed, as ``equinox.filter_jit`` does."""
+    leaves, treedef = jax.tree_util.tree_flatten((call.function, call.args, call.kwargs))
+    # in the callee (a module, a partial) only arrays are traced: its Python numbers and flags are
+    # settings, as equinox.filter_jit holds them
+    in_callee = len(jax.tree_util.tree_leaves(call.function))
+    traced = [
+        _traced(leaf, static_scalars or i < in_callee) and (i >= in_callee or hasattr(leaf, "shape"))
+        for i, leaf in enumerate(leaves)
+    ]
+    fixed = [None if is_traced else leaf for leaf, is_traced in zip(leaves, traced, strict=True)]
+
+    def rebuilt(dynamic):
+        given = iter(dynamic)
+        whole = [next(given) if is_traced else leaf for leaf, is_traced in zip(fixed, traced, strict=True)]
+        function, args, kwargs = jax.tree_util.tree_unflatten(treedef, whole)
+        return function(*args, **kwargs)
+
+    function = jax.jit(rebuilt)
+    dynamic = [leaf for leaf, is_traced in zip(leaves, traced, strict=True) if is_traced]
+    return lambda: function(dynamic)

@@ -100,6 +100,18 @@ def count_with_new_lambdas(x, n):
         i = jax.jit(lambda v: plus_one(v))(i)
     return x + i
 
+def make_step(lr):
+    @jax.jit
+    def step(w, g):
+        return w - lr * g
+    return step
+
+def steps_for_each_rate(w, g, rates=(0.1, 0.01, 0.001)):
+    return [make_step(lr)(w, g) for lr in rates]
+
+w3 = jnp.ones(3)
+g3 = jnp.full(3, 0.5)
+
 def count_with_one_function(x, n):
     i = 0
     while i < n:
@@ -162,6 +174,50 @@ def sum_of_squares_fori(x):
 grad_of_fori = jax.grad(sum_of_squares_fori)
 steps = jnp.arange(1.0, 101.0)
 """,
+)
+
+SCAN_RNN = Cell(
+    "jax",
+    "docs/control-flow.md",
+    "jax-docs/control-flow",
+    """
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+def rnn(params, xs):
+    w_h, w_x, b = params
+
+    def step(h, x):
+        h = jnp.tanh(h @ w_h + x @ w_x + b)
+        return h, h.sum()
+
+    h0 = jnp.zeros((xs.shape[1], w_h.shape[0]), xs.dtype)
+    return lax.scan(step, h0, xs)
+
+k1, k2, k3 = jax.random.split(jax.random.key(0), 3)
+rnn_params = (jax.random.normal(k1, (512, 512)) / 512 ** 0.5, jax.random.normal(k2, (256, 512)) / 16.0, jnp.zeros(512))
+xs_100 = jax.random.normal(k3, (100, 64, 256))
+""",
+    tags={"scan", "memory"},
+)
+
+CAPTURED = Cell(
+    "jax",
+    "docs/jit-compilation.md",
+    "jax-docs/jit",
+    """
+import jax
+import jax.numpy as jnp
+
+w = jax.random.normal(jax.random.key(4), (1024, 1024)) / 32.0
+
+def predict(x):
+    return jnp.tanh(x @ w).sum(axis=1)
+
+batch = jnp.ones((64, 1024))
+""",
+    tags={"closure", "captured-constant", "memory"},
 )
 
 # ---------------------------------------------------------------- jax/_src/errors.py (docs/errors.rst)
@@ -465,6 +521,13 @@ class TreeScaler:
 
 scaler = Scaler(2, True)
 static_scaler = StaticScaler(2, True)
+
+def flip_then_call(y):
+    before = static_scaler.calc(y)
+    static_scaler.mul = False
+    after = static_scaler.calc(y)
+    static_scaler.mul = True
+    return before, after
 helper_scaler = HelperScaler(2, True)
 tree_scaler = TreeScaler(jnp.float32(2), True)
 """,
@@ -972,6 +1035,11 @@ CASES = [
     JIT.case("static-loop-count", "add_loop_count_static(10.0, 20)", tags={"static", "jitted"}),
     JIT.case("inner-jit-new-partials", "count_with_new_partials(10, 5)", tags={"recompile", "static", "no-jit"}),
     JIT.case("inner-jit-new-lambdas", "count_with_new_lambdas(10, 5)", tags={"recompile", "static", "no-jit"}),
+    JIT.case(
+        "factory-closure-per-rate",
+        "steps_for_each_rate(w3, g3)",
+        tags={"recompile", "factory", "closure", "sweep", "no-jit"},
+    ),
     JIT.case("inner-jit-one-function", "count_with_one_function(10, 5)", tags={"static", "no-jit"}),
     CONTROL.case("grad-python-branch", "grad_piecewise(2.0)", tags={"grad", "no-jit"}),
     CONTROL.case("jit-python-branch", "piecewise_jit(2.0)", "TracerBoolConversionError", tags={"cond"}),
@@ -981,6 +1049,8 @@ CASES = [
     CONTROL.case("eager-cond", "lax.cond(True, plus_one, minus_one, 2.0)", tags={"eager-control-flow", "cond"}),
     CONTROL.case("cond-in-function", "branch(True, 2.0)", tags={"cond", "eager-control-flow"}),
     CONTROL.case("switch", "pick_function(1, 0.5)", tags={"cond", "eager-control-flow"}),
+    SCAN_RNN.case("rnn-scan-100-steps", "rnn(rnn_params, xs_100)", tags={"eager-control-flow"}),
+    CAPTURED.case("constant-captured-from-cell", "predict(batch)"),
     CONTROL.case("grad-of-while-loop", "grad_of_while(1.0)", "ValueError", tags={"grad", "loop"}),
     CONTROL.case("grad-of-fori-loop", "grad_of_fori(3.0)", tags={"grad", "loop"}),
     ERRORS.case("axis-traced", "smallest_along(jnp.arange(4), 0)", "ConcretizationTypeError", tags={"static"}),
@@ -1055,6 +1125,7 @@ CASES = [
     GOTCHAS.case("nan-aware-sum-where", "nan_aware_sum_where(with_nans)", tags={"jitted"}),
     GOTCHAS.case("jit-on-method", "scaler.calc(3)", "TypeError", tags={"method"}),
     GOTCHAS.case("jit-on-method-static-self", "static_scaler.calc(3)", tags={"method", "jitted"}),
+    GOTCHAS.case("static-self-mutated", "flip_then_call(3)", tags={"method", "side-effect", "static", "no-jit"}),
     GOTCHAS.case("jit-on-method-helper", "helper_scaler.calc(3)", tags={"method"}),
     GOTCHAS.case("jit-on-method-pytree", "tree_scaler.calc(3.0)", tags={"method", "jitted", "pytree"}),
     RANDOM.case("split-and-normal", "split_and_draw(key)"),
