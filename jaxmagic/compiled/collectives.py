@@ -30,11 +30,10 @@ from typing import Any, Iterable, Sequence
 
 from jaxmagic.compiled.collective_causes import EquationContext
 from jaxmagic.compiled.hlo_sources import _opcode, instruction_lines, parse, result_shape
-from jaxmagic.recompiles.fingerprint import collective_kind
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
 
-# The kinds, in the order a reader meets them (which opcodes are collectives: ``collective_kind``,
-# shared with the fingerprints).
+# The kinds, in the order a reader meets them: XLA's communication ops (an asynchronous ``-start``
+# half counts as the op, its ``-done`` half not at all; ``collective_kind``).
 KINDS = (
     "all-reduce",
     "all-gather",
@@ -104,6 +103,20 @@ DTYPE_BYTES = {
     "c64": 8,
     "c128": 16,
 }
+
+
+
+def collective_kind(opcode: str) -> str | None:
+    """The collective an HLO opcode is, if any: ``all-gather-start`` -> ``all-gather``.
+
+    >>> collective_kind("all-reduce-start"), collective_kind("all-reduce-done"), collective_kind("add")
+    ('all-reduce', None, None)
+    """
+    if opcode.endswith("-done"):
+        return None
+    base = opcode.removesuffix("-start")
+    return base if base in KINDS else None
+
 
 _ARRAY_TYPE = re.compile(r"\b([a-z]\w*)\[([\d,]*)\]")
 _DIMENSIONS = re.compile(r"\bdimensions=\{([\d,]*)\}")

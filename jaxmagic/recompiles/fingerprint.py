@@ -33,27 +33,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from jaxmagic.compiled.collectives import collective_kind
 from jaxmagic.compiled.hlo_sources import parse
 from jaxmagic.compiled.memory import memory_from_stats
 from jaxmagic.tracing.listing import primitive_counts
 from jaxmagic.tracing.sources import pick_user_frame
 
 FORMAT = "jaxmagic-fingerprint/1"
-# XLA's communication ops (the asynchronous ``-start`` halves count as the op; ``-done`` not at all).
-COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
 _NOT_WORK = frozenset({"parameter", "tuple", "get-tuple-element"})  # plumbing, not computation
-
-
-def collective_kind(opcode: str) -> str | None:
-    """The collective an HLO opcode is, if any: ``all-gather-start`` -> ``all-gather``.
-
-    >>> collective_kind("all-reduce-start"), collective_kind("all-reduce-done"), collective_kind("add")
-    ('all-reduce', None, None)
-    """
-    if opcode.endswith("-done"):
-        return None
-    base = opcode.removesuffix("-start")
-    return base if base in COLLECTIVES or base == "ragged-all-to-all" else None
 
 
 @dataclass(frozen=True)
