@@ -105,7 +105,6 @@ DTYPE_BYTES = {
 }
 
 
-
 def collective_kind(opcode: str) -> str | None:
     """The collective an HLO opcode is, if any: ``all-gather-start`` -> ``all-gather``.
 
