@@ -15,16 +15,18 @@ causes: jaxmagic's comparison first, JAX's explanation where there is nothing to
 from __future__ import annotations
 
 import dataclasses
+import sys
 import weakref
 from typing import Callable
 
 from jaxmagic import _jax_private
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.explanations import parse_explanation
+from jaxmagic.recompiles.handles import captured_handles, handle_of, user_frame
 from jaxmagic.recompiles.signatures import CallSignature, describe_call, function_identity
 from jaxmagic.tracing.callables import innermost
 from jaxmagic.tracing.jitting import is_own_wrapper
-from jaxmagic.tracing.sources import is_jaxmagic_file
+from jaxmagic.tracing.sources import is_jaxmagic_file, is_library_file
 
 
 def base_name(jax_name: str) -> str:
@@ -38,7 +40,7 @@ def call_signature(call) -> CallSignature:
     static_argnums, static_argnames = _jax_private.jit_info_static(call.jit_info)
     options = {"static_argnums": static_argnums, "static_argnames": tuple(sorted(static_argnames))}
     options.update(_jax_private.jit_info_options(call.jit_info))
-    return describe_call(
+    signature = describe_call(
         call.fun,
         call.args,
         call.kwargs,
@@ -47,6 +49,30 @@ def call_signature(call) -> CallSignature:
         options=options,
         config=_jax_private.tracing_context(),
     )
+    return with_handle(signature, call.fun)
+
+
+def with_handle(signature: CallSignature, fun) -> CallSignature:
+    """The signature with the user's own name for ``fun`` (``handles.Handle``), read from the line
+    of the user's code on the stack that made the call: the name of ``fun`` itself, or, for a
+    library's function compiled inside a library call, the library function the user called."""
+    frame = user_frame(sys._getframe(1))
+    if frame is None:
+        return signature
+    try:
+        handle = handle_of(fun, frame, entry=False)
+        if handle is None and _is_library_function(fun):
+            handle = handle_of(fun, frame, entry=True)
+        captured = captured_handles(innermost(fun), frame)
+        defined_by_caller = getattr(innermost(fun), "__code__", None) in frame.f_code.co_consts
+    finally:
+        del frame
+    return dataclasses.replace(signature, handle=handle, captured=captured, defined_by_caller=defined_by_caller)
+
+
+def _is_library_function(fun) -> bool:
+    code = getattr(innermost(fun), "__code__", None)
+    return code is not None and is_library_file(code.co_filename)
 
 
 def signature_or_none(call, on_error: Callable[[BaseException], None] | None = None) -> CallSignature | None:
@@ -96,7 +122,8 @@ def user_call_signature(fun, args: tuple, kwargs: dict, on_error=None) -> CallSi
             non_arrays_static=True,
         )
         # eqx.filter_jit's compilations are its own: never compared with a jax.jit of the same function
-        return dataclasses.replace(signature, family=signature.family + ("eqx.filter_jit",))
+        signature = dataclasses.replace(signature, family=signature.family + ("eqx.filter_jit",))
+        return with_handle(signature, fun)
     except Exception as exc:
         if on_error is not None:
             on_error(exc)
