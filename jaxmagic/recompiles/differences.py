@@ -435,12 +435,7 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     if new.static:
         return _static_causes(old, new)
     filtered = any(leaf.static is not None for _, leaf in (*old.leaves, *new.leaves))
-    if (
-        not filtered
-        and old.attributes
-        and new.attributes
-        and (old.structure != new.structure or old.leaves != new.leaves)
-    ):
+    if not filtered and old.attributes and new.attributes and old.attributes != new.attributes:
         causes = _attribute_causes(name, old.attributes, new.attributes)
         if causes:  # a library object, by the attribute paths its user writes
             return causes
@@ -503,18 +498,22 @@ def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribu
         )
     for path, now in after.items():
         was = before.get(path)
-        if was is None or was.text == now.text:
+        if was is None or was.same_as(now):
             continue
         found = leaf_causes(name + path, was.leaf, now.leaf) if was.leaf and now.leaf else []
-        causes.extend(found or [_attribute_change(name + path, was.text, now.text, was.leaf is None)])
+        causes.extend(found or [_attribute_change(name + path, was, now)])
     return causes
 
 
-def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
+def _attribute_change(argument: str, old: Attribute, new: Attribute) -> Cause:
     """One attribute's new value, shown where it differs; a new object that differs from the old
-    only by where it lives in memory (an optimizer built again) is said to be one."""
+    only by where it lives in memory (an optimizer built again, a config object without an
+    ``__eq__`` of its own, equal only to itself) is said to be one, by its kind."""
+    was, now = old.text, new.text
     if without_addresses(was) == without_addresses(now):
-        kind = now.split("(", 1)[0].strip("<") or "object"
+        value = new.value
+        kind = value.kind if value is not None and value.kind else object_kind(without_addresses(now))
+        identity = value is not None and value.by_identity and kind != "function"
         return Cause(
             "pytree_structure",
             argument=argument,
@@ -522,8 +521,9 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
             after=f"a new {kind}, built again",
             detail=BUILT_AGAIN,
             reason="attribute_built_again",
-            facts=(("object", kind),),
+            facts=(("object", kind), ("by_identity", identity), ("text", _own_text(value))),
         )
+    static = old.leaf is None
     before, after = differing_parts(without_addresses(was), without_addresses(now))
     return Cause(
         "pytree_structure",
@@ -533,6 +533,13 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
         detail="static attribute" if static else "attribute kind",
         reason="attribute_changed",
     )
+
+
+def _own_text(value) -> str:
+    """A static value's text where its class writes one of its own (``Config(act='relu')``), not
+    Python's ``<Config object>``; ``""`` otherwise."""
+    text = value.text if value is not None else ""
+    return "" if text.startswith("<") else text
 
 
 def _outermost(paths) -> list[str]:

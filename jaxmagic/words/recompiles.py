@@ -73,6 +73,10 @@ _ADVICE = {
     "attribute_built_again": (
         "Build {arg} once, outside the loop, and reuse it, rather than making a new one before each call."
     ),
+    "equal_by_value": (
+        "Give {cls} an {eq} and {hash} of its own, e.g. declare it {frozen}, so that an equal one compiles "
+        "nothing new; or build {arg} once and reuse it."
+    ),
     "built_again": (
         "Build {arg} once, outside the loop, and pass that same object on every call: each new one compiles again."
     ),
@@ -154,6 +158,8 @@ _ADVICE_CODE = {
     "wrap": code("jax.random.wrap_key_data"),
     "split": code("jax.random.split(key, n)"),
     "asarray": code("jnp.asarray(...)"),
+    "eq": code("__eq__"),
+    "hash": code("__hash__"),
 }
 
 # Headline phrases: "`step` compiled 12 times: <what> — <fix>".
@@ -226,6 +232,15 @@ def advice(cause) -> Words:
         return advice_for(cause.kind, cause.argument, variant=cause.reason, factory=code(dict(cause.facts)["factory"]))
     if cause.reason in ("built_again_by_library", "captured_built_again"):
         return _library_advice(cause, dict(cause.facts))
+    if cause.reason == "attribute_built_again" and dict(cause.facts).get("by_identity"):
+        kind = dict(cause.facts)["object"]
+        return advice_for(
+            cause.kind,
+            cause.argument,
+            variant="equal_by_value",
+            cls=code(kind),
+            frozen=code("@dataclasses.dataclass(frozen=True)"),
+        )
     if cause.reason == "partial_rebound":
         facts = dict(cause.facts)
         bound = facts["bound"]
@@ -486,11 +501,23 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
     ),
     "attribute_added": lambda c, f: say("{} was {} ({})", code(c.argument), "added", c.after),
     "attribute_removed": lambda c, f: say("{} was {} ({})", code(c.argument), "removed", c.before),
-    "attribute_built_again": lambda c, f: say(
-        "attribute {} is a new {} built again, alike in every visible part; "
-        "JAX compares static values with == (for most objects: are they the same object)",
-        code(c.argument),
-        f["object"],
+    "attribute_built_again": lambda c, f: (
+        say(
+            "attribute {} is a new {} built again, alike in every visible part{}; it is static, and {} has no "
+            "{} of its own, so a new one never equals the old: JAX compiles again",
+            code(c.argument),
+            code(f["object"]),
+            say(" ({})", code(f["text"])) if f.get("text") and f["text"] != f["object"] else "",
+            code(f["object"]),
+            code("__eq__"),
+        )
+        if f.get("by_identity")
+        else say(
+            "attribute {} is a new {} built again, alike in every visible part; "
+            "JAX compares static values with == (for most objects: are they the same object)",
+            code(c.argument),
+            f["object"],
+        )
     ),
     "attribute_changed": lambda c, f: say("attribute {} changed: {} → {}", code(c.argument), c.before, c.after),
     "structure_detail": lambda c, f: say("structure of {} changed: {}", code(c.argument), c.detail),
