@@ -398,6 +398,25 @@ def jit_caller_filename(frame: Any) -> str | None:
     return None
 
 
+def compiling_jaxs_own_program(frame: Any) -> bool:
+    """Whether the compilation under way is of a program JAX made itself while running a
+    transformation eagerly (the transpose or the linearized form of a jitted function under an
+    eager ``jax.vjp``): ``pjit``'s ``_pjit_call_impl`` is on the stack with no ``cache_miss`` (a
+    call of a jitted function) and no ``_infer_params`` (a trace) further out."""
+    from jax._src import pjit
+
+    pjit_file = pjit.__file__
+    impl = False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == pjit_file:
+            if code.co_name in ("cache_miss", "_infer_params"):
+                return False
+            impl = impl or code.co_name == "_pjit_call_impl"
+        frame = frame.f_back
+    return impl
+
+
 def is_module_level_jit_of(fun: Any) -> bool:
     """Whether ``fun`` is what a module-level ``@jax.jit`` decorated in its own module (JAX's
     ``jnp.sin``, ``_where``): the module's attribute of that name is a jitted function wrapping it."""

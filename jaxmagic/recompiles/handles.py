@@ -13,6 +13,7 @@ the user's runs.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import inspect
 import linecache
@@ -106,12 +107,16 @@ def captured_handles(fun: Any, frame) -> tuple[tuple[str, Handle], ...]:
 
 
 def _is_or_wraps(value: Any, fun: Any) -> bool:
-    """Whether ``value`` is ``fun``, a jit wrapper of it or a bound method of it."""
+    """Whether ``value`` is ``fun``, a jit wrapper of it or a bound method of it (or, for a module
+    object, one of its class)."""
     for candidate in (value, getattr(value, "__wrapped__", None), getattr(value, "__func__", None)):
         if candidate is not None and candidate is fun:
             return True
     inner = getattr(fun, "__func__", None)
-    return inner is not None and getattr(value, "__func__", None) is inner
+    if inner is not None and getattr(value, "__func__", None) is inner:
+        return True
+    # a module object called whole: Equinox hands on a copy of it, rebuilt from its parts
+    return dataclasses.is_dataclass(fun) and not isinstance(fun, type) and type(value) is type(fun)
 
 
 def _is_library_callable(value: Any) -> bool:

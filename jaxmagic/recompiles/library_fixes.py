@@ -1,8 +1,10 @@
 """The way each library documents for not building a jitted function again, read from the object
 the user built it with: Optax's ``inject_hyperparams`` (an optimizer's learning rate as part of its
 state, for a sweep), BlackJAX's ``build_kernel`` (a sampler's parameters as arguments of one jitted
-kernel), NumPyro's ``MCMC`` / ``SVI`` (built once, ``.run`` again). Each fix is facts: the code to
-write, with the user's own arguments, and the names it takes; the words layer says it.
+kernel), NumPyro's ``SVI.update`` (jitted once and called in a loop of the user's, where every
+``svi.run`` compiles its loop anew) and ``MCMC``'s ``num_samples`` (every ``mcmc.run`` compiles its
+sampling loop anew). Each fix is facts: the code to write, with the user's own arguments, and the
+names it takes; the words layer says it.
 
 >>> import optax
 >>> fix = documented_fix(optax.adam, "optax.adam", [(None, "lr")])
@@ -19,7 +21,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class DocumentedFix:
-    """``library`` (``optax``), ``way`` (``inject_hyperparams``, ``build_kernel``, ``run_again``),
+    """``library`` (``optax``), ``way`` (``inject_hyperparams``, ``build_kernel``, ``jit_update``,
+    ``more_samples``),
     ``code`` to write instead of the user's call (``""`` where the fix is not code), ``parameters``
     the names that code takes on each call (a kernel's), ``kind`` the class built (``MCMC``)."""
 
@@ -41,7 +44,9 @@ def documented_fix(maker: Any, maker_text: str, arguments: list[tuple[str | None
         if library == "blackjax" and hasattr(maker, "build_kernel"):
             return _blackjax(maker, maker_text)
         if library == "numpyro" and inspect.isclass(maker) and hasattr(maker, "run"):
-            return DocumentedFix("numpyro", "run_again", kind=maker.__name__)
+            # SVI: its own loop is svi.run; a jitted svi.update, called in a loop, compiles once
+            way = "jit_update" if hasattr(maker, "update") and hasattr(maker, "init") else "more_samples"
+            return DocumentedFix("numpyro", way, kind=maker.__name__)
     except Exception:  # a library's internals moved: no fix said rather than a wrong one
         return None
     return None

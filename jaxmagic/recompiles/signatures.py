@@ -194,6 +194,17 @@ def _describe_params(fun, args, kwargs, static_argnums, static_argnames, non_arr
         yield ParamSignature(name=name, passed="default")
 
 
+def describe_argument(name: str, value: Any, *, non_arrays_static: bool = False) -> ParamSignature:
+    """One value passed by position, described as ``describe_call`` describes each argument.
+
+    >>> describe_argument("scale", 2, non_arrays_static=True).describe()
+    '2'
+    """
+    import jax
+
+    return _param(name, "position", value, False, jax, non_arrays_static)
+
+
 def _param(name: str, passed: str, value: Any, static: bool, jax, non_arrays_static: bool = False) -> ParamSignature:
     if static:
         return ParamSignature(name=name, passed=passed, static=True, value=StaticValue.of(value))

@@ -123,6 +123,17 @@ _ADVICE = {
         "{code}, and pass {them} on each call (its arguments: {parameters})."
     ),
     "run_again": "Build the {kind} once, outside the loop, and call {arg} again: it reuses what it compiled.",
+    "more_samples": (
+        "Expected: every call of {arg} compiles {library}'s sampling loop once, whether or not {root} is built "
+        "again; draw more samples in one call ({num_samples}) rather than calling it in a loop."
+    ),
+    "jit_update": (
+        "Every call of {arg} compiles its loop once: to train in a loop of your own, jit the update once, "
+        "{code}, and call it with the state {init} returns."
+    ),
+    "library_call": (
+        "Expected: {arg} builds what it compiles anew on every call; call it less often, or keep what it builds."
+    ),
     "build_once": (
         "Build {root} once, outside the loop, and reuse it: each one built anew holds new functions, "
         "which JAX compiles anew."
@@ -232,6 +243,8 @@ def advice(cause) -> Words:
         return advice_for(cause.kind, cause.argument, variant=cause.reason, factory=code(dict(cause.facts)["factory"]))
     if cause.reason in ("built_again_by_library", "captured_built_again"):
         return _library_advice(cause, dict(cause.facts))
+    if cause.reason == "inside_library_call":
+        return _inside_library_advice(cause, dict(cause.facts))
     if cause.reason == "attribute_built_again" and dict(cause.facts).get("by_identity"):
         kind = dict(cause.facts)["object"]
         return advice_for(
@@ -276,6 +289,46 @@ def _library_advice(cause, facts: dict) -> Words:
     if way == "run_again" and fix is not None:
         return advice_for(cause.kind, cause.argument, variant=way, kind=code(fix.kind))
     return advice_for(cause.kind, cause.argument, variant="build_once", root=code(root))
+
+
+def _inside_library_advice(cause, facts: dict) -> Words:
+    """The fix for a compilation a library made inside the user's call of it (``mcmc.run``)."""
+    fix, root = facts.get("fix"), facts.get("root") or "it"
+    way = fix.way if fix is not None else "library_call"
+    if way == "jit_update":
+        return advice_for(
+            cause.kind, cause.argument, variant=way, code=code(f"jax.jit({root}.update)"), init=code(f"{root}.init")
+        )
+    if way == "more_samples":
+        return advice_for(
+            cause.kind,
+            cause.argument,
+            variant=way,
+            library=facts.get("library") or "the library",
+            root=code(root),
+            num_samples=code("num_samples"),
+        )
+    return advice_for(cause.kind, cause.argument, variant="library_call")
+
+
+def _inside_library(cause, facts: dict) -> Words:
+    library = facts.get("library") or "a library"
+    if facts.get("built_again"):
+        return say(
+            "{} compiled one of {}'s functions again: {} builds it anew on every call, and JAX compiles "
+            "each new function",
+            code(cause.argument),
+            library,
+            code(cause.argument),
+        )
+    change = f": {cause.before} → {cause.after}" if cause.before is not None and cause.after is not None else ""
+    return say(
+        "{} compiled one of {}'s functions again, for another {}{}",
+        code(cause.argument),
+        library,
+        label(cause.kind),
+        change,
+    )
 
 
 def _changes(changes) -> Words:
@@ -472,6 +525,7 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
     ),
     "built_again_by_library": _built_again_by_library,
     "captured_built_again": _captured_built_again,
+    "inside_library_call": _inside_library,
     "redefined_repeatedly": lambda c, f: say(
         "{} is a new function object defined on the same line as an earlier one: "
         "it is being re-defined repeatedly, so JAX cannot reuse its compilations",
