@@ -115,8 +115,8 @@ _ADVICE = {
     "made_again_alike": "Call {factory} once, outside the loop, and reuse the function it returns.",
     "code_changed": ("Expected after defining {arg} again with other code (e.g. editing and re-running its cell)."),
     "inject_hyperparams": (
-        "For a learning-rate sweep, build the optimizer as {code}: the rate is then part of its state "
-        "({state}), so one compilation serves every rate; otherwise build it once, outside the loop."
+        "For a learning-rate sweep, build the optimizer once, outside the loop, as {code}, and set the rate "
+        "in its state before each run ({state}): one compilation then serves every rate."
     ),
     "build_kernel": (
         "Build the sampler once and jit its step once; to vary {names}, jit its kernel once, "
@@ -284,7 +284,7 @@ def _library_advice(cause, facts: dict) -> Words:
             parameters=names(fix.parameters),
         )
     if way == "inject_hyperparams" and fix is not None:
-        state = code("opt_state.hyperparams['learning_rate']")
+        state = code("opt_state.hyperparams['learning_rate'] = jnp.asarray(lr)")
         return advice_for(cause.kind, cause.argument, variant=way, code=code(fix.code), state=state)
     if way == "run_again" and fix is not None:
         return advice_for(cause.kind, cause.argument, variant=way, kind=code(fix.kind))
