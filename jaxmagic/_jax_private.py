@@ -46,9 +46,13 @@ def jit_shardings(fn: Any) -> dict[str, Any]:
     >>> jit_shardings(jax.jit(lambda x: x))
     {}
     """
+    return jit_info_shardings(fn._jit_info)
+
+
+def jit_info_shardings(info: Any) -> dict[str, Any]:
+    """``jit_shardings`` of a ``PjitInfo`` (a ``JitCallInProgress``'s ``jit_info``)."""
     import jax
 
-    info = fn._jit_info
     found = {}
     for name in ("in_shardings", "out_shardings"):
         treedef, leaves = getattr(info, f"{name}_treedef", None), getattr(info, f"{name}_leaves", None)

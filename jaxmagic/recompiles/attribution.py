@@ -22,6 +22,7 @@ import weakref
 from typing import Callable
 
 from jaxmagic import _jax_private
+from jaxmagic.compiled.collective_causes import sharding_request
 from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause
 from jaxmagic.recompiles.closures import made_of
 from jaxmagic.recompiles.differences import library_of
@@ -184,6 +185,20 @@ def _with_callee(signature: CallSignature, module) -> CallSignature:
         inner_ref=weak_reference(innermost(call)),
         made=(),
     )
+
+
+def jit_request(call, event):
+    """What the jitted call compiling now asked for (``collective_causes.ShardingRequest``): its
+    ``out_shardings``, and the line of the user's code that gave them (searched in the function's
+    own file and in the file of the call); ``None`` where it asked for none."""
+    if call is None:
+        return None
+    try:
+        asked = _jax_private.jit_info_shardings(call.jit_info).get("out_shardings")
+        site = event.call_site.file if event.call_site is not None else None
+        return sharding_request(innermost(call.fun), asked, files=(site,) if site else ())
+    except Exception:  # a JAX release that keeps them otherwise: no line rather than a wrong one
+        return None
 
 
 def stack_frames(frame) -> list[tuple[str, int, str]]:

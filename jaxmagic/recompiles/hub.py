@@ -31,6 +31,7 @@ from jaxmagic.recompiles.attribution import (
     is_equinox_wrapper,
     is_internal,
     is_jaxmagics_own,
+    jit_request,
     jitted_by_user,
     shown_name,
     signature_or_none,
@@ -480,9 +481,10 @@ class _Hub:
         leaves = [*call.args, *call.kwargs.values()] if call is not None else []
         shardings = [getattr(leaf, "sharding", None) for leaf in _leaves(leaves)]
         jaxpr = _jax_private.compiling_jaxpr(frame)
+        asked = jit_request(call, event)
         del call, leaves
         for log in readers:
-            log.record_program(event, program.hlo_text, shardings, jaxpr)
+            log.record_program(event, program.hlo_text, shardings, jaxpr, asked)
 
     def _limit_error(self, event: RecompileEvent, logs: list):
         """The ``--max`` error to raise at this very call: only in the thread running the watched
