@@ -105,7 +105,7 @@ def test_the_rule_reads_innermost_frames_the_way_jax_0_8_writes_them(callers):
 
 
 def test_a_fingerprint_counts_the_library_s_work_on_this_calls_line(callers, tmp_path):
-    from jaxmagic.recompiles.fingerprint import program_facts
+    from jaxmagic.recompiles.program_facts import program_facts
 
     report = trace(Call(callers.second, (jnp.ones((7, 5)),), {}))
     facts = program_facts(report.hlo, {}, None, report.jaxpr, root=str(tmp_path))

@@ -565,4 +565,8 @@ class HandedBack(Whole):
         edits = rewrites.ungloballed(node, name) if store is None else [rewrites.Edit(store, "")]
         edits += rewrites.handed_back(parsed, node, name)
         fixed = rewrites.definition_with_edits(parsed.lines, node, edits)
-        return f"{fixed}\n\n# the caller keeps it:  result, {name} = {node.name}(...)"
+        values = [r.value for r in rewrites.returns_of(node)]
+        widths = {len(v.elts) if isinstance(v, ast.Tuple) else 1 for v in values if v is not None}
+        count = widths.pop() if len(widths) == 1 else 1 if widths else 0  # the values it returned before
+        before = "result, " if count == 1 else "".join(f"result_{i}, " for i in range(1, count + 1))
+        return f"{fixed}\n\n# the caller keeps it:  {before}{name} = {node.name}(...)"

@@ -316,8 +316,12 @@ class RecompilesMagics(Magics):
             raise UsageError(
                 f"%recompiles save: nothing recorded yet. `%recompiles on` watches the session; then {example}."
             )
+        from jaxmagic.files import OutputRefused
+
         try:
             path = log.save_html(words[0])
+        except OutputRefused as exc:
+            raise UsageError(f"%recompiles save: {exc}.") from None
         except OSError as exc:
             raise UsageError(f"%recompiles save: could not write {words[0]!r}: {exc.strerror or exc}.") from None
         print(f"Wrote {log.summary} to {path}.")

@@ -345,6 +345,18 @@ def in_users_terms(causes: list[Cause], signature: CallSignature | None) -> list
     return said
 
 
+def after_caches_cleared(causes: list[Cause], name: str, cleared: bool) -> list[Cause]:
+    """``causes``, where they could not tell why a function compiled again with the same arguments
+    and ``jax.clear_caches()`` ran since its last compilation: that is why.
+
+    >>> [c.kind for c in after_caches_cleared([Cause("unknown", reason="same_arguments")], "g", True)]
+    ['caches_cleared']
+    """
+    if cleared and len(causes) == 1 and causes[0].reason == "same_arguments":
+        return [Cause("caches_cleared", reason="caches_cleared", facts=(("function", name),))]
+    return causes
+
+
 def decide_causes(
     name: str,
     signature: CallSignature | None,

@@ -30,6 +30,7 @@ from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.log import RecompileLog
 from jaxmagic.recompiles.signatures import function_identity
 from jaxmagic.words.collectives import budget_headline, budget_item
+from jaxmagic.words.untrusted import one_line, safe_text
 
 __all__ = ["expect_collectives", "CollectiveBudgetExceeded", "ExpectCollectives", "CollectiveLimits"]
 
@@ -92,7 +93,7 @@ class CollectiveBudgetExceeded(AssertionError):
         lines = [str(budget_headline(compiled_by, counted, sum(counted.values()), over, limits))]
         for number, (collective, event) in enumerate(counted_here, start=1):
             lines.append(str(budget_item(number, collective, event.function, event.call_site)))
-        super().__init__("\n".join(lines))
+        super().__init__(safe_text("\n".join(one_line(line) for line in lines)))  # names from the user's code
 
     def _render_traceback_(self) -> list[str]:
         """How IPython shows it: the message alone, without jaxmagic's or JAX's frames."""

@@ -24,6 +24,7 @@ import time
 
 from jaxmagic import _jax_private
 from jaxmagic.recompiles.attribution import (
+    after_caches_cleared,
     attributed_to,
     called_by_jax,
     decide_causes,
@@ -44,7 +45,7 @@ from jaxmagic.recompiles.compilations import Comparison, Compilation, Memory, Th
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
-from jaxmagic.recompiles.fingerprint import program_facts
+from jaxmagic.recompiles.program_facts import program_facts
 from jaxmagic.recompiles.programs import describe_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.recompiles.unwatched import causes_since_lowered, causes_since_unwatched
@@ -156,6 +157,9 @@ class _Hub:
         self.duration_listener = _interruptible(self.on_duration, self.cost)
         self.event_listener = _interruptible(self.on_event, self.cost)
         self.trace_event = self.lower_event = self.compile_event = None
+        self.clears = 0  # how often jax.clear_caches() ran since the hub first watched
+        self.clears_seen: dict[str, int] = {}  # function -> ``clears`` at its last compilation
+        self.clearing_mark = None  # registered among JAX's caches (JAX holds it weakly)
 
     # -- attaching logs ------------------------------------------------------------------------
     def attach(self, log) -> None:
@@ -213,8 +217,20 @@ class _Hub:
         monitoring.register_event_duration_secs_listener(self.duration_listener)
         monitoring.register_event_listener(self.event_listener)
         self.installation = _Installation(explain_was_on, loggers, events, key_logger, key_level)
+        if self.clearing_mark is None:
+            with contextlib.suppress(Exception):
+                self.clearing_mark = _jax_private.on_caches_cleared(self._caches_cleared)
         # What jax.jit had traced before the watch: anything traced since, in any thread, it saw.
         self.installation.traced_before = _jax_private.tracing_cache_marks()
+
+    def _caches_cleared(self) -> None:
+        self.clears += 1
+
+    def _cleared_since(self, name: str) -> bool:
+        """Whether ``jax.clear_caches()`` ran since ``name`` last compiled (while watched)."""
+        last = self.clears_seen.get(name)
+        self.clears_seen[name] = self.clears
+        return last is not None and last < self.clears
 
     def _uninstall(self) -> None:
         import jax
@@ -342,6 +358,7 @@ class _Hub:
             internal=internal,
             unwatched=unwatched,
         )
+        causes = after_caches_cleared(causes, name, self._cleared_since(name))
         difference = compared.program_difference(program)
         event = RecompileEvent(
             function=name,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmagic.words.units import shorten
+from jaxmagic.words.untrusted import value_text
 
 MAX_TEXT = 72  # longest text kept for one placement or one value
 MAX_FULL_TEXT = 4096  # longest text of a static value compared (its differing part is shown)
@@ -54,10 +55,7 @@ class StaticValue:
     @classmethod
     def of(cls, value: Any) -> "StaticValue":
         """The ``StaticValue`` of ``value``."""
-        try:
-            full = repr(value)[:MAX_FULL_TEXT]
-        except Exception:
-            full = f"<{type(value).__qualname__} object>"
+        full = value_text(value, MAX_FULL_TEXT)
         text = shorten(_function_name(value, full) or without_addresses(full), MAX_TEXT)
         if is_simple(value):
             return cls(text, ("value", value), full)

@@ -28,6 +28,7 @@ from jaxmagic.recompiles.closures import made_of
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, describe_leaf, is_array, is_simple
 from jaxmagic.tracing.callables import callable_name, innermost
 from jaxmagic.words import units
+from jaxmagic.words.untrusted import value_text
 
 MAX_TEXT = 72  # longest before/after text kept for one value
 
@@ -437,7 +438,7 @@ def _comparable(values: dict[str, Any], *, skip_complex: bool = False) -> tuple[
         if is_simple(value):
             out.append((name, value))
         elif not skip_complex:
-            out.append((name, shorten(repr(value))))
+            out.append((name, shorten(value_text(value, 10_000))))
     return tuple(out)
 
 

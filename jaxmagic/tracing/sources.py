@@ -130,7 +130,9 @@ def pick_user_frame(frames: Iterable[tuple[str, int, str]], *, or_library: bool 
 
 
 def source_line(file: str, line: int, function: str, cell_namer: CellNamer = no_cells) -> SourceLine:
-    """A ``SourceLine`` for ``file:line``, with the line's text where Python's linecache has it."""
+    """A ``SourceLine`` for ``file:line``, with the line's text where Python's linecache has it, as
+    the file is now (a module edited and reloaded shows its new lines, not those linecache kept)."""
+    linecache.checkcache(file)  # one stat; a notebook cell's lines, which have no file, are kept
     return SourceLine(
         file=file,
         line=line,

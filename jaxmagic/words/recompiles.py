@@ -32,6 +32,7 @@ KIND_LABELS = {
     "config": "config",
     "redefined_function": "re-defined function",
     "jit_options": "jit options",
+    "caches_cleared": "caches cleared",
     "unknown": "unknown",
 }
 
@@ -141,6 +142,10 @@ _ADVICE = {
     "jit_options": (
         "Create the jitted function once, with fixed options, outside the loop: hoist jax.jit out of the loop."
     ),
+    "caches_cleared": (
+        "Expected after jax.clear_caches(): every function compiles again on its next call; clear them only "
+        "when memory needs it, not in a loop."
+    ),
     "unknown": "jaxmagic could not tell what changed; JAX's own explanation (if any) is kept in {raw}.",
     "key_kind": (
         "Pass {arg} as one kind of random key every time: typed keys ({key}) or raw uint32 keys ({prngkey}), "
@@ -188,6 +193,7 @@ _REPEATED = {
     "config": ("JAX option {arg} keeps changing", "set it once at start-up"),
     "redefined_function": ("{arg} is re-defined before each call", "define it once, outside the loop"),
     "jit_options": ("it is wrapped in a new jax.jit with different {arg} each time", "hoist jax.jit out of the loop"),
+    "caches_cleared": ("jax.clear_caches() empties JAX's caches before each call", "clear them only when needed"),
     "unknown": ("for a reason jaxmagic cannot tell", "see JAX's explanation in the log"),
     "first_call": ("each call is a first call", "reuse one jitted function"),
 }
@@ -453,6 +459,7 @@ _KIND_SENTENCES = {
     "config": "JAX option {} changed{}",
     "redefined_function": "{} is a new function object, so JAX cannot reuse its earlier compilations",
     "jit_options": "re-wrapped in jax.jit with a different {}{}",
+    "caches_cleared": "compiled again: jax.clear_caches() emptied JAX's caches since its last compilation",
 }
 
 
@@ -651,6 +658,9 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
         code("--explain"),
     ),
 }
+_MESSAGES["caches_cleared"] = lambda c, f: say(
+    "{} compiled again: jax.clear_caches() emptied JAX's caches since its last compilation", code(f["function"])
+)
 _MESSAGES["defined_elsewhere"] = _MESSAGES["redefined_function"]  # the same sentence, another fix
 _MESSAGES["python_dtype_changed"] = _MESSAGES["dtype_changed"]
 # The reasons a cause can give: each names a sentence above.
