@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 import jax
 
 from jaxmagic.compiled import peak_memory, profiling, remat
+from jaxmagic.compiled.collective_causes import sharding_request
 from jaxmagic.compiled.memory import compiled_memory, xla_peak
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.report import Report
@@ -93,6 +94,7 @@ class JaxprReport(Report):
         self.name = name
         self.cell_namer = cell_namer
         self.asked_out_shardings = None  # the out_shardings of the user's jax.jit, set by trace()
+        self.sharding_request = None  # the line of the user's code that asked for them, set by trace()
         self.profile: profiling.Profile | None = None
         self.trace_seconds: float | None = None  # set by trace()
         self.lower_seconds: float | None = None  # set when first lowered
@@ -205,6 +207,7 @@ class JaxprReport(Report):
             input_names=self.input_names,
             output_names=self.output_names,
             asked_out_shardings=self.asked_out_shardings,
+            asked_at=self.sharding_request,
             cell_namer=self.cell_namer,
         )
 
@@ -425,6 +428,13 @@ def _refuse_display_options(given: dict[str, Any]) -> None:
 
 
 @own_work()
+def _cells(cell_namer: CellNamer) -> list[str]:
+    """The notebook cells Python's linecache holds (every file a cell namer names), oldest first."""
+    import linecache
+
+    return [name for name in list(linecache.cache) if cell_namer(name) is not None]
+
+
 def trace(
     call: Call,
     *,
@@ -495,6 +505,9 @@ def trace(
     report.arguments, report.differentiated = arguments, differentiated
     report.trace_seconds, report.trace_samples = trace_seconds, samples
     report.asked_out_shardings = None if transforms else call.jit_shardings.get("out_shardings")
+    if report.asked_out_shardings is not None:
+        request = sharding_request(call.function, report.asked_out_shardings, files=_cells(cell_namer))
+        report.sharding_request = request.line(cell_namer) if request is not None else None
     report.input_names = names.input_names(users_call, traced, transforms)
     report.static_arguments = users_call.static_values() if users_call.library is None else []
     report.receiver = users_call.receiver
