@@ -44,7 +44,6 @@ def fit(
     return planned
 
 
-
 FLOOR_S = 0.01  # a repeat's calls are cut no shorter than this while there is time for it
 
 
@@ -70,7 +69,9 @@ def share(
     {'jit': (7, 7), 'eager': None}
     """
     cost = {mode: max(per_call[mode], 1e-9) for mode in wanted}
-    floors = {mode: (min(loops, max(1, math.ceil(floor_s / cost[mode]))), repeat) for mode, (loops, repeat) in wanted.items()}
+    floors = {
+        mode: (min(loops, max(1, math.ceil(floor_s / cost[mode]))), repeat) for mode, (loops, repeat) in wanted.items()
+    }
     ahead = {mode: floors[mode] for mode in wanted if mode in first}
     need = sum(loops * repeat * cost[mode] for mode, (loops, repeat) in ahead.items())
     if need >= seconds:  # only the modes ahead, their calls cut to fit, their repeats kept
