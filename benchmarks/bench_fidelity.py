@@ -46,7 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 import jax
 
 from tests.corpus import Case, running
-from tests.corpus.calls import ParsedCall, jitted, parse_call, static_names, static_positions
+from tests.corpus.calls import JittedCall, ParsedCall, jitted, parse_call, static_names, static_positions
 
 TOLERANCE = {"eager": 0.10, "jit": 0.05, "memory": 0.05}
 DEFAULT_CASES = 40
@@ -187,10 +187,19 @@ def xla_memory(compiled) -> tuple[float | None, str]:
     return float(reserved), "reserved"
 
 
-def _lowered(call_for_jit: ParsedCall | None):
-    if call_for_jit is None or not hasattr(call_for_jit.function, "lower"):
-        return None
-    return call_for_jit.function.lower(*call_for_jit.args, **call_for_jit.kwargs)
+def _compiled(call: ParsedCall, case: Case):
+    """The program the user's jitted call runs, compiled: by their jitted callee's own ``lower``
+    where it gives XLA's memory analysis, else by the outer ``jax.jit`` of the (unwrapped) call."""
+    call_for_jit, thunk = jit_thunk(call, case)
+    if call_for_jit is not None:
+        with contextlib.suppress(Exception):  # a library's wrapper whose lowering is not JAX's
+            compiled = call_for_jit.function.lower(*call_for_jit.args, **call_for_jit.kwargs).compile()
+            compiled.memory_analysis()
+            return compiled
+    if isinstance(thunk, JittedCall):
+        return thunk.lower().compile()
+    unwrapped = ParsedCall(call.function.__wrapped__, call.args, call.kwargs) if _jit_wrapper(call.function) else call
+    return jitted(unwrapped, static_scalars="static" in case.tags).lower().compile()
 
 
 _COMPILING = re.compile(r"Compiling (?:jit\()?([^\s()]+)")
@@ -253,12 +262,10 @@ def measure_timing(shell, case: Case, call: ParsedCall, budget: float) -> list[F
 
 
 def measure_memory(shell, case: Case, call: ParsedCall) -> Figure:
-    call_for_jit, _ = jit_thunk(call, case)
     try:
-        lowered = _lowered(call_for_jit)
-        truth, kind = (None, "no lowering of the call") if lowered is None else xla_memory(lowered.compile())
+        truth, kind = xla_memory(_compiled(call, case))
     except Exception as exc:  # the truth cannot be had: say so, compare nothing
-        truth, kind = None, f"lowering failed: {type(exc).__name__}"
+        truth, kind = None, f"compiling by hand failed: {type(exc).__name__}: {str(exc)[:120]}"
     report, error = _run_cell(shell, f"%jaxpr -o --memory {_static_option(call, case)}{case.call}")
     ours = getattr(report, "peak_bytes", None) if error is None else None
     if truth is None or ours is None:
@@ -370,7 +377,7 @@ def failures(results: list[CaseResult]) -> str:
     return "\n".join(lines)
 
 
-def markdown(results: list[CaseResult], seconds: float) -> str:
+def markdown(results: list[CaseResult], seconds: float, load: float | None = None) -> str:
     """The fidelity section of docs/performance.md."""
     out = [
         "## Fidelity over the corpus",
@@ -383,6 +390,12 @@ def markdown(results: list[CaseResult], seconds: float) -> str:
         "log. `worst` is the ratio furthest from 1 (jaxmagic / truth).",
         "",
     ]
+    if load is not None:  # timing on a busy machine measures the machine: say how busy it was
+        out[-1:] = [
+            f"The machine's load average was {load:.1f} on {os.cpu_count()} cores while it ran: timing",
+            "figures from a loaded machine are noise as much as measurement.",
+            "",
+        ]
     for measure, title in MEASURES.items():
         table = per_library(results, measure)
         goal = {
@@ -414,7 +427,7 @@ def run(quick: bool = False) -> list[dict]:
     started = time.perf_counter()
     results = measure_all(select(count), budget=1.0 if quick else BUDGET_S)
     seconds = time.perf_counter() - started
-    _last.update(results=results, seconds=seconds)
+    _last.update(results=results, seconds=seconds, load=os.getloadavg()[0])
     rows = []
     for measure, title in MEASURES.items():
         table = per_library(results, measure)
@@ -437,7 +450,7 @@ def section(quick: bool = False) -> str:
     """The fidelity section of the page, from the last :func:`run`."""
     if not _last:
         return ""
-    return markdown(_last["results"], _last["seconds"])
+    return markdown(_last["results"], _last["seconds"], _last["load"])
 
 
 PAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "performance.md")
@@ -468,13 +481,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=DEFAULT_CASES, help="cases to measure (0: every case)")
     parser.add_argument("--only", default="", help="only cases whose id starts with one of these (comma-separated)")
+    parser.add_argument("--tags", default="", help="only cases with one of these tags (comma-separated)")
     parser.add_argument("--measures", default="timing,memory,count", help="timing, memory, count")
     parser.add_argument("--budget", type=float, default=BUDGET_S, help="%%jitcompare's --budget per case")
     parser.add_argument("--json", default="", help="write every figure to this file")
     parser.add_argument("--write-docs", action="store_true", help="write the section into docs/performance.md")
     parser.add_argument("--from-json", default="", help="measure nothing: read the figures of an earlier --json")
     args = parser.parse_args(argv)
-    cases = select(args.cases if not args.only else 0)
+    cases = select(args.cases if not (args.only or args.tags) else 0)
+    if args.tags:
+        cases = [case for case in cases if case.tags & set(args.tags.split(","))]
     if args.only:
         prefixes = tuple(args.only.split(","))
         cases = [case for case in cases if case.id.startswith(prefixes)]
@@ -484,6 +500,7 @@ def main(argv=None) -> int:
             loaded = json.load(saved)
         if isinstance(loaded, list):  # figures written without their duration
             loaded = {"seconds": 0.0, "results": loaded}
+        load = loaded.get("load")
         results = [
             CaseResult(r["id"], r["library"], [Figure(**figure) for figure in r["figures"]]) for r in loaded["results"]
         ]
@@ -491,14 +508,17 @@ def main(argv=None) -> int:
     else:
         results = measure_all(cases, args.budget, tuple(args.measures.split(",")))
         seconds = time.perf_counter() - started
+        load = os.getloadavg()[0]
     print(text_table(results))
     print(failures(results))
     print(f"\n{len(results)} cases in {seconds:.0f} s")
     if args.write_docs:
-        write_section(markdown(results, seconds))
+        write_section(markdown(results, seconds, load))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump({"seconds": seconds, "results": [asdict(result) for result in results]}, out, indent=1)
+            json.dump(
+                {"seconds": seconds, "load": load, "results": [asdict(result) for result in results]}, out, indent=1
+            )
     return 0
 
 

@@ -82,7 +82,7 @@ def static_names(call: ParsedCall, *, static_scalars: bool = False) -> tuple[str
     )
 
 
-def jitted(call: ParsedCall, *, static_scalars: bool = False) -> Callable[[], Any]:
+def jitted(call: ParsedCall, *, static_scalars: bool = False) -> JittedCall:
     """The call under an outer ``jax.jit``: every leaf of the arguments and keyword arguments that
     ``jax.jit`` can trace is traced, and every array of the callee; the rest (functions, strings,
     objects, the callee's Python numbers, and with ``static_scalars`` every Python scalar) is held
@@ -105,4 +105,16 @@ def jitted(call: ParsedCall, *, static_scalars: bool = False) -> Callable[[], An
 
     function = jax.jit(rebuilt)
     dynamic = [leaf for leaf, is_traced in zip(leaves, traced, strict=True) if is_traced]
-    return lambda: function(dynamic)
+    return JittedCall(lambda: function(dynamic), lambda: function.lower(dynamic))
+
+
+@dataclass
+class JittedCall:
+    """A call under an outer ``jax.jit``: call it to run it; ``lower()`` lowers the same program
+    (for XLA's own account of it: ``call.lower().compile().memory_analysis()``)."""
+
+    run: Callable[[], Any]
+    lower: Callable[[], Any]
+
+    def __call__(self):
+        return self.run()
