@@ -176,7 +176,7 @@ def _function_made_again(before: CallSignature, after: CallSignature, changes, c
         before=_site_text(old_site, cell_namer),
         after=_site_text(new_site, cell_namer),
         reason=reason,
-        facts=(("defined_at", defined_at),),
+        facts=(("defined_at", defined_at), ("alike", not code_changed and not values and bool(after.made))),
     )
 
 
@@ -220,7 +220,7 @@ def _built_by_library(before: CallSignature, after: CallSignature, changes, libr
     named as the user's code names it, with the line of theirs that built it and the values that
     line read, or else the values the function holds that changed."""
     handle = after.handle
-    name = handle.name if handle is not None else library
+    name = handle.name if handle is not None else after.function
     read = handle_reads_changed(before.handle, handle)
     held = [c for c in changes if c.role != "code" and not c.name.startswith("_")]
     return Cause(
@@ -234,7 +234,7 @@ def _built_by_library(before: CallSignature, after: CallSignature, changes, libr
             ("built", handle.built if handle is not None else ""),
             ("built_at", handle.built_line(cell_namer) if handle is not None else None),
             ("reads", tuple(read)),
-            ("held", tuple((c.name, c.before, c.after) for c in held[:_SHOWN])),
+            ("held", tuple(("", c.before, c.after) for c in held[:_SHOWN])),
             ("kind", handle.root_kind if handle is not None else ""),
             ("fix", handle.fix if handle is not None else None),
             ("root", handle.built_name if handle is not None and handle.built_name else name.split(".", 1)[0]),

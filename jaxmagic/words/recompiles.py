@@ -396,7 +396,7 @@ def _built_by(facts: dict) -> Words:
     if read:
         now = say(", with {}", _pairs(read))
     elif held:
-        now = say(", holding {}", _pairs(held))
+        now = say(", holding other values: {}", _pairs(held))
     else:
         now = say(", alike in every value it holds")
     built, built_at = facts.get("built"), facts.get("built_at")
@@ -412,7 +412,7 @@ def _pairs(pairs) -> Words:
     for i, (name, before, after) in enumerate(pairs):
         if i:
             said = said + (" and " if i == len(pairs) - 1 else ", ")
-        said = said + say("{}: {} → {}", code(name), before, after)
+        said = said + (say("{}: {} → {}", code(name), before, after) if name else say("{} → {}", before, after))
     return said
 
 
@@ -514,8 +514,9 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
         c.after,
     ),
     "redefined_function": lambda c, f: say(
-        "{} is a new function object{}: JAX caches compilations per function object, so it compiles anew",
+        "{} is a new function object{}{}: JAX caches compilations per function object, so it compiles anew",
         code(c.argument),
+        ", alike in its code and in every value it holds" if f.get("alike") else "",
         say(" (defined at {})", place(f["defined_at"])) if f.get("defined_at") is not None else "",
     ),
     "captured_changed": _captured_changed,
