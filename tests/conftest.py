@@ -36,6 +36,7 @@ def pytest_configure(config):
 # or walks a corpus (every library's step under every magic, realistic user code, the largest views).
 # Everything else, doctests included, is the quick suite; the full suite runs them all.
 SLOW_FILES = {
+    "test_kernel_shares.py",
     "test_benchmarks.py",
     "test_wheel.py",
     "test_leaks.py",

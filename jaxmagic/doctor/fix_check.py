@@ -171,7 +171,8 @@ def _is_library(fn: Any) -> bool:
             return True
     except TypeError:  # unhashable
         pass
-    if isinstance(fn, types.BuiltinMethodType) and isinstance(fn.__self__, (dict, list, tuple, set, frozenset, str)):
+    owner = getattr(fn, "__objclass__", None) or type(getattr(fn, "__self__", None))
+    if isinstance(fn, (types.BuiltinMethodType, types.MethodDescriptorType)) and owner in _PYTHON_VALUES:
         return True  # size.tolist(), config.items(): a method of a Python value
     if isinstance(fn, type) and dataclasses.is_dataclass(fn) and not hasattr(fn, "__post_init__"):
         return True  # a dataclass's own __init__ only stores its fields
@@ -212,7 +213,7 @@ def _callee(node: ast.expr, lookup) -> Any:
     found = clues.resolve(node, lookup)
     if found is MISSING and isinstance(node, ast.Attribute):
         base = clues.resolve(node.value, lookup)
-        if isinstance(base, (jax.Array, np.ndarray)):
+        if isinstance(base, (jax.Array, np.ndarray, *_PYTHON_VALUES)):
             try:
                 return inspect.getattr_static(base, node.attr)
             except AttributeError:
@@ -229,6 +230,7 @@ def _is_library_call(node: ast.Call, lookup) -> bool:
     return fn is not MISSING and _is_library(fn)
 
 
+_PYTHON_VALUES = (dict, list, tuple, set, frozenset, str)
 _MADE = (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant)
 
 
@@ -350,10 +352,19 @@ def _on_copies(callee: Any, args: tuple, kwargs: dict, eager: bool) -> tuple[Any
 
 
 def _run(callee: Any, args: tuple, kwargs: dict, *, eager: bool) -> Any:
-    """``callee(*args, **kwargs)`` on copies, quietly: without jit (``eager``), or as it is."""
-    callee, args, kwargs = _on_copies(callee, args, kwargs, eager)
-    with _quiet(), jax.disable_jit() if eager else contextlib.nullcontext():
-        return jax.block_until_ready(callee(*args, **kwargs))
+    """``callee(*args, **kwargs)`` on copies, quietly: without jit (``eager``: the user's function out
+    of its jit, called as they would call it; where that still fails, a jit inside it being the one
+    that fails, with every jit off, ``jax.disable_jit``), or as it is."""
+    ran, args, kwargs = _on_copies(callee, args, kwargs, eager)
+    with _quiet():
+        try:
+            return jax.block_until_ready(ran(*args, **kwargs))
+        except Exception:
+            if not eager:
+                raise
+        ran, args, kwargs = _on_copies(callee, args, kwargs, eager)
+        with jax.disable_jit():
+            return jax.block_until_ready(ran(*args, **kwargs))
 
 
 def jitted(callee: Any, whole: bool) -> Any:
@@ -733,13 +744,15 @@ def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):
 
 def _reaches_fix(callee: Any, before: Any, fixed_codes: set) -> bool:
     """True when calling ``callee`` runs the fixed code: a function the fix defines, or another
-    object than the one the user called."""
+    function, object or jit (its static arguments) than the one the user called."""
     function = callables.python_function(callee)
-    if function is None:
-        return callee is not before
-    if function.__code__ in fixed_codes:
+    if function is not None and function.__code__ in fixed_codes:
         return True
-    return before is not MISSING and function is not callables.python_function(before)
+    if before is MISSING:
+        return function is None
+    options = _jax_private.jit_options if _jax_private.is_jitted(callee) and _jax_private.is_jitted(before) else None
+    return (function, getattr(callee, "__self__", None), options and options(callee)) != (
+        callables.python_function(before), getattr(before, "__self__", None), options and options(before))  # fmt: skip
 
 
 def _rejitted(callee: Any, scope: dict, fixed_codes: set) -> Any:

@@ -99,6 +99,9 @@ def unhashable_static(line: Line) -> dict | None:
     found = {"fname": donations.callee_name(call, callee), "parameter": parameter, "argument": argument,
              "type": type_name, "option": how, "holding": shown if argument is None else None}  # fmt: skip
     value = clues.resolve(argument, line.frame.lookup) if isinstance(argument, ast.Name) else MISSING
+    params = list(getattr(rewrites.signature_of(callee), "parameters", ()))
+    traced = rewrites.without_static(callables.python_function(callee), parameter or "", params.index(parameter) if parameter in params else None, line.jax_names.jit)  # fmt: skip
+    found["traced"] = f"{traced}\n\n{line.fix([], 'statement')}" if traced else ""
     fixed = _hashable(line, argument, value, callee, parameter or "") if argument is not None and line.statement() else {}  # fmt: skip
     if fixed:
         return {**found, **fixed}
@@ -110,7 +113,7 @@ def unhashable_static(line: Line) -> dict | None:
 _PIECES = {"what": ("{parameter}", "A static argument"), "how": " ({option})", "written": " ({argument})",
            "holding": " holding {holding!s}", "subject": ("{parameter}", "it"), "example": " such as `{example}`"}  # fmt: skip
 _AS_DATA = ("If {subject} is data (numbers to compute with), not a setting, do not make it static: pass it as an "
-            "ordinary argument, traced like the others.")  # fmt: skip
+            "ordinary argument, traced like the others:")  # fmt: skip
 
 UNHASHABLE_STATIC = Declared(
     "unhashable-static",
@@ -125,7 +128,7 @@ UNHASHABLE_STATIC = Declared(
     pieces=_PIECES,
     rewrite=(Given("fixed"),),
     fix_note="Pass `{hashable}`, a tuple of the same elements: a tuple is hashable.",
-    alternatives=((_AS_DATA, ""),),
+    alternatives=((_AS_DATA, "{traced}"),),
     kinds={
         "wrapped": {
             "fix_note": "Pass `{hashable}`, a tuple (hashable), and make it a {type!s} again in {fname}: `{wrapped}`."

@@ -623,3 +623,46 @@ _SEQUENCES = ((set, "frozenset({})", "set"), (list, "tuple({})", "list"), (dict,
 def tuple_of(elements: list[str]) -> str:
     """A tuple written from its elements' text: ``tuple_of(["2"])`` is ``(2,)``."""
     return "(" + ", ".join(elements) + ("," if len(elements) == 1 else "") + ")"
+
+
+def without_static(function: Any, name: str, index: int | None, jit_name: str) -> str | None:
+    """The user's ``function`` with ``name`` (parameter ``index``) no longer static in its jit
+    decorator: traced like the other arguments; ``None`` where that is not written as a decorator.
+
+    >>> import functools, jax
+    >>> @functools.partial(jax.jit, static_argnums=1)
+    ... def shifted(x, offsets):
+    ...     return x + offsets
+    >>> print(without_static(shifted.__wrapped__, "offsets", 1, "jax.jit"))
+    @jax.jit
+    def shifted(x, offsets):
+        return x + offsets
+    """
+    located = function_of_code(function.__code__) if function is not None else None
+    use = decorator_jit(located[1], lookup_in(function.__globals__)) if located is not None else None
+    if located is None or use is None or use.options is None:
+        return None
+    static = [k for k in use.options.keywords if k.arg in ("static_argnums", "static_argnames")]
+    kept = {id(k): _without(k, (name, index)) for k in static}
+    if None in kept.values():
+        return None
+    if len(use.options.keywords) == sum(1 for v in kept.values() if v == "") and (
+        use.kind == "partial" or not use.options.args
+    ):
+        edits = [Edit(Span.of(use.node), jit_name)]  # no option left: the bare jit
+    elif all(kept.values()):
+        edits = [Edit(Span.of(k), kept[id(k)]) for k in static]
+    else:
+        return None  # a keyword to take out from between others: not written here
+    return definition_with_edits(located[0].lines, located[1], edits)
+
+
+def _without(keyword: ast.keyword, dropped: tuple) -> str | None:
+    """A ``static_argnums`` / ``static_argnames`` keyword without the values in ``dropped`` ("" when
+    none is left; ``None`` where its value is not a literal)."""
+    try:
+        value = ast.literal_eval(keyword.value)
+    except ValueError:
+        return None
+    left = [v for v in (value if isinstance(value, (tuple, list)) else (value,)) if v not in dropped]
+    return f"{keyword.arg}={tuple(left)!r}" if left else ""

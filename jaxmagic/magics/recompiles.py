@@ -321,7 +321,8 @@ class RecompilesMagics(Magics):
         try:
             path = log.save_html(words[0])
         except OutputRefused as exc:
-            raise UsageError(f"%recompiles save: {exc}.") from None
+            reason = str(exc).removeprefix(f"{words[0]!r}").lstrip(": ")
+            raise UsageError(f"%recompiles save: could not write {words[0]!r}: {reason}.") from None
         except OSError as exc:
             raise UsageError(f"%recompiles save: could not write {words[0]!r}: {exc.strerror or exc}.") from None
         print(f"Wrote {log.summary} to {path}.")
