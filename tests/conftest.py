@@ -63,6 +63,7 @@ SLOW_FILES = {
     "test_labels_corpus.py",
     "test_recompiles_causes_corpus.py",
     "test_recompiles_library_fixes.py",
+    "test_recompiles_shared_corpus.py",
     "test_values_memory_corpus.py",
     "test_memory_fidelity_corpus.py",
     "test_robustness.py",

@@ -107,7 +107,8 @@ def run_case(case: RecompileCase, directory) -> tuple[object, dict, JaxSays]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if case.before:
+            if case.before:  # on disk, as a notebook's earlier cell is in Python's linecache
+                (directory / "earlier.py").write_text(case.before)
                 exec(compile(case.before, str(directory / "earlier.py"), "exec"), namespace)
             handler.before = {name: len(found) for name, found in handler.compiled.items()}
             with watch_recompiles(explain=True) as log:
@@ -218,9 +219,9 @@ def kinds_jax_gives(compilations: list[Compilation], index: int, explains_it: bo
     return placement if mapping_changed else _PROGRAM
 
 
-def verdict(case: RecompileCase, directory) -> tuple[list[str], object]:
+def verdict(case: RecompileCase, directory) -> tuple[list[str], object, dict]:
     """Every way jaxmagic's account of a case disagrees with JAX's or names what the user did
-    not write; empty when it is right."""
+    not write (empty when it is right), the log, and the namespace the case ran in."""
     log, namespace, jax_says = run_case(case, directory)
     problems = []
     parameters = parameter_names(namespace)
@@ -249,7 +250,7 @@ def verdict(case: RecompileCase, directory) -> tuple[list[str], object]:
     expected = {name for name in jax_says.compiled if name in parameters or name in namespace or name == "diffeqsolve"}
     missed = {name for name in expected - set(seen) if len(jax_says.compiled[name]) > jax_says.before.get(name, 0)}
     problems.extend(f"{name}: JAX compiled it, jaxmagic saw nothing" for name in missed)
-    return problems, log
+    return problems, log, namespace
 
 
 def what_differs_problems(event) -> list[str]:
@@ -292,7 +293,7 @@ def test_each_cause_says_what_differs_in_the_users_terms(case, tmp_path):
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.library}: {c.name}" for c in CASES])
 def test_each_cause_names_the_users_path_with_a_kind_jax_agrees_with(case, tmp_path):
-    problems, log = verdict(case, tmp_path)
+    problems, log, _ = verdict(case, tmp_path)
     assert not problems, "\n".join(problems) + "\n\n" + log.to_text()
 
 

@@ -124,40 +124,47 @@ class EquationContext:
             if eqn.primitive.name != primitive or self._line_of(eqn) != (frame[0], frame[1]):
                 continue
             if primitive == "sharding_constraint":
-                where, spec = self._where(eqn), sharding_text(eqn.params.get("sharding"))
-                source = self.known.get(eqn.invars[0])
-                layouts = (self.specs.get(eqn.invars[0]), spec_entries(eqn.params.get("sharding")))
-                return Link(
-                    (source,) if source else (), ("constraint", spec, where), "constraint", layouts, self._line(eqn)
-                )
-            present = [v for v in eqn.invars if not _is_literal(v) and v in self.known]
-            operands = tuple(self.known[v] for v in present)
-            wanted, after, asked_at = None, None, None
-            for out in eqn.outvars:
-                if out in self.constraints:
-                    where, spec = self.constraints[out]
-                    wanted, after = ("constraint", spec, where), self.specs.get(self._constrained(out))
-                    asked_at = self._constraint_line(out)
-                elif out in self.outputs:
-                    name, spec = self.outputs[out]
-                    wanted, after, asked_at = ("output", spec, name), self.output_specs.get(out), self.asked_at
-            specs = {spec for _, spec in operands}
-            shapes = {getattr(v.aval, "shape", None) for v in present}
-            if len(specs) > 1 and len(shapes) == 1:  # same shape, laid out differently
-                mismatch = "operands"
-            elif wanted is not None and specs and wanted[1] not in specs:
-                mismatch = wanted[0]
-            else:
-                mismatch = ""
-            before = next((self.specs[v] for v in present if v in self.specs), None) if mismatch != "operands" else None
-            return Link(
-                operands,
-                wanted,
-                mismatch,
-                (before, after) if mismatch in ("constraint", "output") else (None, None),
-                asked_at,
-            )
+                return self._constraint_link(eqn)
+            return self._equation_link(eqn)
         return None
+
+    def _constraint_link(self, eqn) -> Link:
+        """A collective made by a ``with_sharding_constraint`` itself."""
+        where, spec = self._where(eqn), sharding_text(eqn.params.get("sharding"))
+        source = self.known.get(eqn.invars[0])
+        layouts = (self.specs.get(eqn.invars[0]), spec_entries(eqn.params.get("sharding")))
+        return Link((source,) if source else (), ("constraint", spec, where), "constraint", layouts, self._line(eqn))
+
+    def _wanted(self, eqn) -> tuple[tuple[str, str, str] | None, tuple | None, SourceLine | None]:
+        """``(wanted, its spec entries, the line that asked)`` for an equation's result: a
+        constraint downstream of it, or the jit's ``out_shardings`` where it is an output."""
+        for out in eqn.outvars:
+            if out in self.constraints:
+                where, spec = self.constraints[out]
+                return ("constraint", spec, where), self.specs.get(self._constrained(out)), self._constraint_line(out)
+            if out in self.outputs:
+                name, spec = self.outputs[out]
+                return ("output", spec, name), self.output_specs.get(out), self.asked_at
+        return None, None, None
+
+    def _equation_link(self, eqn) -> Link:
+        """A collective XLA made while partitioning an equation: for its inputs' shardings, or for
+        the sharding asked for its result."""
+        present = [v for v in eqn.invars if not _is_literal(v) and v in self.known]
+        operands = tuple(self.known[v] for v in present)
+        wanted, after, asked_at = self._wanted(eqn)
+        specs = {spec for _, spec in operands}
+        shapes = {getattr(v.aval, "shape", None) for v in present}
+        if len(specs) > 1 and len(shapes) == 1:  # same shape, laid out differently
+            mismatch = "operands"
+        elif wanted is not None and specs and wanted[1] not in specs:
+            mismatch = wanted[0]
+        else:
+            mismatch = ""
+        if mismatch not in ("constraint", "output"):
+            return Link(operands, wanted, mismatch, (None, None), asked_at)
+        before = next((self.specs[v] for v in present if v in self.specs), None)
+        return Link(operands, wanted, mismatch, (before, after), asked_at)
 
     def _constrained(self, var):
         """The value a ``with_sharding_constraint`` on ``var`` makes (whose spec is the one asked)."""

@@ -183,8 +183,8 @@ def _leaves(where: str, value: Any, static: bool = True) -> Iterator[Attribute]:
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
             yield from _leaves(where + jax.tree_util.keystr(path), leaf, static=False)
     else:
-        static = StaticValue.of(value)
-        yield Attribute(where, shorten(static.full or static.text, FULL_TEXT), value=static)
+        read = StaticValue.of(value)
+        yield Attribute(where, shorten(read.full or read.text, FULL_TEXT), value=read)
 
 
 def _plain_static(value: Any) -> bool:

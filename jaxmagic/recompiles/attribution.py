@@ -25,9 +25,9 @@ from jaxmagic import _jax_private
 from jaxmagic.compiled.collective_causes import sharding_request
 from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause
 from jaxmagic.recompiles.closures import made_of
-from jaxmagic.recompiles.differences import library_of
 from jaxmagic.recompiles.explanations import parse_explanation
 from jaxmagic.recompiles.handles import captured_handles, handle_of, user_frame
+from jaxmagic.recompiles.redefinitions import library_of
 from jaxmagic.recompiles.signatures import CallSignature, describe_argument, describe_call, function_identity
 from jaxmagic.tracing.callables import innermost
 from jaxmagic.tracing.jitting import is_own_wrapper
@@ -316,8 +316,8 @@ def persistent_cache_in_use() -> bool:
 def in_users_terms(causes: list[Cause], signature: CallSignature | None) -> list[Cause]:
     """Causes of a compilation a library made inside a call of the user's (``mcmc.run``), said of
     that call: what differs is named by its kind and values, never by the library's own names."""
-    handle = signature.handle if signature is not None else None
-    if handle is None or not handle.entry:
+    handle = getattr(signature, "handle", None)
+    if signature is None or handle is None or not handle.entry:
         return causes
     library = library_of(signature)
     said = []

@@ -229,10 +229,10 @@ def _items(value: Any) -> list[tuple[str, Any]] | None:
 def _array_digest(value: Any) -> str | None:
     """A digest of a small concrete array's values; ``None`` for a large one or a traced one."""
     try:
-        import jax
         import numpy as np
+        from jax.core import Tracer
 
-        if isinstance(value, jax.core.Tracer) or value.size * value.dtype.itemsize > MAX_ARRAY_BYTES:
+        if isinstance(value, Tracer) or value.size * value.dtype.itemsize > MAX_ARRAY_BYTES:
             return None
         return hashlib.blake2b(np.asarray(value).tobytes(), digest_size=8).hexdigest()
     except Exception:

@@ -144,7 +144,7 @@ class ProgramLog(RecompileLog):
         shardings = list(shardings)
         equations = None
         names = jaxpr_argument_names(jaxpr) if jaxpr is not None else None
-        if names is not None:
+        if names is not None and jaxpr is not None:
             known = shardings if len(shardings) == len(names) else []
             out_shardings = (
                 flat_shardings(asked.out_shardings) if asked is not None and asked.out_shardings is not None else ()

@@ -147,14 +147,11 @@ def _statement(frame) -> ast.AST | None:
     if tree is None:
         return None
     line = frame.f_lineno
-    best = None
+    best: ast.stmt | None = None
     for node in ast.walk(tree):
-        simple = isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND)
-        if (
-            simple
-            and node.lineno <= line <= (node.end_lineno or node.lineno)
-            and (best is None or node.lineno >= best.lineno)
-        ):
+        if not isinstance(node, ast.stmt) or isinstance(node, _COMPOUND):
+            continue
+        if node.lineno <= line <= (node.end_lineno or node.lineno) and (best is None or node.lineno >= best.lineno):
             best = node
     return best
 
@@ -305,8 +302,9 @@ def _scope_of(tree: ast.Module, line: int, function: str) -> ast.AST:
     for module-level code)."""
     found: ast.AST = tree
     for node in ast.walk(tree):
-        named = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function
-        if named and node.lineno <= line <= (node.end_lineno or node.lineno):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != function:
+            continue
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
             found = node
     return found
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -355,9 +356,12 @@ def display_name(fun: Any) -> str:
         return f"partial({display_name(fun.func)})"
     qualname = getattr(fun, "__qualname__", None)
     if isinstance(qualname, str) and not inspect.ismethod(fun):
-        return qualname.rsplit(".<locals>.", 1)[-1]
+        name = qualname.rsplit(".<locals>.", 1)[-1]
+        return _COMPREHENSION.sub("", name)  # a lambda in a list comprehension: not its scope's name
     return callable_name(fun)
 
+
+_COMPREHENSION = re.compile(r"^(?:<(?:listcomp|genexpr|dictcomp|setcomp)>\.)+")
 
 _TRANSFORM_WRAPPERS = {
     "vmap_f": "jax.vmap",

@@ -94,7 +94,7 @@ class JaxprReport(Report):
         self.name = name
         self.cell_namer = cell_namer
         self.asked_out_shardings = None  # the out_shardings of the user's jax.jit, set by trace()
-        self.sharding_request = None  # the line of the user's code that asked for them, set by trace()
+        self.sharding_request: SourceLine | None = None  # the line that asked for them, set by trace()
         self.profile: profiling.Profile | None = None
         self.trace_seconds: float | None = None  # set by trace()
         self.lower_seconds: float | None = None  # set when first lowered
