@@ -556,6 +556,7 @@ class HandedBack(Whole):
     located: str = "located"
     name: str = "name"
     store: str = "store"
+    caller: str = "caller"  # the fact holding how the caller calls it, where not ``f(...)``
 
     def whole(self, facts: dict[str, Any]) -> str | None:
         parsed, node = facts[self.located]
@@ -569,4 +570,4 @@ class HandedBack(Whole):
         widths = {len(v.elts) if isinstance(v, ast.Tuple) else 1 for v in values if v is not None}
         count = widths.pop() if len(widths) == 1 else 1 if widths else 0  # the values it returned before
         before = "result, " if count == 1 else "".join(f"result_{i}, " for i in range(1, count + 1))
-        return f"{fixed}\n\n# the caller keeps it:  {before}{name} = {node.name}(...)"
+        return f"{fixed}\n\n# the caller keeps it:  {before}{name} = {facts.get(self.caller) or node.name + '(...)'}"
