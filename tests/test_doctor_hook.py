@@ -13,6 +13,7 @@ import sys
 import pytest
 from conftest import assert_no_internals, strip_ansi
 
+from jaxmagic import doctor
 from jaxmagic.magics import doctor as doctor_magics
 
 TRAP = """
@@ -347,6 +348,29 @@ def test_a_static_self_changed_between_calls_in_a_cell_is_explained_after_it(ip,
     ran = run("first = scaler.calc(3)\nscaler.mul = False\nsecond = scaler.calc(3)").assert_ok()
     assert int(ip.user_ns["second"]) == 6  # the old compiled code ran: 6, where 3 is meant
     assert cards(ran) == ["static-self"]
+
+
+GLOBAL_KEY = """
+key = jax.random.key(0)
+@jax.jit
+def noisy(x):
+    global key
+    key, sub = jax.random.split(key)
+    return x + jax.random.normal(sub, x.shape)
+"""
+
+
+def test_a_global_key_split_inside_jit_draws_the_same_numbers_and_is_explained_after_the_cell(ip, run):
+    run(GLOBAL_KEY).assert_ok()
+    ran = run("a = noisy(jnp.zeros(2))\nb = noisy(jnp.zeros(2))").assert_ok()
+    assert (ip.user_ns["a"] == ip.user_ns["b"]).all()  # the trap: the same numbers on every call
+    assert cards(ran) == ["global-key"]
+    found = doctor.observe_trace(ip.user_ns["noisy"].__wrapped__)[0]
+    assert found.pitfall == "global-key" and "def noisy(x, key):" in found.fix
+    run(
+        found.fix + "\nkey = jax.random.key(0)\na, key = noisy(jnp.zeros(2), key)\nb, key = noisy(jnp.zeros(2), key)"
+    ).assert_ok()
+    assert not (ip.user_ns["a"] == ip.user_ns["b"]).all()  # fixed: new numbers on every call
 
 
 def test_a_jitted_print_is_not_explained_when_the_doctor_is_off_or_a_magic_traced(run):

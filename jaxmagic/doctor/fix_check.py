@@ -450,6 +450,9 @@ def generated(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     def fill(leaf):
         unreadable = clues.is_tracer(leaf) or (isinstance(leaf, jax.Array) and has_deleted(leaf))
         dtype, shape = getattr(leaf, "dtype", None), getattr(leaf, "shape", None)
+        if unreadable and dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            keys = jax.random.split(jax.random.key(0), max(1, int(np.prod(shape))))
+            return keys[0] if not shape else keys.reshape(shape)  # a key JAX no longer holds: a new one
         if dtype is None or shape is None or (not shape and not unreadable) or np.dtype(dtype).kind not in "fcbiu":
             return leaf
         if np.dtype(dtype).kind in "iu":
@@ -693,13 +696,15 @@ def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tu
 
 def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, user) -> FixCheck:
     """Run the fixed call jitted on the arguments and compare with the user's call without jit (on
-    generated arguments too, made alike from each call's own, where the user's could hide a difference)."""
+    generated arguments too, made alike from each call's own, where the user's could hide a
+    difference, or where JAX no longer holds them: a tracer, a donated array)."""
     if not original.run(user):
         return FixCheck(UNCHECKED, ARGUMENTS)
-    if original.why == "shapes":
-        if original.more is None:
-            return FixCheck(UNCHECKED, ARGUMENTS)
-        return _verdict(original.more, _run(fixed_callee, *generated(args, kwargs), eager=False), "shapes")
+    if original.why == "shapes" or degenerate(args, kwargs) == "shapes":
+        fixed = _run(fixed_callee, *generated(args, kwargs), eager=False)
+        if original.error or original.more is None:
+            return FixCheck(RUNS, error=original.error) if original.error else FixCheck(UNCHECKED, ARGUMENTS)
+        return _verdict(original.more, fixed, "shapes")
     fixed = _run(fixed_callee, args, kwargs, eager=False)
     if original.error:
         return FixCheck(RUNS, error=original.error)

@@ -2,8 +2,10 @@
 call, for the trace-time pitfalls that a plain cell shows no sign of: a ``print`` that ran once,
 while JAX traced, and showed tracers (``print-side-effect``); a method that changed its object
 while traced, once (``state-mutation``: the object then stops changing, ``1 1 1``); ``self`` marked
-static and hashed by identity (``static-self``: a changed attribute is not seen). After the cell the
-doctor says so, once per function, each fix checked on the call's own arguments.
+static and hashed by identity (``static-self``: a changed attribute is not seen); a global assigned
+while traced (``stored-tracer``), a global key split so (``global-key``: the same numbers on every
+call). After the cell the doctor says so, once per function, each fix checked on the call's own
+arguments.
 
 While watching, ``global_watch``'s ``jax.monitoring`` listener (it runs when JAX traces a
 ``jax.jit`` call: never on a call that hits JAX's caches, nor for ahead-of-time ``.trace`` /
@@ -36,7 +38,13 @@ from jaxmagic.doctor.checked_fixes import call_of_trace, checked_diagnosis
 from jaxmagic.doctor.traced_code import Traced, user_functions
 from jaxmagic.tracing.sources import CellNamer
 
-IN_CELLS = ("print-side-effect", "state-mutation", "static-self")  # what a plain cell shows no sign of
+IN_CELLS = (
+    "print-side-effect",
+    "state-mutation",
+    "static-self",
+    "global-key",
+    "stored-tracer",
+)  # what a cell shows no sign of
 MAX_PENDING = 64  # functions noted in one cell
 
 
