@@ -96,6 +96,8 @@ def difference(found: Any) -> Words:
     at = say("at {} ", code(found.where)) if found.where else ""
     if found.kind == "structure":
         return say("{}it returns {} values where your code returns {}", at, found.fixed, found.original)
+    if found.kind == "state":
+        return say("it leaves {} at {} where your code makes it {}", code(found.where), found.fixed, found.original)
     if found.kind == "shape":
         return say("{}it has shape {} where your code's has {}", at, found.fixed, found.original)
     index = f"at index {found.index} " if found.index else ""
