@@ -19,7 +19,7 @@ import sys
 
 from jaxmagic.commands import Parser
 
-COMMANDS = ("watch", "diff", "merge")  # each a module of jaxmagic.commands
+COMMANDS = ("watch", "diff", "merge", "profile")  # each a module of jaxmagic.commands
 
 
 def _command(name: str):
@@ -33,7 +33,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser = Parser(
         prog="python -m jaxmagic",
         usage=modules["watch"].USAGE,
-        description="Watch what JAX compiles in a script, and compare compile fingerprints.",
+        description="Watch what JAX compiles in a script, compare compile fingerprints, read a trace per source line.",
         epilog=modules["watch"].EXAMPLE,
     )
     commands = parser.add_subparsers(dest="command", metavar=" | ".join(COMMANDS), parser_class=Parser)

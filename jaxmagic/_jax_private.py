@@ -47,9 +47,13 @@ def jit_shardings(fn: Any) -> dict[str, Any]:
     >>> jit_shardings(jax.jit(lambda x: x))
     {}
     """
+    return jit_info_shardings(fn._jit_info)
+
+
+def jit_info_shardings(info: Any) -> dict[str, Any]:
+    """``jit_shardings`` of a ``PjitInfo`` (a ``JitCallInProgress``'s ``jit_info``)."""
     import jax
 
-    info = fn._jit_info
     found = {}
     for name in ("in_shardings", "out_shardings"):
         treedef, leaves = getattr(info, f"{name}_treedef", None), getattr(info, f"{name}_leaves", None)
@@ -485,6 +489,25 @@ def jit_caller_filename(frame: Any) -> str | None:
             return caller.f_code.co_filename if caller is not None else None
         frame = frame.f_back
     return None
+
+
+def compiling_jaxs_own_program(frame: Any) -> bool:
+    """Whether the compilation under way is of a program JAX made itself while running a
+    transformation eagerly (the transpose or the linearized form of a jitted function under an
+    eager ``jax.vjp``): ``pjit``'s ``_pjit_call_impl`` is on the stack with no ``cache_miss`` (a
+    call of a jitted function) and no ``_infer_params`` (a trace) further out."""
+    from jax._src import pjit
+
+    pjit_file = pjit.__file__
+    impl = False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == pjit_file:
+            if code.co_name in ("cache_miss", "_infer_params"):
+                return False
+            impl = impl or code.co_name == "_pjit_call_impl"
+        frame = frame.f_back
+    return impl
 
 
 def is_module_level_jit_of(fun: Any) -> bool:

@@ -153,11 +153,13 @@ def pytest_runtest_setup(item):
             problem = exc
         if problem is None:
             from jaxmagic.recompiles.fingerprint import KEEP_EVERY_COMPILATION
-            from jaxmagic.recompiles.log import RecompileLog
+            from jaxmagic.recompiles.log import DEFAULT_CAPACITY, RecompileLog
 
             fingerprinting = _fingerprinting(item.config)
-            more = {"capacity": KEEP_EVERY_COMPILATION} if fingerprinting else {}
-            item.stash[_LOG] = RecompileLog(scope=f"test {item.name}", keep_programs=fingerprinting, **more).start()
+            capacity = KEEP_EVERY_COMPILATION if fingerprinting else DEFAULT_CAPACITY
+            item.stash[_LOG] = RecompileLog(
+                scope=f"test {item.name}", keep_programs=fingerprinting, capacity=capacity
+            ).start()
     collectives = item.get_closest_marker(COLLECTIVES_MARKER)
     if collectives is not None and problem is None:
         from jaxmagic.recompiles.collective_budget import ExpectCollectives, limits_of_marker

@@ -217,3 +217,41 @@ def test_a_real_process_exits_2_with_one_line(tmp_path):
     )
     assert done.returncode == 2 and done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "flops" in done.stderr, done.stderr
+
+
+def test_a_log_that_could_not_keep_every_compilation_makes_a_fingerprint_that_says_so():
+    import jax
+    import jax.numpy as jnp
+
+    from jaxmagic.recompiles.fingerprint import fingerprint_of
+    from jaxmagic.recompiles.log import RecompileLog
+
+    log = RecompileLog(keep_programs=True, capacity=2).start()
+    try:
+        grows = jax.jit(lambda x: x * 2)
+        for n in (3, 4, 5):
+            grows(jnp.ones(n))
+    finally:
+        log.stop()
+    (function,) = fingerprint_of(log).functions.values()
+    assert (function.compilations, function.cut, len(function.programs)) == (3, 1, 2)  # as JAX compiled it
+
+
+def test_watch_refuses_an_output_it_cannot_write_before_the_script_runs(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('RAN')\n")
+    for flag, path in (("--fingerprint", tmp_path / "missing" / "fp.json"), ("--html", ""), ("--html", tmp_path)):
+        status, out, err = run("watch", flag, str(path), str(script))
+        assert_clear_error(status, out, err, flag)
+        assert "RAN" not in out
+
+
+def test_budget_failures_show_a_hostile_function_name_on_its_own_line_escaped():
+    from jaxmagic.recompiles.budget import CompileBudgetExceeded
+    from jaxmagic.recompiles.events import RecompileLimitExceeded
+
+    hostile = "step\n::error::forged\x1b[2J"
+    for error in (RecompileLimitExceeded(hostile, 2, 1, []), CompileBudgetExceeded(hostile, 2, 1, [])):
+        text = str(error)
+        assert not CONTROL.search(text) and not COMMAND_LINE.search(text), text
+        assert "step\\n::error::forged\\x1b[2J" in text.splitlines()[0]

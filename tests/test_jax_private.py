@@ -233,6 +233,36 @@ def test_jit_caller_filename_is_the_file_that_called_the_jitted_function():
     assert _jax_private.jit_caller_filename(None) is None
 
 
+def test_a_program_jax_made_while_transposing_eagerly_is_told_from_a_call():
+    from jax import monitoring
+
+    seen = []
+
+    def listener(event, duration, **kwargs):
+        import sys
+
+        if event == _jax_private.compile_event_names()["compile"]:
+            frame = sys._getframe(1)
+            seen.append(
+                (_jax_private.jit_call_in_progress(frame) is None, _jax_private.compiling_jaxs_own_program(frame))
+            )
+
+    @jax.jit
+    def cube(x):
+        return x**3
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        cube(jnp.ones(11))  # a call
+        _, pullback = jax.vjp(cube, jnp.ones(12))  # eager: JAX compiles the linearized and transposed programs
+        pullback(jnp.ones(12))
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    assert seen[0] == (False, False)
+    assert (True, True) in seen[1:]
+    assert all(own == unseen for unseen, own in seen)
+
+
 def test_is_module_level_jit_of_tells_jaxs_own_decorated_functions():
     from jax._src.numpy import ufuncs
 

@@ -92,13 +92,13 @@ def check(options, parser) -> None:
 
 def run(options) -> int:
     """Run the script under the watch; its exit status (or 1 when it went over ``--max``)."""
-    from jaxmagic.recompiles.log import RecompileLog
+    from jaxmagic.recompiles.log import DEFAULT_CAPACITY, RecompileLog
 
     log = RecompileLog(
         include_internal=options.internal,
         scope=os.path.basename(options.script),
         keep_programs=bool(options.fingerprint),
-        **({"capacity": KEEP_EVERY_COMPILATION} if options.fingerprint else {}),
+        capacity=KEEP_EVERY_COMPILATION if options.fingerprint else DEFAULT_CAPACITY,
     )
     owner = os.getpid()  # a forked child runs this code too, and must not report
     if options.html:

@@ -186,7 +186,7 @@ def _said(diagnosis: Diagnosis, found: list[FixCheck | None], seconds: float) ->
         others = [(words.fix_check_label(lb, o, seconds), sn) for lb, sn, o in kept]
         if lead.outcome == DIFFERS:
             others.insert(0, (words.fix_check_label(diagnosis.fix_note, lead, seconds), diagnosis.fix))
-        return replace(diagnosis, fix=snippet, fix_note=label, alternatives=tuple(others), static_argnames=(),
+        return replace(diagnosis, fix=snippet, fix_note=words.leading(label), alternatives=tuple(others), static_argnames=(),
                        fix_call="", **_lead(outcome, seconds))  # fmt: skip
     shown = tuple((words.fix_check_label(label, outcome, seconds), snippet) for label, snippet, outcome in kept)
     if lead is None:

@@ -33,13 +33,14 @@ import ast
 import builtins
 import contextlib
 import copy
+import dataclasses
 import inspect
 import io
 import random
 import sys
 import types
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jax
@@ -170,6 +171,11 @@ def _is_library(fn: Any) -> bool:
             return True
     except TypeError:  # unhashable
         pass
+    owner = getattr(fn, "__objclass__", None) or type(getattr(fn, "__self__", None))
+    if isinstance(fn, (types.BuiltinMethodType, types.MethodDescriptorType)) and owner in _PYTHON_VALUES:
+        return True  # size.tolist(), config.items(): a method of a Python value
+    if isinstance(fn, type) and dataclasses.is_dataclass(fn) and not hasattr(fn, "__post_init__"):
+        return True  # a dataclass's own __init__ only stores its fields
     inner = callables.python_function(fn)
     if inner is not None:
         module = inner.__module__ or ""
@@ -207,7 +213,7 @@ def _callee(node: ast.expr, lookup) -> Any:
     found = clues.resolve(node, lookup)
     if found is MISSING and isinstance(node, ast.Attribute):
         base = clues.resolve(node.value, lookup)
-        if isinstance(base, (jax.Array, np.ndarray)):
+        if isinstance(base, (jax.Array, np.ndarray, *_PYTHON_VALUES)):
             try:
                 return inspect.getattr_static(base, node.attr)
             except AttributeError:
@@ -217,9 +223,15 @@ def _callee(node: ast.expr, lookup) -> Any:
 
 def _is_library_call(node: ast.Call, lookup) -> bool:
     fn = _callee(node.func, lookup)
-    if fn is MISSING and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
-        return safe_expression(node.func.value, lookup)  # jnp.arange(8.0).reshape(4, 2): a method of a library's result
+    if fn is MISSING and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, _MADE):
+        return safe_expression(
+            node.func.value, lookup
+        )  # jnp.arange(8.0).reshape(4, 2), {...}.items(): a method of a value made here
     return fn is not MISSING and _is_library(fn)
+
+
+_PYTHON_VALUES = (dict, list, tuple, set, frozenset, str)
+_MADE = (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant)
 
 
 def _calls_of_user_code(statement: ast.stmt, lookup) -> list[ast.Call]:
@@ -236,9 +248,20 @@ class _Scopes:
         self.scope.setdefault("__builtins__", builtins)
         home = call.defined_in
         self.home = self.scope if home is None or home is call.globals else dict(home)
+        self.classes: dict[str, type] = {}  # the classes the fix defines, by name
 
     def lookup(self, name: str) -> Any:
         return self.scope[name] if name in self.scope else getattr(builtins, name, MISSING)
+
+    def remade(self, value: Any) -> Any:
+        """An object of a class the fix defines again, as a copy of the new class (its attributes
+        copied): the call then runs the fixed methods. Any other value as it is."""
+        new = self.classes.get(type(value).__name__)
+        if new is None or type(value) is new or not hasattr(value, "__dict__"):
+            return value
+        made = object.__new__(new)
+        vars(made).update(_copied(vars(value)))
+        return made
 
     def lookup_home(self, name: str) -> Any:
         return self.home[name] if name in self.home else getattr(builtins, name, MISSING)
@@ -318,32 +341,45 @@ def private_globals(names, namespace: dict) -> dict:
 
 
 def _on_copies(callee: Any, args: tuple, kwargs: dict, eager: bool) -> tuple[Any, tuple, dict]:
-    """The call on copies: NNX objects it reaches and its arguments; without jit (``eager``), a
-    function of the user's rebuilt around a copy of the mutable globals it reads or assigns."""
-    callee = callables.unwrap_jit(callee) if eager else callee  # without jit, a library's jit runs the same
+    """The call on copies: NNX objects it reaches, its arguments, a method's object; without jit
+    (``eager``), a function of the user's rebuilt around a copy of the mutable globals it reads or assigns."""
+    bound = callee.__self__ if isinstance(callee, types.MethodType) and not is_nnx_object(callee.__self__) else None
+    function = callee.__func__ if bound is not None else callee
+    function = callables.unwrap_jit(function) if eager else function  # without jit, a library's jit runs the same
+    if eager and isinstance(function, types.FunctionType) and clues.is_user_file(function.__code__.co_filename):
+        held = function.__globals__
+        private = {**held, **private_globals({n for code in codes(function.__code__) for n in code.co_names}, held)}
+        rebuilt = types.FunctionType(
+            function.__code__, private, function.__name__, function.__defaults__, function.__closure__
+        )
+        rebuilt.__kwdefaults__, function = function.__kwdefaults__, rebuilt
+    callee = types.MethodType(function, _copied(bound)) if bound is not None else function
     callee, args, kwargs = nnx_copies.on_nnx_copies(callee, args, kwargs)
-    args, kwargs = _copied(args), _copied(kwargs)
-    function = callee
-    if (
-        not eager
-        or not isinstance(function, types.FunctionType)
-        or not clues.is_user_file(function.__code__.co_filename)
-    ):
-        return callee, args, kwargs
-    held = function.__globals__
-    private = {**held, **private_globals({n for code in codes(function.__code__) for n in code.co_names}, held)}
-    rebuilt = types.FunctionType(
-        function.__code__, private, function.__name__, function.__defaults__, function.__closure__
-    )
-    rebuilt.__kwdefaults__ = function.__kwdefaults__
-    return rebuilt, args, kwargs
+    return callee, _copied(args), _copied(kwargs)
 
 
 def _run(callee: Any, args: tuple, kwargs: dict, *, eager: bool) -> Any:
-    """``callee(*args, **kwargs)`` on copies, quietly: without jit (``eager``), or as it is."""
-    callee, args, kwargs = _on_copies(callee, args, kwargs, eager)
-    with _quiet(), jax.disable_jit() if eager else contextlib.nullcontext():
-        return jax.block_until_ready(callee(*args, **kwargs))
+    """``callee(*args, **kwargs)`` on copies, quietly: without jit (``eager``: the user's function out
+    of its jit, called as they would call it; where that still fails, a jit inside it being the one
+    that fails, with every jit off, ``jax.disable_jit``), or as it is. Its result, and the user's
+    objects among the arguments as the call left them (``_objects``)."""
+    ran, copies, more = _on_copies(callee, args, kwargs, eager)
+    with _quiet():
+        try:
+            return jax.block_until_ready(ran(*copies, **more)), _objects((getattr(ran, "__self__", None), *copies))
+        except Exception:
+            if not eager:
+                raise
+        ran, copies, more = _on_copies(callee, args, kwargs, eager)
+        with jax.disable_jit():
+            return jax.block_until_ready(ran(*copies, **more)), _objects((getattr(ran, "__self__", None), *copies))
+
+
+def _objects(args: tuple) -> list[tuple[str, dict]]:
+    """The user's own objects among the arguments (a method's ``self``), by class: their attributes,
+    which the call may have changed."""
+    return [(type(a).__name__, dict(vars(a))) for a in args if hasattr(a, "__dict__") and not _is_library(type(a))
+            and not isinstance(a, (types.FunctionType, types.ModuleType, type)) and not is_nnx_object(a)]  # fmt: skip
 
 
 def jitted(callee: Any, whole: bool) -> Any:
@@ -414,6 +450,9 @@ def generated(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     def fill(leaf):
         unreadable = clues.is_tracer(leaf) or (isinstance(leaf, jax.Array) and has_deleted(leaf))
         dtype, shape = getattr(leaf, "dtype", None), getattr(leaf, "shape", None)
+        if unreadable and dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            keys = jax.random.split(jax.random.key(0), max(1, int(np.prod(shape))))
+            return keys[0] if not shape else keys.reshape(shape)  # a key JAX no longer holds: a new one
         if dtype is None or shape is None or (not shape and not unreadable) or np.dtype(dtype).kind not in "fcbiu":
             return leaf
         if np.dtype(dtype).kind in "iu":
@@ -570,7 +609,9 @@ def check(fix: str, call: UserCall | None, fix_call: str = "", original: Origina
         return FixCheck(FAILED, error=_error_text(exc))
 
 
-def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCheck:
+def _defined(fix: str, call: UserCall) -> FixCheck | tuple:
+    """The fix read and its definitions run in a copy of the namespace: ``(scopes, definitions,
+    calls, expressions, code)``, or the ``FixCheck`` saying why it cannot be run."""
     try:
         tree = ast.parse(fix)
     except SyntaxError as exc:
@@ -581,28 +622,42 @@ def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCh
     read = _read_fix(tree, scopes)
     if read is None:
         return FixCheck(UNCHECKED, STATEMENTS)
-    definitions, calls, expressions = read
-    compiled = _define(definitions, scopes.home)
+    compiled = _define(read[0], scopes.home)
     scopes.home.update(private_globals({n for code in codes(compiled) for n in code.co_names}, scopes.home))
+    return (scopes, *read, compiled)
+
+
+def _expression(expression: ast.expr, scopes: _Scopes) -> FixCheck:
+    """A fix that is one expression of JAX's and NumPy's calls: it runs (it reads no local name)."""
+    if any(scopes.lookup(n) is MISSING for n in clues.names_in(expression)):
+        return FixCheck(UNCHECKED, FRAGMENT)
+    with _quiet():
+        jax.block_until_ready(_evaluate(expression, scopes.scope))
+    return FixCheck(RUNS)
+
+
+def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCheck:
+    read = _defined(fix, call)
+    if isinstance(read, FixCheck):
+        return read
+    scopes, definitions, calls, expressions, compiled = read
     if expressions:
-        if any(scopes.lookup(n) is MISSING for n in clues.names_in(expressions[0])):
-            return FixCheck(UNCHECKED, FRAGMENT)
-        with _quiet():
-            jax.block_until_ready(_evaluate(expressions[0], scopes.scope))
-        return FixCheck(RUNS)
+        return _expression(expressions[0], scopes)
     if fix_call:  # how the fixed code is called, in the traced function's parameters (``count(self.n)``)
-        parameters = call.parameters()
-        if not parameters:
+        if not call.parameters():
             return FixCheck(UNCHECKED, NO_CALL)
-        scopes.scope = {**scopes.scope, **parameters}
-        calls = [ast.parse(fix_call, mode="eval").body]  # type: ignore[list-item]
+        scopes.scope = {**scopes.scope, **call.parameters()}
+        calls = [ast.parse(fix_call, mode="eval").body]
+    scopes.classes = {d.name: scopes.home[d.name] for d in definitions if isinstance(d, ast.ClassDef)}
+    scopes.scope.update(
+        {name: made for name, value in scopes.before.items() if (made := scopes.remade(value)) is not value}
+    )
     found = _fixed_call(calls[0] if calls else call.call, call, scopes)
     if isinstance(found, FixCheck):
         return found
     callee, before, args, kwargs = found
-    fixed_codes = set(codes(compiled))
-    callee = _rejitted(callee, scopes.scope, fixed_codes)
-    if not calls and not _reaches_fix(callee, before, fixed_codes):
+    callee = _rejitted(callee, scopes.scope, set(codes(compiled)))
+    if not calls and not _reached(callee, before, compiled, definitions, scopes, (args, kwargs)):
         return FixCheck(UNCHECKED, NOT_REACHED)
     args, kwargs = _with_new_parameters(callee, args, kwargs, scopes.scope)
     if args is None:
@@ -610,6 +665,15 @@ def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCh
     made = calls[0] if calls and not fix_call else None
     return _by_value(jitted(callee, call.call is None and not calls), args, kwargs, original,
                      lambda: _original_call(call, scopes, made))  # fmt: skip
+
+
+def _reached(callee: Any, before: Any, compiled: types.CodeType, definitions: list, scopes: _Scopes, given) -> bool:
+    """True when the call runs the fixed code: its callee is (or calls) a function the fix defines,
+    or it is given an object of a class the fix defines."""
+    classes = tuple(scopes.home[d.name] for d in definitions if isinstance(d, ast.ClassDef))
+    if any(isinstance(leaf, classes) for leaf in jax.tree_util.tree_leaves(given)):
+        return True
+    return _reaches_fix(callee, before, set(codes(compiled)))
 
 
 def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tuple[Any, tuple, dict] | None:
@@ -620,8 +684,10 @@ def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tu
     if made is not None and (node is None or ast.dump(made.func) != ast.dump(node.func)):
         node = made
     if node is None:
-        callee = call.callee if call.callee is not None else scopes.before.get(call.callee_name or "", MISSING)
-        return (callee, call.args, call.kwargs or {}) if callee is not MISSING and call.args is not None else None
+        callee = call.callee if call.callee is not None else scopes.before.get(call.callee_name or "", call.function)
+        return (
+            (callee, call.args, call.kwargs or {}) if callee not in (MISSING, None) and call.args is not None else None
+        )
     if not safe_expression(node.func, lookup_in(scopes.before)):
         return None
     args, kwargs = _arguments(node, call, lookup_in(scopes.before), scopes.before)
@@ -630,13 +696,15 @@ def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tu
 
 def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, user) -> FixCheck:
     """Run the fixed call jitted on the arguments and compare with the user's call without jit (on
-    generated arguments too, made alike from each call's own, where the user's could hide a difference)."""
+    generated arguments too, made alike from each call's own, where the user's could hide a
+    difference, or where JAX no longer holds them: a tracer, a donated array)."""
     if not original.run(user):
         return FixCheck(UNCHECKED, ARGUMENTS)
-    if original.why == "shapes":
-        if original.more is None:
-            return FixCheck(UNCHECKED, ARGUMENTS)
-        return _verdict(original.more, _run(fixed_callee, *generated(args, kwargs), eager=False), "shapes")
+    if original.why == "shapes" or degenerate(args, kwargs) == "shapes":
+        fixed = _run(fixed_callee, *generated(args, kwargs), eager=False)
+        if original.error or original.more is None:
+            return FixCheck(RUNS, error=original.error) if original.error else FixCheck(UNCHECKED, ARGUMENTS)
+        return _verdict(original.more, fixed, "shapes")
     fixed = _run(fixed_callee, args, kwargs, eager=False)
     if original.error:
         return FixCheck(RUNS, error=original.error)
@@ -647,8 +715,16 @@ def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, 
     return again if again.outcome == DIFFERS else FixCheck(SAME, generated=original.why, extra=verdict.extra)
 
 
-def _verdict(original: Any, fixed: Any, generated_why: str) -> FixCheck:
+def _verdict(original_run: tuple, fixed_run: tuple, generated_why: str) -> FixCheck:
+    (original, before), (fixed, after) = original_run, fixed_run
     difference, extra = compared(original, fixed)
+    for (name, was), (_, now) in (
+        zip(before, after, strict=True) if difference is None and len(before) == len(after) else ()
+    ):
+        changed = first_difference(was, now)
+        if changed is not None:
+            attribute = changed.where.strip("[]'\"")
+            return FixCheck(DIFFERS, difference=replace(changed, where=f"{name}.{attribute}", kind="state"))
     if difference is None:
         return FixCheck(SAME, generated=generated_why, extra=extra)
     return FixCheck(
@@ -662,9 +738,12 @@ def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):
     if node is None:
         callee = scopes.scope.get(call.callee_name, MISSING) if call.callee_name else MISSING
         before = scopes.before.get(call.callee_name, MISSING) if call.callee_name else MISSING
-        if callee is MISSING or call.args is None:
+        if call.args is None:
             return FixCheck(UNCHECKED, NO_CALL)
-        return callee, before, call.args, call.kwargs or {}
+        args = tuple(scopes.remade(a) for a in call.args)
+        if callee is MISSING and args and hasattr(type(args[0]), call.callee_name or " "):  # a method, by its object
+            return getattr(args[0], call.callee_name or ""), call.function, args[1:], call.kwargs or {}
+        return (callee, before, args, call.kwargs or {}) if callee is not MISSING else FixCheck(UNCHECKED, NO_CALL)
     if not safe_expression(node.func, scopes.lookup):
         return FixCheck(UNCHECKED, ARGUMENTS)
     try:
@@ -688,13 +767,15 @@ def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):
 
 def _reaches_fix(callee: Any, before: Any, fixed_codes: set) -> bool:
     """True when calling ``callee`` runs the fixed code: a function the fix defines, or another
-    object than the one the user called."""
+    function, object or jit (its static arguments) than the one the user called."""
     function = callables.python_function(callee)
-    if function is None:
-        return callee is not before
-    if function.__code__ in fixed_codes:
+    if function is not None and function.__code__ in fixed_codes:
         return True
-    return before is not MISSING and function is not callables.python_function(before)
+    if before is MISSING:
+        return function is None
+    options = _jax_private.jit_options if _jax_private.is_jitted(callee) and _jax_private.is_jitted(before) else None
+    return (function, getattr(callee, "__self__", None), options and options(callee)) != (
+        callables.python_function(before), getattr(before, "__self__", None), options and options(before))  # fmt: skip
 
 
 def _rejitted(callee: Any, scope: dict, fixed_codes: set) -> Any:

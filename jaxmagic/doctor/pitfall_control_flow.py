@@ -88,16 +88,7 @@ def python_control_flow(line: Line) -> dict | None:
             "construct": kind if kind in ("and-or", "other") else "written", "written": _WRITTEN.get(kind, "{}").format(text),
             "asker": kind if kind in ("if", "while") else "", "otherwise": kind == "while",
             "edits": edit, "checked": branch_rewrites.assert_rewrite(holder, line.parsed.lines), **_traced(line, cond, ambiguous),
-            **(_builtin(line, cond) if kind == "other" else {})}  # fmt: skip
-
-
-def _builtin(line: Line, cond: ast.AST | None) -> dict:
-    found = branch_rewrites.builtin_rewrite(cond, line.frame.resolve, line.text, line.jax_names.jnp)
-    return (
-        {"how": "builtin", "kind": "builtin", "builtin": found[0], "replacement": found[1], "edits": found[2]}
-        if found
-        else {}
-    )
+            **(branch_rewrites.builtin_rewrite(cond, frame.resolve, line.text, jn.jnp) if kind == "other" else {})}  # fmt: skip
 
 
 _KEPT = Offer("{how}", "edits")
@@ -152,6 +143,6 @@ PYTHON_CONTROL_FLOW = Chosen(
     kinds={
         "setting": {"choices": (StaticField("test"), _STATIC, _KEPT, *_LAST)},
         "builtin": {"choices": (_KEPT, _STATIC)},
-    },
+    },  # fmt: skip
     variable="variable",
 )

@@ -76,21 +76,18 @@ def _size(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, An
     first = line.text(node.args[0])
     first = first if isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({first})"
     found = {"how": "size", "func": ast.unparse(node.func), "edits": Edit(end_of(node, back=1), f", size={first}.size")}
-    indexed = clues.enclosing(user_function(line), node, ast.Subscript)
-    if (
-        name in ("nonzero", "where")
-        and len(node.args) == 1
-        and isinstance(indexed, ast.Subscript)
-        and indexed.slice is node
-    ):
-        masked = f"{line.jax_names.jnp}.where({line.text(node.args[0])}, {line.text(indexed.value)}, 0)"
-        return {
-            **found,
-            "how": "where-mask",
-            "also": "size",
-            "also_edits": found["edits"],
-            "edits": Edit(Span.of(indexed), masked),
-        }
+    if name not in ("nonzero", "where") or len(node.args) != 1:
+        return found
+    function, condition = user_function(line), line.text(node.args[0])
+    held = statement.targets[0] if isinstance(statement, ast.Assign) and statement.value is node else None
+    for indexed in clues.nodes_in(function, ast.Subscript) if isinstance(held, ast.Name) else ():
+        if isinstance(indexed.slice, ast.Name) and indexed.slice.id == held.id and indexed.lineno > node.lineno:  # type: ignore[union-attr]
+            masked = Edit(Span.of(indexed), f"{line.jax_names.jnp}.where({held.id}, {line.text(indexed.value)}, 0)")  # type: ignore[union-attr]
+            return {**found, "how": "where-mask", "also": "size", "also_edits": found["edits"], "edits": [Edit(Span.of(node), condition), masked]}  # fmt: skip
+    indexed = clues.enclosing(function, node, ast.Subscript)
+    if isinstance(indexed, ast.Subscript) and indexed.slice is node:
+        masked = Edit(Span.of(indexed), f"{line.jax_names.jnp}.where({condition}, {line.text(indexed.value)}, 0)")
+        return {**found, "how": "where-mask", "also": "size", "also_edits": found["edits"], "edits": masked}
     return found
 
 

@@ -32,22 +32,8 @@ from dataclasses import dataclass, field
 from jaxmagic.files import write_atomically
 from jaxmagic.recompiles.fingerprint_schema import FORMAT, check_fingerprint_json, read_fingerprint_json
 
-# XLA's communication ops (the asynchronous ``-start`` halves count as the op; ``-done`` not at all).
 # A fingerprinting log's capacity: every compilation kept (past it, the earliest are cut, and the file says so).
 KEEP_EVERY_COMPILATION = 1_000_000
-COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
-
-
-def collective_kind(opcode: str) -> str | None:
-    """The collective an HLO opcode is, if any: ``all-gather-start`` -> ``all-gather``.
-
-    >>> collective_kind("all-reduce-start"), collective_kind("all-reduce-done"), collective_kind("add")
-    ('all-reduce', None, None)
-    """
-    if opcode.endswith("-done"):
-        return None
-    base = opcode.removesuffix("-start")
-    return base if base in COLLECTIVES or base == "ragged-all-to-all" else None
 
 
 @dataclass(frozen=True)

@@ -253,8 +253,8 @@ def check_fingerprint_json(data: Any, name: str) -> dict:
     return data
 
 
-def _field(path: str) -> str:
-    return shown_name(path.removeprefix("data").lstrip(".") or "the file", 160)
+def _field(path: str | None) -> str:
+    return shown_name((path or "").removeprefix("data").lstrip(".") or "the file", 160)
 
 
 def _expected(exc) -> str:

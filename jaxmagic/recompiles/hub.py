@@ -26,12 +26,15 @@ from jaxmagic import _jax_private
 from jaxmagic.recompiles.attribution import (
     after_caches_cleared,
     attributed_to,
+    called_by_jax,
     decide_causes,
     equinox_user_call,
     is_equinox_wrapper,
     is_internal,
     is_jaxmagics_own,
+    jit_request,
     jitted_by_user,
+    shown_name,
     signature_or_none,
     stack_frames,
     user_call_signature,
@@ -340,6 +343,7 @@ class _Hub:
         signature, name, equinox = self._signature(call, frame, compilation.traced, name)
         signature, program = (signature, None) if internal else self._with_program(signature, frame)
         signature = _attributed(signature, fun, user_function, name)
+        name = shown_name(signature, name)
         jax_keys = None if internal or equinox else self._traced_before_watch(signature, call)
         del call, fun, user_function
         compared = self._compared(signature, name, namer)
@@ -422,7 +426,7 @@ class _Hub:
         """``(name, internal, user_function)`` of the function being compiled: the user's own
         function inside a JAX wrapper (pmap), the user's jax.jit of a library function, or JAX's
         own work (``internal``)."""
-        internal = is_internal(fun)
+        internal = is_internal(fun) or called_by_jax(fun, frame)
         jax_wrapper = internal and not _jax_private.is_primitive_wrapper(fun) and not is_jaxmagics_own(fun)
         user_function = user_function_inside(fun) if jax_wrapper else None
         if user_function is not None:  # e.g. pmap: JAX jits its own wrapper of the user's function
@@ -456,7 +460,7 @@ class _Hub:
             jaxpr = _jax_private.compiling_jaxpr(frame)
             if jaxpr is None:
                 return signature, None
-            program = program_shape(jaxpr, _jax_private.equation_user_line)
+            program = program_shape(jaxpr)
             return dataclasses.replace(signature, program=program), program
         except Exception as exc:
             self._failed(exc)
@@ -494,9 +498,10 @@ class _Hub:
         leaves = [*call.args, *call.kwargs.values()] if call is not None else []
         shardings = [getattr(leaf, "sharding", None) for leaf in _leaves(leaves)]
         jaxpr = _jax_private.compiling_jaxpr(frame)
+        asked = jit_request(call, event)
         del call, leaves
         for log in readers:
-            log.record_program(event, program.hlo_text, shardings, jaxpr)
+            log.record_program(event, program.hlo_text, shardings, jaxpr, asked)
 
     def _limit_error(self, event: RecompileEvent, logs: list):
         """The ``--max`` error to raise at this very call: only in the thread running the watched

@@ -49,6 +49,8 @@ class StaticValue:
     text: str
     key: Any
     full: str = field(default="", compare=False, repr=False)  # the whole repr (up to MAX_FULL_TEXT)
+    kind: str = field(default="", compare=False, repr=False)  # its class's name: Config, function
+    by_identity: bool = field(default=False, compare=False, repr=False)  # equal only to itself (no __eq__ of its own)
 
     @classmethod
     def of(cls, value: Any) -> "StaticValue":
@@ -63,7 +65,9 @@ class StaticValue:
             hashed = None
         # A custom object: equal when JAX would find it equal as far as we can tell without
         # keeping it alive: same type, same hash, same text.
-        return cls(text, ("object", type(value).__qualname__, hashed, full), full)
+        kind = type(value)
+        by_identity = kind.__eq__ is object.__eq__ and kind.__hash__ is object.__hash__
+        return cls(text, ("object", kind.__qualname__, hashed, full), full, kind.__name__, by_identity)
 
 
 def _function_name(value: Any, full: str) -> str | None:

@@ -16,9 +16,10 @@ import os
 from collections import Counter
 from typing import Any
 
+from jaxmagic.compiled.collectives import collective_kind
 from jaxmagic.compiled.hlo_sources import parse
 from jaxmagic.compiled.memory import memory_from_stats
-from jaxmagic.recompiles.fingerprint import ProgramFacts, collective_kind, line_label
+from jaxmagic.recompiles.fingerprint import ProgramFacts, line_label
 from jaxmagic.tracing.listing import primitive_counts
 from jaxmagic.tracing.sources import pick_user_frame
 

@@ -203,7 +203,11 @@ def _eager_memory_line(report) -> str:
         return ""  # one operation, or nothing measured: no intermediate arrays to compare
     parts = [
         f"{mode} writes out at least {format_bytes(size)} of intermediate arrays"
-        + (", one per operation" if mode == "op-by-op" else ", one per operation it dispatches (inner jits keep theirs)")
+        + (
+            ", one per operation"
+            if mode == "op-by-op"
+            else ", one per operation it dispatches (inner jits keep theirs)"
+        )
         for mode, size in written.items()
     ]
     line = "besides its outputs, " + "; ".join(parts)
@@ -226,9 +230,8 @@ def _break_even_line(report) -> str:
             f"for the speed-up contains 1), so there is no break-even count: one from the medians would "
             f"be noise. More repeats (-r, --budget) narrow the interval."
         )
-    basis = (
-        " Counted on calls each waited for, as a hand loop with block_until_ready times them"
-        + _loop_break_even(report)
+    basis = " Counted on calls each waited for, as a hand loop with block_until_ready times them" + _loop_break_even(
+        report
     )
     if math.isinf(even):
         return (

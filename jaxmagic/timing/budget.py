@@ -44,7 +44,6 @@ def fit(
     return planned
 
 
-
 FLOOR_S = 0.01  # a repeat's calls are cut no shorter than this while there is time for it
 
 
@@ -70,24 +69,34 @@ def share(
     {'jit': (7, 7), 'eager': None}
     """
     cost = {mode: max(per_call[mode], 1e-9) for mode in wanted}
-    floors = {mode: (min(loops, max(1, math.ceil(floor_s / cost[mode]))), repeat) for mode, (loops, repeat) in wanted.items()}
+    floors = {
+        mode: (min(loops, max(1, math.ceil(floor_s / cost[mode]))), repeat) for mode, (loops, repeat) in wanted.items()
+    }
     ahead = {mode: floors[mode] for mode in wanted if mode in first}
-    need = sum(loops * repeat * cost[mode] for mode, (loops, repeat) in ahead.items())
+    need = _seconds(ahead, cost)
     if need >= seconds:  # only the modes ahead, their calls cut to fit, their repeats kept
         scale = max(0.0, seconds) / need if need > 0 else 0.0
-        planned: dict[str, tuple[int, int] | None] = {
-            mode: (max(1, int(loops * scale)), repeat) for mode, (loops, repeat) in ahead.items()
-        }
-        return {mode: planned.get(mode) for mode in wanted}
+        cut = {mode: (max(1, int(loops * scale)), repeat) for mode, (loops, repeat) in ahead.items()}
+        return {mode: cut.get(mode) for mode in wanted}
     behind = fit({m: floors[m] for m in wanted if m not in first}, per_call, seconds=seconds - need)
-    planned = {**ahead, **behind}
-    spent = sum(p[0] * p[1] * cost[m] for m, p in planned.items() if p is not None)
-    extra = {m: (wanted[m][0] - p[0]) * p[1] * cost[m] for m, p in planned.items() if p is not None}
-    room = max(0.0, seconds - spent)
-    wanted_extra = sum(extra.values())
-    ratio = min(1.0, room / wanted_extra) if wanted_extra > 0 else 0.0
-    for mode, plan in planned.items():
-        if plan is not None and extra[mode] > 0:
-            loops = plan[0] + int((wanted[mode][0] - plan[0]) * ratio)
-            planned[mode] = (min(wanted[mode][0], loops), plan[1])
-    return {mode: planned.get(mode) for mode in wanted}
+    planned = {**ahead, **{m: p for m, p in behind.items() if p is not None}}
+    lengthened = _lengthen(planned, wanted, cost, room=seconds - _seconds(planned, cost))
+    return {mode: lengthened.get(mode) for mode in wanted}
+
+
+def _seconds(plans: dict[str, tuple[int, int]], cost: dict[str, float]) -> float:
+    return sum(loops * repeat * cost[mode] for mode, (loops, repeat) in plans.items())
+
+
+def _lengthen(
+    planned: dict[str, tuple[int, int]], wanted: dict[str, tuple[int, int]], cost: dict[str, float], *, room: float
+) -> dict[str, tuple[int, int]]:
+    """Each plan's calls per repeat raised towards what was wanted, all in the same proportion,
+    as far as ``room`` seconds allow."""
+    extra = {m: (wanted[m][0] - loops) * repeat * cost[m] for m, (loops, repeat) in planned.items()}
+    total = sum(extra.values())
+    ratio = min(1.0, max(0.0, room) / total) if total > 0 else 0.0
+    return {
+        m: (min(wanted[m][0], loops + int((wanted[m][0] - loops) * ratio)), repeat)
+        for m, (loops, repeat) in planned.items()
+    }

@@ -55,7 +55,7 @@ __all__ = [
 # Measuring
 
 
-@own_work()
+@own_work(cache_writes=True)  # the user's own call, jitted: their persistent cache keeps it as it would
 def compare(
     call: Call,
     *,
@@ -370,6 +370,7 @@ class _Session:
             return None
         floor = stopwatch.dispatch_floor()
         return {"dispatches": count, "floor_s": floor, "estimate_s": count * floor}
+
     def _check_results(self) -> None:
         self.phase = "comparing the modes' results"
         self._tell("checking results")
@@ -522,7 +523,7 @@ class _Session:
             plan = self.plans.get(mode)
             if plan is not None:
                 cost = self._seen_cost(mode, plan)
-            total += (plan.repeat - len(self.runs.get(mode, ()))) * plan.loops * cost
+                total += (plan.repeat - len(self.runs.get(mode, ()))) * plan.loops * cost
         return total
 
     def _left_for_uncompiled(self) -> float:
@@ -569,7 +570,11 @@ class _Session:
             else:  # JAX's reported phases filled the whole first call (JAX 0.8 overlaps them): time one call
                 self.calls[mode] = self.calls.get(mode, 1) + 1
                 try:
-                    with deadline.stop_after(max(0.0, self.hard_end - TIMER())), stopwatch.gc_paused(), self._quiet(mode):
+                    with (
+                        deadline.stop_after(max(0.0, self.hard_end - TIMER())),
+                        stopwatch.gc_paused(),
+                        self._quiet(mode),
+                    ):
                         self.one_calls[mode] = stopwatch.timed_loop(
                             self.runners[mode], 1, stopwatch.waiter(self.outputs[mode])
                         )

@@ -20,7 +20,6 @@ from typing import Any, Callable, Mapping
 from jaxmagic import _jax_private
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.tracing import libraries
-from jaxmagic.tracing.expression import Expression, as_function
 from jaxmagic.tracing.callables import (
     bind_jitted_method,
     callable_name,
@@ -29,6 +28,7 @@ from jaxmagic.tracing.callables import (
     signature_of,
     unwrap_jit,
 )
+from jaxmagic.tracing.expression import Expression, as_function
 from jaxmagic.tracing.jitting import LibraryJitted, UntraceableLeavesStatic, fresh_function, has_untraceable_leaves
 from jaxmagic.words import units
 from jaxmagic.words.untrusted import value_text

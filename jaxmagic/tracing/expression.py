@@ -138,25 +138,17 @@ def _compile(text: str, arguments: tuple[str, ...], closed: dict[str, Any], file
     lambda would be), its code placed at ``line`` of ``filename`` for tracebacks."""
     body = ast.parse(text.strip(), mode="eval").body
     ast.increment_lineno(body, line - 1)
-    lambda_node = ast.Lambda(
-        args=ast.arguments(
-            posonlyargs=[], args=[ast.arg(arg=name) for name in arguments], kwonlyargs=[], kw_defaults=[], defaults=[]
-        ),
-        body=body,
-    )
-    factory = ast.FunctionDef(
-        name="expression",
-        args=ast.arguments(
-            posonlyargs=[], args=[ast.arg(arg=name) for name in closed], kwonlyargs=[], kw_defaults=[], defaults=[]
-        ),
-        body=[ast.Return(value=lambda_node)],
-        decorator_list=[],
-        returns=None,
-        type_params=[],
-    )
-    module = ast.Module(body=[factory], type_ignores=[])
-    for node in (lambda_node, factory, factory.body[0], *lambda_node.args.args, *factory.args.args):
-        ast.copy_location(node, body)
+    # The names are identifiers (Python's own symbol table found them), so the frame can be parsed.
+    module = ast.parse(f"def expression({', '.join(closed)}):\n    return lambda {', '.join(arguments)}: None")
+    factory = module.body[0]
+    assert isinstance(factory, ast.FunctionDef) and isinstance(factory.body[0], ast.Return)
+    lambda_node = factory.body[0].value
+    assert isinstance(lambda_node, ast.Lambda)
+    lambda_node.body = body
+    written = {id(node) for node in ast.walk(body)}
+    for node in ast.walk(factory):  # the frame around the expression stands where it does
+        if id(node) not in written and isinstance(node, (ast.stmt, ast.expr, ast.arg)):
+            ast.copy_location(node, body)
     ast.fix_missing_locations(module)
     scope: dict[str, Any] = {"__builtins__": builtins}
     exec(compile(module, filename, "exec"), scope)

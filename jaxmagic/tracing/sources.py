@@ -171,6 +171,27 @@ def traced_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int,
     return pick_user_frame(inside_traced_call(frames), or_library=False)
 
 
+_INSTALLED = ("/site-packages/", "/dist-packages/", "/lib/python3")  # packages, and the standard library
+
+
+def recorded_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int, str] | None:
+    """The user's frame among the frames a trace recorded for an instruction, innermost first,
+    wherever the trace was made: JAX records none of its own, so the first that is neither an
+    installed package's nor the standard library's (by its path: ``site-packages``,
+    ``dist-packages``, ``lib/python3.x``) nor jaxmagic's; ``None`` where there is none. Reads paths only: no JAX.
+
+    >>> recorded_user_frame([("/venv/lib/python3.11/site-packages/flax/linen/linear.py", 9, "__call__"),
+    ...                      ("/home/me/train.py", 12, "loss")])
+    ('/home/me/train.py', 12, 'loss')
+    """
+    for file, line, function in frames:
+        path = file.replace("\\", "/")
+        if file.startswith("<frozen ") or any(part in path for part in _INSTALLED) or is_jaxmagic_file(file):
+            continue
+        return file, line, function
+    return None
+
+
 def outermost_frame() -> tuple[str, str]:
     """``(file, function)`` of the outermost frame of the running thread: where every complete
     traceback recorded in it ends (a script's ``<module>``, ``runpy``'s entry, a thread's start).

@@ -96,10 +96,25 @@ def difference(found: Any) -> Words:
     at = say("at {} ", code(found.where)) if found.where else ""
     if found.kind == "structure":
         return say("{}it returns {} values where your code returns {}", at, found.fixed, found.original)
+    if found.kind == "state":
+        return say("it leaves {} at {} where your code makes it {}", code(found.where), found.fixed, found.original)
     if found.kind == "shape":
         return say("{}it has shape {} where your code's has {}", at, found.fixed, found.original)
     index = f"at index {found.index} " if found.index else ""
     return say("{}{}it gives {} where your code gives {}", at, index, found.fixed, found.original)
+
+
+def leading(label: Any) -> Words:
+    """An alternative's label as the lead fix's note, once it leads: without its "Or".
+
+    >>> str(leading("Or make it a list again:"))
+    'Make it a list again:'
+    """
+    parts = list(as_words(label).parts)
+    if parts and parts[0].kind == "text" and parts[0].text.startswith(("Or ", "or ")):
+        rest = parts[0].text[3:]
+        parts[0] = Part("text", rest[:1].upper() + rest[1:])
+    return Words(tuple(parts))
 
 
 def fix_check_label(label: Any, found: Any, seconds: float = 0.0) -> Words:
