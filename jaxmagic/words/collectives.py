@@ -130,14 +130,7 @@ def cause_words(collective: Collective) -> Words | None:
         )
     if collective.mismatch == "constraint" and collective.wanted is not None:
         _, spec, where = collective.wanted
-        return say(
-            "inserted by XLA to meet the sharding {} asked for at {}{}; {} → {}",
-            code(spec),
-            where,
-            _inputs(collective),
-            placement_text(collective.before),
-            placement_text(collective.after),
-        )
+        return say("inserted by XLA to meet the sharding {} asked for at {}{}", code(spec), where, _inputs(collective))
     if collective.mismatch == "output" and collective.wanted is not None:
         _, spec, name = collective.wanted
         asked = collective.asked_at
@@ -147,13 +140,11 @@ def cause_words(collective: Collective) -> Words | None:
             else ""
         )
         return say(
-            "inserted by XLA to give the output {} the sharding {} its out_shardings ask for{}{}; {} → {}",
+            "inserted by XLA to give the output {} the sharding {} its out_shardings ask for{}{}",
             code(name),
             code(spec),
             by,
             _inputs(collective),
-            placement_text(collective.before),
-            placement_text(collective.after),
         )
     if collective.primitive:
         return say("inserted by XLA to partition {}{}", code(collective.primitive), _inputs(collective))
@@ -200,12 +191,14 @@ def item(collective: Collective) -> Words:
     """One collective on one line, as a budget's failure lists it."""
     cause = cause_words(collective)
     return say(
-        "{} of {} over {}, from {}{}",
+        "{} of {} over {}, from {}{}; {} → {}",
         article(collective.kind),
         bytes_words(collective),
         axes_words(collective),
         where_words(collective),
         say(" — {}", cause) if cause is not None else "",
+        placement_text(collective.before),
+        placement_text(collective.after),
     )
 
 
