@@ -127,7 +127,7 @@ def test_every_mode_runs_with_its_first_call_and_memory(facts):
 
 
 def test_all_means_every_mode_on_several_devices(facts):
-    assert facts["all_word"] == ["eager", "jit", "sharded", "pmap"]
+    assert facts["all_word"] == ["eager", "jit", "op-by-op", "sharded", "pmap"]
 
 
 def test_pmap_of_a_function_that_mixes_rows_is_warned_about_and_sharded_is_not(facts):

@@ -64,3 +64,4 @@ def stop_after(seconds: float) -> Iterator[None]:
             state["done"] = True
             if state["fired"]:  # raised already (then this withdraws nothing), or still pending
                 _raise_in(thread_id, None)
+        timer.join(1.0)  # gone before what follows runs: its waking up would weigh on that

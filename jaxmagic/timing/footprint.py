@@ -84,6 +84,33 @@ def _dispatches(jaxpr, op_by_op: bool) -> int:
     return total
 
 
+def donated_inputs(closed_jaxpr) -> tuple[bool, bool]:
+    """``(arguments, held)``: whether running the jaxpr's equations one by one with jit on (the
+    user's eager call) hands an inner jit one of the call's arguments to donate, or an array the
+    call holds (a constant of the jaxpr: captured in a partial, a closure, a global). Either is
+    consumed by that call; only values passed straight through count (a value computed first is
+    the call's own).
+
+    >>> import functools, jax, jax.numpy as jnp
+    >>> step = jax.jit(lambda p, g: p - g, donate_argnums=0)
+    >>> donated_inputs(jax.make_jaxpr(lambda p, g: step(p, g))(jnp.ones(2), jnp.ones(2)))
+    (True, False)
+    >>> held = functools.partial(step, jnp.ones(2))
+    >>> donated_inputs(jax.jit(lambda g: held(g)).trace(jnp.ones(2)).jaxpr)
+    (False, True)
+    """
+    top = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
+    arguments, held = {id(v) for v in top.invars}, {id(v) for v in top.constvars}
+    found_argument = found_held = False
+    for eqn in all_equations(top, into=lambda e: e.primitive.name in _INLINE_CALLS):
+        if eqn.primitive.name not in _JIT_CALLS:
+            continue
+        for var, donated in zip(eqn.invars, eqn.params.get("donated_invars", ()), strict=False):
+            found_argument |= bool(donated) and id(var) in arguments
+            found_held |= bool(donated) and id(var) in held
+    return found_argument, found_held
+
+
 def _runs_its_body(eqn, op_by_op: bool) -> bool:
     name = eqn.primitive.name
     return name in _INLINE_CALLS or (op_by_op and name in _JIT_CALLS)

@@ -63,6 +63,7 @@ KINDS = (
     "single_sample",
     "stopped",
     "not_run",
+    "eager_donates",
     "stopped_early",
     "printed_lines",
     "only_eager_printed",

@@ -38,6 +38,8 @@ MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets 
 PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: itself, then pipelined
 MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget is not run
 SKIP_FACTOR = 3.0  # nor one whose dispatches alone would cost this many times the time it is left
+GUARD_SHARE = 0.25  # an eager repeat foretold to take more than this share of its time left can be stopped
+MOST_A_DISPATCH_COSTS = 1e-3  # seconds: no dispatch of one operation costs more, even op by op
 
 __all__ = [
     "Comparison",
@@ -78,6 +80,7 @@ def compare(
     measured and says so. ``on_progress`` is called with a ``progress.Progress`` at each step
     (setting up, first calls, warm-up, each repeat) for a front end to show.
     """
+    started = TIMER()  # everything from here counts against the budget
     chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol, split=split)
     if any(mode != "eager" for mode in chosen):
         check_traceable(call, magic="%jitcompare")
@@ -94,6 +97,7 @@ def compare(
         rtol=rtol,
         atol=atol,
         on_progress=on_progress,
+        start=started,
     )
     if copied:
         session.note("nnx_copies", names=copied)
@@ -203,6 +207,7 @@ class _Session:
     one_calls: dict = field(default_factory=dict)  # mode -> seconds of one call timed after its first
     facts: list = field(default_factory=list)  # every Note; ``warnings`` and ``notes`` hold their sentences
     jaxpr: object = None  # the call traced (by the jit mode), for what an uncompiled run does
+    start: float = 0.0  # when the comparison began (``TIMER()``)
     phase: str = "setting up"
 
     def note(self, kind: str, *, warning: bool = False, mode: str | None = None, **facts) -> None:
@@ -215,7 +220,7 @@ class _Session:
 
     # -- the whole run -------------------------------------------------------------------------
     def run(self) -> Comparison:
-        self.start = TIMER()
+        self.start = self.start or TIMER()
         self.deadline = self.start + self.budget
         self.hard_end = self.start + self.budget * WALL_MARGIN
         interrupted = False
@@ -342,13 +347,14 @@ class _Session:
         """Each uncompiled mode's first call, in what the compiled modes' repeats leave of the
         budget: not run where the operations it would dispatch one by one already cost several times
         that, else stopped when that time is up (its figure is then a lower bound)."""
-        modes = self._uncompiled()
+        skipped = self._protect_from_donation()
+        modes = [m for m in self._uncompiled() if m not in skipped]
         for index, mode in enumerate(modes):
             allowance = (self.hard_end - TIMER() - self._reserved_s()) / (len(modes) - index)
             if allowance < MIN_SLICE * self.budget:
                 self.note("not_run", warning=True, mode=mode, budget_s=self.budget, left_s=max(0.0, allowance))
                 continue
-            estimate = self._dispatch_estimate(mode)
+            estimate = self._dispatch_estimate(mode, allowance)
             if estimate is not None and estimate["estimate_s"] > SKIP_FACTOR * allowance:
                 self.note("not_run", warning=True, mode=mode, budget_s=self.budget, left_s=allowance, **estimate)
                 continue
@@ -359,15 +365,18 @@ class _Session:
                 facts = estimate or {}
                 self.note("stopped", warning=True, mode=mode, seconds=self.stopped[mode], budget_s=self.budget, **facts)
 
-    def _dispatch_estimate(self, mode: str) -> dict | None:
+    def _dispatch_estimate(self, mode: str, allowance: float) -> dict | None:
         """What one uncompiled call costs at the least: the operations it dispatches one by one (from
-        the jit mode's trace) times the least a dispatch costs here; ``None`` without a trace."""
+        the jit mode's trace) times the least a dispatch costs here; ``None`` without a trace, or
+        where so few that they could not outlast ``allowance`` whatever a dispatch costs."""
         if self.jaxpr is None:
             return None
         try:
             count = footprint.dispatches(self.jaxpr, op_by_op=mode == "op-by-op")
         except Exception:  # an estimate is a bonus; the timing must not fail for it
             return None
+        if count * MOST_A_DISPATCH_COSTS <= SKIP_FACTOR * allowance:
+            return None  # however dear a dispatch is here, these would fit: not worth measuring one
         floor = stopwatch.dispatch_floor()
         return {"dispatches": count, "floor_s": floor, "estimate_s": count * floor}
 
@@ -409,13 +418,42 @@ class _Session:
                 self.memory[mode] = memory_reader.compiled_memory(runner.lowered().compile())
             except Exception:  # memory is a bonus; the timing must not fail for it
                 continue
+        traced = any(m in self.first_calls for m in ("jit", "sharded"))
+        if "eager" in self.runners or (self._uncompiled() and traced):  # eager: to see what it donates
+            self.jaxpr = self._trace()
+
+    def _trace(self):
+        """The call's jaxpr, for what an uncompiled run does (``None`` where it cannot be traced):
+        from the jit or sharded mode's jitted function, or one made for it when neither was asked for."""
         traced_by = next((self.runners[m] for m in ("jit", "sharded") if m in self.first_calls), None)
-        if self._uncompiled() and traced_by is not None:
-            try:
+        try:
+            if traced_by is not None:
                 args, kwargs = traced_by.fresh_arguments()
-                self.jaxpr = traced_by.jitted.trace(*args, **kwargs).jaxpr
-            except Exception:  # the uncompiled modes' footprint and estimate are a bonus
-                self.jaxpr = None
+                return traced_by.jitted.trace(*args, **kwargs).jaxpr
+            args, kwargs, _ = mode_setup.on_device((self.call.args, self.call.kwargs))
+            return mode_setup.jitted_version(self.call).trace(*args, **kwargs).jaxpr
+        except Exception:  # the uncompiled modes' footprint, estimate and donations are a bonus
+            return None
+
+    def _protect_from_donation(self) -> list[str]:
+        """The eager mode runs the user's call as written, and an inner jit of it may donate (consume)
+        what it is given: its arguments are then copied for every call; arrays it holds (in a
+        partial, a closure, a global) cannot be, and it is not run. The uncompiled modes to skip."""
+        runner = self.runners.get("eager")
+        if runner is None or self.jaxpr is None:
+            return []
+        try:
+            arguments, held = footprint.donated_inputs(self.jaxpr)
+        except Exception:
+            return []
+        if held:
+            self.note("not_run", warning=True, mode="eager", budget_s=self.budget, left_s=0.0, donates_held=True)
+            return ["eager"]
+        if arguments:
+            runner.donated = tuple(range(len(runner.args)))
+            runner.donated_names = tuple(runner.kwargs)
+            self.note("eager_donates", mode="eager")
+        return []
 
     def _eager_memory(self) -> None:
         """What each uncompiled mode that ran writes out besides its outputs, from the jit mode's trace."""
@@ -600,7 +638,8 @@ class _Session:
             self.repeat_loops[mode] = []
         most = max((p.repeat for p in self.plans.values()), default=0)
         for index in range(most):
-            for mode, plan in list(self.plans.items()):
+            for mode in [m for m in self.modes if m in self.plans]:  # in the order asked for
+                plan = self.plans[mode]
                 if self.seen_costs:
                     self._refit()
                 if index >= plan.repeat or mode in self.cut_short:
@@ -676,8 +715,9 @@ class _Session:
         the compiled modes leave it (nothing of it is kept)."""
         runner = self.runners[mode]
         guard = contextlib.nullcontext()
-        if not runner.compiles:
-            guard = deadline.stop_after(max(0.0, self.hard_end - self._reserved_s() - TIMER()))
+        left = self.hard_end - self._reserved_s() - TIMER()
+        if not runner.compiles and plan.loops * self._seen_cost(mode, plan) > GUARD_SHARE * left:
+            guard = deadline.stop_after(max(0.0, left))  # only where it may come near the end
         started = TIMER()
         try:
             with guard, stopwatch.gc_paused(), self._quiet(mode):

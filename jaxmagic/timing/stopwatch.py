@@ -18,6 +18,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import itertools
 import math
@@ -188,9 +189,11 @@ def pipelined_loop(runner, loops: int) -> float:
         return TIMER() - start
 
 
+@functools.cache
 def dispatch_floor() -> float:
-    """Seconds that JAX takes at the least to dispatch one operation on its own, here and now: the
-    floor under what an uncompiled call of many operations costs (its estimate is a lower bound).
+    """Seconds that JAX takes at the least to dispatch one operation on its own here: the floor
+    under what an uncompiled call of many operations costs (its estimate is a lower bound).
+    Measured once per process (its first measurement compiles the operation it times).
 
     >>> 0 < dispatch_floor() < 0.01
     True

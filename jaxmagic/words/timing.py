@@ -45,6 +45,37 @@ def _more_budget(budget_s: float, needed_s: float) -> str:
     return f"{math.ceil(budget_s + 2 * needed_s):,}".replace(",", "")
 
 
+def _not_run(
+    mode: str,
+    budget_s: float,
+    left_s: float,
+    dispatches: int | None = None,
+    floor_s: float | None = None,
+    estimate_s: float | None = None,
+    donates_held: bool = False,
+) -> str:
+    """Why a mode was not run: it would consume arrays it holds, its dispatches alone would outlast
+    the time left, or no time was left."""
+    if donates_held:
+        return (
+            f"{mode}: not run: called as written, it hands a jitted function arrays it holds (in a partial, a "
+            f"closure or a global) to donate (donate_argnums): the first call would consume them, yours "
+            f"included, and the next would fail. Pass them as arguments to time it eagerly."
+        )
+    if dispatches is not None and floor_s is not None and estimate_s is not None:
+        return (
+            f"{mode}: not run: it dispatches at least {dispatches:,} operations one by one, each at least "
+            f"{format_seconds(floor_s)} here, so one call would take at least {format_seconds(estimate_s)}, "
+            f"many times the {format_seconds(left_s)} the {format_seconds(budget_s)} budget left it; "
+            f"--budget {_more_budget(budget_s, estimate_s)} lets it run."
+        )
+    left = format_seconds(left_s) if left_s > 0 else "no time"
+    return (
+        f"{mode}: not run: the compiled modes' first calls and repeats took the {format_seconds(budget_s)} "
+        f"budget, leaving it {left}; --budget {_more_budget(budget_s, budget_s)} lets it run."
+    )
+
+
 def _names(names: list[str]) -> str:
     quoted = [f"`{n}`" for n in names]
     return " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
@@ -145,20 +176,12 @@ WORDS: dict[str, Callable[..., str]] = {
         + f". Its figure is a lower bound, and so is the speed-up (the break-even count an upper bound); "
         f"--budget {_more_budget(budget_s, seconds)} measures it."
     ),
-    "not_run": lambda mode, budget_s, left_s, dispatches=None, floor_s=None, estimate_s=None: (
-        (
-            f"{mode}: not run: it dispatches at least {dispatches:,} operations one by one, each at least "
-            f"{format_seconds(floor_s)} here, so one call would take at least {format_seconds(estimate_s)}, "
-            f"many times the {format_seconds(left_s)} the {format_seconds(budget_s)} budget left it; "
-            f"--budget {_more_budget(budget_s, estimate_s)} lets it run."
-        )
-        if dispatches is not None and estimate_s is not None
-        else (
-            f"{mode}: not run: the compiled modes' first calls and repeats took the {format_seconds(budget_s)} "
-            f"budget, leaving it {format_seconds(left_s) if left_s > 0 else 'no time'}; "
-            f"--budget {_more_budget(budget_s, budget_s)} lets it run."
-        )
+    "eager_donates": lambda mode: (
+        f"{mode}: your call hands its arguments to a jitted function that donates them (donate_argnums), "
+        f"as written: each {mode} call got fresh copies of them, made outside the timed region, and yours "
+        f"are as they were."
     ),
+    "not_run": lambda mode, **facts: _not_run(mode, **facts),
     "printed_lines": lambda mode, lines: (
         f"{mode}: the function printed {lines:,} more line{'s' * (lines != 1)} while being "
         f"timed (hidden; what its first call printed is shown)."
