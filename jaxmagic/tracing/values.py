@@ -30,7 +30,7 @@ import numpy as np
 from jax.extend import core as jcore
 
 from jaxmagic import _jax_private
-from jaxmagic.tracing import value_program
+from jaxmagic.tracing import blowups, value_program
 from jaxmagic.tracing.listing import line_made_here, name_stack_facts
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells
 
@@ -165,7 +165,9 @@ class ValueRun:
     call's equations before the call's own), ``outputs`` (the program's results, as arrays),
     ``inputs`` (a ``Summary`` of each argument), ``first_nonfinite`` / ``first_nan`` (the first
     equation that made a NaN or inf / a NaN), ``seconds`` (the evaluation's wall time) and
-    ``summarised_on`` (``"host"`` or ``"device"``: where each output was summarised)."""
+    ``summarised_on`` (``"host"`` or ``"device"``: where each output was summarised); in a
+    gradient whose NaN or inf comes from a derivative taken where it is infinite, ``blowup`` (a
+    ``blowups.DerivativeBlowup``: the user's forward operation, its line, the point)."""
 
     equations: list[EquationValue] = field(default_factory=list)
     outputs: list = field(default_factory=list)
@@ -174,6 +176,7 @@ class ValueRun:
     first_nan: EquationValue | None = None
     seconds: float = 0.0
     summarised_on: str = "host"
+    blowup: blowups.DerivativeBlowup | None = None
 
     @property
     def by_path(self) -> dict[tuple, EquationValue]:
@@ -227,6 +230,12 @@ class _Origin:
     eqn: Any
     parent: "_Origin | None"
     placed: tuple = ()
+
+    def derivative(self) -> str:
+        """``forward`` / ``backward`` where JAX's name stack says so, its own or its enclosing
+        call's (a library's program nested in a gradient keeps only its own names)."""
+        own = name_stack_facts(getattr(self.eqn.source_info, "name_stack", ""))[1]
+        return own or (self.parent.derivative() if self.parent is not None else "")
 
     def source(self, cell_namer: CellNamer) -> SourceLine | None:
         if not self.placed:
@@ -349,7 +358,22 @@ class _Evaluation:
                 if run.first_nan is None and value.made_nan:
                     run.first_nan = value
             run.equations.append(value)
+        if run.first_nan is not None or run.first_nonfinite is not None:
+            run.blowup = blowups.find(self._ran(run, made, inputs, cell_namer))
         return run
+
+    def _ran(self, run: ValueRun, made: list, inputs: list[Summary], cell_namer: CellNamer) -> list[blowups.Ran]:
+        """The steps as the search for a derivative that blew up reads them."""
+        return [
+            blowups.Ran(
+                value,
+                tuple(_summary_of(r, made, inputs) for r in step.inputs),
+                tuple(r.index if r.kind == "step" else None for r in step.inputs),
+                step.origin.derivative(),
+                lambda origin=step.origin: origin.source(cell_namer),
+            )
+            for step, value in zip(self.steps, run.equations, strict=True)
+        ]
 
     def _read(self, found, typed: list) -> tuple[Summary, ...]:
         """The summaries of ``typed`` (arrays or abstract values) from what was kept of them."""
