@@ -7,13 +7,14 @@ FLOOR_VENV ?= .venv-floor
 PY         := $(VENV)/bin/python
 FLOOR_PY   := $(FLOOR_VENV)/bin/python
 STAMP      := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 FLOOR_STAMP := $(FLOOR_VENV)/.installed
 # The suites run in parallel (pytest-xdist), a test file to a worker: WORKERS=auto starts one worker
 # per core, WORKERS=0 runs everything in this one process.
 WORKERS    ?= auto
 PARALLEL   := -n $(WORKERS) --dist loadfile
 
-.PHONY: demo test test-quick test-floor test-both bench format venv venv-floor chromium clean
+.PHONY: demo test test-quick test-floor test-both bench pictures format venv venv-floor chromium clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +26,13 @@ $(STAMP): pyproject.toml | $(PY)
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+# The tour needs jaxmagic and a notebook runner only (the `demo` extra), not the developer's tools.
+$(DEMO_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+# Runs the tour headless, writes it back with its outputs, and its HTML export beside it.
+demo: $(DEMO_STAMP)
 	$(PY) demo/run.py demo/tour.ipynb demo/tour.html
 
 # The browser tests drive Debian's Chromium (browser downloads do not work everywhere).
@@ -67,6 +74,10 @@ ifeq ($(shell [ $(CORES) -ge 4 ] && echo side-by-side),side-by-side)
 else
 	$(MAKE) -k test test-floor
 endif
+
+# The README's and the docs' pictures, taken anew from the current views by the browser tests.
+pictures: $(STAMP) chromium
+	JAXMAGIC_UPDATE_DOCS_IMAGES=1 $(PY) -m pytest -q -p no:xdist -m browser tests/browser
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'

@@ -1,14 +1,21 @@
-"""What loading jaxmagic adds to ``import jax``, each measured in fresh processes, side by side.
+"""What loading jaxmagic adds to ``import jax``, each measured in fresh processes, side by side;
+and how long ``python -m jaxmagic diff`` takes from start to answer.
 
-Goal: ``import jaxmagic`` and ``%load_ext jaxmagic`` together add less than 0.2 s to ``import jax``
-(also shown as a fraction of ``import jax`` measured in the same run).
+Goals: ``import jaxmagic`` and ``%load_ext jaxmagic`` together add less than 0.2 s to ``import jax``
+(also shown as a fraction of ``import jax`` measured in the same run); ``diff`` of two real
+fingerprints answers within 0.3 s of wall time, JAX never imported (also shown as a ratio to a
+bare ``python -c pass`` timed in the same run).
 """
 
 from __future__ import annotations
 
+import pathlib
 import statistics
 import subprocess
 import sys
+import time
+
+SEEDS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "fingerprints"
 
 PROBE = """
 import time
@@ -58,6 +65,39 @@ def run(quick: bool = False) -> list[dict]:
             "target": "< 0.2",
             "met": added < 0.2,
             "detail": detail,
+        },
+        *run_diff(quick),
+    ]
+
+
+def _wall(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=False, env={"PATH": "", "JAX_PLATFORMS": "cpu"})
+    return time.perf_counter() - start
+
+
+def run_diff(quick: bool = False) -> list[dict]:
+    """``python -m jaxmagic diff`` of two real fingerprints, from process start to exit."""
+    samples = 2 if quick else 7
+    bare = statistics.median(_wall([sys.executable, "-c", "pass"]) for _ in range(samples))
+    command = [sys.executable, "-m", "jaxmagic", "diff", str(SEEDS / "width8.json"), str(SEEDS / "width16.json")]
+    diff = statistics.median(_wall(command) for _ in range(samples))
+    probe = "import sys, runpy; sys.argv = ['jaxmagic', 'diff', sys.argv[1], sys.argv[2]]\ntry:\n"
+    probe += "    runpy.run_module('jaxmagic', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+    probe += "print('JAX', 'jax' in sys.modules, file=sys.stderr)"
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe, str(SEEDS / "width8.json"), str(SEEDS / "width16.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stderr.strip()
+    return [
+        {
+            "goal": "python -m jaxmagic diff, seconds from start to answer (JAX not imported)",
+            "measured": diff,
+            "target": "<= 0.3",
+            "met": diff <= 0.3 and loaded.endswith("JAX False"),
+            "detail": f"{diff / bare:.1f}x a bare python -c pass ({bare * 1e3:.0f} ms); {loaded.splitlines()[-1]}",
         }
     ]
 

@@ -7,6 +7,14 @@ since a shared machine's speed varies). The two are measured in alternating roun
 busy machine weighs on both alike; the median of the rounds' ratios is the figure, and the same
 for the best repeat is shown beside it. Goal: within ±5%.
 
+Eager and jit fidelity on the user's own calls (``CALLS``: JAX's FAQ ``sum_logistic`` at two
+sizes, ``jax.random.split`` + ``normal``, a ``linspace`` input, a callee already jitted, a Flax NNX
+``nnx.jit`` training step, an Equinox ``eqx.filter_jit`` gradient): eager's median against a hand
+loop over ``f(*args)`` exactly as written without the outer jit (goal ±10%), jit's against a hand
+loop over the jitted call (goal ±5%), each call waited for; the pipelined figure against a hand
+loop of calls with one wait at the end (shown); and the wall time of each default comparison
+against its budget (goal ≤ 1.1).
+
 Cost: the wall time of one default ``%jitcompare`` (eager and jit) against one
 ``%timeit f(x).block_until_ready()`` of the jit call alone, for the ~1 ms function.
 Goal: no more than ``%timeit``'s time, while measuring twice as much.
@@ -14,6 +22,7 @@ Goal: no more than ``%timeit``'s time, while measuring twice as much.
 
 from __future__ import annotations
 
+import math
 import os
 import statistics
 import time
@@ -184,6 +193,174 @@ def interval_coverage(quick: bool = False) -> dict:
     }
 
 
+# ------------------------------------------------------------------------------------------------
+# Eager and jit on the user's own calls
+
+
+def _sum_logistic(x):
+    return jnp.sum(1.0 / (1.0 + jnp.exp(-x)))
+
+
+def _random_sample(key):
+    key, sub = jax.random.split(key)
+    return jax.random.normal(sub, (1000,)) * 2.0 + 1.0
+
+
+def _normalise(v):
+    return (v - v.mean()) / (v.std() + 1e-6)
+
+
+def _nnx_step():
+    """A Flax NNX training step under ``nnx.jit``, as Flax's documentation writes one."""
+    import optax
+    from flax import nnx
+
+    model = nnx.Sequential(nnx.Linear(32, 64, rngs=nnx.Rngs(0)), nnx.relu, nnx.Linear(64, 1, rngs=nnx.Rngs(1)))
+    optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
+
+    @nnx.jit
+    def train_step(model, optimizer, x, y):
+        def loss_fn(model):
+            return jnp.mean((model(x) - y) ** 2)
+
+        loss, grads = nnx.value_and_grad(loss_fn)(model)
+        optimizer.update(model, grads)
+        return loss
+
+    x, y = jnp.ones((16, 32)), jnp.zeros((16, 1))
+    return train_step, (model, optimizer, x, y), train_step.fun, train_step
+
+
+def _equinox_grad():
+    """An Equinox gradient under ``eqx.filter_jit``."""
+    import equinox as eqx
+
+    model = eqx.nn.MLP(32, 1, 64, 2, key=jax.random.key(0))
+
+    @eqx.filter_jit
+    def grad_step(model, x):
+        return eqx.filter_grad(lambda m: jnp.mean(jax.vmap(m)(x) ** 2))(model)
+
+    return grad_step, (model, jnp.ones((16, 32))), grad_step.__wrapped__, grad_step
+
+
+def _plain(fn, make_args):
+    def build():
+        return fn, make_args(), fn, jax.jit(fn)
+
+    return build
+
+
+def _jitted_callee():
+    jitted = jax.jit(_normalise)
+    return jitted, (jnp.linspace(0.0, 1.0, 10_000),), _normalise, jitted
+
+
+# label -> () -> (the callee as the user writes it after %jitcompare, its arguments, the call
+# without the outer jit (eager's truth), the jitted call (jit's truth))
+CALLS = {
+    "sum_logistic(arange(10.))": _plain(_sum_logistic, lambda: (jnp.arange(10.0),)),
+    "sum_logistic(linspace(0, 1, 100))": _plain(_sum_logistic, lambda: (jnp.linspace(0, 1, 100),)),
+    "sum_logistic(ones(1M))": _plain(_sum_logistic, lambda: (jnp.ones(1_000_000),)),
+    "random split + normal": _plain(_random_sample, lambda: (jax.random.key(0),)),
+    "jax.jit callee (normalise)": _jitted_callee,
+    "nnx.jit train step": _nnx_step,
+    "eqx.filter_jit gradient": _equinox_grad,
+}
+QUICK_CALLS = ("sum_logistic(arange(10.))",)
+EAGER_TOLERANCE = 0.10
+
+
+def hand_median(call, repeat: int = HAND_REPEAT) -> float:
+    """Seconds per call, median of ``timeit.repeat`` over ``call()`` waited for, auto-ranged."""
+    jax.block_until_ready(call())
+    timer = timeit.Timer(lambda: jax.block_until_ready(call()))
+    number, _ = timer.autorange()
+    return statistics.median(t / number for t in timer.repeat(repeat=repeat, number=number))
+
+
+def hand_pipelined(call, repeat: int = HAND_REPEAT) -> float:
+    """Seconds per call of a loop of calls with one wait at the end (as the TPU fixtures' hand
+    loop), the median of ``repeat`` loops sized like ``timeit``'s."""
+    jax.block_until_ready(call())
+    number = max(1, int(0.1 / max(hand_median(call, repeat=1), 1e-7)))
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = None
+        for _ in range(number):
+            out = call()
+        jax.block_until_ready(out)
+        runs.append((time.perf_counter() - start) / number)
+    return statistics.median(runs)
+
+
+def eager_and_jit(shell, label: str, rounds: int, quick: bool = False) -> list[dict]:
+    """Alternating rounds of hand loops and one default ``%jitcompare``: each round's ratios for
+    eager, jit and the pipelined jit figure, and the comparison's wall time over its budget."""
+    callee, args, eager_call, jit_call = CALLS[label]()
+    shell.user_ns.update(bench_callee=callee, bench_args=args)
+    ours, hands, walls = [], [], []
+    options = "-r 3 --budget 2" if quick else ""
+    for round_index in range(rounds):
+
+        def by_hand():
+            hands.append(
+                (
+                    hand_median(lambda: eager_call(*args), 3 if quick else HAND_REPEAT),
+                    hand_median(lambda: jit_call(*args), 3 if quick else HAND_REPEAT),
+                    hand_pipelined(lambda: jit_call(*args), 3 if quick else HAND_REPEAT),
+                )
+            )
+
+        def by_jitcompare():
+            start = time.perf_counter()
+            result = _run_cell(shell, f"%jitcompare -o -q {options} bench_callee(*bench_args)")
+            walls.append((time.perf_counter() - start) / result.budget)
+            eager = result.modes.get("eager")
+            ours.append(
+                (
+                    eager.median if eager is not None else math.nan,
+                    result.modes["jit"].median,
+                    result.pipelined["jit"].median if "jit" in result.pipelined else math.nan,
+                    result.modes["jit"].repeat,
+                )
+            )
+
+        for step in (by_hand, by_jitcompare) if round_index % 2 == 0 else (by_jitcompare, by_hand):
+            step()
+    rows = []
+    figures = (
+        ("eager median / hand f(*args) median", 0, EAGER_TOLERANCE, True),
+        ("jit median / hand jitted-call median", 1, FIDELITY_TOLERANCE, True),
+        ("jit in a pipelined loop / hand pipelined loop", 2, EAGER_TOLERANCE, False),
+    )
+    for goal, index, tolerance, judged in figures:
+        ratios = [mine[index] / hand[index] for mine, hand in zip(ours, hands, strict=True)]
+        ratio = statistics.median(ratios)
+        rows.append(
+            {
+                "goal": f"%jitcompare {goal} ({label})",
+                "measured": ratio,
+                "target": f"1 ± {tolerance:.0%}" if judged else "(info)",
+                "met": abs(ratio - 1) <= tolerance if judged else True,
+                "detail": f"per call: %jitcompare {_us([m[index] for m in ours])} vs hand {_us([h[index] for h in hands])} "
+                f"µs; jit repeats {[m[3] for m in ours]}; round ratios {[round(r, 3) for r in ratios]}",
+            }
+        )
+    worst = max(walls)
+    rows.append(
+        {
+            "goal": f"%jitcompare wall time / budget, worst round ({label})",
+            "measured": worst,
+            "target": "<= 1.1",
+            "met": worst <= 1.1,
+            "detail": f"rounds {[round(w, 3) for w in walls]}",
+        }
+    )
+    return rows
+
+
 def run(quick: bool = False) -> list[dict]:
     """One row per goal: ``goal``, ``measured``, ``target``, ``met``, ``detail``."""
     shell = _shell()
@@ -191,6 +368,8 @@ def run(quick: bool = False) -> list[dict]:
     rounds = {"~10 µs": 9, "~1 ms": 9, "~50 ms": 5}
     labels = ("~10 µs",) if quick else tuple(CASES)
     rows = [row for label in labels for row in fidelity(shell, label, 1 if quick else rounds[label], quick)]
+    for label in QUICK_CALLS if quick else tuple(CALLS):
+        rows += eager_and_jit(shell, label, 1 if quick else 3, quick)
     rows.append(cost(shell, quick))
     rows.append(interval_coverage(quick))
     return rows

@@ -2,7 +2,8 @@
 
 Each ``bench_*.py`` module beside this file has ``run(quick=False) -> list[dict]`` (rows with
 ``goal``, ``measured``, ``target``, ``met``, ``detail``) and may have ``scaling(quick=False) ->
-dict`` (plot title -> ``{"x", "y", "series": {name: [(x, y), ...]}}``). Ratios are measured
+dict`` (plot title -> ``{"x", "y", "series": {name: [(x, y), ...]}}``) and ``section(quick=False)
+-> str`` (a section of markdown for the page, written after ``run``). Ratios are measured
 against an anchor in the same run: these machines are shared and noisy.
 
     python benchmarks/run.py            # the full suite; writes docs/performance.md and the plot
@@ -38,11 +39,13 @@ module = __import__({name!r})
 rows = module.run(quick={quick!r})
 scaling = getattr(module, "scaling", None)
 plots = scaling(quick={quick!r}) if scaling else {{}}
-print("\\n@@result@@" + json.dumps({{"rows": rows, "plots": plots}}))
+section = getattr(module, "section", None)
+text = section(quick={quick!r}) if section else ""
+print("\\n@@result@@" + json.dumps({{"rows": rows, "plots": plots, "section": text}}))
 """
 
 
-def run_module(name: str, quick: bool) -> tuple[list[dict], dict]:
+def run_module(name: str, quick: bool) -> tuple[list[dict], dict, str]:
     """One benchmark module in a fresh process, so that no module's leftovers (large jaxprs,
     caches, threads) weigh on another's figures."""
     code = _CHILD.format(here=str(HERE), name=name, quick=quick)
@@ -54,17 +57,19 @@ def run_module(name: str, quick: bool) -> tuple[list[dict], dict]:
         title: {**spec, "series": {k: [tuple(p) for p in v] for k, v in spec["series"].items()}}
         for title, spec in result["plots"].items()
     }
-    return result["rows"], plots
+    return result["rows"], plots, result.get("section", "")
 
 
-def collect(quick: bool) -> tuple[list[dict], dict, float]:
+def collect(quick: bool) -> tuple[list[dict], dict, list[str], float]:
     started = time.perf_counter()
-    rows, plots = [], {}
+    rows, plots, sections = [], {}, []
     for name in module_names():
-        module_rows, module_plots = run_module(name, quick)
+        module_rows, module_plots, section = run_module(name, quick)
         rows += [{**row, "suite": name.removeprefix("bench_")} for row in module_rows]
         plots.update(module_plots)
-    return rows, plots, time.perf_counter() - started
+        if section:
+            sections.append(section)
+    return rows, plots, sections, time.perf_counter() - started
 
 
 def table(rows: list[dict], *, judged: bool = True) -> str:
@@ -78,7 +83,7 @@ def table(rows: list[dict], *, judged: bool = True) -> str:
     return "\n".join(lines)
 
 
-def markdown(rows: list[dict], seconds: float, plot_name: str | None) -> str:
+def markdown(rows: list[dict], seconds: float, plot_name: str | None, sections: tuple[str, ...] = ()) -> str:
     import jax
 
     machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}"
@@ -102,6 +107,8 @@ def markdown(rows: list[dict], seconds: float, plot_name: str | None) -> str:
         out.append(f"| {r['goal']} | {r['measured']:.3f} | {r['target']} | {verdict} | {r['detail']} |")
     if plot_name:
         out += ["", "## How the costs grow", "", f"![how the costs grow]({plot_name})", ""]
+    for section in sections:  # the modules' own sections (the fidelity over the corpus)
+        out += ["", section.strip(), ""]
     notes = HERE / "notes.md"
     if notes.exists():  # what limits a goal, and what the figures mean: written by hand
         out += ["", notes.read_text(encoding="utf-8").strip()]
@@ -143,7 +150,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes; judge nothing, write nothing")
     args = parser.parse_args(argv)
-    rows, plots, seconds = collect(args.quick)
+    rows, plots, sections, seconds = collect(args.quick)
     for title, spec in plots.items():
         for name, points in spec["series"].items():
             rows.append(
@@ -161,7 +168,8 @@ def main(argv=None) -> int:
         return 0
     plot_name = "performance.png"
     written = plot(plots, ROOT / "docs" / plot_name)
-    (ROOT / "docs" / "performance.md").write_text(markdown(rows, seconds, plot_name if written else None))
+    page = markdown(rows, seconds, plot_name if written else None, tuple(sections))
+    (ROOT / "docs" / "performance.md").write_text(page)
     print(f"\nwrote docs/performance.md{' and docs/' + plot_name if written else ''} ({seconds:.0f} s)")
     return 0
 

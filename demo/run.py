@@ -1,8 +1,11 @@
 """Run the tour headless and export it: ``python demo/run.py demo/tour.ipynb demo/tour.html``.
 
 Builds ``tour.ipynb`` from ``tour.py`` first (so the two never drift apart), executes it in a real
-Jupyter kernel with nbclient, writes the HTML export, and prints a short summary. Exits non-zero
-when a cell fails that is not tagged ``raises-exception``.
+Jupyter kernel with nbclient, writes it back with its outputs (so that a repository page shows
+them) and the HTML export beside it, and prints a short summary. What the kernel process itself
+writes to its console (the Jupyter server's and XLA's own log lines) goes to a log file, named in
+the summary, not to the console. Exits non-zero when a cell fails that is not tagged
+``raises-exception``.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import collections
 import os
 import re
 import sys
+import tempfile
 import time
 
 import nbformat
@@ -25,8 +29,12 @@ from notebook_source import build  # noqa: E402
 MAGIC = re.compile(r"^%{1,2}(\w+)", re.M)
 
 
-def execute(notebook_path: str, *, timeout: int = 600):
-    """The tour, executed in a fresh kernel (the notebook file itself is left as it is)."""
+KERNEL_LOG = os.path.join(tempfile.gettempdir(), "jaxmagic-tour-kernel.log")
+
+
+def execute(notebook_path: str, *, timeout: int = 600, kernel_log: str = KERNEL_LOG):
+    """The tour, executed in a fresh kernel (the notebook file itself is left as it is); the
+    kernel's own console output goes to ``kernel_log``."""
     notebook = nbformat.read(notebook_path, as_version=4)
     client = NotebookClient(
         notebook,
@@ -34,7 +42,8 @@ def execute(notebook_path: str, *, timeout: int = 600):
         kernel_name="python3",
         resources={"metadata": {"path": os.path.dirname(os.path.abspath(notebook_path))}},
     )
-    client.execute()
+    with open(kernel_log, "w", encoding="utf-8") as log:
+        client.execute(stdout=log, stderr=log)
     return notebook
 
 
@@ -59,7 +68,8 @@ def summary(notebook, seconds: float, html_path: str) -> str:
     lines = [
         f"tour: {len(code)} code cells ran in {seconds:.1f} s; {rich} rich outputs; {len(errors)} unexpected errors",
         "magics used: " + ", ".join(f"%{name} ×{count}" for name, count in magics.most_common()),
-        f"wrote {html_path} ({size:.2f} MB)",
+        f"wrote {html_path} ({size:.2f} MB) and the notebook with its outputs",
+        f"the kernel's own console output: {KERNEL_LOG}",
     ]
     lines += [f"  cell {index} failed: {name}" for index, name in errors]
     return "\n".join(lines)
@@ -70,6 +80,7 @@ def main(notebook_path: str, html_path: str) -> int:
     started = time.perf_counter()
     notebook = execute(notebook_path)
     seconds = time.perf_counter() - started
+    nbformat.write(notebook, notebook_path)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(notebook)
     with open(html_path, "w", encoding="utf-8") as handle:
         handle.write(body)

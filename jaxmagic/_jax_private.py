@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -46,9 +47,13 @@ def jit_shardings(fn: Any) -> dict[str, Any]:
     >>> jit_shardings(jax.jit(lambda x: x))
     {}
     """
+    return jit_info_shardings(fn._jit_info)
+
+
+def jit_info_shardings(info: Any) -> dict[str, Any]:
+    """``jit_shardings`` of a ``PjitInfo`` (a ``JitCallInProgress``'s ``jit_info``)."""
     import jax
 
-    info = fn._jit_info
     found = {}
     for name in ("in_shardings", "out_shardings"):
         treedef, leaves = getattr(info, f"{name}_treedef", None), getattr(info, f"{name}_leaves", None)
@@ -233,16 +238,44 @@ def jit_info_options(jit_info: Any) -> dict[str, Any]:
 
 
 def tracing_context() -> dict[str, Any]:
-    """JAX's settings that are part of every tracing cache key (``config.trace_context()``), by name."""
+    """JAX's settings that are part of every tracing cache key (``config.trace_context()``), by name.
+
+    JAX 0.9 names them (``config.trace_context_names``); before, the key's values carry no names,
+    and the settings are read one by one: those ``config.py`` declares with
+    ``include_in_trace_context=True``, each at its value in this thread.
+    """
     from jax._src import config
 
-    names_of = getattr(config, "trace_context_names", None)  # from JAX 0.9; before, unnamed
+    names_of = getattr(config, "trace_context_names", None)
     if names_of is None:
-        return {}
+        states = config.config_states
+        return {name: states[name].value for name in _trace_context_settings() if name in states}
     names, values = names_of(), config.trace_context()
     if len(names) != len(values):
         return {}
     return dict(zip(names, values, strict=True))
+
+
+@functools.cache
+def _trace_context_settings() -> tuple[str, ...]:
+    """The names of the settings JAX 0.8's ``config.py`` declares part of the tracing cache key."""
+    import ast
+    import inspect
+
+    from jax._src import config
+
+    names = []
+    for node in ast.walk(ast.parse(inspect.getsource(config))):
+        if not isinstance(node, ast.Call):
+            continue
+        flags = {k.arg: k.value for k in node.keywords}
+        flag = flags.get("include_in_trace_context")
+        if not (isinstance(flag, ast.Constant) and flag.value is True):
+            continue
+        name = flags.get("name", node.args[0] if node.args else None)
+        if isinstance(name, ast.Constant) and isinstance(name.value, str):
+            names.append(name.value)
+    return tuple(sorted(set(names)))
 
 
 def is_primitive_wrapper(fun: Any) -> bool:
@@ -282,6 +315,66 @@ def compile_logs_off() -> Iterator[None]:
 
     with config.log_compiles(False), config.explain_cache_misses(False):
         yield
+
+
+@contextlib.contextmanager
+def persistent_cache_writes_off() -> Iterator[None]:
+    """In this thread, JAX writes nothing into the user's persistent compilation cache: it writes
+    an entry only for a program whose compile time reaches ``jax_persistent_cache_min_compile_time_secs``,
+    set here to infinity (reading from the cache goes on). As it was afterwards; the user's
+    setting is untouched.
+
+    Uses the thread-local context of ``jax._src.config.persistent_cache_min_compile_time_secs``.
+
+    >>> import jax
+    >>> before = jax.config.jax_persistent_cache_min_compile_time_secs
+    >>> with persistent_cache_writes_off():
+    ...     pass
+    >>> jax.config.jax_persistent_cache_min_compile_time_secs == before
+    True
+    """
+    from jax._src import config
+
+    with config.persistent_cache_min_compile_time_secs(float("inf")):
+        yield
+
+
+class _ClearingMark:
+    """Registered among JAX's caches, so that ``jax.clear_caches()`` (which clears each of them)
+    tells jaxmagic; it holds nothing."""
+
+    def __init__(self, callback: Any):
+        self.callback = callback
+
+    def cache_clear(self) -> None:
+        self.callback()
+
+    def cache_info(self) -> None:
+        return None
+
+    def cache_keys(self) -> list:
+        return []
+
+
+def on_caches_cleared(callback: Any) -> Any:
+    """Call ``callback()`` each time ``jax.clear_caches()`` runs, through JAX's registry of the
+    caches it clears (``jax._src.util.register_cache``); returns the mark registered, which the
+    caller keeps (JAX holds it weakly), or ``None`` where this JAX has no such registry.
+
+    >>> import jax
+    >>> cleared = []
+    >>> mark = on_caches_cleared(lambda: cleared.append(1))
+    >>> jax.clear_caches(); cleared
+    [1]
+    """
+    from jax._src import util
+
+    register = getattr(util, "register_cache", None)
+    if register is None:
+        return None
+    mark = _ClearingMark(callback)
+    register(mark, "jaxmagic: notices jax.clear_caches()")
+    return mark
 
 
 def cache_key_logger_name() -> str:
@@ -396,6 +489,25 @@ def jit_caller_filename(frame: Any) -> str | None:
             return caller.f_code.co_filename if caller is not None else None
         frame = frame.f_back
     return None
+
+
+def compiling_jaxs_own_program(frame: Any) -> bool:
+    """Whether the compilation under way is of a program JAX made itself while running a
+    transformation eagerly (the transpose or the linearized form of a jitted function under an
+    eager ``jax.vjp``): ``pjit``'s ``_pjit_call_impl`` is on the stack with no ``cache_miss`` (a
+    call of a jitted function) and no ``_infer_params`` (a trace) further out."""
+    from jax._src import pjit
+
+    pjit_file = pjit.__file__
+    impl = False
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename == pjit_file:
+            if code.co_name in ("cache_miss", "_infer_params"):
+                return False
+            impl = impl or code.co_name == "_pjit_call_impl"
+        frame = frame.f_back
+    return impl
 
 
 def is_module_level_jit_of(fun: Any) -> bool:

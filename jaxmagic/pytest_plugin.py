@@ -101,18 +101,33 @@ def pytest_configure(config) -> None:
         f"{COLLECTIVES_MARKER}(max_or_total, *functions, forbid=[...]): fail when the programs the test "
         "compiles hold more collectives than that",
     )
-    if config.getoption("jaxmagic_fingerprint", None):
-        config.stash[_RECORDED] = {}
+    recorded = config.getoption("jaxmagic_fingerprint", None)
     compared = config.getoption("jaxmagic_compare", None)
-    if compared:
+    if recorded is None and compared is None:
+        return
+    from jaxmagic.words.untrusted import safe_text
+
+    if recorded is not None:  # checked now: a run whose fingerprint cannot be written is lost at its end
+        from jaxmagic.files import OutputRefused, check_output
+
+        try:
+            check_output(recorded, inputs=[compared] if compared else [])
+        except OutputRefused as exc:
+            raise pytest.UsageError(safe_text(f"--jaxmagic-fingerprint: {exc}")) from None
+        config.stash[_RECORDED] = {}
+    if compared is not None:
         from jaxmagic.recompiles.fingerprint import Fingerprint
         from jaxmagic.recompiles.fingerprint_diff import Budgets
+        from jaxmagic.recompiles.fingerprint_schema import FingerprintError
 
         try:
             Budgets.parse(config.getoption("jaxmagic_budget") or "")
+        except ValueError as exc:
+            raise pytest.UsageError(safe_text(f"--jaxmagic-budget: {exc}")) from None
+        try:
             config.stash[_BASELINE] = Fingerprint.load(compared)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise pytest.UsageError(f"--jaxmagic-compare / --jaxmagic-budget: {exc}") from None
+        except FingerprintError as exc:
+            raise pytest.UsageError(safe_text(f"--jaxmagic-compare: {exc}")) from None
 
 
 def _fingerprinting(config) -> bool:
@@ -137,10 +152,13 @@ def pytest_runtest_setup(item):
         except pytest.UsageError as exc:
             problem = exc
         if problem is None:
-            from jaxmagic.recompiles.log import RecompileLog
+            from jaxmagic.recompiles.fingerprint import KEEP_EVERY_COMPILATION
+            from jaxmagic.recompiles.log import DEFAULT_CAPACITY, RecompileLog
 
+            fingerprinting = _fingerprinting(item.config)
+            capacity = KEEP_EVERY_COMPILATION if fingerprinting else DEFAULT_CAPACITY
             item.stash[_LOG] = RecompileLog(
-                scope=f"test {item.name}", keep_programs=_fingerprinting(item.config)
+                scope=f"test {item.name}", keep_programs=fingerprinting, capacity=capacity
             ).start()
     collectives = item.get_closest_marker(COLLECTIVES_MARKER)
     if collectives is not None and problem is None:
@@ -221,6 +239,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         return
     from jaxmagic.recompiles.fingerprint import Fingerprint, environment
     from jaxmagic.recompiles.processes import for_this_process
+    from jaxmagic.words.untrusted import safe_text
 
     worker_output = getattr(config, "workeroutput", None)
     if worker_output is not None:  # a pytest-xdist worker: its tests go to the controller, which writes
@@ -228,7 +247,18 @@ def pytest_sessionfinish(session, exitstatus) -> None:
         return
     versions = config.stash.get(_WORKER_VERSIONS, None) or environment()
     fingerprint = Fingerprint(versions, recorded)  # under jax.distributed: one file per process
-    fingerprint.save(for_this_process(fingerprint, config.getoption("jaxmagic_fingerprint")))
+    path = for_this_process(fingerprint, config.getoption("jaxmagic_fingerprint"))
+    compared = config.getoption("jaxmagic_compare", None)
+    try:
+        fingerprint.save(path, inputs=[compared] if compared else [])
+    except (OSError, ValueError) as exc:  # the folder was checked at the start: it changed since
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        message = safe_text(
+            f"jaxmagic: could not write the fingerprint {path!r}: {getattr(exc, 'strerror', None) or exc}"
+        )
+        if reporter is not None:
+            reporter.write_line(message, red=True)
+        session.exitstatus = session.exitstatus or pytest.ExitCode.INTERNAL_ERROR
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -17,6 +17,8 @@ the mime bundle then makes the blocks once and walks them twice.
 from __future__ import annotations
 
 import importlib
+import os
+from typing import Iterable
 
 
 class Report:
@@ -46,3 +48,11 @@ class Report:
     def to_text(self, *, color: bool = False) -> str:
         """The report's text view (ANSI colours with ``color=True``)."""
         return importlib.import_module(self._renderer).text(self, color=color)
+
+    def save_html(self, path, *, inputs: Iterable = ()) -> str:
+        """Write the report as a standalone HTML page (no script, nothing fetched) to ``path``,
+        atomically (``jaxmagic.files``), never over one of ``inputs``; returns the path written."""
+        from jaxmagic.files import write_atomically
+
+        page = importlib.import_module(self._renderer).page(self)
+        return write_atomically(os.fspath(path), page, inputs=inputs)

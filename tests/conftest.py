@@ -36,6 +36,7 @@ def pytest_configure(config):
 # or walks a corpus (every library's step under every magic, realistic user code, the largest views).
 # Everything else, doctests included, is the quick suite; the full suite runs them all.
 SLOW_FILES = {
+    "test_kernel_shares.py",
     "test_benchmarks.py",
     "test_wheel.py",
     "test_leaks.py",
@@ -51,6 +52,8 @@ SLOW_FILES = {
     "test_recompiles_script.py",
     "test_recompiles_pytest_plugin.py",
     "test_jitcompare_progress.py",
+    "test_jitcompare_priority.py",
+    "test_jitcompare_corpus.py",
     "test_doctor_corpus.py",
     "test_doctor_hook.py",
     "test_types.py",
@@ -59,8 +62,13 @@ SLOW_FILES = {
     "test_recompiles_own_work.py",
     "test_labels_corpus.py",
     "test_recompiles_causes_corpus.py",
+    "test_recompiles_library_fixes.py",
+    "test_recompiles_shared_corpus.py",
     "test_values_memory_corpus.py",
+    "test_memory_fidelity_corpus.py",
     "test_robustness.py",
+    "test_fingerprint_mutations.py",
+    "test_corpus.py",
 }
 # Single tests left out of it for the same reasons, in files whose other tests are quick.
 SLOW_TESTS = {
@@ -68,6 +76,9 @@ SLOW_TESTS = {
     "test_recompiles_engine.py::test_device_and_sharding_changes_with_eight_cpu_devices",
     "test_render_deterministic.py::test_two_processes_render_the_same_reports_to_the_same_bytes",
     "test_jaxpr_peak_memory.py::test_every_byte_at_the_peak_has_a_line_or_an_argument_on_a_corpus",
+    "test_jaxpr_peak_memory.py::test_ctrl_c_during_memory_leaves_no_buffer_folder_and_no_error",
+    "test_jaxpr_leaves_caches_alone.py::test_jaxpr_writes_nothing_into_the_users_persistent_compilation_cache",
+    "test_jax_private.py::test_persistent_cache_writes_off_writes_nothing_in_the_users_cache_and_the_user_still_does",
     "test_fingerprints.py::test_two_runs_of_the_same_script_give_the_same_fingerprint",
     "test_fingerprints.py::test_diff_names_a_new_compilation_with_its_cause_and_fails",
     "test_fingerprints.py::test_diff_names_the_line_that_added_a_collective",

@@ -182,7 +182,56 @@ apply(Config(jnp.float32(2), "add"), x)
 """,
         needs=("dataclasses",),
     ),
-    # ---------------------------------------------------------------- Flax NNX
+    RecompileCase(
+        "jax",
+        "closure returned by a factory",
+        """
+def make_step(lr):
+    @jax.jit
+    def step(w, g):
+        return w - lr * g
+    return step
+w = jnp.ones(3)
+for lr in (0.1, 0.01):
+    step = make_step(lr)
+    step(w, w)
+""",
+    ),
+    RecompileCase(
+        "jax",
+        "closure made again alike",
+        """
+def make_loss(scale):
+    def loss(x):
+        return (x * scale).sum()
+    return jax.jit(loss)
+x = jnp.ones(3)
+for _ in range(2):
+    loss = make_loss(2.0)
+    loss(x)
+""",
+    ),
+    RecompileCase(
+        "jax",
+        "lambda with a default, made in a loop",
+        """
+def h(x, n):
+    return x + n
+for n in (1, 2):
+    jax.jit(lambda x, k=n: h(x, k))(jnp.ones(2))
+""",
+    ),
+    RecompileCase(
+        "jax",
+        "vmap wrapper with another in_axes",
+        """
+def pair(a, b):
+    return a * b
+x = jnp.ones((2, 3))
+for axis in (0, 1):
+    jax.jit(jax.vmap(pair, in_axes=(axis, axis)))(x, x)
+""",
+    ),
     RecompileCase(
         "nnx",
         "train then eval",
@@ -247,6 +296,66 @@ def run(model, x, mode):
 x = jnp.ones((2, 3))
 run(model, x, mode="raw")
 run(model, x, mode="relu")
+""",
+        needs=("flax.nnx",),
+    ),
+    RecompileCase(
+        "nnx",
+        "static attribute equal only to itself",
+        """
+class Config:
+    def __init__(self, act):
+        self.act = act
+    def __repr__(self):
+        return f"Config(act={self.act!r})"
+class Net(nnx.Module):
+    def __init__(self, cfg, rngs):
+        self.linear = nnx.Linear(3, 3, rngs=rngs)
+        self.cfg = cfg
+    def __call__(self, x):
+        return self.linear(x)
+@nnx.jit
+def forward(model, x):
+    return model(x)
+x = jnp.ones((2, 3))
+model = Net(Config("relu"), nnx.Rngs(0))
+forward(model, x)
+model.cfg = Config("relu")
+forward(model, x)
+""",
+        needs=("flax.nnx",),
+    ),
+    RecompileCase(
+        "nnx",
+        "function attribute built again",
+        """
+class Net(nnx.Module):
+    def __init__(self, rngs):
+        self.linear = nnx.Linear(3, 3, rngs=rngs)
+        self.act = lambda v: jax.nn.relu(v)
+    def __call__(self, x):
+        return self.act(self.linear(x))
+@nnx.jit
+def forward(model, x):
+    return model(x)
+x = jnp.ones((2, 3))
+for _ in range(2):
+    model = Net(nnx.Rngs(0))
+    forward(model, x)
+""",
+        needs=("flax.nnx",),
+    ),
+    RecompileCase(
+        "nnx",
+        "graphdef of another module",
+        """
+@jax.jit
+def apply(graphdef, state, x):
+    return nnx.merge(graphdef, state)(x)
+x = jnp.ones((2, 3))
+for width in (2, 4):
+    graphdef, state = nnx.split(nnx.Linear(3, width, rngs=nnx.Rngs(0)))
+    apply(graphdef, state, x)
 """,
         needs=("flax.nnx",),
     ),
@@ -317,6 +426,31 @@ x = jnp.ones((4, 2))
 for width in (3, 5):
     model = eqx.nn.Linear(2, width, key=jax.random.key(0))
     forward(model, x)
+""",
+        needs=("equinox",),
+    ),
+    RecompileCase(
+        "equinox",
+        "closure made in a function",
+        """
+def scaled(x, scale):
+    @eqx.filter_jit
+    def inner(y):
+        return y * scale
+    return inner(x)
+for scale in (1.0, 2.0):
+    scaled(jnp.ones(3), scale)
+""",
+        needs=("equinox",),
+    ),
+    RecompileCase(
+        "equinox",
+        "module jitted whole, its activation built again",
+        """
+x = jnp.ones(3)
+for i in range(2):
+    mlp = eqx.nn.MLP(3, 2, 4, 2, activation=lambda v: jax.nn.relu(v), key=jax.random.key(i))
+    eqx.filter_jit(mlp)(x)
 """,
         needs=("equinox",),
     ),
@@ -440,6 +574,101 @@ opt_state.hyperparams["learning_rate"] = 0.01
 params, opt_state = train_step(params, opt_state)
 """,
         needs=("optax",),
+    ),
+    RecompileCase(
+        "optax",
+        "update jitted for each learning rate",
+        """
+params = {"w": jnp.ones(3)}
+grads = {"w": jnp.ones(3)}
+for lr in (0.1, 0.01):
+    optimizer = optax.adam(lr)
+    opt_state = optimizer.init(params)
+    update = jax.jit(optimizer.update)
+    updates, opt_state = update(grads, opt_state, params)
+""",
+        needs=("optax",),
+    ),
+    RecompileCase(
+        "optax",
+        "train step closing over an optimizer built per learning rate",
+        """
+params = {"w": jnp.ones(3)}
+def train(lr):
+    optimizer = optax.chain(optax.clip(1.0), optax.sgd(lr))
+    opt_state = optimizer.init(params)
+    @jax.jit
+    def step(params, opt_state):
+        grads = jax.grad(lambda p: (p["w"] ** 2).sum())(params)
+        updates, opt_state = optimizer.update(grads, opt_state)
+        return optax.apply_updates(params, updates), opt_state
+    return step(params, opt_state)
+for lr in (0.1, 0.01):
+    train(lr)
+""",
+        needs=("optax",),
+    ),
+    # ---------------------------------------------------------------- BlackJAX
+    RecompileCase(
+        "blackjax",
+        "nuts built again for each step size",
+        """
+def logdensity(x):
+    return -0.5 * jnp.sum(x ** 2)
+position = jnp.ones(2)
+key = jax.random.key(0)
+for step_size in (0.1, 0.2):
+    nuts = blackjax.nuts(logdensity, step_size, jnp.ones(2))
+    state = nuts.init(position)
+    step = jax.jit(nuts.step)
+    state, info = step(key, state)
+""",
+        needs=("blackjax",),
+    ),
+    RecompileCase(
+        "blackjax",
+        "hmc built again alike",
+        """
+def logdensity(x):
+    return -0.5 * jnp.sum(x ** 2)
+position = jnp.ones(2)
+key = jax.random.key(0)
+for _ in range(2):
+    hmc = blackjax.hmc(logdensity, 0.1, jnp.ones(2), 5)
+    state = hmc.init(position)
+    state, info = jax.jit(hmc.step)(key, state)
+""",
+        needs=("blackjax",),
+    ),
+    # ---------------------------------------------------------------- NumPyro
+    RecompileCase(
+        "numpyro",
+        "MCMC built again",
+        """
+def model(x):
+    m = numpyro.sample("m", dist.Normal(0, 1))
+    numpyro.sample("obs", dist.Normal(m, 1), obs=x)
+x = jnp.ones(10)
+for i in range(2):
+    mcmc = MCMC(NUTS(model), num_warmup=10, num_samples=10, progress_bar=False)
+    mcmc.run(jax.random.key(i), x)
+""",
+        needs=("numpyro",),
+    ),
+    RecompileCase(
+        "numpyro",
+        "SVI built again for each learning rate",
+        """
+def model(x):
+    m = numpyro.sample("m", dist.Normal(0, 1))
+    numpyro.sample("obs", dist.Normal(m, 1), obs=x)
+x = jnp.ones(10)
+guide = AutoNormal(model)
+for lr in (0.1, 0.01):
+    svi = SVI(model, guide, numpyro.optim.Adam(lr), Trace_ELBO())
+    result = svi.run(jax.random.key(0), 20, x, progress_bar=False)
+""",
+        needs=("numpyro",),
     ),
     # ---------------------------------------------------------------- Diffrax
     RecompileCase(
@@ -620,5 +849,10 @@ IMPORTS = {
     "jaxtyping": "import jaxtyping\nfrom jaxtyping import Array, Float, Shaped",
     "flax.training.train_state": "from flax.training import train_state",
     "functools": "import functools",
+    "blackjax": "import blackjax",
+    "numpyro": (
+        "import numpyro\nimport numpyro.distributions as dist\nfrom numpyro.infer import MCMC, NUTS, SVI, Trace_ELBO\n"
+        "from numpyro.infer.autoguide import AutoNormal"
+    ),
     "dataclasses": "import dataclasses",
 }

@@ -29,7 +29,11 @@ def test_quick_benchmark_suite_runs_every_benchmark():
         "growth exponent: recompile log",
         "values: --values / one eager call",
         "memory: --memory / one compile",
+        "memory: reading the dump / one compile",
+        "memory: checkpoint policies / one compile",
         "memory: peak bytes on user lines or arguments",
+        "fidelity: %jitcompare eager median",
+        "fidelity: %%recompiles count",
     ):
         assert goal in table, goal
     assert "(quick run: not judged)" in table

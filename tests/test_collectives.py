@@ -75,7 +75,7 @@ def test_the_compiled_program_text_is_read_at_the_compile_event():
     texts = []
 
     class Keeping(ProgramLog):
-        def record_program(self, event, hlo_text, shardings=(), jaxpr=None):
+        def record_program(self, event, hlo_text, shardings=(), jaxpr=None, asked=None):
             texts.append((event.function, hlo_text, list(shardings), jaxpr))
 
     def cube(v):

@@ -70,9 +70,20 @@ SCRIPT = textwrap.dedent(
     @functools.partial(jax.jit, out_shardings=NamedSharding(mesh, P(None, "data")))
     def transposed(x):
         return x * 2
+    def double(v):
+        return v * 2
+    replicated = jax.jit(double, out_shardings=NamedSharding(mesh, P()))
+    line_mesh = Mesh(np.array(jax.devices()), ("x",))
+    rows = jax.device_put(jnp.ones((16, 32)), NamedSharding(line_mesh, P("x", None)))
+    resharded = jax.jit(double, out_shardings=NamedSharding(line_mesh, P(None, "x")))
+    def constrained(v):
+        v = jax.lax.with_sharding_constraint(v, NamedSharding(line_mesh, P(None, "x")))
+        return v + 1
     ''')
     facts["setup_error"] = repr(error)
     facts["devices"] = ip.user_ns["jax"].device_count()
+
+    from jaxmagic.words.collectives import item
 
     def collected(report):
         return [
@@ -83,6 +94,9 @@ SCRIPT = textwrap.dedent(
                 "operands": [list(o) for o in c.operands], "wanted": list(c.wanted) if c.wanted else None,
                 "before": [c.before.state, c.before.dimension, list(c.before.axes)],
                 "after": [c.after.state, c.after.dimension, list(c.after.axes)], "in_loop": c.in_loop,
+                "asked_at": c.asked_at.label if c.asked_at else None,
+                "asked_text": c.asked_at.text if c.asked_at else None,
+                "said": str(item(c)),
             }
             for c in report.collectives
         ]
@@ -94,6 +108,9 @@ SCRIPT = textwrap.dedent(
         "loop": "in_loop(x)",
         "none": "local(x)",
         "output": "transposed(x)",
+        "replicated": "replicated(x)",
+        "resharded": "resharded(rows)",
+        "constrained": "constrained(rows)",
     }.items():
         report, error, captured = cell(f"%jaxpr --collectives -o --plain {call}")
         if error is not None:
@@ -189,6 +206,12 @@ SCRIPT = textwrap.dedent(
     jitted_local = jax.jit(local)
     with expect_collectives(jitted_local) as quiet:
         jitted_local(x)
+    try:
+        with expect_collectives(replicated, forbid=["all-gather"]):
+            replicated(x + 1)
+        gathered = None
+    except AssertionError as caught:
+        gathered = caught
     @expect_collectives(forbid=["collective-permute"])
     def uses_permute():
         return jax.jit(in_loop)(x)
@@ -204,6 +227,8 @@ SCRIPT = textwrap.dedent(
     budget["kept"] = [c.kind for c in ip.user_ns["kept"].collectives] if "kept" in ip.user_ns else None
     budget["cached"] = [c.kind for c in ip.user_ns["cached"].collectives] if "cached" in ip.user_ns else None
     budget["quiet"] = ip.user_ns["quiet"].collectives if "quiet" in ip.user_ns else None
+    gathered = ip.user_ns.get("gathered")
+    budget["gathered"] = str(gathered) if gathered else None
     decorated = ip.user_ns.get("decorated")
     budget["decorated"] = [type(decorated).__name__, str(decorated)] if decorated else None
     facts["budget"] = budget
@@ -241,7 +266,10 @@ def test_eight_simulated_devices(facts):
     assert facts["devices"] == 8
 
 
-@pytest.mark.parametrize("case", ["mismatch", "constraint", "explicit", "loop", "none", "output"])
+CASES = ["mismatch", "constraint", "explicit", "loop", "none", "output", "replicated", "resharded", "constrained"]
+
+
+@pytest.mark.parametrize("case", CASES)
 def test_every_collective_of_the_optimized_hlo_is_found(facts, case):
     found = facts[case]
     assert found["error"] == "None", found
@@ -315,6 +343,49 @@ def test_an_output_sharding_asked_for_by_jit_is_honoured_and_named(facts):
         assert c["mismatch"] == "output" and c["wanted"] == ["output", "P(None, 'data')", "result"]
         assert c["operands"] == [["x", "P('data', 'model')"]] and c["text"] == "return x * 2"
     assert "the sharding `P(None, 'data')` its out_shardings ask for" in facts["output"]["shown"]
+
+
+def every_collective(facts):
+    yield from (c for case in CASES for c in facts[case].get("collectives", []))
+    yield from (c for found in facts["corpus"].values() for c in found.get("collectives", []))
+
+
+def test_every_collective_names_the_line_that_asked_for_it(facts):
+    """Over every sharded program here (JAX's docs' included): a line of the cell, never "your code"."""
+    found = list(every_collective(facts))
+    assert found
+    for c in found:
+        assert c["asked_at"] is not None and c["asked_at"].startswith("In ["), {k: c[k] for k in c if k != "said"}
+        assert "from your code" not in c["said"], c["said"]
+
+
+def test_a_gather_to_meet_out_shardings_names_the_jit_line_and_the_layouts(facts):
+    gathers = facts["replicated"]["collectives"]
+    assert gathers and {c["kind"] for c in gathers} == {"all-gather"}
+    for gather in gathers:  # x is split over both axes of the mesh: one gather per axis
+        assert gather["mismatch"] == "output", gather
+        assert gather["asked_text"] == "replicated = jax.jit(double, out_shardings=NamedSharding(mesh, P()))"
+        assert gather["before"][0] == "split" and gather["after"][0] == "replicated"
+    assert "replicated = jax.jit(double, out_shardings=NamedSharding(mesh, P()))" in facts["replicated"]["shown"]
+    failure = facts["budget"]["gathered"]
+    assert failure and "replicated = jax.jit(double, out_shardings=NamedSharding(mesh, P()))" in failure, failure
+
+
+@pytest.mark.parametrize("case", ["resharded", "constrained"])
+def test_a_resharding_says_its_layouts_by_dimension(facts, case):
+    """``P('x', None)`` -> ``P(None, 'x')``: dim 0 split over `x` -> dim 1 split over `x`, as the
+    shardings on either side say (the HLO's own all-to-all does not)."""
+    found = facts[case]["collectives"]
+    assert found
+    for c in found:
+        assert c["before"] == ["split", 0, ["x"]] and c["after"] == ["split", 1, ["x"]], c
+        assert "dim 0 split over `x` → dim 1 split over `x`" in c["said"]
+    asked = {c["asked_text"] for c in found}
+    expected = {
+        "resharded": 'resharded = jax.jit(double, out_shardings=NamedSharding(line_mesh, P(None, "x")))',
+        "constrained": 'v = jax.lax.with_sharding_constraint(v, NamedSharding(line_mesh, P(None, "x")))',
+    }[case]
+    assert asked == {expected}
 
 
 def test_shard_map_collectives_are_asked_for_on_their_axes(facts):
@@ -439,6 +510,13 @@ MARKED_TESTS = """
             return a - b
         combine(sharded(P("data", "model")), sharded(P("data", "model")))
 
+    @pytest.mark.max_collectives(forbid=["all-gather"])
+    def test_gathered_whole_on_every_device():
+        def double(a):
+            return a * 2
+        gather_all = jax.jit(double, out_shardings=NamedSharding(mesh, P()))
+        gather_all(sharded(P("data", "model")))
+
     @pytest.mark.max_collectives(0, "total_of")
     def test_only_the_named_function_counts():
         @jax.jit
@@ -471,3 +549,8 @@ def test_the_max_collectives_marker(tmp_path):
     assert (
         "from test_user_code.py:14: `return a * b`" in out and "(in `combine`, compiled at test_user_code.py:15)" in out
     )
+    assert "FAILED test_user_code.py::test_gathered_whole_on_every_device" in out, out
+    asked = re.search(
+        r"from test_user_code.py:\d+: `gather_all = jax.jit\(double, out_shardings=NamedSharding\(mesh, P\(\)\)\)`", out
+    )
+    assert asked, out

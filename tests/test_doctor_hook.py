@@ -13,6 +13,7 @@ import sys
 import pytest
 from conftest import assert_no_internals, strip_ansi
 
+from jaxmagic import doctor
 from jaxmagic.magics import doctor as doctor_magics
 
 TRAP = """
@@ -286,7 +287,7 @@ NOISY = "@jax.jit\ndef noisy(x):\n    print('x is', x)\n    return x * 2"
 
 
 def test_a_jitted_print_in_an_ordinary_cell_is_explained_after_it_once(ip, run):
-    from jaxmagic.doctor import print_watch
+    from jaxmagic.doctor import trace_watch
 
     run(NOISY).assert_ok()
     first = run("noisy(jnp.ones(2))").assert_ok()
@@ -297,14 +298,79 @@ def test_a_jitted_print_in_an_ordinary_cell_is_explained_after_it_once(ip, run):
     assert "x is" not in again.stdout and cards(again) == []  # no trace, no print, no second warning
     assert cards(run("noisy(jnp.ones(3))").assert_ok()) == []  # traced again: said once is enough
 
-    watch = print_watch.PrintWatch()  # the warning's fix, run: the real values, on every call
-    watch.traced(ip.user_ns["noisy"])
+    watch = trace_watch.TraceWatch()  # the warning's fix, run: the real values, on every call
+    watch.traced(ip.user_ns["noisy"], (ip.user_ns["jnp"].ones(2),))
     (found,) = watch.warnings(lambda filename: None)
     assert found.pitfall == "print-side-effect"
     run(found.fix).assert_ok()
     fixed = run("result = noisy(jnp.ones(2))\njax.effects_barrier()").assert_ok()
     assert "x is [1. 1.]" in fixed.stdout and cards(fixed) == []
     assert (ip.user_ns["result"] == 2).all()
+
+
+COUNTER = """
+from functools import partial
+class Counter:
+    def __init__(self):
+        self.n = 0
+    @partial(jax.jit, static_argnums=0)
+    def step(self, x):
+        self.n += 1
+        return x + self.n
+counter = Counter()
+"""
+
+
+def test_a_jitted_method_that_changes_its_object_in_an_ordinary_cell_is_explained_after_it(ip, run):
+    """It prints 1 1 1: the object changed once, while JAX traced."""
+    run(COUNTER).assert_ok()
+    ran = run("print(*(int(counter.step(0)) for _ in range(3)))").assert_ok()
+    assert "1 1 1" in ran.stdout
+    assert "state-mutation" in cards(ran)
+
+
+STATIC_SELF = """
+from functools import partial
+class Scaler:
+    def __init__(self, mul):
+        self.mul = mul
+    @partial(jax.jit, static_argnums=0)
+    def calc(self, y):
+        if self.mul:
+            return y * 2
+        return y
+scaler = Scaler(True)
+"""
+
+
+def test_a_static_self_changed_between_calls_in_a_cell_is_explained_after_it(ip, run):
+    run(STATIC_SELF).assert_ok()
+    ran = run("first = scaler.calc(3)\nscaler.mul = False\nsecond = scaler.calc(3)").assert_ok()
+    assert int(ip.user_ns["second"]) == 6  # the old compiled code ran: 6, where 3 is meant
+    assert cards(ran) == ["static-self"]
+
+
+GLOBAL_KEY = """
+key = jax.random.key(0)
+@jax.jit
+def noisy(x):
+    global key
+    key, sub = jax.random.split(key)
+    return x + jax.random.normal(sub, x.shape)
+"""
+
+
+def test_a_global_key_split_inside_jit_draws_the_same_numbers_and_is_explained_after_the_cell(ip, run):
+    run(GLOBAL_KEY).assert_ok()
+    ran = run("a = noisy(jnp.zeros(2))\nb = noisy(jnp.zeros(2))").assert_ok()
+    assert (ip.user_ns["a"] == ip.user_ns["b"]).all()  # the trap: the same numbers on every call
+    assert cards(ran) == ["global-key"]
+    found = doctor.observe_trace(ip.user_ns["noisy"].__wrapped__)[0]
+    assert found.pitfall == "global-key" and "def noisy(x, key):" in found.fix
+    run(
+        found.fix + "\nkey = jax.random.key(0)\na, key = noisy(jnp.zeros(2), key)\nb, key = noisy(jnp.zeros(2), key)"
+    ).assert_ok()
+    assert not (ip.user_ns["a"] == ip.user_ns["b"]).all()  # fixed: new numbers on every call
 
 
 def test_a_jitted_print_is_not_explained_when_the_doctor_is_off_or_a_magic_traced(run):

@@ -198,8 +198,9 @@ def test_fixed_length_slice_at_a_traced_start_uses_dynamic_slice():
     """
     found, ns, _ = diagnosed(source, "window(x, 1)", x=X)
     assert found.pitfall == "traced-shape" and found.variable == "start"
-    ((label, dynamic),) = [alt for alt in found.alternatives if "dynamic_slice" in alt[1]]
-    apply(dynamic, ns)
+    assert "length (2) is fixed" in found.explanation and "depends on" not in found.explanation
+    assert "dynamic_slice" in found.fix and found.check.outcome == "same"
+    apply(found.fix, ns)
     np.testing.assert_allclose(ns["window"](X, 1), X[1:3])
 
 

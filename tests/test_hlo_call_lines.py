@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxmagic.compiled import hlo_sources, profiling
+from jaxmagic.compiled import hlo_sources, kernel_shares, profiling
 from jaxmagic.render.hlo import groups
 from jaxmagic.render.jaxpr import JaxprView
 from jaxmagic.tracing.call import Call
@@ -101,11 +101,11 @@ def test_the_rule_reads_innermost_frames_the_way_jax_0_8_writes_them(callers):
     )
     assert [line.label for line in hlo_sources.kernel_lines(module)["fusion"]] == [FIRST]
     assert [line.label for line in hlo_sources.kernel_lines(module, jaxpr=closed)["fusion"]] == [SECOND]
-    assert hlo_sources.line_weights(module, "fusion", jaxpr=closed) == {SECOND: 1.0}
+    assert kernel_shares.line_shares(hlo_sources.parse(module, closed), "fusion").fractions == {SECOND: 1.0}
 
 
 def test_a_fingerprint_counts_the_library_s_work_on_this_calls_line(callers, tmp_path):
-    from jaxmagic.recompiles.fingerprint import program_facts
+    from jaxmagic.recompiles.program_facts import program_facts
 
     report = trace(Call(callers.second, (jnp.ones((7, 5)),), {}))
     facts = program_facts(report.hlo, {}, None, report.jaxpr, root=str(tmp_path))

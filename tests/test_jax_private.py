@@ -113,15 +113,16 @@ def test_eager_primitive_compilations_are_recognised():
     assert calls and all(_jax_private.is_primitive_wrapper(call.fun) for call in calls)
 
 
-def test_tracing_context_is_named_where_jax_names_it():
-    from jax._src import config
+def test_tracing_context_is_named_on_every_jax():
+    import jax
 
     context = _jax_private.tracing_context()
-    if not hasattr(config, "trace_context_names"):  # JAX 0.8: the values carry no names
-        assert context == {}
-        return
     assert "jax_enable_x64" in context and context["jax_enable_x64"] in (False, True)
     assert len(context) > 10
+    assert context["jax_numpy_rank_promotion"] == "allow"
+    with jax.numpy_rank_promotion("raise"):  # a setting changed in this thread only
+        assert _jax_private.tracing_context()["jax_numpy_rank_promotion"] == "raise"
+    assert _jax_private.tracing_context() == context
 
 
 def test_monitoring_listeners_are_removed_again():
@@ -230,6 +231,36 @@ def test_jit_caller_filename_is_the_file_that_called_the_jitted_function():
         monitoring.unregister_event_duration_listener(listener)
     assert __file__ in seen
     assert _jax_private.jit_caller_filename(None) is None
+
+
+def test_a_program_jax_made_while_transposing_eagerly_is_told_from_a_call():
+    from jax import monitoring
+
+    seen = []
+
+    def listener(event, duration, **kwargs):
+        import sys
+
+        if event == _jax_private.compile_event_names()["compile"]:
+            frame = sys._getframe(1)
+            seen.append(
+                (_jax_private.jit_call_in_progress(frame) is None, _jax_private.compiling_jaxs_own_program(frame))
+            )
+
+    @jax.jit
+    def cube(x):
+        return x**3
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        cube(jnp.ones(11))  # a call
+        _, pullback = jax.vjp(cube, jnp.ones(12))  # eager: JAX compiles the linearized and transposed programs
+        pullback(jnp.ones(12))
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    assert seen[0] == (False, False)
+    assert (True, True) in seen[1:]
+    assert all(own == unseen for unseen, own in seen)
 
 
 def test_is_module_level_jit_of_tells_jaxs_own_decorated_functions():
@@ -351,3 +382,24 @@ def test_transform_chain_reads_the_transforms_jax_wrapped_a_function_in():
     assert _jax_private.transform_chain(jax.checkpoint(f), words) == (["checkpoint"], f)
     assert _jax_private.transform_chain(checkify.checkify(f), words) == (["checkify"], f)
     assert _jax_private.transform_chain(f, words) == ([], f)
+
+
+def test_persistent_cache_writes_off_writes_nothing_in_the_users_cache_and_the_user_still_does(tmp_path):
+    """Run apart: JAX initialises its persistent cache once per process."""
+    import subprocess
+    import sys
+
+    script = f"""
+import os, jax, jax.numpy as jnp
+jax.config.update("jax_compilation_cache_dir", {str(tmp_path)!r})
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+from jaxmagic._jax_private import persistent_cache_writes_off
+with persistent_cache_writes_off():
+    jax.jit(lambda x: jnp.sin(x) * 3).lower(jnp.ones(3)).compile()
+inside = len(os.listdir({str(tmp_path)!r}))
+jax.jit(lambda x: jnp.cos(x) * 5)(jnp.ones(3))
+print("ENTRIES", inside, len(os.listdir({str(tmp_path)!r})) > inside, jax.config.jax_persistent_cache_min_compile_time_secs)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert "ENTRIES 0 True 0" in done.stdout, done.stdout + done.stderr[-2000:]

@@ -1,5 +1,6 @@
 """%jaxpr / %%jaxpr in a real IPython shell with real JAX: every option and every kind of callee."""
 
+import os
 import re
 
 import jax
@@ -230,3 +231,48 @@ def test_strings_from_the_user_are_escaped_in_html(run):
     html = run("%jaxpr -s label tag(x, '<img src=x onerror=alert(1)>')").assert_ok().html
     assert "<script>" not in html and "<img" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_after_a_module_is_edited_and_reloaded_the_listing_shows_its_new_source(run, tmp_path, monkeypatch):
+    module = tmp_path / "edited_module.py"
+    module.write_text("import jax.numpy as jnp\ndef f(x):\n    return jnp.sin(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run("import importlib, edited_module").assert_ok()
+    assert "return jnp.sin(x)" in run("%jaxpr --plain edited_module.f(jnp.ones(2))").assert_ok().stdout
+    module.write_text("import jax.numpy as jnp\ndef f(x):\n    return jnp.cos(x)\n")  # the same size
+    stat = module.stat()
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    shown = run("importlib.reload(edited_module)\n%jaxpr --plain edited_module.f(jnp.ones(2))").assert_ok().stdout
+    assert "return jnp.cos(x)" in shown and "jnp.sin" not in shown
+    run("import sys; sys.modules.pop('edited_module', None)")
+
+
+def test_a_static_value_whose_repr_raises_is_shown_as_what_it_is(run):
+    run(
+        "class Unprintable:\n"
+        "    def __init__(self, n): self.n = n\n"
+        "    def __hash__(self): return hash(self.n)\n"
+        "    def __eq__(self, o): return isinstance(o, Unprintable) and o.n == self.n\n"
+        "    def __repr__(self): raise RuntimeError('no repr')\n"
+        "scaled = lambda x, b: x * b.n\n"
+        "jscaled = jax.jit(scaled, static_argnums=1)"
+    ).assert_ok()
+    for cell in ("%jaxpr -s b scaled(jnp.ones(3), Unprintable(2))", "%jaxpr jscaled(jnp.ones(3), Unprintable(2))"):
+        shown = run(cell).assert_ok()
+        assert "Traceback" not in shown.stdout + shown.stderr and "no repr" not in shown.text
+        assert "Unprintable object; its repr failed" in shown.html, cell
+    logged = run("%%recompiles\njscaled(jnp.ones(3), Unprintable(3))\njscaled(jnp.ones(3), Unprintable(4))").assert_ok()
+    assert "Traceback" not in logged.stdout + logged.stderr and "static value" in logged.text
+
+
+def test_debug_after_a_failure_opens_in_the_users_frame(run, ip):
+    """``%debug`` starts in the innermost frame of the last exception's traceback."""
+    import sys
+
+    run("def broken(x):\n    y = x * 2\n    return y.no_such_attribute").assert_ok()
+    failed = run("%jaxpr broken(jnp.ones(2))")
+    assert failed.error is not None
+    tb = sys.last_value.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    assert tb.tb_frame.f_code.co_name == "broken" and "y" in tb.tb_frame.f_locals

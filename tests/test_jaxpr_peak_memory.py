@@ -168,3 +168,41 @@ def test_a_value_written_into_a_donated_argument_is_counted_once_and_named_by_th
     named = {f"argument {name}" for name in report.input_names}
     assert {b.label for b in report.live_at_peak if b.kind == "argument"} <= named
     assert not any("jit(" in b.label for b in report.live_at_peak)
+
+
+def test_ctrl_c_during_memory_leaves_no_buffer_folder_and_no_error(tmp_path):
+    """Ctrl-C while XLA compiles for ``--memory``: a KeyboardInterrupt and nothing else, and no
+    ``jaxmagic-buffers-*`` folder left behind (it was left, with "OSError: Directory not empty")."""
+    import subprocess
+    import sys
+
+    probe = """
+import os, signal, threading, time, tempfile
+import jax, jax.numpy as jnp
+from jaxmagic.compiled.peak_memory import compile_with_buffers
+
+def body(x):
+    for _ in range(400):
+        x = jnp.sin(x @ x.T) + x
+    return x
+
+lowered = jax.jit(body).lower(jnp.ones((64, 64)))
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    while True:
+        compile_with_buffers(lowered)
+        lowered = jax.jit(lambda x, f=body: f(x) + 1).lower(jnp.ones((64, 64)))
+except KeyboardInterrupt:
+    print("INTERRUPTED")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "TMPDIR": str(tmp_path), "JAX_PLATFORMS": "cpu"},
+    )
+    assert "INTERRUPTED" in done.stdout, done.stderr[-2000:]
+    assert "Directory not empty" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
+    left = [p for p in tmp_path.iterdir() if p.name.startswith("jaxmagic-buffers")]
+    assert left == [], [sorted(q.name for q in p.iterdir()) for p in left]

@@ -18,6 +18,10 @@ def report(eager=1e-3, jit=1e-4, jit_first=0.05, warnings=(), name="f(x)", **ext
             "eager": Timing("eager", [eager, eager * 1.1, eager * 0.9], loops=200),
             "jit": Timing("jit", [jit, jit * 1.2, jit], loops=2000),
         },
+        pipelined={
+            "eager": Timing("eager", [eager * 0.9, eager, eager * 0.8], loops=200),
+            "jit": Timing("jit", [jit * 0.3, jit * 0.4, jit * 0.3], loops=2000),
+        },
         first_calls={
             "eager": CompileCost(0.001, 0.002, 0.02, 0.03, compilations=4),
             "jit": CompileCost(0.004, 0.006, jit_first - 0.015, jit_first, compilations=1),
@@ -109,7 +113,8 @@ def test_the_answer_is_one_table_and_the_rest_is_folded():
     jit_row = re.search(r'<tr data-mode="jit">(.*?)</tr>', shown).group(1)
     cells = re.findall(r"<td[^>]*>(.*?)</td>", jit_row)
     assert cells[0] == "jit" and cells[1] == "250 µs"
-    assert cells[3].startswith("4× (") and cells[-1].endswith("calls")  # speed with its interval; repaid after
+    assert cells[3] == "75 µs"  # per call in a pipelined loop
+    assert cells[4].startswith("4× (") and cells[-1].endswith("calls")  # speed with its interval; repaid after
     for kind in ("jm-stats", "jm-first-calls", "jm-memory", "jm-notes", "jm-break-even"):
         assert kind in folded, kind
     assert "mean ± std" in folded and "mean ± std" not in shown

@@ -130,7 +130,7 @@ def test_the_pytest_plugin_records_one_fingerprint_per_process(tmp_path):
     assert all(process.returncode == 0 for process in running), outputs
     found = merge(tmp_path, "fp.process0.json", "fp.process1.json")
     assert found.returncode == 1, found.stdout + found.stderr
-    assert "on process 1 of 2" in found.stdout and "f32[6]" in found.stdout
+    assert "on fp.process1.json (process 1 of 2)" in found.stdout and "f32[6]" in found.stdout
 
 
 def merge(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
@@ -158,7 +158,7 @@ def test_merge_names_the_process_that_compiled_alone(tmp_path):
     found = merge(tmp_path, "--html", "merged.html", "fp.process0.json", "fp.process1.json")
     assert found.returncode == 1, found.stdout + found.stderr
     first, *rest = found.stdout.splitlines()
-    assert "`step` on process 1 of 2" in first
+    assert "`step` on fp.process1.json (process 1 of 2)" in first
     said = "\n".join(rest)
     assert "compiled 2 times, others 1 time" in said
     assert "f32[5]" in said and "f32[4]" in said  # the extra signature and the usual one

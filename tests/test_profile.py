@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxmagic.compiled import hlo_sources, profiling
+from jaxmagic.compiled import hlo_sources, profiling, roofline
 
 SETUP = """def mlp(params, x):
     h = jnp.tanh(x @ params["w1"] + params["b1"])
@@ -142,3 +142,47 @@ def test_top_lines_shown_the_rest_folded_and_an_unrolled_loop_is_one_row(run):
     assert f"{len(loop_kernels)} of them from {loop}</summary>" in html
     assert f"<code>{len(loop_kernels)} kernels</code>" in html
     assert f"{len(loop_kernels)} kernels" in shown.text
+
+
+FUSED = """def fused(a, b):
+    c = a @ b
+    d = c + 1.0
+    return jnp.tanh(d).sum()
+
+a = jnp.ones((600, 600))
+b = jnp.ones((600, 600)) * 0.001
+"""
+
+
+def _xla_cost(fn, *args) -> float:
+    """XLA's cost of ``fn`` compiled on its own, as time at a nominal chip's peaks."""
+    found = jax.jit(fn).lower(*args).compile().cost_analysis()
+    found = found[0] if isinstance(found, list) else found
+    return roofline.estimated_seconds(
+        found.get("flops", 0.0), found.get("transcendentals", 0.0), found.get("bytes accessed", 0.0), None
+    )
+
+
+def test_the_matrix_product_line_gets_the_largest_share_of_a_kernel_it_is_fused_in(run):
+    run(FUSED).assert_ok()
+    shown = run("%jaxpr -o --profile 3 fused(a, b)").assert_ok()
+    profile = shown.result.profile
+    cell = next(iter(profile.line_times)).split(" line ")[0]
+    lines = {n: f"{cell} line {n}" for n in (2, 3, 4)}
+    assert next(iter(profile.line_times)) == lines[2], profile.line_times
+    a, b = jnp.ones((600, 600)), jnp.ones((600, 600))
+    c = a @ b
+    apart = {
+        2: _xla_cost(lambda a, b: a @ b, a, b),
+        3: _xla_cost(lambda c: c + 1.0, c),
+        4: _xla_cost(lambda d: jnp.tanh(d).sum(), c),
+    }
+    assert max(apart, key=apart.get) == 2, "XLA's own cost of each line compiled apart: the product costs most"
+    for kernel in profile.estimated_kernels():
+        shares = dict(kernel.shares)
+        if lines[2] in shares:  # (jaxlib 0.10 fuses all three lines; older ones fuse lines 3 and 4 only)
+            assert max(shares, key=shares.get) == lines[2], kernel
+        assert "shared by estimated cost" in shown.text and "one kernel for" in shown.text
+    for kernel in profile.kernels:
+        if not kernel.estimated:
+            assert kernel.shares == ((kernel.lines[0], 1.0),) or not kernel.lines

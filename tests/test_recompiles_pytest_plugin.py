@@ -156,3 +156,31 @@ def test_the_marker_is_registered_for_strict_markers(tmp_path):
         "--strict-markers",
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+FINGERPRINTED = """
+import jax, jax.numpy as jnp
+
+def test_step():
+    jax.jit(lambda x: x + 1)(jnp.ones(3))
+"""
+
+
+def test_a_fingerprint_that_cannot_be_written_stops_the_run_at_its_start(tmp_path):
+    for path in (tmp_path / "missing" / "fp.json", "", tmp_path):
+        done = run_pytest(tmp_path, FINGERPRINTED, f"--jaxmagic-fingerprint={path}")
+        assert done.returncode == 4, done.stdout + done.stderr  # a usage error: no test ran
+        assert "--jaxmagic-fingerprint:" in done.stderr and "passed" not in done.stdout
+        assert "INTERNALERROR" not in done.stdout + done.stderr
+
+
+def test_a_malformed_baseline_is_a_usage_error_of_one_line(tmp_path):
+    seed = (ROOT / "tests" / "fixtures" / "fingerprints" / "width8.json").read_text()
+    hostile = seed.replace('"loss"', '"::error::x\\n\\u001b[2J"').replace('"flops": 792.0', '"flops": NaN')
+    for name, text in (("nested.json", "[" * 100_000), ("nan.json", hostile), ("binary.json", "\udcff")):
+        (tmp_path / name).write_text(text, errors="surrogateescape")
+        done = run_pytest(tmp_path, FINGERPRINTED, f"--jaxmagic-compare={tmp_path / name}")
+        shown = done.stdout + done.stderr
+        assert done.returncode == 4 and "INTERNALERROR" not in shown and "Traceback" not in shown, shown
+        (line,) = [line for line in done.stderr.splitlines() if "--jaxmagic-compare" in line]
+        assert name in line and "\x1b" not in shown

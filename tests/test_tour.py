@@ -28,6 +28,17 @@ def test_committed_notebook_is_built_from_tour_py():
     assert [(c.cell_type, c.source) for c in committed.cells] == [(c.cell_type, c.source) for c in built.cells]
 
 
+def test_committed_notebook_shows_what_each_magic_showed_when_it_ran():
+    """A repository page shows the committed notebook as it is: `make demo` writes it back run."""
+    committed = nbformat.read(str(DEMO / "tour.ipynb"), as_version=4)
+    code = [c for c in committed.cells if c.cell_type == "code"]
+    assert all(c.get("execution_count") for c in code), "the committed tour has cells that never ran"
+    magic_cells = [
+        c for c in code if c.source.lstrip().startswith(("%jaxpr", "%%jaxpr", "%jitcompare", "%%jitcompare"))
+    ]
+    assert magic_cells and all(_html_outputs(c) for c in magic_cells)
+
+
 def test_every_cell_ran_without_an_unexpected_error(executed_tour):
     code = [c for c in executed_tour.cells if c.cell_type == "code"]
     assert all(c.get("execution_count") for c in code), "a cell did not run"

@@ -30,11 +30,10 @@ from typing import Any, Iterable, Sequence
 
 from jaxmagic.compiled.collective_causes import EquationContext
 from jaxmagic.compiled.hlo_sources import _opcode, instruction_lines, parse, result_shape
-from jaxmagic.recompiles.fingerprint import collective_kind
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
 
-# The kinds, in the order a reader meets them (which opcodes are collectives: ``collective_kind``,
-# shared with the fingerprints).
+# The kinds, in the order a reader meets them: XLA's communication ops (an asynchronous ``-start``
+# half counts as the op, its ``-done`` half not at all; ``collective_kind``).
 KINDS = (
     "all-reduce",
     "all-gather",
@@ -105,6 +104,19 @@ DTYPE_BYTES = {
     "c128": 16,
 }
 
+
+def collective_kind(opcode: str) -> str | None:
+    """The collective an HLO opcode is, if any: ``all-gather-start`` -> ``all-gather``.
+
+    >>> collective_kind("all-reduce-start"), collective_kind("all-reduce-done"), collective_kind("add")
+    ('all-reduce', None, None)
+    """
+    if opcode.endswith("-done"):
+        return None
+    base = opcode.removesuffix("-start")
+    return base if base in KINDS else None
+
+
 _ARRAY_TYPE = re.compile(r"\b([a-z]\w*)\[([\d,]*)\]")
 _DIMENSIONS = re.compile(r"\bdimensions=\{([\d,]*)\}")
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
@@ -122,17 +134,36 @@ _BODY = re.compile(r"\bbody=%?([\w.\-]+)")
 class Placement:
     """How a value lies on the devices on one side of a collective, as far as the collective
     itself says: ``state`` is ``split`` (``dimension`` split over ``axes``), ``whole`` (the same
-    full value on every device of ``axes``), ``partial`` (each device of ``axes`` holds a partial
+    full value on every device of ``axes``), ``replicated`` (whole on every device, as a sharding
+    asked for says: ``P()``), ``partial`` (each device of ``axes`` holds a partial
     result, to be combined), ``blocks`` (split into blocks, one per device of ``axes``) or
     ``moved`` (sent on to another device along ``axes``).
 
     >>> Placement("split", 0, ("data",))
-    Placement(state='split', dimension=0, axes=('data',))
+    Placement(state='split', dimension=0, axes=('data',), also=())
     """
 
     state: str
     dimension: int | None
     axes: tuple[str, ...]
+    also: tuple[tuple[int, tuple[str, ...]], ...] = ()  # more dimensions split: (dimension, axes)
+
+
+def placement_of(entries: tuple | None, axes: tuple[str, ...]) -> Placement | None:
+    """How a value with a sharding's spec ``entries`` (``collective_causes.spec_entries``) lies on
+    the devices: split on its first split dimension (and ``also`` on the others), or ``whole`` on
+    every device of ``axes`` (the collective's); ``None`` for no spec.
+
+    >>> placement_of((("x",), None), ("x",)), placement_of((), ("x",)).state
+    (Placement(state='split', dimension=0, axes=('x',), also=()), 'replicated')
+    """
+    if entries is None:
+        return None
+    split = [(dimension, entry) for dimension, entry in enumerate(entries) if entry]
+    if not split:
+        return Placement("replicated", None, axes)
+    (dimension, first), rest = split[0], split[1:]
+    return Placement("split", dimension, tuple(first), tuple((d, tuple(e)) for d, e in rest))
 
 
 @dataclass(frozen=True)
@@ -156,7 +187,9 @@ class Collective:
     ``mismatch`` (``partial`` when it sums the partial results of a reduction, such as a
     ``dot_general``, over a dimension split across devices; ``operands`` when those inputs, of one
     shape, are sharded differently, ``constraint`` / ``output`` when
-    the sharding asked for differs from theirs, ``""`` otherwise).
+    the sharding asked for differs from theirs, ``""`` otherwise), ``asked_at`` (the line of the
+    user's code that asked for the sharding it makes: the ``jax.jit(..., out_shardings=...)``, the
+    ``with_sharding_constraint``, the ``jax.lax`` call; ``None`` where none did).
     """
 
     kind: str
@@ -175,6 +208,7 @@ class Collective:
     operands: tuple[tuple[str, str], ...] = ()
     wanted: tuple[str, str, str] | None = None
     mismatch: str = ""
+    asked_at: SourceLine | None = None
 
     @property
     def formula(self) -> str:
@@ -247,6 +281,7 @@ def find_collectives(
     partitions = _PARTITIONS.search(hlo_text)
     devices = int(partitions.group(1)) if partitions else 1
     loop_computations = _loop_computations(hlo_text, instructions)
+    outputs = output_feeds(hlo_text)
     found = []
     for computation, text, matched in instruction_lines(hlo_text.splitlines()):
         name = matched.group(1)
@@ -267,12 +302,15 @@ def find_collectives(
                 cell_namer,
                 computation in loop_computations,
                 equations,
+                outputs.get(name),
             )
         )
     return found
 
 
-def _collective(kind, opcode, name, rest, instruction, devices, mesh, cell_namer, in_loop, equations) -> Collective:
+def _collective(
+    kind, opcode, name, rest, instruction, devices, mesh, cell_namer, in_loop, equations, output=None
+) -> Collective:
     types = _result_types(rest)
     size, axes, groups = _extent(kind, rest, devices, mesh)
     frame = pick_user_frame(instruction.frames) if instruction is not None else None
@@ -280,10 +318,17 @@ def _collective(kind, opcode, name, rest, instruction, devices, mesh, cell_namer
     before, after = _placements(kind, _dimension(rest), axes)
     requested = primitive in REQUESTED
     link = None if requested else _link(equations, frame, primitive)
+    if link is None and not requested and output is not None and equations is not None:
+        link = equations.output_link(output)  # on the way to an output: its out_shardings asked for it
+    mismatch = _mismatch(kind, primitive, requested, link)
+    if link is not None and mismatch in ("output", "constraint"):  # the layouts asked for on either side
+        before = placement_of(link.layouts[0], axes) or before
+        after = placement_of(link.layouts[1], axes) or after
+    line = source_line(frame[0], frame[1], frame[2], cell_namer=cell_namer) if frame else None
     return Collective(
         kind=kind,
         instruction=name,
-        line=source_line(frame[0], frame[1], frame[2], cell_namer=cell_namer) if frame else None,
+        line=line,
         primitive=primitive,
         bytes=_moved(kind, _result_bytes(kind, opcode, types), size),
         group_size=size,
@@ -296,8 +341,69 @@ def _collective(kind, opcode, name, rest, instruction, devices, mesh, cell_namer
         requested=requested,
         operands=link.operands if link else (),
         wanted=link.wanted if link else None,
-        mismatch=_mismatch(kind, primitive, requested, link),
+        mismatch=mismatch,
+        asked_at=(link.asked_at if link is not None and link.asked_at is not None else line)
+        if link or requested
+        else line,
     )
+
+
+_PLUMBING = frozenset(
+    {"copy", "bitcast", "reshape", "transpose", "tuple", "get-tuple-element", "copy-start", "copy-done"}
+)
+
+
+def output_feeds(hlo_text: str) -> dict[str, int]:
+    r"""The instructions of the entry computation whose result becomes one of the program's outputs
+    unchanged but for where it lies (through copies, reshapes, tuples, an async op's ``-done``,
+    other collectives), by output index.
+
+    >>> hlo = "ENTRY %main (p: f32[2]) -> f32[8] {\n  %p = f32[2] parameter(0)\n  ROOT %ag = f32[8] all-gather(%p)\n}"
+    >>> output_feeds(hlo)
+    {'ag': 0, 'p': 0}
+    """
+    entry = _entry_name(hlo_text)
+    block = {
+        found.group(1): (text, found)
+        for computation, text, found in instruction_lines(hlo_text.splitlines())
+        if computation == entry
+    }
+    root = next((name for name, (text, _) in block.items() if text.lstrip().startswith("ROOT")), None)
+    if root is None:
+        return {}
+    text, found = block[root]
+    starts = list(enumerate(_operands(text, found))) if _opcode(text[found.end() :]) == "tuple" else [(0, root)]
+    feeds: dict[str, int] = {}
+    for index, name in starts:
+        for _ in range(32):  # back through what only moves the value
+            feeds[name] = index
+            if name not in block:
+                break
+            text, found = block[name]
+            opcode = _opcode(text[found.end() :])
+            operands = _operands(text, found)
+            xlas_own = opcode == "fusion" and "op_name=" not in text  # a layout copy XLA added, no equation's
+            moves = opcode in _PLUMBING or opcode.endswith("-done") or collective_kind(opcode) is not None or xlas_own
+            if not moves or not operands:
+                break
+            name = operands[0]
+    return feeds
+
+
+_ENTRY = re.compile(r"^ENTRY %?([\w.\-]+)", re.M)
+
+
+def _entry_name(hlo_text: str) -> str:
+    found = _ENTRY.search(hlo_text)
+    return found.group(1) if found else ""
+
+
+def _operands(text: str, found: re.Match) -> list[str]:
+    """The operands an instruction line names, in order (before its attributes)."""
+    rest = text[found.end() :]
+    inside = rest[rest.find("(") + 1 :] if "(" in rest else ""
+    inside = inside.split("),", 1)[0].split(")", 1)[0]
+    return re.findall(r"%([\w.\-]+)", inside)
 
 
 def _extent(kind: str, rest: str, devices: int, mesh) -> tuple[int, tuple[str, ...], tuple]:
@@ -569,12 +675,13 @@ def compiled_collectives(
     input_names=(),
     output_names=(),
     asked_out_shardings=None,
+    asked_at: SourceLine | None = None,
     cell_namer: CellNamer = no_cells,
 ) -> list[Collective]:
     """``find_collectives`` for a ``jax.stages.Compiled``: the mesh from its input and output
     shardings, the inputs' names from ``input_names`` (the jaxpr's inputs, in order); the
     outputs' from ``output_names``, with ``asked_out_shardings`` (the ``out_shardings`` the
-    user's ``jax.jit`` asked for, or ``None``)."""
+    user's ``jax.jit`` asked for, or ``None``) and ``asked_at`` (the line that asked for them)."""
     try:
         ins = flat_shardings(compiled.input_shardings)
         outs = flat_shardings(compiled.output_shardings)
@@ -590,6 +697,7 @@ def compiled_collectives(
             output_names=output_names,
             output_shardings=flat_shardings(asked_out_shardings) if asked_out_shardings is not None else (),
             cell_namer=cell_namer,
+            asked_at=asked_at,
         )
     return find_collectives(hlo_text, mesh=mesh, cell_namer=cell_namer, equations=equations)
 

@@ -21,14 +21,16 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterable
 
 from jaxmagic import _jax_private
-from jaxmagic.tracing.listing import sub_jaxprs, traced_for_another_caller
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
+
+FramePicker = Callable[[Iterable[tuple[str, int, str]]], "tuple[str, int, str] | None"]
 
 STACK_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _NUMBERED_STRING = re.compile(r'^(\d+) "(.*)"$')
@@ -41,6 +43,7 @@ _STACK_FRAME_ID = re.compile(r"stack_frame_id=(\d+)")
 _OPERAND = re.compile(r"%([\w.\-]+)")
 _SOURCE = re.compile(r'source_file="((?:[^"\\]|\\.)*)" source_line=(\d+)')
 _OP_NAME = re.compile(r'\bop_name="((?:[^"\\]|\\.)*)"')
+_MODULE_NAME = re.compile(r"^HloModule ([\w.\-]+)")
 _JIT_SCOPE = re.compile(r"(?<![\w])p?jit\(([^()/]+)\)")
 
 
@@ -54,6 +57,10 @@ class HloInstruction:
     frames: tuple[tuple[str, int, str], ...]  # JAX's stack for it, innermost first
     opcode: str = ""
     op_name: str = ""  # its name-stack path: ``jit(f)/jit(norm)/mul``
+    shape: str = ""  # its result's shape: ``f32[600,600]{1,0}``, ``(f32[], s32[4])``
+    operands: tuple[str, ...] = ()  # the instructions whose results it reads, in order
+    attributes: str = ""  # what follows its operands: ``lhs_contracting_dims={1}, metadata={...}``
+    fused: tuple[str, ...] = ()  # a fusion timed as its own instruction (no source inside): what it calls
 
 
 @dataclass
@@ -96,6 +103,8 @@ class CallSites:
     """
 
     def __init__(self, jaxpr: Any):
+        from jaxmagic.tracing.listing import sub_jaxprs, traced_for_another_caller  # JAX's: not for a trace read alone
+
         self.calls: dict[tuple[str, ...], list[_NestedCall]] = {}
         # (equations, the enclosing equation's frame, the scope path, the calls they are inside)
         pending: list[tuple[Any, Any, tuple[str, ...], tuple[_NestedCall, ...]]] = [
@@ -181,9 +190,7 @@ def parse(hlo_text: str, jaxpr: Any = None) -> dict[str, HloInstruction]:
             inherited = instructions[user].frames
             queue.extend(users.get(user, ()))
         if inherited:  # a fusion with no source inside is timed as its own instruction
-            instructions[name] = HloInstruction(
-                name, instruction.computation, (), inherited, instruction.opcode, instruction.op_name
-            )
+            instructions[name] = dataclasses.replace(instruction, calls=(), frames=inherited, fused=instruction.calls)
     return instructions
 
 
@@ -208,9 +215,7 @@ def _keep_to_this_call(
             op_name = caller_op_names.get(instruction.computation, "")
         frames = sites.line_of(op_name, instruction.frames, whole_stacks)
         if frames != instruction.frames:
-            instructions[name] = HloInstruction(
-                name, instruction.computation, instruction.calls, frames, instruction.opcode, instruction.op_name
-            )
+            instructions[name] = dataclasses.replace(instruction, frames=frames)
             if not frames:
                 withheld.add(name)
     return withheld
@@ -239,6 +244,9 @@ def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str
             if source:
                 frames = ((source.group(1).encode().decode("unicode_escape"), int(source.group(2)), ""),)
         op_name = _OP_NAME.search(line)
+        shape, after = result_shape(line[found.end() :])
+        operand_text, attributes = _operand_list(after)
+        operands = tuple(_OPERAND.findall(operand_text))
         instructions[found.group(1)] = HloInstruction(
             found.group(1),
             computation,
@@ -246,11 +254,12 @@ def _parse(hlo_text: str) -> tuple[dict[str, HloInstruction], dict[str, list[str
             frames,
             _opcode(line[found.end() :]),
             _unescape(op_name.group(1)) if op_name else "",
+            shape,
+            operands,
+            attributes,
         )
-        operands = line[found.end() :].split("metadata=")[0]
-        for operand in _OPERAND.findall(operands):
-            if operand not in calls:
-                users.setdefault(operand, []).append(found.group(1))
+        for operand in operands:
+            users.setdefault(operand, []).append(found.group(1))
     return instructions, users, bool(stacks)
 
 
@@ -268,18 +277,25 @@ def instruction_lines(lines: list[str]):
             yield computation, line, found
 
 
-def kernel_lines(hlo_text: str, cell_namer: CellNamer = no_cells, jaxpr: Any = None) -> dict[str, list[SourceLine]]:
+def kernel_lines(
+    hlo_text: str, cell_namer: CellNamer = no_cells, jaxpr: Any = None, pick: FramePicker = traced_user_frame
+) -> dict[str, list[SourceLine]]:
     """For each instruction, the user's source lines behind it and behind everything it calls
     (a fusion's fused computation, a loop's body), the most frequent first; lines of this call
-    where ``jaxpr`` is given (``parse``)."""
-    instructions = parse(hlo_text, jaxpr)
-    by_computation: dict[str, list[HloInstruction]] = {}
-    for instruction in instructions.values():
-        by_computation.setdefault(instruction.computation, []).append(instruction)
+    where ``jaxpr`` is given (``parse``). ``pick`` chooses the user's frame from an instruction's
+    frames (``recorded_user_frame`` for a program read from a trace made elsewhere)."""
+    return lines_of_instructions(parse(hlo_text, jaxpr), cell_namer, pick)
+
+
+def lines_of_instructions(
+    instructions: dict[str, HloInstruction], cell_namer: CellNamer = no_cells, pick: FramePicker = traced_user_frame
+) -> dict[str, list[SourceLine]]:
+    """``kernel_lines`` of instructions already parsed."""
+    by_computation = by_computation_of(instructions)
 
     def frames_inside(instruction: HloInstruction, seen: set) -> Counter:
         counted = Counter()
-        frame = traced_user_frame(instruction.frames) if not instruction.calls else None  # a fusion: its insides
+        frame = pick(instruction.frames) if not instruction.calls else None  # a fusion: its insides
         if frame is not None:
             counted[frame[:2]] += 1
         for name in instruction.calls:
@@ -303,31 +319,22 @@ def kernel_lines(hlo_text: str, cell_namer: CellNamer = no_cells, jaxpr: Any = N
     return result
 
 
-def line_weights(
-    hlo_text: str, instruction: str, cell_namer: CellNamer = no_cells, jaxpr: Any = None
-) -> dict[str, float]:
-    """How a kernel's time divides among the source lines fused into it: in proportion to the
-    instructions each line contributed (labels -> fractions that add up to 1); lines of this call
-    where ``jaxpr`` is given (``parse``)."""
-    instructions = parse(hlo_text, jaxpr)
-    if instruction not in instructions:
-        return {}
-    by_computation: dict[str, list[HloInstruction]] = {}
-    for item in instructions.values():
-        by_computation.setdefault(item.computation, []).append(item)
-    counted: Counter = Counter()
-    stack, seen = [instructions[instruction]], set()
-    while stack:
-        item = stack.pop()
-        frame = traced_user_frame(item.frames) if not item.calls else None
-        if frame is not None:
-            counted[source_line(frame[0], frame[1], "", cell_namer=cell_namer).label] += 1
-        for name in item.calls:
-            if name not in seen:
-                seen.add(name)
-                stack.extend(by_computation.get(name, ()))
-    total = sum(counted.values())
-    return {label: n / total for label, n in counted.items()} if total else {}
+def module_name(hlo_text: str) -> str:
+    """The module's name: ``HloModule jit_f, entry_computation_layout=...`` -> ``jit_f``.
+
+    >>> module_name("HloModule jit_f, is_scheduled=true")
+    'jit_f'
+    """
+    found = _MODULE_NAME.match(hlo_text)
+    return found.group(1) if found else ""
+
+
+def by_computation_of(instructions: dict[str, HloInstruction]) -> dict[str, list[HloInstruction]]:
+    """The instructions of each computation, in the module's order."""
+    grouped: dict[str, list[HloInstruction]] = {}
+    for instruction in instructions.values():
+        grouped.setdefault(instruction.computation, []).append(instruction)
+    return grouped
 
 
 def _stack_table(lines: list[str]) -> dict[int, tuple[tuple[str, int, str], ...]]:
@@ -398,6 +405,25 @@ def result_shape(rest: str) -> tuple[str, str]:
     return shape, " " + after if after else ""
 
 
+def _operand_list(after: str) -> tuple[str, str]:
+    """What follows an instruction's shape, split at the end of its operand list: ``" add(%a, %b),
+    metadata={...}"`` -> ``("%a, %b", "metadata={...}")``.
+
+    >>> _operand_list(" dot(%a, %b), lhs_contracting_dims={1}")
+    ('%a, %b', 'lhs_contracting_dims={1}')
+    """
+    start = after.find("(")
+    if start < 0:
+        return "", ""
+    depth = 0
+    for index in range(start, len(after)):
+        depth += after[index] == "("
+        depth -= after[index] == ")"
+        if depth == 0:
+            return after[start + 1 : index], after[index + 1 :].lstrip(", ")
+    return after[start + 1 :], ""
+
+
 def _opcode(rest: str) -> str:
     """The opcode after an instruction's result shape: ``f32[4]{0} sine(%p)`` -> ``sine``."""
     return result_shape(rest)[1].strip().split("(", 1)[0].strip()
@@ -405,106 +431,3 @@ def _opcode(rest: str) -> str:
 
 def _unescape(text: str) -> str:
     return text.replace('\\"', '"').replace("\\\\", "\\")
-
-
-# Instructions that are bookkeeping, not work: left out of the kernel view.
-BOOKKEEPING = frozenset({"parameter", "constant", "get-tuple-element", "tuple", "bitcast", "copy-start", "copy-done"})
-
-
-@dataclass(frozen=True)
-class KernelGroup:
-    """One kernel of the optimized module as XLA runs it: a fusion (``kind`` ``kLoop``,
-    ``kInput``, ``kCustom``...) or a single instruction, the source lines fused into it (in
-    source order), the
-    instruction's text and the text of the computation it calls; a loop's or branch's kernels
-    are its ``inner`` groups.
-    """
-
-    name: str
-    opcode: str
-    kind: str
-    lines: tuple[str, ...]
-    text: str
-    called: str = ""
-    inner: tuple["KernelGroup", ...] = ()
-    sources: tuple[str, ...] = ()  # the text of each of ``lines``, in the same order
-
-
-_KIND = re.compile(r"\bkind=(k\w+)")
-
-
-def kernel_groups(hlo_text: str, cell_namer: CellNamer = no_cells, jaxpr: Any = None) -> list[KernelGroup]:
-    """The entry computation's kernels in the order XLA runs them, with their source lines (of
-    this call where ``jaxpr`` is given: ``parse``).
-
-    >>> import jax, jax.numpy as jnp
-    >>> def f(x):
-    ...     return jnp.cos(jnp.sin(x) * 2)
-    >>> groups = kernel_groups(jax.jit(f).trace(jnp.ones(8)).lower().compile().as_text())
-    >>> [g.opcode for g in groups], len(groups[0].lines)
-    (['fusion'], 1)
-    """
-    sites = _call_sites(jaxpr)
-    instructions = parse(hlo_text, sites)
-    blocks, order, entry = _computation_blocks(hlo_text)
-    lines_of = kernel_lines(hlo_text, cell_namer, sites)
-
-    def groups_in(computation: str, depth: int) -> tuple[KernelGroup, ...]:
-        found = []
-        for name in order.get(computation, ()):
-            instruction = instructions.get(name)
-            if instruction is None or instruction.opcode in BOOKKEEPING:
-                continue
-            text = blocks.get(computation, {}).get(name, "")
-            nested: tuple = ()
-            if instruction.opcode in ("while", "conditional", "call") and depth < 4:
-                nested = tuple(g for called in instruction.calls for g in groups_in(called, depth + 1))
-            called = (
-                "\n".join(blocks.get(c, {}).get("", "") for c in instruction.calls)
-                if instruction.opcode == "fusion"
-                else ""
-            )
-            kind = _KIND.search(text)
-            in_order = sorted(lines_of.get(name, ()), key=lambda line: (line.file, line.line))
-            found.append(
-                KernelGroup(
-                    name,
-                    instruction.opcode,
-                    kind.group(1) if kind else "",
-                    tuple(line.label for line in in_order),
-                    text,
-                    called,
-                    nested,
-                    tuple(line.text for line in in_order),
-                )
-            )
-        return tuple(found)
-
-    return list(groups_in(entry, 0))
-
-
-def _computation_blocks(hlo_text: str) -> tuple[dict[str, dict[str, str]], dict[str, list[str]], str]:
-    """Each computation's instruction lines by name ("" holds the whole computation's text), the
-    order of its instructions, and the entry computation's name."""
-    blocks: dict[str, dict[str, str]] = {}
-    order: dict[str, list[str]] = {}
-    entry, current, text = "", None, []
-    for line in hlo_text.splitlines():
-        header = _COMPUTATION.match(line)
-        if header and " = " not in line.split("{")[0]:
-            current, text = header.group(1), [line]
-            blocks[current], order[current] = {}, []
-            if line.startswith("ENTRY"):
-                entry = current
-            continue
-        if current is None:
-            continue
-        text.append(line)
-        found = _INSTRUCTION.match(line)
-        if found:
-            blocks[current][found.group(1)] = line.strip()
-            order[current].append(found.group(1))
-        if line.strip() == "}":
-            blocks[current][""] = "\n".join(text)
-            current = None
-    return blocks, order, entry

@@ -1,12 +1,14 @@
 """Which of the user's source lines hold a compiled program's memory at its peak.
 
-XLA's buffer assignment says, for the compiled program, which buffers are live at the point of
-the schedule where the most bytes are live (its ``HloLiveRange`` "Live ranges at N (peak)"), and
-in which allocation each buffer sits (a parameter: an argument; maybe-live-out: an output;
-preallocated-temp: a temporary; constant). XLA writes it when asked to dump the module
-(``xla_dump_to``, a compile option); each buffer's instruction in the optimized HLO carries the
-source line that made it (``hlo_sources``). ``compile_with_buffers`` compiles once that way;
-``peak_memory`` reads the result.
+The peak is counted as XLA counts it (``memory_analysis().peak_memory_in_bytes`` on the backends
+that report one): what is held for the whole call (the arguments, the outputs and the constants,
+each allocation in full) plus, at the step of the schedule where it is largest, every value then
+live in the program's other allocations, each block of bytes once (``buffer_dump``: two values at
+the same bytes while both live are one buffer, a value updated in place, a loop's carried value).
+Every memory space counts (a TPU's ``S(1)`` as well as its main memory). Each buffer's instruction
+in the optimized HLO carries the source line that made it (``hlo_sources``).
+``compile_with_buffers`` compiles once with XLA's buffer assignment written out; ``peak_memory``
+reads the result.
 
 >>> import jax, jax.numpy as jnp
 >>> def f(x):
@@ -14,7 +16,7 @@ source line that made it (``hlo_sources``). ``compile_with_buffers`` compiles on
 ...     return jnp.tanh(y).sum()
 >>> compiled, dumped = compile_with_buffers(jax.jit(f).trace(jnp.ones((64, 64))).lower())
 >>> peak = peak_memory(compiled.as_text(), dumped, compiled_memory(compiled))
->>> peak.peak_bytes == sum(b.bytes for b in peak.live_at_peak)
+>>> peak.peak_bytes == sum(b.bytes for b in peak.live_at_peak) <= peak.reserved_bytes
 True
 >>> {b.kind for b in peak.live_at_peak} <= {"argument", "constant", "output", "temporary"}
 True
@@ -22,37 +24,37 @@ True
 
 from __future__ import annotations
 
-import glob
+import atexit
 import os
 import re
+import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from jaxmagic.compiled.hlo_sources import parse
+from jaxmagic.compiled.buffer_dump import BufferDump, Value, dumped_text, read_dump
+from jaxmagic.compiled.hlo_sources import parse, result_shape
 from jaxmagic.compiled.memory import compiled_memory
-from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, pick_user_frame, source_line
+from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
 
 __all__ = ["compile_with_buffers", "peak_memory", "compiled_memory", "PeakMemory", "LiveBuffer", "LineShare"]
 
-_ALLOCATION = re.compile(r"^allocation (\d+): size (\d+), (.*):\s*$")
-_VALUE = re.compile(r"^\s*value: <\d+ ([\w.\-]+?)(\{[\d,]*\})? @\d+> \(size=(\d+),offset=\d+\): (.*)$")
-_OFFSET = re.compile(r"offset=(\d+)")
-_PEAK = re.compile(r"^\s*Live ranges at (\d+) \(peak\):\s*$")
-_PEAK_VALUE = re.compile(r"^\s+([\w.\-]+?)(\{[\d,]*\}): (\d+) bytes")
-_SEQUENCE = re.compile(r"^\s+(\d+):([\w.\-]+)\s*$")
-_LAYOUT = re.compile(r"\{[\d,]*(?::[^}]*)?\}")
 _OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
+_OWN_FRAMES = re.compile(r"\bstack_frame_id=\d+|\bsource_file=")
 NO_LINE = "(no source line)"
 TUPLE_TABLE = "(XLA's tables of tuple elements)"
+CAPTURED = "captured constant"
 
 
 @dataclass(frozen=True)
 class LiveBuffer:
     """One buffer live at the peak: ``name`` (XLA's value, ``dot.3{}``), ``bytes``, ``shape``
     (``f32[128,256]``), ``kind`` (``argument``, ``output``, ``temporary`` or ``constant``),
-    ``source`` (the user's ``SourceLine`` that made it, where known) and ``label`` (that line's
-    label, ``argument x`` for an argument, ``(no source line)`` otherwise)."""
+    ``source`` (the user's ``SourceLine`` that made it, where known), ``label`` (that line's
+    label, ``argument x`` for an argument, ``captured constant `w``` for an array the function
+    read from outside, ``(no source line)`` otherwise) and ``space`` (its memory space: 0 for the
+    device's main memory, 1 for a TPU's ``S(1)``)."""
 
     name: str
     bytes: int
@@ -60,6 +62,7 @@ class LiveBuffer:
     kind: str
     source: SourceLine | None
     label: str
+    space: int = 0
 
     @property
     def attributed(self) -> bool:
@@ -91,13 +94,15 @@ class LineShare:
 
 @dataclass
 class PeakMemory:
-    """The peak of one compiled program: ``peak_bytes`` (the bytes live at once at the peak, as
-    XLA's live ranges count them), ``live_at_peak`` (each ``LiveBuffer``, largest first),
-    ``by_line`` (a ``LineShare`` per source line or argument, largest first), ``at`` (the
+    """The peak of one compiled program: ``peak_bytes`` (the bytes in use at once at the peak, as
+    XLA counts them), ``live_at_peak`` (each ``LiveBuffer``, largest first, each block of memory
+    once), ``by_line`` (a ``LineShare`` per source line or argument, largest first), ``at`` (the
     instruction scheduled at the peak), ``phase`` (``backward`` when it belongs to a gradient's
-    backward pass, ``forward`` when the program has one and the peak comes before it, else empty),
-    ``totals`` (XLA's ``memory_analysis`` sizes: ``arguments``, ``outputs``, ``temporaries``, ...),
-    and ``available`` (False where XLA wrote no buffer assignment)."""
+    backward pass, ``forward`` when the program has one and the peak comes before it, else
+    empty), ``totals`` (XLA's ``memory_analysis`` sizes: ``arguments``, ``outputs``,
+    ``temporaries``, ...), ``xla_peak_bytes`` (XLA's own peak where the backend counts the
+    program's temporaries in it, ``None`` elsewhere) and ``available`` (False where XLA wrote no
+    buffer assignment)."""
 
     peak_bytes: int = 0
     live_at_peak: list[LiveBuffer] = field(default_factory=list)
@@ -106,6 +111,7 @@ class PeakMemory:
     phase: str = ""
     totals: dict[str, int] = field(default_factory=dict)
     available: bool = True
+    xla_peak_bytes: int | None = None
 
     @property
     def reserved_bytes(self) -> int:
@@ -120,22 +126,101 @@ class PeakMemory:
             return 1.0
         return sum(b.bytes for b in self.live_at_peak if b.attributed) / self.peak_bytes
 
+    def bytes_of(self, *kinds: str) -> int:
+        """The bytes at the peak held by buffers of these kinds (``argument``, ``output``, ...)."""
+        return sum(b.bytes for b in self.live_at_peak if b.kind in kinds)
+
+    @property
+    def by_space(self) -> dict[int, int]:
+        """The bytes at the peak in each memory space (0: the device's main memory)."""
+        spaces: dict[int, int] = {}
+        for buffer in self.live_at_peak:
+            spaces[buffer.space] = spaces.get(buffer.space, 0) + buffer.bytes
+        return dict(sorted(spaces.items()))
+
 
 def compile_with_buffers(lowered) -> tuple:
     """Compile ``lowered`` once, asking XLA to write out its buffer assignment; returns the
     ``Compiled`` and the text of the buffer-assignment and live-range files (``""`` where XLA
     wrote none, for instance when the program came from a compilation cache)."""
-    with tempfile.TemporaryDirectory(prefix=f"jaxmagic-buffers-{os.getpid()}-") as folder:
+    folder = tempfile.mkdtemp(prefix=f"jaxmagic-buffers-{os.getpid()}-")
+    _LEFT.add(folder)  # a Ctrl-C that stops the cleanup below: removed at exit
+    try:
         compiled = lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_as_text": True})
-        paths = sorted(
-            glob.glob(os.path.join(folder, "*after_optimizations-buffer-assignment.txt"))
-            + glob.glob(os.path.join(folder, "*after_optimizations-live-range.txt"))
-        )
-        dumped = []
-        for path in paths:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                dumped.append(handle.read())
-    return compiled, "\n".join(dumped)
+        dumped = dumped_text(folder, _module_name(compiled.as_text()))
+    except BaseException:  # a Ctrl-C: XLA may go on writing a while
+        remove_folder(folder, patience=INTERRUPTED_PATIENCE_S)
+        raise
+    finally:
+        remove_folder(folder)
+        if not os.path.exists(folder):
+            _LEFT.discard(folder)
+    return compiled, dumped
+
+
+_LEFT: set[str] = set()  # buffer folders not yet removed
+INTERRUPTED_PATIENCE_S = 10.0  # the longest an interrupted compile's folder is waited for
+QUIET_S = 0.5  # how long a removed folder must stay gone
+atexit.register(lambda: [remove_folder(folder, patience=INTERRUPTED_PATIENCE_S) for folder in list(_LEFT)])
+
+
+def remove_folder(folder: str, *, patience: float = 0.0) -> None:
+    """Remove ``folder`` and what is in it, never raising. After a Ctrl-C, XLA may still be
+    compiling in its own threads and writing into the folder (making it anew): with
+    ``patience`` (seconds), wait until it has stayed gone for a moment.
+
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> remove_folder(folder); os.path.exists(folder)
+    False
+    """
+    deadline = time.monotonic() + patience
+    gone_since = None
+    while True:
+        shutil.rmtree(folder, ignore_errors=True)
+        now = time.monotonic()
+        if os.path.exists(folder):
+            gone_since = None
+        elif gone_since is None:
+            gone_since = now
+        if now >= deadline or (gone_since is not None and (patience == 0 or now - gone_since > QUIET_S)):
+            return
+        time.sleep(0.02)
+
+
+def _module_name(hlo_text: str) -> str:
+    found = re.match(r"HloModule ([\w.\-]+)", hlo_text)
+    return found.group(1) if found else ""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a buffer is named against: the optimized module's instructions and lines, the entry
+    parameters, the user's names for them and for captured constants, how cells are named."""
+
+    instructions: dict
+    texts: dict[str, str]
+    parameters: dict[str, int]
+    named: list[str] | None
+    constants: dict[str, str]
+    cell_namer: CellNamer
+    inner_frames: dict[str, tuple]  # computation -> the frames of its last instruction that has some
+
+
+def reading(
+    hlo_text: str,
+    cell_namer: CellNamer = no_cells,
+    input_names: list[str] | None = None,
+    jaxpr: Any = None,
+    constants: dict[str, str] | None = None,
+) -> Reading:
+    """The ``Reading`` of an optimized module (see ``peak_memory`` for the arguments)."""
+    parameters = _entry_parameters(hlo_text)
+    named = input_names if input_names and len(input_names) == len(parameters) else None
+    instructions = parse(hlo_text, jaxpr)
+    inner = {i.computation: i.frames for i in instructions.values() if i.frames}
+    texts = _instruction_lines(hlo_text)
+    return Reading(instructions, texts, parameters, named, dict(constants or {}), cell_namer, inner)
 
 
 def peak_memory(
@@ -145,128 +230,198 @@ def peak_memory(
     cell_namer: CellNamer = no_cells,
     input_names: list[str] | None = None,
     jaxpr: Any = None,
+    *,
+    xla_peak: int | None = None,
+    constants: dict[str, str] | None = None,
 ) -> PeakMemory:
     """The peak and its live buffers by source line, from the optimized HLO and XLA's buffer
     assignment text (``compile_with_buffers``). An argument is named by ``input_names`` (one per
     input of the program, as the user writes it) where every input reached the compiled program,
-    by the name JAX gave its parameter otherwise. ``jaxpr``, the traced program, keeps each
-    buffer's line to a line of this call (``hlo_sources.parse``)."""
-    lines = dumped.splitlines()
-    peak_index, live = _peak(lines)
-    if peak_index is None:
-        return PeakMemory(totals=dict(totals), available=False)
-    kinds, shapes, places = _allocations(lines)
-    sequence = dict((int(m.group(1)), m.group(2)) for m in map(_SEQUENCE.match, lines) if m)
-    instructions = parse(hlo_text, jaxpr)
-    texts = _instruction_lines(hlo_text)
-    parameters = _entry_parameters(hlo_text)
-    live = _counted_once(live, parameters, places)
-    named = input_names if input_names and len(input_names) == len(parameters) else None
-    buffers = []
-    for name, index, size in live:
-        key = name + index
-        origin = _origin(name, instructions, texts, parameters)
-        kind, source, label = _labelled(
-            kinds.get(key, "temporary"), origin, _source(instructions.get(origin), cell_namer),
-            shapes.get(key, ""), parameters, named, texts,
-        )  # fmt: skip
-        buffers.append(LiveBuffer(key, size, shapes.get(key, ""), kind, source, label))
+    by the name JAX gave its parameter otherwise; a constant XLA holds with no line of its own by
+    ``constants`` (its shape, ``f32[4,4]``, to the name of the array the function read, where one
+    array has that shape). ``jaxpr``, the traced program, keeps each buffer's line to a line of
+    this call (``hlo_sources.parse``); ``xla_peak`` is XLA's own figure, kept beside."""
+    dump = read_dump(dumped)
+    if not dump.available:
+        return PeakMemory(totals=dict(totals), available=False, xla_peak_bytes=xla_peak)
+    step, live = peak_step(dump)
+    names = reading(hlo_text, cell_namer, input_names, jaxpr, constants)
+    buffers = [named_buffer(value, size, dump, names) for value, size in live]
     # Largest first; equal sizes in the order of the user's lines, so the order is the same on every
     # JAX release (XLA's own order of equal buffers differs between them).
     buffers.sort(key=lambda b: (-b.bytes, b.source is None, b.source.line if b.source else 0, b.label, b.name))
+    at = dump.sequence[step] if step is not None and 0 <= step < len(dump.sequence) else ""
+    return PeakMemory(
+        peak_bytes=sum(b.bytes for b in buffers),
+        live_at_peak=buffers,
+        by_line=by_line(buffers),
+        at=at,
+        phase=_phase(names.instructions, at),
+        totals=dict(totals),
+        xla_peak_bytes=xla_peak,
+    )
+
+
+def by_line(buffers: list[LiveBuffer]) -> list[LineShare]:
+    """The buffers grouped by their label (a source line, an argument), largest group first."""
     groups: dict[str, list[LiveBuffer]] = {}
     for buffer in buffers:
         groups.setdefault(buffer.label, []).append(buffer)
-    by_line = sorted(
+    return sorted(
         (
             LineShare(label, group[0].source, sum(b.bytes for b in group), tuple(group))
             for label, group in groups.items()
         ),
         key=lambda share: (-share.bytes, share.label),
     )
-    at = sequence.get(peak_index, "")
-    return PeakMemory(
-        peak_bytes=sum(b.bytes for b in buffers),
-        live_at_peak=buffers,
-        by_line=by_line,
-        at=at,
-        phase=_phase(texts, at),
-        totals=dict(totals),
-    )
 
 
-def _labelled(
-    kind: str, origin: str, source: SourceLine | None, shape: str, parameters: dict, named, texts: dict
-) -> tuple[str, SourceLine | None, str]:
+# -- the step of the peak ------------------------------------------------------------------------
+def peak_step(dump: BufferDump) -> tuple[int | None, list[tuple[Value, int]]]:
+    """The step of the schedule where the most bytes are in use, and what is in use there: one
+    ``(value, bytes)`` per block of memory. Each allocation held for the whole call counts in
+    full; every other value counts from its first step to its last, each block of bytes once."""
+    held = [a for a in dump.allocations.values() if a.held]
+    held_values = [_held_value(dump, a.index) for a in held]
+    if not dump.ranges:  # an older dump: only the list XLA printed at its peak
+        listed = [dump.values[key] for key in dump.peak_listed if key in dump.values]
+        listed = [v for v in listed if not dump.allocations[v.allocation].held]
+        return None, [(v, a.size) for v, a in zip(held_values, held, strict=True) if v] + once(listed)
+    timeline = _Timeline(dump)
+    step = timeline.busiest()
+    live = [v for v in timeline.temporaries if dump.ranges[v.key][0] <= step <= dump.ranges[v.key][1]]
+    held_live = [_held_value(dump, a.index, step) for a in held]
+    return step, [(v, a.size) for v, a in zip(held_live, held, strict=True) if v] + once(live)
+
+
+class _Timeline:
+    """The bytes in use at each step by the values of the allocations not held for the whole call."""
+
+    def __init__(self, dump: BufferDump):
+        self.temporaries = [
+            v
+            for v in dump.values.values()
+            if v.key in dump.ranges and dump.allocations[v.allocation].kind == "temporary"
+        ]
+        self.starts: dict[int, list[Value]] = {}
+        self.ends: dict[int, list[Value]] = {}
+        for value in self.temporaries:
+            first, last = dump.ranges[value.key]
+            self.starts.setdefault(first, []).append(value)
+            self.ends.setdefault(last + 1, []).append(value)
+        self.steps = max([last + 1 for _, last in dump.ranges.values()] + [len(dump.sequence), 1])
+
+    def busiest(self) -> int:
+        """The first step where the temporaries' bytes, each block once, are the most."""
+        active: dict[int, dict[tuple[int, int], int]] = {}
+        covered: dict[int, int] = {}
+        total, best, best_step = 0, -1, 0
+        for step in range(self.steps):
+            changed = set()
+            for value, delta in [(v, -1) for v in self.ends.get(step, ())] + [
+                (v, 1) for v in self.starts.get(step, ())
+            ]:
+                slices = active.setdefault(value.allocation, {})
+                slices[(value.offset, value.size)] = slices.get((value.offset, value.size), 0) + delta
+                changed.add(value.allocation)
+            for allocation in changed:
+                now = _covered(k for k, n in active[allocation].items() if n > 0)
+                total += now - covered.get(allocation, 0)
+                covered[allocation] = now
+            if total > best:
+                best, best_step = total, step
+        return best_step
+
+
+def _covered(slices) -> int:
+    """The bytes covered by ``(offset, size)`` blocks of one allocation, overlaps once."""
+    total, end = 0, -1
+    for offset, size in sorted(slices):
+        start = max(offset, end)
+        if offset + size > start:
+            total += offset + size - start
+            end = offset + size
+    return total
+
+
+def once(values: list[Value]) -> list[tuple[Value, int]]:
+    """One ``(value, bytes)`` per block of memory: values at the same bytes of one allocation are
+    one buffer, named by the value written last that is not a loop's parameter; a block that
+    overlaps another counts only the bytes no earlier block covers."""
+    chosen: dict[tuple[int, int, int], Value] = {}
+    for value in values:
+        kept = chosen.get(value.slice)
+        if kept is None or _preferred(value) > _preferred(kept):
+            chosen[value.slice] = value
+    found, ends = [], {}
+    for (allocation, offset, size), value in sorted(
+        chosen.items(), key=lambda item: (item[0][0], item[0][1], -item[0][2])
+    ):
+        end = ends.get(allocation, -1)
+        start = max(offset, end)
+        fresh = max(0, offset + size - start)
+        ends[allocation] = max(end, offset + size)
+        if fresh:
+            found.append((value, fresh))
+    return found
+
+
+def _preferred(value: Value) -> tuple:
+    return (not value.phi, value.key)
+
+
+def _held_value(dump: BufferDump, allocation: int, step: int | None = None) -> Value | None:
+    """The value that names an allocation held for the whole call: an argument by its parameter;
+    otherwise the value in it at ``step``, or the one written last (an output's final value)."""
+    values = dump.values_in(allocation)
+    if not values:
+        return None
+    ranges = dump.ranges
+    if dump.allocations[allocation].kind == "argument":  # its parameter, scheduled before what updates it
+        return min(values, key=lambda v: (ranges.get(v.key, (0, 0))[0], v.phi, v.key))
+    live = [v for v in values if step is not None and v.key in ranges and ranges[v.key][0] <= step <= ranges[v.key][1]]
+    candidates = [v for v in (live or values) if not v.phi] or live or values
+    return max(candidates, key=lambda v: (ranges.get(v.key, (-1, -1))[0], v.key))
+
+
+# -- naming each buffer ------------------------------------------------------------------------
+def named_buffer(value: Value, size: int, dump: BufferDump, reading: Reading) -> LiveBuffer:
+    """A value (``size`` of its bytes) as a ``LiveBuffer``: its kind, line and label."""
+    kind = dump.allocations[value.allocation].kind
+    origin_name = origin(value.name, reading)
+    source = _source(reading.instructions.get(origin_name), reading)
+    kind, source, label = _labelled(kind, origin_name, source, value.shape, reading)
+    return LiveBuffer(value.key, size, value.shape, kind, source, label, value.space)
+
+
+def _labelled(kind: str, origin: str, source: SourceLine | None, shape: str, reading: Reading):
     """A live buffer's kind, source line and label: an argument by the user's name for it, a
-    value by the line that made it (a value written into a donated argument's buffer too)."""
+    value by the line that made it (a value written into a donated argument's buffer too), a
+    constant with no line of its own by the array the function read."""
+    parameters = reading.parameters
     if kind == "argument" and origin not in parameters and source is not None:
         kind = "output"  # a value written into a donated argument's buffer: the line that made it
     if kind == "argument" or origin in parameters:  # an argument, or XLA's copy of one
         number = parameters.get(origin)
-        written = named[number] if named and number is not None else _op_name(texts.get(origin, "")) or origin
+        named = reading.named
+        written = named[number] if named and number is not None else _op_name(reading.texts.get(origin, "")) or origin
         return kind, None, f"argument {written}"
+    if _is_captured(origin, reading):
+        return kind, source, f"{CAPTURED} `{reading.constants[shape]}`" if shape in reading.constants else CAPTURED
     if source is None and shape.startswith("("):
         return kind, None, TUPLE_TABLE
     return kind, source, source.label if source is not None else NO_LINE
 
 
-def _counted_once(live: list[tuple[str, str, int]], parameters: dict, places: dict) -> list[tuple[str, str, int]]:
-    """The buffers live at the peak, each place in memory once: XLA lists a value written in
-    place into a donated argument's buffer beside the argument it replaces, at the instruction
-    that writes it; the bytes are the argument's until then, so the argument is kept."""
-    ordered = sorted(live, key=lambda item: item[0] not in parameters)
-    seen, kept = set(), set()
-    for name, index, _ in ordered:
-        place = places.get(name + index, (name, index))
-        if place not in seen:
-            seen.add(place)
-            kept.add(name + index)
-    return [item for item in live if item[0] + item[1] in kept]
-
-
-def _peak(lines: list[str]) -> tuple[int | None, list[tuple[str, str, int]]]:
-    """XLA's peak: the schedule position, and ``(instruction, shape index, bytes)`` of each buffer live there."""
-    for number, line in enumerate(lines):
-        found = _PEAK.match(line)
-        if not found:
-            continue
-        live = []
-        for row in lines[number + 1 :]:
-            value = _PEAK_VALUE.match(row)
-            if not value:
-                break
-            live.append((value.group(1), value.group(2), int(value.group(3))))
-        return int(found.group(1)), live
-    return None, []
-
-
-def _allocations(lines: list[str]) -> tuple[dict[str, str], dict[str, str], dict[str, tuple[str, str]]]:
-    """Each buffer's kind (from its allocation), shape (layout left out) and place: its allocation
-    and offset, which an update in place (into a donated argument) shares with what it replaces."""
-    kinds, shapes, places, kind, number = {}, {}, {}, "temporary", ""
-    for line in lines:
-        allocation = _ALLOCATION.match(line)
-        if allocation:
-            number, what = allocation.group(1), allocation.group(3)
-            kind = (
-                "argument"
-                if "parameter" in what
-                else "output"
-                if "maybe-live-out" in what or "output shape" in what
-                else "constant"
-                if "constant" in what
-                else "temporary"
-            )
-            continue
-        value = _VALUE.match(line)
-        if value:
-            key = value.group(1) + (value.group(2) or "{}")
-            kinds.setdefault(key, kind)
-            shapes.setdefault(key, _LAYOUT.sub("", value.group(4)).strip())
-            offset = _OFFSET.search(line)
-            places.setdefault(key, (number, offset.group(1) if offset else key))
-    return kinds, shapes, places
+def _is_captured(origin: str, reading: Reading) -> bool:
+    """A constant XLA holds that no line of the traced function made: an array read from outside."""
+    instruction = reading.instructions.get(origin)
+    return (
+        instruction is not None
+        and instruction.opcode == "constant"
+        and not instruction.op_name
+        and "{...}" in reading.texts.get(origin, "")
+    )
 
 
 def _instruction_lines(hlo_text: str) -> dict[str, str]:
@@ -278,28 +433,33 @@ def _instruction_lines(hlo_text: str) -> dict[str, str]:
     return found
 
 
-def _origin(name: str, instructions: dict, texts: dict[str, str], parameters: dict[str, int]) -> str:
+def origin(name: str, reading: Reading) -> str:
     """The instruction whose source line a buffer belongs to: its own where it has one; for a copy
-    XLA made without a source (a layout change of a value or of an argument), what it copies."""
+    XLA made without a source of its own (a layout change, a copy into another memory space, of a
+    value or of an argument), what it copies."""
     seen = set()
     while name not in seen:
         seen.add(name)
-        instruction = instructions.get(name)
-        if name in parameters or (instruction is not None and pick_user_frame(instruction.frames)):
+        instruction = reading.instructions.get(name)
+        if name in reading.parameters or (instruction is not None and _has_own_line(instruction, reading)):
             return name
-        operands = _operands(texts.get(name, ""))
-        if len(operands) != 1:
+        read = operands(reading.texts.get(name, ""))
+        if len(read) != 1:
             return name
-        name = operands[0]
+        name = read[0]
     return name
 
 
-def _operands(line: str) -> list[str]:
-    """The instructions an HLO instruction reads (not the computations it calls)."""
-    body = line.split(" = ", 1)[-1]
-    start = body.find("(", body.find(" ") + 1) if body.startswith("(") else body.find("(")
-    end = body.find(")", start)
-    return re.findall(r"%([\w.\-]+)", body[start:end]) if start >= 0 and end > start else []
+def operands(line: str) -> list[str]:
+    """The instructions an HLO instruction reads (not the computations it calls).
+
+    >>> operands("%c = (f32[8]{0:T(8)S(1)}, u32[]{:S(2)}) copy-start(%p.1), cross_program_prefetch_index=0")
+    ['p.1']
+    """
+    _, after = result_shape(line.split(" = ", 1)[-1])
+    start = after.find("(")
+    end = after.find(")", start)
+    return re.findall(r"%([\w.\-]+)", after[start:end]) if start >= 0 and end > start else []
 
 
 def _entry_parameters(hlo_text: str) -> dict[str, int]:
@@ -317,29 +477,45 @@ def _entry_parameters(hlo_text: str) -> dict[str, int]:
     return found
 
 
-def _opcode(line: str) -> str:
-    found = re.search(r"= \S+ ([\w\-]+)\(", line) or re.search(r"= \([^)]*\) ([\w\-]+)\(", line)
-    return found.group(1) if found else ""
-
-
 def _op_name(line: str) -> str:
     found = _OP_NAME.search(line)
     return found.group(1).replace("\\'", "'").replace('\\"', '"') if found else ""
 
 
-def _source(instruction, cell_namer: CellNamer) -> SourceLine | None:
+def _source(instruction, reading: Reading) -> SourceLine | None:
     if instruction is None:
         return None
-    frame = pick_user_frame(instruction.frames)
-    return source_line(frame[0], frame[1], frame[2], cell_namer=cell_namer) if frame else None
+    frame = traced_user_frame(_frames(instruction, reading))
+    return source_line(frame[0], frame[1], frame[2], cell_namer=reading.cell_namer) if frame else None
 
 
-def _phase(texts: dict[str, str], at: str) -> str:
-    """``backward`` when the instruction at the peak was made by a gradient's backward pass,
-    ``forward`` by its forward pass; ``""`` in a program without a gradient, and for work outside
-    both (the update a training step makes with the gradient)."""
-    backward = any("transpose(" in _op_name(line) for line in texts.values())
-    if not backward:
+def _has_own_line(instruction, reading: Reading) -> bool:
+    """Whether a user's line made the instruction itself (its own metadata, or a fused kernel's
+    inside), not only the instructions that read it."""
+    own = _OWN_FRAMES.search(reading.texts.get(instruction.name, ""))
+    inner = any(c in reading.inner_frames for c in instruction.calls)
+    return bool((own or inner) and traced_user_frame(_frames(instruction, reading)))
+
+
+def _frames(instruction, reading: Reading) -> tuple:
+    """An instruction's frames; a fusion XLA left without its own, those of the last instruction
+    inside it that has some (its result is that of the fused computation's root)."""
+    if instruction.frames or not instruction.calls:
+        return instruction.frames
+    return next((reading.inner_frames[c] for c in instruction.calls if c in reading.inner_frames), ())
+
+
+def in_pass(instructions: dict, name: str) -> str:
+    """``backward`` for an instruction a gradient's backward pass made, ``forward`` for one its
+    forward pass made, ``""`` otherwise (a program without a gradient, the update a training step
+    makes with the gradient)."""
+    instruction = instructions.get(name)
+    op_name = instruction.op_name if instruction is not None else ""
+    return "backward" if "transpose(" in op_name else "forward" if "jvp(" in op_name else ""
+
+
+def _phase(instructions: dict, at: str) -> str:
+    """The pass of the instruction at the peak, in a program with a backward pass; ``""`` otherwise."""
+    if not any("transpose(" in i.op_name for i in instructions.values()):
         return ""
-    name = _op_name(texts.get(at, ""))
-    return "backward" if "transpose(" in name else "forward" if "jvp(" in name else ""
+    return in_pass(instructions, at)

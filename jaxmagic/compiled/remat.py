@@ -1,38 +1,45 @@
 """What a gradient's backward pass keeps, and what each of JAX's checkpoint policies would trade.
 
-The residuals are the values ``jax.vjp`` saves from the forward pass for the backward pass: each
-is named by the line of the user's code that made it (or the argument it is). For each policy of
-``jax.checkpoint_policies`` the same gradient is compiled with the function under
-``jax.checkpoint(f, policy=...)``, and its peak (``peak_memory``) and FLOPs (XLA's cost analysis)
-measured: less saved, more recomputed.
+The residuals are read from the compiled gradient itself: the buffers a forward-pass instruction
+made that are still in use while the backward pass runs (at its step where they add up to the
+most), with the arguments and constants the backward pass reads. All are in use at that one step,
+so together they never exceed the peak. Each is named by the line of the user's code that made it
+(or the argument it is). For each policy of ``jax.checkpoint_policies`` the same gradient is
+compiled with the function under ``jax.checkpoint(f, policy=...)``, and its peak
+(``peak_memory``) and FLOPs (XLA's cost analysis) measured: less saved, more recomputed.
 
 >>> import jax, jax.numpy as jnp
+>>> from jaxmagic.compiled.memory import compiled_memory
 >>> def f(w, x):
 ...     h = jnp.tanh(x @ w)
 ...     return jnp.sum(h ** 2)
->>> kept = saved_residuals(f, (jnp.ones((4, 4)), jnp.ones((2, 4))), {})
->>> sum(r.bytes for r in kept) > 0
+>>> lowered = jax.jit(jax.grad(f)).trace(jnp.ones((64, 64)), jnp.ones((32, 64))).lower()
+>>> compiled, dumped = peak_memory.compile_with_buffers(lowered)
+>>> kept = kept_for_backward(compiled.as_text(), dumped)
+>>> peak = peak_memory.peak_memory(compiled.as_text(), dumped, compiled_memory(compiled))
+>>> 0 < sum(r.bytes for r in kept) <= peak.peak_bytes
 True
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Any, Callable
 
 from jaxmagic.compiled import peak_memory
-from jaxmagic.compiled.memory import compiled_memory
-from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, user_source_line
+from jaxmagic.compiled.buffer_dump import BufferDump, Value, read_dump
+from jaxmagic.compiled.memory import compiled_memory, xla_peak
+from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells
 
-CAPTURED = "(a captured constant)"
 POLICIES = ("nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable", "everything_saveable")
 
 
 @dataclass(frozen=True)
 class Residual:
-    """One value saved for the backward pass: ``bytes``, ``shape`` (``f32[128,256]``), ``source``
-    (the user's line that made it, where known) and ``label`` (that line's label, or
-    ``argument x`` for an argument kept as it is)."""
+    """One buffer the backward pass keeps from the forward pass: ``bytes`` (XLA's, in the compiled
+    gradient), ``shape`` (``f32[128,256]``), ``source`` (the user's line that made it, where known)
+    and ``label`` (that line's label, ``argument x`` for an argument the backward pass reads,
+    ``captured constant `w``` for an array the function read from outside)."""
 
     bytes: int
     shape: str
@@ -43,57 +50,70 @@ class Residual:
 @dataclass(frozen=True)
 class PolicyCost:
     """A checkpoint policy measured by compiling with it: ``policy`` (its name in
-    ``jax.checkpoint_policies``), ``peak_bytes``, ``flops`` (XLA's estimate, ``None`` where it
-    gives none) and ``code`` (the ``jax.checkpoint`` line that asks for it)."""
+    ``jax.checkpoint_policies``), ``peak_bytes`` (the peak as ``peak_memory`` counts it),
+    ``xla_peak_bytes`` (XLA's own, where the backend gives one that counts temporaries), ``flops``
+    (XLA's estimate, ``None`` where it gives none) and ``code`` (the ``jax.checkpoint`` line that
+    asks for it)."""
 
     policy: str
     peak_bytes: int
     flops: float | None
     code: str
+    xla_peak_bytes: int | None = None
 
 
-def saved_residuals(
-    fn: Callable, args: tuple, kwargs: dict, cell_namer: CellNamer = no_cells, input_names: Sequence[str] = ()
+def kept_for_backward(
+    hlo_text: str,
+    dumped: str,
+    cell_namer: CellNamer = no_cells,
+    input_names: list[str] | None = None,
+    jaxpr: Any = None,
+    constants: dict[str, str] | None = None,
 ) -> list[Residual]:
-    """The values ``jax.vjp`` of ``fn`` with respect to its first argument (what ``jax.grad``
-    differentiates) saves for the backward pass, largest first. ``input_names`` names every leaf
-    of ``(args, kwargs)``, in order."""
-    import jax
-    from jax.extend import core as jcore
+    """What the backward pass of a compiled gradient keeps, largest first (``[]`` for a program
+    with no backward pass or no buffer assignment): see the module's docstring."""
+    dump = read_dump(dumped)
+    names = peak_memory.reading(hlo_text, cell_namer, input_names, jaxpr, constants)
+    backward = [
+        t for t, name in enumerate(dump.sequence) if peak_memory.in_pass(names.instructions, name) == "backward"
+    ]
+    if not backward or not dump.ranges:
+        return []
+    made = [v for v in dump.values.values() if v.key in dump.ranges and _made_by_forward(v, dump, names)]
+    step = max(backward, key=lambda t: sum(v.size for v in made if _live(dump, v, t)))
+    kept = [v for v in made if _live(dump, v, step)]
+    held = {v.allocation for v in kept if dump.allocations[v.allocation].held}
+    read = [v for v in _read_by_backward(dump, names) if v.allocation not in held]
+    buffers = [peak_memory.named_buffer(v, size, dump, names) for v, size in peak_memory.once(kept)]
+    buffers += [peak_memory.named_buffer(v, dump.allocations[v.allocation].size, dump, names) for v in read]
+    found = [Residual(b.bytes, b.shape, b.source, b.label) for b in buffers if not b.is_tuple_table]
+    return sorted(found, key=lambda r: (-r.bytes, r.label))
 
-    first, rest = args[0], args[1:]
-    everything = jax.tree_util.tree_leaves((args, kwargs))
-    closed, shapes = jax.make_jaxpr(lambda v: jax.vjp(lambda a: fn(a, *rest, **kwargs), v), return_shape=True)(first)
-    jaxpr = closed.jaxpr
-    count = len(jax.tree_util.tree_leaves(shapes[1]))
-    outvars = jaxpr.outvars[len(jaxpr.outvars) - count :] if count else []
-    makers = {var: eqn for eqn in jaxpr.eqns for var in eqn.outvars}
-    positions = {id(leaf): i for i, leaf in enumerate(everything)}
-    inputs = {var: i for i, var in enumerate(jaxpr.invars)}  # the first argument's leaves come first
-    inputs.update(
-        {var: positions[id(c)] for var, c in zip(jaxpr.constvars, closed.consts, strict=True) if id(c) in positions}
-    )
-    found, seen = [], set()
-    for var in outvars:
-        if isinstance(var, jcore.Literal) or var in seen:
+
+def _live(dump: BufferDump, value: Value, step: int) -> bool:
+    first, last = dump.ranges[value.key]
+    return first < step <= last
+
+
+def _made_by_forward(value: Value, dump: BufferDump, names: peak_memory.Reading) -> bool:
+    kind = dump.allocations[value.allocation].kind
+    if kind in ("argument", "constant", "thread-local"):
+        return False
+    return peak_memory.in_pass(names.instructions, peak_memory.origin(value.name, names)) == "forward"
+
+
+def _read_by_backward(dump: BufferDump, names: peak_memory.Reading) -> list[Value]:
+    """The arguments and constants (one value per allocation) a backward-pass instruction reads."""
+    by_name = {v.name: v for v in dump.values.values()}
+    found: dict[int, Value] = {}
+    for name, text in names.texts.items():
+        if peak_memory.in_pass(names.instructions, name) != "backward":
             continue
-        seen.add(var)
-        aval = var.aval
-        size = int(getattr(aval, "size", 1)) * getattr(getattr(aval, "dtype", None), "itemsize", 0)
-        shape = aval.str_short(short_dtypes=True) if hasattr(aval, "str_short") else str(aval)
-        if var in inputs:
-            index = inputs[var]
-            name = input_names[index] if index < len(input_names) else f"input {index}"
-            found.append(Residual(size, shape, None, f"argument {name}"))
-            continue
-        eqn = makers.get(var)
-        if eqn is None:  # a value the function captured (a global array), not made by a line
-            found.append(Residual(size, shape, None, CAPTURED))
-            continue
-        source = user_source_line(eqn.source_info, cell_namer)
-        found.append(Residual(size, shape, source, source.label if source else peak_memory.NO_LINE))
-    found.sort(key=lambda r: -r.bytes)
-    return found
+        for operand in peak_memory.operands(text):
+            value = by_name.get(peak_memory.origin(operand, names))
+            if value is not None and dump.allocations[value.allocation].kind in ("argument", "constant"):
+                found.setdefault(value.allocation, value)
+    return list(found.values())
 
 
 def policy_costs(build: Callable[[Callable], object], name: str = "f") -> list[PolicyCost]:
@@ -115,6 +135,7 @@ def policy_costs(build: Callable[[Callable], object], name: str = "f") -> list[P
                 peak.peak_bytes if peak.available else peak.reserved_bytes,
                 _flops(compiled),
                 f"{name} = jax.checkpoint({name}, policy=jax.checkpoint_policies.{policy})",
+                xla_peak(compiled),
             )
         )
     return costs

@@ -341,3 +341,20 @@ def counted_loop(tree: ast.AST, node: ast.AST) -> ast.For | None:
     if not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call) or not isinstance(loop.iter.func, ast.Name):
         return None
     return loop if loop.iter.func.id == "range" and any(a is node for a in loop.iter.args) else None
+
+
+def builtin_rewrite(node: ast.AST | None, resolve, text, jnp: str) -> dict:
+    """Python's ``min`` / ``max`` on traced values (they compare with ``<``, asking for a True or
+    False): ``jnp.minimum(a, b)`` / ``jnp.min(a)`` (``maximum`` / ``max``), as facts of
+    ``python-control-flow``'s kind ``builtin``; ``{}`` for any other node.
+
+    >>> node = ast.parse("min(x, 0.0)", mode="eval").body
+    >>> builtin_rewrite(node, lambda func: min, ast.unparse, "jnp")["edits"].text
+    'jnp.minimum(x, 0.0)'
+    """
+    builtin = resolve(node.func) if isinstance(node, ast.Call) and not node.keywords else None
+    if builtin not in (min, max) or not 1 <= len(node.args) <= 2 or isinstance(node.args[0], ast.Starred):  # type: ignore[union-attr]
+        return {}
+    name = f"{jnp}.{builtin.__name__}" + ("imum" if len(node.args) == 2 else "")  # type: ignore[union-attr]
+    edit = Edit(Span.of(node), f"{name}({', '.join(text(a) for a in node.args)})")  # type: ignore[union-attr]
+    return {"how": "builtin", "kind": "builtin", "builtin": builtin.__name__, "replacement": name, "edits": edit}  # type: ignore[union-attr]

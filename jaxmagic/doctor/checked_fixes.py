@@ -1,7 +1,9 @@
 """The doctor's fixes checked before they are shown: the user's call read from an exception (the
 call site and the arguments the jitted call received, on the traceback's stack) or from a call a
-magic traced, each fix of a ``Diagnosis`` traced on it (``fix_check.check``), and the diagnosis
-said accordingly: ``checked``, or why not, a failing fix withdrawn.
+magic traced, each fix of a ``Diagnosis`` run on it and compared by value with the user's call
+without jit (``fix_check.check``), in a thread of its own and within a time limit, and the
+diagnosis said accordingly: the same values, what differs, or why it could not be checked; a
+failing fix withdrawn.
 
 >>> from jaxmagic.doctor.diagnosis import Diagnosis
 >>> d = checked_diagnosis(Diagnosis("traced-shape", explanation="n is traced.", fix="x[:n]"), None)
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import threading
 from dataclasses import replace
 from typing import Any
 
@@ -21,19 +24,18 @@ from jaxmagic.doctor.case import Case
 from jaxmagic.doctor.clues import MISSING, UserFrame
 from jaxmagic.doctor.diagnosis import Diagnosis
 from jaxmagic.doctor.fix_check import (
-    ARGUMENTS,
-    ELIDED,
+    DIFFERS,
     FAILED,
-    FRAGMENT,
-    NEW_PARAMETERS,
     NO_CALL,
-    NOT_REACHED,
-    STATEMENTS,
+    SAME,
+    TIME,
+    UNCHECKED,
     FixCheck,
+    Original,
     UserCall,
     check,
 )
-from jaxmagic.tracing import callables
+from jaxmagic.tracing import callables, jitting
 from jaxmagic.words import doctor as words
 
 # ------------------------------------------------------------------------------------------------
@@ -130,79 +132,70 @@ def call_of_trace(call_or_fn: Any, function: Any) -> UserCall | None:
 # ------------------------------------------------------------------------------------------------
 # A diagnosis whose fixes are checked
 
-# Why a fix could not be checked: the words layer says each of these (``words.doctor.why_unchecked``).
-UNCHECKED_REASONS = (NO_CALL, STATEMENTS, ELIDED, NOT_REACHED, ARGUMENTS, NEW_PARAMETERS, FRAGMENT)
+CHECK_SECONDS = 10.0  # past this, a card says its fix could not be checked instead of waiting
 
 
-def checked_diagnosis(diagnosis: Diagnosis, call: UserCall | None) -> Diagnosis:
-    """``diagnosis`` with its fixes checked on ``call``: the lead fix ``checked`` and said so; a fix
-    that fails the trace is not shown (the first alternative that passes leads instead, or the
-    card says the rewrite failed); an alternative that fails is dropped.
+def checked_diagnosis(diagnosis: Diagnosis, call: UserCall | None, seconds: float | None = None) -> Diagnosis:
+    """``diagnosis`` with its fixes checked by value on ``call`` (``fix_check``), within ``seconds``
+    (``CHECK_SECONDS`` by default; ``0``: not checked): the lead fix said to give the same values,
+    or what differs, or why it could not be checked. A fix that raises is not shown (the first
+    alternative that gives the same values leads instead, or the card says the rewrite failed); a
+    lead whose values differ gives way to an alternative whose values are the same.
 
     >>> from jaxmagic.doctor.diagnosis import Diagnosis
-    >>> checked_diagnosis(Diagnosis("traced-shape", explanation="n is traced.", fix=""), None).checked
-    False
+    >>> d = checked_diagnosis(Diagnosis("traced-shape", explanation="n is traced.", fix="x[:n]"), None)
+    >>> d.checked, str(d.check_note)
+    (False, 'Not checked on your arguments: jaxmagic does not know the arguments it was called with.')
 
     Every reason a fix may go unchecked is said in words:
 
-    >>> all(words.why_unchecked(reason) for reason in UNCHECKED_REASONS)
+    >>> all(words.why_unchecked(reason) for reason in REASONS)
     True
     """
-    if not diagnosis.fix and not any(snippet for _, snippet in diagnosis.alternatives):
+    snippets = [diagnosis.fix] + [snippet for _, snippet in diagnosis.alternatives]
+    if not any(snippets):
         return diagnosis
-    lead = check(diagnosis.fix, call, diagnosis.fix_call) if diagnosis.fix else None
-    alternatives, outcomes = _kept_alternatives(diagnosis, call)
-    shown = [
-        (words.unchecked_label(label, outcome.reason), snippet)
-        if outcome is not None and not outcome.passed
-        else (label, snippet)
-        for (label, snippet), outcome in zip(alternatives, outcomes, strict=True)
+    seconds = CHECK_SECONDS if seconds is None else seconds
+    done: list[FixCheck | None] = []
+    original = Original(call) if call is not None else None
+
+    def work() -> None:
+        with jitting.own_work():
+            for i, snippet in enumerate(snippets):
+                done.append(check(snippet, call, diagnosis.fix_call if i == 0 else "", original) if snippet else None)
+
+    if call is not None and seconds > 0:
+        worker = threading.Thread(target=work, name="jaxmagic-fix-check", daemon=True)
+        worker.start()
+        worker.join(seconds)
+    found = list(done) + [FixCheck(UNCHECKED, NO_CALL if call is None else TIME)] * (len(snippets) - len(done))
+    return _said(diagnosis, [f if snippet else None for f, snippet in zip(found, snippets, strict=True)], seconds)
+
+
+def _said(diagnosis: Diagnosis, found: list[FixCheck | None], seconds: float) -> Diagnosis:
+    """The diagnosis with what checking found: failed alternatives dropped, the best fix leading."""
+    kept = [
+        (label, snippet, outcome)
+        for (label, snippet), outcome in zip(diagnosis.alternatives, found[1:], strict=True)
+        if outcome is None or outcome.outcome != FAILED
     ]
-    fields: dict = {"alternatives": tuple(shown)}
+    lead = found[0]
+    better = next((i for i, (_, _, o) in enumerate(kept) if o is not None and o.outcome == SAME), None)
+    if lead is not None and lead.outcome != SAME and better is not None and (lead.outcome in (FAILED, DIFFERS)):
+        label, snippet, outcome = kept.pop(better)
+        others = [(words.fix_check_label(lb, o, seconds), sn) for lb, sn, o in kept]
+        if lead.outcome == DIFFERS:
+            others.insert(0, (words.fix_check_label(diagnosis.fix_note, lead, seconds), diagnosis.fix))
+        return replace(diagnosis, fix=snippet, fix_note=words.leading(label), alternatives=tuple(others), static_argnames=(),
+                       fix_call="", **_lead(outcome, seconds))  # fmt: skip
+    shown = tuple((words.fix_check_label(label, outcome, seconds), snippet) for label, snippet, outcome in kept)
     if lead is None:
-        return replace(diagnosis, **fields)
+        return replace(diagnosis, alternatives=shown)
     if lead.outcome == FAILED:
-        return _without_failed_lead(diagnosis, lead, alternatives, outcomes, shown)
-    if lead.passed:
-        return replace(diagnosis, checked=True, check_note=words.checked(), **fields)
-    return replace(diagnosis, checked=False, check_note=words.not_checked(lead.reason), **fields)
+        return replace(diagnosis, fix="", fix_note=words.rewrite_failed(lead.error), static_argnames=(),
+                       checked=False, check_note="", check=lead, alternatives=shown)  # fmt: skip
+    return replace(diagnosis, alternatives=shown, **_lead(lead, seconds))
 
 
-def _kept_alternatives(diagnosis: Diagnosis, call: UserCall | None) -> tuple[list, list]:
-    """The alternatives whose code did not fail on ``call``, with what checking each found."""
-    alternatives, outcomes = [], []
-    for label, snippet in diagnosis.alternatives:
-        outcome = check(snippet, call) if snippet else None
-        if outcome is not None and outcome.outcome == FAILED:
-            continue
-        alternatives.append((label, snippet))
-        outcomes.append(outcome)
-    return alternatives, outcomes
-
-
-def _without_failed_lead(
-    diagnosis: Diagnosis, lead: FixCheck, alternatives: list, outcomes: list, shown: list
-) -> Diagnosis:
-    """The lead fix failed the trace: the first alternative that passed leads instead, or the card
-    says the rewrite failed."""
-    promoted = next((i for i, o in enumerate(outcomes) if o is not None and o.passed), None)
-    if promoted is not None:
-        label, snippet = alternatives[promoted]
-        return replace(
-            diagnosis,
-            fix=snippet,
-            fix_note=label,
-            alternatives=tuple(a for i, a in enumerate(shown) if i != promoted),
-            static_argnames=(),
-            checked=True,
-            check_note=words.checked(),
-        )
-    return replace(
-        diagnosis,
-        fix="",
-        fix_note=words.rewrite_failed(lead.error),
-        static_argnames=(),
-        checked=False,
-        check_note="",
-        alternatives=tuple(shown),
-    )
+def _lead(outcome: FixCheck, seconds: float) -> dict:
+    return {"checked": outcome.ran, "check": outcome, "check_note": words.fix_checked(outcome, seconds)}

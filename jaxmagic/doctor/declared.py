@@ -556,6 +556,7 @@ class HandedBack(Whole):
     located: str = "located"
     name: str = "name"
     store: str = "store"
+    caller: str = "caller"  # the fact holding how the caller calls it, where not ``f(...)``
 
     def whole(self, facts: dict[str, Any]) -> str | None:
         parsed, node = facts[self.located]
@@ -563,6 +564,14 @@ class HandedBack(Whole):
             return None
         name, store = facts[self.name], facts.get(self.store)
         edits = rewrites.ungloballed(node, name) if store is None else [rewrites.Edit(store, "")]
-        edits += rewrites.handed_back(parsed, node, name)
+        read = store is None and name in clues.names_in(node)  # a global it reads too: passed in as well
+        edits += rewrites.handed_back(parsed, node, name) + [
+            e for e in [parameter_edit(parsed, node, [name]) if read else None] if e
+        ]
         fixed = rewrites.definition_with_edits(parsed.lines, node, edits)
-        return f"{fixed}\n\n# the caller keeps it:  result, {name} = {node.name}(...)"
+        values = [r.value for r in rewrites.returns_of(node)]
+        widths = {len(v.elts) if isinstance(v, ast.Tuple) else 1 for v in values if v is not None}
+        count = widths.pop() if len(widths) == 1 else 1 if widths else 0  # the values it returned before
+        before = "result, " if count == 1 else "".join(f"result_{i}, " for i in range(1, count + 1))
+        call = facts.get(self.caller) or f"{node.name}({'..., ' + name if read else '...'})"
+        return f"{fixed}\n\n# the caller keeps it:  {before}{name} = {call}"

@@ -12,6 +12,7 @@ note and labels are ``Words`` (plain strings that keep their text / code / place
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from jaxmagic.doctor.registry import DOCS, PITFALLS
 from jaxmagic.report import Report
@@ -29,8 +30,10 @@ class Diagnosis(Report):
     the pitfall's own), ``variable``, ``function`` (the traced function's name), ``error_type``
     (the original exception's class name), ``alternatives`` (``(label, code)`` pairs: other
     fixes), ``static_argnames`` (parameters the fix makes static), ``reference`` (JAX's page on
-    the error), ``checked`` (the fix was traced on the user's own arguments before it was shown)
-    and ``check_note`` (saying so, or why it could not be); ``fix_call``, where the fix changes how
+    the error), ``checked`` (the fix ran, jitted, on the user's own arguments before it was shown,
+    and its values were compared with the user's code run without jit), ``check`` (what that
+    found: ``check.outcome`` is ``same``, ``differs``, ``runs`` (the user's code fails without jit
+    too) or ``unchecked``, with ``difference``, ``reason``...) and ``check_note`` (saying so in words); ``fix_call``, where the fix changes how
     the function is called, that call, written with the traced function's parameters. ``explanation``, ``fix_note``,
     ``check_note`` and each label are ``Words``: strings whose ``parts`` say which pieces are code
     and which a place.
@@ -53,8 +56,9 @@ class Diagnosis(Report):
     reference: str | None = None
     title: str = ""
     severity: str = ""
-    checked: bool = False  # the fix was traced on the user's own arguments before it was shown
+    checked: bool = False  # the fix ran on the user's own arguments and its values were compared
     check_note: str = ""  # what checking the fix found, in words ("" where there is no fix)
+    check: Any = None  # the fix check's facts (``fix_check.FixCheck``: outcome, difference, ...)
     fix_call: str = ""  # how the fixed code is called, where the fix changes it (``count(self.n)``)
 
     _renderer = "jaxmagic.render.diagnosis"  # a class attribute, not a field

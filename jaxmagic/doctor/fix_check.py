@@ -1,21 +1,28 @@
-"""A fix is shown only once it is checked: the doctor applies it to a copy of the user's namespace
-and traces the fixed call on the user's own arguments, with ``jax.eval_shape`` (``nnx.eval_shape``
-where the call holds Flax NNX objects), which runs nothing of the user's code but its tracing.
+"""A fix is shown only once it is checked by its values: the doctor runs the user's call as it runs
+without jit (``jax.disable_jit``) on the user's own arguments, applies the fix to a copy of the
+user's namespace, runs the fixed call jitted on the same arguments, and compares the two results
+leaf by leaf (``timing.agreement``: ``allclose`` within each dtype's tolerance). Where the user's
+arrays hold zeros or one value repeated (a padding of zeros, a mask that keeps everything would agree
+by chance), it compares again on generated arguments of the same shapes and dtypes.
 
-The user's namespace is never written (the fix runs in a copy of the globals), their objects are
-never changed (an NNX model goes through ``nnx.eval_shape``, which traces copies), nothing the
-fixed code prints reaches the user, and only definitions of the fix run (``def``, ``class``,
-``import``, ``g = jax.jit(f)``): its other statements are read for the one call they make.
+Nothing of the user's changes: their namespace is copied, never written; both calls run on copies
+of their arguments (Flax NNX objects, NumPy arrays, their own objects), of the mutable globals the
+code reads, with NumPy's and Python's random state given back; nothing printed reaches the user.
+Only definitions of the fix run (``def``, ``class``, ``import``, ``g = jax.jit(f)``): its other
+statements are read for the one call they make.
 
-The outcome is a ``FixCheck``: ``passed`` (the fixed code traced on the arguments), ``failed``
-(it raised: JAX's error is kept) or ``unchecked`` (with the reason, a short stable id).
+The outcome is a ``FixCheck``: ``same`` (same values), ``differs`` (``difference`` says where and
+how), ``runs`` (the fix runs; the user's code fails without jit too, so there is nothing to compare),
+``failed`` (the fixed code raised: ``error``) or ``unchecked`` (``reason``, a short stable id).
 
 >>> import jax.numpy as jnp
 >>> def first(x, n):
 ...     return x[:n]
->>> call = UserCall(globals={"jax": jax, "first": first}, callee_name="first", args=(jnp.ones(3), 2), kwargs={})
+>>> call = UserCall(globals={"jax": jax, "first": first}, callee_name="first", args=(jnp.arange(3.0), 2), kwargs={})
 >>> check("@jax.jit(static_argnames=('n',))\\ndef first(x, n):\\n    return x[:n]", call).outcome
-'passed'
+'same'
+>>> check("@jax.jit(static_argnames=('n',))\\ndef first(x, n):\\n    return x[:n] * 2", call).difference
+Difference(where='', kind='value', original='1.0', fixed='2.0', index=(1,))
 >>> check("@jax.jit\\ndef first(x, n):\\n    return x[:n]", call).outcome
 'failed'
 """
@@ -25,12 +32,15 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import copy
+import dataclasses
 import inspect
 import io
+import random
 import sys
 import types
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jax
@@ -39,13 +49,15 @@ import numpy as np
 import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING
-from jaxmagic.doctor.donations import is_nnx_object
+from jaxmagic.doctor.donations import has_deleted, is_nnx_object
+from jaxmagic.doctor.rewrites import lookup_in
 from jaxmagic.doctor.traced_code import codes
-from jaxmagic.tracing import callables, jitting
+from jaxmagic.timing.agreement import mismatch, tolerance
+from jaxmagic.tracing import callables, jitting, nnx_copies, streams
 
-PASSED, FAILED, UNCHECKED = "passed", "failed", "unchecked"
+SAME, DIFFERS, RUNS, FAILED, UNCHECKED = "same", "differs", "runs", "failed", "unchecked"
 
-# why a fix could not be checked (stable ids; the words are in ``diagnosis.check_words``)
+# why a fix could not be checked (stable ids; the words are in ``words.doctor``)
 NO_CALL = "no-call"  # the call and its arguments are not known (the function was not called by the user's code)
 STATEMENTS = "statements"  # the fix changes statements that run, not only definitions and one call
 ELIDED = "elided"  # the fix is shown in part (``...``)
@@ -53,29 +65,42 @@ NOT_REACHED = "not-reached"  # the call does not reach the fixed code (a method,
 ARGUMENTS = "arguments"  # an argument is an expression jaxmagic will not run
 NEW_PARAMETERS = "new-parameters"  # the fix asks for arguments the call does not have yet
 FRAGMENT = "fragment"  # the fix is a line of the user's function, reading its local names
+TIME = "time"  # checking ran past its time limit
+REASONS = (NO_CALL, STATEMENTS, ELIDED, NOT_REACHED, ARGUMENTS, NEW_PARAMETERS, FRAGMENT, TIME)
 
 SAFE_BUILTINS = frozenset(
     {tuple, list, dict, set, frozenset, int, float, bool, str, complex, range, len, slice, abs, min, max, sorted, zip}
 )
-SAFE_MODULES = ("jax", "jaxlib", "numpy", "functools", "flax", "equinox", "optax", "ml_dtypes")
+SAFE_MODULES = ("jax", "jaxlib", "numpy", "functools", "flax", "equinox", "optax", "ml_dtypes", "dataclasses")
+SMALL = 8  # outputs of at most this many elements are shown whole where they differ
 
 
 @dataclass(frozen=True)
 class FixCheck:
-    """What tracing a fix on the user's arguments found: ``outcome`` (``passed`` / ``failed`` /
-    ``unchecked``), ``reason`` (why unchecked) and ``error`` (what JAX raised, where it failed).
+    """What running a fix on the user's arguments found (see the module): ``outcome``, ``reason``
+    (why unchecked), ``error`` (what the fixed code, or the user's without jit, raised),
+    ``difference`` (where the values differ), ``generated`` (why generated arguments were used too:
+    ``"zeros"`` or ``"repeated"`` in the user's, ``"shapes"`` where only their shapes are known),
+    ``extra`` (values the fix hands back after the user's), and the two results where small
+    (``original``, ``fixed``: text).
 
-    >>> FixCheck(PASSED).passed, FixCheck(FAILED, error="TypeError: boom").passed
+    >>> FixCheck(SAME).ran, FixCheck(UNCHECKED, NO_CALL).ran
     (True, False)
     """
 
     outcome: str
     reason: str = ""
     error: str = ""
+    difference: Difference | None = None
+    generated: str = ""
+    extra: int = 0
+    original: str = ""
+    fixed: str = ""
 
     @property
-    def passed(self) -> bool:
-        return self.outcome == PASSED
+    def ran(self) -> bool:
+        """The fixed code ran on the arguments and its values were compared (or had nothing to compare with)."""
+        return self.outcome in (SAME, DIFFERS, RUNS)
 
 
 @dataclass(frozen=True)
@@ -109,12 +134,6 @@ class UserCall:
 
 # ------------------------------------------------------------------------------------------------
 # Reading the fix
-
-
-def _value_of(statement: ast.stmt) -> ast.expr | None:
-    if isinstance(statement, (ast.Expr, ast.Assign)):
-        return statement.value
-    return None
 
 
 def _is_definition(statement: ast.stmt, lookup) -> bool:
@@ -152,6 +171,11 @@ def _is_library(fn: Any) -> bool:
             return True
     except TypeError:  # unhashable
         pass
+    owner = getattr(fn, "__objclass__", None) or type(getattr(fn, "__self__", None))
+    if isinstance(fn, (types.BuiltinMethodType, types.MethodDescriptorType)) and owner in _PYTHON_VALUES:
+        return True  # size.tolist(), config.items(): a method of a Python value
+    if isinstance(fn, type) and dataclasses.is_dataclass(fn) and not hasattr(fn, "__post_init__"):
+        return True  # a dataclass's own __init__ only stores its fields
     inner = callables.python_function(fn)
     if inner is not None:
         module = inner.__module__ or ""
@@ -189,7 +213,7 @@ def _callee(node: ast.expr, lookup) -> Any:
     found = clues.resolve(node, lookup)
     if found is MISSING and isinstance(node, ast.Attribute):
         base = clues.resolve(node.value, lookup)
-        if isinstance(base, (jax.Array, np.ndarray)):
+        if isinstance(base, (jax.Array, np.ndarray, *_PYTHON_VALUES)):
             try:
                 return inspect.getattr_static(base, node.attr)
             except AttributeError:
@@ -199,128 +223,19 @@ def _callee(node: ast.expr, lookup) -> Any:
 
 def _is_library_call(node: ast.Call, lookup) -> bool:
     fn = _callee(node.func, lookup)
-    if fn is MISSING and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call):
-        return safe_expression(node.func.value, lookup)  # jnp.arange(8.0).reshape(4, 2): a method of a library's result
+    if fn is MISSING and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, _MADE):
+        return safe_expression(
+            node.func.value, lookup
+        )  # jnp.arange(8.0).reshape(4, 2), {...}.items(): a method of a value made here
     return fn is not MISSING and _is_library(fn)
+
+
+_PYTHON_VALUES = (dict, list, tuple, set, frozenset, str)
+_MADE = (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant)
 
 
 def _calls_of_user_code(statement: ast.stmt, lookup) -> list[ast.Call]:
     return [n for n in ast.walk(statement) if isinstance(n, ast.Call) and not _is_library_call(n, lookup)]
-
-
-# ------------------------------------------------------------------------------------------------
-# Running it quietly, on copies
-
-
-@contextlib.contextmanager
-def _quiet():
-    """Nothing the fixed code prints or warns while it is traced reaches the user."""
-    with (
-        contextlib.redirect_stdout(io.StringIO()),
-        contextlib.redirect_stderr(io.StringIO()),
-        warnings.catch_warnings(),
-    ):
-        warnings.simplefilter("ignore")
-        yield
-
-
-def _evaluate(node: ast.expr, scope: dict) -> Any:
-    return eval(compile(ast.Expression(node), "<jaxmagic fix check>", "eval"), scope)  # noqa: S307 (checked safe)
-
-
-def _is_graph_node(value: Any) -> bool:
-    """A Flax NNX object traced as a copy (a module, an optimizer; not one ``Variable``)."""
-    return is_nnx_object(value) and not isinstance(value, sys.modules["flax.nnx"].Variable)
-
-
-def _abstract(value: Any) -> Any:
-    """An array as a ``ShapeDtypeStruct`` (its shape and dtype, no values); anything else as is."""
-    if isinstance(value, jax.ShapeDtypeStruct):
-        return value
-    aval = getattr(value, "aval", None)
-    if clues.is_tracer(value) and aval is not None:
-        return jax.ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=getattr(aval, "weak_type", False))
-    if isinstance(value, (jax.Array, np.ndarray, np.generic)):
-        return jax.ShapeDtypeStruct(value.shape, value.dtype, weak_type=getattr(value, "weak_type", False))
-    return value
-
-
-def _is_array_leaf(value: Any) -> bool:
-    return isinstance(value, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)) or clues.is_tracer(value)
-
-
-def _apart(callee: Any) -> Any:
-    """A ``jax.jit`` function as a new ``jax.jit`` of a fresh wrapper, with the same static
-    arguments: tracing it leaves the user's function's caches as they were (``jitting.fresh_function``)."""
-    if not _jax_private.is_jitted(callee):
-        return callee
-    options = _jax_private.jit_options(callee)
-    inner = jitting.fresh_function(callables.unwrap_jit(callee))
-    return jax.jit(inner, static_argnums=options.static_argnums, static_argnames=options.static_argnames)
-
-
-def trace_call(callee: Any, args: tuple, kwargs: dict) -> None:
-    """Trace ``callee(*args, **kwargs)`` abstractly: arrays become their shapes and dtypes, Python
-    values stay as they are (as a real call passes them), Flax NNX objects are traced as copies.
-    Raises what the traced code raises.
-
-    >>> import jax.numpy as jnp
-    >>> trace_call(lambda x, n: x[:n], (jnp.ones(3), 2), {})
-    >>> try:
-    ...     trace_call(lambda x, n: jnp.zeros(n), (jnp.ones(3), jnp.array(2)), {})
-    ... except TypeError as exc:
-    ...     print(str(exc).split(",")[0])
-    Shapes must be 1D sequences of concrete values of integer type
-    """
-    callee = _apart(callee)
-    leaves, tree = jax.tree_util.tree_flatten((tuple(args), dict(kwargs)), is_leaf=_is_graph_node)
-    moving = [i for i, leaf in enumerate(leaves) if _is_array_leaf(leaf) or _is_graph_node(leaf)]
-    graph = any(_is_graph_node(leaves[i]) for i in moving)
-
-    def call(*values):
-        full = list(leaves)
-        for i, value in zip(moving, values, strict=True):
-            full[i] = value
-        a, k = jax.tree_util.tree_unflatten(tree, full)
-        return callee(*a, **k)
-
-    inputs = [leaves[i] if _is_graph_node(leaves[i]) else _abstract(leaves[i]) for i in moving]
-    if graph:
-        from flax import nnx
-
-        nnx.eval_shape(call, *inputs)
-    else:
-        jax.eval_shape(call, *inputs)
-
-
-# ------------------------------------------------------------------------------------------------
-# The check
-
-
-def _error_text(exc: BaseException) -> str:
-    try:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    except Exception:
-        first = ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-
-
-def check(fix: str, call: UserCall | None, fix_call: str = "") -> FixCheck:
-    """Apply ``fix`` to a copy of the user's namespace and trace the fixed call on the user's
-    arguments. Never raises; never writes the user's namespace.
-
-    >>> check("x = step(x)\\nx = step(x)", UserCall(globals={"step": print})).reason
-    'statements'
-    """
-    if not fix.strip():
-        return FixCheck(UNCHECKED, NO_CALL)
-    if call is None:
-        return FixCheck(UNCHECKED, NO_CALL)
-    try:
-        with jitting.own_work():  # its traces are the doctor's: a watch of the user's compilations leaves them out
-            return _check(fix, call, fix_call)
-    except Exception as exc:  # the fixed code raised while it was defined or traced
-        return FixCheck(FAILED, error=_error_text(exc))
 
 
 class _Scopes:
@@ -333,9 +248,20 @@ class _Scopes:
         self.scope.setdefault("__builtins__", builtins)
         home = call.defined_in
         self.home = self.scope if home is None or home is call.globals else dict(home)
+        self.classes: dict[str, type] = {}  # the classes the fix defines, by name
 
     def lookup(self, name: str) -> Any:
         return self.scope[name] if name in self.scope else getattr(builtins, name, MISSING)
+
+    def remade(self, value: Any) -> Any:
+        """An object of a class the fix defines again, as a copy of the new class (its attributes
+        copied): the call then runs the fixed methods. Any other value as it is."""
+        new = self.classes.get(type(value).__name__)
+        if new is None or type(value) is new or not hasattr(value, "__dict__"):
+            return value
+        made = object.__new__(new)
+        vars(made).update(_copied(vars(value)))
+        return made
 
     def lookup_home(self, name: str) -> Any:
         return self.home[name] if name in self.home else getattr(builtins, name, MISSING)
@@ -354,9 +280,9 @@ def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list[ast.stmt], list[a
                 _define([statement], scopes.home)
             continue
         made = _calls_of_user_code(statement, scopes.lookup)
-        value = _value_of(statement)
+        value = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
         if not made and not calls and not expressions and value is not None:
-            expressions.append(value)  # JAX's and NumPy's calls only: traced as they are
+            expressions.append(value)  # JAX's and NumPy's calls only: run as they are
             continue
         if len(made) != 1 or calls or expressions:
             return None
@@ -372,7 +298,320 @@ def _define(definitions: list, scope: dict) -> types.CodeType:
     return compiled
 
 
-def _check(fix: str, call: UserCall, fix_call: str = "") -> FixCheck:
+def _evaluate(node: ast.expr, scope: dict) -> Any:
+    return eval(compile(ast.Expression(node), "<jaxmagic fix check>", "eval"), scope)  # noqa: S307 (checked safe)
+
+
+# ------------------------------------------------------------------------------------------------
+# Running a call quietly, on copies
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Nothing this thread prints reaches the user; NumPy's and Python's random state are given back."""
+    numpy_state, python_state = np.random.get_state(), random.getstate()
+    try:
+        with streams.this_thread_writes_to(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        np.random.set_state(numpy_state)
+        random.setstate(python_state)
+
+
+_IMMUTABLE = (jax.Array, str, bytes, int, float, complex, bool, type(None), types.ModuleType, type, types.FunctionType)
+
+
+def _copied(value: Any) -> Any:
+    """A copy of ``value`` that the call may change: containers, NumPy arrays and the user's objects
+    copied, JAX's arrays (immutable) shared; as it is where it cannot be copied."""
+    if isinstance(value, _IMMUTABLE) or callable(value) and not hasattr(value, "__dict__"):
+        return value
+    memo = {id(leaf): leaf for leaf in jax.tree_util.tree_leaves(value) if isinstance(leaf, jax.Array)}
+    try:
+        return copy.deepcopy(value, memo)
+    except Exception:
+        return value
+
+
+def private_globals(names, namespace: dict) -> dict:
+    """Copies of the mutable values (lists, dicts, NumPy arrays, the user's objects) that ``names``
+    are bound to in ``namespace``: what a call may change in place."""
+    return {n: _copied(namespace[n]) for n in names if n in namespace and not callable(namespace[n])}
+
+
+def _on_copies(callee: Any, args: tuple, kwargs: dict, eager: bool) -> tuple[Any, tuple, dict]:
+    """The call on copies: NNX objects it reaches, its arguments, a method's object; without jit
+    (``eager``), a function of the user's rebuilt around a copy of the mutable globals it reads or assigns."""
+    bound = callee.__self__ if isinstance(callee, types.MethodType) and not is_nnx_object(callee.__self__) else None
+    function = callee.__func__ if bound is not None else callee
+    function = callables.unwrap_jit(function) if eager else function  # without jit, a library's jit runs the same
+    if eager and isinstance(function, types.FunctionType) and clues.is_user_file(function.__code__.co_filename):
+        held = function.__globals__
+        private = {**held, **private_globals({n for code in codes(function.__code__) for n in code.co_names}, held)}
+        rebuilt = types.FunctionType(
+            function.__code__, private, function.__name__, function.__defaults__, function.__closure__
+        )
+        rebuilt.__kwdefaults__, function = function.__kwdefaults__, rebuilt
+    callee = types.MethodType(function, _copied(bound)) if bound is not None else function
+    callee, args, kwargs = nnx_copies.on_nnx_copies(callee, args, kwargs)
+    return callee, _copied(args), _copied(kwargs)
+
+
+def _run(callee: Any, args: tuple, kwargs: dict, *, eager: bool) -> Any:
+    """``callee(*args, **kwargs)`` on copies, quietly: without jit (``eager``: the user's function out
+    of its jit, called as they would call it; where that still fails, a jit inside it being the one
+    that fails, with every jit off, ``jax.disable_jit``), or as it is. Its result, and the user's
+    objects among the arguments as the call left them (``_objects``)."""
+    ran, copies, more = _on_copies(callee, args, kwargs, eager)
+    with _quiet():
+        try:
+            return jax.block_until_ready(ran(*copies, **more)), _objects((getattr(ran, "__self__", None), *copies))
+        except Exception:
+            if not eager:
+                raise
+        ran, copies, more = _on_copies(callee, args, kwargs, eager)
+        with jax.disable_jit():
+            return jax.block_until_ready(ran(*copies, **more)), _objects((getattr(ran, "__self__", None), *copies))
+
+
+def _objects(args: tuple) -> list[tuple[str, dict]]:
+    """The user's own objects among the arguments (a method's ``self``), by class: their attributes,
+    which the call may have changed."""
+    return [(type(a).__name__, dict(vars(a))) for a in args if hasattr(a, "__dict__") and not _is_library(type(a))
+            and not isinstance(a, (types.FunctionType, types.ModuleType, type)) and not is_nnx_object(a)]  # fmt: skip
+
+
+def jitted(callee: Any, whole: bool) -> Any:
+    """The fixed callee as it runs jitted: a ``jax.jit`` as a fresh function's (the user's caches
+    left alone), its static arguments kept; a library's jit, a method or the user's plain function
+    as it is (its own code jits what it jits); with ``whole`` (a tool jitted the user's function), a
+    plain function jitted with the leaves JAX cannot trace kept static."""
+    if _jax_private.is_jitted(callee):
+        options = _jax_private.jit_options(callee)
+        inner = jitting.fresh_function(callables.unwrap_jit(callee))
+        return jax.jit(inner, static_argnums=options.static_argnums, static_argnames=options.static_argnames)
+    if whole and isinstance(callee, types.FunctionType) and clues.is_user_file(callee.__code__.co_filename):
+        return jitting.UntraceableLeavesStatic(jitting.fresh_function(callee))
+    return callee
+
+
+# ------------------------------------------------------------------------------------------------
+# Arguments of the second run, and comparing
+
+
+def _is_graph_node(value: Any) -> bool:
+    """A Flax NNX object that is not one ``Variable`` (a model, an optimizer: not an input to vary)."""
+    return is_nnx_object(value) and not isinstance(value, sys.modules["flax.nnx"].Variable)
+
+
+def _leaves(args: tuple, kwargs: dict) -> list:
+    return jax.tree_util.tree_leaves((args, kwargs), is_leaf=_is_graph_node)
+
+
+def degenerate(args: tuple, kwargs: dict) -> str:
+    """Why the arguments could hide a difference: ``"shapes"`` (only their shapes are known),
+    ``"zeros"`` (an array holds a 0, what a padding fills with), ``"repeated"`` (an array holds one
+    value only, so a mask keeps all or nothing); ``""`` otherwise.
+
+    >>> degenerate((np.arange(3.0),), {}), degenerate((np.ones(3),), {}), degenerate((np.array([2.0, 3.0]),), {})
+    ('zeros', 'repeated', '')
+    """
+    leaves = _leaves(args, kwargs)
+    if any(clues.is_tracer(leaf) or (isinstance(leaf, jax.Array) and has_deleted(leaf)) for leaf in leaves):
+        return "shapes"
+    for leaf in leaves:
+        if (
+            not isinstance(leaf, (jax.Array, np.ndarray))
+            or leaf.ndim == 0
+            or leaf.size > 1_000_000
+            or leaf.dtype.kind not in "fcb"
+        ):
+            continue
+        values = np.asarray(leaf)
+        if values.dtype.kind != "b" and (values == 0).any():
+            return "zeros"
+        if values.size > 1 and (values == values.flat[0]).all():
+            return "repeated"
+    return ""
+
+
+def generated(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Arguments of the same shapes and dtypes, float and boolean arrays filled with varied values
+    (no two equal, no zeros); integer arrays (indices, sizes, labels) and other values as they are
+    (those JAX no longer holds, as arrays of the same shape in the range 0..3).
+
+    >>> (x,), _ = generated((jnp.zeros(3),), {})
+    >>> x.shape, len(set(x.tolist())), 0.0 in x.tolist()
+    ((3,), 3, False)
+    """
+    rng = np.random.default_rng(0)
+
+    def fill(leaf):
+        unreadable = clues.is_tracer(leaf) or (isinstance(leaf, jax.Array) and has_deleted(leaf))
+        dtype, shape = getattr(leaf, "dtype", None), getattr(leaf, "shape", None)
+        if unreadable and dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            keys = jax.random.split(jax.random.key(0), max(1, int(np.prod(shape))))
+            return keys[0] if not shape else keys.reshape(shape)  # a key JAX no longer holds: a new one
+        if dtype is None or shape is None or (not shape and not unreadable) or np.dtype(dtype).kind not in "fcbiu":
+            return leaf
+        if np.dtype(dtype).kind in "iu":
+            if not unreadable:
+                return leaf
+            values = rng.integers(0, 4, size=shape)
+        elif np.dtype(dtype).kind == "b":
+            values = rng.permutation(np.arange(int(np.prod(shape))) % 2 == 0).reshape(shape)
+        else:
+            values = np.sign(rng.uniform(-1, 1, shape)) * rng.uniform(0.5, 3.0, shape)
+        made = values.astype(dtype)
+        return made if isinstance(leaf, np.ndarray) else jax.numpy.asarray(made)
+
+    made_args, made_kwargs = jax.tree_util.tree_map(fill, (args, kwargs), is_leaf=_is_graph_node)
+    return tuple(made_args), made_kwargs
+
+
+def _shown(value: Any) -> str:
+    """A result as text where it is small (at most ``SMALL`` elements, all arrays); else ``""``."""
+    leaves = jax.tree_util.tree_leaves(value)
+    if not leaves or sum(int(np.size(leaf)) for leaf in leaves) > SMALL:
+        return ""
+    try:
+        shown = jax.tree_util.tree_map(lambda leaf: np.asarray(leaf).tolist(), value)
+    except Exception:
+        return ""
+    return repr(shown)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where a fix's result first differs from the user's: ``where`` (the output's path, ``[0]``),
+    ``kind`` (``structure``, ``shape`` or ``value``), and what each side has there (text: how many
+    values, a shape, an element; ``index``: the element's, for a value).
+
+    >>> first_difference(np.ones(2), np.array([1.0, 3.0]))
+    Difference(where='', kind='value', original='1.0', fixed='3.0', index=(1,))
+    """
+
+    where: str
+    kind: str
+    original: str
+    fixed: str
+    index: tuple = ()
+
+
+def first_difference(original: Any, fixed: Any) -> Difference | None:
+    """The first place ``fixed`` differs from ``original`` beyond each dtype's tolerance (``None``:
+    the same values)."""
+    if mismatch(original, fixed) is None:
+        return None
+    left, right = jax.tree_util.tree_flatten_with_path(original), jax.tree_util.tree_flatten_with_path(fixed)
+    if left[1] != right[1]:
+        return Difference("", "structure", str(len(left[0])), str(len(right[0])))
+    for (path, a), (_, b) in zip(left[0], right[0], strict=True):
+        if mismatch(a, b) is None:
+            continue
+        where, a, b = jax.tree_util.keystr(path), np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return Difference(where, "shape", str(a.shape), str(b.shape))
+        rtol, atol = max(tolerance(a.dtype), tolerance(b.dtype))
+        close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True) if a.dtype.kind in "biufc" else a == b
+        index = tuple(int(i) for i in np.argwhere(~np.asarray(close))[0]) if a.ndim else ()
+        return Difference(where, "value", repr(a[index].item()), repr(b[index].item()), index)
+    return None
+
+
+def compared(original: Any, fixed: Any) -> tuple[Difference | None, int]:
+    """Where ``fixed`` first differs from ``original`` (``None``: same values), and how many values
+    the fix hands back after the original's (``return y, kept``: the original's values first).
+
+    >>> import jax.numpy as jnp
+    >>> compared(jnp.ones(2), (jnp.ones(2), jnp.zeros(1)))
+    (None, 1)
+    >>> compared(jnp.ones(2), jnp.zeros(2))[0].kind
+    'value'
+    """
+    found = first_difference(original, fixed)
+    if found is None or not isinstance(fixed, tuple) or len(fixed) < 2:
+        return found, 0
+    count = len(original) if isinstance(original, tuple) else 1
+    head = fixed[:count] if isinstance(original, tuple) else fixed[0]
+    if count < len(fixed) and first_difference(original, head) is None:
+        return None, len(fixed) - count
+    return found, 0
+
+
+def _error_text(exc: BaseException) -> str:
+    try:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    except Exception:
+        first = ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+# ------------------------------------------------------------------------------------------------
+# The check
+
+
+@dataclass
+class Original:
+    """The user's call run without jit, once for every fix of a diagnosis: its result on the user's
+    arguments (or the error it raised there), and on generated ones where theirs could hide a
+    difference (``why``)."""
+
+    call: UserCall
+    result: Any = MISSING
+    error: str = ""
+    why: str = ""
+    more: Any = None  # its result on generated arguments
+    read: bool = False
+    known: bool = False
+
+    def run(self, read_call) -> bool:
+        """Run the call ``read_call()`` gives (``None``: no call to run) once; False where there is none."""
+        if self.read:
+            return self.known
+        self.read = True
+        try:
+            found = read_call()
+        except Exception as exc:  # its callee or an argument fails to evaluate: the user's code fails
+            self.error, self.known = _error_text(exc), True
+            return True
+        if found is None:
+            return False
+        callee, args, kwargs = found
+        self.known, self.why = True, degenerate(args, kwargs)
+        if self.why != "shapes":
+            try:
+                self.result = _run(callee, args, kwargs, eager=True)
+            except Exception as exc:
+                self.error = _error_text(exc)
+                return True
+        if self.why:
+            with contextlib.suppress(Exception):  # the user's code may not run on them: then theirs alone
+                self.more = _run(callee, *generated(args, kwargs), eager=True)
+        return True
+
+
+def check(fix: str, call: UserCall | None, fix_call: str = "", original: Original | None = None) -> FixCheck:
+    """Apply ``fix`` to a copy of the user's namespace, run the fixed call jitted on the user's
+    arguments and compare with their call without jit (``original``: run once for several fixes).
+    Never raises; never writes the user's namespace.
+
+    >>> check("x = step(x)\\nx = step(x)", UserCall(globals={"step": print})).reason
+    'statements'
+    """
+    if not fix.strip() or call is None:
+        return FixCheck(UNCHECKED, NO_CALL)
+    try:
+        with jitting.own_work():  # its compilations are the doctor's: a watch of the user's leaves them out
+            return _check(fix, call, fix_call, original or Original(call))
+    except Exception as exc:  # the fixed code raised while it was defined or run
+        return FixCheck(FAILED, error=_error_text(exc))
+
+
+def _defined(fix: str, call: UserCall) -> FixCheck | tuple:
+    """The fix read and its definitions run in a copy of the namespace: ``(scopes, definitions,
+    calls, expressions, code)``, or the ``FixCheck`` saying why it cannot be run."""
     try:
         tree = ast.parse(fix)
     except SyntaxError as exc:
@@ -383,48 +622,128 @@ def _check(fix: str, call: UserCall, fix_call: str = "") -> FixCheck:
     read = _read_fix(tree, scopes)
     if read is None:
         return FixCheck(UNCHECKED, STATEMENTS)
-    definitions, calls, expressions = read
-    compiled = _define(definitions, scopes.home)
+    compiled = _define(read[0], scopes.home)
+    scopes.home.update(private_globals({n for code in codes(compiled) for n in code.co_names}, scopes.home))
+    return (scopes, *read, compiled)
+
+
+def _expression(expression: ast.expr, scopes: _Scopes) -> FixCheck:
+    """A fix that is one expression of JAX's and NumPy's calls: it runs (it reads no local name)."""
+    if any(scopes.lookup(n) is MISSING for n in clues.names_in(expression)):
+        return FixCheck(UNCHECKED, FRAGMENT)
+    with _quiet():
+        jax.block_until_ready(_evaluate(expression, scopes.scope))
+    return FixCheck(RUNS)
+
+
+def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCheck:
+    read = _defined(fix, call)
+    if isinstance(read, FixCheck):
+        return read
+    scopes, definitions, calls, expressions, compiled = read
     if expressions:
-        if any(scopes.lookup(n) is MISSING for n in clues.names_in(expressions[0])):
-            return FixCheck(UNCHECKED, FRAGMENT)
-        with _quiet():
-            jax.eval_shape(lambda: [_evaluate(expressions[0], scopes.scope), None][1])
-        return FixCheck(PASSED)
+        return _expression(expressions[0], scopes)
     if fix_call:  # how the fixed code is called, in the traced function's parameters (``count(self.n)``)
-        parameters = call.parameters()
-        if not parameters:
+        if not call.parameters():
             return FixCheck(UNCHECKED, NO_CALL)
-        scopes.scope = {**scopes.scope, **parameters}
-        written = ast.parse(fix_call, mode="eval").body
-        if not isinstance(written, ast.Call):
-            raise TypeError(f"the fixed code's call is not a call: {fix_call!r}")
-        calls = [written]
+        scopes.scope = {**scopes.scope, **call.parameters()}
+        calls = [ast.parse(fix_call, mode="eval").body]
+    scopes.classes = {d.name: scopes.home[d.name] for d in definitions if isinstance(d, ast.ClassDef)}
+    scopes.scope.update(
+        {name: made for name, value in scopes.before.items() if (made := scopes.remade(value)) is not value}
+    )
     found = _fixed_call(calls[0] if calls else call.call, call, scopes)
     if isinstance(found, FixCheck):
         return found
-    callee, original, args, kwargs = found
-    fixed_codes = set(codes(compiled))
-    callee = _rejitted(callee, scopes.scope, fixed_codes)
-    if not calls and not _reaches_fix(callee, original, fixed_codes):
+    callee, before, args, kwargs = found
+    callee = _rejitted(callee, scopes.scope, set(codes(compiled)))
+    if not calls and not _reached(callee, before, compiled, definitions, scopes, (args, kwargs)):
         return FixCheck(UNCHECKED, NOT_REACHED)
     args, kwargs = _with_new_parameters(callee, args, kwargs, scopes.scope)
     if args is None:
         return FixCheck(UNCHECKED, NEW_PARAMETERS)
-    with _quiet():
-        trace_call(callee, args, kwargs)
-    return FixCheck(PASSED)
+    made = calls[0] if calls and not fix_call else None
+    return _by_value(jitted(callee, call.call is None and not calls), args, kwargs, original,
+                     lambda: _original_call(call, scopes, made))  # fmt: skip
+
+
+def _reached(callee: Any, before: Any, compiled: types.CodeType, definitions: list, scopes: _Scopes, given) -> bool:
+    """True when the call runs the fixed code: its callee is (or calls) a function the fix defines,
+    or it is given an object of a class the fix defines."""
+    classes = tuple(scopes.home[d.name] for d in definitions if isinstance(d, ast.ClassDef))
+    if any(isinstance(leaf, classes) for leaf in jax.tree_util.tree_leaves(given)):
+        return True
+    return _reaches_fix(callee, before, set(codes(compiled)))
+
+
+def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tuple[Any, tuple, dict] | None:
+    """The user's own call as it failed (its callee from before the fix, and its arguments); where
+    the fix makes a call of another function (``params = update(params, g)``), that call as the
+    user's code makes it."""
+    node = call.call
+    if made is not None and (node is None or ast.dump(made.func) != ast.dump(node.func)):
+        node = made
+    if node is None:
+        callee = call.callee if call.callee is not None else scopes.before.get(call.callee_name or "", call.function)
+        return (
+            (callee, call.args, call.kwargs or {}) if callee not in (MISSING, None) and call.args is not None else None
+        )
+    if not safe_expression(node.func, lookup_in(scopes.before)):
+        return None
+    args, kwargs = _arguments(node, call, lookup_in(scopes.before), scopes.before)
+    return (_evaluate(node.func, dict(scopes.before)), args, kwargs) if args is not None else None
+
+
+def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, user) -> FixCheck:
+    """Run the fixed call jitted on the arguments and compare with the user's call without jit (on
+    generated arguments too, made alike from each call's own, where the user's could hide a
+    difference, or where JAX no longer holds them: a tracer, a donated array)."""
+    if not original.run(user):
+        return FixCheck(UNCHECKED, ARGUMENTS)
+    if original.why == "shapes" or degenerate(args, kwargs) == "shapes":
+        fixed = _run(fixed_callee, *generated(args, kwargs), eager=False)
+        if original.error or original.more is None:
+            return FixCheck(RUNS, error=original.error) if original.error else FixCheck(UNCHECKED, ARGUMENTS)
+        return _verdict(original.more, fixed, "shapes")
+    fixed = _run(fixed_callee, args, kwargs, eager=False)
+    if original.error:
+        return FixCheck(RUNS, error=original.error)
+    verdict = _verdict(original.result, fixed, "")
+    if verdict.outcome != SAME or original.more is None:
+        return verdict
+    again = _verdict(original.more, _run(fixed_callee, *generated(args, kwargs), eager=False), original.why)
+    return again if again.outcome == DIFFERS else FixCheck(SAME, generated=original.why, extra=verdict.extra)
+
+
+def _verdict(original_run: tuple, fixed_run: tuple, generated_why: str) -> FixCheck:
+    (original, before), (fixed, after) = original_run, fixed_run
+    difference, extra = compared(original, fixed)
+    for (name, was), (_, now) in (
+        zip(before, after, strict=True) if difference is None and len(before) == len(after) else ()
+    ):
+        changed = first_difference(was, now)
+        if changed is not None:
+            attribute = changed.where.strip("[]'\"")
+            return FixCheck(DIFFERS, difference=replace(changed, where=f"{name}.{attribute}", kind="state"))
+    if difference is None:
+        return FixCheck(SAME, generated=generated_why, extra=extra)
+    return FixCheck(
+        DIFFERS, difference=difference, generated=generated_why, original=_shown(original), fixed=_shown(fixed)
+    )
 
 
 def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):
-    """``(callee, original callee, args, kwargs)`` of the call to trace, or the ``FixCheck`` saying
-    why there is none."""
+    """``(callee, callee before the fix, args, kwargs)`` of the call to run, or the ``FixCheck``
+    saying why there is none."""
     if node is None:
         callee = scopes.scope.get(call.callee_name, MISSING) if call.callee_name else MISSING
-        original = scopes.before.get(call.callee_name, MISSING) if call.callee_name else MISSING
-        if callee is MISSING or call.args is None:
+        before = scopes.before.get(call.callee_name, MISSING) if call.callee_name else MISSING
+        if call.args is None:
             return FixCheck(UNCHECKED, NO_CALL)
-        return callee, original, call.args, call.kwargs or {}
+        args = tuple(scopes.remade(a) for a in call.args)
+        if callee is MISSING and args and hasattr(type(args[0]), call.callee_name or " "):  # a method, by its object
+            return getattr(args[0], call.callee_name or ""), call.function, args[1:], call.kwargs or {}
+        return (callee, before, args, call.kwargs or {}) if callee is not MISSING else FixCheck(UNCHECKED, NO_CALL)
     if not safe_expression(node.func, scopes.lookup):
         return FixCheck(UNCHECKED, ARGUMENTS)
     try:
@@ -434,27 +753,29 @@ def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):
             return FixCheck(UNCHECKED, NOT_REACHED)
         raise
     try:
-        original = _evaluate(node.func, dict(scopes.before))
+        before = _evaluate(node.func, dict(scopes.before))
     except Exception:  # a name the fix defines
-        original = MISSING
+        before = MISSING
     try:
         args, kwargs = _arguments(node, call, scopes.lookup, scopes.scope)
     except Exception:  # an argument that cannot be read now (a donated array's copy): not the fix's fault
         return FixCheck(UNCHECKED, ARGUMENTS)
     if args is None:
         return FixCheck(UNCHECKED, ARGUMENTS)
-    return callee, original, args, kwargs
+    return callee, before, args, kwargs
 
 
-def _reaches_fix(callee: Any, original: Any, fixed_codes: set) -> bool:
+def _reaches_fix(callee: Any, before: Any, fixed_codes: set) -> bool:
     """True when calling ``callee`` runs the fixed code: a function the fix defines, or another
-    object than the one the user called."""
+    function, object or jit (its static arguments) than the one the user called."""
     function = callables.python_function(callee)
-    if function is None:
-        return callee is not original
-    if function.__code__ in fixed_codes:
+    if function is not None and function.__code__ in fixed_codes:
         return True
-    return original is not MISSING and function is not callables.python_function(original)
+    if before is MISSING:
+        return function is None
+    options = _jax_private.jit_options if _jax_private.is_jitted(callee) and _jax_private.is_jitted(before) else None
+    return (function, getattr(callee, "__self__", None), options and options(callee)) != (
+        callables.python_function(before), getattr(before, "__self__", None), options and options(before))  # fmt: skip
 
 
 def _rejitted(callee: Any, scope: dict, fixed_codes: set) -> Any:
@@ -523,3 +844,6 @@ def _with_new_parameters(callee: Any, args: tuple, kwargs: dict, scope: dict) ->
     except TypeError:
         return None, {}
     return args, {**kwargs, **more}
+
+
+__all__ = ["FixCheck", "Original", "UserCall", "check", "compared", "degenerate", "generated"]

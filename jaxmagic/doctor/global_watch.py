@@ -100,7 +100,7 @@ class GlobalWatch:
         self._said: dict[tuple[int, str], Any] = {}  # (function, name) -> the new value last reported
         self._lock = threading.Lock()
 
-    def traced(self, fn: Any) -> None:
+    def traced(self, fn: Any, args: tuple = ()) -> None:
         """Note the baked globals of ``fn`` (a function JAX is tracing) and of the helpers it calls."""
         functions = user_functions(fn)
         if not functions or not clues.is_user_file(functions[0].__code__.co_filename):
@@ -165,7 +165,7 @@ def _jitted_name(function: types.FunctionType, namespace: dict | None) -> str | 
 
 WATCH = GlobalWatch()
 # Each gets ``traced(fn)`` for every function JAX traces for a call, and ``clear()`` on ``stop``
-# (``print_watch`` adds its own).
+# (``trace_watch`` adds its own).
 WATCHERS: list = [WATCH]
 _listening: list = []  # the registered listener, while watching
 
@@ -185,7 +185,7 @@ def _on_duration(event: str, duration_secs: float, **kwargs: str | int) -> None:
         return
     for watcher in list(WATCHERS):
         try:
-            watcher.traced(call.fun)
+            watcher.traced(call.fun, call.args)
         except Exception as exc:  # never into the user's trace
             registry.record_failure("watching globals", exc)
 

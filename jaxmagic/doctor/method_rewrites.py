@@ -44,6 +44,20 @@ def self_reads(node: ast.AST) -> list[str]:
     )
 
 
+def _tests(node: ast.AST) -> list[ast.AST]:
+    """What Python itself decides on in ``node``: the tests of ``if``, ``while``, ``assert`` and
+    ``... if ... else ...``, and the bounds of ``range``: values that must be static under jit."""
+    tests: list[ast.AST] = [n.test for n in ast.walk(node) if isinstance(n, (ast.If, ast.While, ast.Assert, ast.IfExp))]
+    calls = (n for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name))
+    return tests + [a for n in calls if n.func.id == "range" for a in n.args]  # type: ignore[union-attr]
+
+
+def _settings(node: ast.AST, attributes: list[str], owner: Any) -> list[str]:
+    """The attributes that decide Python's control flow and that ``owner`` holds as a Python value."""
+    deciding = {n.attr for test in _tests(node) for n in ast.walk(test) if isinstance(n, ast.Attribute)}
+    return [a for a in attributes if a in deciding and isinstance(getattr(owner, a, None), (bool, int, str))]
+
+
 def method_calling_jitted_function(
     parsed: clues.ParsedSource,
     node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
@@ -51,7 +65,8 @@ def method_calling_jitted_function(
     jn: rewrites.JaxNames,
 ) -> tuple[str, list[str]] | None:
     """A jitted function of the attributes the method reads, and its class with the method calling
-    it; with the attributes made static (those ``owner`` holds as a Python bool, int or string).
+    it; with the attributes made static that decide Python's own control flow (``if self.mul``) and
+    that ``owner`` holds as a Python bool, int or string (an array attribute stays traced).
     ``None`` when the method is not inside a class of the parsed source (a ``def``) or reads no attribute."""
     if isinstance(node, ast.Lambda):
         return None
@@ -61,7 +76,7 @@ def method_calling_jitted_function(
         return None
     others = [a.arg for a in node.args.args[1:]]
     helper = f"_{cls.name.lower()}_{node.name}"
-    settings = [a for a in attributes if isinstance(getattr(owner, a, None), (bool, int, str))]
+    settings = _settings(node, attributes, owner)
     body_edits = [
         rewrites.Edit(Span.of(n), n.attr)
         for n in ast.walk(node)

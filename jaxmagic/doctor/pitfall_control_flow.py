@@ -87,7 +87,8 @@ def python_control_flow(line: Line) -> dict | None:
     return {"test": cond, "cond": text or "the condition", "fname": fname, "ambiguous": ambiguous, "how": how,
             "construct": kind if kind in ("and-or", "other") else "written", "written": _WRITTEN.get(kind, "{}").format(text),
             "asker": kind if kind in ("if", "while") else "", "otherwise": kind == "while",
-            "edits": edit, "checked": branch_rewrites.assert_rewrite(holder, line.parsed.lines), **_traced(line, cond, ambiguous)}  # fmt: skip
+            "edits": edit, "checked": branch_rewrites.assert_rewrite(holder, line.parsed.lines), **_traced(line, cond, ambiguous),
+            **(branch_rewrites.builtin_rewrite(cond, frame.resolve, line.text, jn.jnp) if kind == "other" else {})}  # fmt: skip
 
 
 _KEPT = Offer("{how}", "edits")
@@ -128,6 +129,8 @@ PYTHON_CONTROL_FLOW = Chosen(
             "one shape and dtype).",
             "ternary": "Keep it traced and choose with `{jnp}.where`, which computes both values and picks one per "
             "element.",
+            "builtin": "Python's `{builtin}` compares with `<` and `>`, each asking a True / False; {replacement} "
+            "compares inside the compiled code.",
         },
         "otherwise": {
             True: "Let the compiled code loop: `{lax}.while_loop(cond_fun, body_fun, init)` runs a body function "
@@ -137,6 +140,9 @@ PYTHON_CONTROL_FLOW = Chosen(
         },
     },
     choices=(_KEPT, StaticField("test"), _STATIC, *_LAST),
-    kinds={"setting": {"choices": (StaticField("test"), _STATIC, _KEPT, *_LAST)}},
+    kinds={
+        "setting": {"choices": (StaticField("test"), _STATIC, _KEPT, *_LAST)},
+        "builtin": {"choices": (_KEPT, _STATIC)},
+    },  # fmt: skip
     variable="variable",
 )

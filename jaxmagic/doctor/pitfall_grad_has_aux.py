@@ -20,8 +20,10 @@ from __future__ import annotations
 import ast
 
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.donations as donations
+import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import MISSING
-from jaxmagic.doctor.declared import AddKeyword, Declared, Line, Replace
+from jaxmagic.doctor.declared import AddKeyword, Declared, Given, Line, Replace, end_of
 
 _GRADS = ("grad", "value_and_grad", "filter_grad", "filter_value_and_grad")
 
@@ -60,6 +62,22 @@ def grad_has_aux(line: Line) -> dict | None:
             kind = "value_and_grad" if "value_and_grad" in transform else "grad"
             found = {"kind": kind, "grad": node, "transform": transform, "function": node.args[0]}
             return {**found, **_target(line, statement, transform)}
+    call = line.expression(ast.Call)
+    return _defined(line, call.func.id) if call is not None and isinstance(call.func, ast.Name) else None
+
+
+def _defined(line: Line, name: str) -> dict | None:
+    """``name = jax.grad(f)`` written earlier (this cell first, then the others the user ran): the
+    fix is that line with ``has_aux=True``; the call then gives ``(grads, aux)``."""
+    for parsed in donations.candidate_sources(line.case, line.frame):
+        for assign in reversed(list(clues.nodes_in(parsed.tree, ast.Assign))):
+            named = [t.id for t in assign.targets if isinstance(t, ast.Name)] == [name]
+            transform = _transform(assign.value, line.frame.lookup) if named else None
+            if transform is not None and isinstance(assign.value, ast.Call):
+                edit = rewrites.Edit(end_of(assign.value, back=1), ", has_aux=True")
+                fixed = rewrites.definition_with_edits(parsed.lines, assign, [edit])
+                return {"kind": "defined", "transform": transform, "function": clues.source_of(parsed, assign.value.args[0]),
+                        "fixed": fixed, "name": name}  # fmt: skip
     return None
 
 
@@ -77,10 +95,15 @@ GRAD_HAS_AUX = Declared(
     fix_note="Say that the first value is the one to differentiate: with `has_aux=True`, {transform} hands the "
     "other values back as they are, beside the gradient.",
     kinds={
+        "defined": {
+            "rewrite": (Given("fixed"),),
+            "fix_note": "Say that the first value is the one to differentiate: "
+            "with `has_aux=True`, {name} gives the gradient and the other values, as `(grads, aux)`.",
+        },  # fmt: skip
         "value_and_grad": {
             "fix_note": "Say that the first value is the one to differentiate: with `has_aux=True`, {transform} "
             "hands the other values back as they are, beside the gradient (the loss and them as `(loss, aux)`)."
-        }
+        },
     },
     function="function",
 )

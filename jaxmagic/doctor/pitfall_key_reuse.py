@@ -20,19 +20,19 @@ import ast
 import jax
 
 import jaxmagic.doctor.clues as clues
-from jaxmagic.doctor.declared import Declared, Function, InsertBefore, Rewritten
+from jaxmagic.doctor.declared import Declared, Function, InsertBefore, Line, Rewritten, user_function
 
 # Functions of jax.random that take a key without drawing numbers from it.
 _NOT_DRAWS = {"split", "fold_in", "key", "PRNGKey", "key_data", "wrap_key_data", "clone", "key_impl"}
 
 
-def _draws(function: Function) -> list[tuple[str, ast.Call]]:
+def _draws(node: ast.AST, resolve) -> list[tuple[str, ast.Call]]:
     """``(key name, call)`` for each call of a ``jax.random`` sampler whose key is a plain name."""
     samplers = {id(f) for name, f in vars(jax.random).items() if callable(f) and name not in _NOT_DRAWS}
     found = [
         (call.args[0].id, call)
-        for call in clues.nodes_in(function.node, ast.Call)
-        if call.args and isinstance(call.args[0], ast.Name) and id(function.resolve(call.func)) in samplers
+        for call in clues.nodes_in(node, ast.Call)
+        if call.args and isinstance(call.args[0], ast.Name) and id(resolve(call.func)) in samplers
     ]
     return sorted(found, key=lambda item: (item[1].lineno, item[1].col_offset))
 
@@ -43,12 +43,14 @@ def _assigned_lines(node: ast.AST, name: str) -> list[int]:
     ]
 
 
-def key_reuse(function: Function) -> list[dict]:
-    """Each key name given to two draws with no new value in between: the draws, a new key for each."""
+def key_reuse(function: Function | Line) -> list[dict]:
+    """Each key name given to two draws with no new value in between: the draws, a new key for each
+    (in a function that traced fine, or in the one whose line raised ``KeyReuseError``)."""
+    node, resolve = (function.node, function.resolve) if isinstance(function, Function) else (user_function(function), function.frame.resolve)  # fmt: skip
     by_key: dict[str, list[ast.Call]] = {}
-    for name, call in _draws(function):
+    for name, call in _draws(node, resolve):
         uses = by_key.setdefault(name, [])
-        if uses and any(uses[-1].lineno < line <= call.lineno for line in _assigned_lines(function.node, name)):
+        if uses and any(uses[-1].lineno < line <= call.lineno for line in _assigned_lines(node, name)):
             uses.clear()  # a new key under the same name (key, sub = split(key)): a fresh start
         uses.append(call)
     found = []
@@ -56,7 +58,7 @@ def key_reuse(function: Function) -> list[dict]:
         fresh = [f"{name}_{i}" for i in range(1, len(uses) + 1)]
         found.append(
             {"at": uses[1], "again": uses[1], "before": uses[0], "key": name, "fresh": ", ".join(fresh),
-             "count": "" if len(uses) == 2 else f", {len(uses)}", "first": clues.statement_at(function.node, uses[0].lineno),
+             "count": "" if len(uses) == 2 else f", {len(uses)}", "first": clues.statement_at(node, uses[0].lineno),
              "renamed": [(call.args[0], new) for call, new in zip(uses, fresh, strict=True)]}
         )  # fmt: skip
     return found
@@ -73,5 +75,27 @@ KEY_REUSE = Declared(
     "random bits, so the draws are not independent.",
     rewrite=(InsertBefore("first", "{fresh} = {jax}.random.split({key}{count})"), Rewritten("renamed")),
     fix_note="Split the key, one new key per draw (`{jax}.random.split`).",
+    variable="key",
+)
+
+
+def reused_key(line: Line) -> dict | None:
+    """``KeyReuseError`` (``jax_debug_key_reuse``): the draws of the failing function that reuse a key."""
+    found = key_reuse(line)
+    return next((f for f in found if f["again"].lineno == line.frame.line), found[0] if found else None)
+
+
+KEY_REUSE_ERROR = Declared(
+    "key-reuse-error",
+    "A random key consumed twice, refused by jax_debug_key_reuse",
+    reused_key,
+    raised=jax.errors.KeyReuseError,
+    messages=("Previously-consumed key",),
+    order=40,
+    explanation="{again} draws from {key} again ({where}), after {before} already did. With `jax_debug_key_reuse` on, "
+    "JAX refuses a key used a second time: the same key gives the same random bits, so the draws would not be "
+    "independent.",
+    rewrite=KEY_REUSE.rewrite,
+    fix_note=KEY_REUSE.fix_note,
     variable="key",
 )

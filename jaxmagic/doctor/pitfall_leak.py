@@ -46,7 +46,7 @@ def _root_name(node: ast.AST | None) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _stores(fnode: _Def) -> list[_Store]:
+def stores(fnode: _Def) -> list[_Store]:
     """The statements that keep a value outside the function, in order."""
     declared = {name for node in ast.walk(fnode) if isinstance(node, (ast.Global, ast.Nonlocal)) for name in node.names}
     args = fnode.args
@@ -90,7 +90,7 @@ def _keeper(line: Line) -> tuple[Any, ParsedSource, _Def, bool] | None:
         return traced, parsed, fnode, False
     inner = [n for n in ast.walk(around.tree) if isinstance(n, _Def) and n.lineno <= made <= (n.end_lineno or 0)]
     helper = max(inner, key=lambda n: n.lineno, default=None)
-    return (traced, around, helper, True) if helper is not None and _stores(helper) else (traced, parsed, fnode, False)
+    return (traced, around, helper, True) if helper is not None and stores(helper) else (traced, parsed, fnode, False)
 
 
 def _stored(parsed: ParsedSource, keeper: _Def, made: int | None, in_helper: bool) -> tuple[_Store, str, bool] | None:
@@ -100,11 +100,11 @@ def _stored(parsed: ParsedSource, keeper: _Def, made: int | None, in_helper: boo
     created = clues.statement_at(parsed.tree, made) if made else None
     if not any(node is created for node in ast.walk(keeper)):
         created = None  # made outside the traced function: an argument, created where the caller called it
-    variable, stores = _assigned_name(created), _stores(keeper)
-    mentions = [s for s in stores if s[0] is created or (s[3] is not None and variable in clues.names_in(s[3]))]
-    if not stores:
+    variable, kept = _assigned_name(created), stores(keeper)
+    mentions = [s for s in kept if s[0] is created or (s[3] is not None and variable in clues.names_in(s[3]))]
+    if not kept:
         return None
-    store = (mentions or stores)[0]
+    store = (mentions or kept)[0]
     statement, _, _, value = store
     if not in_helper and (variable is None or statement is created):
         variable = _assigned_name(statement) or (value.id if isinstance(value, ast.Name) else variable)

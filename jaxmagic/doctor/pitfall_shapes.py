@@ -73,6 +73,10 @@ def traced_shape(line: Line) -> dict | None:
             **shape_rewrite(line, kind, node, statement)}  # fmt: skip
 
 
+_SIZE = (
+    "Give `{func}` a fixed output size. The result is padded with `fill_value` (0 by default, which is also a "
+    "valid index: leave the padding out of what you compute from it)."
+)
 _STATIC = "it is then a plain int while JAX traces (each new value compiles {fname} once more)."
 _FROM_SHAPE = "Take the size from an input's shape (`x.shape[0]` is a plain int while tracing), or pass it as a static argument."  # fmt: skip
 _DATA = "{what}; XLA compiles for fixed shapes, so a size that depends on the data cannot be compiled ({where})."
@@ -106,14 +110,14 @@ TRACED_SHAPE = Chosen(
             "setting": "{node} needs {subject} as a plain Python value (an axis, a count, a setting)",
             "size": "{node} makes an array whose shape depends on {subject}",
         },
+        "also": {"size": _SIZE},
         "how": {
             "fori": "Keep it traced and loop inside the compiled code with `{lax}.fori_loop`:",
             "where-update": "Keep the shape fixed: `{jnp}.where` takes the new value where the mask is True and the "
             "old one elsewhere.",
-            "where-mask": "Keep the shape fixed: `{jnp}.where` zeroes the elements you would drop (sums and means "
-            "over them stay right).",
-            "size": "Give `{func}` a fixed output size. The result is padded with `fill_value` (0 by default, which "
-            "is also a valid index: leave the padding out of what you compute from it).",
+            "where-mask": "Keep the shape fixed: `{jnp}.where` puts 0 where the mask is False, in place of the "
+            "elements you would drop.",
+            "size": _SIZE,
             "product": "Use `{elements}`: the number of elements, a plain int while JAX traces.",
             "dynamic": "The length is fixed, only the start is traced: `{lax}.dynamic_slice_in_dim` takes a traced "
             "start.",
@@ -124,9 +128,19 @@ TRACED_SHAPE = Chosen(
         StaticField("size"),
         Static("static_names", _STATIC),
         Offer("{how}", "edits"),
+        Offer("{also}", "also_edits"),
         Offer(_FROM_SHAPE, otherwise=True),
         MagicHint("static_names"),
     ),
-    kinds={"mask": {"explanation": _DATA}, "masked-update": {"explanation": _DATA}},
+    kinds={
+        "mask": {"explanation": _DATA},
+        "masked-update": {"explanation": _DATA},
+        "start": {
+            "explanation": "{node} starts at {subject}, which is traced: while JAX traces {fname} it has no "
+            "value yet. Its length ({length!s}) is fixed, but the start and stop of a Python slice must be plain "
+            "ints while JAX traces ({where}).",
+            "choices": (Offer("{how}", "edits"), Static("static_names", _STATIC), MagicHint("static_names")),
+        },
+    },
     variable="variable",
 )

@@ -25,6 +25,7 @@ import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.declared import Function, Given, WithFields, edited, end_of, start_of
+from jaxmagic.tracing.callables import python_function
 
 
 def _is_library_object(obj) -> bool:
@@ -41,7 +42,7 @@ def state_mutation(function: Function) -> dict | None:
     if function.sourced.function is not traced.functions[0] or not isinstance(node, ast.FunctionDef):
         return None
     owners = [a for a in traced.arguments if not isinstance(a, type) and hasattr(a, "__dict__")]
-    owner_object = next((o for o in owners if getattr(type(o), function.name, None) is traced.functions[0]), None)
+    owner_object = next((o for o in owners if python_function(getattr(type(o), function.name, None)) is traced.functions[0]), None)  # fmt: skip
     if owner_object is None or _is_library_object(owner_object) or not node.args.args:
         return None
     owner = node.args.args[0].arg

@@ -21,6 +21,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import jax
+
 import jaxmagic.doctor.clues as clues
 from jaxmagic.doctor.declared import Declared, Function, HandedBack
 
@@ -35,10 +37,11 @@ def stored_tracers(function: Function) -> list[dict[str, Any]]:
         if node.id in declared:
             first.setdefault(node.id, node)
     return [
-        {"at": at, "name": name, "value": _text(value), "located": function.sourced.located}
+        {"at": at, "name": name, "value": _text(value), "located": function.sourced.located,
+         "key": jax.dtypes.issubdtype(getattr(value, "dtype", None) or bool, jax.dtypes.prng_key)}
         for name, at in sorted(first.items())
         if clues.is_tracer(value := function.lookup(name))
-    ]
+    ]  # fmt: skip
 
 
 def _text(value) -> str:
@@ -51,7 +54,7 @@ def _text(value) -> str:
 STORED_TRACER = Declared(
     "stored-tracer",
     "A traced value stored in a global",
-    stored_tracers,
+    lambda function: [found for found in stored_tracers(function) if not found["key"]],
     severity="warning",
     stage="trace",
     order=15,
@@ -62,4 +65,20 @@ STORED_TRACER = Declared(
     fix_note="Return {name} from {function} (a jitted function hands back everything through its return value).",
     variable="name",
     reference="https://docs.jax.dev/en/latest/errors.html#jax.errors.UnexpectedTracerError",
+)
+
+GLOBAL_KEY = Declared(
+    "global-key",
+    "A global random key split inside a jitted function",
+    lambda function: [found for found in stored_tracers(function) if found["key"]],
+    severity="warning",
+    stage="trace",
+    order=14,
+    explanation="{function} takes a new key from the global {name} ({where}) while JAX traces it: the compiled code "
+    "keeps the key {name} held then, so every call draws the same numbers; and {name} now holds a tracer ({value}), "
+    "which fails when used outside.",
+    rewrite=(HandedBack(),),
+    fix_note="Pass {name} in and return the new one: the caller carries the key from call to call, and each call "
+    "draws new numbers.",
+    variable="name",
 )

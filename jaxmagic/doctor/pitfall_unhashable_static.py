@@ -1,5 +1,6 @@
-"""``unhashable-static``: a list, dict or array passed where ``jax.jit`` (found from the call at the
-user's line) expects a static value, which must be hashable. The fix writes it in a hashable form.
+"""``unhashable-static``: a list, dict, slice, dataclass or array passed where ``jax.jit`` (found from
+the call at the user's line) expects a static value, which must be hashable. The fix, by the value's
+type, keeps every use of it in the function valid (``_hashable``).
 
 >>> import jax, jax.numpy as jnp
 >>> from jaxmagic.doctor.case import Case
@@ -15,18 +16,19 @@ user's line) expects a static value, which must be hashable. The fix writes it i
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import re
 from typing import Any
 
+import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private
-from jaxmagic.doctor.clues import MISSING
-from jaxmagic.doctor.declared import Declared, InsertBefore, Line, Replace
+from jaxmagic.doctor.clues import MISSING, Span
+from jaxmagic.doctor.declared import Declared, Given, Line
+from jaxmagic.tracing import callables
 
-_ARRAYS = ("array", "asarray")
-_FORMS = ((set, "frozenset({})"), (dict, "tuple({}.items())"), (list, "tuple({})"))  # a value held by a name
 _UNHASHABLE_RE = re.compile(r"object of type <class '(?P<type>[\w.]+)'>, (?P<value>.*?)\. The error was", re.S)
 
 
@@ -63,45 +65,32 @@ def _static_argument(line: Line, call: ast.Call | None, callee: Any) -> tuple[st
     return None, None, None
 
 
-def _hashable_form(line: Line, node: ast.expr) -> dict:
-    """The same value written in a hashable form: ``[1, 2]`` -> ``(1, 2)``, ``jnp.array([1, 2])`` ->
-    ``(1, 2)``, a dict -> Flax's ``FrozenDict`` (where Flax is installed); none where not known."""
-    value = line.frame.lookup(node.id) if isinstance(node, ast.Name) else MISSING
-    frozen = _frozen(line, node, value)
-    if frozen is not None:
-        return frozen
-    arrayed = isinstance(node, ast.Call) and getattr(line.frame.resolve(node.func), "__name__", "") in _ARRAYS
-    elements = node.args[0] if isinstance(node, ast.Call) and arrayed and node.args else node
-    if isinstance(elements, ast.List) or (arrayed and isinstance(elements, ast.Tuple)):
-        return {"hashable": _tuple([line.text(e) for e in elements.elts])}
-    if isinstance(node, ast.Set):
-        return {"hashable": "frozenset({" + ", ".join(line.text(e) for e in node.elts) + "})"}
-    form = next((form for kind, form in _FORMS if isinstance(value, kind)), None)
-    form = form or ("tuple({}.tolist())" if hasattr(value, "tolist") else None)
-    return {"hashable": form.format(line.text(node))} if form else {}
-
-
-def _frozen(line: Line, node: ast.expr, value: Any) -> dict | None:
-    """A dict (written, or held by a name) as Flax's ``FrozenDict``, imported where the user has not;
-    without Flax, none for a dict written (``None`` for a name: it may be written otherwise)."""
-    try:
-        from flax.core import FrozenDict
-    except ImportError:
-        return {} if isinstance(node, ast.Dict) else None
-    if not (isinstance(node, ast.Dict) or isinstance(value, dict)):
-        return None
-    name = rewrites.alias(line.frame.frame.f_globals, FrozenDict, "FrozenDict")
-    imports = line.statement() if line.frame.lookup(name) is not FrozenDict else None
-    return {"kind": "frozen", "hashable": f"{name}({line.text(node)})", "imports": imports}
-
-
-def _tuple(elements: list[str]) -> str:
-    return "(" + ", ".join(elements) + ("," if len(elements) == 1 else "") + ")"
+def _hashable(line: Line, node: ast.expr, value: Any, callee: Any, parameter: str) -> dict:
+    """The fix by the value's type, keeping every use of it in the function valid: a dataclass
+    frozen; a slice, a dict, a list or a set passed as a tuple (the function making it a ``slice``
+    or a ``dict`` again, first thing, and a ``list`` / ``set`` where it changes it); an array as a tuple."""
+    made = line.frame.resolve(node.func) if isinstance(node, ast.Call) else MISSING
+    function = callables.python_function(callee)
+    if dataclasses.is_dataclass(value) or (isinstance(made, type) and dataclasses.is_dataclass(made)):
+        cls = made if isinstance(made, type) else type(value)
+        fixed = rewrites.frozen_dataclass(donations.candidate_sources(line.case, line.frame), cls.__name__)
+        return {"kind": "dataclass", "cls": cls.__name__, "fixed": fixed} if fixed else {}
+    found = rewrites.hashable_form(line.text, node, value, made)
+    if found is None:
+        return {}
+    hashable, back, kind = found
+    call = line.fix([rewrites.Edit(Span.of(node), hashable)], "statement")
+    again = f"{parameter} = {back.format(parameter)}" if back else ""
+    body = rewrites.with_first_statement(function, again) if again else None
+    if kind in (None, dict) and back or kind is not None and rewrites.changes_in_place(function, parameter):
+        return {"kind": "wrapped", "hashable": hashable, "wrapped": again, "fixed": f"{body}\n\n{call}"} if body else {}
+    return {"kind": "sequence" if body else "", "hashable": hashable, "fixed": call, "wrapped": again,
+            "again": f"{body}\n\n{call}"}  # fmt: skip
 
 
 def unhashable_static(line: Line) -> dict | None:
-    """The static parameter and the argument given for it, how JAX showed the value, and the
-    argument in a hashable form (or the fix in words: ``kind`` ``dict`` or ``words``)."""
+    """The static parameter and the argument given for it, how JAX showed the value, and the fix
+    by the value's type (``_hashable``; where none is known, the fix in words: ``kind`` ``words``)."""
     detail = _UNHASHABLE_RE.search(line.message)
     type_name = detail.group("type").rsplit(".", 1)[-1].replace("ArrayImpl", "jax.Array") if detail else "value"
     shown = " ".join(detail.group("value").split()) if detail else ""
@@ -109,21 +98,22 @@ def unhashable_static(line: Line) -> dict | None:
     parameter, argument, how = _static_argument(line, call, callee)
     found = {"fname": donations.callee_name(call, callee), "parameter": parameter, "argument": argument,
              "type": type_name, "option": how, "holding": shown if argument is None else None}  # fmt: skip
-    hashable = _hashable_form(line, argument) if argument is not None else {}
-    if hashable and line.statement() is not None:
-        return {**found, **hashable}
+    value = clues.resolve(argument, line.frame.lookup) if isinstance(argument, ast.Name) else MISSING
+    params = list(getattr(rewrites.signature_of(callee), "parameters", ()))
+    traced = rewrites.without_static(callables.python_function(callee), parameter or "", params.index(parameter) if parameter in params else None, line.jax_names.jit)  # fmt: skip
+    found["traced"] = f"{traced}\n\n{line.fix([], 'statement')}" if traced else ""
+    fixed = _hashable(line, argument, value, callee, parameter or "") if argument is not None and line.statement() else {}  # fmt: skip
+    if fixed:
+        return {**found, **fixed}
     numbers = re.findall(r"-?\d+(?:\.\d+)?", shown)
-    example = _tuple(numbers) if numbers and len(numbers) <= 8 and shown.strip().startswith("[") else None
-    return {**found, "kind": "dict" if type_name == "dict" else "words", "example": example}
+    example = rewrites.tuple_of(numbers) if numbers and len(numbers) <= 8 and shown.strip().startswith("[") else None
+    return {**found, "kind": "words", "example": example}
 
 
 _PIECES = {"what": ("{parameter}", "A static argument"), "how": " ({option})", "written": " ({argument})",
            "holding": " holding {holding!s}", "subject": ("{parameter}", "it"), "example": " such as `{example}`"}  # fmt: skip
 _AS_DATA = ("If {subject} is data (numbers to compute with), not a setting, do not make it static: pass it as an "
-            "ordinary argument, traced like the others.")  # fmt: skip
-_FROZEN = ("Pass a frozen dict: `{hashable}` is hashable (while its values are), and reads like the dict to code that "
-           "indexes it by key.")  # fmt: skip
-_DICT = "Pass a hashable mapping instead of a dict, such as Flax's `flax.core.FrozenDict`."
+            "ordinary argument, traced like the others:")  # fmt: skip
 
 UNHASHABLE_STATIC = Declared(
     "unhashable-static",
@@ -136,15 +126,25 @@ UNHASHABLE_STATIC = Declared(
     "again by the value's hash, so a static value must be hashable. Here it got a {type!s}{written}{holding}, which "
     "is not ({where}).",
     pieces=_PIECES,
-    rewrite=(Replace("argument", "{hashable}"), InsertBefore("imports", "from flax.core import FrozenDict")),
-    shown="statement",
-    fix_note="Pass a tuple: `{hashable}` is hashable, and reads the same to code that indexes or iterates it.",
-    alternatives=((_AS_DATA, ""),),
+    rewrite=(Given("fixed"),),
+    fix_note="Pass `{hashable}`, a tuple of the same elements: a tuple is hashable.",
+    alternatives=((_AS_DATA, "{traced}"),),
     kinds={
-        "frozen": {"fix_note": _FROZEN},
-        "dict": {"rewrite": (), "fix_note": _DICT},
+        "wrapped": {
+            "fix_note": "Pass `{hashable}`, a tuple (hashable), and make it a {type!s} again in {fname}: `{wrapped}`."
+        },
+        "dataclass": {
+            "fix_note": "Make {cls} a frozen dataclass: `@dataclass(frozen=True)` hashes it by its fields "
+            "(and forbids changing them)."
+        },
+        "sequence": {
+            "alternatives": (
+                ("Or make it a {type!s} again first thing in {fname} (`{wrapped}`):", "{again}"),
+                (_AS_DATA, ""),
+            )
+        },
         "words": {"rewrite": (), "fix_note": "Pass a tuple{example} (hashable) instead of a {type!s}."},
-    },
+    },  # fmt: skip
     variable="parameter",
     function="fname",
 )

@@ -17,7 +17,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
-from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, end_of, source_of
+from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, end_of, function_of_code, source_of, start_of
 from jaxmagic.tracing.callables import python_function
 
 MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
@@ -525,3 +525,144 @@ def handed_back(parsed: ParsedSource, fnode: ast.AST, returned: str) -> list[Edi
     if not returns_of(fnode):
         edits.append(Edit(end_of(fnode.body[-1]), f"\nreturn {returned}"))
     return edits
+
+
+_MUTATING = {"append", "extend", "insert", "pop", "remove", "sort", "reverse", "clear", "update", "add", "discard"}
+
+
+def changes_in_place(function: Any, name: str) -> bool:
+    """True where the user's ``function`` changes ``name`` in place (``.append``, ``[k] = ...``, ``+=``).
+
+    >>> def grow(layers):
+    ...     layers.append(1)
+    >>> changes_in_place(grow, "layers"), changes_in_place(grow, "other")
+    (True, False)
+    """
+    located = function_of_code(function.__code__) if function is not None else None
+    changed = [
+        n.func.value if isinstance(n, ast.Call) else n.value if isinstance(n, ast.Subscript) else n.target
+        for n in (ast.walk(located[1]) if located is not None else ())
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATING)
+        or (isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load))
+        or isinstance(n, ast.AugAssign)
+    ]
+    return any(isinstance(n, ast.Name) and n.id == name for n in changed)
+
+
+def frozen_dataclass(sources: Iterable[ParsedSource], name: str) -> str | None:
+    """The dataclass ``name`` (the last one written in the first of ``sources`` that has one) with
+    ``@dataclass(frozen=True)``: hashed by its fields.
+
+    >>> lines = ("@dataclass", "class Config:", "    n: int")
+    >>> print(frozen_dataclass([ParsedSource("<demo>", lines, ast.parse("\\n".join(lines)))], "Config"))
+    @dataclass(frozen=True)
+    class Config:
+        n: int
+    """
+    for parsed in sources:
+        classes = [c for c in ast.walk(parsed.tree) if isinstance(c, ast.ClassDef) and c.name == name]
+        found = [(c, d) for c in classes[::-1] for d in c.decorator_list if "dataclass" in ast.unparse(d)]
+        if found:
+            node, decorator = found[0]
+            written = source_of(parsed, decorator.func if isinstance(decorator, ast.Call) else decorator)
+            keywords = [source_of(parsed, k) for k in getattr(decorator, "keywords", []) if k.arg != "frozen"]
+            edit = Edit(Span.of(decorator), f"{written}({', '.join([*keywords, 'frozen=True'])})")
+            return definition_with_edits(parsed.lines, node, [edit])
+    return None
+
+
+def with_first_statement(function: Any, statement: str) -> str | None:
+    """The user's ``function`` (a ``def`` whose source is known) with ``statement`` first in its body
+    (after its docstring); ``None`` where its source is not known.
+
+    >>> def scaled(x, config):
+    ...     return x * config["scale"]
+    >>> print(with_first_statement(scaled, "config = dict(config)"))
+    def scaled(x, config):
+        config = dict(config)
+        return x * config["scale"]
+    """
+    located = function_of_code(function.__code__) if function is not None else None
+    if located is None or not isinstance(located[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    body = [b for b in located[1].body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+    first = body[0] if body else located[1].body[-1]
+    return definition_with_edits(located[0].lines, located[1], [Edit(start_of(first), statement + "\n")])
+
+
+def hashable_form(
+    text_of: Callable[[ast.AST], str], node: ast.expr, value: Any, made: Any
+) -> tuple[str, str, type | None] | None:
+    """The argument ``node`` (``value``, where known; ``made``: what its call calls) written in a
+    hashable form, how the function makes it what it was (``slice(*{})``; "": it reads a tuple the
+    same), and the Python type it was (whose in-place changes need it back); ``None`` for others.
+
+    >>> hashable_form(ast.unparse, ast.parse("[2, 2]", mode="eval").body, MISSING, MISSING)
+    ('(2, 2)', 'list({})', <class 'list'>)
+    """
+    text, literal = text_of(node), node.args if isinstance(node, ast.Call) else getattr(node, "elts", None)
+    if isinstance(value, slice) or made is slice:
+        parts = [text_of(a) for a in literal] if made is slice else [f"{text}.{p}" for p in ("start", "stop", "step")]
+        return tuple_of(parts + ["None"] * (3 - len(parts))), "slice(*{})", None
+    if (
+        getattr(made, "__name__", "") in ("array", "asarray")
+        and node.args
+        and isinstance(node.args[0], (ast.List, ast.Tuple))
+    ):  # type: ignore[union-attr]
+        return tuple_of([text_of(e) for e in node.args[0].elts]), "", None  # type: ignore[union-attr]
+    if isinstance(node, (ast.List, ast.Set, ast.Dict)) or isinstance(value, (list, set, dict)):
+        kind, form, back = next(k for k in _SEQUENCES if isinstance(value, k[0]) or type(node).__name__.lower() == k[2])
+        hashable = tuple_of([text_of(e) for e in literal]) if isinstance(node, ast.List) else form.format(text)
+        return hashable, back + "({})", kind
+    return (f"tuple({text}.tolist())", "", None) if hasattr(value, "tolist") else None
+
+
+_SEQUENCES = ((set, "frozenset({})", "set"), (list, "tuple({})", "list"), (dict, "tuple({}.items())", "dict"))
+
+
+def tuple_of(elements: list[str]) -> str:
+    """A tuple written from its elements' text: ``tuple_of(["2"])`` is ``(2,)``."""
+    return "(" + ", ".join(elements) + ("," if len(elements) == 1 else "") + ")"
+
+
+def without_static(function: Any, name: str, index: int | None, jit_name: str) -> str | None:
+    """The user's ``function`` with ``name`` (parameter ``index``) no longer static in its jit
+    decorator: traced like the other arguments; ``None`` where that is not written as a decorator.
+
+    >>> import functools, jax
+    >>> @functools.partial(jax.jit, static_argnums=1)
+    ... def shifted(x, offsets):
+    ...     return x + offsets
+    >>> print(without_static(shifted.__wrapped__, "offsets", 1, "jax.jit"))
+    @jax.jit
+    def shifted(x, offsets):
+        return x + offsets
+    """
+    located = function_of_code(function.__code__) if function is not None else None
+    use = decorator_jit(located[1], lookup_in(function.__globals__)) if located is not None else None
+    if located is None or use is None or use.options is None:
+        return None
+    static = [k for k in use.options.keywords if k.arg in ("static_argnums", "static_argnames")]
+    kept = {id(k): _without(k, (name, index)) for k in static}
+    if None in kept.values():
+        return None
+    if len(use.options.keywords) == sum(1 for v in kept.values() if v == "") and (
+        use.kind == "partial" or not use.options.args
+    ):
+        edits = [Edit(Span.of(use.node), jit_name)]  # no option left: the bare jit
+    elif all(kept.values()):
+        edits = [Edit(Span.of(k), kept[id(k)]) for k in static]
+    else:
+        return None  # a keyword to take out from between others: not written here
+    return definition_with_edits(located[0].lines, located[1], edits)
+
+
+def _without(keyword: ast.keyword, dropped: tuple) -> str | None:
+    """A ``static_argnums`` / ``static_argnames`` keyword without the values in ``dropped`` ("" when
+    none is left; ``None`` where its value is not a literal)."""
+    try:
+        value = ast.literal_eval(keyword.value)
+    except ValueError:
+        return None
+    left = [v for v in (value if isinstance(value, (tuple, list)) else (value,)) if v not in dropped]
+    return f"{keyword.arg}={tuple(left)!r}" if left else ""

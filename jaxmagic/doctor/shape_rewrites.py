@@ -66,15 +66,29 @@ def _mask(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, An
 
 
 def _size(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
-    """``jnp.nonzero(x)`` (and its kin): ``size=x.size`` given, a fixed output size."""
+    """``jnp.nonzero(x)`` (and its kin): ``size=x.size`` given, a fixed output size; where it indexes
+    an array (``x[jnp.where(x > 1)]``), first ``jnp.where(x > 1, x, 0)``, the same shape as ``x``."""
     if not isinstance(node, ast.Call) or not node.args or any(k.arg == "size" for k in node.keywords):
         return None
-    if getattr(line.frame.resolve(node.func), "__name__", "") not in ("nonzero", "argwhere", "flatnonzero", "unique", "where"):  # fmt: skip
+    name = getattr(line.frame.resolve(node.func), "__name__", "")
+    if name not in ("nonzero", "argwhere", "flatnonzero", "unique", "where"):
         return None
     first = line.text(node.args[0])
     first = first if isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({first})"
-    at = end_of(node, back=1)
-    return {"how": "size", "func": ast.unparse(node.func), "edits": Edit(at, f", size={first}.size")}
+    found = {"how": "size", "func": ast.unparse(node.func), "edits": Edit(end_of(node, back=1), f", size={first}.size")}
+    if name not in ("nonzero", "where") or len(node.args) != 1:
+        return found
+    function, condition = user_function(line), line.text(node.args[0])
+    held = statement.targets[0] if isinstance(statement, ast.Assign) and statement.value is node else None
+    for indexed in clues.nodes_in(function, ast.Subscript) if isinstance(held, ast.Name) else ():
+        if isinstance(indexed.slice, ast.Name) and indexed.slice.id == held.id and indexed.lineno > node.lineno:  # type: ignore[union-attr]
+            masked = Edit(Span.of(indexed), f"{line.jax_names.jnp}.where({held.id}, {line.text(indexed.value)}, 0)")  # type: ignore[union-attr]
+            return {**found, "how": "where-mask", "also": "size", "also_edits": found["edits"], "edits": [Edit(Span.of(node), condition), masked]}  # fmt: skip
+    indexed = clues.enclosing(function, node, ast.Subscript)
+    if isinstance(indexed, ast.Subscript) and indexed.slice is node:
+        masked = Edit(Span.of(indexed), f"{line.jax_names.jnp}.where({condition}, {line.text(indexed.value)}, 0)")
+        return {**found, "how": "where-mask", "also": "size", "also_edits": found["edits"], "edits": masked}
+    return found
 
 
 def _shape_product(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
@@ -103,7 +117,13 @@ def _slice(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, A
     if sl.lower is not None and upper is not None and length is not None and ast.dump(upper.left) == ast.dump(sl.lower):
         array, lower = line.text(node.value), line.text(sl.lower)
         new = f"{line.jax_names.lax}.dynamic_slice_in_dim({array}, {lower}, {length.value})"
-        return {"how": "dynamic", "edits": Edit(Span.of(node), new)}
+        return {
+            "how": "dynamic",
+            "kind": "start",
+            "what": "start",
+            "length": length.value,
+            "edits": Edit(Span.of(node), new),
+        }
     return {"how": "pad", "edits": mask_edits(line, node, statement)}
 
 

@@ -22,7 +22,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 
 from jaxmagic import doctor
-from jaxmagic.doctor import clues, global_watch, print_watch
+from jaxmagic.doctor import clues, global_watch, trace_watch
 from jaxmagic.magics import failures, notebook, output
 from jaxmagic.render import diagnosis as render
 
@@ -253,11 +253,11 @@ def install(shell) -> None:
     install_hook(shell)
     if getattr(shell, _CELL_HOOK, None) is None:
         global_watch.start()
-        print_watch.start()
+        trace_watch.start()
 
         def after_cell(result=None):
             _warn_of_changed_globals(shell)
-            _warn_of_prints(shell, result)
+            _warn_of_traces(shell, result)
 
         shell.events.register("post_run_cell", after_cell)
         setattr(shell, _CELL_HOOK, after_cell)
@@ -274,7 +274,7 @@ def uninstall(shell) -> None:
             shell.events.unregister("post_run_cell", after_cell)
         delattr(shell, _CELL_HOOK)
         global_watch.stop()
-        print_watch.stop()
+        trace_watch.stop()
 
 
 def _warn_of_changed_globals(shell) -> None:
@@ -288,18 +288,19 @@ def _warn_of_changed_globals(shell) -> None:
         pass
 
 
-def _warn_of_prints(shell, result=None) -> None:
-    """After an ordinary cell that ran: a jitted function it called traced, and its ``print`` ran
-    then, printing tracers (``print-side-effect``). A magic's cell warns its own way; a cell that
-    failed has its error to show (a trace that failed may not have reached the ``print``)."""
+def _warn_of_traces(shell, result=None) -> None:
+    """After an ordinary cell that ran: a jitted function it called traced, and what ran then only
+    once shows no sign of it (a ``print`` of tracers, a method that changed its object, a static
+    ``self``: ``trace_watch``). A magic's cell warns its own way; a cell that failed has its error
+    to show (a trace that failed may not have reached the ``print``)."""
     try:
         cell = getattr(getattr(result, "info", None), "raw_cell", "") or ""
         failed = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
         namer = notebook.cell_namer(shell)
         if not hook_installed(shell) or cell.lstrip().startswith("%") or failed is not None:
-            print_watch.WATCH.take()  # forgotten: the doctor is off, a magic traced, or the cell failed
+            trace_watch.WATCH.take()  # forgotten: the doctor is off, a magic traced, or the cell failed
             return
-        for warning in print_watch.WATCH.warnings(namer):
+        for warning in trace_watch.WATCH.warnings(namer):
             output.show(shell, warning, text=render.text)
     except Exception:  # the doctor never breaks a cell that ran
         pass

@@ -20,12 +20,14 @@ from jaxmagic.words import code, say
 
 class MagicFailure(Exception):
     """The user's code failed inside a magic. IPython shows it through ``_render_traceback_``:
-    the user's own frames only (or one line, when the doctor's explanation is shown above it)."""
+    the user's own frames only (or one line, when the doctor's explanation is shown above it).
+    Its traceback ends in the user's frames, so that ``%debug`` opens where their code failed."""
 
     def __init__(self, original: BaseException, lines: list[str]):
         super().__init__(f"{type(original).__name__}: {original}")
         self.original = original
         self._lines = lines
+        self.__traceback__ = _where_the_user_failed(original)
 
     def _render_traceback_(self) -> list[str]:
         return self._lines
@@ -42,6 +44,13 @@ class MagicInterrupted(KeyboardInterrupt):
 
     def _render_traceback_(self) -> list[str]:
         return self._lines
+
+
+def _where_the_user_failed(original: BaseException) -> types.TracebackType | None:
+    """The user's frames of ``original`` (neither jaxmagic's nor JAX's): raised from inside a
+    magic, the failure's traceback goes on into them, and a post-mortem debugger (``%debug``)
+    starts in the innermost, where the user's code failed."""
+    return sources.without_jaxmagic_frames(original.__traceback__, jax_too=True)
 
 
 def interrupted(shell, exc: KeyboardInterrupt) -> MagicInterrupted:

@@ -316,8 +316,13 @@ class RecompilesMagics(Magics):
             raise UsageError(
                 f"%recompiles save: nothing recorded yet. `%recompiles on` watches the session; then {example}."
             )
+        from jaxmagic.files import OutputRefused
+
         try:
             path = log.save_html(words[0])
+        except OutputRefused as exc:
+            reason = str(exc).removeprefix(f"{words[0]!r}").lstrip(": ")
+            raise UsageError(f"%recompiles save: could not write {words[0]!r}: {reason}.") from None
         except OSError as exc:
             raise UsageError(f"%recompiles save: could not write {words[0]!r}: {exc.strerror or exc}.") from None
         print(f"Wrote {log.summary} to {path}.")

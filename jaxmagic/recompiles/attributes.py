@@ -25,7 +25,7 @@ import itertools
 import sys
 from typing import Any, Iterator, Protocol, TypeGuard
 
-from jaxmagic.recompiles.leaves import LeafType, describe_leaf
+from jaxmagic.recompiles.leaves import LeafType, StaticValue, describe_leaf
 from jaxmagic.words.units import shorten
 
 MAX_ATTRIBUTES = 2000  # larger objects are not read by attribute
@@ -37,12 +37,20 @@ FULL_TEXT = 2000  # an attribute's text as compared (its differing part is shown
 @dataclasses.dataclass(frozen=True)
 class Attribute:
     """One attribute: its ``path`` from the object (``.linear.kernel``, ``.layers[0].bias``), its
-    ``text`` (``Param f32[3,3]``, ``False``, ``Linear``) and, for an array, its ``leaf``. The
-    object itself has the path ``""``."""
+    ``text`` (``Param f32[3,3]``, ``False``, ``Linear``) and, for an array, its ``leaf``; for a
+    static value, its ``value`` as JAX compares it. The object itself has the path ``""``."""
 
     path: str
     text: str
     leaf: LeafType | None = None
+    value: StaticValue | None = None  # a static value as JAX compares it (== and hash), with its kind
+
+    def same_as(self, other: "Attribute") -> bool:
+        """Whether ``other`` (a later reading at the same path) is the same for JAX: the same text,
+        and for a static value an equal key (an object hashed by identity, built again, is not)."""
+        if self.text != other.text:
+            return False
+        return self.value is None or other.value is None or self.value.key == other.value.key
 
 
 def attributes_of(value: Any) -> tuple[Attribute, ...]:
@@ -52,7 +60,9 @@ def attributes_of(value: Any) -> tuple[Attribute, ...]:
         node = _nnx_node(value)
         found = _nnx_attributes(node) if node is not None else _dataclass_attributes(value, "", 0)
         if node is not None:
-            found = itertools.chain([Attribute("", type(node).__name__)], found)
+            root = type(node).__name__
+            root = f"GraphDef of a {root}" if _is_nnx(value, "GraphDef") else root
+            found = itertools.chain([Attribute("", root)], found)
         out = []
         for attribute in found:
             out.append(attribute)
@@ -70,9 +80,16 @@ def _nnx_node(value: Any) -> Any:
         return None
     if nnx.graph.is_graph_node(value):
         return value
-    if type(value).__name__ == "NodeStates" and type(value).__module__.startswith("flax.nnx"):
+    if _is_nnx(value, "NodeStates"):
         return nnx.merge(value.graphdef, *value.states)
+    if _is_nnx(value, "GraphDef"):  # nnx.split's graph alone: its modules, with empty Variables
+        return nnx.merge(value, [None] * value.num_leaves)
     return None
+
+
+def _is_nnx(value: Any, name: str) -> bool:
+    kind = type(value)
+    return kind.__name__ == name and kind.__module__.startswith("flax.nnx")
 
 
 def _nnx_attributes(node: Any, where: str = "", seen: set | None = None) -> Iterator[Attribute]:
@@ -85,7 +102,9 @@ def _nnx_attributes(node: Any, where: str = "", seen: set | None = None) -> Iter
         if isinstance(key, str) and key.startswith("_"):
             continue  # NNX's own bookkeeping
         path = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}"
-        if isinstance(item, nnx.Variable):
+        if isinstance(item, nnx.Variable) and item.get_value() is None:  # a GraphDef's: its kind alone
+            yield Attribute(path, type(item).__name__)
+        elif isinstance(item, nnx.Variable):
             leaf = describe_leaf(item.get_value())
             yield Attribute(path, f"{type(item).__name__} {leaf.type_text}", leaf)
         elif nnx.graph.is_graph_node(item):
@@ -164,11 +183,8 @@ def _leaves(where: str, value: Any, static: bool = True) -> Iterator[Attribute]:
         for path, leaf in jax.tree_util.tree_flatten_with_path(value)[0]:
             yield from _leaves(where + jax.tree_util.keystr(path), leaf, static=False)
     else:
-        try:
-            text = repr(value)
-        except Exception:
-            text = f"<{type(value).__qualname__} object>"
-        yield Attribute(where, shorten(text, FULL_TEXT))
+        read = StaticValue.of(value)
+        yield Attribute(where, shorten(read.full or read.text, FULL_TEXT), value=read)
 
 
 def _plain_static(value: Any) -> bool:
@@ -191,4 +207,4 @@ def object_text(attributes: tuple[Attribute, ...], limit: int = ATTRIBUTE_TEXT +
     ``Net(linear.kernel: Param f32[3,3], linear.bias: Param f32[3])``."""
     root = next((a.text for a in attributes if a.path == ""), "?")
     arrays = ", ".join(f"{a.path.lstrip('.')}: {a.text}" for a in attributes if a.leaf is not None)
-    return shorten(f"{root}({arrays})", limit)
+    return shorten(f"{root}({arrays})" if arrays else root, limit)

@@ -34,6 +34,7 @@ from jaxmagic.recompiles.events import RecompileLimitExceeded
 from jaxmagic.recompiles.log import RecompileLog
 from jaxmagic.recompiles.signatures import function_identity
 from jaxmagic.words.recompiles import budget_headline, budget_scope
+from jaxmagic.words.untrusted import one_line
 
 __all__ = ["expect_compiles", "CompileBudgetExceeded", "ExpectCompiles"]
 
@@ -47,7 +48,7 @@ class CompileBudgetExceeded(RecompileLimitExceeded, AssertionError):
     """
 
     def _headline(self) -> str:
-        return str(budget_headline(self.function, self.count, self.limit))
+        return one_line(budget_headline(self.function, self.count, self.limit))
 
 
 def expect_compiles(fn_or_name: Callable | str, max: int) -> "ExpectCompiles":  # noqa: A002 - the documented keyword

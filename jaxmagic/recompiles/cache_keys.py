@@ -16,11 +16,14 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 import time
 from dataclasses import dataclass
+
+from jaxmagic.files import OutputRefused, write_atomically
 
 FILE_NAME = "jaxmagic-cache-keys.json"
 MAX_FUNCTIONS = 2000  # the index keeps the most recently compiled
@@ -78,10 +81,5 @@ class KeyIndex:
             snapshot = dict(self._keys)
         if self.path is None:
             return
-        try:
-            temporary = f"{self.path}.{os.getpid()}.tmp"
-            with open(temporary, "w", encoding="utf-8") as file:
-                json.dump(snapshot, file)
-            os.replace(temporary, self.path)
-        except OSError:
-            pass  # a read-only cache: the comparison stays within this process
+        with contextlib.suppress(OSError, OutputRefused):  # a read-only cache: the comparison stays in this process
+            write_atomically(self.path, json.dumps(snapshot))

@@ -32,6 +32,7 @@ CAUSE_KINDS = (
     "config",
     "redefined_function",
     "jit_options",
+    "caches_cleared",
     "unknown",
 )
 

@@ -25,11 +25,12 @@ from typing import Callable, Iterable, Mapping
 
 from jaxmagic._jax_private import jaxpr_argument_names
 from jaxmagic.compiled.collective_causes import EquationContext
-from jaxmagic.compiled.collectives import KINDS, Collective, counts, find_collectives, mesh_of
+from jaxmagic.compiled.collectives import KINDS, Collective, counts, find_collectives, flat_shardings, mesh_of
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.log import RecompileLog
 from jaxmagic.recompiles.signatures import function_identity
 from jaxmagic.words.collectives import budget_headline, budget_item
+from jaxmagic.words.untrusted import one_line, safe_text
 
 __all__ = ["expect_collectives", "CollectiveBudgetExceeded", "ExpectCollectives", "CollectiveLimits"]
 
@@ -92,7 +93,7 @@ class CollectiveBudgetExceeded(AssertionError):
         lines = [str(budget_headline(compiled_by, counted, sum(counted.values()), over, limits))]
         for number, (collective, event) in enumerate(counted_here, start=1):
             lines.append(str(budget_item(number, collective, event.function, event.call_site)))
-        super().__init__("\n".join(lines))
+        super().__init__(safe_text("\n".join(one_line(line) for line in lines)))  # names from the user's code
 
     def _render_traceback_(self) -> list[str]:
         """How IPython shows it: the message alone, without jaxmagic's or JAX's frames."""
@@ -131,17 +132,33 @@ class ProgramLog(RecompileLog):
         super().__init__(functions, **options)
         self.found: list[tuple[Collective, RecompileEvent]] = []
 
-    def record_program(self, event: RecompileEvent, hlo_text: str, shardings: Iterable = (), jaxpr=None) -> None:
+    def record_program(
+        self, event: RecompileEvent, hlo_text: str, shardings: Iterable = (), jaxpr=None, asked=None
+    ) -> None:
         """Find the collectives of one compiled program: ``shardings`` (its arguments') name the
-        mesh axes; ``jaxpr`` (the program traced) names the values a collective reconciles."""
+        mesh axes; ``jaxpr`` (the program traced) names the values a collective reconciles;
+        ``asked`` (a ``ShardingRequest``: the ``out_shardings`` its ``jax.jit`` was given and the
+        line that gave them) names the line that asked for the communication an output needs."""
         if not self.wants(event.function, event.internal):
             return
         shardings = list(shardings)
         equations = None
         names = jaxpr_argument_names(jaxpr) if jaxpr is not None else None
-        if names is not None:
+        if names is not None and jaxpr is not None:
             known = shardings if len(shardings) == len(names) else []
-            equations = EquationContext(jaxpr, input_names=names, input_shardings=known, cell_namer=self.cell_namer)
+            out_shardings = (
+                flat_shardings(asked.out_shardings) if asked is not None and asked.out_shardings is not None else ()
+            )
+            count = len(jaxpr.jaxpr.outvars)
+            equations = EquationContext(
+                jaxpr,
+                input_names=names,
+                input_shardings=known,
+                output_names=["result"] if count == 1 else [f"result[{i}]" for i in range(count)],
+                output_shardings=out_shardings,
+                cell_namer=self.cell_namer,
+                asked_at=asked.line(self.cell_namer) if asked is not None else None,
+            )
         collectives = find_collectives(
             hlo_text, mesh=mesh_of(shardings), cell_namer=self.cell_namer, equations=equations
         )

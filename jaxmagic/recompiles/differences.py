@@ -25,9 +25,10 @@ from typing import Sequence
 from jaxmagic.recompiles.attributes import Attribute
 from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause, shape_change, shape_change_text
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, without_addresses
-from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, display_name, shorten
+from jaxmagic.recompiles.redefinitions import redefined
+from jaxmagic.recompiles.signatures import CallSignature, ParamSignature, shorten
 from jaxmagic.recompiles.value_changes import differing_parts, object_kind, placement_cause, static_value_causes
-from jaxmagic.tracing.sources import CellNamer, no_cells, source_line
+from jaxmagic.tracing.sources import CellNamer, no_cells
 
 # ----------------------------------------------------------------------------------------------
 # Differences
@@ -42,7 +43,7 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
     """
     causes: list[Cause] = []
     if not before.is_same_function(after):
-        causes.append(_redefined(before, after, cell_namer))
+        causes.append(redefined(before, after, cell_namer))
     if before.options != after.options:
         causes.extend(_option_causes(before.options, after.options))
     if before.config != after.config:
@@ -89,70 +90,6 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
 # JAX's order when it explains a cache miss: the function, the options and settings, the pytree
 # (structure and static values), then the types of its leaves. Said first, it is what JAX says.
 _SEVERITY = {"shape": 1, "dtype": 1, "weak_type": 1, "sharding": 2, "device": 2}
-
-
-def _rebound(before: tuple, after: tuple) -> list[tuple[str, str, str]]:
-    """What a rebuilt ``functools.partial`` binds differently now: ``(name, before, after)``
-    (``signatures.bound_values``; ``"—"`` where it bound nothing by that name).
-
-    >>> _rebound((("a", "1.0", "1.0"),), (("a", "2.0", "2.0"),))
-    [('a', '1.0', '2.0')]
-    >>> _rebound((("a", "1.0", "1.0"),), (("a", "1.0", "1.0"),))
-    []
-    >>> _rebound((("w", "f32[2]", 1),), (("w", "f32[2]", 2),))
-    [('w', 'f32[2]', 'f32[2] (another object)')]
-    """
-    old = {name: (text, identity) for name, text, identity in before}
-    new = {name: (text, identity) for name, text, identity in after}
-    changed = []
-    for name in [*new, *(n for n in old if n not in new)]:
-        was, now = old.get(name, ("—", None)), new.get(name, ("—", None))
-        if was[1] != now[1] or (name in old) != (name in new):
-            same_text = was[0] == now[0]  # another object of the same type: said as such
-            changed.append((name, was[0], f"{now[0]} (another object)" if same_text else now[0]))
-    return changed
-
-
-def _redefined(before: CallSignature, after: CallSignature, cell_namer: CellNamer) -> Cause:
-    name = after.function
-    inner_before = before.inner_ref() if before.inner_ref is not None else None
-    inner_after = after.inner_ref() if after.inner_ref is not None else None
-    if after.wrapper and inner_after is not None and inner_before is inner_after:
-        inner = display_name(inner_after)
-        changed = _rebound(before.bound, after.bound)
-        if after.wrapper == "functools.partial" and changed:
-            return Cause(
-                "redefined_function",
-                argument=name,
-                before=", ".join(f"{n}={b}" for n, b, _ in changed) or None,
-                after=", ".join(f"{n}={a}" for n, _, a in changed) or None,
-                reason="partial_rebound",
-                facts=(("inner", inner), ("bound", tuple(n for n, _, _ in changed))),
-            )
-        return Cause(
-            "redefined_function",
-            argument=name,
-            before=after.wrapper,
-            after=after.wrapper,
-            reason="wrapper_rebuilt",
-            facts=(("wrapper", after.wrapper), ("inner", inner)),
-        )
-    old_site, new_site = before.defined_at, after.defined_at
-    same_place = old_site is not None and old_site == new_site
-    defined_at = None if new_site is None else source_line(new_site[0], new_site[1], name, cell_namer)
-    return Cause(
-        "redefined_function",
-        argument=name,
-        before=_site_text(old_site, cell_namer),
-        after=_site_text(new_site, cell_namer),
-        reason="redefined_function" if same_place or new_site is None else "defined_elsewhere",
-        facts=(("defined_at", defined_at),),
-    )
-
-
-def _site_text(site: tuple[str, int] | None, cell_namer: CellNamer) -> str | None:
-    """Where a function was defined, by its label: ``In [4] line 2``, ``train.py:12``."""
-    return None if site is None else source_line(site[0], site[1], "", cell_namer).label
 
 
 # JAX completes positions from names and back: a pair changes together and is reported once.
@@ -293,12 +230,7 @@ def _param_causes(old: ParamSignature, new: ParamSignature) -> list[Cause]:
     if new.static:
         return _static_causes(old, new)
     filtered = any(leaf.static is not None for _, leaf in (*old.leaves, *new.leaves))
-    if (
-        not filtered
-        and old.attributes
-        and new.attributes
-        and (old.structure != new.structure or old.leaves != new.leaves)
-    ):
+    if not filtered and old.attributes and new.attributes and old.attributes != new.attributes:
         causes = _attribute_causes(name, old.attributes, new.attributes)
         if causes:  # a library object, by the attribute paths its user writes
             return causes
@@ -361,18 +293,22 @@ def _attribute_causes(name: str, old: Sequence[Attribute], new: Sequence[Attribu
         )
     for path, now in after.items():
         was = before.get(path)
-        if was is None or was.text == now.text:
+        if was is None or was.same_as(now):
             continue
         found = leaf_causes(name + path, was.leaf, now.leaf) if was.leaf and now.leaf else []
-        causes.extend(found or [_attribute_change(name + path, was.text, now.text, was.leaf is None)])
+        causes.extend(found or [_attribute_change(name + path, was, now)])
     return causes
 
 
-def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
+def _attribute_change(argument: str, old: Attribute, new: Attribute) -> Cause:
     """One attribute's new value, shown where it differs; a new object that differs from the old
-    only by where it lives in memory (an optimizer built again) is said to be one."""
+    only by where it lives in memory (an optimizer built again, a config object without an
+    ``__eq__`` of its own, equal only to itself) is said to be one, by its kind."""
+    was, now = old.text, new.text
     if without_addresses(was) == without_addresses(now):
-        kind = now.split("(", 1)[0].strip("<") or "object"
+        value = new.value
+        kind = value.kind if value is not None and value.kind else object_kind(without_addresses(now))
+        identity = value is not None and value.by_identity and kind != "function"
         return Cause(
             "pytree_structure",
             argument=argument,
@@ -380,8 +316,9 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
             after=f"a new {kind}, built again",
             detail=BUILT_AGAIN,
             reason="attribute_built_again",
-            facts=(("object", kind),),
+            facts=(("object", kind), ("by_identity", identity), ("text", _own_text(value))),
         )
+    static = old.leaf is None
     before, after = differing_parts(without_addresses(was), without_addresses(now))
     return Cause(
         "pytree_structure",
@@ -391,6 +328,13 @@ def _attribute_change(argument: str, was: str, now: str, static: bool) -> Cause:
         detail="static attribute" if static else "attribute kind",
         reason="attribute_changed",
     )
+
+
+def _own_text(value) -> str:
+    """A static value's text where its class writes one of its own (``Config(act='relu')``), not
+    Python's ``<Config object>``; ``""`` otherwise."""
+    text = value.text if value is not None else ""
+    return "" if text.startswith("<") else text
 
 
 def _outermost(paths) -> list[str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.tracing.sources import SourceLine
 from jaxmagic.words.units import times
+from jaxmagic.words.untrusted import one_line, safe_text
 
 __all__ = ["RecompileEvent", "RecompileLimitExceeded"]
 
@@ -110,19 +111,22 @@ class RecompileLimitExceeded(Exception):
         super().__init__(self._message())
 
     def _headline(self) -> str:
-        return f"`{self.function}` compiled {times(self.count)}; the limit is {times(self.limit)} (--max {self.limit})."
+        function = one_line(self.function)
+        return f"`{function}` compiled {times(self.count)}; the limit is {times(self.limit)} (--max {self.limit})."
 
     def _message(self) -> str:
+        """The headline, each compilation and each fix on a line of its own: names from the
+        user's code cannot start another line, nor a CI log's command (``words.untrusted``)."""
         lines = [self._headline()]
         for number, event in enumerate(self.events, start=self.count - len(self.events) + 1):
             site = f" at {event.call_site.label}" if event.call_site else ""
             causes = "; ".join(c.message for c in event.causes)
-            lines.append(f"  {number}. {causes}{site}")
+            lines.append(f"  {number}. {one_line(causes + site)}")
         fixes = list(
             dict.fromkeys(a for e in self.events for c in e.causes if c.kind != "first_call" for a in [c.advice])
         )
-        lines.extend(f"  → {fix}" for fix in fixes)
-        return "\n".join(lines)
+        lines.extend(f"  → {one_line(fix)}" for fix in fixes)
+        return safe_text("\n".join(lines))
 
     def _render_traceback_(self) -> list[str]:
         """How IPython shows it: the message alone, without jaxmagic's or JAX's frames."""

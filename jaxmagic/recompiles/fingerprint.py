@@ -26,34 +26,14 @@ True
 from __future__ import annotations
 
 import json
-import linecache
 import os
-import tempfile
-from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
-from jaxmagic.compiled.hlo_sources import parse
-from jaxmagic.compiled.memory import memory_from_stats
-from jaxmagic.tracing.listing import primitive_counts
-from jaxmagic.tracing.sources import pick_user_frame
+from jaxmagic.files import write_atomically
+from jaxmagic.recompiles.fingerprint_schema import FORMAT, check_fingerprint_json, read_fingerprint_json
 
-FORMAT = "jaxmagic-fingerprint/1"
-# XLA's communication ops (the asynchronous ``-start`` halves count as the op; ``-done`` not at all).
-COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
-_NOT_WORK = frozenset({"parameter", "tuple", "get-tuple-element"})  # plumbing, not computation
-
-
-def collective_kind(opcode: str) -> str | None:
-    """The collective an HLO opcode is, if any: ``all-gather-start`` -> ``all-gather``.
-
-    >>> collective_kind("all-reduce-start"), collective_kind("all-reduce-done"), collective_kind("add")
-    ('all-reduce', None, None)
-    """
-    if opcode.endswith("-done"):
-        return None
-    base = opcode.removesuffix("-start")
-    return base if base in COLLECTIVES or base == "ragged-all-to-all" else None
+# A fingerprinting log's capacity: every compilation kept (past it, the earliest are cut, and the file says so).
+KEEP_EVERY_COMPILATION = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -91,51 +71,6 @@ class ProgramFacts:
         )
 
 
-def program_facts(
-    hlo_text: str, cost: dict, memory_stats: Any, jaxpr: Any = None, root: str | None = None
-) -> ProgramFacts:
-    """The facts of one optimized HLO module, XLA's figures for it and the jaxpr it came from;
-    source files are named relative to ``root`` (the current folder by default) when inside it."""
-    root = os.path.abspath(root or os.getcwd())
-    ops: Counter = Counter()
-    lines: dict[str, Counter] = {}
-    line_collectives: dict[str, Counter] = {}
-    line_text: dict[str, str] = {}
-    for instruction in parse(hlo_text, jaxpr).values():
-        opcode = instruction.opcode
-        if not opcode or opcode in _NOT_WORK:
-            continue
-        ops[opcode] += 1
-        site = pick_user_frame(instruction.frames) if instruction.frames else None
-        if site is None:
-            continue
-        label = line_label(site[0], site[1], root)
-        lines.setdefault(label, Counter())[opcode] += 1
-        line_text.setdefault(label, linecache.getline(site[0], site[1]).strip())
-        kind = collective_kind(opcode)
-        if kind is not None:
-            line_collectives.setdefault(label, Counter())[kind] += 1
-    collectives: Counter = Counter()
-    for opcode, count in ops.items():
-        kind = collective_kind(opcode)
-        if kind is not None:
-            collectives[kind] += count
-    equations = primitive_counts(jaxpr) if jaxpr is not None else {}
-    return ProgramFacts(
-        equations=dict(sorted(equations.items())),
-        ops=dict(sorted(ops.items())),
-        fusions=ops.get("fusion", 0),
-        flops=float(cost.get("flops", 0.0)),
-        bytes_accessed=float(cost.get("bytes accessed", 0.0)),
-        transcendentals=float(cost.get("transcendentals", 0.0)),
-        memory=memory_from_stats(memory_stats),
-        collectives=dict(sorted(collectives.items())),
-        lines={label: dict(sorted(counts.items())) for label, counts in sorted(lines.items())},
-        line_collectives={label: dict(sorted(c.items())) for label, c in sorted(line_collectives.items())},
-        line_text=dict(sorted(line_text.items())),
-    )
-
-
 def line_label(file: str, line: int, root: str) -> str:
     """``"models/mlp.py:12"``: a file inside ``root`` by its path from there, any other by its name.
 
@@ -165,15 +100,18 @@ class ProgramRecord:
 
 @dataclass
 class FunctionFingerprint:
-    """A jitted function's compilations, in order."""
+    """A jitted function's compilations, in order: ``programs`` holds those kept, ``cut`` counts
+    the earliest ones that were not (a log that kept only its latest), so that ``compilations``
+    is always the true count."""
 
     name: str
     defined_at: str | None
     programs: list[ProgramRecord] = field(default_factory=list)
+    cut: int = 0
 
     @property
     def compilations(self) -> int:
-        return len(self.programs)
+        return len(self.programs) + self.cut
 
 
 @dataclass
@@ -191,6 +129,7 @@ class Fingerprint:
             functions[name] = {
                 "defined_at": function.defined_at,
                 "compilations": function.compilations,
+                "cut": function.cut,
                 "programs": [_program_json(p) for p in function.programs],
             }
             timing[name] = [round(p.compile_s, 6) for p in function.programs]
@@ -208,9 +147,10 @@ class Fingerprint:
         return data
 
     @classmethod
-    def from_json(cls, data: dict) -> Fingerprint:
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f"not a jaxmagic fingerprint (expected format {FORMAT!r})")
+    def from_json(cls, data: dict, name: str = "fingerprint") -> Fingerprint:
+        """The fingerprint a JSON dict holds (checked: ``FingerprintError`` names ``name``, the field
+        and what was expected)."""
+        check_fingerprint_json(data, name)
         timing = data.get("timing", {})
         functions = {}
         for name, entry in data["functions"].items():
@@ -218,27 +158,19 @@ class Fingerprint:
             programs = [
                 _program_from_json(p, seconds[i] if i < len(seconds) else 0.0) for i, p in enumerate(entry["programs"])
             ]
-            functions[name] = FunctionFingerprint(name, entry.get("defined_at"), programs)
+            functions[name] = FunctionFingerprint(name, entry.get("defined_at"), programs, int(entry.get("cut", 0)))
         return cls(dict(data.get("versions", {})), functions)
 
-    def save(self, path: str) -> None:
-        """Write the JSON at once (a temporary file renamed into place): a reader never sees half."""
-        folder = os.path.dirname(os.path.abspath(path))
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".fingerprint-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(self.to_json(), out, indent=1, sort_keys=False)
-                out.write("\n")
-            os.replace(temporary, path)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-            raise
+    def save(self, path: str, *, inputs=()) -> str:
+        """Write the JSON whole (``jaxmagic.files.write_atomically``: a reader never sees half),
+        never over one of ``inputs``; the path written."""
+        return write_atomically(path, json.dumps(self.to_json(), indent=1) + "\n", inputs=inputs)
 
     @classmethod
     def load(cls, path: str) -> Fingerprint:
-        with open(path, encoding="utf-8") as source:
-            return cls.from_json(json.load(source))
+        """The fingerprint in the file at ``path``; ``FingerprintError`` (one line naming the file,
+        the field and what was expected) for a file that is not one."""
+        return cls.from_json(read_fingerprint_json(path), os.fspath(path))
 
 
 def _program_json(program: ProgramRecord) -> dict:
@@ -271,19 +203,23 @@ def _program_from_json(data: dict, compile_s: float) -> ProgramRecord:
     facts = None
     if raw is not None:
         facts = ProgramFacts(
-            equations=dict(raw.get("equations", {})),
-            ops=dict(raw["ops"]),
+            equations=_whole(raw.get("equations", {})),
+            ops=_whole(raw["ops"]),
             fusions=int(raw["fusions"]),
             flops=float(raw["flops"]),
             bytes_accessed=float(raw["bytes_accessed"]),
             transcendentals=float(raw["transcendentals"]),
-            memory=dict(raw["memory"]),
-            collectives=dict(raw["collectives"]),
-            lines={k: dict(v) for k, v in raw["lines"].items()},
-            line_collectives={k: dict(v) for k, v in raw["line_collectives"].items()},
-            line_text=dict(raw["line_text"]),
+            memory=_whole(raw["memory"]),
+            collectives=_whole(raw["collectives"]),
+            lines={k: _whole(v) for k, v in raw["lines"].items()},
+            line_collectives={k: _whole(v) for k, v in raw.get("line_collectives", {}).items()},
+            line_text=dict(raw.get("line_text", {})),
         )
     return ProgramRecord(data["signature"], data.get("call_site"), tuple(data.get("causes", ())), facts, compile_s)
+
+
+def _whole(counts: dict) -> dict[str, int]:
+    return {name: int(count) for name, count in counts.items()}
 
 
 def environment() -> dict[str, str]:
@@ -304,11 +240,14 @@ def environment() -> dict[str, str]:
 def fingerprint_of(log, root: str | None = None, prefix: str = "") -> Fingerprint:
     """The fingerprint of what ``log`` (a ``RecompileLog`` made with ``keep_programs=True``) saw.
     Functions are named as the log names them, after ``prefix`` (a test's id); two different
-    functions of the same name are told apart by where each was defined (``step (train.py:12)``)."""
+    functions of the same name are told apart by where each was defined (``step (train.py:12)``).
+    Compilations the log counted but no longer holds (its ``capacity`` was reached) are said as
+    each function's ``cut``: the file never reads as complete when it is not."""
     root = os.path.abspath(root or os.getcwd())
     functions: dict[str, FunctionFingerprint] = {}
     defined: dict[str, set] = {}
-    events = [e for e in log.events if not e.internal]
+    held = log.events
+    events = [e for e in held if not e.internal]
     for event in events:
         where = line_label(event.defined_at.file, event.defined_at.line, root) if event.defined_at else None
         defined.setdefault(event.function, set()).add(where)
@@ -316,17 +255,45 @@ def fingerprint_of(log, root: str | None = None, prefix: str = "") -> Fingerprin
         where = line_label(event.defined_at.file, event.defined_at.line, root) if event.defined_at else None
         name = prefix + (event.function if len(defined[event.function]) == 1 else f"{event.function} ({where})")
         function = functions.setdefault(name, FunctionFingerprint(name, where))
-        site = event.call_site
-        facts = event.program_facts
-        function.programs.append(
-            ProgramRecord(
-                signature=event.signature,
-                call_site=line_label(site.file, site.line, root) if site else None,
-                causes=tuple(
-                    {"kind": c.kind, "argument": c.argument, "before": c.before, "after": c.after} for c in event.causes
-                ),
-                facts=facts,
-                compile_s=event.compile_s,
-            )
-        )
+        function.programs.append(_record_of(event, root))
+    _say_what_was_cut(log, held, functions, prefix)
     return Fingerprint(environment(), functions)
+
+
+def _record_of(event, root: str) -> ProgramRecord:
+    site = event.call_site
+    return ProgramRecord(
+        signature=event.signature,
+        call_site=line_label(site.file, site.line, root) if site else None,
+        causes=tuple(
+            {"kind": c.kind, "argument": c.argument, "before": c.before, "after": c.after} for c in event.causes
+        ),
+        facts=event.program_facts,
+        compile_s=event.compile_s,
+    )
+
+
+def _say_what_was_cut(log, held: list, functions: dict[str, FunctionFingerprint], prefix: str) -> None:
+    """Give each function the compilations the log counted but dropped (to the first entry of
+    that name, where two functions share it)."""
+    if not getattr(log, "dropped", 0):
+        return
+    kept: dict[str, int] = {}
+    internal = {e.function for e in held if e.internal}
+    for event in held:
+        kept[event.function] = kept.get(event.function, 0) + 1
+    for function, count in log.counts.items():
+        cut = count - kept.get(function, 0)
+        if cut <= 0 or function in internal or (function not in kept and log.include_internal):
+            continue
+        entry = next(
+            (
+                f
+                for f in functions.values()
+                if f.name == prefix + function or f.name.startswith(f"{prefix}{function} (")
+            ),
+            None,
+        )
+        if entry is None:
+            entry = functions[prefix + function] = FunctionFingerprint(prefix + function, None)
+        entry.cut += cut

@@ -18,8 +18,6 @@ the compilations are held to the budgets, not the programs' contents.
 
 from __future__ import annotations
 
-import importlib
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +29,7 @@ CHANGE_KINDS = (
     "compilations",
     "new_function",
     "removed_function",
+    "signature",
     "collectives",
     "memory",
     "flops",
@@ -107,6 +106,19 @@ class Change:
             return self.after / self.before - 1
         return None
 
+    @property
+    def size(self) -> float:
+        """How large the change is, to show the largest first: its relative growth (either way),
+        infinite for something from nothing.
+
+        >>> Change("memory", "f", 100, 150).size, Change("ops", "f", 0, 2).size
+        (0.5, inf)
+        """
+        growth = self.growth
+        if growth is not None:
+            return abs(growth)
+        return float("inf") if self.before != self.after else 0.0
+
 
 @dataclass
 class FingerprintDiff(Report):
@@ -123,6 +135,8 @@ class FingerprintDiff(Report):
     unchanged: list[str] = field(default_factory=list)
     # function -> (seconds compiling before, after): noisy, so shown as a ratio, never held to a budget
     compile_seconds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    # (side "old" or "new", function, compilations not kept, compilations) where a file says it was cut
+    cut: list[tuple[str, str, int, int]] = field(default_factory=list)
 
     @property
     def breaches(self) -> list[Change]:
@@ -132,13 +146,6 @@ class FingerprintDiff(Report):
     def exit_status(self) -> int:
         """0: within the budgets; 1: a budget broken."""
         return 1 if self.breaches else 0
-
-    def save_html(self, path) -> str:
-        """Write the comparison as a standalone HTML page (no script, nothing fetched); the path."""
-        path = os.fspath(path)
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(importlib.import_module(self._renderer).page(self))
-        return path
 
 
 def compare(old: Fingerprint, new: Fingerprint, budgets: Budgets | None = None) -> FingerprintDiff:
@@ -159,7 +166,7 @@ def compare(old: Fingerprint, new: Fingerprint, budgets: Budgets | None = None) 
         if not found:
             unchanged.append(name)
     order = {kind: i for i, kind in enumerate(CHANGE_KINDS)}
-    changes.sort(key=lambda c: (not c.breach, order[c.kind], c.function))
+    changes.sort(key=lambda c: (not c.breach, order[c.kind], -c.size, c.function))
     seconds = {
         name: (
             sum(p.compile_s for p in old.functions[name].programs),
@@ -168,8 +175,14 @@ def compare(old: Fingerprint, new: Fingerprint, budgets: Budgets | None = None) 
         for name in sorted(set(old.functions) & set(new.functions))
     }
     compared = len(set(old.functions) | set(new.functions))
+    cut = [
+        (side, name, function.cut, function.compilations)
+        for side, print_ in (("old", old), ("new", new))
+        for name, function in sorted(print_.functions.items())
+        if function.cut
+    ]
     return FingerprintDiff(
-        changes, environment, budgets, compared, unchanged, {k: v for k, v in seconds.items() if all(v)}
+        changes, environment, budgets, compared, unchanged, {k: v for k, v in seconds.items() if all(v)}, cut
     )
 
 
@@ -195,7 +208,10 @@ def _function_changes(
                 breach=after.compilations > before.compilations and not budgets.new_compilations,
             )
         )
-    for old_program, new_program in _matched(before.programs, after.programs):
+    pairs, unmatched = _matched(before.programs, after.programs)
+    for old_program, new_program in unmatched:
+        changes.append(Change("signature", name, old_program.signature, new_program.signature))
+    for old_program, new_program in pairs + unmatched:
         if old_program.facts is not None and new_program.facts is not None:
             changes.extend(
                 _program_changes(name, new_program.signature, old_program.facts, new_program.facts, budgets, same)
@@ -203,17 +219,22 @@ def _function_changes(
     return changes
 
 
-def _matched(before: list[ProgramRecord], after: list[ProgramRecord]) -> list[tuple[ProgramRecord, ProgramRecord]]:
-    """Programs with the same signature, paired in order of compilation."""
+def _matched(before: list[ProgramRecord], after: list[ProgramRecord]) -> tuple[list, list]:
+    """Programs with the same signature, paired in order of compilation; then those left on both
+    sides, paired in order (the same call compiled for other shapes or types)."""
     pending: dict[str, list[ProgramRecord]] = {}
     for program in before:
         pending.setdefault(program.signature, []).append(program)
-    pairs = []
+    pairs, left_after = [], []
     for program in after:
         waiting = pending.get(program.signature)
         if waiting:
             pairs.append((waiting.pop(0), program))
-    return pairs
+        else:
+            left_after.append(program)
+    paired = {id(old) for old, _ in pairs}
+    left_before = [p for p in before if id(p) not in paired]
+    return pairs, list(zip(left_before, left_after, strict=False))
 
 
 def by_line(counts: dict[str, dict[str, int]], texts: dict[str, str]) -> dict[tuple[str, str], tuple[str, dict]]:

@@ -24,13 +24,17 @@ import time
 
 from jaxmagic import _jax_private
 from jaxmagic.recompiles.attribution import (
+    after_caches_cleared,
     attributed_to,
+    called_by_jax,
     decide_causes,
     equinox_user_call,
     is_equinox_wrapper,
     is_internal,
     is_jaxmagics_own,
+    jit_request,
     jitted_by_user,
+    shown_name,
     signature_or_none,
     stack_frames,
     user_call_signature,
@@ -41,7 +45,7 @@ from jaxmagic.recompiles.compilations import Comparison, Compilation, Memory, Th
 from jaxmagic.recompiles.differences import nearest
 from jaxmagic.recompiles.events import RecompileEvent
 from jaxmagic.recompiles.explanations import TRACING_MISS, explained_function, is_explanation
-from jaxmagic.recompiles.fingerprint import program_facts
+from jaxmagic.recompiles.program_facts import program_facts
 from jaxmagic.recompiles.programs import describe_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.recompiles.unwatched import causes_since_lowered, causes_since_unwatched
@@ -153,6 +157,9 @@ class _Hub:
         self.duration_listener = _interruptible(self.on_duration, self.cost)
         self.event_listener = _interruptible(self.on_event, self.cost)
         self.trace_event = self.lower_event = self.compile_event = None
+        self.clears = 0  # how often jax.clear_caches() ran since the hub first watched
+        self.clears_seen: dict[str, int] = {}  # function -> ``clears`` at its last compilation
+        self.clearing_mark = None  # registered among JAX's caches (JAX holds it weakly)
 
     # -- attaching logs ------------------------------------------------------------------------
     def attach(self, log) -> None:
@@ -210,8 +217,20 @@ class _Hub:
         monitoring.register_event_duration_secs_listener(self.duration_listener)
         monitoring.register_event_listener(self.event_listener)
         self.installation = _Installation(explain_was_on, loggers, events, key_logger, key_level)
+        if self.clearing_mark is None:
+            with contextlib.suppress(Exception):
+                self.clearing_mark = _jax_private.on_caches_cleared(self._caches_cleared)
         # What jax.jit had traced before the watch: anything traced since, in any thread, it saw.
         self.installation.traced_before = _jax_private.tracing_cache_marks()
+
+    def _caches_cleared(self) -> None:
+        self.clears += 1
+
+    def _cleared_since(self, name: str) -> bool:
+        """Whether ``jax.clear_caches()`` ran since ``name`` last compiled (while watched)."""
+        last = self.clears_seen.get(name)
+        self.clears_seen[name] = self.clears
+        return last is not None and last < self.clears
 
     def _uninstall(self) -> None:
         import jax
@@ -324,6 +343,7 @@ class _Hub:
         signature, name, equinox = self._signature(call, frame, compilation.traced, name)
         signature, program = (signature, None) if internal else self._with_program(signature, frame)
         signature = _attributed(signature, fun, user_function, name)
+        name = shown_name(signature, name)
         jax_keys = None if internal or equinox else self._traced_before_watch(signature, call)
         del call, fun, user_function
         compared = self._compared(signature, name, namer)
@@ -338,6 +358,7 @@ class _Hub:
             internal=internal,
             unwatched=unwatched,
         )
+        causes = after_caches_cleared(causes, name, self._cleared_since(name))
         difference = compared.program_difference(program)
         event = RecompileEvent(
             function=name,
@@ -405,7 +426,7 @@ class _Hub:
         """``(name, internal, user_function)`` of the function being compiled: the user's own
         function inside a JAX wrapper (pmap), the user's jax.jit of a library function, or JAX's
         own work (``internal``)."""
-        internal = is_internal(fun)
+        internal = is_internal(fun) or called_by_jax(fun, frame)
         jax_wrapper = internal and not _jax_private.is_primitive_wrapper(fun) and not is_jaxmagics_own(fun)
         user_function = user_function_inside(fun) if jax_wrapper else None
         if user_function is not None:  # e.g. pmap: JAX jits its own wrapper of the user's function
@@ -439,7 +460,7 @@ class _Hub:
             jaxpr = _jax_private.compiling_jaxpr(frame)
             if jaxpr is None:
                 return signature, None
-            program = program_shape(jaxpr, _jax_private.equation_user_line)
+            program = program_shape(jaxpr)
             return dataclasses.replace(signature, program=program), program
         except Exception as exc:
             self._failed(exc)
@@ -477,9 +498,10 @@ class _Hub:
         leaves = [*call.args, *call.kwargs.values()] if call is not None else []
         shardings = [getattr(leaf, "sharding", None) for leaf in _leaves(leaves)]
         jaxpr = _jax_private.compiling_jaxpr(frame)
+        asked = jit_request(call, event)
         del call, leaves
         for log in readers:
-            log.record_program(event, program.hlo_text, shardings, jaxpr)
+            log.record_program(event, program.hlo_text, shardings, jaxpr, asked)
 
     def _limit_error(self, event: RecompileEvent, logs: list):
         """The ``--max`` error to raise at this very call: only in the thread running the watched

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmagic.words.units import shorten
+from jaxmagic.words.untrusted import value_text
 
 MAX_TEXT = 72  # longest text kept for one placement or one value
 MAX_FULL_TEXT = 4096  # longest text of a static value compared (its differing part is shown)
@@ -48,14 +49,13 @@ class StaticValue:
     text: str
     key: Any
     full: str = field(default="", compare=False, repr=False)  # the whole repr (up to MAX_FULL_TEXT)
+    kind: str = field(default="", compare=False, repr=False)  # its class's name: Config, function
+    by_identity: bool = field(default=False, compare=False, repr=False)  # equal only to itself (no __eq__ of its own)
 
     @classmethod
     def of(cls, value: Any) -> "StaticValue":
         """The ``StaticValue`` of ``value``."""
-        try:
-            full = repr(value)[:MAX_FULL_TEXT]
-        except Exception:
-            full = f"<{type(value).__qualname__} object>"
+        full = value_text(value, MAX_FULL_TEXT)
         text = shorten(_function_name(value, full) or without_addresses(full), MAX_TEXT)
         if is_simple(value):
             return cls(text, ("value", value), full)
@@ -65,7 +65,9 @@ class StaticValue:
             hashed = None
         # A custom object: equal when JAX would find it equal as far as we can tell without
         # keeping it alive: same type, same hash, same text.
-        return cls(text, ("object", type(value).__qualname__, hashed, full), full)
+        kind = type(value)
+        by_identity = kind.__eq__ is object.__eq__ and kind.__hash__ is object.__hash__
+        return cls(text, ("object", kind.__qualname__, hashed, full), full, kind.__name__, by_identity)
 
 
 def _function_name(value: Any, full: str) -> str | None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import importlib
-import os
 import re
 import threading
 import time
@@ -164,27 +162,16 @@ class RecompileLog(Report):
             f"({seconds_text(self.compile_s)} compiling)"
         )
 
-    def save_html(self, path) -> str:
-        """Write the log as a standalone HTML page (no JavaScript, no network) to ``path``; returns
-        the path written.
+    def save_html(self, path, *, inputs=()) -> str:
+        """Write the log as a standalone HTML page (no JavaScript, no network) to ``path``, whole
+        (``jaxmagic.files.write_atomically``: a reader never sees half a page); returns the path.
 
         >>> import os, tempfile
         >>> path = RecompileLog(scope="an example").save_html(os.path.join(tempfile.mkdtemp(), "log.html"))
         >>> open(path, encoding="utf-8").read().startswith("<!DOCTYPE html>")
         True
         """
-        page = importlib.import_module(self._renderer).page(self)
-        path = os.fspath(path)
-        folder, name = os.path.split(os.path.abspath(path))
-        partial = os.path.join(folder, f".{name}.{os.getpid()}.partial")
-        try:  # written whole, then put in place: a reader never sees half a page
-            with open(partial, "w", encoding="utf-8") as file:
-                file.write(page)
-            os.replace(partial, path)
-        finally:
-            with contextlib.suppress(OSError):
-                os.remove(partial)
-        return path
+        return super().save_html(path, inputs=inputs)
 
     def over_limit(self) -> list[str]:
         """Functions that compiled more often than ``max_compiles``."""

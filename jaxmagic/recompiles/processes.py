@@ -21,7 +21,6 @@ whose compilations agree with the most common ones are the norm; the others are 
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections import Counter
@@ -93,12 +92,14 @@ class Disagreement:
 @dataclass
 class ProcessComparison(Report):
     """The processes' fingerprints compared: ``processes`` (their names, in order), ``functions``
-    (how many functions any process compiled) and ``disagreements``; ``exit_status`` is 1 when
-    processes disagree (for CI)."""
+    (how many functions any process compiled), ``disagreements`` and ``same_claims`` (files that
+    say they are the same process); ``exit_status`` is 1 when processes disagree (for CI)."""
 
     processes: list[str]
     functions: int
     disagreements: list[Disagreement] = field(default_factory=list)
+    # (process, files) where several files say they are the same process: a run written twice?
+    same_claims: list[tuple[str, list[str]]] = field(default_factory=list)
 
     _renderer = "jaxmagic.render.processes"
 
@@ -106,17 +107,35 @@ class ProcessComparison(Report):
     def exit_status(self) -> int:
         return 1 if self.disagreements else 0
 
-    def save_html(self, path) -> str:
-        """Write the comparison as a standalone HTML page (no script); returns the path."""
-        page = importlib.import_module(self._renderer).page(self)
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(page)
-        return os.fspath(path)
-
 
 def process_name(fingerprint: Fingerprint, fallback: str) -> str:
     """The process a fingerprint came from (as the watch recorded it), else ``fallback``."""
     return fingerprint.versions.get(PROCESS_KEY, fallback)
+
+
+def compare_files(loaded: list[tuple[str, Fingerprint]]) -> ProcessComparison:
+    """Compare the fingerprints of several files, one process each, told apart by their files
+    (what a file says of its process is shown beside its name, never used to tell files apart).
+
+    >>> from jaxmagic.recompiles.fingerprint import Fingerprint
+    >>> same = Fingerprint({PROCESS_KEY: "process 0 of 2"}, {})
+    >>> found = compare_files([("a/fp.json", same), ("b/fp.json", same)])
+    >>> found.processes, found.same_claims
+    (['a/fp.json (process 0 of 2)', 'b/fp.json (process 0 of 2)'], [('process 0 of 2', ['a/fp.json', 'b/fp.json'])])
+    """
+    labels: list[str] = []
+    claims: dict[str, list[str]] = {}
+    for path, fingerprint in loaded:
+        claim = fingerprint.versions.get(PROCESS_KEY)
+        label = f"{path} ({claim})" if claim else path
+        while label in labels:  # the same path given twice: still two inputs
+            label += "'"
+        labels.append(label)
+        if claim:
+            claims.setdefault(claim, []).append(path)
+    found = compare_processes({label: fingerprint for label, (_, fingerprint) in zip(labels, loaded, strict=True)})
+    found.same_claims = [(claim, paths) for claim, paths in claims.items() if len(paths) > 1]
+    return found
 
 
 def compare_processes(fingerprints: dict[str, Fingerprint]) -> ProcessComparison:

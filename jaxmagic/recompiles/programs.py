@@ -33,6 +33,9 @@ from dataclasses import dataclass, field
 
 from jax.extend import core as jcore
 
+from jaxmagic import _jax_private
+from jaxmagic.tracing.sources import traced_user_frame
+
 MAX_CONSTANT_BYTES = 1 << 20  # captured constants larger than this are compared by type only
 _LOOP_WORDS = ("for ", "while ")
 
@@ -84,9 +87,25 @@ class ProgramDifference:
         return not self.lines and not self.constants_changed
 
 
-def program_shape(closed_jaxpr, user_line) -> ProgramShape:
+def users_line(eqn) -> tuple[str, int] | None:
+    """``(file, line)`` of the user's own code behind an equation: where an equation comes from a
+    library's code (an optimizer's update, a layer), the user's last line on the way into it;
+    ``None`` where no line of the user's made it.
+
+    >>> import jax
+    >>> def f(x):
+    ...     return jax.nn.relu(x) * 2
+    >>> lines = {users_line(eqn)[1] for eqn in jax.make_jaxpr(f)(1.0).jaxpr.eqns}
+    >>> lines == {f.__code__.co_firstlineno + 1}
+    True
+    """
+    frame = traced_user_frame(_jax_private.traceback_frames(eqn.source_info))
+    return (frame[0], frame[1]) if frame is not None else None
+
+
+def program_shape(closed_jaxpr, user_line=users_line) -> ProgramShape:
     """The ``ProgramShape`` of a ``ClosedJaxpr``; ``user_line(eqn)`` gives an equation's
-    ``(file, line)`` (``_jax_private.equation_user_line``). Sub-programs (``scan``, ``cond``
+    ``(file, line)`` (``users_line``: the user's own). Sub-programs (``scan``, ``cond``
     bodies) count toward the lines that wrote them."""
     counts: dict = {}
     digests: dict = {}

@@ -19,14 +19,17 @@ from __future__ import annotations
 import functools
 import inspect
 import linecache
+import re
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from jaxmagic.recompiles.attributes import Attribute, attributes_of, object_text
+from jaxmagic.recompiles.closures import made_of
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, describe_leaf, is_array, is_simple
 from jaxmagic.tracing.callables import callable_name, innermost
 from jaxmagic.words import units
+from jaxmagic.words.untrusted import value_text
 
 MAX_TEXT = 72  # longest before/after text kept for one value
 
@@ -83,7 +86,10 @@ class CallSignature:
     ``function_ref`` is a weak reference to the callee object itself (``None`` where Python cannot
     make one); ``defined_at`` is ``(file, line)``. ``options`` are the ``jax.jit`` options and
     ``config`` the JAX settings that enter the cache key, both as ``(name, value)`` pairs;
-    ``program`` is the compiled program's ``ProgramShape`` (``recompiles.programs``), when known.
+    ``program`` is the compiled program's ``ProgramShape`` (``recompiles.programs``), when known;
+    ``made`` what the callee is made of (its code, captured values, defaults, what a partial
+    binds: ``recompiles.closures``) and ``handle`` the user's own name for it and the line that
+    built it (``recompiles.handles``), where the call came from the user's code.
     """
 
     function: str
@@ -98,7 +104,10 @@ class CallSignature:
     watch_period: int = field(default=0, repr=False, compare=False)  # which unbroken stretch of watching saw it
     inner_ref: Any = field(default=None, repr=False, compare=False)  # weak reference to the function whose code runs
     wrapper: str = ""  # what wraps that function, when jax.jit got a wrapper: "jax.vmap", "functools.partial"
-    bound: tuple = field(default=(), compare=False)  # what a functools.partial binds: ``bound_values``
+    made: tuple = field(default=(), repr=False, compare=False)  # what the callee is made of: ``closures.made_of``
+    handle: Any = field(default=None, repr=False, compare=False)  # the user's name for it: ``handles.Handle``
+    captured: tuple = field(default=(), repr=False, compare=False)  # (name, Handle) of objects its closure captures
+    defined_by_caller: bool = field(default=False, repr=False, compare=False)  # the calling function defines it
 
     def is_same_function(self, other: "CallSignature") -> bool:
         """True when both calls went to the very same function object."""
@@ -165,7 +174,7 @@ def describe_call(
         function_ref=_weak(fun),
         inner_ref=_weak(innermost(fun)),
         wrapper=wrapper_name(fun),
-        bound=bound_values(fun),
+        made=made_of(fun),
         defined_at=defined_at,
         options=_comparable(options or {}),
         config=_comparable(config or {}, skip_complex=True),
@@ -185,6 +194,17 @@ def _describe_params(fun, args, kwargs, static_argnums, static_argnames, non_arr
         yield _param(key, "keyword", value, key in static_argnames, jax, non_arrays_static)
     for name in names["defaults"]:
         yield ParamSignature(name=name, passed="default")
+
+
+def describe_argument(name: str, value: Any, *, non_arrays_static: bool = False) -> ParamSignature:
+    """One value passed by position, described as ``describe_call`` describes each argument.
+
+    >>> describe_argument("scale", 2, non_arrays_static=True).describe()
+    '2'
+    """
+    import jax
+
+    return _param(name, "position", value, False, jax, non_arrays_static)
 
 
 def _param(name: str, passed: str, value: Any, static: bool, jax, non_arrays_static: bool = False) -> ParamSignature:
@@ -336,9 +356,12 @@ def display_name(fun: Any) -> str:
         return f"partial({display_name(fun.func)})"
     qualname = getattr(fun, "__qualname__", None)
     if isinstance(qualname, str) and not inspect.ismethod(fun):
-        return qualname.rsplit(".<locals>.", 1)[-1]
+        name = qualname.rsplit(".<locals>.", 1)[-1]
+        return _COMPREHENSION.sub("", name)  # a lambda in a list comprehension: not its scope's name
     return callable_name(fun)
 
+
+_COMPREHENSION = re.compile(r"^(?:<(?:listcomp|genexpr|dictcomp|setcomp)>\.)+")
 
 _TRANSFORM_WRAPPERS = {
     "vmap_f": "jax.vmap",
@@ -352,43 +375,6 @@ _TRANSFORM_WRAPPERS = {
     "f_checkpoint": "jax.checkpoint",
     "fun_remat": "jax.checkpoint",
 }
-
-
-_PLAIN_BOUND = (bool, int, float, complex, str, bytes, type(None))
-
-
-def bound_values(fun: Any) -> tuple[tuple[str, str, Any], ...]:
-    """What a ``functools.partial`` binds, as ``(name, text, identity)``: a plain Python value is
-    itself, anything else (an array, a model) the very object (its ``id``); ``()`` for another
-    callable.
-
-    >>> import functools
-    >>> def scaled(x, a):
-    ...     return x * a
-    >>> [(name, text) for name, text, _ in bound_values(functools.partial(scaled, a=2.0))]
-    [('a', '2.0')]
-    >>> bound_values(scaled)
-    ()
-    """
-    if not isinstance(fun, functools.partial):
-        return ()
-    named = [(f"argument {i + 1}", v) for i, v in enumerate(fun.args)] + list(fun.keywords.items())
-    return tuple(
-        (name, shorten(repr(value), 40), repr(value))
-        if isinstance(value, _PLAIN_BOUND)
-        else (name, _object_text(value), id(value))
-        for name, value in named
-    )
-
-
-def _object_text(value: Any) -> str:
-    """An object bound by a partial, in short: an array as its type (``f32[2]``), else its class."""
-    str_short = getattr(getattr(value, "aval", None), "str_short", None)
-    if callable(str_short):
-        return shorten(str(str_short(short_dtypes=True)), 40)
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return shorten(f"{value.dtype}{list(value.shape)}", 40)
-    return shorten(type(value).__name__, 40)
 
 
 def wrapper_name(fun: Any) -> str:
@@ -456,7 +442,7 @@ def _comparable(values: dict[str, Any], *, skip_complex: bool = False) -> tuple[
         if is_simple(value):
             out.append((name, value))
         elif not skip_complex:
-            out.append((name, shorten(repr(value))))
+            out.append((name, shorten(value_text(value, 10_000))))
     return tuple(out)
 
 

@@ -63,6 +63,7 @@ from jaxmagic.render.blocks import (
 )
 from jaxmagic.render.terminal import paint, table
 from jaxmagic.words import as_words
+from jaxmagic.words.untrusted import one_line, safe_text
 
 INDENT = "    "
 BAR_WIDTH = 24  # characters, the longest bar
@@ -70,7 +71,18 @@ WRAP = 96  # characters, a paragraph's width
 
 
 def text(blocks: Iterable[Block], *, color: bool = False) -> str:
-    """The blocks one after another, a line break between them (empty ones left out)."""
+    """The blocks one after another, a line break between them (empty ones left out), safe for a
+    terminal or a CI log: what is one line in a block (a name, a cell, a sentence) stays one line,
+    with its control characters shown escaped (``jaxmagic.words.untrusted``).
+
+    >>> print(text((Hint("::error::x"), Note("a\\nb"))))
+    \\x3a:error::x
+    a\\nb
+    """
+    return safe_text(_joined(blocks, color), colour=color)
+
+
+def _joined(blocks: Iterable[Block], color: bool) -> str:
     return "\n".join(part for part in (_block(b, color) for b in blocks) if part)
 
 
@@ -88,7 +100,7 @@ def _fold(fold: Fold, color: bool) -> str:
     heading = " · ".join(part for part in (fold.title, fold.summary) if part)
     shown = (Hint(heading),) if fold.in_text in ("heading", "both") else ()
     shown += fold.blocks if fold.in_text in ("blocks", "both") else ()
-    return text(shown, color=color)
+    return _joined(shown, color)
 
 
 def _kernels(block: Kernels, color: bool) -> str:
@@ -124,21 +136,21 @@ _WALKS: dict[type, Callable[[Any, bool], str]] = {
     Kernels: _kernels,
     Legend: _legend,
     KeyValues: _key_values,
-    Hint: lambda b, color: b.text,
+    Hint: lambda b, color: one_line(b.text),
     Fold: _fold,
-    Group: lambda b, color: text(b.blocks, color=color),
-    Sentence: lambda b, color: paint(str(b.words), "bold", color=color) if b.bold else str(b.words),
-    Note: lambda b, color: b.text,
+    Group: lambda b, color: _joined(b.blocks, color),
+    Sentence: lambda b, color: paint(one_line(b.words), "bold", color=color) if b.bold else one_line(b.words),
+    Note: lambda b, color: one_line(b.text),
     Table: lambda b, color: _table(b),
-    Bindings: lambda b, color: "\n".join(f"  {name} = {value}" for name, value in b.rows),
+    Bindings: lambda b, color: "\n".join(f"  {one_line(name)} = {one_line(value)}" for name, value in b.rows),
     Prerendered: lambda b, color: b.text(),
     Grid: lambda b, color: _grid(b),
-    Headline: lambda b, color: f"{b.before}{b.name}{b.after}",
+    Headline: lambda b, color: one_line(f"{b.before}{b.name}{b.after}"),
     Items: lambda b, color: "\n".join(
-        paint(f"{b.lead}{item}", *filter(None, [b.style]), color=color) for item in b.items
+        paint(f"{b.lead}{one_line(item)}", *filter(None, [b.style]), color=color) for item in b.items
     ),
     Sections: lambda b, color: "\n\n".join(part for part in (_block(inner, color) for inner in b.blocks) if part),
-    Only: lambda b, color: text(b.blocks, color=color) if b.medium == "text" else "",
+    Only: lambda b, color: _joined(b.blocks, color) if b.medium == "text" else "",
     Heading: lambda b, color: _heading(b, color),
     Labelled: lambda b, color: _labelled(b, color),
     Paragraph: lambda b, color: paint(wrap(b.words), *filter(None, [b.style]), color=color) if str(b.words) else "",
@@ -148,7 +160,7 @@ _WALKS: dict[type, Callable[[Any, bool], str]] = {
         " · ".join(link.href or link.text for link in b.links if not link.medium), *filter(None, [b.style]), color=color
     ),
     Card: lambda b, color: "\n".join(
-        [*([_block(b.blocks[0], color)] if b.blocks else []), _indented(text(b.blocks[1:], color=color))]
+        [*([_block(b.blocks[0], color)] if b.blocks else []), _indented(_joined(b.blocks[1:], color))]
     ).rstrip("\n"),
 }
 
@@ -165,7 +177,7 @@ def wrap(words, width: int = WRAP, lead: str = "") -> str:
     """
     kept = [lead]
     for part in as_words(words).parts:
-        shown = part.plain
+        shown = one_line(part.plain)
         kept.append(shown.replace(" ", "\u00a0") if part.kind in ("code", "place") else shown)
     wrapped = textwrap.wrap("".join(kept), width=width, break_long_words=False, break_on_hyphens=False)
     return "\n".join(wrapped).replace("\u00a0", " ")
@@ -193,7 +205,7 @@ def _section(block: Section, color: bool) -> str:
     if title:
         before, _, after = head.partition(title)
         head = before + paint(title, "bold", color=color) + after
-    return "\n".join(part for part in (head, text(block.blocks, color=color)) if part)
+    return "\n".join(part for part in (head, _joined(block.blocks, color)) if part)
 
 
 def bar(value: float, largest: float, width: int = BAR_WIDTH) -> str:
@@ -212,7 +224,7 @@ def bar(value: float, largest: float, width: int = BAR_WIDTH) -> str:
 def _grid_cell(cell) -> str:
     if isinstance(cell, Bar):
         return bar(cell.value, cell.largest)
-    return str(cell.text)
+    return one_line(cell.text)
 
 
 def _grid(block: Grid) -> str:
@@ -227,8 +239,8 @@ def _table(block: Table) -> str:
     if block.rows and len(kept) < len(block.rows[0]):
         header = [block.header[i] for i in kept] if block.header else None
         align = "".join(block.align[i] for i in kept if i < len(block.align))
-        return table(header, [[row[i].text for i in kept] for row in block.rows], align=align)
-    return table(block.header, [[cell.text for cell in row] for row in block.rows], align=block.align)
+        return table(header, [[one_line(row[i].text) for i in kept] for row in block.rows], align=align)
+    return table(block.header, [[one_line(cell.text) for cell in row] for row in block.rows], align=block.align)
 
 
 def _rows(rows: Iterable[Row]) -> Iterable[str]:
@@ -256,12 +268,14 @@ def _rows(rows: Iterable[Row]) -> Iterable[str]:
 
 
 def _tally(block: Tally, color: bool) -> str:
-    counts = (f"{name} ×{count}" + (f" ({note})" if note else "") for name, count, note in block.counts)
+    counts = (
+        f"{one_line(name)} ×{count}" + (f" ({one_line(note)})" if note else "") for name, count, note in block.counts
+    )
     return "  " + " · ".join(counts) if block.counts else ""
 
 
 def _row_name(row: CompilationRow) -> str:
-    return row.function + (f" ×{row.count}" if row.count > 1 else "")
+    return one_line(row.function) + (f" ×{row.count}" if row.count > 1 else "")
 
 
 def _compilations(block: Compilations, color: bool) -> str:
@@ -269,18 +283,18 @@ def _compilations(block: Compilations, color: bool) -> str:
     after them and what else it says indented under it."""
     number = max((len(row.numbers) for row in block.rows), default=1)
     name = max((len(_row_name(row)) for row in block.rows), default=8)
-    site = max((len(row.site) for row in block.rows), default=9)
+    site = max((len(one_line(row.site)) for row in block.rows), default=9)
     lines = []
     for row in block.rows:
         number_text = f"  {row.numbers.rjust(number)}  "
-        rest = f"  {row.site.ljust(site)}  {row.seconds.rjust(9)}"
+        rest = f"  {one_line(row.site).ljust(site)}  {row.seconds.rjust(9)}"
         head = number_text + paint(_row_name(row).ljust(name), "bold", color=color) + rest
         indent = " " * (len(number_text) + name + len(rest) + 2)
-        bodies = [f"{c.label}: {c.message}" if c.label else str(c.message) for c in row.causes]
+        bodies = [one_line(f"{c.label}: {c.message}" if c.label else c.message) for c in row.causes]
         lines.append(f"{head}  {bodies[0]}" if bodies else head)
         lines += [indent + body for body in bodies[1:]]
         under = [paint(_occurrence(o), "faint", color=color) for o in row.occurrences[:1]]  # the row is the latest
-        under += [paint(f"{r.lead}{r.words}", *filter(None, [r.style]), color=color) for r in row.remarks]
+        under += [paint(f"{r.lead}{one_line(r.words)}", *filter(None, [r.style]), color=color) for r in row.remarks]
         if row.raw_shown:
             under += [paint(f"| {line}", "faint", color=color) for line in row.raw.splitlines()]
         if row.cache is not None:
@@ -291,13 +305,13 @@ def _compilations(block: Compilations, color: bool) -> str:
 
 def _occurrence(occurrence) -> str:
     causes = "; ".join(str(message) for message in occurrence.messages)
-    return f"{occurrence.label} #{occurrence.number} {occurrence.clock} {occurrence.site}: {causes}"
+    return one_line(f"{occurrence.label} #{occurrence.number} {occurrence.clock} {occurrence.site}: {causes}")
 
 
 _WALKS.update(
     {
-        Lead: lambda b, color: paint(str(b.words), "bold", color=color) + str(b.after),
-        Flags: lambda b, color: "\n".join(paint(f"! {item}", "yellow", color=color) for item in b.items),
+        Lead: lambda b, color: paint(one_line(b.words), "bold", color=color) + one_line(b.after),
+        Flags: lambda b, color: "\n".join(paint(f"! {one_line(item)}", "yellow", color=color) for item in b.items),
         Tally: _tally,
         Compilations: _compilations,
     }

@@ -17,6 +17,7 @@ from jaxmagic.render.blocks import Bar, Block, Cell, Fold, Grid, Headline, Items
 from jaxmagic.words.units import format_bytes, format_seconds, times
 
 BAR_WIDTH = blocks_html.BAR_WIDTH  # px, the longest bar in the HTML table
+LOOP_DIFFERS = 1.25  # the headline gives the pipelined loop's speed-up where it differs this much
 SEGMENTS = (("trace", "trace_s"), ("lower", "lower_s"), ("compile", "compile_s"), ("run", "run_s"))
 MEMORY_COLUMNS = (
     ("arguments", "arguments"),
@@ -59,34 +60,54 @@ def summary_parts(report) -> tuple[str, str, str]:
     lead = "interrupted: " if report.interrupted else ""
     speedup = report.speedup
     if speedup is not None:
-        eager, jit = report.modes["eager"], report.modes["jit"]
-        per_call = f"{format_seconds(jit.median)} vs {format_seconds(eager.median)} per call"
-        sure = _interval_words(report.speedup_interval)
-        if report.measurable is False:
-            rest = (
-                f": no measurable difference between jit and eager ({_times(speedup)}, {sure}; {per_call}), "
-                f"so no break-even count"
-            )
-            return lead, name, rest
-        if speedup >= 1:
-            head = f"jit is {_times(speedup)} faster than eager"
-        else:
-            head = f"jit is {_times(1 / speedup)} slower than eager"
-        rest = f": {head} ({sure + '; ' if sure else ''}{per_call})"
-        first = report.compile
-        even = report.break_even_calls
-        if first is not None and even is not None:
-            if math.isinf(even):
-                rest += f"; its first call ({format_seconds(first.first_call_s)}) is never repaid"
-            elif even <= 1:
-                rest += f"; ahead from the first call ({format_seconds(first.first_call_s)})"
-            else:
-                rest += f"; its first call ({format_seconds(first.first_call_s)}) is repaid after {_calls(even)}"
-        return lead, name, rest
+        return lead, name, _speedup_words(report, speedup)
     if not report.modes:
         return lead, name, ": nothing was measured"
-    parts = ", ".join(f"{mode} {format_seconds(t.median)}" for mode, t in report.modes.items())
-    return lead, name, f": {parts} per call"
+    parts = ", ".join(f"{mode} {per_call(t)}" for mode, t in report.modes.items())
+    missing = [mode for mode in report.requested if mode not in report.modes]
+    rest = f": {parts} per call"
+    if missing and not report.interrupted:
+        rest += f"; {' and '.join(missing)} not measured (the budget: see below)"
+    return lead, name, rest
+
+
+def _speedup_words(report, speedup: float) -> str:
+    """``: jit is 5.4× faster than eager (…); its first call … is repaid after 29 calls``: calls
+    waited for, as a hand loop with ``block_until_ready`` measures them; a pipelined loop's speed-up
+    after it where it differs."""
+    eager, jit = report.modes["eager"], report.modes["jit"]
+    figures = f"{format_seconds(jit.median)} vs {per_call(eager)} per call, each waited for"
+    sure = _interval_words(report.speedup_interval)
+    if report.measurable is False:
+        return (
+            f": no measurable difference between jit and eager ({_times(speedup)}, {sure}; {figures}), "
+            f"so no break-even count"
+        )
+    at_least = "at least " if eager.lower_bound else ""
+    if speedup >= 1:
+        head = f"jit is {at_least}{_times(speedup)} faster than eager"
+    else:
+        head = f"jit is {_times(1 / speedup)} slower than eager"
+    rest = f": {head} ({sure + '; ' if sure else ''}{figures})"
+    loop = report.loop_speedup
+    if loop is not None and abs(math.log(max(loop, 1e-12) / speedup)) > math.log(LOOP_DIFFERS):
+        rest += f"; {_times(loop)} in a pipelined loop"
+    first = report.compile
+    even = report.break_even_calls
+    if first is not None and even is not None:
+        at_most = "at most " if eager.lower_bound else ""
+        if math.isinf(even):
+            rest += f"; its first call ({format_seconds(first.first_call_s)}) is never repaid"
+        elif even <= 1:
+            rest += f"; ahead from the first call ({format_seconds(first.first_call_s)})"
+        else:
+            rest += f"; its first call ({format_seconds(first.first_call_s)}) is repaid after {at_most}{_calls(even)}"
+    return rest
+
+
+def per_call(timing) -> str:
+    """A mode's median per call; ``≥ 3.1 s`` where it is a lower bound (a call stopped)."""
+    return ("≥ " if timing.lower_bound else "") + format_seconds(timing.median)
 
 
 def _interval_words(found) -> str:
@@ -97,6 +118,8 @@ def _interval_words(found) -> str:
 
 
 def _runs_text(timing) -> str:
+    if timing.source == "stopped":
+        return "1, stopped"
     if timing.source == "first call":
         return "first call only"
     if timing.source == "one call":
@@ -110,22 +133,45 @@ def _mode_rows(report) -> list[list[str]]:
     speedups = report.speedups
     rows = []
     for mode, t in report.modes.items():
+        spread = t.repeat > 1
+        looped = report.pipelined.get(mode)
         rows.append(
             [
                 mode,
-                format_seconds(t.median),
-                f"{format_seconds(t.mean)} ± {format_seconds(t.stdev) if t.repeat > 1 else '–'}",
-                format_seconds(t.best),
-                format_seconds(t.worst),
+                per_call(t),
+                f"{format_seconds(t.mean)} ± {format_seconds(t.stdev)}" if spread else "–",
+                format_seconds(t.best) if spread else "–",
+                format_seconds(t.worst) if spread else "–",
+                format_seconds(looped.median) if looped else "–",
                 _runs_text(t),
-                _times(speedups.get(mode)),
+                _speed_text(report, mode, speedups.get(mode)),
             ]
         )
     return rows
 
 
+def _speed_text(report, mode: str, speed: float | None) -> str:
+    """A mode's speed against the baseline: ``≥`` where the baseline is a lower bound (a stopped
+    call), ``≤`` where this mode is; ``–`` where both are."""
+    base = report.modes.get(report.baseline) if report.baseline else None
+    lower_base = base is not None and base.lower_bound and mode != report.baseline
+    lower_self = report.modes[mode].lower_bound and mode != report.baseline
+    if lower_base and lower_self:
+        return "–"
+    return ("≥ " if lower_base else "≤ " if lower_self else "") + _times(speed)
+
+
 def _mode_header(report) -> list[str]:
-    return ["mode", "median", "mean ± std", "best", "worst", "calls × repeats", f"vs {report.baseline or '–'}"]
+    return [
+        "mode",
+        "median",
+        "mean ± std",
+        "best",
+        "worst",
+        "in a loop",
+        "calls × repeats",
+        f"vs {report.baseline or '–'}",
+    ]
 
 
 def _first_call_rows(report) -> list[list[str]]:
@@ -144,23 +190,30 @@ FIRST_CALL_HEADER = ["first call", "total", "trace", "lower", "compile", "run", 
 def _memory_rows(report) -> list[list[str]]:
     rows = []
     for mode, stats in report.memory.items():
-        if mode == "eager" or not stats:
+        if not stats or "intermediates" in stats:
             continue
         rows.append([mode] + [format_bytes(stats[key]) if key in stats else "–" for key, _ in MEMORY_COLUMNS])
     return rows
 
 
 def _eager_memory_line(report) -> str:
-    stats = report.memory.get("eager")
-    if not stats or not stats.get("intermediates"):
+    """What the uncompiled modes write out besides their outputs, against jit's temporaries."""
+    written = {m: s["intermediates"] for m, s in report.memory.items() if s and s.get("intermediates")}
+    if not written:
         return ""  # one operation, or nothing measured: no intermediate arrays to compare
-    compiled = {m: s for m, s in report.memory.items() if m != "eager" and "temporaries" in s}
-    line = (
-        f"besides its outputs, eager writes out at least {format_bytes(stats['intermediates'])} of intermediate "
-        f"arrays, one per operation"
-    )
-    if "jit" in compiled:
-        line += f"; jit needs {format_bytes(compiled['jit']['temporaries'])} of temporaries"
+    parts = [
+        f"{mode} writes out at least {format_bytes(size)} of intermediate arrays"
+        + (
+            ", one per operation"
+            if mode == "op-by-op"
+            else ", one per operation it dispatches (inner jits keep theirs)"
+        )
+        for mode, size in written.items()
+    ]
+    line = "besides its outputs, " + "; ".join(parts)
+    compiled = report.memory.get("jit", {})
+    if "temporaries" in compiled:
+        line += f"; jit needs {format_bytes(compiled['temporaries'])} of temporaries"
     return line + "."
 
 
@@ -169,26 +222,49 @@ def _break_even_line(report) -> str:
     first = report.compile
     if even is None or first is None:
         return ""
-    eager, jit = report.modes["eager"].median, report.modes["jit"].median
+    eager_timing = report.modes["eager"]
+    eager, jit = eager_timing.median, report.modes["jit"].median
     if report.measurable is False:
         return (
             f"jit and eager cannot be told apart from these repeats ({_interval_words(report.speedup_interval)} "
             f"for the speed-up contains 1), so there is no break-even count: one from the medians would "
             f"be noise. More repeats (-r, --budget) narrow the interval."
         )
+    basis = " Counted on calls each waited for, as a hand loop with block_until_ready times them" + _loop_break_even(
+        report
+    )
     if math.isinf(even):
         return (
             f"jit never pays off here: each jit call ({format_seconds(jit)}) is no faster than an eager one "
             f"({format_seconds(eager)}), so its first call ({format_seconds(first.first_call_s)}) is never repaid."
+            + basis
         )
     if even <= 1:
         return (
             f"jit is ahead from the first call: even with tracing and compiling, its first call "
-            f"({format_seconds(first.first_call_s)}) costs no more than an eager call ({format_seconds(eager)})."
+            f"({format_seconds(first.first_call_s)}) costs no more than an eager call ({per_call(eager_timing)})."
+            + basis
         )
+    at_most = "at most " if eager_timing.lower_bound else ""
+    saves = "at least " if eager_timing.lower_bound else ""
     return (
-        f"jit pays off after {_calls(even)}: its first call costs {format_seconds(first.first_call_s)} "
-        f"(tracing and compiling included), and each later call saves {format_seconds(eager - jit)} over eager."
+        f"jit pays off after {at_most}{_calls(even)}: its first call costs {format_seconds(first.first_call_s)} "
+        f"(tracing and compiling included), and each later call saves {saves}{format_seconds(eager - jit)} over eager."
+        + basis
+    )
+
+
+def _loop_break_even(report) -> str:
+    """``; in a pipelined loop …`` where both modes were timed in one, ``.`` otherwise."""
+    loop, even = report.loop_speedup, report.loop_break_even_calls
+    if loop is None or even is None:
+        return "."
+    eager, jit = report.pipelined["eager"].median, report.pipelined["jit"].median
+    repaid = "never repaid" if math.isinf(even) else "ahead at once" if even <= 1 else f"repaid after {_calls(even)}"
+    return (
+        f". In a pipelined loop (each call dispatched while the device works on the one before, as a "
+        f"training loop runs) a jit call takes {format_seconds(jit)} and an eager one {format_seconds(eager)}: "
+        f"{_times(loop)}, {repaid}."
     )
 
 
@@ -246,15 +322,16 @@ def blocks(report) -> tuple[Block, ...]:
     return (Sections(tuple(shown)),)
 
 
-ANSWER_HEADER = ("mode", "per call", "", "first call", "repaid after")
+ANSWER_HEADER = ("mode", "per call, waited for", "", "in a loop", "first call", "repaid after")
 
 
 def _answer_table(report) -> Grid:
-    """One row per mode: the median per call with its bar (whisker: best to worst repeat), the speed
-    against the baseline with its 95% interval, the first call, and after how many calls jit has
-    repaid it."""
+    """One row per mode: the median per call waited for with its bar (whisker: best to worst
+    repeat), the median per call in a pipelined loop, the speed against the baseline with its 95%
+    interval, the first call, and after how many calls jit has repaid it. A mode asked for and not
+    measured has a row that says so."""
     largest = max(t.worst for t in report.modes.values())
-    header = (*ANSWER_HEADER[:3], f"vs {report.baseline or '–'}", *ANSWER_HEADER[3:])
+    header = (*ANSWER_HEADER[:4], f"vs {report.baseline or '–'}", *ANSWER_HEADER[4:])
     rows = []
     for mode, timing in report.modes.items():
         first = report.first_calls.get(mode)
@@ -263,17 +340,25 @@ def _answer_table(report) -> Grid:
             f"median {format_seconds(timing.median)}; best {format_seconds(timing.best)}, "
             f"worst {format_seconds(timing.worst)}"
         )
+        if timing.lower_bound:
+            label = f"at least {format_seconds(timing.median)}: its one call was stopped"
+        looped = report.pipelined.get(mode)
         rows.append(
             (
                 Cell(mode),
-                Cell(format_seconds(timing.median)),
+                Cell(per_call(timing)),
                 Bar(timing.median, largest, timing.best, timing.worst, label, f"jm-bar-{timing.mode}"),
+                Cell(format_seconds(looped.median) if looped else "–"),
                 Cell(_speed_cell(report, mode)),
                 Cell(format_seconds(first.first_call_s) if first is not None else "–", title=phases),
                 Cell(_repaid_cell(report, mode)),
             )
         )
-    return Grid(header, tuple(rows), "jm-modes", key_name="mode", keys=tuple(report.modes))
+    missing = [m for m in report.requested if m not in report.modes and not report.interrupted]
+    for mode in missing:
+        rows.append((Cell(mode), Cell("not run"), Cell(""), Cell("–"), Cell("–"), Cell("–"), Cell("–")))
+    keys = (*report.modes, *missing)
+    return Grid(header, tuple(rows), "jm-modes", key_name="mode", keys=keys)
 
 
 def _stats_table(report, *, with_bars: bool) -> Grid:
@@ -308,7 +393,7 @@ def _first_calls_table(report) -> Grid:
 
 def _speed_cell(report, mode: str) -> str:
     """``1.91× (1.36–2.57×)`` for jit against eager; the speed alone for other modes."""
-    speed = _times(report.speedups.get(mode))
+    speed = _speed_text(report, mode, report.speedups.get(mode))
     if mode == "jit" and report.speedup_interval is not None:
         low, high = report.speedup_interval
         return f"{speed} ({_times(low)[:-1]}–{_times(high)})"
@@ -319,7 +404,8 @@ def _repaid_cell(report, mode: str) -> str:
     if mode != "jit" or report.break_even_calls is None or report.measurable is False:
         return "–"
     even = report.break_even_calls
-    return "at once" if even <= 1 else _calls(even)
+    at_most = "≤ " if report.modes["eager"].lower_bound else ""
+    return "at once" if even <= 1 else at_most + _calls(even)
 
 
 def _details(report) -> Fold:

@@ -1,14 +1,17 @@
 """XLA's optimized HLO as kernels: each fusion (or single instruction) in the order XLA runs it,
-with the user's source lines fused into it, and its fused computation on demand; as blocks walked
-to text and HTML. Pure functions of the report; the whole module stays in ``report.hlo``."""
+with the user's source lines fused into it, and its fused computation on demand; an asynchronous
+start/done pair as one row that names what it overlaps; a custom call by what it runs; as blocks
+walked to text and HTML. Pure functions of the report; the whole module stays in ``report.hlo``."""
 
 from __future__ import annotations
 
 import re
 
-from jaxmagic.compiled.hlo_sources import STACK_TABLES, KernelGroup, kernel_groups
+from jaxmagic.compiled.hlo_kernels import KernelGroup, kernel_groups
+from jaxmagic.compiled.hlo_sources import STACK_TABLES
 from jaxmagic.render import blocks_html, blocks_text
 from jaxmagic.render.blocks import Block, Kernel, Kernels, code_lines
+from jaxmagic.words import kernels as words
 
 _STACK_FRAME_ID = re.compile(r" stack_frame_id=\d+")
 
@@ -41,8 +44,11 @@ def groups(report) -> list[KernelGroup]:
 
 
 def fused_lines_note(group: KernelGroup) -> str:
-    """``XLA fused In [3] line 2, In [3] line 3 into one kernel`` for a kernel of several lines."""
-    return f"XLA fused {', '.join(group.lines)} into one kernel" if len(group.lines) > 1 else ""
+    """``XLA fused In [3] line 2, In [3] line 3 into one kernel`` for a kernel of several lines;
+    for an asynchronous pair, where it starts and ends and what it overlaps."""
+    if group.is_async:
+        return words.overlap_note(group.name, group.done, group.overlaps)
+    return words.fused_lines_note(group.lines)
 
 
 def source_text(group: KernelGroup) -> str:
@@ -51,7 +57,7 @@ def source_text(group: KernelGroup) -> str:
 
 
 def _describe(group: KernelGroup) -> str:
-    return f"{group.opcode} ({group.kind})" if group.kind else group.opcode
+    return words.kind_words(group.opcode, group.kind, group.custom_call, group.is_async)
 
 
 def _count(found: list[KernelGroup]) -> int:
@@ -59,10 +65,7 @@ def _count(found: list[KernelGroup]) -> int:
 
 
 def headline(found: list[KernelGroup]) -> str:
-    return (
-        f"XLA's optimized HLO: {_count(found)} kernel{'s' * (_count(found) != 1)} (fusions and single "
-        f"instructions) in the order XLA runs them, each with the source lines fused into it"
-    )
+    return words.headline(_count(found))
 
 
 def blocks(report) -> tuple[Block, ...]:
@@ -80,8 +83,9 @@ def blocks(report) -> tuple[Block, ...]:
             computation = tuple(code_lines(readable_hlo(g.called).split("\n"), "hlo")) if g.called else ()
             lines = ", ".join(g.lines) or "no source line"
             inner = kernels(list(g.inner), depth + 1)
+            name = f"{g.name} … {g.done}" if g.is_async else g.name
             out.append(
-                Kernel(depth, g.name, _describe(g), lines, fused_lines_note(g), source_text(g), computation, inner)
+                Kernel(depth, name, _describe(g), lines, fused_lines_note(g), source_text(g), computation, inner)
             )
         return tuple(out)
 

@@ -55,6 +55,7 @@ from jaxmagic.report import Report
 from jaxmagic.tracing.listing import Namer, Record, listing
 from jaxmagic.tracing.stages import STAGES, JaxprReport
 from jaxmagic.words import units
+from jaxmagic.words.untrusted import value_text
 
 DEFAULT_MAX_EQNS = 400
 
@@ -421,7 +422,7 @@ def static_text(report) -> str:
     receiver = getattr(report, "receiver", None)
 
     def shown(position: int, value) -> str:
-        text = repr(value)
+        text = value_text(value, 10_000)
         if not _ADDRESS_REPR.search(text):
             return units.shorten(text, 40)
         return receiver if position == 0 and receiver else f"a {type(value).__name__} object"

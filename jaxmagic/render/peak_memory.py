@@ -1,22 +1,23 @@
 """``--memory`` as blocks (walked to text and HTML): the peak and the source lines holding it, largest first, with
-the sum reconciled with XLA's own totals. The answer line first, the table folded, rows capped.
+what the peak is made of and how it compares with XLA's own account. The answer line first, the table folded, rows capped.
 Pure functions of the report's ``peak``."""
 
 from __future__ import annotations
 
 from jaxmagic.render import blocks_html, blocks_text
 from jaxmagic.render.blocks import Block, Cell, Fold, Group, Note, Sentence, Table
-from jaxmagic.words.runs import peak_sentence, reconcile_sentence
-from jaxmagic.words.units import format_bytes
+from jaxmagic.words.runs import peak_parts_sentence, peak_sentence
+from jaxmagic.words.units import format_bytes, shorten
 
 MAX_ROWS = 12
 MAX_SHAPES = 3
+MAX_SHAPE_CHARS = 48  # a tuple's shape lists every element
 
 
 def _rows(peak):
     total = peak.peak_bytes or 1
     for share in peak.by_line[:MAX_ROWS]:
-        shapes = share.shapes[:MAX_SHAPES]
+        shapes = [shorten(shape, MAX_SHAPE_CHARS) for shape in share.shapes[:MAX_SHAPES]]
         more = f" … +{len(share.shapes) - MAX_SHAPES}" if len(share.shapes) > MAX_SHAPES else ""
         source = share.source.text if share.source is not None else ""
         yield share, f"{share.bytes / total:.1%}", ", ".join(shapes) + more, ", ".join(share.kinds), source
@@ -28,8 +29,8 @@ def _more(peak) -> str:
 
 
 def blocks(peak) -> tuple[Block, ...]:
-    """The answer line, then the table by source line (folded in a notebook) and how the sum
-    compares with XLA's own totals."""
+    """The answer line, then the table by source line (folded in a notebook), what the peak is
+    made of and how it compares with XLA's own account."""
     head = Sentence(peak_sentence(peak))
     if not peak.available:
         return (Group("jm-peak", (head,)),)
@@ -48,7 +49,7 @@ def blocks(peak) -> tuple[Block, ...]:
     )
     header = ("share", "bytes", "", "line", "kind", "shapes", "source")
     table = Table(header, rows, "jm-peak-lines", align=">>><<<<")
-    shown = (table, *([Note(_more(peak))] if _more(peak) else []), Sentence(reconcile_sentence(peak), "jm-muted"))
+    shown = (table, *([Note(_more(peak))] if _more(peak) else []), Sentence(peak_parts_sentence(peak), "jm-muted"))
     summary = f"{len(peak.live_at_peak)} buffers on {len(peak.by_line)} lines"
     return (Group("jm-peak", (head, Fold(summary, shown, "jm-nested", title="live at the peak"))),)
 

@@ -16,42 +16,45 @@ from __future__ import annotations
 
 from jaxmagic.recompiles.causes import Cause
 from jaxmagic.recompiles.processes import Disagreement, ProcessComparison
-from jaxmagic.render import blocks_html, blocks_text, theme
+from jaxmagic.render import blocks_text
 from jaxmagic.render.blocks import Block, Items, Note, Sentence
-from jaxmagic.render.theme import escape
 from jaxmagic.words import Words, code, say, units
+from jaxmagic.words.untrusted import shown_name
 
 MAX_ROWS = 200  # disagreements shown; the comparison holds every one
+MAX_NAMED = 20  # processes named in one sentence before "and N more"
 
 
 def _because(found: Disagreement) -> Words:
-    causes = [Cause(**c).message for c in found.causes if c.get("kind") != "first_call"]
-    return say(": {}", "; ".join(dict.fromkeys(causes))) if causes else say("")
+    causes = list(dict.fromkeys(Cause(**c).message for c in found.causes if c.get("kind") != "first_call"))
+    more = f"; {len(causes) - 3:,} more" if len(causes) > 3 else ""
+    return say(": {}", shown_name("; ".join(causes[:3]) + more)) if causes else say("")
 
 
 def disagreement_words(found: Disagreement) -> Words:
     """One process's difference: ``step on process 1: compiled 2 times, the others 1 time...``."""
     mine = found.counts[found.process]
     others = sorted({n for p, n in found.counts.items() if p != found.process})
-    usual = " or ".join(units.times(n) for n in others)
-    where = say(" at {}", found.call_site) if found.call_site else say("")
+    usual = " or ".join(units.times(n) for n in others[:4]) + (" or other counts" if len(others) > 4 else "")
+    where = say(" at {}", shown_name(found.call_site, 120)) if found.call_site else say("")
+    function, process = code(shown_name(found.function)), shown_name(found.process)
     if found.signature is None:
         return say(
             "{} on {}: compiled {}, other processes {} (missing {})",
-            code(found.function),
-            found.process,
+            function,
+            process,
             units.times(mine),
             usual,
-            code(found.usual_signature or "?"),
+            code(shown_name(found.usual_signature or "?")),
         )
     what = "compiled only here" if found.kind == "only_some" else f"compiled {units.times(mine)}, others {usual}"
-    instead = say(" instead of {}", code(found.usual_signature)) if found.usual_signature else say("")
+    instead = say(" instead of {}", code(shown_name(found.usual_signature))) if found.usual_signature else say("")
     return say(
         "{} on {}: {}; extra {}{}{}{}",
-        code(found.function),
-        found.process,
+        function,
+        process,
         what,
-        code(found.signature),
+        code(shown_name(found.signature)),
         instead,
         where,
         _because(found),
@@ -61,12 +64,16 @@ def disagreement_words(found: Disagreement) -> Words:
 def answer(found: ProcessComparison) -> Words:
     """The first line: which function and process disagree first, or that all processes agree."""
     if not found.disagreements:
-        return say("All {} processes compiled the same programs ({} functions)", len(found.processes), found.functions)
+        return say(
+            "All {} processes compiled the same programs ({} functions)",
+            f"{len(found.processes):,}",
+            f"{found.functions:,}",
+        )
     first = found.disagreements[0]
     return say(
         "Processes compiled differently: {} on {} (a hang waits where one process compiles alone)",
-        code(first.function),
-        first.process,
+        code(shown_name(first.function)),
+        shown_name(first.process),
     )
 
 
@@ -79,6 +86,8 @@ def text(found: ProcessComparison, *, color: bool = True, shown: tuple[Block, ..
 def html(found: ProcessComparison, *, shown: tuple[Block, ...] | None = None) -> str:
     """The comparison as an HTML fragment: the answer first, then each disagreement; ``shown``: its
     blocks, when already made."""
+    from jaxmagic.render import blocks_html, theme  # a page's needs: not loaded for the text on a terminal
+
     body = blocks_html.html(shown if shown is not None else blocks(found))
     return f'<div class="{theme.ROOT_CLASS} jm-processes">{theme.style_tag()}{body}</div>'
 
@@ -93,13 +102,27 @@ def blocks(found: ProcessComparison) -> tuple[Block, ...]:
         kinds = tuple(d.kind for d in shown_ones)
         out.append(Items(words, lead="  ", item_css="jm-process-disagreement", key_name="kind", keys=kinds))
     if len(found.disagreements) > MAX_ROWS:
-        out.append(Note(f"… and {len(found.disagreements) - MAX_ROWS} more"))
-    out.append(Sentence(f"Compared: {', '.join(found.processes)}", "jm-muted"))
+        out.append(Note(f"… and {len(found.disagreements) - MAX_ROWS:,} more"))
+    for claim, paths in found.same_claims[:MAX_NAMED]:
+        out.append(Sentence(f"{named(paths)} all say they are {shown_name(claim, 80)}", "jm-muted"))
+    out.append(Sentence(f"Compared: {named(found.processes)}", "jm-muted"))
     return tuple(out)
+
+
+def named(names: list[str]) -> str:
+    """Names joined, at most ``MAX_NAMED`` of them, then how many more.
+
+    >>> named(["a", "b\\n"]), named([str(n) for n in range(25)]).endswith("and 5 more")
+    ('a, b\\\\n', True)
+    """
+    shown = ", ".join(shown_name(n, 160) for n in names[:MAX_NAMED])
+    return shown + (f" and {len(names) - MAX_NAMED:,} more" if len(names) > MAX_NAMED else "")
 
 
 def page(found: ProcessComparison) -> str:
     """A standalone HTML page (no script, nothing fetched) of the comparison."""
+    from jaxmagic.render.theme import escape
+
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta name="generator" content="jaxmagic"><title>{escape(str(answer(found)))}</title>'

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from jaxmagic.render import blocks_html, blocks_text
 from jaxmagic.render.blocks import Block, Cell, Fold, Group, Note, Table
+from jaxmagic.words.runs import policies_sentence, residuals_sentence
 from jaxmagic.words.units import format_bytes, format_count
 
 MAX_ROWS = 12
@@ -25,12 +26,6 @@ def _residual_rows(report):
         )
         for label, kept in rows
     ]
-
-
-def _headline(report) -> str:
-    total = sum(r.bytes for r in report.residuals or ())
-    count = len(report.residuals or ())
-    return f"the backward pass keeps {format_bytes(total)} from the forward pass in {count} value{'s' * (count != 1)}"
 
 
 def _policy_rows(report):
@@ -61,7 +56,9 @@ def blocks(report) -> tuple[Block, ...]:
         shown: list[Block] = [table] if rows else []
         if len(rows) > MAX_ROWS:
             shown.append(Note(f"… {len(rows) - MAX_ROWS} more lines (the report's .residuals holds them all)"))
-        folds.append(Fold("", tuple(shown), "jm-nested", title=_headline(report), in_text="both"))
+        folds.append(
+            Fold("", tuple(shown), "jm-nested", title=residuals_sentence(report.residuals or []), in_text="both")
+        )
     policies = list(_policy_rows(report))
     if policies:
         table = Table(
@@ -73,7 +70,7 @@ def blocks(report) -> tuple[Block, ...]:
             "jm-policies",
             align="<>><",
         )
-        summary = "each compiled: peak and FLOPs of the whole gradient"
+        summary = policies_sentence(report.checkpoint_policies)
         folds.append(Fold(summary, (table,), "jm-nested", title="checkpoint policies", in_text="both"))
     return (Group("jm-remat", tuple(folds)),) if folds else ()
 

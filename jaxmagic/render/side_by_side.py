@@ -23,7 +23,8 @@ def _verdict(report) -> str:
         return "–"
     if report.measurable is False:
         return "no measurable difference"
-    return f"{one._times(report.speedup)} {'faster' if report.speedup >= 1 else 'slower'}"
+    at_least = "≥ " if report.modes["eager"].lower_bound else ""
+    return f"{at_least}{one._times(report.speedup)} {'faster' if report.speedup >= 1 else 'slower'}"
 
 
 def _row(report) -> list[str]:
@@ -38,7 +39,7 @@ def _row(report) -> list[str]:
         even_text = one._calls(even)
     return [
         report.name,
-        format_seconds(eager.median) if eager else "–",
+        one.per_call(eager) if eager else "not run",
         format_seconds(jit.median) if jit else "–",
         _verdict(report),
         f"{one._times(found[0])[:-1]}–{one._times(found[1])}" if found else "–",

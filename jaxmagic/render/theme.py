@@ -16,6 +16,8 @@ import html
 
 from pygments.formatters import HtmlFormatter
 
+from jaxmagic.words.untrusted import for_markup
+
 ROOT_CLASS = "jaxmagic"
 CODE_COLUMN = 44  # characters: the narrowest a listing's code column gets (longer lines are cut to the width)
 TOKEN_PREFIX = "jm-t"
@@ -179,7 +181,7 @@ def style_tag() -> str:
 
 def escape(text: object) -> str:
     """HTML-escape anything user-controlled before it reaches markup (quotes included)."""
-    return html.escape(str(text), quote=True)
+    return html.escape(for_markup(text), quote=True)
 
 
 def html_formatter() -> HtmlFormatter:

@@ -42,3 +42,61 @@ def fit(
             repeat = max(1, int(allowance / (loops * cost)))
         planned[mode] = (loops, repeat)
     return planned
+
+
+FLOOR_S = 0.01  # a repeat's calls are cut no shorter than this while there is time for it
+
+
+def share(
+    wanted: dict[str, tuple[int, int]],
+    per_call: dict[str, float],
+    *,
+    seconds: float,
+    first: tuple[str, ...],
+    floor_s: float = FLOOR_S,
+) -> dict[str, tuple[int, int] | None]:
+    """Mode -> ``(calls per repeat, repeats)`` in ``seconds``, the modes in ``first`` ahead of the
+    others: each mode first gets its repeats with calls lasting ``floor_s`` (the modes in ``first``
+    keep their repeats even with one call each, whether it fits or not; the others are cut as
+    ``fit`` cuts them, to nothing if nothing is left); then what is left lengthens every repeat
+    towards what was wanted, in proportion. Never more than ``wanted``.
+
+    >>> share({"jit": (1000, 7), "eager": (100, 7)}, {"jit": 1e-4, "eager": 1e-3}, seconds=2.0, first=("jit",))
+    {'jit': (1000, 7), 'eager': (100, 7)}
+    >>> share({"jit": (1000, 7), "eager": (100, 7)}, {"jit": 1e-4, "eager": 1e-3}, seconds=0.5, first=("jit",))
+    {'jit': (357, 7), 'eager': (35, 7)}
+    >>> share({"jit": (1000, 7), "eager": (100, 7)}, {"jit": 1e-3, "eager": 1e-2}, seconds=0.05, first=("jit",))
+    {'jit': (7, 7), 'eager': None}
+    """
+    cost = {mode: max(per_call[mode], 1e-9) for mode in wanted}
+    floors = {
+        mode: (min(loops, max(1, math.ceil(floor_s / cost[mode]))), repeat) for mode, (loops, repeat) in wanted.items()
+    }
+    ahead = {mode: floors[mode] for mode in wanted if mode in first}
+    need = _seconds(ahead, cost)
+    if need >= seconds:  # only the modes ahead, their calls cut to fit, their repeats kept
+        scale = max(0.0, seconds) / need if need > 0 else 0.0
+        cut = {mode: (max(1, int(loops * scale)), repeat) for mode, (loops, repeat) in ahead.items()}
+        return {mode: cut.get(mode) for mode in wanted}
+    behind = fit({m: floors[m] for m in wanted if m not in first}, per_call, seconds=seconds - need)
+    planned = {**ahead, **{m: p for m, p in behind.items() if p is not None}}
+    lengthened = _lengthen(planned, wanted, cost, room=seconds - _seconds(planned, cost))
+    return {mode: lengthened.get(mode) for mode in wanted}
+
+
+def _seconds(plans: dict[str, tuple[int, int]], cost: dict[str, float]) -> float:
+    return sum(loops * repeat * cost[mode] for mode, (loops, repeat) in plans.items())
+
+
+def _lengthen(
+    planned: dict[str, tuple[int, int]], wanted: dict[str, tuple[int, int]], cost: dict[str, float], *, room: float
+) -> dict[str, tuple[int, int]]:
+    """Each plan's calls per repeat raised towards what was wanted, all in the same proportion,
+    as far as ``room`` seconds allow."""
+    extra = {m: (wanted[m][0] - loops) * repeat * cost[m] for m, (loops, repeat) in planned.items()}
+    total = sum(extra.values())
+    ratio = min(1.0, max(0.0, room) / total) if total > 0 else 0.0
+    return {
+        m: (min(wanted[m][0], loops + int((wanted[m][0] - loops) * ratio)), repeat)
+        for m, (loops, repeat) in planned.items()
+    }

@@ -39,8 +39,10 @@ class Timing:
 
     ``loops`` is the calls per repeat. ``source`` says where the figures come from: ``"repeats"``
     (the normal case), ``"warm-up"`` (the budget or a Ctrl-C left only the calls that sized the
-    repeats), ``"first call"`` (not even those: the first call less its compiling) or ``"one call"``
-    (one call timed after the first, where JAX's reported phases filled the whole first call).
+    repeats), ``"first call"`` (not even those: the first call less its compiling), ``"one call"``
+    (one call timed after the first, where JAX's reported phases filled the whole first call) or
+    ``"stopped"`` (the first call ran out of the time the budget left it and was stopped: the one
+    figure is how long it had run, a lower bound, ``lower_bound``).
 
     >>> t = Timing("jit", [1e-3, 2e-3, 3e-3], loops=100)
     >>> t.median, t.best, t.worst, t.repeat, round(t.stdev, 6)
@@ -57,6 +59,11 @@ class Timing:
     @property
     def repeat(self) -> int:
         return len(self.all_runs)
+
+    @property
+    def lower_bound(self) -> bool:
+        """Whether the figure is only a lower bound: a first call stopped before it ended."""
+        return self.source == "stopped"
 
     @property
     def median(self) -> float:
@@ -79,6 +86,8 @@ class Timing:
         return max(self.all_runs)
 
     def __str__(self) -> str:
+        if self.lower_bound:
+            return f"≥ {format_seconds(self.median)} per call (1 call, stopped)"
         calls = f"{self.loops:,} call{'s' * (self.loops != 1)}"
         runs = f"{self.repeat} repeat{'s' * (self.repeat != 1)} × {calls}"
         return f"{format_seconds(self.mean)} ± {format_seconds(self.stdev)} per call (median {format_seconds(self.median)}; {runs})"
@@ -89,18 +98,25 @@ class Comparison(Report):
 
     Attributes:
 
-    - ``modes``: mode name -> ``Timing`` (in the order asked for; a mode interrupted before any
-      measurement is missing).
+    - ``modes``: mode name -> ``Timing`` of calls each waited for (in the order asked for; a mode
+      interrupted, or not run for want of time, before any measurement is missing).
+    - ``pipelined``: mode name -> ``Timing`` of the same calls in a pipelined loop (each repeat's
+      calls dispatched one after the other, the last one waited for; seconds per call): what a
+      training loop pays, where dispatching a call overlaps the device's work on the previous one.
+    - ``loop_speedup``, ``loop_break_even_calls``: ``speedup`` and ``break_even_calls`` from the
+      pipelined figures (``None`` without both).
     - ``first_calls``: mode name -> ``CompileCost`` of its first call; ``compile`` is jit's.
-    - ``speedup``: eager median / jit median (``None`` without both); ``speedups``: each mode's
-      speed relative to the ``baseline`` mode (eager where measured).
+    - ``speedup``: eager median / jit median, calls waited for (``None`` without both; where
+      eager's figure is a ``lower_bound``, so is this); ``speedups``: each mode's speed relative
+      to the ``baseline`` mode (eager where measured).
     - ``speedup_interval``: ``(low, high)``, a 95% bootstrap interval for ``speedup`` from the
       repeats (seeded: the same repeats give the same interval); ``None`` without two repeats of
       each. ``measurable`` is false when it contains 1: the difference is within the noise.
     - ``break_even_calls``: the number of calls after which jit, its first call included, has
-      cost no more than as many eager calls (``math.inf`` if never; ``None`` without both). Eager
-      is charged its median per call: the compilations of its first call (one per primitive and
-      shape) are shared by all code in the session and cached for it.
+      cost no more than as many eager calls, waited for (``math.inf`` if never; ``None`` without
+      both; where eager's figure is a lower bound, an upper bound). Eager is charged its median per
+      call: the compilations of its first call (one per primitive and shape) are shared by all code
+      in the session and cached for it.
     - ``memory``: compiled mode -> bytes from XLA's ``memory_analysis()`` (``arguments``,
       ``outputs``, ``aliased``, ``temporaries``, ``code``), per device; ``eager`` ->
       ``{"intermediates": ...}``, the arrays an op-by-op run writes out (a lower bound).
@@ -140,9 +156,11 @@ class Comparison(Report):
         calls: dict | None = None,
         facts: list | None = None,
         communication: dict | None = None,
+        pipelined: dict | None = None,
     ):
         self.name = name
         self.modes: dict[str, Timing] = modes
+        self.pipelined: dict[str, Timing] = dict(pipelined or {})
         self.first_calls: dict[str, CompileCost] = first_calls
         self.memory: dict[str, dict[str, int]] = memory
         # sharded mode: ``collectives`` (jaxmagic.compiled.collectives.Collective) and, where the profiler
@@ -218,6 +236,23 @@ class Comparison(Report):
         if not {"eager", "jit"} <= set(self.modes) or "jit" not in self.first_calls:
             return None
         return break_even(self.modes["eager"].median, self.first_calls["jit"].first_call_s, self.modes["jit"].median)
+
+    @property
+    def loop_speedup(self) -> float | None:
+        """Eager / jit, both per call in a pipelined loop (``None`` unless both were measured so)."""
+        if "eager" not in self.pipelined or "jit" not in self.pipelined:
+            return None
+        jit = self.pipelined["jit"].median
+        return self.pipelined["eager"].median / jit if jit > 0 else math.inf
+
+    @property
+    def loop_break_even_calls(self) -> float | None:
+        """``break_even_calls`` for calls in a pipelined loop (``None`` unless both were measured so)."""
+        if not {"eager", "jit"} <= set(self.pipelined) or "jit" not in self.first_calls:
+            return None
+        return break_even(
+            self.pipelined["eager"].median, self.first_calls["jit"].first_call_s, self.pipelined["jit"].median
+        )
 
     def __repr__(self) -> str:
         """The measured medians, from the facts alone (the sentences are the renderer's)."""

@@ -1,10 +1,16 @@
-"""Memory per mode: what XLA's memory analysis says a compiled program needs (read by
-``jaxmagic.compiled.memory``), and what running the same jaxpr op by op writes out as separate arrays (the intermediates that fusion can keep away).
+"""What an uncompiled run of a call does, read from its jaxpr: the arrays it writes out one by one
+(the intermediates that XLA's fusion keeps away under jit) and how many operations it dispatches on
+their own (what makes a first call long before it starts). ``op_by_op`` is ``jax.disable_jit()``,
+which runs the bodies of inner jits and of loops equation by equation; without it (the user's own
+eager call), an inner ``jit`` and a loop are each one compiled program.
 
 >>> import jax, jax.numpy as jnp
 >>> closed = jax.make_jaxpr(lambda x: jnp.sum(jnp.sin(x) * 2))(jnp.ones(1000))
 >>> intermediate_bytes(closed)  # sin and mul: 4000 bytes each; the sum is the output
 8000
+>>> scanned = jax.make_jaxpr(lambda x: jax.lax.scan(lambda c, _: (jnp.sin(c) * 2, None), x, length=50)[0])(1.0)
+>>> dispatches(scanned, op_by_op=False), dispatches(scanned, op_by_op=True)
+(1, 100)
 """
 
 from __future__ import annotations
@@ -13,11 +19,8 @@ import numpy as np
 
 from jaxmagic.tracing.listing import all_equations, sub_jaxprs
 
-# Primitives whose body runs equation by equation under ``jax.disable_jit()``; other equations
-# with a body (loops, conditionals) are counted by their outputs only.
-_CALL_PRIMITIVES = {
-    "pjit",
-    "jit",
+# Primitives whose body runs equation by equation even with jit on (called, not compiled).
+_INLINE_CALLS = {
     "closed_call",
     "core_call",
     "remat",
@@ -26,24 +29,64 @@ _CALL_PRIMITIVES = {
     "custom_vjp_call",
     "custom_vjp_call_jaxpr",
 }
+# An inner jit: one compiled program with jit on, equation by equation under ``jax.disable_jit()``.
+_JIT_CALLS = {"pjit", "jit"}
 
 
-def intermediate_bytes(closed_jaxpr) -> int:
-    """Bytes of every array the jaxpr's equations produce besides its outputs, as op-by-op (eager)
-    execution writes each one out; bodies of inner ``jit`` calls are counted equation by equation,
-    loop and conditional bodies by their outputs only (so this is a lower bound)."""
+def intermediate_bytes(closed_jaxpr, *, op_by_op: bool = True) -> int:
+    """Bytes of every array the jaxpr's equations produce besides its outputs, as an uncompiled run
+    writes each one out; bodies that run equation by equation (inner jits only ``op_by_op``) are
+    counted by their equations, loop and conditional bodies by their outputs only (so this is a
+    lower bound).
+
+    >>> import jax, jax.numpy as jnp
+    >>> inner = jax.jit(lambda v: jnp.sin(v) * 2)
+    >>> closed = jax.make_jaxpr(lambda v: inner(v) + 1)(jnp.ones(100))
+    >>> intermediate_bytes(closed), intermediate_bytes(closed, op_by_op=False)
+    (800, 400)
+    """
     top = getattr(closed_jaxpr, "jaxpr", closed_jaxpr)
     outputs = {id(var) for var in top.outvars}
+
+    def into(eqn) -> bool:
+        return _runs_its_body(eqn, op_by_op)
+
     total = 0
-    for eqn in all_equations(top, into=_runs_its_body):
-        if _runs_its_body(eqn) and sub_jaxprs(eqn.params):
+    for eqn in all_equations(top, into=into):
+        if into(eqn) and sub_jaxprs(eqn.params):
             continue  # its body's equations are counted instead
         total += sum(_aval_bytes(var.aval) for var in eqn.outvars if id(var) not in outputs)
     return total
 
 
-def _runs_its_body(eqn) -> bool:
-    return eqn.primitive.name in _CALL_PRIMITIVES
+def dispatches(closed_jaxpr, *, op_by_op: bool) -> int:
+    """How many operations one uncompiled run dispatches on their own: each equation, inner calls'
+    bodies where they run equation by equation, and ``op_by_op`` a ``scan``'s body once per step and
+    a ``while`` loop's body once (its steps are not known before it runs: a lower bound)."""
+    return _dispatches(getattr(closed_jaxpr, "jaxpr", closed_jaxpr), op_by_op)
+
+
+def _dispatches(jaxpr, op_by_op: bool) -> int:
+    total = 0
+    for eqn in jaxpr.eqns:
+        bodies = [getattr(j, "jaxpr", j) for _, j in sub_jaxprs(eqn.params)]
+        name = eqn.primitive.name
+        if bodies and _runs_its_body(eqn, op_by_op):
+            total += sum(_dispatches(body, op_by_op) for body in bodies)
+        elif bodies and op_by_op and name == "scan":
+            total += int(eqn.params.get("length", 1)) * sum(_dispatches(body, op_by_op) for body in bodies)
+        elif bodies and op_by_op and name == "cond":  # the predicate, then the cheapest branch
+            total += 1 + min(_dispatches(body, op_by_op) for body in bodies)
+        elif bodies and op_by_op:  # a while loop (at least one step), or another body that runs
+            total += 1 + sum(_dispatches(body, op_by_op) for body in bodies)
+        else:
+            total += 1
+    return total
+
+
+def _runs_its_body(eqn, op_by_op: bool) -> bool:
+    name = eqn.primitive.name
+    return name in _INLINE_CALLS or (op_by_op and name in _JIT_CALLS)
 
 
 def _aval_bytes(aval) -> int:

@@ -1,5 +1,7 @@
-"""How each timing mode runs the cell's call: ``eager`` op by op, ``jit``, ``sharded`` (jit with the
-leading axis split over a one-axis mesh of every device) and ``pmap`` (one slice per device).
+"""How each timing mode runs the cell's call: ``eager`` (the user's own call, ``f(*args)``, jit on:
+what they run without the outer ``jax.jit``), ``op-by-op`` (the same under ``jax.disable_jit()``:
+every operation on its own, inner jits included), ``jit``, ``sharded`` (jit with the leading axis
+split over a one-axis mesh of every device) and ``pmap`` (one slice per device).
 
 A ``Runner`` holds a mode's callable and its arguments, already placed on the devices, so that
 the stopwatch times calls and nothing else.
@@ -28,8 +30,11 @@ from jaxmagic.tracing.call import Call
 from jaxmagic.tracing.callables import positional_parameters
 from jaxmagic.tracing.jitting import fresh_function
 
-MODES = ("eager", "jit", "sharded", "pmap")
+MODES = ("eager", "jit", "op-by-op", "sharded", "pmap")
 DEFAULT_MODES = ("eager", "jit")
+UNCOMPILED_MODES = ("eager", "op-by-op")  # they run the user's Python on every call
+EAGER_SETUP = "f(*args), as you call it without the outer jit (jitted functions inside stay jitted)"
+OP_BY_OP_SETUP = "f(*args) under jax.disable_jit(): every operation on its own, inner jits included"
 MULTI_DEVICE_MODES = ("sharded", "pmap")
 MESH_AXIS = "devices"
 SIMULATE_DEVICES = "XLA_FLAGS=--xla_force_host_platform_device_count=8"
@@ -117,9 +122,9 @@ class Runner:
 
     >>> import jax.numpy as jnp
     >>> from jaxmagic.tracing.call import Call
-    >>> eager = build("eager", Call(jnp.cos, (jnp.zeros(2),), {}))
-    >>> eager.compiles, eager.setup, eager.call().tolist()
-    (False, 'op by op under jax.disable_jit()', [1.0, 1.0])
+    >>> eager = build("eager", Call(jax.jit(jnp.cos), (jnp.zeros(2),), {}))
+    >>> eager.compiles, eager.fn is jnp.cos, eager.call().tolist()
+    (False, True, [1.0, 1.0])
     """
 
     mode: str
@@ -135,10 +140,13 @@ class Runner:
     notes: list[Note] = field(default_factory=list)  # how this mode was set up, as facts
 
     def context(self) -> ContextManager:
-        """What every call of this mode runs inside (eager: ``jax.disable_jit()``). A compiled mode
-        runs compiled even where the session has switched jit off (``jax_disable_jit``)."""
-        if self.mode == "eager":
+        """What every call of this mode runs inside: nothing for eager (the session's own setting,
+        as the user's call runs), ``jax.disable_jit()`` for op-by-op. A compiled mode runs compiled
+        even where the session has switched jit off (``jax_disable_jit``)."""
+        if self.mode == "op-by-op":
             return jax.disable_jit()
+        if self.mode == "eager":
+            return contextlib.nullcontext()
         if _jax_private.jit_disabled():
             return jax.disable_jit(False)
         return contextlib.nullcontext()
@@ -207,19 +215,21 @@ def _copy_leaf(leaf):
 def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
     """The ``Runner`` for ``mode``; ``split`` names the arguments whose leading axis is spread over
     the devices in ``sharded`` and ``pmap`` modes (default: every array argument)."""
-    if mode == "eager":
+    if mode in UNCOMPILED_MODES:
+        # The Python function under the callee's own jit wrapper (jax.jit, nnx.jit, eqx.filter_jit),
+        # called on the user's arguments: what they run when they leave that jit out.
         args, kwargs, converted = on_device((call.args, call.kwargs))
         runner = Runner(
-            "eager",
+            mode,
             call.function,
             args,
             kwargs,
             compiles=False,
-            setup="op by op under jax.disable_jit()",
+            setup=_uncompiled_setup(mode, call),
             to_reference=lambda out: out,
         )
         if converted:
-            runner.notes.append(Note("numpy_converted", mode="eager", facts={"count": converted}))
+            runner.notes.append(Note("numpy_converted", mode=mode, facts={"count": converted}))
         return runner
     if mode == "jit":
         jitted = jitted_version(call)
@@ -227,6 +237,8 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
         how = call.library.decorator if call.library is not None else "jax.jit"
         if call.untraceable_leaves:
             how = "jax.jit, the arguments' leaves that are not arrays static"
+        if call.expression is not None:
+            how = _expression_setup(how, call)
         return Runner(
             "jit",
             jitted,
@@ -243,6 +255,25 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
     if mode == "pmap":
         return _pmap(call, split)
     raise UsageProblem(f"{MAGIC}: unknown mode `{mode}`; the modes are: {', '.join(MODES)}.")
+
+
+def _uncompiled_setup(mode: str, call: Call) -> str:
+    if call.expression is None:
+        return EAGER_SETUP if mode == "eager" else OP_BY_OP_SETUP
+    if mode == "eager":
+        return f"{call.expression.text}, as written (jitted functions it calls stay jitted)"
+    return f"{call.expression.text} under jax.disable_jit(): every operation on its own, inner jits included"
+
+
+def _expression_setup(how: str, call: Call) -> str:
+    """What was jitted for an expression: ``jax.jit(lambda x: f(x) + 1): x traced; f closed over``."""
+    assert call.expression is not None
+    expression = call.expression
+    traced = ", ".join(expression.arguments) or "no argument"
+    line = f"{how}({expression.function_text}): {traced} traced"
+    if expression.closed_over:
+        line += f"; {', '.join(expression.closed_over)} closed over (constants of the compiled program)"
+    return line
 
 
 def _donation(call: Call) -> dict:

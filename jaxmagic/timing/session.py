@@ -4,13 +4,16 @@ within a budget, and the ``Comparison`` they make (``compare``).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import statistics
 import warnings as python_warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import jaxmagic.timing.agreement as agreement
 import jaxmagic.timing.budget as budget_fit
+import jaxmagic.timing.deadline as deadline
 import jaxmagic.timing.footprint as footprint
 import jaxmagic.timing.modes as mode_setup
 import jaxmagic.timing.progress as progress
@@ -29,8 +32,12 @@ from jaxmagic.tracing.nnx_copies import call_on_nnx_copies, names_reached
 DEFAULT_REPEAT = 7
 DEFAULT_BUDGET_S = 6.0
 SLOW_REPEAT_RATIO = 4.0  # as %timeit: warn when the slowest repeat is this much slower
-OVERRUN_FACTOR = 1.25  # repeats stop when the budget is overrun by this factor
+WALL_MARGIN = 1.1  # only a compiled mode's first call and its needed repeats run past budget × this
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
+MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets aside one outlier)
+PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: itself, then pipelined
+MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget is not run
+SKIP_FACTOR = 3.0  # nor one whose dispatches alone would cost this many times the time it is left
 
 __all__ = [
     "Comparison",
@@ -48,7 +55,7 @@ __all__ = [
 # Measuring
 
 
-@own_work()
+@own_work(cache_writes=True)  # the user's own call, jitted: their persistent cache keeps it as it would
 def compare(
     call: Call,
     *,
@@ -149,11 +156,21 @@ def check_settings(
 class _Plan:
     loops: int
     repeat: int
+    cost_per_call: float = 0.0  # wall seconds a call costs in a repeat, waited for and pipelined
+
+    @property
+    def repeat_s(self) -> float:
+        return self.loops * self.cost_per_call
 
 
 @dataclass
 class _Session:
-    """One comparison in progress: what was measured so far, so a Ctrl-C can still report it."""
+    """One comparison in progress: what was measured so far, so a Ctrl-C can still report it.
+
+    The compiled modes come first: their first calls, then the repeats their figures need are
+    reserved out of the budget. The uncompiled modes (eager, op-by-op) get what is left: their first
+    call runs where it can be stopped at the end of that time (or not at all where the operations it
+    would dispatch already cost more), and their repeats are cut first."""
 
     call: Call
     modes: tuple[str, ...]
@@ -169,8 +186,14 @@ class _Session:
     outputs: dict = field(default_factory=dict)
     estimates: dict = field(default_factory=dict)  # mode -> stopwatch.Estimate
     runs: dict = field(default_factory=dict)  # mode -> seconds per call, one per repeat
+    pipelined_runs: dict = field(default_factory=dict)  # mode -> seconds per call in a pipelined loop, per repeat
     plans: dict = field(default_factory=dict)
     fallback: set = field(default_factory=set)
+    stopped: dict = field(default_factory=dict)  # mode -> seconds its first call ran before it was stopped
+    repeat_loops: dict = field(default_factory=dict)  # mode -> calls in each repeat run
+    seen_costs: dict = field(default_factory=dict)  # mode -> wall seconds per call each repeat cost
+    cut_short: set = field(default_factory=set)  # modes whose repeats the budget stopped
+    wanted: dict = field(default_factory=dict)  # mode -> (calls per repeat, repeats) asked for
     memory: dict = field(default_factory=dict)
     communication: dict = field(default_factory=dict)  # sharded mode: its collectives and the time they took
     printed: dict = field(default_factory=dict)  # mode -> lines the function printed after its first call
@@ -179,6 +202,7 @@ class _Session:
     notes: list = field(default_factory=list)
     one_calls: dict = field(default_factory=dict)  # mode -> seconds of one call timed after its first
     facts: list = field(default_factory=list)  # every Note; ``warnings`` and ``notes`` hold their sentences
+    jaxpr: object = None  # the call traced (by the jit mode), for what an uncompiled run does
     phase: str = "setting up"
 
     def note(self, kind: str, *, warning: bool = False, mode: str | None = None, **facts) -> None:
@@ -193,20 +217,26 @@ class _Session:
     def run(self) -> Comparison:
         self.start = TIMER()
         self.deadline = self.start + self.budget
+        self.hard_end = self.start + self.budget * WALL_MARGIN
         interrupted = False
-        if _jit_disabled() and any(mode != "eager" for mode in self.modes):
+        if _jit_disabled() and any(mode not in mode_setup.UNCOMPILED_MODES for mode in self.modes):
             self.note("jit_disabled")
         with python_warnings.catch_warnings(record=True) as caught:
             python_warnings.simplefilter("always")
             try:
                 for mode in self.modes:
                     self._build(mode)
-                self._first_calls()
-                self._check_results()
+                self._first_calls(self._compiled())
                 self._memory()
                 self._communication()
-                self._later_calls(self._estimates)
+                self._later_calls(lambda: self._estimates(self._compiled(), self._remaining, keep=True))
+                self._reserve()
+                self._uncompiled_first_calls()
+                self._check_results()
+                self._eager_memory()
+                self._later_calls(lambda: self._estimates(self._uncompiled(), self._left_for_uncompiled))
                 self._plan()
+                self._fallbacks()
                 self._later_calls(self._repeats)
             except KeyboardInterrupt:
                 interrupted = True
@@ -214,6 +244,12 @@ class _Session:
         self._jax_warnings(caught)
         self._print_notes()
         return self._report(interrupted)
+
+    def _compiled(self) -> list[str]:
+        return [m for m in self.modes if m in self.runners and self.runners[m].compiles]
+
+    def _uncompiled(self) -> list[str]:
+        return [m for m in self.modes if m in self.runners and not self.runners[m].compiles]
 
     def _later_calls(self, step) -> None:
         """Run ``step``, which calls the user's function again: an error there is the user's own."""
@@ -237,6 +273,8 @@ class _Session:
             raise UserCodeError(exc, during=f"placing the arguments of {self.call.name} for {mode} mode") from None
         self.runners[mode] = runner
         for note in runner.notes:
+            if note.kind == "numpy_converted" and any(n.kind == note.kind for n in self.facts):
+                continue  # said once for all modes
             self.record(note)
         simulated = mode in mode_setup.MULTI_DEVICE_MODES and mode_setup.simulated_devices()
         if simulated and not any(n.kind == "simulated_devices" for n in self.facts):
@@ -251,35 +289,92 @@ class _Session:
         return self.deadline - TIMER()
 
     # -- first calls -----------------------------------------------------------------------------
-    def _first_calls(self) -> None:
+    def _first_calls(self, modes: list[str]) -> None:
         failures = {}
-        for mode, runner in self.runners.items():
-            self.phase = f"the first {mode} call"
-            self._tell("first call", mode)
-            try:
-                cost, output = stopwatch.first_call(runner)
-            except Exception as exc:
-                failures[mode] = exc
-                continue
-            self.first_calls[mode] = cost
-            self.calls[mode] = 1
-            self.outputs[mode] = output
-            if mode != "eager" and cost.persistent_cache_hits:
-                self.note(
-                    "persistent_cache_first_call", mode=mode, compile_s=cost.compile_s, first_call_s=cost.first_call_s
-                )
+        for mode in modes:
+            failure = self._first_call(mode)
+            if failure is not None:
+                failures[mode] = failure
         if failures:
-            mode, exc = next(iter(failures.items()))
-            fine = [m for m in self.modes if m in self.first_calls]
-            during = f"running {self.call.name} in {mode} mode"
-            if fine:
-                during += f" (it ran without error in {' and '.join(fine)} mode{'s' * (len(fine) > 1)})"
-            raise UserCodeError(exc, during=during)
+            # Which modes run it without error says what the error is about (control flow on a traced
+            # value runs eagerly): the uncompiled first calls, as long as the budget allows.
+            for mode in self._uncompiled():
+                failure = self._first_call(mode, stop_after=max(0.0, self.hard_end - TIMER()))
+                if failure is not None:
+                    failures[mode] = failure
+            self._raise_first_failure(failures)
+
+    def _raise_first_failure(self, failures: dict[str, Exception]) -> None:
+        """The error of the first mode (in the order asked for) that failed, with the modes that ran."""
+        mode = next(m for m in self.modes if m in failures)
+        fine = [m for m in self.modes if m in self.first_calls]
+        during = f"running {self.call.name} in {mode} mode"
+        if fine:
+            during += f" (it ran without error in {' and '.join(fine)} mode{'s' * (len(fine) > 1)})"
+        raise UserCodeError(failures[mode], during=during)
+
+    def _first_call(self, mode: str, *, stop_after: float | None = None) -> Exception | None:
+        """The first call of ``mode``, stopped after ``stop_after`` seconds if given; the exception
+        the user's code raised, if it did."""
+        runner = self.runners[mode]
+        self.phase = f"the first {mode} call"
+        self._tell("first call", mode)
+        started = TIMER()
+        try:
+            with deadline.stop_after(stop_after) if stop_after is not None else contextlib.nullcontext():
+                cost, output = stopwatch.first_call(runner)
+        except deadline.Overran:
+            self.stopped[mode] = TIMER() - started
+            self.calls[mode] = 1
+            return None
+        except Exception as exc:
+            return exc
+        self.first_calls[mode] = cost
+        self.calls[mode] = 1
+        self.outputs[mode] = output
+        if runner.compiles and cost.persistent_cache_hits:
+            self.note(
+                "persistent_cache_first_call", mode=mode, compile_s=cost.compile_s, first_call_s=cost.first_call_s
+            )
+        return None
+
+    def _uncompiled_first_calls(self) -> None:
+        """Each uncompiled mode's first call, in what the compiled modes' repeats leave of the
+        budget: not run where the operations it would dispatch one by one already cost several times
+        that, else stopped when that time is up (its figure is then a lower bound)."""
+        modes = self._uncompiled()
+        for index, mode in enumerate(modes):
+            allowance = (self.hard_end - TIMER() - self._reserved_s()) / (len(modes) - index)
+            if allowance < MIN_SLICE * self.budget:
+                self.note("not_run", warning=True, mode=mode, budget_s=self.budget, left_s=max(0.0, allowance))
+                continue
+            estimate = self._dispatch_estimate(mode)
+            if estimate is not None and estimate["estimate_s"] > SKIP_FACTOR * allowance:
+                self.note("not_run", warning=True, mode=mode, budget_s=self.budget, left_s=allowance, **estimate)
+                continue
+            failure = self._first_call(mode, stop_after=allowance)
+            if failure is not None:
+                self._raise_first_failure({mode: failure})
+            if mode in self.stopped:
+                facts = estimate or {}
+                self.note("stopped", warning=True, mode=mode, seconds=self.stopped[mode], budget_s=self.budget, **facts)
+
+    def _dispatch_estimate(self, mode: str) -> dict | None:
+        """What one uncompiled call costs at the least: the operations it dispatches one by one (from
+        the jit mode's trace) times the least a dispatch costs here; ``None`` without a trace."""
+        if self.jaxpr is None:
+            return None
+        try:
+            count = footprint.dispatches(self.jaxpr, op_by_op=mode == "op-by-op")
+        except Exception:  # an estimate is a bonus; the timing must not fail for it
+            return None
+        floor = stopwatch.dispatch_floor()
+        return {"dispatches": count, "floor_s": floor, "estimate_s": count * floor}
 
     def _check_results(self) -> None:
         self.phase = "comparing the modes' results"
         self._tell("checking results")
-        reference = next((m for m in ("eager", "jit") if m in self.outputs), None)
+        reference = next((m for m in ("eager", "op-by-op", "jit") if m in self.outputs), None)
         if reference is None:
             return
         for mode, output in self.outputs.items():
@@ -315,13 +410,21 @@ class _Session:
             except Exception:  # memory is a bonus; the timing must not fail for it
                 continue
         traced_by = next((self.runners[m] for m in ("jit", "sharded") if m in self.first_calls), None)
-        if "eager" in self.first_calls and traced_by is not None:
+        if self._uncompiled() and traced_by is not None:
             try:
                 args, kwargs = traced_by.fresh_arguments()
-                closed = traced_by.jitted.trace(*args, **kwargs).jaxpr
-                self.memory["eager"] = {"intermediates": footprint.intermediate_bytes(closed)}
-            except Exception:
-                pass
+                self.jaxpr = traced_by.jitted.trace(*args, **kwargs).jaxpr
+            except Exception:  # the uncompiled modes' footprint and estimate are a bonus
+                self.jaxpr = None
+
+    def _eager_memory(self) -> None:
+        """What each uncompiled mode that ran writes out besides its outputs, from the jit mode's trace."""
+        if self.jaxpr is None:
+            return
+        for mode in self._uncompiled():
+            if mode in self.first_calls:
+                written = footprint.intermediate_bytes(self.jaxpr, op_by_op=mode == "op-by-op")
+                self.memory[mode] = {"intermediates": written}
 
     def _communication(self) -> None:
         """The sharded mode's collectives (from its optimized HLO) and, where JAX's profiler
@@ -368,12 +471,16 @@ class _Session:
         )
 
     # -- sizing the repeats ------------------------------------------------------------------------
-    def _estimates(self) -> None:
-        modes = [m for m in self.modes if m in self.first_calls]
+    def _estimates(self, modes: list[str], seconds_left, *, keep: bool = False) -> None:
+        """One more call of each mode, then a calibration run: its seconds per call. A mode whose
+        first call already ran longer than its share of ``seconds_left()`` keeps that first call as
+        its figure, or with ``keep`` (the compiled modes, which get their repeats whatever they cost)
+        as the estimate its repeats are planned on."""
+        modes = [m for m in modes if m in self.first_calls]
         for index, mode in enumerate(modes):
             runner, cost = self.runners[mode], self.first_calls[mode]
-            share = self._remaining() / (len(modes) - index)
-            if cost.run_s > share:
+            share = seconds_left() / (len(modes) - index)
+            if cost.run_s > share and not keep:
                 self.fallback.add(mode)
                 continue
             self.phase = f"warming up the {mode} mode"
@@ -381,28 +488,79 @@ class _Session:
             wait = stopwatch.waiter(self.outputs[mode])
             with stopwatch.gc_paused(), self._quiet(mode):
                 single = stopwatch.timed_loop(runner, 1, wait)
+                self.calls[mode] += 1
+                if cost.run_s > share:  # no time to calibrate: the one call is the estimate
+                    self.estimates[mode] = stopwatch.Estimate(single, single, 1)
+                    continue
                 # Calibrated even when -n fixes the calls: one call alone costs more than a call in
                 # a loop, and planning on it would cut repeats the budget has room for.
                 self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
-                calibrated = single < stopwatch.CALIBRATION_S
-                self.calls[mode] += 1 + (self.estimates[mode].calls if calibrated else 0)
+                if single < stopwatch.CALIBRATION_S:
+                    self.calls[mode] += self.estimates[mode].calls
+
+    def _wanted(self, modes: list[str]) -> dict[str, tuple[int, int]]:
+        return {m: (self.loops or stopwatch.auto_loops(self.estimates[m].timed), self.repeat) for m in modes}
+
+    def _cost_per_call(self, mode: str) -> float:
+        """Wall seconds one call costs in a repeat: waited for, then as many again pipelined (no
+        longer than waited for)."""
+        return PIPELINED_SHARE * self.estimates[mode].wall
+
+    def _reserve(self) -> None:
+        """Set aside what the compiled modes' repeats need at the least (the repeats asked for, each
+        ``budget.FLOOR_S`` long): the uncompiled first calls may take what that leaves, and every
+        mode's plan is made once they have run."""
+        modes = [m for m in self._compiled() if m in self.estimates]
+        for mode, (loops, repeat) in self._wanted(modes).items():
+            cost = self._cost_per_call(mode)
+            least = min(loops, max(1, math.ceil(budget_fit.FLOOR_S / max(cost, 1e-9))))
+            self.plans[mode] = _Plan(least, repeat, cost_per_call=cost)
+
+    def _reserved_s(self) -> float:
+        """Seconds the compiled modes' planned repeats still need."""
+        total = 0.0
+        for mode in self._compiled():
+            plan = self.plans.get(mode)
+            if plan is not None:
+                cost = self._seen_cost(mode, plan)
+                total += (plan.repeat - len(self.runs.get(mode, ()))) * plan.loops * cost
+        return total
+
+    def _left_for_uncompiled(self) -> float:
+        return self._remaining() - self._reserved_s()
 
     def _plan(self) -> None:
-        wanted = {m: (self.loops or stopwatch.auto_loops(e.timed), self.repeat) for m, e in self.estimates.items()}
-        fitted = budget_fit.fit(
-            wanted, {m: e.wall for m, e in self.estimates.items()}, seconds=PLAN_MARGIN * max(0.0, self._remaining())
-        )
-        cuts = []
-        for mode, planned in fitted.items():
+        """Every mode's repeats in what is left of the budget (``budget.share``): the compiled modes
+        keep the repeats asked for, the uncompiled ones are cut first."""
+        modes = [m for m in self.modes if m in self.estimates and m not in self.fallback]
+        wanted = self._wanted(modes)
+        costs = {m: self._cost_per_call(m) for m in modes}
+        seconds = PLAN_MARGIN * max(0.0, self._remaining())
+        fitted = budget_fit.share(wanted, costs, seconds=seconds, first=tuple(self._compiled()))
+        self.wanted = wanted
+        for mode in modes:
+            planned = fitted[mode]
             if planned is None:
                 self.fallback.add(mode)
+                self.plans.pop(mode, None)
                 continue
-            loops, repeat = planned
-            self.plans[mode] = _Plan(loops, repeat)
-            if planned != wanted[mode]:
-                cuts.append((mode, repeat, loops, wanted[mode][1], wanted[mode][0]))
-        if cuts:
-            self.note("budget_cut", warning=True, budget_s=self.budget, cuts=cuts)
+            self.plans[mode] = _Plan(*planned, cost_per_call=costs[mode])
+        compiled_s = sum(self.plans[m].repeat * self.plans[m].repeat_s for m in self._compiled() if m in self.plans)
+        if compiled_s > seconds:
+            for mode in self._compiled():
+                if mode in self.plans:
+                    plan = self.plans[mode]
+                    self.note(
+                        "budget_overrun",
+                        warning=True,
+                        mode=mode,
+                        repeats=plan.repeat,
+                        seconds=plan.repeat * plan.repeat_s,
+                        budget_s=self.budget,
+                    )
+
+    def _fallbacks(self) -> None:
+        """A mode with no repeats keeps its figure from what did run, and says so."""
         for mode in sorted(self.fallback, key=self.modes.index):
             cost = self.first_calls[mode]
             if mode in self.estimates:
@@ -410,11 +568,18 @@ class _Session:
             elif cost.run_s > 0:
                 source = {"run_s": cost.run_s}
             else:  # JAX's reported phases filled the whole first call (JAX 0.8 overlaps them): time one call
-                with stopwatch.gc_paused(), self._quiet(mode):
-                    self.one_calls[mode] = stopwatch.timed_loop(
-                        self.runners[mode], 1, stopwatch.waiter(self.outputs[mode])
-                    )
                 self.calls[mode] = self.calls.get(mode, 1) + 1
+                try:
+                    with (
+                        deadline.stop_after(max(0.0, self.hard_end - TIMER())),
+                        stopwatch.gc_paused(),
+                        self._quiet(mode),
+                    ):
+                        self.one_calls[mode] = stopwatch.timed_loop(
+                            self.runners[mode], 1, stopwatch.waiter(self.outputs[mode])
+                        )
+                except deadline.Overran:
+                    self.one_calls[mode] = cost.first_call_s  # the first call, compiling included: an upper bound
                 source = {"one_call_s": self.one_calls[mode]}
             self.note(
                 "single_sample", warning=True, mode=mode, budget_s=self.budget, first_call_s=cost.first_call_s, **source
@@ -422,24 +587,111 @@ class _Session:
 
     # -- the repeats -------------------------------------------------------------------------------
     def _repeats(self) -> None:
+        """The modes take turns, repeat by repeat: each repeat times its calls waited for, then as
+        many in a pipelined loop. Before each round the repeats still to run are fitted again on
+        what the calls were seen to cost (a busy machine makes them slower than the warm-up
+        foretold): the compiled modes keep their repeats with fewer calls each, the uncompiled modes
+        are cut first. An uncompiled mode's repeat is stopped where it would eat into the time the
+        compiled modes still need."""
         waits = {m: stopwatch.waiter(self.outputs[m]) for m in self.plans}
         for mode in self.plans:
             self.runs[mode] = []
+            self.pipelined_runs[mode] = []
+            self.repeat_loops[mode] = []
         most = max((p.repeat for p in self.plans.values()), default=0)
-        hard_stop = self.start + self.budget * OVERRUN_FACTOR
         for index in range(most):
-            for mode, plan in self.plans.items():
-                if index >= plan.repeat:
+            for mode, plan in list(self.plans.items()):
+                if self.seen_costs:
+                    self._refit()
+                if index >= plan.repeat or mode in self.cut_short:
                     continue
-                if index > 0 and TIMER() > hard_stop:
-                    self.note("stopped_early", warning=True, done=index, planned=most, budget_s=self.budget)
-                    return
+                if not self._room_for_repeat(mode, index):
+                    self._cut_short(mode, index)
+                    continue
                 self.phase = f"repeat {index + 1} of {plan.repeat} ({mode})"
                 self._tell("repeat", mode, index + 1, plan.repeat)
-                with stopwatch.gc_paused(), self._quiet(mode):
-                    seconds = stopwatch.timed_loop(self.runners[mode], plan.loops, waits[mode])
-                self.runs[mode].append(seconds / plan.loops)
-                self.calls[mode] += plan.loops
+                if not self._repeat(mode, plan, waits[mode]):
+                    self._cut_short(mode, index)
+        self._cuts()
+
+    def _cuts(self) -> None:
+        """What the budget cut, as run: each mode's repeats and fewest calls per repeat against
+        what was wanted (one note, after the repeats: they are fitted again as they go)."""
+        cuts = []
+        for mode, (loops, repeat) in self.wanted.items():
+            done = self.repeat_loops.get(mode)
+            if done and (len(done), min(done)) != (repeat, loops):
+                cuts.append((mode, len(done), min(done), repeat, loops))
+        if cuts:
+            self.note("budget_cut", warning=True, budget_s=self.budget, cuts=cuts)
+
+    def _cut_short(self, mode: str, done: int) -> None:
+        self.cut_short.add(mode)
+        planned = self.plans[mode].repeat
+        self.note("stopped_early", warning=True, mode=mode, done=done, planned=planned, budget_s=self.budget)
+
+    def _refit(self) -> None:
+        """Fit the repeats still to run in the time left, on the costs seen so far (never longer)."""
+        left, costs = {}, {}
+        for mode, plan in self.plans.items():
+            done = len(self.runs[mode])
+            if mode in self.cut_short or done >= plan.repeat:
+                continue
+            left[mode] = (plan.loops, plan.repeat - done)
+            costs[mode] = self._seen_cost(mode, plan)
+        seconds = PLAN_MARGIN * max(0.0, self._remaining())
+        fitted = budget_fit.share(left, costs, seconds=seconds, first=tuple(self._compiled()))
+        for mode, planned in fitted.items():
+            plan = self.plans[mode]
+            if planned is None:
+                self._cut_short(mode, len(self.runs[mode]))
+                continue
+            plan.cost_per_call = costs[mode]
+            plan.loops = min(plan.loops, planned[0])
+            plan.repeat = len(self.runs[mode]) + min(left[mode][1], planned[1])
+
+    def _seen_cost(self, mode: str, plan: _Plan) -> float:
+        """Wall seconds per call of ``mode``'s repeats so far (their median: one repeat slowed by
+        another program does not shorten the rest), or as planned before any ran."""
+        seen = self.seen_costs.get(mode)
+        return statistics.median(seen) if seen else plan.cost_per_call
+
+    def _needed_repeats(self, mode: str) -> int:
+        """The repeats a compiled mode runs whatever the budget says: all those planned where, at
+        one call each, they cost no more than the budget itself, else ``MIN_REPEATS``."""
+        plan = self.plans[mode]
+        one_call = self.estimates[mode].wall if mode in self.estimates else plan.cost_per_call
+        return plan.repeat if plan.repeat * one_call <= self.budget else min(plan.repeat, MIN_REPEATS)
+
+    def _room_for_repeat(self, mode: str, index: int) -> bool:
+        plan = self.plans[mode]
+        seen = self.seen_costs.get(mode)  # the last repeat's cost too: a machine that slows down
+        repeat_s = plan.loops * max(self._seen_cost(mode, plan), seen[-1] if seen else 0.0)
+        if self.runners[mode].compiles:
+            return index < self._needed_repeats(mode) or TIMER() + repeat_s <= self.hard_end
+        return TIMER() + repeat_s <= self.hard_end - self._reserved_s()
+
+    def _repeat(self, mode: str, plan: _Plan, wait) -> bool:
+        """One repeat of ``mode``; ``False`` where an uncompiled mode's repeat was stopped at the time
+        the compiled modes leave it (nothing of it is kept)."""
+        runner = self.runners[mode]
+        guard = contextlib.nullcontext()
+        if not runner.compiles:
+            guard = deadline.stop_after(max(0.0, self.hard_end - self._reserved_s() - TIMER()))
+        started = TIMER()
+        try:
+            with guard, stopwatch.gc_paused(), self._quiet(mode):
+                blocked = stopwatch.timed_loop(runner, plan.loops, wait)
+                pipelined = stopwatch.pipelined_loop(runner, plan.loops)
+        except deadline.Overran:
+            self.calls[mode] += plan.loops
+            return False
+        self.seen_costs.setdefault(mode, []).append((TIMER() - started) / plan.loops)
+        self.runs[mode].append(blocked / plan.loops)
+        self.pipelined_runs[mode].append(pipelined / plan.loops)
+        self.repeat_loops[mode].append(plan.loops)
+        self.calls[mode] += 2 * plan.loops
+        return True
 
     # -- the report --------------------------------------------------------------------------------
     def _timings(self) -> dict[str, Timing]:
@@ -447,7 +699,7 @@ class _Session:
         for mode in self.modes:
             runs = self.runs.get(mode)
             if runs:
-                timings[mode] = Timing(mode, list(runs), loops=self.plans[mode].loops)
+                timings[mode] = Timing(mode, list(runs), loops=min(self.repeat_loops[mode]))
             elif mode in self.estimates:
                 estimate = self.estimates[mode]
                 timings[mode] = Timing(mode, [estimate.timed], loops=estimate.calls, source="warm-up")
@@ -455,7 +707,16 @@ class _Session:
                 timings[mode] = Timing(mode, [self.one_calls[mode]], loops=1, source="one call")
             elif mode in self.first_calls:
                 timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, source="first call")
+            elif mode in self.stopped:
+                timings[mode] = Timing(mode, [self.stopped[mode]], loops=1, source="stopped")
         return timings
+
+    def _pipelined(self) -> dict[str, Timing]:
+        return {
+            mode: Timing(mode, list(runs), loops=min(self.repeat_loops[mode]))
+            for mode in self.modes
+            if (runs := self.pipelined_runs.get(mode))
+        }
 
     def _report(self, interrupted: bool) -> Comparison:
         timings = self._timings()
@@ -465,7 +726,8 @@ class _Session:
         result = Comparison(
             name=self.call.source or self.call.name,
             modes=timings,
-            first_calls=dict(self.first_calls),
+            pipelined=self._pipelined(),
+            first_calls={m: self.first_calls[m] for m in self.modes if m in self.first_calls},
             memory=self.memory,
             communication=self.communication,
             warnings=self.warnings,
@@ -493,8 +755,11 @@ class _Session:
         for mode, lines in self.printed.items():
             if lines:
                 self.note("printed_lines", mode=mode, lines=lines)
-        if self.printed.get("eager") and not any(self.printed.get(m) for m in self.runners if m != "eager"):
-            self.note("only_eager_printed", mode="eager")
+        uncompiled = self._uncompiled()
+        if any(self.printed.get(m) for m in uncompiled) and not any(
+            self.printed.get(m) for m in self.runners if m not in uncompiled
+        ):
+            self.note("only_eager_printed", mode=uncompiled[0])
 
     def _jax_warnings(self, caught) -> None:
         seen = set()

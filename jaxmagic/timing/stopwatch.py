@@ -11,6 +11,8 @@ timed apart with the compile work JAX records during it, and loops are sized tim
 >>> seconds = timed_loop(runner, 5, waiter(output))
 >>> seconds > 0
 True
+>>> pipelined_loop(runner, 5) > 0  # 5 calls, then one wait for the last
+True
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ import jax
 from jaxmagic import _jax_private
 
 TIMER = time.perf_counter
-TARGET_REPEAT_S = 0.2  # as %timeit: grow the calls per repeat until a repeat lasts this long
+TARGET_REPEAT_S = 0.1  # grow the calls per repeat until its calls, each waited for, last this long
+# (then as many calls in a pipelined loop, never longer: a repeat lasts at most 0.2 s, as %timeit's do)
 CALIBRATION_S = 0.02  # how long the run that estimates a call's time may last
 
 
@@ -162,6 +165,48 @@ def timed_loop(runner, loops: int, wait: Callable[[Any], Any]) -> float:
         return TIMER() - start
 
 
+def pipelined_loop(runner, loops: int) -> float:
+    """Seconds that ``loops`` calls took when none is waited for until the last one, whose result
+    is: dispatching each call overlaps the device's work on the previous ones, as in a training
+    loop. Donated arguments are copied for all the calls before the clock starts."""
+    fn = runner.fn
+    with runner.context():
+        if runner.donates:
+            prepared = [runner.fresh_arguments() for _ in range(loops)]
+            start = TIMER()
+            out = None
+            for args, kwargs in prepared:
+                out = fn(*args, **kwargs)
+            jax.block_until_ready(out)
+            return TIMER() - start
+        args, kwargs = runner.args, runner.kwargs
+        start = TIMER()
+        out = None
+        for _ in itertools.repeat(None, loops):
+            out = fn(*args, **kwargs)
+        jax.block_until_ready(out)
+        return TIMER() - start
+
+
+def dispatch_floor() -> float:
+    """Seconds that JAX takes at the least to dispatch one operation on its own, here and now: the
+    floor under what an uncompiled call of many operations costs (its estimate is a lower bound).
+
+    >>> 0 < dispatch_floor() < 0.01
+    True
+    """
+    x = jax.numpy.zeros(())
+    negate = jax.lax.neg
+    jax.block_until_ready(negate(x))
+    best = math.inf
+    for _ in range(3):
+        start = TIMER()
+        for _ in range(20):
+            negate(x)
+        best = min(best, (TIMER() - start) / 20)
+    return best
+
+
 def _array_loop(fn, args, kwargs, loops):
     # The common case, kept as lean as a hand-written `f(x).block_until_ready()` loop.
     timer = TIMER
@@ -203,7 +248,7 @@ def auto_loops(per_call_s: float, target_s: float = TARGET_REPEAT_S) -> int:
     """Calls per repeat so that a repeat lasts about ``target_s`` (at least one call).
 
     >>> auto_loops(0.001), auto_loops(0.5), auto_loops(3e-6)
-    (200, 1, 66667)
+    (100, 1, 33334)
     """
     return max(1, math.ceil(target_s / max(per_call_s, 1e-9)))
 

@@ -28,8 +28,10 @@ from jaxmagic.tracing.callables import (
     signature_of,
     unwrap_jit,
 )
+from jaxmagic.tracing.expression import Expression, as_function
 from jaxmagic.tracing.jitting import LibraryJitted, UntraceableLeavesStatic, fresh_function, has_untraceable_leaves
 from jaxmagic.words import units
+from jaxmagic.words.untrusted import value_text
 
 CALL_EXAMPLE = "f(x, 3)"
 
@@ -67,6 +69,9 @@ class Call:
     receiver: str | None = None
     # The ``in_shardings`` / ``out_shardings`` of the callee's own ``jax.jit``, kept for its jit.
     jit_shardings: dict = field(default_factory=dict)
+    # The line held an expression, not a call (``%jitcompare f(x) + 1``): the callee is that
+    # expression as a function of its free names that hold arrays (``lambda x: f(x) + 1``).
+    expression: Expression | None = None
 
     def __post_init__(self):
         if self.function is None:
@@ -227,8 +232,9 @@ def complete_static(
 # Parsing what the user typed
 
 
-def parse_call_expression(text: str, *, magic: str = "%jaxpr") -> ast.Call:
-    """The call expression in ``text``, or a ``UsageProblem`` saying what was expected.
+def parse_call_expression(text: str, *, magic: str = "%jaxpr", any_expression: bool = False) -> ast.expr:
+    """The call expression in ``text`` (with ``any_expression``, any expression), or a
+    ``UsageProblem`` saying what was expected.
 
     >>> ast.unparse(parse_call_expression("f(x, n=3)"))
     'f(x, n=3)'
@@ -246,16 +252,36 @@ def parse_call_expression(text: str, *, magic: str = "%jaxpr") -> ast.Call:
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
+        if any_expression and _is_statement(text):
+            raise UsageProblem(
+                f"{magic} times an expression, such as `{CALL_EXAMPLE}` or `f(x) + 1`, not a statement: {text}",
+                example=f"{magic} {CALL_EXAMPLE}",
+            ) from None
         raise UsageProblem(
             f"{magic}: the call expression is not valid Python ({exc.msg}): {text}",
             example=f"{magic} {CALL_EXAMPLE}",
         ) from None
-    if not isinstance(tree.body, ast.Call):
+    if not isinstance(tree.body, ast.Call) and not any_expression:
         raise UsageProblem(
             f"{magic} works on a call expression such as `{CALL_EXAMPLE}`, not `{text}`.",
             example=f"{magic} {CALL_EXAMPLE}",
         )
     return tree.body
+
+
+def _is_statement(text: str) -> bool:
+    """Whether ``text`` is valid Python as a statement (``y = f(x)``), not as an expression."""
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
+
+
+def takes_any_expression(magic: str) -> bool:
+    """Whether the magic times any expression, as ``%timeit`` does (``%jitcompare f(x) + 1``), or
+    works on a call only."""
+    return "jitcompare" in magic
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,14 +304,41 @@ def resolve_call(
     ``-s`` option: parameter names and/or positions, comma-separated. ``filename`` and ``line``
     say where the expression stands, for tracebacks and for lambdas written in the call itself.
     """
-    node = parse_call_expression(text, magic=magic)
+    node = parse_call_expression(text, magic=magic, any_expression=takes_any_expression(magic))
+    if not isinstance(node, ast.Call):
+        found = as_function(text, namespace, local_namespace, filename=filename, line=line, magic=magic)
+        return _call_of(
+            found.function,
+            found.args,
+            {},
+            source=found.expression.text,
+            receiver=None,
+            static=static,
+            magic=magic,
+            expression=found.expression,
+        )
     ast.increment_lineno(node, line - 1)
     fn, args, kwargs = _evaluate(node, namespace, local_namespace, filename, magic)
     check_callable(fn, text=ast.unparse(node.func), magic=magic)
     fn, args, kwargs = libraries.without_nnx_partials(fn, tuple(args), dict(kwargs))
     fn, bound_args = bind_jitted_method(fn, tuple(args))
     receiver = _receiver_text(node.func) if len(bound_args) > len(args) else None
-    args = bound_args
+    return _call_of(fn, bound_args, kwargs, source=ast.unparse(node), receiver=receiver, static=static, magic=magic)
+
+
+def _call_of(
+    fn: Callable,
+    args: tuple,
+    kwargs: dict,
+    *,
+    source: str,
+    receiver: str | None,
+    static: str | None,
+    magic: str,
+    expression: Expression | None = None,
+) -> Call:
+    """The ``Call`` of ``fn`` on these arguments: the callee's own jit options and library, the
+    static arguments asked for and those made static because JAX cannot trace them, checked."""
     library = libraries.recognise(fn)
     if library is not None:
         options = _jax_private.JitOptions(library.static_argnums, library.static_argnames, library.donate_argnums)
@@ -319,13 +372,14 @@ def resolve_call(
         static_argnums=_merge(options.static_argnums, static_argnums + automatic_nums),
         static_argnames=_merge(options.static_argnames, static_argnames + automatic_names),
         donate_argnums=options.donate_argnums,
-        source=ast.unparse(node),
+        source=source,
         library=library,
         library_for_nnx_objects=for_nnx_objects,
         automatic_static=_parameter_names(unwrap_jit(fn), automatic_nums) + automatic_names,
         untraceable_leaves=untraceable,
         receiver=receiver,
         jit_shardings=_own_shardings(fn, library, receiver, static_argnums + automatic_nums, static_argnames),
+        expression=expression,
     )
     check_static_values(call, magic=magic)
     if "jitcompare" in magic:
@@ -456,11 +510,7 @@ def check_traceable(call: Call, *, magic: str = "%jaxpr") -> None:
 
 
 def _short_repr(value: Any, limit: int = 60) -> str:
-    try:
-        text = repr(value)
-    except Exception:
-        text = f"<{type(value).__name__}>"
-    return units.shorten(text, limit)
+    return units.shorten(value_text(value, 10_000), limit)
 
 
 def _evaluate(node: ast.Call, namespace: dict, local_namespace: Mapping | None, filename: str, magic: str):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.tracing.call import parse_call_expression
+from jaxmagic.tracing.call import parse_call_expression, takes_any_expression
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,8 @@ class CellPlan:
 
 
 def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_line: int = 2) -> CellPlan:
-    """Split a cell: all statements but the last run normally; the last must be a call.
+    """Split a cell: all statements but the last run normally; the last must be a call (any
+    expression, for a magic that takes one).
 
     A call given on the magic's own line (``line_call``) takes the place of the last statement,
     and then every statement of the cell runs. ``first_line`` is the cell line number of the
@@ -53,7 +54,7 @@ def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_
     ast.increment_lineno(module, first_line - 1)
     statements = module.body
     if line_call.strip():
-        parse_call_expression(line_call, magic=magic)
+        parse_call_expression(line_call, magic=magic, any_expression=takes_any_expression(magic))
         return CellPlan(body=module if statements else None, call_text=line_call.strip(), call_line=1)
     if not statements:
         raise UsageProblem(
@@ -61,10 +62,12 @@ def split_cell(cell: str, *, line_call: str = "", magic: str = "%%jaxpr", first_
             example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
         )
     last = statements[-1]
-    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
+    wanted = ast.expr if takes_any_expression(magic) else ast.Call
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, wanted)):
         shown = ast.unparse(last).splitlines()[0]
+        what = "an expression, the one to time" if wanted is ast.expr else "a call expression, the call to work on"
         raise UsageProblem(
-            f"{magic}: the cell's last statement must be a call expression, the call to work on; it is `{shown}`.",
+            f"{magic}: the cell's last statement must be {what}; it is `{shown}`.",
             example=f"{magic}\ndef f(x):\n    return x * 2\nf(x)",
         )
     module.body = statements[:-1]

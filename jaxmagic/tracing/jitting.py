@@ -184,12 +184,15 @@ _OWN_WORK = _OwnWork()
 
 
 @contextlib.contextmanager
-def own_work() -> Iterator[None]:
+def own_work(*, cache_writes: bool = False) -> Iterator[None]:
     """Everything JAX traces, lowers and compiles inside is jaxmagic's own work, whatever function
     it is (a fresh wrapper, the user's ``nnx.jit`` re-wrapped, a function the user's function calls):
-    a watch of the user's compilations leaves it out, and JAX logs none of it where the user turned
-    on ``jax_log_compiles`` or ``jax_explain_cache_misses`` (``_jax_private.compile_logs_off``).
-    Scoped to this thread; nests; also a decorator.
+    a watch of the user's compilations leaves it out, JAX logs none of it where the user turned
+    on ``jax_log_compiles`` or ``jax_explain_cache_misses`` (``_jax_private.compile_logs_off``),
+    and writes none of it into the user's persistent compilation cache (programs with jaxmagic's
+    own options or rewrites, which the user never compiles), unless ``cache_writes``: the work
+    is the user's very call, which their cache serves and keeps as it would for them.
+    Scoped to this thread; nests (the outermost decides); also a decorator.
 
     >>> doing_own_work()
     False
@@ -202,7 +205,11 @@ def own_work() -> Iterator[None]:
     """
     _OWN_WORK.depth += 1
     try:
-        with _jax_private.compile_logs_off() if _OWN_WORK.depth == 1 else contextlib.nullcontext():
+        with contextlib.ExitStack() as outermost:
+            if _OWN_WORK.depth == 1:
+                outermost.enter_context(_jax_private.compile_logs_off())
+                if not cache_writes:
+                    outermost.enter_context(_jax_private.persistent_cache_writes_off())
             yield
     finally:
         _OWN_WORK.depth -= 1

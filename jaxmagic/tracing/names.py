@@ -23,7 +23,7 @@ import sys
 from typing import Any, Sequence
 
 from jaxmagic import _jax_private
-from jaxmagic.tracing.callables import callable_name, positional_parameters
+from jaxmagic.tracing.callables import callable_name, positional_parameters, python_function
 
 RESULT = "result"
 _OUTPUT_TRANSFORMS = ("grad", "value_and_grad", "jacfwd", "jacrev")
@@ -477,3 +477,36 @@ def _nnx_names(call: Any, traced: Any, generic: list[str]) -> list[str]:
             continue
         names += [name + _keys_text(p) for p, _ in jax.tree_util.tree_flatten_with_path(value)[0]]
     return names if len(names) == len(generic) else generic
+
+
+def captured_names(closed_jaxpr: Any, fn: Any) -> dict[str, str]:
+    """The arrays a traced function read from outside (the jaxpr's constants), by shape
+    (``f32[512,512]``) to the name the function reads each by: a global of its module or a
+    variable it closes over. A shape two of them share is left out (which is which is unknown).
+
+    >>> import jax, jax.numpy as jnp
+    >>> w = jnp.ones((3, 4))
+    >>> def f(x):
+    ...     return x @ w
+    >>> captured_names(jax.make_jaxpr(f)(jnp.ones(3)), f)
+    {'f32[3,4]': 'w'}
+    """
+    from jax.core import ShapedArray
+
+    function = python_function(fn)
+    if function is None:
+        return {}
+    scope = dict(getattr(function, "__globals__", {}))
+    for variable, cell in zip(function.__code__.co_freevars, function.__closure__ or (), strict=False):
+        try:
+            scope[variable] = cell.cell_contents
+        except ValueError:  # a cell not yet filled
+            continue
+    by_id = {id(value): variable for variable, value in scope.items() if hasattr(value, "shape")}
+    found: dict[str, list[str]] = collections.defaultdict(list)
+    for constant in getattr(closed_jaxpr, "consts", ()):
+        if getattr(constant, "size", 0) <= 1 or not hasattr(constant, "dtype"):
+            continue
+        shape = ShapedArray(constant.shape, constant.dtype).str_short(short_dtypes=True)
+        found[shape].append(by_id.get(id(constant), ""))
+    return {shape: named[0] for shape, named in found.items() if len(set(named)) == 1 and named[0]}

@@ -130,7 +130,9 @@ def pick_user_frame(frames: Iterable[tuple[str, int, str]], *, or_library: bool 
 
 
 def source_line(file: str, line: int, function: str, cell_namer: CellNamer = no_cells) -> SourceLine:
-    """A ``SourceLine`` for ``file:line``, with the line's text where Python's linecache has it."""
+    """A ``SourceLine`` for ``file:line``, with the line's text where Python's linecache has it, as
+    the file is now (a module edited and reloaded shows its new lines, not those linecache kept)."""
+    linecache.checkcache(file)  # one stat; a notebook cell's lines, which have no file, are kept
     return SourceLine(
         file=file,
         line=line,
@@ -167,6 +169,27 @@ def traced_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int,
     >>> traced_user_frame([(numpy.__file__, 54, "_wrapfunc"), (__file__, 9, "trace"), ("/home/me/nb.py", 1, "<module>")])
     """
     return pick_user_frame(inside_traced_call(frames), or_library=False)
+
+
+_INSTALLED = ("/site-packages/", "/dist-packages/", "/lib/python3")  # packages, and the standard library
+
+
+def recorded_user_frame(frames: Iterable[tuple[str, int, str]]) -> tuple[str, int, str] | None:
+    """The user's frame among the frames a trace recorded for an instruction, innermost first,
+    wherever the trace was made: JAX records none of its own, so the first that is neither an
+    installed package's nor the standard library's (by its path: ``site-packages``,
+    ``dist-packages``, ``lib/python3.x``) nor jaxmagic's; ``None`` where there is none. Reads paths only: no JAX.
+
+    >>> recorded_user_frame([("/venv/lib/python3.11/site-packages/flax/linen/linear.py", 9, "__call__"),
+    ...                      ("/home/me/train.py", 12, "loss")])
+    ('/home/me/train.py', 12, 'loss')
+    """
+    for file, line, function in frames:
+        path = file.replace("\\", "/")
+        if file.startswith("<frozen ") or any(part in path for part in _INSTALLED) or is_jaxmagic_file(file):
+            continue
+        return file, line, function
+    return None
 
 
 def outermost_frame() -> tuple[str, str]:

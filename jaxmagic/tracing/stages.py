@@ -25,7 +25,8 @@ from typing import Any, Callable, Sequence
 import jax
 
 from jaxmagic.compiled import peak_memory, profiling, remat
-from jaxmagic.compiled.memory import compiled_memory
+from jaxmagic.compiled.collective_causes import sharding_request
+from jaxmagic.compiled.memory import compiled_memory, xla_peak
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.report import Report
 from jaxmagic.tracing import names, trace_sampling, values
@@ -67,7 +68,7 @@ class JaxprReport(Report):
     ``source`` line; ``None`` when all is finite), ``value_run`` (the whole ``values.ValueRun``);
     ``peak_bytes``, ``live_at_peak`` (``peak_memory.LiveBuffer`` each: ``bytes``, ``shape``,
     ``kind``, ``source``) and ``peak`` (the whole ``peak_memory.PeakMemory``, by source line);
-    for ``-t grad``, ``residuals`` (the values saved for the backward pass, by line) and
+    for ``-t grad``, ``residuals`` (what the compiled gradient's backward pass keeps, by line) and
     ``checkpoint_policies`` (each of JAX's checkpoint policies measured: peak and FLOPs).
 
     The report holds facts only. How it is shown (which stage, which views, how many equations) is
@@ -93,6 +94,7 @@ class JaxprReport(Report):
         self.name = name
         self.cell_namer = cell_namer
         self.asked_out_shardings = None  # the out_shardings of the user's jax.jit, set by trace()
+        self.sharding_request: SourceLine | None = None  # the line that asked for them, set by trace()
         self.profile: profiling.Profile | None = None
         self.trace_seconds: float | None = None  # set by trace()
         self.lower_seconds: float | None = None  # set when first lowered
@@ -103,6 +105,7 @@ class JaxprReport(Report):
         self.static_arguments: list[tuple[str, object]] = []  # (parameter, value) jit traced with
         self.receiver: str | None = None  # the object whose method was called, as the user wrote it
         self.output_names: list[str] = []
+        self.callee: Any = None  # the function traced, as the user called it; set by trace()
 
     @functools.cached_property
     def line_counts(self) -> dict[str, int]:
@@ -204,6 +207,7 @@ class JaxprReport(Report):
             input_names=self.input_names,
             output_names=self.output_names,
             asked_out_shardings=self.asked_out_shardings,
+            asked_at=self.sharding_request,
             cell_namer=self.cell_namer,
         )
 
@@ -233,27 +237,47 @@ class JaxprReport(Report):
 
     @functools.cached_property
     @own_work()  # computed when first read, maybe long after the trace: never the user's
-    def peak(self) -> peak_memory.PeakMemory:
-        """The compiled program's peak memory and the buffers live there, by source line."""
+    def _buffers(self) -> tuple[str, str, int | None]:
+        """One compile with XLA's buffer assignment written out: the optimized HLO, the dump's
+        text and XLA's own peak (where the backend gives one counting temporaries)."""
         start = time.perf_counter()
         compiled, dumped = peak_memory.compile_with_buffers(self.lowered)
         if "compiled" not in self.__dict__:  # the one compile serves every other view too
             self.__dict__["compiled"] = compiled
             self.compile_seconds = time.perf_counter() - start
+        return compiled.as_text(), dumped, xla_peak(compiled)
+
+    @functools.cached_property
+    def _naming(self) -> dict:
+        """How the memory views name buffers: cells, the user's names of inputs and constants."""
+        return {
+            "cell_namer": self.cell_namer,
+            "input_names": self.input_names,
+            "jaxpr": self.jaxpr,
+            "constants": names.captured_names(self.jaxpr, self.callee),
+        }
+
+    @functools.cached_property
+    @own_work()  # computed when first read, maybe long after the trace: never the user's
+    def peak(self) -> peak_memory.PeakMemory:
+        """The compiled program's peak memory and the buffers live there, by source line."""
+        hlo_text, dumped, xla = self._buffers
+        naming = self._naming
         return peak_memory.peak_memory(
-            compiled.as_text(), dumped, compiled_memory(compiled), self.cell_namer, self.input_names, self.jaxpr
-        )
+            hlo_text, dumped, self.memory, naming["cell_namer"], naming["input_names"], naming["jaxpr"],
+            xla_peak=xla, constants=naming["constants"],
+        )  # fmt: skip
 
     @functools.cached_property
     @own_work()  # computed when first read, maybe long after the trace: never the user's
     def residuals(self) -> list[remat.Residual] | None:
-        """For ``-t grad`` / ``-t value_and_grad``: the values saved for the backward pass, largest
-        first, each with ``bytes``, ``shape``, ``source`` and ``label``; ``None`` otherwise."""
+        """For ``-t grad`` / ``-t value_and_grad``: what the compiled gradient's backward pass
+        keeps from its forward pass, largest first, each with ``bytes``, ``shape``, ``source`` and
+        ``label``; ``None`` otherwise."""
         if self.differentiated is None or len(self.differentiated[1]) > 1:
             return None  # under an outer transform the arguments are not the function's own
-        fn, _ = self.differentiated
-        args, kwargs, _, _ = self.arguments
-        return remat.saved_residuals(fn, args, kwargs, self.cell_namer, self.input_names)
+        hlo_text, dumped, _ = self._buffers
+        return remat.kept_for_backward(hlo_text, dumped, **self._naming)
 
     @functools.cached_property
     @own_work()  # computed when first read, maybe long after the trace: never the user's
@@ -404,6 +428,13 @@ def _refuse_display_options(given: dict[str, Any]) -> None:
 
 
 @own_work()
+def _cells(cell_namer: CellNamer) -> list[str]:
+    """The notebook cells Python's linecache holds (every file a cell namer names), oldest first."""
+    import linecache
+
+    return [name for name in list(linecache.cache) if cell_namer(name) is not None]
+
+
 def trace(
     call: Call,
     *,
@@ -474,9 +505,13 @@ def trace(
     report.arguments, report.differentiated = arguments, differentiated
     report.trace_seconds, report.trace_samples = trace_seconds, samples
     report.asked_out_shardings = None if transforms else call.jit_shardings.get("out_shardings")
+    if report.asked_out_shardings is not None:
+        request = sharding_request(call.function, report.asked_out_shardings, files=_cells(cell_namer))
+        report.sharding_request = request.line(cell_namer) if request is not None else None
     report.input_names = names.input_names(users_call, traced, transforms)
     report.static_arguments = users_call.static_values() if users_call.library is None else []
     report.receiver = users_call.receiver
+    report.callee = users_call.fn
     report.output_names = names.output_names(users_call, traced, transforms)
     if profile:
         report.profile = profiling.profile(

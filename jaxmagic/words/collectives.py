@@ -62,11 +62,16 @@ def placement_text(placement: Placement) -> Words:
     axes = names(placement.axes) if placement.axes else "the group"
     dim = f"dim {placement.dimension}" if placement.dimension is not None else "one dimension"
     if placement.state == "split":
-        return say("{} split over {}", dim, axes)
+        said = say("{} split over {}", dim, axes)
+        for dimension, more in placement.also:
+            said = said + say(", dim {} over {}", dimension, names(more))
+        return said
     if placement.state == "whole":
         if placement.dimension is None:
             return say("combined on every device of {}", axes)
         return say("{} whole on every device of {}", dim, axes)
+    if placement.state == "replicated":
+        return say("whole on every device of {}", axes)
     if placement.state == "partial":
         return say("partial results over {}", axes)
     if placement.state == "blocks":
@@ -75,8 +80,9 @@ def placement_text(placement: Placement) -> Words:
 
 
 def where_words(collective: Collective) -> Words:
-    """``In [3] line 2: `y = x @ w```, or ``your code`` where XLA kept no source line."""
-    line = collective.line
+    """``In [3] line 2: `y = x @ w```: the line XLA kept for it, else the line that asked for the
+    sharding it makes (a ``jax.jit(..., out_shardings=...)``); ``your code`` where neither is known."""
+    line = collective.line or collective.asked_at
     if line is None:
         return say("your code")
     return say("{}: {}", place(line), code(line.text)) if line.text else say("{}", place(line))
@@ -124,14 +130,30 @@ def cause_words(collective: Collective) -> Words | None:
         )
     if collective.mismatch == "constraint" and collective.wanted is not None:
         _, spec, where = collective.wanted
-        return say("inserted by XLA to meet the sharding {} asked for at {}{}", code(spec), where, _inputs(collective))
+        return say(
+            "inserted by XLA to meet the sharding {} asked for at {}{}; {} → {}",
+            code(spec),
+            where,
+            _inputs(collective),
+            placement_text(collective.before),
+            placement_text(collective.after),
+        )
     if collective.mismatch == "output" and collective.wanted is not None:
         _, spec, name = collective.wanted
+        asked = collective.asked_at
+        by = (
+            say(" at {}", place(asked))
+            if asked is not None and collective.line is not None and asked != collective.line
+            else ""
+        )
         return say(
-            "inserted by XLA to give the output {} the sharding {} its out_shardings ask for{}",
+            "inserted by XLA to give the output {} the sharding {} its out_shardings ask for{}{}; {} → {}",
             code(name),
             code(spec),
+            by,
             _inputs(collective),
+            placement_text(collective.before),
+            placement_text(collective.after),
         )
     if collective.primitive:
         return say("inserted by XLA to partition {}{}", code(collective.primitive), _inputs(collective))

@@ -5,7 +5,7 @@ are templates in their declarations.
 
 >>> str(mark_static(["n"], "the slice then has a fixed size."))
 'Mark `n` static: the slice then has a fixed size.'
->>> str(not_checked("no-call"))
+>>> str(fix_checked(type("Found", (), {"outcome": "unchecked", "reason": "no-call", "generated": ""})))
 'Not checked on your arguments: jaxmagic does not know the arguments it was called with.'
 """
 
@@ -19,12 +19,19 @@ from jaxmagic.words.sentences import Part, Words, as_words, code, names, say
 # (``jaxmagic.doctor.fix_check``: ``NO_CALL``, ``STATEMENTS``...).
 _WHY_UNCHECKED = {
     "no-call": "jaxmagic does not know the arguments it was called with",
-    "statements": "the fix changes statements that run, and jaxmagic only traces",
+    "statements": "the fix changes statements that run, and jaxmagic runs only definitions and one call",
     "elided": "the fix is shown in part",
     "not-reached": "the call runs the fixed code through an object or a helper that jaxmagic does not redefine",
     "arguments": "an argument of the call is an expression jaxmagic does not run again",
     "new-parameters": "the fixed function takes arguments that the call does not pass yet",
     "fragment": "it is a line to put in your function, not code that runs alone",
+    "time": "checking took longer than the doctor waits",
+}
+# Why generated arguments were used too, by the fix check's ``generated``.
+_GENERATED = {
+    "zeros": "yours hold zeros, which can hide a difference (a padding of zeros, say)",
+    "repeated": "yours hold one value repeated, which can hide a difference (a mask that keeps all or nothing)",
+    "shapes": "jaxmagic knows only the shapes of yours",
 }
 
 
@@ -37,18 +44,98 @@ def why_unchecked(reason: str | None) -> str:
     return _WHY_UNCHECKED.get(reason or "", "")
 
 
-def checked() -> Words:
-    """The note of a fix that traced on the user's arguments.
+def fix_checked(found: Any, seconds: float = 0.0) -> Words:
+    """What checking a fix by value found (``found``: a ``FixCheck`` of the doctor's fix check), as
+    the note under it; ``seconds``: how long the doctor waited.
 
-    >>> str(checked())
-    'Checked on your arguments: the fixed code traces.'
+    >>> from jaxmagic.doctor.fix_check import FixCheck
+    >>> print(fix_checked(FixCheck("same")))
+    Checked on your arguments: jitted, the fix gives the same values as your code without jit.
+    >>> print(fix_checked(FixCheck("same", generated="zeros", extra=1)))
+    Checked on your arguments: jitted, the fix gives the same values as your code without jit, and hands 1 more value back after them; the same on generated arguments of the same shapes, since yours hold zeros, which can hide a difference (a padding of zeros, say).
+    >>> print(fix_checked(FixCheck("unchecked", "time"), 10))
+    Not checked on your arguments: checking took longer than the doctor waits (10 s).
     """
-    return say("Checked on your arguments: the fixed code traces.")
+    outcome, generated = found.outcome, _GENERATED.get(found.generated, "")
+    on = "on generated arguments of your shapes" if found.generated == "shapes" else "on your arguments"
+    if outcome == "unchecked":
+        waited = f" ({seconds:g} s)" if found.reason == "time" and seconds else ""
+        return say("Not checked on your arguments: {}{}.", why_unchecked(found.reason), waited)
+    if outcome == "runs":
+        return say("Checked on your arguments: the fix runs; your code fails without jit too ({}), so there are "
+                   "no values to compare.", code(found.error))  # fmt: skip
+    if outcome == "same":
+        more = (
+            f", and hands {found.extra} more value{'s' if found.extra > 1 else ''} back after them"
+            if found.extra
+            else ""
+        )
+        also = (
+            f"; the same on generated arguments of the same shapes, since {generated}"
+            if generated and found.generated != "shapes"
+            else ""
+        )
+        head = "Checked on your arguments" if found.generated != "shapes" else f"Checked {on} ({generated})"
+        return say("{}: jitted, the fix gives the same values as your code without jit{}{}.", head, more, also)
+    small = found.original and found.fixed and found.difference.kind != "value"
+    values = say(" (your code: {}; the fix: {})", code(found.original), code(found.fixed)) if small else ""
+    where = f"on generated arguments of the same shapes ({generated})" if found.generated else on
+    return say("Checked {}: jitted, the fix does not give the values of your code without jit: {}{}.", where,
+               difference(found.difference), values)  # fmt: skip
 
 
-def not_checked(reason: str | None) -> Words:
-    """The note of a fix that could not be checked, for the fix check's ``reason``."""
-    return say("Not checked on your arguments: {}.", why_unchecked(reason))
+def difference(found: Any) -> Words:
+    """Where a fix's values differ from the user's code's (``found``: the fix check's ``Difference``).
+
+    >>> from jaxmagic.doctor.fix_check import Difference
+    >>> print(difference(Difference("[0]", "shape", "(3,)", "(4,)")))
+    at `[0]` it has shape (4,) where your code's has (3,)
+    >>> print(difference(Difference("", "value", "10.0", "15.0")))
+    it gives 15.0 where your code gives 10.0
+    """
+    at = say("at {} ", code(found.where)) if found.where else ""
+    if found.kind == "structure":
+        return say("{}it returns {} values where your code returns {}", at, found.fixed, found.original)
+    if found.kind == "state":
+        return say("it leaves {} at {} where your code makes it {}", code(found.where), found.fixed, found.original)
+    if found.kind == "shape":
+        return say("{}it has shape {} where your code's has {}", at, found.fixed, found.original)
+    index = f"at index {found.index} " if found.index else ""
+    return say("{}{}it gives {} where your code gives {}", at, index, found.fixed, found.original)
+
+
+def leading(label: Any) -> Words:
+    """An alternative's label as the lead fix's note, once it leads: without its "Or".
+
+    >>> str(leading("Or make it a list again:"))
+    'Make it a list again:'
+    """
+    parts = list(as_words(label).parts)
+    if parts and parts[0].kind == "text" and parts[0].text.startswith(("Or ", "or ")):
+        rest = parts[0].text[3:]
+        parts[0] = Part("text", rest[:1].upper() + rest[1:])
+    return Words(tuple(parts))
+
+
+def fix_check_label(label: Any, found: Any, seconds: float = 0.0) -> Words:
+    """An alternative's label followed by what checking it found, in short (its closing colon kept).
+
+    >>> from jaxmagic.doctor.fix_check import FixCheck
+    >>> str(fix_check_label("Or donate a copy:", FixCheck("same")))
+    'Or donate a copy. Checked on your arguments: the same values as your code without jit:'
+    """
+    if found is None:
+        return as_words(label)
+    if found.outcome == "unchecked":
+        return unchecked_label(label, found.reason)
+    said = {"same": say("the same values as your code without jit"), "runs": say("it runs")}
+    said["differs"] = difference(found.difference) if found.difference else say("")
+    parts = list(as_words(label).parts)
+    ending = parts[-1].text.rstrip() if parts and parts[-1].kind == "text" else ""
+    if ending.endswith((":", ".")):
+        parts[-1] = Part("text", ending[:-1])
+    close = ":" if ending.endswith(":") else "."
+    return Words(tuple(parts)) + ". Checked on your arguments: " + said[found.outcome] + close
 
 
 def unchecked_label(label: Any, reason: str | None) -> Words:
@@ -72,10 +159,10 @@ def rewrite_failed(error: str) -> Words:
     what the trace raised, in short).
 
     >>> str(rewrite_failed("TypeError: bad"))[:61]
-    'not shown: traced on your arguments, it still fails (`TypeErr'
+    'not shown: run on your arguments, it still fails (`TypeError: '
     """
     return say(
-        "not shown: traced on your arguments, it still fails ({}); check that they are what the function "
+        "not shown: run on your arguments, it still fails ({}); check that they are what the function "
         "expects, and see the page on this pitfall for the ways out.",
         code(error),
     )
@@ -132,10 +219,11 @@ def magic_static_option(parameters: Sequence[str], function_name: str | None) ->
 
 
 __all__ = [
-    "checked",
+    "fix_check_label",
+    "difference",
+    "fix_checked",
     "magic_static_option",
     "mark_static",
-    "not_checked",
     "pass_python_value",
     "rewrite_failed",
     "static_field",

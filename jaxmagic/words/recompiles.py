@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from jaxmagic.words import Words, code, names, place, say
+from jaxmagic.words.made_again import MADE_AGAIN_ADVICE, MADE_AGAIN_MESSAGES
 from jaxmagic.words.units import times
 
 # What a reader sees before the details, one short label per kind.
@@ -32,6 +33,7 @@ KIND_LABELS = {
     "config": "config",
     "redefined_function": "re-defined function",
     "jit_options": "jit options",
+    "caches_cleared": "caches cleared",
     "unknown": "unknown",
 }
 
@@ -73,6 +75,10 @@ _ADVICE = {
     "attribute_built_again": (
         "Build {arg} once, outside the loop, and reuse it, rather than making a new one before each call."
     ),
+    "equal_by_value": (
+        "Give {cls} an {eq} and {hash} of its own, e.g. declare it {frozen}, so that an equal one compiles "
+        "nothing new; or build {arg} once and reuse it."
+    ),
     "built_again": (
         "Build {arg} once, outside the loop, and pass that same object on every call: each new one compiles again."
     ),
@@ -104,8 +110,13 @@ _ADVICE = {
         "Make {bound} an argument of the jitted function instead of binding it with functools.partial: "
         "{fixed} compiles once for all of its values (mark it static only if it should compile per value)."
     ),
+    "code_changed": ("Expected after defining {arg} again with other code (e.g. editing and re-running its cell)."),
     "jit_options": (
         "Create the jitted function once, with fixed options, outside the loop: hoist jax.jit out of the loop."
+    ),
+    "caches_cleared": (
+        "Expected after jax.clear_caches(): every function compiles again on its next call; clear them only "
+        "when memory needs it, not in a loop."
     ),
     "unknown": "jaxmagic could not tell what changed; JAX's own explanation (if any) is kept in {raw}.",
     "key_kind": (
@@ -135,6 +146,8 @@ _ADVICE_CODE = {
     "wrap": code("jax.random.wrap_key_data"),
     "split": code("jax.random.split(key, n)"),
     "asarray": code("jnp.asarray(...)"),
+    "eq": code("__eq__"),
+    "hash": code("__hash__"),
 }
 
 # Headline phrases: "`step` compiled 12 times: <what> — <fix>".
@@ -152,6 +165,7 @@ _REPEATED = {
     "config": ("JAX option {arg} keeps changing", "set it once at start-up"),
     "redefined_function": ("{arg} is re-defined before each call", "define it once, outside the loop"),
     "jit_options": ("it is wrapped in a new jax.jit with different {arg} each time", "hoist jax.jit out of the loop"),
+    "caches_cleared": ("jax.clear_caches() empties JAX's caches before each call", "clear them only when needed"),
     "unknown": ("for a reason jaxmagic cannot tell", "see JAX's explanation in the log"),
     "first_call": ("each call is a first call", "reuse one jitted function"),
 }
@@ -190,6 +204,17 @@ def advice(cause) -> Words:
     """
     if cause.reason == "wrapper_rebuilt":
         return advice_for(cause.kind, cause.argument, variant=cause.reason, built=code(_rebuilt(cause)))
+    if cause.reason in MADE_AGAIN_ADVICE:
+        return MADE_AGAIN_ADVICE[cause.reason](cause, dict(cause.facts))
+    if cause.reason == "attribute_built_again" and dict(cause.facts).get("by_identity"):
+        kind = dict(cause.facts)["object"]
+        return advice_for(
+            cause.kind,
+            cause.argument,
+            variant="equal_by_value",
+            cls=code(kind),
+            frozen=code("@dataclasses.dataclass(frozen=True)"),
+        )
     if cause.reason == "partial_rebound":
         facts = dict(cause.facts)
         bound = facts["bound"]
@@ -246,6 +271,7 @@ _KIND_SENTENCES = {
     "config": "JAX option {} changed{}",
     "redefined_function": "{} is a new function object, so JAX cannot reuse its earlier compilations",
     "jit_options": "re-wrapped in jax.jit with a different {}{}",
+    "caches_cleared": "compiled again: jax.clear_caches() emptied JAX's caches since its last compilation",
 }
 
 
@@ -300,9 +326,21 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
         c.after,
     ),
     "redefined_function": lambda c, f: say(
-        "{} is a new function object{}: JAX caches compilations per function object, so it compiles anew",
+        "{} is a new function object{}{}: JAX caches compilations per function object, so it compiles anew",
         code(c.argument),
+        ", alike in its code and in every value it holds" if f.get("alike") else "",
         say(" (defined at {})", place(f["defined_at"])) if f.get("defined_at") is not None else "",
+    ),
+    "made_again_alike": lambda c, f: say(
+        "{} returned a new {}, alike in its code and in every value it holds; JAX caches compilations "
+        "per function object, so it compiles anew",
+        code(f["factory"]),
+        code(c.argument),
+    ),
+    "code_changed": lambda c, f: say(
+        "{} was defined again with other code{}: a new program, compiled anew",
+        code(c.argument),
+        say(" ({})", place(f["defined_at"])) if f.get("defined_at") is not None else "",
     ),
     "redefined_repeatedly": lambda c, f: say(
         "{} is a new function object defined on the same line as an earlier one: "
@@ -333,11 +371,23 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
     ),
     "attribute_added": lambda c, f: say("{} was {} ({})", code(c.argument), "added", c.after),
     "attribute_removed": lambda c, f: say("{} was {} ({})", code(c.argument), "removed", c.before),
-    "attribute_built_again": lambda c, f: say(
-        "attribute {} is a new {} built again, alike in every visible part; "
-        "JAX compares static values with == (for most objects: are they the same object)",
-        code(c.argument),
-        f["object"],
+    "attribute_built_again": lambda c, f: (
+        say(
+            "attribute {} is a new {} built again, alike in every visible part{}; it is static, and {} has no "
+            "{} of its own, so a new one never equals the old: JAX compiles again",
+            code(c.argument),
+            code(f["object"]),
+            say(" ({})", code(f["text"])) if f.get("text") and f["text"] != f["object"] else "",
+            code(f["object"]),
+            code("__eq__"),
+        )
+        if f.get("by_identity")
+        else say(
+            "attribute {} is a new {} built again, alike in every visible part; "
+            "JAX compares static values with == (for most objects: are they the same object)",
+            code(c.argument),
+            f["object"],
+        )
     ),
     "attribute_changed": lambda c, f: say("attribute {} changed: {} → {}", code(c.argument), c.before, c.after),
     "structure_detail": lambda c, f: say("structure of {} changed: {}", code(c.argument), c.detail),
@@ -417,6 +467,10 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
         code("--explain"),
     ),
 }
+_MESSAGES["caches_cleared"] = lambda c, f: say(
+    "{} compiled again: jax.clear_caches() emptied JAX's caches since its last compilation", code(f["function"])
+)
+_MESSAGES.update(MADE_AGAIN_MESSAGES)
 _MESSAGES["defined_elsewhere"] = _MESSAGES["redefined_function"]  # the same sentence, another fix
 _MESSAGES["python_dtype_changed"] = _MESSAGES["dtype_changed"]
 # The reasons a cause can give: each names a sentence above.

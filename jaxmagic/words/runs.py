@@ -121,15 +121,68 @@ def peak_sentence(peak) -> Words:
         return head
     top = peak.by_line[0]
     share = f"{top.bytes / peak.peak_bytes:.0%}"
-    if top.source is not None:
-        return head + say("; {} held by {}: {}", share, place(top.source), code(top.source.text or top.label))
     if top.label.startswith("argument "):
         return head + say("; {} held by the argument {}", share, code(top.label[len("argument ") :]))
+    if top.label.startswith("captured constant `"):
+        return head + say("; {} held by the captured constant {}", share, code(top.label.split("`")[1]))
+    if top.source is not None:
+        return head + say("; {} held by {}: {}", share, place(top.source), code(top.source.text or top.label))
     return head + say("; {} held by buffers with no source line", share)
 
 
+def _spaces(peak) -> str:
+    """`` (33.6 MiB of the peak in memory space S(1))`` for the bytes outside the main memory."""
+    other = [
+        f"{units.format_bytes(n)} of the peak in memory space S({space})"
+        for space, n in peak.by_space.items()
+        if space and n
+    ]
+    return f" ({', '.join(other)})" if other else ""
+
+
+def peak_parts_sentence(peak) -> Words:
+    """What the peak is made of, from the compiled program: what is held for the whole call (the
+    arguments, outputs and constants, each allocation in full) and the values in use at once at
+    the step of the peak, with the memory spaces they are in; then how it compares with XLA's
+    own account (its peak where the backend gives one, else what it reserves for the call).
+
+    >>> from jaxmagic.compiled.peak_memory import PeakMemory, LiveBuffer
+    >>> peak = PeakMemory(peak_bytes=3072, at="dot.1", totals={"arguments": 1024, "outputs": 1024, "temporaries": 1024},
+    ...     live_at_peak=[LiveBuffer("x{}", 1024, "f32[256]", "argument", None, "argument x"),
+    ...                   LiveBuffer("dot.1{}", 1024, "f32[256]", "output", None, "(no source line)"),
+    ...                   LiveBuffer("sin{}", 1024, "f32[256]", "temporary", None, "(no source line)")])
+    >>> str(peak_parts_sentence(peak))
+    'made of 2.0 KiB held for the whole call (arguments 1.0 KiB, outputs 1.0 KiB) and 1.0 KiB of values in use at once when XLA runs `dot.1`; XLA reserves 3.0 KiB for the call (arguments 1.0 KiB, outputs 1.0 KiB, temporaries 1.0 KiB): all of it is in use at the peak'
+    """
+    held_parts = [
+        f"{name} {units.format_bytes(peak.bytes_of(kind))}"
+        for kind, name in (("argument", "arguments"), ("output", "outputs"), ("constant", "constants"))
+        if peak.bytes_of(kind)
+    ]
+    held = peak.bytes_of("argument", "output", "constant")
+    live = peak.bytes_of("temporary")
+    head = say("made of {} held for the whole call", units.format_bytes(held))
+    if held_parts:
+        head = head + say(" ({})", ", ".join(held_parts))
+    head = head + say(" and {} of values in use at once", units.format_bytes(live))
+    if peak.at:
+        head = head + say(" when XLA runs {}", code(peak.at))
+    head = head + say("{}", _spaces(peak))
+    return head + say("; ") + _against_xla(peak)
+
+
+def _against_xla(peak) -> Words:
+    xla = peak.xla_peak_bytes
+    if xla:
+        gap = (peak.peak_bytes - xla) / xla
+        close = "within 5% of it" if abs(gap) <= 0.05 else f"{abs(gap):.0%} {'above' if gap > 0 else 'below'} it"
+        return say("XLA's own peak (memory_analysis) is {}: this one is {}", units.format_bytes(xla), close)
+    return reconcile_sentence(peak)
+
+
 def reconcile_sentence(peak) -> Words:
-    """How the peak compares with XLA's own totals (``memory_analysis``), the difference said."""
+    """How the peak compares with what XLA reserves for the call (``memory_analysis``), on a
+    backend whose own peak leaves the temporaries out (the CPU)."""
     totals = peak.totals
     if not totals:
         return say("XLA gives no totals for this backend to compare the peak with")
@@ -141,19 +194,46 @@ def reconcile_sentence(peak) -> Words:
     aliased = (
         f", less {units.format_bytes(totals['aliased'])} shared by donated arguments" if totals.get("aliased") else ""
     )
-    reserved, live = peak.reserved_bytes, peak.peak_bytes
+    reserved, constants = peak.reserved_bytes, peak.bytes_of("constant")
+    in_use = peak.peak_bytes - constants
     head = say("XLA reserves {} for the call ({}{})", units.format_bytes(reserved), parts, aliased)
-    if reserved == live:
-        return head + say("; all of it is live at the peak")
-    if reserved > live:
-        return head + say(
-            "; {} of it is live at the peak, and the other {} holds buffers that are live at other times",
-            units.format_bytes(live),
-            units.format_bytes(reserved - live),
+    if in_use >= reserved:
+        head = head + say(": all of it is in use at the peak")
+    else:
+        head = head + say(
+            ": {} of it is in use at the peak, the other {} holds buffers in use at other times",
+            units.format_bytes(in_use),
+            units.format_bytes(reserved - in_use),
         )
-    return head + say(
-        "; the buffers live at the peak add up to {} more ({}: constants and loop bookkeeping, which XLA's "
-        "totals count apart)",
-        units.format_bytes(live - reserved),
-        units.format_bytes(live),
+    if constants and constants >= peak.peak_bytes / 100:  # a few scalars change nothing a reader weighs
+        head = head + say(", and the program's constants, {}, are held beside it", units.format_bytes(constants))
+    return head
+
+
+def residuals_sentence(residuals) -> Words:
+    """The heading of what a gradient's backward pass keeps, read from the compiled program.
+
+    >>> from jaxmagic.compiled.remat import Residual
+    >>> str(residuals_sentence([Residual(4096, "f32[32,32]", None, "argument w")]))
+    'the backward pass keeps 4.0 KiB from the forward pass in 1 buffer (in use at once in the compiled gradient)'
+    """
+    total, count = sum(r.bytes for r in residuals), len(residuals)
+    return say(
+        "the backward pass keeps {} from the forward pass in {} buffer{} (in use at once in the compiled gradient)",
+        units.format_bytes(total),
+        count,
+        "s" * (count != 1),
     )
+
+
+def policies_sentence(costs) -> Words:
+    """The summary of the checkpoint policies' table: each compiled; said when all come out alike.
+
+    >>> from jaxmagic.compiled.remat import PolicyCost
+    >>> str(policies_sentence([PolicyCost("a", 10, None, ""), PolicyCost("b", 10, None, "")]))
+    'each compiled: peak and FLOPs of the whole gradient; every policy compiles to the same peak here'
+    """
+    head = say("each compiled: peak and FLOPs of the whole gradient")
+    if len({c.peak_bytes for c in costs}) == 1 and len(costs) > 1:
+        return head + say("; every policy compiles to the same peak here")
+    return head

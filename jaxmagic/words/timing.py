@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from jaxmagic.words.units import format_bytes, format_seconds
@@ -23,6 +24,25 @@ def note_text(kind: str, mode: str | None, facts: dict[str, Any]) -> str:
 
 def _runs(repeat: int, loops: int) -> str:
     return f"{repeat} repeat{'s' * (repeat != 1)} of {loops:,} call{'s' * (loops != 1)}"
+
+
+def _dispatch_words(dispatches: int | None, floor_s: float | None, estimate_s: float | None) -> str:
+    """`` (it dispatches at least N operations one by one: at least X)`` where that was estimated."""
+    if dispatches is None or floor_s is None or estimate_s is None:
+        return ""
+    return (
+        f" (before it ran: at least {dispatches:,} operations dispatched one by one, "
+        f"at least {format_seconds(estimate_s)} at {format_seconds(floor_s)} each)"
+    )
+
+
+def _more_budget(budget_s: float, needed_s: float) -> str:
+    """A budget that leaves ``needed_s`` more room: ``--budget 20``.
+
+    >>> _more_budget(6.0, 3.1), _more_budget(6.0, 400.0)
+    ('13', '806')
+    """
+    return f"{math.ceil(budget_s + 2 * needed_s):,}".replace(",", "")
 
 
 def _names(names: list[str]) -> str:
@@ -110,8 +130,34 @@ WORDS: dict[str, Callable[..., str]] = {
         + ", a single sample. Raise --budget for a real measurement."
     ),
     "stopped_early": lambda mode, done, planned, budget_s: (
-        f"Stopped after {done} of {planned} planned repeats: the {format_seconds(budget_s)} budget ran "
-        f"out (calls took longer than the warm-up foretold)."
+        f"{mode + ': s' if mode else 'S'}topped after {done} of {planned} planned repeats: the "
+        f"{format_seconds(budget_s)} budget ran out (calls took longer than the warm-up foretold)."
+    ),
+    "budget_overrun": lambda mode, repeats, seconds, budget_s: (
+        f"{mode}: its calls are so long that the {repeats} repeats its figure needs (about "
+        f"{format_seconds(seconds)}) did not fit in the {format_seconds(budget_s)} budget; they ran all the same, "
+        f"past it, and the other modes got what was left."
+    ),
+    "stopped": lambda mode, seconds, budget_s, dispatches=None, floor_s=None, estimate_s=None: (
+        f"{mode}: 1 call, ≥ {format_seconds(seconds)}: its first call was stopped after {format_seconds(seconds)}, "
+        f"the time the {format_seconds(budget_s)} budget left it once the compiled modes' repeats were set aside"
+        + _dispatch_words(dispatches, floor_s, estimate_s)
+        + f". Its figure is a lower bound, and so is the speed-up (the break-even count an upper bound); "
+        f"--budget {_more_budget(budget_s, seconds)} measures it."
+    ),
+    "not_run": lambda mode, budget_s, left_s, dispatches=None, floor_s=None, estimate_s=None: (
+        (
+            f"{mode}: not run: it dispatches at least {dispatches:,} operations one by one, each at least "
+            f"{format_seconds(floor_s)} here, so one call would take at least {format_seconds(estimate_s)}, "
+            f"many times the {format_seconds(left_s)} the {format_seconds(budget_s)} budget left it; "
+            f"--budget {_more_budget(budget_s, estimate_s)} lets it run."
+        )
+        if dispatches is not None and estimate_s is not None
+        else (
+            f"{mode}: not run: the compiled modes' first calls and repeats took the {format_seconds(budget_s)} "
+            f"budget, leaving it {format_seconds(left_s) if left_s > 0 else 'no time'}; "
+            f"--budget {_more_budget(budget_s, budget_s)} lets it run."
+        )
     ),
     "printed_lines": lambda mode, lines: (
         f"{mode}: the function printed {lines:,} more line{'s' * (lines != 1)} while being "

@@ -46,6 +46,18 @@ def format_count(n: float) -> str:
     return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"
 
 
+def format_rate(per_second: float, unit: str) -> str:
+    """A rate with an SI prefix: ``format_rate(1.41e14, "FLOP/s")`` is ``141 TFLOP/s``.
+
+    >>> format_rate(1.41e14, "FLOP/s"), format_rate(6.4e11, "B/s"), format_rate(0, "B/s")
+    ('141 TFLOP/s', '640 GB/s', '0 B/s')
+    """
+    for prefix, scale in (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(per_second) >= scale:
+            return f"{per_second / scale:.3g} {prefix}{unit}"
+    return f"{per_second:.3g} {unit}"
+
+
 def times(count: int) -> str:
     """How many times, in words: ``1 time``, ``3 times``, ``4,044 times``.
 

@@ -236,9 +236,9 @@ class Notebook:
             name = f"{name}-{self.app}"
         path = ARTIFACTS / f"{name}.png"
         (locator or self.page).screenshot(path=str(path))
-        if os.environ.get("JAXMAGIC_UPDATE_DOCS_IMAGES") == "1" and self.app == "lab":
-            DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, DOCS_IMAGES / path.name)
+        shown = DOCS_IMAGES / path.name
+        if os.environ.get("JAXMAGIC_UPDATE_DOCS_IMAGES") == "1" and self.app == "lab" and shown.exists():
+            shutil.copyfile(path, shown)
         return path
 
 

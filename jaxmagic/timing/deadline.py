@@ -1,0 +1,66 @@
+"""A call that may run past the time it was given, stopped there: ``stop_after(seconds)`` raises
+``Overran`` inside the block once it has run that long, the way Ctrl-C raises ``KeyboardInterrupt``.
+
+The exception is delivered to this thread by CPython between two steps of Python code: a call that
+spends its time in Python (a loop, a function run operation by operation, as eager JAX code does)
+stops within one operation of the deadline; one long kernel of XLA's finishes first. A block that
+ends before its deadline is never touched, and a deadline that fires just as the block ends is
+withdrawn, so nothing is raised anywhere else.
+
+>>> import time
+>>> try:
+...     with stop_after(0.05):
+...         while True:
+...             time.sleep(0.001)
+... except Overran:
+...     print("stopped")
+stopped
+>>> with stop_after(5.0):
+...     done = sum(range(10))
+>>> done
+45
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import threading
+from typing import Iterator
+
+
+class Overran(BaseException):
+    """Raised inside a block that ran past its deadline (a ``BaseException``: the user's
+    ``except Exception`` does not swallow it)."""
+
+
+def _raise_in(thread_id: int, exception: type[BaseException] | None) -> None:
+    """Make ``exception`` pending in the thread ``thread_id`` (``None``: withdraw a pending one)."""
+    set_async = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    set_async(ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception is not None else None)
+
+
+@contextlib.contextmanager
+def stop_after(seconds: float) -> Iterator[None]:
+    """Run the block; if it is still running after ``seconds``, raise ``Overran`` inside it."""
+    thread_id = threading.get_ident()
+    lock = threading.Lock()
+    state = {"done": False, "fired": False}
+
+    def fire() -> None:
+        with lock:
+            if not state["done"]:
+                state["fired"] = True
+                _raise_in(thread_id, Overran)
+
+    timer = threading.Timer(max(0.0, seconds), fire)
+    timer.daemon = True
+    try:
+        timer.start()  # inside: a deadline that fires at once is withdrawn below all the same
+        yield
+    finally:
+        timer.cancel()
+        with lock:
+            state["done"] = True
+            if state["fired"]:  # raised already (then this withdraws nothing), or still pending
+                _raise_in(thread_id, None)

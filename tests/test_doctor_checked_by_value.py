@@ -1,0 +1,163 @@
+"""A fix is checked by its values: the user's call run without jit on their own arguments (and on
+generated ones where theirs hold zeros or one value repeated) against the fix run jitted. The card
+says the same values, or exactly what differs, or why it could not check; the fix chosen is one
+whose values are the same where there is one. Each case below is one JAX's own pages or its issue
+tracker show, and the values are JAX's: the test computes them itself with jit switched off."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from doctor_cases import apply, diagnosed, intended, run
+
+from jaxmagic.doctor.fix_check import UserCall, check, degenerate, generated
+
+
+def same_as_eager(found, ns, definition, call):
+    """The fix, applied, computes what the user's code computes with jit switched off."""
+    expected = intended(definition, call, {**ns})
+    apply(found.fix, ns)
+    assert run(f"__result__ = {call}", ns) is None
+    np.testing.assert_allclose(np.asarray(ns["__result__"]), np.asarray(expected), rtol=1e-6)
+
+
+def test_a_where_index_then_a_sum_is_fixed_with_a_mask_not_with_padded_indices():
+    """JAX's errors page: ``x[jnp.where(x > 1)].sum()``; padding the indices with 0 adds ``x[0]``
+    once per pad (15 for ``[5, 0, 2, 3]``, where the code means 10)."""
+    definition = "@jax.jit\ndef f(x):\n    return x[jnp.where(x > 1)].sum()\n"
+    found, ns, _ = diagnosed(definition, "f(jnp.array([5.0, 0.0, 2.0, 3.0]))")
+    assert found.pitfall == "traced-shape" and found.check.outcome == "same"
+    assert "jnp.where(x > 1, x, 0).sum()" in found.fix
+    (padded,) = [label for label, code in found.alternatives if "size=" in code]
+    assert "it gives 15.0 where your code gives 10.0" in padded
+    same_as_eager(found, ns, definition, "f(jnp.array([5.0, 0.0, 2.0, 3.0]))")
+
+
+@pytest.mark.parametrize("name, test", [("f", "x > 0"), ("get_negatives", "x < 0")])
+def test_a_boolean_mask_fix_says_exactly_what_differs_and_claims_nothing_it_did_not_check(name, test):
+    found, _, _ = diagnosed(
+        f"@jax.jit\ndef {name}(x):\n    return x[{test}]\n", f"{name}(jnp.array([5.0, -1.0, 2.0, -3.0]))"
+    )
+    assert found.pitfall == "traced-shape" and found.check.outcome == "differs"
+    assert "stay right" not in found.fix_note and "it has shape (4,) where your code's has (2,)" in found.check_note
+    kept = "[5.0, 2.0]" if test == "x > 0" else "[-1.0, -3.0]"
+    assert f"your code: `{kept}`" in found.check_note
+
+
+def test_a_fixed_length_slice_at_a_traced_start_says_only_the_start_is_traced():
+    definition = "@jax.jit\ndef f(x, i):\n    return x[i:i + 3]\n"
+    found, ns, _ = diagnosed(definition, "f(jnp.arange(10.0), 2)")
+    assert "length (3) is fixed" in found.explanation and "depends on" not in found.explanation
+    assert "dynamic_slice_in_dim(x, i, 3)" in found.fix and found.check.outcome == "same"
+    same_as_eager(found, ns, definition, "f(jnp.arange(10.0), 2)")
+
+
+@pytest.mark.parametrize("body, replacement", [("min(x, 0.0)", "jnp.minimum"), ("max(x)", "jnp.max")])
+def test_pythons_min_and_max_on_a_traced_value_become_jnp_and_never_make_the_array_static(body, replacement):
+    definition = f"@jax.jit\ndef f(x):\n    return {body}\n"
+    call = "f(2.0)" if "," in body else "f(jnp.array([1.0, 3.0, 2.0]))"
+    found, ns, _ = diagnosed(definition, call)
+    assert found.pitfall == "python-control-flow" and replacement in found.fix
+    assert "static_argnames" not in found.fix and found.check.outcome == "same"
+    same_as_eager(found, ns, definition, call)
+
+
+def test_the_jit_on_a_method_fix_makes_static_only_what_decides_an_if_and_runs_on_an_array_attribute():
+    """JAX's "Using jit with methods": Strategy 1, the jitted helper, with ``mul`` static and ``x``
+    traced, which then also runs when ``x`` is an array."""
+    definition = """
+    class CustomClass:
+      def __init__(self, x, mul):
+        self.x = x
+        self.mul = mul
+
+      @jax.jit
+      def calc(self, y):
+        if self.mul:
+          return self.x * y
+        return y
+    """
+    found, ns, _ = diagnosed(definition, "c = CustomClass(2, True)\nc.calc(3)")
+    assert found.pitfall == "non-array-argument" and found.check.outcome == "same"
+    assert 'static_argnames=("mul",)' in found.fix
+    apply(found.fix, ns)
+    assert run("out = CustomClass(jnp.array([2.0, 4.0]), True).calc(3)", ns) is None
+    np.testing.assert_allclose(ns["out"], [6.0, 12.0])
+
+
+@pytest.mark.parametrize(
+    "returns, keeps",
+    [
+        ("", "y = f(...)"),
+        ("    return x * 2\n", "result, y = f(...)"),
+        ("    return x, 2 * x\n", "result_1, result_2, y"),
+    ],
+)
+def test_the_tracer_leak_fix_tells_the_caller_as_many_names_as_the_function_returns(returns, keeps):
+    definition = f"y = None\n@jax.jit\ndef f(x):\n    global y\n    y = x + 1\n{returns}"
+    found, ns, _ = diagnosed(definition, "f(jnp.ones(2))\ny + 1")
+    assert found.pitfall == "tracer-leak" and f"# the caller keeps it:  {keeps}" in found.fix
+    apply(found.fix, ns)
+    exec(f"{keeps.split(' = ')[0]} = f(jnp.ones(2))", ns)
+    np.testing.assert_allclose(ns["y"], [2.0, 2.0])
+
+
+UNHASHABLE = [
+    ("a dataclass", "from dataclasses import dataclass\n@dataclass\nclass Config:\n    scale: float\n    n: int\n",
+     "config", "x[: config.n] * config.scale", "Config(2.0, 3)", "@dataclass(frozen=True)"),
+    ("a slice", "", "s", "x[s] * 2", "slice(1, 3)", "s = slice(*s)"),
+    ("a dict read by key", "", "config", "x * config['scale']", "{'scale': 2.0}", "config = dict(config)"),
+    ("a list the function appends to", "", "layers", "x * len(layers + [1])", "[2, 3]", "(2, 3)"),
+    ("a list changed in place", "", "layers", "layers.append(1) or x * len(layers)", "[2, 3]", "layers = list(layers)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, before, parameter, body, argument, written", UNHASHABLE, ids=[u[0] for u in UNHASHABLE])
+def test_an_unhashable_static_argument_gets_a_fix_that_keeps_every_use_of_it_valid(
+    name, before, parameter, body, argument, written
+):
+    definition = f"{before}from functools import partial\n@partial(jax.jit, static_argnames=('{parameter}',))\ndef f(x, {parameter}):\n    return {body}\n"
+    call = f"out = f(jnp.arange(5.0), {argument})"
+    found, ns, _ = diagnosed(definition, call)
+    assert found.pitfall == "unhashable-static" and written in found.fix
+    assert found.check.outcome == "same", found.check_note
+    expected = intended(definition, call.split(" = ")[1], {**ns})
+    apply(found.fix, ns)
+    if "out =" not in found.fix:
+        assert run(call, ns) is None
+    np.testing.assert_allclose(ns["out"], expected)
+
+
+def test_arguments_that_could_hide_a_difference_are_compared_again_on_generated_ones():
+    assert degenerate((jnp.arange(3.0),), {}) == "zeros" and degenerate((jnp.ones(3),), {}) == "repeated"
+    assert degenerate((jnp.array([2.0, 3.0]), jnp.arange(3)), {}) == ""  # integers (indices, sizes) kept
+    (x, i), _ = generated((jnp.zeros(4), jnp.arange(3)), {})
+    assert len(set(np.asarray(x).tolist())) == 4 and 0.0 not in np.asarray(x) and i.tolist() == [0, 1, 2]
+
+    def total(x):
+        return x[jnp.where(x > 1)].sum()
+
+    padded = "@jax.jit\ndef total(x):\n    return x[jnp.where(x > 1, size=x.size)].sum()"
+    on_arange = check(
+        padded, UserCall({"jax": jax, "jnp": jnp, "total": total}, callee_name="total", args=(jnp.arange(4.0),))
+    )
+    assert on_arange.outcome == "differs" and on_arange.generated == "zeros"  # x[0] == 0 hid the padding
+
+
+def test_a_check_past_its_time_limit_says_so_instead_of_waiting():
+    from jaxmagic.doctor.checked_fixes import checked_diagnosis
+    from jaxmagic.doctor.diagnosis import Diagnosis
+
+    def slow(x):
+        import time
+
+        time.sleep(0.5)
+        return x
+
+    call = UserCall({"jax": jax, "slow": slow}, callee_name="slow", args=(jnp.ones(2),))
+    fix = "@jax.jit\ndef slow(x):\n    return x"
+    found = checked_diagnosis(Diagnosis("traced-shape", explanation="", fix=fix), call, seconds=0.05)
+    assert not found.checked and found.check.reason == "time"
+    assert "checking took longer than the doctor waits (0.05 s)" in found.check_note

@@ -1,0 +1,96 @@
+"""How %jitcompare shares its budget: the jitted figure gets the repeats its interval needs whatever
+eager costs; eager is cut first and says so; an eager first call that would outlast the budget is
+stopped (or, where the operations it would dispatch one by one already cost many times the time
+left, not run), and the whole comparison ends within the budget and a tenth.
+
+The functions here are slow only when they run with values (eagerly): traced, they cost nothing,
+so their jit is quick and the budget is what eager's cost is measured against. The wall-time bound
+is a promise of the budget, checked from outside around the call; the figures themselves are not
+judged by time here (``benchmarks/bench_jitcompare.py`` does that against hand loops).
+"""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jaxmagic.timing import compare
+from jaxmagic.timing.session import MIN_REPEATS, WALL_MARGIN
+from jaxmagic.tracing.call import Call
+
+
+def slow_when_eager(seconds: float):
+    """``x + 1`` that, called with values, first waits ``seconds`` in small Python steps."""
+
+    def f(x):
+        if not isinstance(x, jax.core.Tracer):
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                time.sleep(0.002)
+        return x + 1
+
+    return f
+
+
+def timed_compare(call, **settings):
+    start = time.perf_counter()
+    result = compare(call, **settings)
+    return result, time.perf_counter() - start
+
+
+@pytest.mark.parametrize("eager_s", [0.0, 0.05, 0.4, 30.0], ids=["free", "50 ms", "400 ms", "30 s"])
+def test_jit_gets_its_repeats_whatever_eager_costs_and_the_wall_time_holds(eager_s):
+    budget = 2.0
+    result, wall = timed_compare(Call(slow_when_eager(eager_s), (jnp.ones(8),), {}), budget=budget)
+    jit = result.modes["jit"]
+    assert jit.source == "repeats" and jit.repeat == 7  # the repeats asked for, each of many calls
+    assert result.pipelined["jit"].repeat == jit.repeat
+    assert wall <= budget * WALL_MARGIN, (wall, result.warnings)
+    eager = result.modes.get("eager")
+    if eager_s >= 0.4:  # cut first: fewer calls, then one call, stopped when its time was up
+        assert eager is None or eager.repeat < 7 or eager.loops < jit.loops
+    if eager_s == 0.0:
+        assert eager is not None and eager.source == "repeats"
+
+
+def test_an_eager_call_longer_than_the_budget_is_stopped_and_said_as_a_lower_bound():
+    budget = 1.5
+    result, wall = timed_compare(Call(slow_when_eager(60.0), (jnp.ones(8),), {}), budget=budget)
+    assert wall <= budget * WALL_MARGIN
+    eager = result.modes["eager"]
+    assert eager.source == "stopped" and eager.lower_bound and eager.repeat == 1
+    assert result.calls["eager"] == 1
+    (stopped,) = [n for n in result.facts if n.kind == "stopped"]
+    assert stopped.mode == "eager" and stopped.text.startswith("eager: 1 call, ≥ ")
+    assert stopped.facts["seconds"] == pytest.approx(eager.median)
+    # what the figures rest on: a speed-up of at least this much, a break-even of at most
+    assert result.speedup == pytest.approx(eager.median / result.modes["jit"].median)
+    assert result.speedup_interval is None
+
+
+def test_op_by_op_whose_dispatches_alone_outlast_the_budget_is_not_run_and_says_why():
+    def many_steps(x):
+        return jax.lax.scan(lambda c, _: (jnp.sin(c) * 0.5 + 0.1, None), x, length=1_000_000)[0]
+
+    budget = 2.0
+    result, wall = timed_compare(Call(many_steps, (jnp.ones(()),), {}), modes="jit,op-by-op", budget=budget)
+    assert wall <= budget * WALL_MARGIN
+    assert list(result.modes) == ["jit"] and result.calls.get("op-by-op", 0) == 0
+    (not_run,) = [n for n in result.facts if n.kind == "not_run"]
+    assert not_run.mode == "op-by-op" and not_run.facts["dispatches"] >= 3_000_000
+    assert "op-by-op: not run" in not_run.text and "--budget" in not_run.text
+
+
+def test_eager_that_fits_is_measured_both_ways_and_the_compiled_figure_needs_its_minimum():
+    def f(x):
+        return jnp.sum(jnp.tanh(x) * 2)
+
+    result = compare(Call(f, (jnp.ones(256),), {}), budget=3.0)
+    for mode in ("eager", "jit"):
+        waited, pipelined = result.modes[mode], result.pipelined[mode]
+        assert waited.source == "repeats" and pipelined.repeat == waited.repeat and pipelined.loops == waited.loops
+    assert result.loop_speedup == pytest.approx(result.pipelined["eager"].median / result.pipelined["jit"].median)
+    assert MIN_REPEATS >= 3

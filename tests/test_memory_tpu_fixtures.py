@@ -1,0 +1,122 @@
+"""``--memory``'s reader on what a TPU v5e compiled, checked on any machine against the figures
+XLA gave there (``tests/fixtures/tpu/summary.json``'s ``memory_analysis``).
+
+Two kinds of record: ``memory/`` holds what ``record_memory.py`` wrote on the chip (the optimized
+HLO and XLA's own buffer-assignment dump of each model, its ``memory_analysis``, the policies of the
+MLP's gradient); ``NAME.derived-buffers.txt`` holds a buffer assignment in XLA's format derived
+from a recorded module without loops by ``buffers_from_hlo.py``, which checks the counting rule (held
+allocations in full, every memory space, TPU-tiled sizes) before the chip's own dumps are in."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pytest
+
+from jaxmagic.compiled import peak_memory, remat
+from jaxmagic.compiled.buffer_dump import read_dump
+from jaxmagic.words.units import format_bytes
+
+HERE = os.path.join(os.path.dirname(__file__), "fixtures", "tpu")
+RECORDED = os.path.join(HERE, "memory")
+TOLERANCE = 0.05
+
+
+def _summary() -> dict:
+    with open(os.path.join(HERE, "summary.json")) as handle:
+        return json.load(handle)
+
+
+def _read(path: str) -> str:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        return handle.read()
+
+
+@pytest.mark.parametrize("model", ["mlp", "convnet"])
+def test_the_counting_rule_gives_xla_s_tpu_peak_on_a_buffer_assignment_derived_from_the_module(model):
+    hlo = _read(os.path.join(HERE, f"{model}.hlo.txt"))
+    peak = peak_memory.peak_memory(hlo, _read(os.path.join(HERE, f"{model}.derived-buffers.txt")), {})
+    xla = _summary()[model]["memory"]["peak_memory_in_bytes"]
+    assert abs(peak.peak_bytes - xla) <= TOLERANCE * xla, (peak.peak_bytes, xla)
+    assert peak.by_space.get(1, 0) > 0  # the values XLA placed in memory space S(1) count too
+    assert peak.attributed_share >= 0.95
+    assert {b.label.split(":")[0] for b in peak.live_at_peak if b.source} <= {"models.py"}
+
+
+def _recorded() -> dict:
+    path = os.path.join(RECORDED, "memory.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as handle:
+        return json.load(handle)
+
+
+RECORDS = _recorded()
+# XLA's CPU figure leaves the temporaries out: only records from a backend that counts them are truth here
+CASES = [n for n, c in RECORDS.get("cases", {}).items() if c.get("program", {}).get("platform", "cpu") != "cpu"]
+POLICIES = [n for n, c in RECORDS.get("policies", {}).items() if c.get("platform", "cpu") != "cpu"]
+needs_records = pytest.mark.skipif(
+    not CASES, reason="record_memory.py has not been run on a TPU into fixtures/tpu/memory"
+)
+
+
+def _peak_of(stem: str):
+    hlo = _read(os.path.join(RECORDED, f"{stem}.hlo.txt.gz"))
+    dumped = _read(os.path.join(RECORDED, f"{stem}.buffers.txt.gz"))
+    return hlo, dumped, peak_memory.peak_memory(hlo, dumped, {})
+
+
+@needs_records
+@pytest.mark.parametrize("case", CASES)
+def test_the_peak_read_from_the_tpu_s_own_dump_is_within_5_percent_of_xla_s(case):
+    recorded = RECORDS["cases"][case]["program"]
+    _, dumped, peak = _peak_of(case)
+    xla = recorded["memory"]["peak_memory_in_bytes"]
+    assert abs(peak.peak_bytes - xla) <= TOLERANCE * xla, (case, peak.peak_bytes, xla)
+    # each buffer once: no two rows share bytes of one allocation
+    values, taken = read_dump(dumped).values, {}
+    for buffer in peak.live_at_peak:
+        value = values[buffer.name]
+        for start, end in taken.get(value.allocation, []):
+            assert value.offset + value.size <= start or end <= value.offset, (case, buffer.name)
+        taken.setdefault(value.allocation, []).append((value.offset, value.offset + value.size))
+
+
+@needs_records
+@pytest.mark.parametrize("policy", POLICIES)
+def test_each_policy_s_peak_read_from_its_own_compile_is_xla_s(policy):
+    _, _, peak = _peak_of(f"policy_{policy}")
+    xla = RECORDS["policies"][policy]["memory"]["peak_memory_in_bytes"]
+    assert abs(peak.peak_bytes - xla) <= TOLERANCE * xla, (policy, peak.peak_bytes, xla)
+
+
+@needs_records
+def test_the_residuals_of_the_recorded_gradient_never_exceed_its_peak():
+    hlo, dumped, peak = _peak_of("mlp_loss_grad")
+    kept = remat.kept_for_backward(hlo, dumped)
+    assert kept and sum(r.bytes for r in kept) <= peak.peak_bytes
+
+
+def test_the_words_say_what_a_tpu_s_peak_is_made_of():
+    """On a TPU the peak is what is held for the whole call and what is in use at once, much of it
+    in memory space S(1); XLA's temporaries are 0 there, so a sum of its totals explains nothing."""
+    from jaxmagic.render import peak_memory as view
+
+    memory = _summary()["convnet"]["memory"]
+    totals = {"arguments": memory["argument_size_in_bytes"], "outputs": memory["output_size_in_bytes"],
+              "temporaries": memory["temp_size_in_bytes"], "aliased": memory["alias_size_in_bytes"]}  # fmt: skip
+    hlo = _read(os.path.join(HERE, "convnet.hlo.txt"))
+    dumped = _read(os.path.join(HERE, "convnet.derived-buffers.txt"))
+    peak = peak_memory.peak_memory(hlo, dumped, totals, xla_peak=memory["peak_memory_in_bytes"])
+    text = view.text(peak)
+    xla, held = memory["peak_memory_in_bytes"], totals["arguments"] + totals["outputs"]
+    assert text.startswith(f"peak {format_bytes(xla)}; ") and "held by models.py:99" in text.splitlines()[0]
+    assert (
+        f"made of {format_bytes(held)} held for the whole call (arguments {format_bytes(totals['arguments'])}" in text
+    )
+    assert f"{format_bytes(peak.by_space[1])} of the peak in memory space S(1)" in text and peak.by_space[1] > xla / 2
+    assert f"XLA's own peak (memory_analysis) is {format_bytes(xla)}: this one is within 5% of it" in text
+    assert "reserves" not in text
