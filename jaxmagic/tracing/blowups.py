@@ -22,17 +22,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-# Forward primitive -> the points where its derivative is infinite, and the operand they are of.
-SINGULAR: dict[str, tuple[tuple[float, ...], int]] = {
-    "sqrt": ((0.0,), 0),
-    "rsqrt": ((0.0,), 0),
-    "cbrt": ((0.0,), 0),
-    "log": ((0.0,), 0),
-    "pow": ((0.0,), 0),
-    "asin": ((-1.0, 1.0), 0),
-    "acos": ((-1.0, 1.0), 0),
-    "atanh": ((-1.0, 1.0), 0),
-    "erf_inv": ((-1.0, 1.0), 0),
+# Forward primitive -> the points where its derivative is not finite, the operands that must all
+# reach one of them, and what the derivative is there.
+SINGULAR: dict[str, tuple[tuple[float, ...], tuple[int, ...], str]] = {
+    "sqrt": ((0.0,), (0,), "inf"),
+    "rsqrt": ((0.0,), (0,), "inf"),
+    "cbrt": ((0.0,), (0,), "inf"),
+    "log": ((0.0,), (0,), "inf"),
+    "pow": ((0.0,), (0,), "inf"),
+    "asin": ((-1.0, 1.0), (0,), "inf"),
+    "acos": ((-1.0, 1.0), (0,), "inf"),
+    "atanh": ((-1.0, 1.0), (0,), "inf"),
+    "erf_inv": ((-1.0, 1.0), (0,), "inf"),
+    "atan2": ((0.0,), (0, 1), "undefined"),
 }
 
 
@@ -55,7 +57,8 @@ class Ran:
 class DerivativeBlowup:
     """The derivative that blew up: the forward operation (``forward``, a primitive name) the user
     wrote at ``source``, taken at ``at``, where its derivative is ``derivative`` (``inf``); the
-    equation that computed it (``derivative_path``) and the one that then made the first NaN
+    equation that computed it (``derivative_path``; ``derivative`` is ``undefined`` where it has
+    no value, as ``atan2``'s at the origin) and the one that then made the first NaN
     (``nan_path``, ``nan_from``: ``0 · inf``, ``inf − inf``, ``inf / inf``; ``None`` when the
     run made no NaN from it)."""
 
@@ -92,7 +95,7 @@ def find(steps: Sequence[Ran]) -> DerivativeBlowup | None:
     return DerivativeBlowup(
         forward=step.value.primitive,
         at=at,
-        derivative="inf",
+        derivative=SINGULAR[step.value.primitive][2],
         source=step.place(),
         forward_path=step.value.path,
         derivative_path=steps[made].value.path,
@@ -159,17 +162,25 @@ def _forward(steps: Sequence[Ran], made: int) -> tuple[int, float] | None:
 
 
 def _singular_point(step: Ran) -> float | None:
-    """The point of ``SINGULAR`` that the operand's values reach, or ``None``."""
-    points, operand = SINGULAR[step.value.primitive]
-    if operand >= len(step.operands):
-        return None
-    summary = step.operands[operand]
-    if summary.minimum is None or summary.maximum is None:
+    """The point of ``SINGULAR`` that the operands' values all reach, or ``None``."""
+    points, operands, _ = SINGULAR[step.value.primitive]
+    if max(operands) >= len(step.operands):
         return None
     for point in points:
-        if summary.minimum <= point <= summary.maximum:
+        if all(_reaches(step.operands[i], point) for i in operands):
             return point
     return None
+
+
+def _reaches(summary, point: float) -> bool:
+    if summary.value is not None:
+        try:
+            import numpy as np
+
+            return bool(np.any(np.asarray(summary.value) == point))
+        except (TypeError, ValueError):
+            return False
+    return summary.minimum is not None and summary.minimum <= point <= summary.maximum
 
 
 def _label(source) -> str | None:
@@ -192,11 +203,4 @@ def _nan_from(step: Ran) -> str | None:
 
 
 def _holds_zero(summary) -> bool:
-    if summary.value is not None:
-        try:
-            import numpy as np
-
-            return bool(np.any(np.asarray(summary.value) == 0))
-        except (TypeError, ValueError):
-            return False
-    return summary.minimum is not None and summary.minimum <= 0 <= summary.maximum
+    return _reaches(summary, 0.0)
