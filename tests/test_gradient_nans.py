@@ -57,7 +57,7 @@ def _derivative_at(primitive: str, point: float):
 
 
 def test_the_corpus_has_the_cases_the_rule_was_written_for():
-    assert MUST_BE_FIXED <= {c.id for c in GRADIENT_NANS}
+    assert {c.id for c in GRADIENT_NANS} >= MUST_BE_FIXED
 
 
 @pytest.mark.parametrize("case", GRADIENT_NANS, ids=[c.id for c in GRADIENT_NANS])
