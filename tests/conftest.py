@@ -65,6 +65,8 @@ SLOW_FILES = {
     "test_recompiles_library_fixes.py",
     "test_recompiles_shared_corpus.py",
     "test_values_memory_corpus.py",
+    "test_values_on_device.py",
+    "test_gradient_nans.py",
     "test_memory_fidelity_corpus.py",
     "test_robustness.py",
     "test_fingerprint_mutations.py",

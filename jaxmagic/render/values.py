@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from jaxmagic.render import blocks_html, blocks_text
-from jaxmagic.render.blocks import Bindings, Block, Group, Sentence
-from jaxmagic.words.runs import number, values_headline
+from jaxmagic.render.blocks import Bindings, Block, Group, Section, Sentence, Snippet, code_lines
+from jaxmagic.words.runs import gradient_fix_sentence, number, values_headline
 
 MAX_VALUE_CHARS = 60
 MAX_OUTPUTS = 4  # values shown beside one equation; the report keeps them all
@@ -62,8 +62,12 @@ def _outputs_text(outputs) -> str:
     return shown + (f", … {len(outputs) - MAX_OUTPUTS} more" if len(outputs) > MAX_OUTPUTS else "")
 
 
+def _headline(report):
+    return values_headline(report.value_run, len(report.value_run.equations), report.derivative_blowup)
+
+
 def headline(report) -> str:
-    return str(values_headline(report.value_run, len(report.value_run.equations)))
+    return str(_headline(report))
 
 
 def _results(report) -> list[tuple[str, str]]:
@@ -79,8 +83,14 @@ def _results(report) -> list[tuple[str, str]]:
 def blocks(report) -> tuple[Block, ...]:
     """The answer line (flagged when a value is not finite), then the call's results by name."""
     flagged = " jm-nonfinite" if report.value_run.first_nonfinite is not None else ""
-    head = Sentence(values_headline(report.value_run, len(report.value_run.equations)), "jm-summary" + flagged)
-    return (Group("jm-values", (head, Bindings(tuple(_results(report)), "jm-results"))),)
+    head = Sentence(_headline(report), "jm-summary" + flagged)
+    parts: list[Block] = [head]
+    fix = report.gradient_fix
+    if fix is not None:
+        snippet = Snippet("python", tuple(code_lines(fix.code.rstrip("\n").split("\n"), "python")))
+        parts.append(Section("jm-fix", "Fix", gradient_fix_sentence(fix), (snippet,), "jm-fix-note"))
+    parts.append(Bindings(tuple(_results(report)), "jm-results"))
+    return (Group("jm-values", tuple(parts)),)
 
 
 def text(report) -> str:

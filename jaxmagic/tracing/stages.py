@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import inspect
 import time
 from typing import Any, Callable, Sequence
 
@@ -29,8 +30,9 @@ from jaxmagic.compiled.collective_causes import sharding_request
 from jaxmagic.compiled.memory import compiled_memory, xla_peak
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.report import Report
-from jaxmagic.tracing import names, trace_sampling, values
+from jaxmagic.tracing import blowups, derivative_fixes, names, trace_sampling, values
 from jaxmagic.tracing.call import Call, check_traceable
+from jaxmagic.tracing.callables import python_function
 from jaxmagic.tracing.jitting import own_work
 from jaxmagic.tracing.listing import count_eqns, equations_by_line, folded, listing, primitive_counts
 from jaxmagic.tracing.nnx_copies import call_on_nnx_copies
@@ -90,6 +92,8 @@ class JaxprReport(Report):
         self.arguments: tuple = ((), {}, (), ())
         # For a gradient (-t grad): the function before the transforms, and the transforms; set by trace()
         self.differentiated: tuple | None = None
+        # The call as the user's code makes it: (function, args, kwargs), static arguments included; set by trace()
+        self.forward_call: tuple = (None, (), {})
         self.jaxpr = traced.jaxpr
         self.name = name
         self.cell_namer = cell_namer
@@ -225,6 +229,40 @@ class JaxprReport(Report):
             )
         return values.evaluate(self.jaxpr, flat, self.cell_namer)
 
+    @functools.cached_property
+    @own_work()  # computed when first read: never the user's
+    def derivative_blowup(self) -> blowups.DerivativeBlowup | None:
+        """In a gradient, the derivative that made the first NaN or inf: the user's forward
+        operation and line, the point where its derivative is infinite, and how the NaN came of
+        it (``blowups.DerivativeBlowup``); ``None`` where the values say otherwise (the forward
+        value itself is not finite: the user's own code made the inf)."""
+        blowup = self.value_run.blowup
+        if blowup is None:
+            return None
+        forward, args, kwargs = self._forward_call()
+        if forward is not None and derivative_fixes.forward_is_finite(forward, args, kwargs) is False:
+            return None
+        return blowup
+
+    @functools.cached_property
+    @own_work()  # computed when first read: never the user's
+    def gradient_fix(self) -> derivative_fixes.GradientFix | None:
+        """For ``derivative_blowup``, JAX's documented fix (the double ``where``, a safe square
+        root or norm) written into the user's function, shown only when the rewritten function
+        returns the same values on the call's arguments and its gradient there is finite."""
+        blowup = self.derivative_blowup
+        forward, args, kwargs = self._forward_call()
+        if blowup is None or forward is None:
+            return None
+        return derivative_fixes.fix_for(blowup, forward, args, kwargs)
+
+    def _forward_call(self) -> tuple[Any, tuple, dict]:
+        """``(function, args, kwargs)``: the Python function whose gradient the program computes
+        (the one ``-t grad`` differentiates; the one a ``jax.grad`` wrapper wraps), and the call's
+        arguments, static ones included."""
+        fn, args, kwargs = self.forward_call
+        return python_function(inspect.unwrap(fn)) if fn is not None else None, args, kwargs
+
     @property
     def values(self) -> list[values.EquationValue]:
         """What each equation computed (a ``Summary`` per output), in the order they ran."""
@@ -322,7 +360,7 @@ class JaxprReport(Report):
         (``hlo``, ``cost``, ``memory``). Returns the report."""
         if values:
             try:
-                _ = self.value_run
+                _ = self.value_run, self.derivative_blowup, self.gradient_fix
             except UsageProblem:
                 raise
             except Exception as exc:
@@ -503,6 +541,7 @@ def trace(
         cell_namer=cell_namer,
     )
     report.arguments, report.differentiated = arguments, differentiated
+    report.forward_call = (call.fn, call.args, call.kwargs)
     report.trace_seconds, report.trace_samples = trace_seconds, samples
     report.asked_out_shardings = None if transforms else call.jit_shardings.get("out_shardings")
     if report.asked_out_shardings is not None:

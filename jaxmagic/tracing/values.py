@@ -1,12 +1,14 @@
 """What each equation of a traced program computes on the call's own arguments, and which one first
 made a NaN or an inf.
 
-An interpreter over the jaxpr: every equation runs on concrete values with its primitive's own
-``bind`` (JAX's "writing custom interpreters" recipe), one at a time. Calls of a nested jaxpr
-(an inner ``jit``, ``closed_call``, ``custom_jvp_call`` / ``custom_vjp_call``, ``checkpoint``)
-are entered and their equations evaluated too; a ``cond`` runs the branch its index picks; loops
-(``while``, ``scan``) run whole, and show what they return. Each output is kept as a ``Summary``:
-the value itself when small, otherwise shape, min / mean / max and the count of NaNs and infs.
+An interpreter over the jaxpr (JAX's "writing custom interpreters" recipe): every equation runs on
+concrete values one at a time, as eager code runs, each by a compiled program that also summarises
+its outputs where they live (``value_program``); the summaries come back together at the end, so
+no equation waits for a transfer. Calls of a nested jaxpr (an inner ``jit``, ``closed_call``,
+``custom_jvp_call`` / ``custom_vjp_call``, ``checkpoint``) are entered and their equations
+evaluated too; a ``cond`` runs the branch its index picks; loops (``while``, ``scan``) run whole,
+and show what they return. Each output is kept as a ``Summary``: the value itself when small,
+otherwise shape, min / mean / max and the count of NaNs and infs.
 
 >>> import jax, jax.numpy as jnp
 >>> closed = jax.make_jaxpr(lambda x: jnp.log(x) * 2)(jnp.ones(3))
@@ -19,6 +21,7 @@ the value itself when small, otherwise shape, min / mean / max and the count of 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -27,11 +30,11 @@ import numpy as np
 from jax.extend import core as jcore
 
 from jaxmagic import _jax_private
+from jaxmagic.tracing import blowups, value_program
 from jaxmagic.tracing.listing import line_made_here, name_stack_facts
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells
 
-SMALL = 8  # a value with at most this many elements is kept whole
-
+SMALL = value_program.SMALL  # a value with at most this many elements is kept whole
 # Primitives that call one nested jaxpr on all their operands: the parameter that holds it.
 _CALLS = {
     "jit": "jaxpr",
@@ -161,7 +164,10 @@ class ValueRun:
     """One evaluation: ``equations`` (an ``EquationValue`` each, in the order they ran: a nested
     call's equations before the call's own), ``outputs`` (the program's results, as arrays),
     ``inputs`` (a ``Summary`` of each argument), ``first_nonfinite`` / ``first_nan`` (the first
-    equation that made a NaN or inf / a NaN) and ``seconds`` (the evaluation's wall time)."""
+    equation that made a NaN or inf / a NaN), ``seconds`` (the evaluation's wall time) and
+    ``summarised_on`` (``"host"`` or ``"device"``: where each output was summarised); in a
+    gradient whose NaN or inf comes from a derivative taken where it is infinite, ``blowup`` (a
+    ``blowups.DerivativeBlowup``: the user's forward operation, its line, the point)."""
 
     equations: list[EquationValue] = field(default_factory=list)
     outputs: list = field(default_factory=list)
@@ -169,6 +175,8 @@ class ValueRun:
     first_nonfinite: EquationValue | None = None
     first_nan: EquationValue | None = None
     seconds: float = 0.0
+    summarised_on: str = "host"
+    blowup: blowups.DerivativeBlowup | None = None
 
     @property
     def by_path(self) -> dict[tuple, EquationValue]:
@@ -179,39 +187,233 @@ class ValueRun:
         return [summarise(v) for v in self.outputs]
 
 
-def evaluate(closed_jaxpr, arguments: Sequence[Any], cell_namer: CellNamer = no_cells) -> ValueRun:
-    """Run ``closed_jaxpr`` on ``arguments`` (one per input) one equation at a time."""
-    run = ValueRun(inputs=[summarise(a) for a in arguments])
+def evaluate(
+    closed_jaxpr, arguments: Sequence[Any], cell_namer: CellNamer = no_cells, *, summaries: str = ""
+) -> ValueRun:
+    """Run ``closed_jaxpr`` on ``arguments`` (one per input) one equation at a time, as eager code
+    runs it. Where the values live in the host's memory (the CPU), each output is summarised
+    there as it is made; on an accelerator, on the device (``value_program``), the summaries
+    brought back together at the end. ``summaries`` (``"host"`` or ``"device"``) chooses.
+
+    >>> import jax, jax.numpy as jnp
+    >>> closed = jax.make_jaxpr(lambda x: jnp.sqrt(x) + 1)(jnp.ones(16))
+    >>> run = evaluate(closed, [jnp.arange(16.0) - 1], summaries="device")
+    >>> run.first_nan.primitive, run.first_nan.outputs[0].nans, run.outputs[0].tolist()[1]
+    ('sqrt', 1, 1.0)
+    """
     start = time.perf_counter()
-    run.outputs = _run(closed_jaxpr.jaxpr, closed_jaxpr.consts, list(arguments), (), run, cell_namer)
+    evaluation = _Evaluation(summaries or _where_values_live(arguments))
+    refs = [_Ref("argument", index=i) for i in range(len(arguments))]
+    outputs = evaluation.run(closed_jaxpr.jaxpr, closed_jaxpr.consts, list(arguments), refs, (), None)
+    run = evaluation.finished(list(arguments), outputs, cell_namer)
     run.seconds = time.perf_counter() - start
     return run
 
 
-def _run(
-    jaxpr, consts, arguments, path: tuple, run: ValueRun, cell_namer: CellNamer, enclosing: SourceLine | None = None
-) -> list:
-    """Run ``jaxpr``'s equations, recording each; ``enclosing`` is the line of the call equation
-    the jaxpr is nested in (``None`` at the top)."""
-    env: dict = {}
+@dataclass(frozen=True)
+class _Ref:
+    """Where the summary of one value is: ``kind`` ``"step"`` (output ``output`` of step
+    ``index``), ``"argument"`` (the program's input ``index``) or ``"value"`` (a constant or a
+    literal, held in ``value``)."""
 
-    def read(var):
-        return var.val if isinstance(var, jcore.Literal) else env[var]
+    kind: str
+    index: int = 0
+    output: int = 0
+    value: Any = None
 
-    env.update(zip(jaxpr.constvars, consts, strict=True))
-    env.update(zip(jaxpr.invars, arguments, strict=True))
-    last_use = _last_uses(jaxpr)
-    for index, eqn in enumerate(jaxpr.eqns):
-        here = path + (index,)
-        invals = [read(v) for v in eqn.invars]
-        outs = _equation(eqn, invals, here, run, cell_namer, enclosing)
-        for var, out in zip(eqn.outvars, outs, strict=False):
-            if not _jax_private.is_dropped_variable(var):
-                env[var] = out
-        _record(eqn, here, invals, outs, run, cell_namer, enclosing)
-        for var in last_use.get(index, ()):  # a value nothing reads again is let go, as eager code would
-            env.pop(var, None)
-    return [read(v) for v in jaxpr.outvars]
+
+@dataclass(eq=False)
+class _Origin:
+    """The equation a step came from and the call equation it is nested in: enough to place it
+    on the user's line as the listing does, worked out only for a step that needs it."""
+
+    eqn: Any
+    parent: "_Origin | None"
+    placed: tuple = ()
+
+    def derivative(self) -> str:
+        """``forward`` / ``backward`` where JAX's name stack says so, its own or its enclosing
+        call's (a library's program nested in a gradient keeps only its own names)."""
+        own = name_stack_facts(getattr(self.eqn.source_info, "name_stack", ""))[1]
+        return own or (self.parent.derivative() if self.parent is not None else "")
+
+    def source(self, cell_namer: CellNamer) -> SourceLine | None:
+        if not self.placed:
+            enclosing = self.parent.source(cell_namer) if self.parent is not None else None
+            self.placed = (line_made_here(self.eqn.source_info, enclosing, cell_namer),)
+        return self.placed[0]
+
+
+@dataclass(eq=False)
+class _Step:
+    """One equation as it ran: its outputs' summaries still on the device (``found``, packed), and where
+    its inputs' summaries are (``inputs``, a ``_Ref`` each)."""
+
+    path: tuple
+    origin: _Origin
+    found: list
+    inputs: list
+
+
+def _where_values_live(arguments: Sequence[Any]) -> str:
+    """``"host"`` when the arguments (else JAX's default backend) are on the CPU, else ``"device"``."""
+    import jax
+
+    platforms = {
+        device.platform for a in arguments if isinstance(a, jax.Array) for device in a.sharding.device_set
+    } or {jax.default_backend()}
+    return "host" if platforms == {"cpu"} else "device"
+
+
+class _Evaluation:
+    """The equations run so far, in order (a nested call's equations before the call's own);
+    ``summaries`` says where outputs are summarised (``"host"`` or ``"device"``)."""
+
+    def __init__(self, summaries: str):
+        if summaries not in ("host", "device"):
+            raise ValueError(f"summaries is 'host' or 'device', not {summaries!r}")
+        self.on_host = summaries == "host"
+        self.steps: list[_Step] = []
+
+    def summarised(self, values: list):
+        """Each value's ``Summary`` now (on the host), or their summaries packed on the device."""
+        if self.on_host:
+            return [summarise(v) for v in values]
+        return value_program.summarised(values)
+
+    def run(self, jaxpr, consts, arguments: list, refs: list, path: tuple, parent: _Origin | None) -> list:
+        """Run ``jaxpr``'s equations, recording each, and return its outputs; ``refs`` say where
+        each argument's summary is, ``parent`` is the call equation it is nested in."""
+        env: dict = {}
+        where: dict = {}
+
+        def read(var):
+            return var.val if isinstance(var, jcore.Literal) else env[var]
+
+        def ref(var) -> _Ref:
+            return _Ref("value", value=var.val) if isinstance(var, jcore.Literal) else where[var]
+
+        for var, value in zip(jaxpr.constvars, consts, strict=True):
+            env[var], where[var] = value, _Ref("value", value=value)
+        for var, value, found in zip(jaxpr.invars, arguments, refs, strict=True):
+            env[var], where[var] = value, found
+        last_use = _last_uses(jaxpr)
+        for index, eqn in enumerate(jaxpr.eqns):
+            here = path + (index,)
+            origin = _Origin(eqn, parent)
+            invals, inrefs = [read(v) for v in eqn.invars], [ref(v) for v in eqn.invars]
+            outs, found = self._equation(eqn, invals, inrefs, here, origin)
+            number = len(self.steps)
+            self.steps.append(_Step(here, origin, found, inrefs))
+            for output, (var, out) in enumerate(zip(eqn.outvars, outs, strict=False)):
+                if not _jax_private.is_dropped_variable(var):
+                    env[var], where[var] = out, _Ref("step", number, output)
+            for var in last_use.get(index, ()):  # a value nothing reads again is let go, as eager code would
+                env.pop(var, None)
+        return [read(v) for v in jaxpr.outvars]
+
+    def _equation(self, eqn, invals: list, inrefs: list, path: tuple, origin: _Origin) -> tuple[list, list]:
+        """``(outputs, their summaries on the device)`` of one equation: a nested call, or the
+        branch a ``cond`` takes, is entered (and its outputs summarised as the call's own)."""
+        name = eqn.primitive.name
+        key = _CALLS.get(name)
+        if key is not None and key in eqn.params:
+            inner = eqn.params[key]
+            body = getattr(inner, "jaxpr", inner)
+            if len(body.invars) == len(invals):
+                outs = self.run(body, getattr(inner, "consts", ()), invals, inrefs, path + (key,), origin)
+                return outs, self.summarised(outs)
+        if name == "cond" and "branches" in eqn.params:
+            branches = eqn.params["branches"]
+            chosen = min(max(int(np.asarray(invals[0])), 0), len(branches) - 1)
+            branch = branches[chosen]
+            inner_path = path + (f"branches[{chosen}]",)
+            outs = self.run(branch.jaxpr, branch.consts, invals[1:], inrefs[1:], inner_path, origin)
+            return outs, self.summarised(outs)
+        outs = _jax_private.bind_equation(eqn, invals)
+        return outs, self.summarised(outs)
+
+    def finished(self, arguments: list, outputs: list, cell_namer: CellNamer) -> ValueRun:
+        """The ``ValueRun``: every summary brought back at once, then read in order."""
+        import jax
+
+        summarised = [self.summarised([a]) for a in arguments]  # one program per type, shared
+        fetched_arguments, fetched = jax.device_get((summarised, [step.found for step in self.steps]))
+        inputs = [self._read(found, [a])[0] for a, found in zip(arguments, fetched_arguments, strict=True)]
+        run = ValueRun(outputs=outputs, inputs=inputs, summarised_on="host" if self.on_host else "device")
+        made: list[tuple[Summary, ...]] = []
+        for step, found in zip(self.steps, fetched, strict=True):
+            eqn = step.origin.eqn
+            outs = self._read(found, [var.aval for var in eqn.outvars])
+            made.append(outs)
+            derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))[1]
+            value = EquationValue(step.path, eqn.primitive.name, outs, derivative)
+            if not value.finite:
+                operands = tuple(_summary_of(r, made, inputs) for r in step.inputs)
+                value = EquationValue(
+                    step.path, eqn.primitive.name, outs, derivative, operands, step.origin.source(cell_namer)
+                )
+                if run.first_nonfinite is None and value.made_nonfinite:
+                    run.first_nonfinite = value
+                if run.first_nan is None and value.made_nan:
+                    run.first_nan = value
+            run.equations.append(value)
+        if run.first_nan is not None or run.first_nonfinite is not None:
+            run.blowup = blowups.find(self._ran(run, made, inputs, cell_namer))
+        return run
+
+    def _ran(self, run: ValueRun, made: list, inputs: list[Summary], cell_namer: CellNamer) -> list[blowups.Ran]:
+        """The steps as the search for a derivative that blew up reads them."""
+        return [
+            blowups.Ran(
+                value,
+                tuple(_summary_of(r, made, inputs) for r in step.inputs),
+                tuple(r.index if r.kind == "step" else None for r in step.inputs),
+                step.origin.derivative(),
+                lambda origin=step.origin: origin.source(cell_namer),
+            )
+            for step, value in zip(self.steps, run.equations, strict=True)
+        ]
+
+    def _read(self, found, typed: list) -> tuple[Summary, ...]:
+        """The summaries of ``typed`` (arrays or abstract values) from what was kept of them."""
+        if self.on_host:
+            return tuple(found)
+        return tuple(from_arrays(t, f) for t, f in zip(typed, value_program.unpacked(found, typed), strict=True))
+
+
+def _summary_of(ref: _Ref, made: list, inputs: list[Summary]) -> Summary:
+    if ref.kind == "step":
+        return made[ref.index][ref.output]
+    if ref.kind == "argument":
+        return inputs[ref.index]
+    return summarise(ref.value)
+
+
+def from_arrays(typed: Any, found: dict) -> Summary:
+    """The ``Summary`` of one array (``typed``: the array or its abstract value) from what the
+    device returned of it (``value_program.summary_arrays``): what ``summarise`` says of the
+    array itself.
+
+    >>> import jax.numpy as jnp
+    >>> x = jnp.array([1.0, jnp.nan, 3.0, jnp.inf] * 4)
+    >>> (found,) = value_program.unpacked(value_program.summarised([x]), [x])
+    >>> from_arrays(x, found) == summarise(np.asarray(x))
+    True
+    """
+    shape, dtype = tuple(getattr(typed, "shape", ())), str(getattr(typed, "dtype", type(typed).__name__))
+    if "value" in found:
+        return dataclasses.replace(summarise(found["value"]), shape=shape, dtype=dtype)
+    size = int(np.prod(shape, dtype=np.int64))
+    count = int(found.get("count", size))  # the finite elements
+    nans = int(found.get("nans", 0))
+    infs = int(found["infs"]) if "infs" in found else size - count - nans
+    if "minimum" not in found:
+        return Summary(shape, dtype, nans=nans, infs=infs)
+    if count == 0:
+        return Summary(shape, dtype, nans=nans, infs=infs)
+    mean = float(found["total"]) / count
+    return Summary(shape, dtype, None, _number(found["minimum"]), mean, _number(found["maximum"]), nans, infs)
 
 
 def _last_uses(jaxpr) -> dict[int, list]:
@@ -227,49 +429,6 @@ def _last_uses(jaxpr) -> dict[int, list]:
         if var not in kept:
             by_index.setdefault(index, []).append(var)
     return by_index
-
-
-def _source(eqn, cell_namer: CellNamer, enclosing: SourceLine | None) -> SourceLine | None:
-    """The user's line that made ``eqn`` here, as the listing shows it (``listing.line_made_here``)."""
-    return line_made_here(eqn.source_info, enclosing, cell_namer)
-
-
-def _equation(eqn, invals: list, path: tuple, run: ValueRun, cell_namer: CellNamer, enclosing=None) -> list:
-    name = eqn.primitive.name
-    key = _CALLS.get(name)
-    if key is not None and key in eqn.params:
-        inner = eqn.params[key]
-        body = getattr(inner, "jaxpr", inner)
-        if len(body.invars) == len(invals):
-            source = _source(eqn, cell_namer, enclosing)
-            return _run(body, getattr(inner, "consts", ()), invals, path + (key,), run, cell_namer, source)
-    if name == "cond" and "branches" in eqn.params:
-        branches = eqn.params["branches"]
-        chosen = min(max(int(np.asarray(invals[0])), 0), len(branches) - 1)
-        branch = branches[chosen]
-        source = _source(eqn, cell_namer, enclosing)
-        return _run(branch.jaxpr, branch.consts, invals[1:], path + (f"branches[{chosen}]",), run, cell_namer, source)
-    return _jax_private.bind_equation(eqn, invals)
-
-
-def _record(eqn, path: tuple, invals: list, outs: list, run: ValueRun, cell_namer: CellNamer, enclosing=None) -> None:
-    outputs = tuple(summarise(o) for o in outs)
-    derivative = name_stack_facts(getattr(eqn.source_info, "name_stack", ""))[1]
-    value = EquationValue(path, eqn.primitive.name, outputs, derivative)
-    if not value.finite:
-        value = EquationValue(
-            path,
-            eqn.primitive.name,
-            outputs,
-            derivative,
-            inputs=tuple(summarise(v) for v in invals),
-            source=_source(eqn, cell_namer, enclosing),
-        )
-        if run.first_nonfinite is None and value.made_nonfinite:
-            run.first_nonfinite = value
-        if run.first_nan is None and value.made_nan:
-            run.first_nan = value
-    run.equations.append(value)
 
 
 def flat_arguments(

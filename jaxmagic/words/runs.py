@@ -85,8 +85,57 @@ def _cause(first) -> Words:
     return say(", {} of values too large or too small ({})", first.primitive, ranges)
 
 
-def values_headline(run, n_shown: int) -> Words:
-    """The answer line of ``--values``: where the first NaN or inf came from, or that all is finite.
+def blowup_sentence(first, blowup) -> Words:
+    """Where a gradient's first NaN (or inf) came from: the user's forward operation and line, and
+    the derivative that blew up there.
+
+    >>> import numpy as np
+    >>> from jaxmagic.tracing.blowups import DerivativeBlowup
+    >>> from jaxmagic.tracing.values import EquationValue, summarise
+    >>> from jaxmagic.tracing.sources import SourceLine
+    >>> line = SourceLine("<cell>", 2, "f", "return jnp.linalg.norm(v)", cell="In [4]")
+    >>> first = EquationValue((3,), "div", (summarise(np.float32(np.inf)),), "forward", (summarise(np.float32(0)),))
+    >>> blowup = DerivativeBlowup("sqrt", 0.0, "inf", line, (2,), (3,), (9,), "0 · inf")
+    >>> str(blowup_sentence(first, blowup))
+    'the first inf comes from In [4] line 2: `return jnp.linalg.norm(v)`: the derivative of `sqrt` at 0 is inf; 0 · inf = nan'
+    """
+    kind = "NaN" if first.made_nan else "inf"
+    where = say("{}: {}", place(blowup.source), code(blowup.source.text or blowup.forward)) if blowup.source else None
+    head = (
+        say("the first {} comes from {}: ", kind, where) if where is not None else say("the first {} comes from ", kind)
+    )
+    derivative = say("the derivative of {} at {} is {}", code(blowup.forward), number(blowup.at), blowup.derivative)
+    if blowup.nan_from is None:
+        return head + derivative
+    return head + derivative + say("; {} = nan", blowup.nan_from)
+
+
+# How each fix makes the derivative safe, in a few words (the code follows); {} is `where`.
+_FIXES = {
+    "double where": "a second {} inside, so that the derivative is taken where it is finite "
+    "(JAX's FAQ: gradients contain NaN where using {})",
+    "safe sqrt": "a square root that is 0 at 0 with a derivative of 0 there (the double {} of JAX's FAQ{})",
+    "safe norm": "a norm that is 0 at 0 with a gradient of 0 there (the double {} of JAX's FAQ{})",
+    "safe std": "the square root of the variance, 0 where it is 0, with a derivative of 0 there "
+    "(the double {} of JAX's FAQ{})",
+}
+
+
+def gradient_fix_sentence(fix) -> Words:
+    """The fix's note: what it does, and what was checked on the user's arguments.
+
+    >>> from jaxmagic.tracing.derivative_fixes import GradientFix
+    >>> print(gradient_fix_sentence(GradientFix("safe norm", "...", "f", "", "", True, True)))
+    a norm that is 0 at 0 with a gradient of 0 there (the double `where` of JAX's FAQ): the same values on your arguments, and a finite gradient
+    """
+    template = _FIXES[fix.kind]
+    second = code("where") if fix.kind == "double where" else ""
+    return say(template, code("where"), second) + say(": the same values on your arguments, and a finite gradient")
+
+
+def values_headline(run, n_shown: int, blowup=None) -> Words:
+    """The answer line of ``--values``: where the first NaN or inf came from (in a gradient, the
+    derivative that blew up: ``blowup``), or that all is finite.
 
     >>> from jaxmagic.tracing.values import ValueRun
     >>> str(values_headline(ValueRun(), 3))
@@ -95,6 +144,8 @@ def values_headline(run, n_shown: int) -> Words:
     evaluated = (
         f"{units.format_count(n_shown)} equation{'s' * (n_shown != 1)} evaluated on your arguments, one at a time"
     )
+    if run.first_nonfinite is not None and blowup is not None:
+        return blowup_sentence(run.first_nonfinite, blowup)
     if run.first_nonfinite is not None:
         return first_nonfinite_sentence(run.first_nonfinite)
     nonfinite_inputs = sum(1 for s in run.inputs if not s.finite)
