@@ -14,7 +14,7 @@ import jaxmagic
 from jaxmagic.errors import UsageProblem
 from jaxmagic.timing import Timing, agreement, compare, footprint, modes, stopwatch
 from jaxmagic.timing.comparison import break_even
-from jaxmagic.timing.session import _timing_warnings
+from jaxmagic.timing.session_report import _timing_warnings
 from jaxmagic.tracing.call import Call
 
 

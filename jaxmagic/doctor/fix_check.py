@@ -33,11 +33,9 @@ import ast
 import builtins
 import contextlib
 import copy
-import dataclasses
 import inspect
 import io
 import random
-import sys
 import types
 import warnings
 from dataclasses import dataclass, field, replace
@@ -49,10 +47,11 @@ import numpy as np
 import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING
-from jaxmagic.doctor.donations import has_deleted, is_nnx_object
+from jaxmagic.doctor.donations import is_nnx_object
+from jaxmagic.doctor.fix_safety import calls_of_user_code, is_definition, is_library, safe_expression
+from jaxmagic.doctor.fix_values import Difference, compared, degenerate, error_text, first_difference, generated, shown
 from jaxmagic.doctor.rewrites import lookup_in
 from jaxmagic.doctor.traced_code import codes
-from jaxmagic.timing.agreement import mismatch, tolerance
 from jaxmagic.tracing import callables, jitting, nnx_copies, streams
 
 SAME, DIFFERS, RUNS, FAILED, UNCHECKED = "same", "differs", "runs", "failed", "unchecked"
@@ -67,12 +66,6 @@ NEW_PARAMETERS = "new-parameters"  # the fix asks for arguments the call does no
 FRAGMENT = "fragment"  # the fix is a line of the user's function, reading its local names
 TIME = "time"  # checking ran past its time limit
 REASONS = (NO_CALL, STATEMENTS, ELIDED, NOT_REACHED, ARGUMENTS, NEW_PARAMETERS, FRAGMENT, TIME)
-
-SAFE_BUILTINS = frozenset(
-    {tuple, list, dict, set, frozenset, int, float, bool, str, complex, range, len, slice, abs, min, max, sorted, zip}
-)
-SAFE_MODULES = ("jax", "jaxlib", "numpy", "functools", "flax", "equinox", "optax", "ml_dtypes", "dataclasses")
-SMALL = 8  # outputs of at most this many elements are shown whole where they differ
 
 
 @dataclass(frozen=True)
@@ -136,108 +129,6 @@ class UserCall:
 # Reading the fix
 
 
-def _is_definition(statement: ast.stmt, lookup) -> bool:
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
-        return True
-    if isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets):
-        return _wraps_only(statement.value, lookup)
-    return False
-
-
-WRAPPERS = frozenset(
-    {"jit", "partial", "grad", "value_and_grad", "vmap", "pmap", "checkpoint", "remat", "jacfwd", "jacrev", "hessian"}
-    | {"filter_jit", "filter_grad", "filter_value_and_grad", "filter_vmap", "checkify"}
-)
-
-
-def _wraps_only(node: ast.AST, lookup) -> bool:
-    """``jax.jit(f, ...)``, ``functools.partial(f, ...)``, a name: an assignment that wraps a
-    function (a transform of JAX or a library), running nothing."""
-    if isinstance(node, ast.Attribute):
-        return _wraps_only(node.value, lookup) and not isinstance(node.value, ast.Call)
-    if isinstance(node, (ast.Name, ast.Constant)):
-        return True
-    if isinstance(node, ast.Call):
-        wrapper = getattr(_callee(node.func, lookup), "__name__", None) in WRAPPERS
-        return wrapper and _is_library_call(node, lookup) and all(safe_expression(a, lookup) for a in node.args)
-    return False
-
-
-def _is_library(fn: Any) -> bool:
-    """True for JAX's, NumPy's, the libraries' and Python's own callables; False for the user's
-    (a function of theirs, jitted or not, a method, a callable object of their class)."""
-    try:
-        if fn in SAFE_BUILTINS:
-            return True
-    except TypeError:  # unhashable
-        pass
-    owner = getattr(fn, "__objclass__", None) or type(getattr(fn, "__self__", None))
-    if isinstance(fn, (types.BuiltinMethodType, types.MethodDescriptorType)) and owner in _PYTHON_VALUES:
-        return True  # size.tolist(), config.items(): a method of a Python value
-    if isinstance(fn, type) and dataclasses.is_dataclass(fn) and not hasattr(fn, "__post_init__"):
-        return True  # a dataclass's own __init__ only stores its fields
-    inner = callables.python_function(fn)
-    if inner is not None:
-        module = inner.__module__ or ""
-    elif isinstance(fn, (type, types.BuiltinFunctionType, np.ufunc)):
-        module = getattr(fn, "__module__", None) or ""
-    else:
-        module = type(fn).__module__ or ""
-    return module.split(".")[0] in SAFE_MODULES
-
-
-def safe_expression(node: ast.AST, lookup) -> bool:
-    """True when evaluating ``node`` runs none of the user's functions: names, constants,
-    containers, arithmetic, and calls of JAX, NumPy and Python's constructors.
-
-    >>> import jax.numpy as jnp
-    >>> lookup = {"jnp": jnp, "x": 1, "step": lambda v: v}.get
-    >>> safe_expression(ast.parse("jnp.ones((2, x))", mode="eval").body, lookup)
-    True
-    >>> safe_expression(ast.parse("step(x)", mode="eval").body, lookup)
-    False
-    """
-    for inner in ast.walk(node):
-        if isinstance(inner, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.Starred)):
-            return False
-        if isinstance(inner, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            return False
-        if isinstance(inner, ast.Call) and not _is_library_call(inner, lookup):
-            return False
-    return True
-
-
-def _callee(node: ast.expr, lookup) -> Any:
-    """What a call calls: a name or a dotted name (``clues.resolve``), or an array's own method
-    (``params.copy``), read from its class so that nothing runs."""
-    found = clues.resolve(node, lookup)
-    if found is MISSING and isinstance(node, ast.Attribute):
-        base = clues.resolve(node.value, lookup)
-        if isinstance(base, (jax.Array, np.ndarray, *_PYTHON_VALUES)):
-            try:
-                return inspect.getattr_static(base, node.attr)
-            except AttributeError:
-                return MISSING
-    return found
-
-
-def _is_library_call(node: ast.Call, lookup) -> bool:
-    fn = _callee(node.func, lookup)
-    if fn is MISSING and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, _MADE):
-        return safe_expression(
-            node.func.value, lookup
-        )  # jnp.arange(8.0).reshape(4, 2), {...}.items(): a method of a value made here
-    return fn is not MISSING and _is_library(fn)
-
-
-_PYTHON_VALUES = (dict, list, tuple, set, frozenset, str)
-_MADE = (ast.Call, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant)
-
-
-def _calls_of_user_code(statement: ast.stmt, lookup) -> list[ast.Call]:
-    return [n for n in ast.walk(statement) if isinstance(n, ast.Call) and not _is_library_call(n, lookup)]
-
-
 class _Scopes:
     """The copies the fix runs in: ``scope`` (the call site's globals and locals) and ``home`` (the
     globals of the function the fix rewrites: ``scope`` itself when they are the same module)."""
@@ -274,12 +165,12 @@ def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list[ast.stmt], list[a
     calls: list[ast.Call] = []
     expressions: list[ast.expr] = []
     for statement in tree.body:
-        if _is_definition(statement, scopes.lookup_home):
+        if is_definition(statement, scopes.lookup_home):
             definitions.append(statement)
             if isinstance(statement, (ast.Import, ast.ImportFrom)):  # later statements read the names it binds
                 _define([statement], scopes.home)
             continue
-        made = _calls_of_user_code(statement, scopes.lookup)
+        made = calls_of_user_code(statement, scopes.lookup)
         value = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
         if not made and not calls and not expressions and value is not None:
             expressions.append(value)  # JAX's and NumPy's calls only: run as they are
@@ -378,7 +269,7 @@ def _run(callee: Any, args: tuple, kwargs: dict, *, eager: bool) -> Any:
 def _objects(args: tuple) -> list[tuple[str, dict]]:
     """The user's own objects among the arguments (a method's ``self``), by class: their attributes,
     which the call may have changed."""
-    return [(type(a).__name__, dict(vars(a))) for a in args if hasattr(a, "__dict__") and not _is_library(type(a))
+    return [(type(a).__name__, dict(vars(a))) for a in args if hasattr(a, "__dict__") and not is_library(type(a))
             and not isinstance(a, (types.FunctionType, types.ModuleType, type)) and not is_nnx_object(a)]  # fmt: skip
 
 
@@ -394,158 +285,6 @@ def jitted(callee: Any, whole: bool) -> Any:
     if whole and isinstance(callee, types.FunctionType) and clues.is_user_file(callee.__code__.co_filename):
         return jitting.UntraceableLeavesStatic(jitting.fresh_function(callee))
     return callee
-
-
-# ------------------------------------------------------------------------------------------------
-# Arguments of the second run, and comparing
-
-
-def _is_graph_node(value: Any) -> bool:
-    """A Flax NNX object that is not one ``Variable`` (a model, an optimizer: not an input to vary)."""
-    return is_nnx_object(value) and not isinstance(value, sys.modules["flax.nnx"].Variable)
-
-
-def _leaves(args: tuple, kwargs: dict) -> list:
-    return jax.tree_util.tree_leaves((args, kwargs), is_leaf=_is_graph_node)
-
-
-def degenerate(args: tuple, kwargs: dict) -> str:
-    """Why the arguments could hide a difference: ``"shapes"`` (only their shapes are known),
-    ``"zeros"`` (an array holds a 0, what a padding fills with), ``"repeated"`` (an array holds one
-    value only, so a mask keeps all or nothing); ``""`` otherwise.
-
-    >>> degenerate((np.arange(3.0),), {}), degenerate((np.ones(3),), {}), degenerate((np.array([2.0, 3.0]),), {})
-    ('zeros', 'repeated', '')
-    """
-    leaves = _leaves(args, kwargs)
-    if any(clues.is_tracer(leaf) or (isinstance(leaf, jax.Array) and has_deleted(leaf)) for leaf in leaves):
-        return "shapes"
-    for leaf in leaves:
-        if (
-            not isinstance(leaf, (jax.Array, np.ndarray))
-            or leaf.ndim == 0
-            or leaf.size > 1_000_000
-            or leaf.dtype.kind not in "fcb"
-        ):
-            continue
-        values = np.asarray(leaf)
-        if values.dtype.kind != "b" and (values == 0).any():
-            return "zeros"
-        if values.size > 1 and (values == values.flat[0]).all():
-            return "repeated"
-    return ""
-
-
-def generated(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """Arguments of the same shapes and dtypes, float and boolean arrays filled with varied values
-    (no two equal, no zeros); integer arrays (indices, sizes, labels) and other values as they are
-    (those JAX no longer holds, as arrays of the same shape in the range 0..3).
-
-    >>> (x,), _ = generated((jnp.zeros(3),), {})
-    >>> x.shape, len(set(x.tolist())), 0.0 in x.tolist()
-    ((3,), 3, False)
-    """
-    rng = np.random.default_rng(0)
-
-    def fill(leaf):
-        unreadable = clues.is_tracer(leaf) or (isinstance(leaf, jax.Array) and has_deleted(leaf))
-        dtype, shape = getattr(leaf, "dtype", None), getattr(leaf, "shape", None)
-        if unreadable and dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-            keys = jax.random.split(jax.random.key(0), max(1, int(np.prod(shape))))
-            return keys[0] if not shape else keys.reshape(shape)  # a key JAX no longer holds: a new one
-        if dtype is None or shape is None or (not shape and not unreadable) or np.dtype(dtype).kind not in "fcbiu":
-            return leaf
-        if np.dtype(dtype).kind in "iu":
-            if not unreadable:
-                return leaf
-            values = rng.integers(0, 4, size=shape)
-        elif np.dtype(dtype).kind == "b":
-            values = rng.permutation(np.arange(int(np.prod(shape))) % 2 == 0).reshape(shape)
-        else:
-            values = np.sign(rng.uniform(-1, 1, shape)) * rng.uniform(0.5, 3.0, shape)
-        made = values.astype(dtype)
-        return made if isinstance(leaf, np.ndarray) else jax.numpy.asarray(made)
-
-    made_args, made_kwargs = jax.tree_util.tree_map(fill, (args, kwargs), is_leaf=_is_graph_node)
-    return tuple(made_args), made_kwargs
-
-
-def _shown(value: Any) -> str:
-    """A result as text where it is small (at most ``SMALL`` elements, all arrays); else ``""``."""
-    leaves = jax.tree_util.tree_leaves(value)
-    if not leaves or sum(int(np.size(leaf)) for leaf in leaves) > SMALL:
-        return ""
-    try:
-        shown = jax.tree_util.tree_map(lambda leaf: np.asarray(leaf).tolist(), value)
-    except Exception:
-        return ""
-    return repr(shown)
-
-
-@dataclass(frozen=True)
-class Difference:
-    """Where a fix's result first differs from the user's: ``where`` (the output's path, ``[0]``),
-    ``kind`` (``structure``, ``shape`` or ``value``), and what each side has there (text: how many
-    values, a shape, an element; ``index``: the element's, for a value).
-
-    >>> first_difference(np.ones(2), np.array([1.0, 3.0]))
-    Difference(where='', kind='value', original='1.0', fixed='3.0', index=(1,))
-    """
-
-    where: str
-    kind: str
-    original: str
-    fixed: str
-    index: tuple = ()
-
-
-def first_difference(original: Any, fixed: Any) -> Difference | None:
-    """The first place ``fixed`` differs from ``original`` beyond each dtype's tolerance (``None``:
-    the same values)."""
-    if mismatch(original, fixed) is None:
-        return None
-    left, right = jax.tree_util.tree_flatten_with_path(original), jax.tree_util.tree_flatten_with_path(fixed)
-    if left[1] != right[1]:
-        return Difference("", "structure", str(len(left[0])), str(len(right[0])))
-    for (path, a), (_, b) in zip(left[0], right[0], strict=True):
-        if mismatch(a, b) is None:
-            continue
-        where, a, b = jax.tree_util.keystr(path), np.asarray(a), np.asarray(b)
-        if a.shape != b.shape:
-            return Difference(where, "shape", str(a.shape), str(b.shape))
-        rtol, atol = max(tolerance(a.dtype), tolerance(b.dtype))
-        close = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True) if a.dtype.kind in "biufc" else a == b
-        index = tuple(int(i) for i in np.argwhere(~np.asarray(close))[0]) if a.ndim else ()
-        return Difference(where, "value", repr(a[index].item()), repr(b[index].item()), index)
-    return None
-
-
-def compared(original: Any, fixed: Any) -> tuple[Difference | None, int]:
-    """Where ``fixed`` first differs from ``original`` (``None``: same values), and how many values
-    the fix hands back after the original's (``return y, kept``: the original's values first).
-
-    >>> import jax.numpy as jnp
-    >>> compared(jnp.ones(2), (jnp.ones(2), jnp.zeros(1)))
-    (None, 1)
-    >>> compared(jnp.ones(2), jnp.zeros(2))[0].kind
-    'value'
-    """
-    found = first_difference(original, fixed)
-    if found is None or not isinstance(fixed, tuple) or len(fixed) < 2:
-        return found, 0
-    count = len(original) if isinstance(original, tuple) else 1
-    head = fixed[:count] if isinstance(original, tuple) else fixed[0]
-    if count < len(fixed) and first_difference(original, head) is None:
-        return None, len(fixed) - count
-    return found, 0
-
-
-def _error_text(exc: BaseException) -> str:
-    try:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    except Exception:
-        first = ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 # ------------------------------------------------------------------------------------------------
@@ -574,7 +313,7 @@ class Original:
         try:
             found = read_call()
         except Exception as exc:  # its callee or an argument fails to evaluate: the user's code fails
-            self.error, self.known = _error_text(exc), True
+            self.error, self.known = error_text(exc), True
             return True
         if found is None:
             return False
@@ -584,7 +323,7 @@ class Original:
             try:
                 self.result = _run(callee, args, kwargs, eager=True)
             except Exception as exc:
-                self.error = _error_text(exc)
+                self.error = error_text(exc)
                 return True
         if self.why:
             with contextlib.suppress(Exception):  # the user's code may not run on them: then theirs alone
@@ -606,7 +345,7 @@ def check(fix: str, call: UserCall | None, fix_call: str = "", original: Origina
         with jitting.own_work():  # its compilations are the doctor's: a watch of the user's leaves them out
             return _check(fix, call, fix_call, original or Original(call))
     except Exception as exc:  # the fixed code raised while it was defined or run
-        return FixCheck(FAILED, error=_error_text(exc))
+        return FixCheck(FAILED, error=error_text(exc))
 
 
 def _defined(fix: str, call: UserCall) -> FixCheck | tuple:
@@ -615,7 +354,7 @@ def _defined(fix: str, call: UserCall) -> FixCheck | tuple:
     try:
         tree = ast.parse(fix)
     except SyntaxError as exc:
-        return FixCheck(FAILED, error=_error_text(exc))
+        return FixCheck(FAILED, error=error_text(exc))
     if any(line.strip() == "..." for line in fix.splitlines()):
         return FixCheck(UNCHECKED, ELIDED)
     scopes = _Scopes(call)
@@ -728,7 +467,7 @@ def _verdict(original_run: tuple, fixed_run: tuple, generated_why: str) -> FixCh
     if difference is None:
         return FixCheck(SAME, generated=generated_why, extra=extra)
     return FixCheck(
-        DIFFERS, difference=difference, generated=generated_why, original=_shown(original), fixed=_shown(fixed)
+        DIFFERS, difference=difference, generated=generated_why, original=shown(original), fixed=shown(fixed)
     )
 
 

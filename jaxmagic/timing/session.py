@@ -11,7 +11,6 @@ import warnings as python_warnings
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import jaxmagic.timing.agreement as agreement
 import jaxmagic.timing.budget as budget_fit
 import jaxmagic.timing.deadline as deadline
 import jaxmagic.timing.footprint as footprint
@@ -19,10 +18,11 @@ import jaxmagic.timing.modes as mode_setup
 import jaxmagic.timing.progress as progress
 import jaxmagic.timing.stopwatch as stopwatch
 from jaxmagic import _jax_private
-from jaxmagic.compiled import memory as memory_reader
 from jaxmagic.errors import UsageProblem, UserCodeError
-from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even, slower_than_eager_notes
-from jaxmagic.timing.notes import TIMER_FLOOR_FACTOR, Note
+from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_even
+from jaxmagic.timing.notes import Note
+from jaxmagic.timing.session_facts import SessionFacts
+from jaxmagic.timing.session_report import SessionReport
 from jaxmagic.timing.stopwatch import TIMER
 from jaxmagic.tracing import libraries, streams
 from jaxmagic.tracing.call import Call, check_traceable
@@ -31,7 +31,6 @@ from jaxmagic.tracing.nnx_copies import call_on_nnx_copies, names_reached
 
 DEFAULT_REPEAT = 7
 DEFAULT_BUDGET_S = 6.0
-SLOW_REPEAT_RATIO = 4.0  # as %timeit: warn when the slowest repeat is this much slower
 WALL_MARGIN = 1.1  # only a compiled mode's first call and its needed repeats run past budget × this
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
 MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets aside one outlier)
@@ -168,7 +167,7 @@ class _Plan:
 
 
 @dataclass
-class _Session:
+class _Session(SessionFacts, SessionReport):
     """One comparison in progress: what was measured so far, so a Ctrl-C can still report it.
 
     The compiled modes come first: their first calls, then the repeats their figures need are
@@ -379,134 +378,6 @@ class _Session:
             return None  # however dear a dispatch is here, these would fit: not worth measuring one
         floor = stopwatch.dispatch_floor()
         return {"dispatches": count, "floor_s": floor, "estimate_s": count * floor}
-
-    def _check_results(self) -> None:
-        self.phase = "comparing the modes' results"
-        self._tell("checking results")
-        reference = next((m for m in ("eager", "op-by-op", "jit") if m in self.outputs), None)
-        if reference is None:
-            return
-        for mode, output in self.outputs.items():
-            if mode == reference:
-                continue
-            comparable = self.runners[mode].to_reference(output)
-            if mode == "pmap" and all(leaf is None for leaf in _leaves(comparable)):
-                self.note("pmap_per_device_results", mode=mode, reference=reference)
-                continue
-            found = agreement.mismatch(self.outputs[reference], comparable, rtol=self.rtol, atol=self.atol)
-            if found is None:
-                continue
-            if mode == "pmap" and not found.detail.startswith("values"):
-                self.note("pmap_slices_differ", mode=mode, reference=reference, difference=str(found))
-            elif mode == "pmap":
-                self.note("pmap_results_differ", warning=True, mode=mode, reference=reference, difference=str(found))
-            else:
-                self.note("results_differ", warning=True, mode=mode, reference=reference, difference=str(found))
-
-    def _memory(self) -> None:
-        self.phase = "reading XLA's memory analysis"
-        self._tell("memory analysis")
-        for mode, runner in self.runners.items():
-            if not runner.compiles or mode not in self.first_calls:
-                continue
-            cost = self.first_calls[mode]
-            # jit's caches make this free after the first call; pmap compiles again.
-            if mode == "pmap" and cost.one_time_s > max(0.0, self._remaining()) / 4:
-                self.note("pmap_memory_skipped", mode=mode)
-                continue
-            try:
-                self.memory[mode] = memory_reader.compiled_memory(runner.lowered().compile())
-            except Exception:  # memory is a bonus; the timing must not fail for it
-                continue
-        traced = any(m in self.first_calls for m in ("jit", "sharded"))
-        if "eager" in self.runners or (self._uncompiled() and traced):  # eager: to see what it donates
-            self.jaxpr = self._trace()
-
-    def _trace(self):
-        """The call's jaxpr, for what an uncompiled run does (``None`` where it cannot be traced):
-        from the jit or sharded mode's jitted function, or one made for it when neither was asked for."""
-        traced_by = next((self.runners[m] for m in ("jit", "sharded") if m in self.first_calls), None)
-        try:
-            if traced_by is not None:
-                args, kwargs = traced_by.fresh_arguments()
-                return traced_by.jitted.trace(*args, **kwargs).jaxpr
-            args, kwargs, _ = mode_setup.on_device((self.call.args, self.call.kwargs))
-            return mode_setup.jitted_version(self.call).trace(*args, **kwargs).jaxpr
-        except Exception:  # the uncompiled modes' footprint, estimate and donations are a bonus
-            return None
-
-    def _protect_from_donation(self) -> list[str]:
-        """The eager mode runs the user's call as written, and an inner jit of it may donate (consume)
-        what it is given: its arguments are then copied for every call; arrays it holds (in a
-        partial, a closure, a global) cannot be, and it is not run. The uncompiled modes to skip."""
-        runner = self.runners.get("eager")
-        if runner is None or self.jaxpr is None:
-            return []
-        try:
-            arguments, held = footprint.donated_inputs(self.jaxpr)
-        except Exception:
-            return []
-        if held:
-            self.note("not_run", warning=True, mode="eager", budget_s=self.budget, left_s=0.0, donates_held=True)
-            return ["eager"]
-        if arguments:
-            runner.donated = tuple(range(len(runner.args)))
-            runner.donated_names = tuple(runner.kwargs)
-            self.note("eager_donates", mode="eager")
-        return []
-
-    def _eager_memory(self) -> None:
-        """What each uncompiled mode that ran writes out besides its outputs, from the jit mode's trace."""
-        if self.jaxpr is None:
-            return
-        for mode in self._uncompiled():
-            if mode in self.first_calls:
-                written = footprint.intermediate_bytes(self.jaxpr, op_by_op=mode == "op-by-op")
-                self.memory[mode] = {"intermediates": written}
-
-    def _communication(self) -> None:
-        """The sharded mode's collectives (from its optimized HLO) and, where JAX's profiler
-        reports their kernels, the device time they took per call."""
-        runner = self.runners.get("sharded")
-        if runner is None or "sharded" not in self.first_calls:
-            return
-        if self.first_calls["sharded"].run_s * 4 > max(0.0, self._remaining()) / 4:
-            return  # no time left to profile a few calls
-        self.phase = "reading the sharded mode's communication"
-        self._tell("communication")
-        from jaxmagic.compiled import profiling
-        from jaxmagic.compiled.collectives import communication_seconds, compiled_collectives
-
-        try:
-            compiled = runner.lowered().compile()
-            collectives = compiled_collectives(compiled, compiled.as_text())
-            self.communication = {"collectives": collectives}
-            if not collectives:
-                self.note("sharded_no_communication", mode="sharded")
-                return
-            calls = 3
-            self.calls["sharded"] = self.calls.get("sharded", 0) + 1 + calls  # the profiler warms up first
-            with self._quiet("sharded"):
-                profiled = profiling.profile(
-                    runner.jitted,
-                    runner.args,
-                    runner.kwargs,
-                    name=self.call.name,
-                    calls=calls,
-                    copy_arguments=bool(runner.donated or runner.donated_names),
-                )
-        except Exception:  # communication is a bonus; the timing must not fail for it
-            return
-        seconds = communication_seconds(collectives, profiled.kernels)
-        self.communication.update(seconds=seconds, device_seconds=profiled.device_seconds)
-        self.note(
-            "sharded_communication",
-            mode="sharded",
-            count=len(collectives),
-            moved=sum(c.bytes for c in collectives),
-            seconds=seconds,
-            device_seconds=profiled.device_seconds,
-        )
 
     # -- sizing the repeats ------------------------------------------------------------------------
     def _estimates(self, modes: list[str], seconds_left, *, keep: bool = False) -> None:
@@ -733,112 +604,12 @@ class _Session:
         self.calls[mode] += 2 * plan.loops
         return True
 
-    # -- the report --------------------------------------------------------------------------------
-    def _timings(self) -> dict[str, Timing]:
-        timings = {}
-        for mode in self.modes:
-            runs = self.runs.get(mode)
-            if runs:
-                timings[mode] = Timing(mode, list(runs), loops=min(self.repeat_loops[mode]))
-            elif mode in self.estimates:
-                estimate = self.estimates[mode]
-                timings[mode] = Timing(mode, [estimate.timed], loops=estimate.calls, source="warm-up")
-            elif mode in self.one_calls:
-                timings[mode] = Timing(mode, [self.one_calls[mode]], loops=1, source="one call")
-            elif mode in self.first_calls:
-                timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, source="first call")
-            elif mode in self.stopped:
-                timings[mode] = Timing(mode, [self.stopped[mode]], loops=1, source="stopped")
-        return timings
-
-    def _pipelined(self) -> dict[str, Timing]:
-        return {
-            mode: Timing(mode, list(runs), loops=min(self.repeat_loops[mode]))
-            for mode in self.modes
-            if (runs := self.pipelined_runs.get(mode))
-        }
-
-    def _report(self, interrupted: bool) -> Comparison:
-        timings = self._timings()
-        per_call_timed = {m for m, r in self.runners.items() if r.donates}
-        for note in _timing_warnings(timings, self.plans, stopwatch.timer_overhead(), per_call_timed):
-            self.record(note)
-        result = Comparison(
-            name=self.call.source or self.call.name,
-            modes=timings,
-            pipelined=self._pipelined(),
-            first_calls={m: self.first_calls[m] for m in self.modes if m in self.first_calls},
-            memory=self.memory,
-            communication=self.communication,
-            warnings=self.warnings,
-            notes=self.notes,
-            setups={m: r.setup for m, r in self.runners.items()},
-            calls=dict(self.calls),
-            budget=self.budget,
-            elapsed=TIMER() - self.start,
-            interrupted=interrupted,
-            devices=mode_setup.describe_devices(),
-            requested=self.modes,
-            facts=self.facts,
-        )
-        for note in slower_than_eager_notes(result):
-            self.record(note)
-        return result
-
     def _quiet(self, mode: str):
         """What the function prints after its first call goes to a sink that counts the lines: a
         function that prints would otherwise fill the notebook with thousands of them. Only this
         thread's lines: what a background thread prints meanwhile is neither hidden nor counted."""
         return streams.this_thread_writes_to(stopwatch.LineCounter(self.printed, mode))
 
-    def _print_notes(self) -> None:
-        for mode, lines in self.printed.items():
-            if lines:
-                self.note("printed_lines", mode=mode, lines=lines)
-        uncompiled = self._uncompiled()
-        if any(self.printed.get(m) for m in uncompiled) and not any(
-            self.printed.get(m) for m in self.runners if m not in uncompiled
-        ):
-            self.note("only_eager_printed", mode=uncompiled[0])
-
-    def _jax_warnings(self, caught) -> None:
-        seen = set()
-        for item in caught:
-            if issubclass(item.category, (DeprecationWarning, PendingDeprecationWarning)):
-                # Not about this timing: hand it back to Python's own filters.
-                python_warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
-                continue
-            text = str(item.message).strip().splitlines()[0] if str(item.message).strip() else ""
-            if text and text not in seen:
-                seen.add(text)
-                self.note("python_warning", warning=True, category=item.category.__name__, message=text)
-
-
-def _timing_warnings(timings: dict, plans: dict, timer_floor: float, per_call_timed: set) -> list[Note]:
-    found = []
-    for mode, timing in timings.items():
-        if timing.repeat >= 2 and timing.best > 0 and timing.worst > SLOW_REPEAT_RATIO * timing.best:
-            found.append(Note("uneven_repeats", warning=True, mode=mode, facts={"ratio": timing.worst / timing.best}))
-        plan = plans.get(mode)
-        if plan is None or timing.source != "repeats":
-            continue
-        stretch = timing.best * (1 if mode in per_call_timed else plan.loops)
-        if stretch < TIMER_FLOOR_FACTOR * timer_floor:
-            facts = {
-                "per_call": mode in per_call_timed,
-                "stretch_s": stretch,
-                "timer_s": timer_floor,
-                "factor": TIMER_FLOOR_FACTOR,
-            }
-            found.append(Note("timer_floor", warning=True, mode=mode, facts=facts))
-    return found
-
 
 def _jit_disabled() -> bool:
     return _jax_private.jit_disabled()
-
-
-def _leaves(tree) -> list:
-    import jax
-
-    return jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None)
