@@ -187,7 +187,7 @@ def _said(diagnosis: Diagnosis, found: list[FixCheck | None], seconds: float) ->
         if lead.outcome == DIFFERS:
             others.insert(0, (words.fix_check_label(diagnosis.fix_note, lead, seconds), diagnosis.fix))
         return replace(diagnosis, fix=snippet, fix_note=words.leading(label), alternatives=tuple(others), static_argnames=(),
-                       fix_call="", **_lead(outcome, seconds))  # fmt: skip
+                       fix_call="", **(_lead(outcome, seconds) if outcome is not None else {}))  # fmt: skip
     shown = tuple((words.fix_check_label(label, outcome, seconds), snippet) for label, snippet, outcome in kept)
     if lead is None:
         return replace(diagnosis, alternatives=shown)

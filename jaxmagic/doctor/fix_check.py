@@ -391,7 +391,8 @@ def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCh
     scopes.scope.update(
         {name: made for name, value in scopes.before.items() if (made := scopes.remade(value)) is not value}
     )
-    found = _fixed_call(calls[0] if calls else call.call, call, scopes)
+    first = calls[0] if calls else call.call
+    found = _fixed_call(first if isinstance(first, ast.Call) else None, call, scopes)
     if isinstance(found, FixCheck):
         return found
     callee, before, args, kwargs = found
@@ -401,9 +402,9 @@ def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCh
     args, kwargs = _with_new_parameters(callee, args, kwargs, scopes.scope)
     if args is None:
         return FixCheck(UNCHECKED, NEW_PARAMETERS)
-    made = calls[0] if calls and not fix_call else None
+    made = calls[0] if calls and not fix_call and isinstance(calls[0], ast.Call) else None
     return _by_value(jitted(callee, call.call is None and not calls), args, kwargs, original,
-                     lambda: _original_call(call, scopes, made))  # fmt: skip
+                     lambda: _original_call(call, scopes, made if isinstance(made, ast.Call) else None))  # fmt: skip
 
 
 def _reached(callee: Any, before: Any, compiled: types.CodeType, definitions: list, scopes: _Scopes, given) -> bool:

@@ -4,6 +4,7 @@ zeros, all equal), and the first difference between what the original and the fi
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -68,8 +69,8 @@ def generated(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     def fill(leaf):
         unreadable = clues.is_tracer(leaf) or (isinstance(leaf, jax.Array) and has_deleted(leaf))
         dtype, shape = getattr(leaf, "dtype", None), getattr(leaf, "shape", None)
-        if unreadable and dtype is not None and jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
-            keys = jax.random.split(jax.random.key(0), max(1, int(np.prod(shape))))
+        if unreadable and dtype is not None and shape is not None and jax.numpy.issubdtype(dtype, jax.dtypes.prng_key):
+            keys = jax.random.split(jax.random.key(0), max(1, math.prod(shape)))
             return keys[0] if not shape else keys.reshape(shape)  # a key JAX no longer holds: a new one
         if dtype is None or shape is None or (not shape and not unreadable) or np.dtype(dtype).kind not in "fcbiu":
             return leaf

@@ -38,7 +38,7 @@ def stored_tracers(function: Function) -> list[dict[str, Any]]:
             first.setdefault(node.id, node)
     return [
         {"at": at, "name": name, "value": _text(value), "located": function.sourced.located,
-         "key": jax.dtypes.issubdtype(getattr(value, "dtype", None) or bool, jax.dtypes.prng_key)}
+         "key": jax.numpy.issubdtype(getattr(value, "dtype", None) or bool, jax.dtypes.prng_key)}
         for name, at in sorted(first.items())
         if clues.is_tracer(value := function.lookup(name))
     ]  # fmt: skip

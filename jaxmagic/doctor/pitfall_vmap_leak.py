@@ -50,7 +50,7 @@ def vmap_leak(line: Line) -> dict | None:
             return {"mapped": mapped.__name__, "vmap": call, "name": names[0], "target": kept[0][1], "located": located,
                     "caller": f"{line.text(call)}(...)",
                     "store": clues.Span.of(store),
-                    "at": sources.source_line(located[0].file, store.lineno, mapped.__name__, line.case.cell_namer)}  # fmt: skip
+                    "at": sources.source_line(located[0].file, store.lineno, mapped.__name__, line.case.cell_namer)}  # fmt: skip  # pyright: ignore[reportOptionalSubscript]
     return None
 
 

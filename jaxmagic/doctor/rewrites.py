@@ -540,7 +540,7 @@ def changes_in_place(function: Any, name: str) -> bool:
     """
     located = function_of_code(function.__code__) if function is not None else None
     changed = [
-        n.func.value if isinstance(n, ast.Call) else n.value if isinstance(n, ast.Subscript) else n.target
+        n.func.value if isinstance(n, ast.Call) else n.value if isinstance(n, ast.Subscript) else n.target  # pyright: ignore[reportAttributeAccessIssue]
         for n in (ast.walk(located[1]) if located is not None else ())
         if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _MUTATING)
         or (isinstance(n, ast.Subscript) and not isinstance(n.ctx, ast.Load))
@@ -602,17 +602,17 @@ def hashable_form(
     """
     text, literal = text_of(node), node.args if isinstance(node, ast.Call) else getattr(node, "elts", None)
     if isinstance(value, slice) or made is slice:
-        parts = [text_of(a) for a in literal] if made is slice else [f"{text}.{p}" for p in ("start", "stop", "step")]
+        parts = [text_of(a) for a in literal] if made is slice else [f"{text}.{p}" for p in ("start", "stop", "step")]  # pyright: ignore[reportOptionalIterable]
         return tuple_of(parts + ["None"] * (3 - len(parts))), "slice(*{})", None
     if (
         getattr(made, "__name__", "") in ("array", "asarray")
-        and node.args
-        and isinstance(node.args[0], (ast.List, ast.Tuple))
+        and node.args  # pyright: ignore[reportAttributeAccessIssue]
+        and isinstance(node.args[0], (ast.List, ast.Tuple))  # pyright: ignore[reportAttributeAccessIssue]
     ):  # type: ignore[union-attr]
         return tuple_of([text_of(e) for e in node.args[0].elts]), "", None  # type: ignore[union-attr]
     if isinstance(node, (ast.List, ast.Set, ast.Dict)) or isinstance(value, (list, set, dict)):
         kind, form, back = next(k for k in _SEQUENCES if isinstance(value, k[0]) or type(node).__name__.lower() == k[2])
-        hashable = tuple_of([text_of(e) for e in literal]) if isinstance(node, ast.List) else form.format(text)
+        hashable = tuple_of([text_of(e) for e in literal]) if isinstance(node, ast.List) else form.format(text)  # pyright: ignore[reportOptionalIterable]
         return hashable, back + "({})", kind
     return (f"tuple({text}.tolist())", "", None) if hasattr(value, "tolist") else None
 
@@ -639,7 +639,7 @@ def without_static(function: Any, name: str, index: int | None, jit_name: str) -
         return x + offsets
     """
     located = function_of_code(function.__code__) if function is not None else None
-    use = decorator_jit(located[1], lookup_in(function.__globals__)) if located is not None else None
+    use = decorator_jit(located[1], lookup_in(function.__globals__)) if located is not None else None  # pyright: ignore[reportOptionalMemberAccess]
     if located is None or use is None or use.options is None:
         return None
     static = [k for k in use.options.keywords if k.arg in ("static_argnums", "static_argnames")]
@@ -651,7 +651,7 @@ def without_static(function: Any, name: str, index: int | None, jit_name: str) -
     ):
         edits = [Edit(Span.of(use.node), jit_name)]  # no option left: the bare jit
     elif all(kept.values()):
-        edits = [Edit(Span.of(k), kept[id(k)]) for k in static]
+        edits = [Edit(Span.of(k), kept[id(k)]) for k in static]  # pyright: ignore[reportArgumentType]
     else:
         return None  # a keyword to take out from between others: not written here
     return definition_with_edits(located[0].lines, located[1], edits)
