@@ -34,10 +34,26 @@ class Overran(BaseException):
     ``except Exception`` does not swallow it)."""
 
 
-def _raise_in(thread_id: int, exception: type[BaseException] | None) -> None:
-    """Make ``exception`` pending in the thread ``thread_id`` (``None``: withdraw a pending one)."""
+def _raise_in(thread_id: int, exception: type[BaseException]) -> None:
+    """Make ``exception`` pending in the thread ``thread_id``.
+
+    Never called to withdraw one (``NULL``): CPython then leaves its interpreter signalled that an
+    exception is pending, and every thread pays for it at each step after (JAX's profiler, started
+    later, waits forever on it). A deadline that fired too late is taken where it lands instead."""
     set_async = ctypes.pythonapi.PyThreadState_SetAsyncExc
-    set_async(ctypes.c_ulong(thread_id), ctypes.py_object(exception) if exception is not None else None)
+    set_async(ctypes.c_ulong(thread_id), ctypes.py_object(exception))
+
+
+def _take_pending() -> None:
+    """Let CPython deliver the ``Overran`` pending in this thread, here, and swallow it."""
+    try:
+        for _ in range(_PATIENCE):  # each step back in a loop lets CPython deliver it
+            pass
+    except Overran:
+        return
+
+
+_PATIENCE = 10_000_000
 
 
 @contextlib.contextmanager
@@ -46,6 +62,7 @@ def stop_after(seconds: float) -> Iterator[None]:
     thread_id = threading.get_ident()
     lock = threading.Lock()
     state = {"done": False, "fired": False}
+    delivered = False
 
     def fire() -> None:
         with lock:
@@ -56,12 +73,16 @@ def stop_after(seconds: float) -> Iterator[None]:
     timer = threading.Timer(max(0.0, seconds), fire)
     timer.daemon = True
     try:
-        timer.start()  # inside: a deadline that fires at once is withdrawn below all the same
+        timer.start()  # inside: a deadline that fires at once is taken below all the same
         yield
+    except Overran:
+        delivered = True
+        raise
     finally:
         timer.cancel()
         with lock:
             state["done"] = True
-            if state["fired"]:  # raised already (then this withdraws nothing), or still pending
-                _raise_in(thread_id, None)
+            pending = state["fired"] and not delivered
+        if pending:  # fired as the block ended: still on its way to this thread
+            _take_pending()
         timer.join(1.0)  # gone before what follows runs: its waking up would weigh on that

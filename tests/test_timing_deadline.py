@@ -1,0 +1,56 @@
+"""A deadline that stopped a call leaves the interpreter as it found it: code run afterwards, in
+this process, JAX's profiler included, runs as it would have without it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from jaxmagic.timing.deadline import Overran, stop_after
+
+AFTER_A_STOP = textwrap.dedent(
+    """
+    import sys, tempfile, time
+    import jax, jax.numpy as jnp
+    from jaxmagic.timing.deadline import Overran, stop_after
+    ending = sys.argv[1]
+    try:
+        with stop_after(0.2):
+            end = time.perf_counter() + (5.0 if ending == "stopped" else 0.2)
+            while time.perf_counter() < end:
+                time.sleep(0.001)
+    except Overran:
+        print("stopped")
+    f = jax.jit(lambda v: jnp.sin(v).sum())
+    with tempfile.TemporaryDirectory() as folder, jax.profiler.trace(folder):
+        jax.block_until_ready(f(jnp.ones(100)))
+    print("profiled")
+    """
+)
+
+
+@pytest.mark.parametrize("ending", ["stopped", "ended as it fired"])
+def test_the_profiler_runs_after_a_deadline(tmp_path, ending):
+    script = tmp_path / "after_a_stop.py"
+    script.write_text(AFTER_A_STOP)
+    done = subprocess.run(
+        [sys.executable, str(script), ending], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "profiled"
+
+
+def test_a_deadline_that_fires_as_the_block_ends_is_raised_nowhere_else():
+    for _ in range(200):
+        try:
+            with stop_after(0.0005):
+                sum(range(2000))
+        except Overran:
+            pass
+    total = 0
+    for step in range(100_000):  # an Overran left pending would land in this loop
+        total += step
+    assert total == sum(range(100_000))
