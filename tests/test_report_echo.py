@@ -69,3 +69,15 @@ def test_the_cell_form_echoes_one_line_and_shows_in_full_when_displayed(run, f_d
     assert echo, shown.stdout
     again = run(f"from IPython.display import display\ndisplay(Out[{echo.group(1)}])").assert_ok()
     assert len(full_views(again)) == 1 and "compil" in again.outputs[0]["text/plain"]
+
+
+@pytest.mark.parametrize(
+    ("options", "marker"),
+    [("--stage hlo", "ENTRY"), ("--stage stablehlo", "func.func"), ("--cost", "flops"), ("--values", "⇒")],
+)
+def test_the_returned_report_shows_what_the_magic_displayed(run, f_defined, options, marker):
+    shown = run(f"r = %jaxpr -o {options} f(x)").assert_ok()
+    displayed = full_views(shown)[0]["text/plain"]
+    report = run("r").assert_ok().result
+    assert marker in displayed.lower() or marker in displayed
+    assert report.to_text() == displayed

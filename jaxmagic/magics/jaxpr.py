@@ -133,6 +133,7 @@ class JaxprMagics(Magics):
                 show_memory=options.memory,
                 show_collectives=options.collectives,
             ).prepare()
+            report.asked_view = view
             output.show(self.shell, view, plain=options.plain, text=render.text)
             warnings = doctor.observe_trace(found.call, report.jaxpr, printed.text, cell_namer=found.cell_namer)
             doctor_magics.show_warnings(self.shell, warnings, plain=options.plain)

@@ -97,8 +97,9 @@ class JaxprView(Report):
 
     @classmethod
     def default(cls, report: JaxprReport) -> "JaxprView":
-        """What a report shows on its own: the jaxpr with source lines (at most
-        ``DEFAULT_MAX_EQNS`` equations), and beside it what the report has already computed: the
+        """What a report shows on its own: the view the user asked ``%jaxpr`` for (``asked_view``), or
+        the jaxpr with source lines (at most ``DEFAULT_MAX_EQNS`` equations); and beside it what the
+        report has computed since: the
         values (``value_run``), the peak memory (``peak``, ``residuals`` and
         ``checkpoint_policies``, as ``prepare(memory=True)`` computes them), the communication
         (``collectives``); and, as in any view, what compiling cost and the profile when it was
@@ -114,11 +115,13 @@ class JaxprView(Report):
         >>> JaxprView.default(report).show_values
         True
         """
-        return cls(
-            report,
-            show_values=report.computed("value_run"),
-            show_memory=all(report.computed(name) for name in ("peak", "residuals", "checkpoint_policies")),
-            show_collectives=report.computed("collectives"),
+        shown = report.asked_view if isinstance(report.asked_view, cls) else cls(report)
+        return dataclasses.replace(
+            shown,
+            show_values=shown.show_values or report.computed("value_run"),
+            show_memory=shown.show_memory
+            or all(report.computed(name) for name in ("peak", "residuals", "checkpoint_policies")),
+            show_collectives=shown.show_collectives or report.computed("collectives"),
         )
 
     def prepare(self) -> "JaxprView":

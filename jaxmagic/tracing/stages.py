@@ -75,7 +75,8 @@ class JaxprReport(Report):
 
     The report holds facts only. How it is shown (which stage, which views, how many equations) is
     a ``jaxmagic.JaxprView`` of it; shown on its own, a report is its default view: the jaxpr
-    listing, and the views of what it has already computed (``computed``).
+    listing, and the views of what it has already computed (``computed``), or, for the report
+    ``%jaxpr -o`` returns, the view the user asked for (``asked_view``).
     """
 
     _renderer = "jaxmagic.render.jaxpr"
@@ -110,6 +111,9 @@ class JaxprReport(Report):
         self.receiver: str | None = None  # the object whose method was called, as the user wrote it
         self.output_names: list[str] = []
         self.callee: Any = None  # the function traced, as the user called it; set by trace()
+        # The view the user asked %jaxpr for (a ``jaxmagic.JaxprView``: stage, views, options), set
+        # by the magic: the report ``-o`` hands back shows what the magic displayed
+        self.asked_view: Any = None
 
     @functools.cached_property
     def line_counts(self) -> dict[str, int]:
@@ -483,7 +487,7 @@ def trace(
     show_collectives: bool = False,
     show_values: bool = False,
     show_memory: bool = False,
-    **shown_as: Any,
+    **asked_view: Any,
 ) -> JaxprReport:
     """Trace ``call`` (after ``transforms``, outermost first) and return its ``JaxprReport``;
     with ``profile=N``, also run the compiled call N times under the profiler (``report.profile``);
@@ -492,8 +496,8 @@ def trace(
     computed (``report.values``), the peak memory (``report.peak``) and the communication
     (``report.collectives``), which the report, shown on its own, then shows; otherwise each is
     computed when first read. How the report is shown otherwise is a ``jaxmagic.JaxprView``."""
-    if shown_as:
-        _refuse_display_options(shown_as)
+    if asked_view:
+        _refuse_display_options(asked_view)
     unknown = [t for t in transforms if t not in TRANSFORMS]
     if unknown:
         raise UsageProblem(
