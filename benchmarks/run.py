@@ -8,6 +8,12 @@ against an anchor in the same run: these machines are shared and noisy.
 
     python benchmarks/run.py            # the full suite; writes docs/performance.md and the plot
     python benchmarks/run.py --quick    # tiny sizes, no page written (the test suite's smoke run)
+    python benchmarks/run.py --only profile,values_memory --record benchmarks/recorded/tpu-v5e.json
+                                        # on an accelerator: its figures, kept for the page
+
+The page shows, beside this machine's table, one table per file in ``benchmarks/recorded/``: the
+figures of the views that read what the device did (profile, values, memory, timing), measured on
+the accelerator named in the file by ``--record`` there.
 """
 
 from __future__ import annotations
@@ -60,10 +66,15 @@ def run_module(name: str, quick: bool) -> tuple[list[dict], dict, str]:
     return result["rows"], plots, result.get("section", "")
 
 
-def collect(quick: bool) -> tuple[list[dict], dict, list[str], float]:
+RECORDED = HERE / "recorded"
+
+
+def collect(quick: bool, only: tuple[str, ...] = ()) -> tuple[list[dict], dict, list[str], float]:
     started = time.perf_counter()
     rows, plots, sections = [], {}, []
     for name in module_names():
+        if only and name.removeprefix("bench_") not in only:
+            continue
         module_rows, module_plots, section = run_module(name, quick)
         rows += [{**row, "suite": name.removeprefix("bench_")} for row in module_rows]
         plots.update(module_plots)
@@ -109,10 +120,44 @@ def markdown(rows: list[dict], seconds: float, plot_name: str | None, sections: 
         out += ["", "## How the costs grow", "", f"![how the costs grow]({plot_name})", ""]
     for section in sections:  # the modules' own sections (the fidelity over the corpus)
         out += ["", section.strip(), ""]
+    for path in sorted(RECORDED.glob("*.json")):  # what ran on an accelerator, kept from there
+        out += ["", *recorded_section(json.loads(path.read_text(encoding="utf-8")), path.name)]
     notes = HERE / "notes.md"
     if notes.exists():  # what limits a goal, and what the figures mean: written by hand
         out += ["", notes.read_text(encoding="utf-8").strip()]
     return "\n".join(out) + "\n"
+
+
+def recorded_section(recorded: dict, name: str) -> list[str]:
+    """The markdown of one ``--record`` file: where and when it ran, then its rows."""
+    out = [
+        f"## On a {recorded['device']}",
+        "",
+        f"Recorded there by `benchmarks/run.py --record` (`benchmarks/recorded/{name}`) on "
+        f"{recorded['date']}, JAX {recorded['jax']}, the run took {recorded['seconds']:.0f} s. Each "
+        "figure is a ratio against an anchor measured on that device in the same run.",
+        "",
+        "| goal | measured | target | result | detail |",
+        "| --- | ---: | --- | --- | --- |",
+    ]
+    for r in recorded["rows"]:
+        verdict = "info" if r["target"] == "(info)" else ("met" if r["met"] else "**not met**")
+        out.append(f"| {r['goal']} | {r['measured']:.3f} | {r['target']} | {verdict} | {r['detail']} |")
+    return out
+
+
+def record(rows: list[dict], seconds: float, path: str) -> None:
+    """Keep this run's rows, with the device they ran on, for the page (``recorded_section``)."""
+    import jax
+
+    recorded = {
+        "device": jax.devices()[0].device_kind,
+        "jax": jax.__version__,
+        "date": datetime.date.today().isoformat(),
+        "seconds": seconds,
+        "rows": rows,
+    }
+    pathlib.Path(path).write_text(json.dumps(recorded, indent=1) + "\n", encoding="utf-8")
 
 
 def plot(plots: dict, path: pathlib.Path) -> bool:
@@ -149,8 +194,15 @@ def growth(points: list[tuple[float, float]]) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes; judge nothing, write nothing")
+    parser.add_argument("--only", default="", help="only these suites, e.g. profile,values_memory")
+    parser.add_argument("--record", default="", help="write the rows, and the device, to this JSON file only")
     args = parser.parse_args(argv)
-    rows, plots, sections, seconds = collect(args.quick)
+    only = tuple(name.strip() for name in args.only.split(",") if name.strip())
+    rows, plots, sections, seconds = collect(args.quick, only)
+    if args.record:
+        print(table(rows))
+        record(rows, seconds, args.record)
+        return 0
     for title, spec in plots.items():
         for name, points in spec["series"].items():
             rows.append(

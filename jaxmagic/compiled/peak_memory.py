@@ -388,10 +388,29 @@ def _held_value(dump: BufferDump, allocation: int, step: int | None = None) -> V
 def named_buffer(value: Value, size: int, dump: BufferDump, reading: Reading) -> LiveBuffer:
     """A value (``size`` of its bytes) as a ``LiveBuffer``: its kind, line and label."""
     kind = dump.allocations[value.allocation].kind
-    origin_name = origin(value.name, reading)
+    origin_name = origin(_async_owner(value.name, dump, reading), reading)
     source = _source(reading.instructions.get(origin_name), reading)
     kind, source, label = _labelled(kind, origin_name, source, value.shape, reading)
     return LiveBuffer(value.key, size, value.shape, kind, source, label, value.space)
+
+
+def _async_owner(name: str, dump: BufferDump, reading: Reading) -> str:
+    """For a value made inside the computation an asynchronous start wraps (``slice.1``, the
+    slice a ``slice-start`` prefetches into another memory space), which the module's text does
+    not print: that start, which XLA schedules right after it; ``name`` itself otherwise.
+
+    >>> dump = BufferDump(sequence=["slice.1", "slice-start", "fusion"])
+    >>> texts = {"slice-start": "%slice-start = (f32[8]) slice-start(%p.1), slice={[0:8]}"}
+    >>> _async_owner("slice.1", dump, Reading({}, texts, {"p.1": 0}, None, {}, no_cells, {}))
+    'slice-start'
+    """
+    if name in reading.texts or name not in dump.sequence:
+        return name
+    step = dump.sequence.index(name) + 1
+    following = dump.sequence[step] if step < len(dump.sequence) else ""
+    text = reading.texts.get(following, "")
+    _, after = result_shape(text.split(" = ", 1)[-1]) if text else ("", "")
+    return following if re.match(r"\s*[\w\-]+-start\(", after) else name
 
 
 def _labelled(kind: str, origin: str, source: SourceLine | None, shape: str, reading: Reading):
