@@ -8,16 +8,13 @@ from __future__ import annotations
 import collections
 import contextlib
 import io
-import linecache
 import math
-import sys
-import types
 
 import jax
 import numpy as np
 import pytest
 
-from tests.corpus import CASES, TAGS, Case, running, traps
+from tests.corpus import CASES, TAGS, Case, namespace_of, running, traps
 from tests.corpus.calls import jitted, parse_call
 
 # At least this many cases per library (``Case.library``); the three Diffrax-family libraries and
@@ -78,24 +75,6 @@ def test_every_library_case_names_the_modules_it_needs():
 
 
 # ---------------------------------------------------------------- every case, as plain Python
-_namespaces: dict[str, dict] = {}
-
-
-def namespace_of(case: Case) -> dict:
-    """The namespace the case's cell leaves, shared by every case of the same cell (run once)."""
-    if not case.available:
-        pytest.skip(f"needs {', '.join(case.needs)}")
-    if case.setup not in _namespaces:
-        # a module of its own, as a notebook's __main__ is (dataclasses look their module up), and
-        # its source known to linecache, as IPython makes a cell's (chex reads a function's source)
-        module = types.ModuleType(f"corpus_cell_{len(_namespaces)}")
-        sys.modules[module.__name__] = module
-        filename = f"<corpus cell {len(_namespaces)}>"
-        linecache.cache[filename] = (len(case.setup), None, case.setup.splitlines(True), filename)
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(case.setup, filename, "exec"), module.__dict__)
-        _namespaces[case.setup] = module.__dict__
-    return _namespaces[case.setup]
 
 
 def _quiet(thunk):

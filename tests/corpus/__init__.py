@@ -17,7 +17,12 @@ Tags say what a case exercises; the words in use are listed in :data:`TAGS`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
+import linecache
+import sys
+import types
 from dataclasses import dataclass
 
 
@@ -143,3 +148,26 @@ def by_id(case_id: str) -> Case:
         if case.id == case_id:
             return case
     raise KeyError(case_id)
+
+
+_namespaces: dict[str, dict] = {}
+
+
+def namespace_of(case: Case) -> dict:
+    """The namespace the case's cell leaves, shared by every case of the same cell (run once in
+    this process): a module of its own, as a notebook's ``__main__`` is (dataclasses look their
+    module up), its source known to linecache, as IPython makes a cell's (chex reads a function's
+    source). A case whose libraries are missing is skipped."""
+    import pytest
+
+    if not case.available:
+        pytest.skip(f"needs {', '.join(case.needs)}")
+    if case.setup not in _namespaces:
+        module = types.ModuleType(f"corpus_cell_{len(_namespaces)}")
+        sys.modules[module.__name__] = module
+        filename = f"<corpus cell {len(_namespaces)}>"
+        linecache.cache[filename] = (len(case.setup), None, case.setup.splitlines(True), filename)
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(case.setup, filename, "exec"), module.__dict__)
+        _namespaces[case.setup] = module.__dict__
+    return _namespaces[case.setup]
