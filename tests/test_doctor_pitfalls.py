@@ -656,3 +656,56 @@ def test_jit_written_at_the_call_site_gets_the_static_argument_there():
     assert found.fix == 'y = jax.jit(sign, static_argnames=("n",))(x, 3)'
     apply(found.fix, ns)
     np.testing.assert_allclose(ns["y"], X)
+
+
+# ------------------------------------------------------------------------------------------------
+# key-reuse-error
+
+REUSED_KEY = """
+def noise(key):
+    a = jax.random.normal(key, (3,))
+    b = jax.random.uniform(key, (3,))
+    return a, b
+"""
+
+
+def test_a_key_refused_by_debug_key_reuse_is_split_one_key_per_draw():
+    import jax
+
+    with jax.debug_key_reuse(True):
+        found, ns, error = diagnosed(REUSED_KEY, "noise(jax.random.key(0))")
+        assert type(error).__name__ == "KeyReuseError"
+        assert found.pitfall == "key-reuse-error" and found.variable == "key"
+        assert found.where.line == line_of(REUSED_KEY, "b = jax.random.uniform")
+        apply(found.fix, ns)
+        a, b = ns["noise"](jax.random.key(0))  # the fix runs where the check refused the original
+    key_1, key_2 = jax.random.split(jax.random.key(0))
+    np.testing.assert_array_equal(a, jax.random.normal(key_1, (3,)))  # one new key per draw, as written
+    np.testing.assert_array_equal(b, jax.random.uniform(key_2, (3,)))
+
+
+# ------------------------------------------------------------------------------------------------
+# tracer-leak-vmap
+
+VMAP_LEAK = """
+kept = {}
+
+def sketch(x):
+    kept["last"] = x
+    return x * 2
+
+def run_all(xs):
+    jax.vmap(sketch)(xs)
+    return kept["last"] + 1
+"""
+
+
+def test_a_value_kept_outside_a_mapped_function_is_handed_back_by_vmap():
+    found, ns, error = diagnosed(VMAP_LEAK, "run_all(x)", x=X)
+    assert type(error).__name__ == "UnexpectedTracerError"
+    assert found.pitfall == "tracer-leak-vmap" and found.variable == "x"
+    assert found.where is not None and "sketch" in found.explanation
+    apply(found.fix, ns)
+    result, kept = ns["jax"].vmap(ns["sketch"])(X)  # the caller keeps what the map hands back
+    np.testing.assert_allclose(result, X * 2)
+    np.testing.assert_allclose(kept, X)

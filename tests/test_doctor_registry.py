@@ -130,9 +130,30 @@ PRODUCERS = {
     "of type <class 'jax.ShapeDtypeStruct'> is not a valid JAX type": lambda: message(
         jax.jit(lambda x: x * 2), jax.ShapeDtypeStruct((3,), jnp.float32)
     ),
+    "Previously-consumed key": lambda: _key_reuse_message(),
+    "wrapped in a BatchTracer": lambda: _vmap_leak_message(),
     "from a different trace level": lambda: _nnx_message(mutate=True),
     "Cannot extract graph node from different trace level": lambda: _nnx_message(mutate=False),
 }
+
+
+def _key_reuse_message() -> str:
+    def noise(key):
+        return jax.random.normal(key, (2,)), jax.random.uniform(key, (2,))
+
+    with jax.debug_key_reuse(True):
+        return message(noise, jax.random.key(0))
+
+
+def _vmap_leak_message() -> str:
+    kept = []
+
+    def sketch(x):
+        kept.append(x)
+        return x * 2
+
+    jax.vmap(sketch)(X)
+    return message(lambda: kept[0] + 1)
 
 
 def _max_traces_message() -> str:
