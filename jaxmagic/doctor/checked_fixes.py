@@ -149,6 +149,7 @@ def checked_diagnosis(diagnosis: Diagnosis, call: UserCall | None, seconds: floa
 
     Every reason a fix may go unchecked is said in words:
 
+    >>> from jaxmagic.doctor.fix_check import REASONS
     >>> all(words.why_unchecked(reason) for reason in REASONS)
     True
     """

@@ -60,6 +60,7 @@ def generated(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     (no two equal, no zeros); integer arrays (indices, sizes, labels) and other values as they are
     (those JAX no longer holds, as arrays of the same shape in the range 0..3).
 
+    >>> import jax.numpy as jnp
     >>> (x,), _ = generated((jnp.zeros(3),), {})
     >>> x.shape, len(set(x.tolist())), 0.0 in x.tolist()
     ((3,), 3, False)

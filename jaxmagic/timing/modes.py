@@ -51,7 +51,7 @@ def parse_modes(spec: str | tuple | list | None, *, device_count: int | None = N
     >>> parse_modes("jit, eager,jit")
     ('jit', 'eager')
     >>> parse_modes("all", device_count=1)
-    ('eager', 'jit')
+    ('eager', 'jit', 'op-by-op')
     """
     if spec is None:
         return DEFAULT_MODES

@@ -158,7 +158,7 @@ def rewrite_failed(error: str) -> Words:
     """The note where the doctor's rewrite failed when traced on the user's arguments (``error``:
     what the trace raised, in short).
 
-    >>> str(rewrite_failed("TypeError: bad"))[:61]
+    >>> str(rewrite_failed("TypeError: bad"))[:62]
     'not shown: run on your arguments, it still fails (`TypeError: '
     """
     return say(
