@@ -52,7 +52,9 @@ class TraceWatch:
     """The user's jitted functions traced since the last cell ended, with their call's arguments."""
 
     def __init__(self):
-        self._pending: list = []  # (the traced function and its helpers, the arguments), newest last
+        # the traced function -> (its helpers, weakly; the arguments), newest last: held only while
+        # the user's code holds the function, so that noting it keeps nothing of theirs alive
+        self._pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._said: weakref.WeakSet = weakref.WeakSet()
         self._lock = threading.Lock()
 
@@ -62,14 +64,17 @@ class TraceWatch:
         if not functions or not clues.is_user_file(functions[0].__code__.co_filename) or functions[0] in self._said:
             return
         with self._lock:
-            if len(self._pending) < MAX_PENDING and all(f[0] is not functions[0] for f, _ in self._pending):
-                self._pending.append((functions, tuple(args)))
+            if len(self._pending) < MAX_PENDING and functions[0] not in self._pending:
+                self._pending[functions[0]] = ([weakref.ref(f) for f in functions[1:]], tuple(args))
 
     def take(self) -> list:
-        """The noted functions and arguments, forgotten."""
+        """The noted functions (those still alive, each with its helpers) and arguments, forgotten."""
         with self._lock:
-            pending, self._pending = self._pending, []
-        return pending
+            pending, self._pending = list(self._pending.items()), weakref.WeakKeyDictionary()
+        return [
+            ([function, *(h for h in (ref() for ref in helpers) if h is not None)], args)
+            for function, (helpers, args) in pending
+        ]
 
     def warnings(self, cell_namer: CellNamer) -> list:
         """The warnings of ``IN_CELLS`` for the functions noted since the last call, their fixes
@@ -87,7 +92,7 @@ class TraceWatch:
 
     def clear(self) -> None:
         with self._lock:
-            self._pending.clear()
+            self._pending = weakref.WeakKeyDictionary()
         self._said = weakref.WeakSet()
 
 
