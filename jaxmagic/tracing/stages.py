@@ -469,7 +469,6 @@ def _refuse_display_options(given: dict[str, Any]) -> None:
     raise TypeError(f"trace() got an unexpected keyword argument {name!r}")
 
 
-@own_work()
 def _cells(cell_namer: CellNamer) -> list[str]:
     """The notebook cells Python's linecache holds (every file a cell namer names), oldest first."""
     import linecache
@@ -477,6 +476,7 @@ def _cells(cell_namer: CellNamer) -> list[str]:
     return [name for name in list(linecache.cache) if cell_namer(name) is not None]
 
 
+@own_work()
 def trace(
     call: Call,
     *,
