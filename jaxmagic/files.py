@@ -61,11 +61,11 @@ def check_output(path: os.PathLike | str | None, *, inputs: Iterable[os.PathLike
         raise OutputRefused(f"{shown} is a folder: name a file in it")
     if not os.path.isdir(folder):
         raise OutputRefused(f"{shown}: the folder {shown_name(folder)!r} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise OutputRefused(f"{shown}: the folder {shown_name(folder)!r} cannot be written")
-    for source in inputs:
+    for source in inputs:  # before the folder's permissions: on a read-only input this is the reason
         if os.path.exists(text) and _same_file(text, os.fspath(source)):
             raise OutputRefused(f"{shown} is also an input of this command: write to another file")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OutputRefused(f"{shown}: the folder {shown_name(folder)!r} cannot be written")
     return absolute
 
 

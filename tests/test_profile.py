@@ -30,7 +30,11 @@ def test_profile_names_the_user_s_lines_hottest_first(ip, run, mlp_defined):
     report = shown.result
     labels = list(report.line_times)
     cell = labels[0].split(" line ")[0]
-    assert labels[:3] == [f"{cell} line 2", f"{cell} line 3", f"{cell} line 4"], labels
+    # the first layer's matmul costs over 20 times the rest in FLOPs; the other two lines are close
+    # enough that a busy machine may rank them either way: hottest first, whatever the order
+    assert labels[0] == f"{cell} line 2" and set(labels[:3]) == {f"{cell} line {n}" for n in (2, 3, 4)}, labels
+    seconds = list(report.line_times.values())
+    assert seconds == sorted(seconds, reverse=True), report.line_times
     total = sum(report.line_times.values())
     assert total == pytest.approx(report.profile.device_seconds, rel=1e-6)
     assert report.profile.attributed_share >= 0.9

@@ -349,7 +349,8 @@ class _Session(SessionFacts, SessionReport):
         skipped = self._protect_from_donation()
         modes = [m for m in self._uncompiled() if m not in skipped]
         for index, mode in enumerate(modes):
-            allowance = (self.hard_end - TIMER() - self._reserved_s()) / (len(modes) - index)
+            # up to the budget, not its margin: the margin is for what no plan sees (a stop's latency, a busy machine)
+            allowance = (self.deadline - TIMER() - self._reserved_s()) / (len(modes) - index)
             if allowance < MIN_SLICE * self.budget:
                 self.note("not_run", warning=True, mode=mode, budget_s=self.budget, left_s=max(0.0, allowance))
                 continue

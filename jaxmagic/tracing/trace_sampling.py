@@ -26,6 +26,7 @@ import contextlib
 import sys
 import threading
 import time
+import types
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -82,7 +83,8 @@ def sampled_lines(interval: float | None = None) -> Iterator[Samples]:
             if frame is None:
                 continue
             stack = []
-            while frame is not None and not is_jaxmagic_file(frame.f_code.co_filename):
+            # another thread's frames are read while it runs: a link that is no longer a frame ends the walk
+            while isinstance(frame, types.FrameType) and not is_jaxmagic_file(frame.f_code.co_filename):
                 stack.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
                 frame = frame.f_back
             found = traced_user_frame(stack)  # only frames inside the traced call: not the magic's caller
