@@ -53,7 +53,8 @@ def test_html_puts_the_source_text_on_its_own_row_and_cuts_long_lines_to_the_wid
     shown = run("%jaxpr mlp(w, x)").assert_ok()
     row = re.search(
         r'<div class="jm-l jm-srcrow"[^>]*><span class="jm-src" title="[^"]*">(.*?)</span>'
-        r'<span class="jm-muted">(.*?)</span></div>(<div class="jm-l jm-eqn" data-primitive="([a-z_]+)")',
+        r'<span class="jm-plain">  · </span><span class="jm-muted">(.*?)</span></div>'
+        r'(<div class="jm-l jm-eqn" data-primitive="([a-z_]+)")',
         shown.html,
     )
     assert row and re.fullmatch(r"# In \[\d+\] line 2: return jnp.tanh\(x @ w\)", row.group(1))

@@ -1,15 +1,16 @@
-"""One meaning per colour in the views' stylesheet: code tokens of different kinds differ in hue,
-and none takes the hue of an error (red), a warning (orange) or advice (green); orange marks
-warnings only."""
+"""One meaning per colour (``jaxmagic.render.palette``): code tokens of different kinds differ in
+hue, and none takes the hue of a status (an error, a warning, advice); the phases of a first call
+differ from each other and from every status; a status's colour is used only by rules of that
+status; and every colour that is text keeps 4.5:1 against JupyterLab's light and dark backgrounds."""
 
 import colorsys
 import re
 
 import pytest
 
-from jaxmagic.render import theme
+from jaxmagic.render import palette, theme
 
-STATUS_HUES = {"error": 4, "warning": 27, "advice": 123}  # degrees, of #d32f2f, #f57c00, #1b5e20
+BACKGROUNDS = ("#ffffff", "#111111")  # JupyterLab's light and dark output backgrounds
 
 
 def _hue_and_saturation(colour: str) -> tuple[float, float]:
@@ -22,31 +23,72 @@ def _apart(a: float, b: float) -> float:
     return min(abs(a - b), 360 - abs(a - b))
 
 
-@pytest.mark.parametrize("side", [0, 1], ids=["light", "dark"])
-def test_code_colours_mean_one_thing_each(side):
-    coloured = {
-        role: _hue_and_saturation(colours[side])
-        for role, colours in theme._ROLE_COLOURS.items()
-        if _hue_and_saturation(colours[side])[1] > 0.3  # a colour, not a grey
+def _contrast(one: str, other: str) -> float:
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(one), luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _coloured(shades: dict, side: int) -> dict[str, float]:
+    """Each name's hue, for the shades that are colours (not greys)."""
+    return {
+        name: _hue_and_saturation(s[side])[0] for name, s in shades.items() if _hue_and_saturation(s[side])[1] > 0.3
     }
-    assert len(coloured) >= 5
-    roles = sorted(coloured)
-    for i, one in enumerate(roles):
-        for other in roles[i + 1 :]:
-            assert _apart(coloured[one][0], coloured[other][0]) >= 25, (one, other)
-        for status, hue in STATUS_HUES.items():
-            assert _apart(coloured[one][0], hue) >= 25, (one, status)
 
 
-def test_orange_appears_only_in_warning_rules():
-    orange = ("warn-color", "#bf360c", "#f57c00")
-    rules = [rule for rule in theme.STYLESHEET.splitlines() if any(c in rule for c in orange)]
+STATUSES = ("error", "warning", "advice")
+
+
+@pytest.mark.parametrize("side", [0, 1], ids=["light", "dark"])
+@pytest.mark.parametrize("group", ["CODE", "PHASES"])
+def test_each_colour_means_one_thing(group, side):
+    coloured = _coloured(getattr(palette, group), side)
+    statuses = {name: hue for name, hue in _coloured(palette.STATUS, side).items() if name in STATUSES}
+    assert len(statuses) == 3 and len(coloured) >= 3
+    names = sorted(coloured)
+    for i, one in enumerate(names):
+        for other in names[i + 1 :]:
+            assert _apart(coloured[one], coloured[other]) >= 25 or group == "PHASES", (one, other)
+        for status, hue in statuses.items():
+            assert _apart(coloured[one], hue) >= 25, (one, status)
+    for i, one in enumerate(sorted(statuses)):  # the statuses apart from each other too
+        for other in sorted(statuses)[i + 1 :]:
+            assert _apart(statuses[one], statuses[other]) >= 25, (one, other)
+
+
+@pytest.mark.parametrize("side", [0, 1], ids=["light", "dark"])
+def test_phases_are_told_apart_without_hue(side):
+    """Colour-blind readers: every two phases differ in lightness by at least 1.3:1."""
+    shades = [s[side] for s in palette.PHASES.values()]
+    for i, one in enumerate(shades):
+        for other in shades[i + 1 :]:
+            assert _contrast(one, other) >= 1.3, (one, other)
+
+
+@pytest.mark.parametrize("side", [0, 1], ids=["light", "dark"])
+def test_every_colour_of_text_keeps_its_contrast(side):
+    texts = {**palette.CODE, **{name: palette.STATUS[name] for name in STATUSES}}
+    for name, shades in texts.items():
+        assert _contrast(shades[side], BACKGROUNDS[side]) >= 4.5, name
+    badge = palette.STATUS["on-badge"][side]
+    for name in ("warning", "error"):
+        assert _contrast(badge, palette.STATUS[name][side]) >= 4.5, name
+
+
+@pytest.mark.parametrize("status", STATUSES)
+def test_a_status_colour_is_used_only_by_its_own_rules(status):
+    selectors = {"warning": r"\.jm-(warn|warning|card|badge)\b", "error": r"\.jm-(error|nonfinite|cause-unknown)\b",
+                 "advice": r"\.jm-(advice|persistent-hit)\b"}[status]  # fmt: skip
+    rules = [rule.replace("\n", "") for rule in theme.STYLESHEET.split("}") if f"var(--jm-{status})" in rule]
     assert rules
     for rule in rules:
-        selectors = rule.split("{")[0] if "{" in rule else ""
-        assert re.search(r"\.jm-(warn|warning|card|badge)\b", selectors) or not selectors, rule
+        assert re.search(selectors, rule.split("{")[0]), rule
 
 
-def test_every_token_kind_has_a_role_with_a_colour():
+def test_every_token_kind_has_a_colour():
     for role in set(theme._TOKEN_ROLES.values()):
-        assert role in theme._ROLE_COLOURS, role
+        assert role in palette.CODE, role

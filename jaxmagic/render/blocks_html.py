@@ -190,7 +190,7 @@ def _listing(listing: Listing, ids: ContentIds) -> str:
     return (
         f"{_viewer_style(listing_id, listing.variables(), listing.filters)}"
         f'<div class="jm-viewer" id="{listing_id}">{VIEWER_HINT}{_filter_bar(listing_id, listing.filters)}'
-        f'<div class="jm-listing jm-code">{rows}</div></div>'
+        f'<pre class="jm-listing jm-code">{rows}</pre></div>'
     )
 
 
@@ -228,7 +228,9 @@ def _filter_bar(listing_id: str, primitives: tuple[str, ...]) -> str:
 
 
 def _pad(depth: int) -> str:
-    return f' style="padding-left:{depth}ch"'
+    """An indent of ``depth`` characters of a monospace font, in ``em`` (an untrusted notebook's
+    sanitizer drops ``ch`` units from inline styles, and keeps ``em``)."""
+    return f' style="padding-left:{depth * theme.MONOSPACE_EM:g}em"'
 
 
 def _rows(rows: Iterable[Row]) -> Iterable[str]:
@@ -240,7 +242,7 @@ def _rows(rows: Iterable[Row]) -> Iterable[str]:
             title = escape("made by:\n" + "\n".join(place.chain) if place.chain else place.location)
             yield (
                 f'<div class="jm-l jm-srcrow"{_pad(2 * row.depth + 1)}><span class="jm-src" title="{title}">'
-                f'{escape(place.heading)}</span><span class="jm-muted">{escape(place.count)}</span></div>'
+                f'{escape(place.heading)}</span>{theme.plain_only("  · ")}<span class="jm-muted">{escape(place.count)}</span></div>'
             )
         elif isinstance(row, CodeRow):
             yield f'<div class="jm-l"{_pad(2 * row.depth)}><span class="jm-code">{escape(row.lead)}{code(row.code)}</span></div>'
@@ -249,7 +251,7 @@ def _rows(rows: Iterable[Row]) -> Iterable[str]:
         elif isinstance(row, Nested):
             landmark = f' <span class="jm-landmark">({escape(row.landmark)})</span>' if row.landmark else ""
             yield (
-                f'<details class="jm-nested"><summary style="padding-left:{2 * row.depth}ch">'
+                f'<details class="jm-nested"><summary{_pad(2 * row.depth)}>'
                 f"<b>{escape(row.title)}</b>{landmark} · {escape(row.count)} "
                 f'<span class="jm-muted" title="{escape(row.header.text)}">{code(row.header)}</span></summary>'
             )
@@ -363,8 +365,9 @@ def _class(css: str) -> str:
 
 def _heading(block: Heading) -> str:
     badge = escape(block.badge)
-    tag = f" <span{_class(block.tag_css)}>{escape(block.tag)}</span>" if block.tag else ""
-    return f'<h4><span class="jm-badge jm-{badge}">{badge}</span> {escape(block.title)}{tag}</h4>'
+    tag = f"{theme.plain_only(' ·')} <span{_class(block.tag_css)}>{escape(block.tag)}</span>" if block.tag else ""
+    # the badge's words in capitals in the markup, not only by the stylesheet (gone when untrusted)
+    return f'<h4><span class="jm-badge jm-{badge}">{badge.upper()}</span> {escape(block.title)}{tag}</h4>'
 
 
 def _labelled(block: Labelled) -> str:
@@ -550,18 +553,26 @@ def _compilation(row: CompilationRow) -> str:
         f'data-count="{row.count}">'
         f'<td class="jm-n" style="white-space:nowrap">{escape(row.numbers)}</td>'
         f'<td class="jm-time">{escape(row.clock)}</td>'
-        f'<td class="jm-fn" title="{escape(row.defined)}"><code>{escape(row.function)}</code>{times}{internal}</td>'
-        f'<td class="jm-site" title="{escape(row.site_title)}">{escape(row.site)}</td>'
-        f'<td class="jm-causes"{raw_title}>{_compilation_causes(row)}</td>'
+        f'<td class="jm-fn"{LEFT} title="{escape(row.defined)}"><code>{escape(row.function)}</code>{times}{internal}</td>'
+        f'<td class="jm-site"{LEFT} title="{escape(row.site_title)}">{escape(row.site)}</td>'
+        f'<td class="jm-causes"{LEFT}{raw_title}>{_compilation_causes(row)}</td>'
         f'<td class="jm-ms" title="{escape(row.timing)}">{escape(row.seconds)}{badge}</td>'
         "</tr>"
     )
 
 
+# A text cell's alignment, inline: JupyterLab right-aligns an output's cells, and drops the
+# stylesheet that says otherwise from an untrusted notebook.
+LEFT = ' style="text-align:left"'
+
+
 def _cause(cause: CauseLine) -> str:
     argument = f' data-argument="{escape(cause.argument)}"' if cause.argument else ""
     detail = f' title="{escape(cause.detail)}"' if cause.detail else ""
-    label = f'<span class="jm-kind">{escape(cause.label)}</span> ' if cause.label else ""
+    said = str(cause.message)
+    label = ""
+    if cause.label and not said.startswith(cause.label + " "):  # "shape of `x` changed" says its kind
+        label = f'<span class="jm-kind">{escape(cause.label)}</span>{theme.plain_only(": ")} '
     return f'<div class="jm-cause jm-cause-{escape(cause.kind)}"{argument}{detail}>{label}{words_html(cause.message)}</div>'
 
 

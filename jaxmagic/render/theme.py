@@ -16,15 +16,17 @@ import html
 
 from pygments.formatters import HtmlFormatter
 
+from jaxmagic.render import palette
 from jaxmagic.words.untrusted import for_markup
 
 ROOT_CLASS = "jaxmagic"
 CODE_COLUMN = 44  # characters: the narrowest a listing's code column gets (longer lines are cut to the width)
+MONOSPACE_EM = 0.6  # a monospace character's width in em (0.55 to 0.6 in the usual code fonts)
 TOKEN_PREFIX = "jm-t"
 
-# Pygments' short token class -> colour role. Each role has a colour for light and for dark
-# backgrounds, each at least 4.5:1 against JupyterLab's own backgrounds (JupyterLab's editor
-# colours are not, for numbers and functions): checked in the browser tests.
+# Pygments' short token class -> its colour in ``palette.CODE``, at least 4.5:1 against JupyterLab's
+# own backgrounds in both themes (JupyterLab's editor colours are not, for numbers and functions):
+# checked in the browser tests.
 _TOKEN_ROLES = {
     "k": "keyword",
     "kt": "type",
@@ -48,25 +50,11 @@ _TOKEN_ROLES = {
     "o": "meta",
     "gu": "muted",
 }
-_ROLE_COLOURS = {  # role -> (on a light background, on a dark one); one hue per meaning, and none
-    # of the hues that mean something else in the views (red: an error, orange: a warning, green:
-    # advice that helps); keywords are bold in the text's own colour
-    "keyword": ("#212121", "#e6e6e6"),
-    "type": ("#00696f", "#5fd3d9"),
-    "function": ("#0000d0", "#9ab8ff"),
-    "variable": ("#212121", "#e6e6e6"),
-    "attribute": ("#6b5a4a", "#c9b8a8"),
-    "number": ("#a0005a", "#ff8ac4"),
-    "meta": ("#7b1fb0", "#d9b0ff"),
-    "string": ("#5c5c00", "#d6d66a"),
-    "muted": ("#555555", "#b3b3b3"),  # secondary text: labels, counts, source rows, comments
-}
 DARK = 'body[data-jp-theme-light="false"]'  # JupyterLab's and Notebook 7's dark themes, nbconvert's too
 
 
 def _token_css() -> str:
-    light = ";".join(f"--jm-{role}:{colours[0]}" for role, colours in _ROLE_COLOURS.items())
-    dark = ";".join(f"--jm-{role}:{colours[1]}" for role, colours in _ROLE_COLOURS.items())
+    light, dark = palette.css_variables(0), palette.css_variables(1)
     rules = [f".{ROOT_CLASS}{{{light}}}", f"{DARK} .{ROOT_CLASS}{{{dark}}}"]
     for cls, role in _TOKEN_ROLES.items():
         rules.append(f".{ROOT_CLASS} .{TOKEN_PREFIX}{cls}{{color:var(--jm-{role})}}")
@@ -81,10 +69,11 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-summary b{{font-weight:600}}
 .{ROOT_CLASS} .jm-answer{{font-weight:600}}
 .{ROOT_CLASS} .jm-muted{{color:var(--jm-muted)}}
-.{ROOT_CLASS} .jm-warn{{color:var(--jp-warn-color0,#bf360c)}}
+.{ROOT_CLASS} .jm-warn{{color:var(--jm-warning)}}
 .{ROOT_CLASS} .jm-code,.{ROOT_CLASS} code,.{ROOT_CLASS} pre{{font-family:var(--jp-code-font-family,SFMono-Regular,Menlo,Consolas,monospace);
   font-size:var(--jp-code-font-size,13px)}}
-.{ROOT_CLASS} .jm-listing{{border-left:3px solid var(--jp-border-color2,#e0e0e0);padding:2px 0 2px 8px;
+.{ROOT_CLASS} .jm-plain{{display:none}}
+.{ROOT_CLASS} .jm-listing{{margin:0;line-height:inherit;border-left:3px solid var(--jp-border-color2,#e0e0e0);padding:2px 0 2px 8px;
   background:var(--jp-cell-editor-background,#f7f7f7);border-radius:2px}}
 .{ROOT_CLASS} .jm-l{{white-space:pre;display:flex;gap:2ch}}
 .{ROOT_CLASS} .jm-l .jm-code{{flex:0 1 auto;min-width:{CODE_COLUMN}ch;overflow:hidden;text-overflow:ellipsis}}
@@ -117,7 +106,7 @@ STYLESHEET = f"""
 .{ROOT_CLASS} table.jm-modes :is(th,td),.{ROOT_CLASS} table.jm-first-calls :is(th,td),
 .{ROOT_CLASS} table.jm-memory :is(th,td),.{ROOT_CLASS} table.jm-cost :is(th,td){{white-space:nowrap}}
 .{ROOT_CLASS} table.jm-first-calls th:last-child{{white-space:normal}}
-.{ROOT_CLASS} .jm-card{{border:1px solid var(--jp-border-color1,#bdbdbd);border-left:4px solid var(--jp-warn-color0,#bf360c);
+.{ROOT_CLASS} .jm-card{{border:1px solid var(--jp-border-color1,#bdbdbd);border-left:4px solid var(--jm-warning);
   border-radius:3px;padding:6px 10px;margin:4px 0;background:var(--jp-layout-color1,#fff)}}
 .{ROOT_CLASS} .jm-card h4{{margin:0 0 4px 0;font-size:var(--jp-ui-font-size2,15px)}}
 .{ROOT_CLASS} pre.jm-block{{margin:4px 0;padding:6px 8px;background:var(--jp-cell-editor-background,#f7f7f7);
@@ -134,11 +123,11 @@ STYLESHEET = f"""
 .{ROOT_CLASS} table.jm-peak-lines :is(th,td):nth-child(n+4){{text-align:left}}
 .{ROOT_CLASS} table.jm-peak-lines td:nth-child(-n+5){{white-space:nowrap}}
 .{ROOT_CLASS} .jm-value{{color:var(--jm-muted);font-family:var(--jp-code-font-family,monospace)}}
-.{ROOT_CLASS} .jm-nonfinite{{color:var(--jp-error-color1,#d32f2f);font-weight:600}}
-.{ROOT_CLASS} .jm-bar-trace{{fill:#8e24aa}}
-.{ROOT_CLASS} .jm-bar-lower{{fill:#3949ab}}
-.{ROOT_CLASS} .jm-bar-compile{{fill:#00838f}}
-.{ROOT_CLASS} .jm-bar-run{{fill:var(--jp-brand-color1,#1976d2)}}
+.{ROOT_CLASS} .jm-nonfinite{{color:var(--jm-error);font-weight:600}}
+.{ROOT_CLASS} .jm-bar-trace{{fill:var(--jm-phase-trace)}}
+.{ROOT_CLASS} .jm-bar-lower{{fill:var(--jm-phase-lower)}}
+.{ROOT_CLASS} .jm-bar-compile{{fill:var(--jm-phase-compile)}}
+.{ROOT_CLASS} .jm-bar-run{{fill:var(--jm-phase-run)}}
 .{ROOT_CLASS} .jm-whisker{{stroke:var(--jp-content-font-color1,#212121);stroke-width:1}}
 .{ROOT_CLASS} .jm-key{{white-space:nowrap;font-weight:normal;margin-left:6px}}
 .{ROOT_CLASS} ul.jm-warnings,.{ROOT_CLASS} ul.jm-notes{{margin:4px 0;padding-left:18px}}
@@ -152,16 +141,16 @@ STYLESHEET = f"""
 .{ROOT_CLASS} table.jm-recompile-table td.jm-site,.{ROOT_CLASS} table.jm-recompile-table td.jm-fn{{text-align:left;white-space:nowrap}}
 .{ROOT_CLASS} .jm-cause .jm-kind{{display:inline-block;min-width:9ch;font-size:85%;color:var(--jm-muted)}}
 .{ROOT_CLASS} .jm-cause-first_call{{color:var(--jm-muted)}}
-.{ROOT_CLASS} .jm-cause-unknown .jm-kind{{color:var(--jp-error-color1,#d32f2f)}}
-.{ROOT_CLASS} .jm-advice{{color:var(--jp-success-color0,#1b5e20);font-size:90%}}
+.{ROOT_CLASS} .jm-cause-unknown .jm-kind{{color:var(--jm-error)}}
+.{ROOT_CLASS} .jm-advice{{color:var(--jm-advice);font-size:90%}}
 .{ROOT_CLASS} details.jm-raw>summary{{cursor:pointer;color:var(--jm-muted);font-size:85%}}
-.{ROOT_CLASS} .jm-persistent-hit{{color:var(--jp-success-color0,#1b5e20);font-size:85%}}
+.{ROOT_CLASS} .jm-persistent-hit{{color:var(--jm-advice);font-size:85%}}
 .{ROOT_CLASS} .jm-recompile-rows{{max-height:28em;overflow:auto}}
-.{ROOT_CLASS} .jm-card.jm-error{{border-left-color:var(--jp-error-color1,#d32f2f)}}
-.{ROOT_CLASS} .jm-card.jm-warning{{border-left-color:var(--jp-warn-color1,#f57c00)}}
+.{ROOT_CLASS} .jm-card.jm-error{{border-left-color:var(--jm-error)}}
+.{ROOT_CLASS} .jm-card.jm-warning{{border-left-color:var(--jm-warning)}}
 .{ROOT_CLASS} .jm-badge{{display:inline-block;font-size:75%;font-weight:600;text-transform:uppercase;letter-spacing:.04em;
-  padding:0 6px;border-radius:8px;color:#fff;background:var(--jp-warn-color1,#f57c00);vertical-align:middle}}
-.{ROOT_CLASS} .jm-badge.jm-error{{background:var(--jp-error-color1,#d32f2f)}}
+  padding:0 6px;border-radius:8px;color:var(--jm-on-badge);background:var(--jm-warning);vertical-align:middle}}
+.{ROOT_CLASS} .jm-badge.jm-error{{background:var(--jm-error)}}
 .{ROOT_CLASS} .jm-pitfall-id{{font-weight:normal;font-size:80%;font-family:var(--jp-code-font-family,monospace)}}
 .{ROOT_CLASS} .jm-where{{margin:2px 0 4px 0}}
 .{ROOT_CLASS} .jm-where .jm-where-code{{margin-left:1ch;white-space:pre}}
@@ -172,6 +161,16 @@ STYLESHEET = f"""
 .{ROOT_CLASS} .jm-footer{{font-size:85%;margin-top:4px}}
 {_token_css()}
 """
+
+
+def plain_only(text: str) -> str:
+    """``text`` shown only where the stylesheet is not: in an untrusted notebook, whose sanitizer
+    removes every ``<style>``, a separator that spacing and columns give otherwise.
+
+    >>> plain_only(" · ")
+    '<span class="jm-plain"> · </span>'
+    """
+    return f'<span class="jm-plain">{escape(text)}</span>'
 
 
 def style_tag() -> str:
