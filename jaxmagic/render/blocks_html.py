@@ -151,6 +151,10 @@ def _bindings(block: Bindings, ids: ContentIds) -> str:
     return f'<table class="jm-table {escape(block.css)}">{rows}</table>'
 
 
+# A text cell's alignment, inline: JupyterLab right-aligns an output's cells, and drops the
+# stylesheet that says otherwise from an untrusted notebook.
+LEFT = ' style="text-align:left"'
+
 _WALKS: dict[type, Callable[[Any, ContentIds], str]] = {}  # filled below, once every walk is defined
 
 
@@ -161,27 +165,64 @@ def _summary(fold: Fold) -> str:
     return f"<summary><b>{escape(fold.title)}</b>{rest}</summary>"
 
 
-def _cell(cell: Cell) -> str:
+def _cell(cell: Cell, align: str = "") -> str:
     if cell.bar is not None:
         width = max(cell.bar * 100, 0.5)
         return f'<td class="jm-barcell"><span class="jm-line-bar" style="width:{width:.1f}%"></span></td>'
     number = ' class="jm-num"' if cell.style == "number" else ""
     title = f' title="{escape(cell.title)}"' if cell.title else ""
     shown = words_html(cell.text)
-    if cell.text and cell.style in ("code", "strong"):
-        tag = "code" if cell.style == "code" else "b"
-        shown = f"<{tag}>{escape(cell.text)}</{tag}>"
-    return f"<td{number}{title}>{shown}</td>"
+    if cell.text and cell.style == "code":
+        shown = f"<code>{_breakable(escape(cell.text))}</code>"
+    elif cell.text and cell.style == "strong":
+        shown = f"<b>{escape(cell.text)}</b>"
+    return f"<td{number}{_aligned(align)}{title}>{shown}</td>"
+
+
+# Where a long piece of code in a table may break: after these (<wbr> adds no character).
+_BREAKS = (".", ",", "(", "=")
+
+
+def _breakable(escaped: str) -> str:
+    """Escaped code with a break opportunity after each dot, comma, bracket and ``=``: a table's
+    column of code then wraps inside the output's width rather than running past it.
+
+    >>> _breakable("jax.checkpoint(f)")
+    'jax.<wbr>checkpoint(<wbr>f)'
+    """
+    for mark in _BREAKS:
+        escaped = escaped.replace(mark, mark + "<wbr>")
+    return escaped
+
+
+def _aligned(align: str) -> str:
+    """A column's alignment (``<`` or ``>``), inline: JupyterLab right-aligns an output's cells
+    and drops the stylesheet that says otherwise from an untrusted notebook."""
+    return {"<": LEFT, ">": ' style="text-align:right"'}.get(align, "")
 
 
 def _table(block: Table) -> str:
-    header = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in block.header) + "</tr>" if block.header else ""
-    rows = "".join("<tr>" + "".join(_cell(cell) for cell in row) + "</tr>" for row in block.rows)
+    def align(i: int) -> str:
+        return block.align[i] if i < len(block.align) else ""
+
+    header = (
+        "<tr>" + "".join(f"<th{_aligned(align(i))}>{escape(h)}</th>" for i, h in enumerate(block.header)) + "</tr>"
+        if block.header
+        else ""
+    )
+    rows = "".join(
+        "<tr>" + "".join(_cell(cell, align(i)) for i, cell in enumerate(row)) + "</tr>" for row in block.rows
+    )
     return f'<table class="jm-table {escape(block.css)}">{header}{rows}</table>'
 
 
 # ----------------------------------------------------------------------------------------------
 # the listing
+
+
+# A listing's height at most, in em of its code font (about 20 rows); longer, it scrolls, so that the
+# view's first screen holds what follows it. Inline: an untrusted notebook keeps it.
+LISTING_MAX_EM = 30
 
 
 def _listing(listing: Listing, ids: ContentIds) -> str:
@@ -190,7 +231,7 @@ def _listing(listing: Listing, ids: ContentIds) -> str:
     return (
         f"{_viewer_style(listing_id, listing.variables(), listing.filters)}"
         f'<div class="jm-viewer" id="{listing_id}">{VIEWER_HINT}{_filter_bar(listing_id, listing.filters)}'
-        f'<pre class="jm-listing jm-code">{rows}</pre></div>'
+        f'<pre class="jm-listing jm-code" style="max-height:{LISTING_MAX_EM}em;overflow:auto">{rows}</pre></div>'
     )
 
 
@@ -427,23 +468,28 @@ def _grid(block: Grid) -> str:
         f'height="10"/></svg> {escape(name)}</span>'
         for name in block.swatches
     )
-    header = "".join(f"<th>{escape(h)}</th>" for h in block.header) + (f"<th>{swatches}</th>" if swatches else "")
+
+    def align(i: int) -> str:
+        return block.align[i] if i < len(block.align) else ""
+
+    header = "".join(f"<th{_aligned(align(i))}>{escape(h)}</th>" for i, h in enumerate(block.header))
+    header += f"<th>{swatches}</th>" if swatches else ""
     keys = block.keys or ("",) * len(block.rows)
     classes = block.row_css or ("",) * len(block.rows)
     rows = "".join(
-        f"<tr{_class(css)}{_key(block.key_name, key)}>{''.join(_grid_cell(cell) for cell in row)}</tr>"
+        f"<tr{_class(css)}{_key(block.key_name, key)}>{''.join(_grid_cell(c, align(i)) for i, c in enumerate(row))}</tr>"
         for row, key, css in zip(block.rows, keys, classes, strict=True)
     )
     css = f"jm-table {block.css}" if block.css else "jm-table"
     return f'<table class="{escape(css)}"><tr>{header}</tr>{rows}</table>'
 
 
-def _grid_cell(cell) -> str:
+def _grid_cell(cell, align: str = "") -> str:
     if isinstance(cell, Bar):
         return f"<td>{bar_svg(cell)}</td>"
     if isinstance(cell, Stacked):
         return f"<td>{stacked_svg(cell)}</td>"
-    return _cell(cell)
+    return _cell(cell, align)
 
 
 def _scale(value: float, largest: float) -> float:
@@ -559,11 +605,6 @@ def _compilation(row: CompilationRow) -> str:
         f'<td class="jm-ms" title="{escape(row.timing)}">{escape(row.seconds)}{badge}</td>'
         "</tr>"
     )
-
-
-# A text cell's alignment, inline: JupyterLab right-aligns an output's cells, and drops the
-# stylesheet that says otherwise from an untrusted notebook.
-LEFT = ' style="text-align:left"'
 
 
 def _cause(cause: CauseLine) -> str:

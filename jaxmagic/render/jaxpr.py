@@ -286,7 +286,7 @@ def blocks(shown: JaxprReport | JaxprView) -> tuple[Block, ...]:
         records = _records(view, namer)
         rows = legend(report, namer)
         body: list[Block] = [Legend(tuple(LegendRow(*row) for row in rows)), _listing(view, records, rows)]
-        if report.profile is not None:  # the profile answers; the listing follows, folded
+        if report.profile is not None or view.show_memory:  # that view answers; the listing follows, folded
             n = report.n_eqns
             summary = f"the listing · {units.format_count(n)} equation{'s' * (n != 1)}"
             body = [Fold(summary, tuple(body), css="jm-details jm-listing-fold")]

@@ -31,6 +31,13 @@ CELLS = [
     "%%recompiles\nstep(jnp.ones(3))\nstep(jnp.ones(4))\nstep(jnp.ones(4, jnp.int32))",
     "%jaxpr --memory -t grad f(x)",
     "@jax.jit\ndef g(x):\n    if x > 0:\n        return x\n    return -x\ng(1.0)",
+    "def block(p, x):\n    h = jax.nn.gelu(x @ p['w1'] + p['b1'])\n    h = h @ p['w2'] + p['b2']\n"
+    "    mean = h.mean(-1, keepdims=True)\n    var = ((h - mean) ** 2).mean(-1, keepdims=True)\n"
+    "    return ((h - mean) / jnp.sqrt(var + 1e-5) + x)\n"
+    "def loss(params, x):\n    for p in params:\n        x = block(p, x)\n    return (x ** 2).mean()\n"
+    "params = [{'w1': jnp.ones((64, 256)) / 64, 'b1': jnp.zeros(256), 'w2': jnp.ones((256, 64)) / 256,"
+    " 'b2': jnp.zeros(64)} for _ in range(2)]\n"
+    "%jaxpr --memory -t grad loss(params, jnp.ones((32, 64)))",
 ]
 # each view, by cell: its root, and how its answer line begins
 VIEWS = {
@@ -39,6 +46,7 @@ VIEWS = {
     3: (".jaxmagic.jm-recompile-log", r"3 compilations of 1 function"),
     4: (".jaxmagic.jm-jaxpr-report", r"grad\(f\): \d+ equations"),
     5: (".jaxmagic", r"ERROR\s"),
+    6: (".jaxmagic.jm-jaxpr-report", r"grad\(loss\): \d+ equations"),
 }
 # a count run into what comes before it ("(z ** 2)2 equations"), a kind said twice ("shape shape")
 RUN_IN_COUNT = re.compile(r"[^\s(·\d,]\d[\d,]* equations?\b")
@@ -111,11 +119,12 @@ def test_every_view_reads_right_with_or_without_its_stylesheet(page, lab, app, e
             assert cut == 0, f"{where}: {cut} tables run past the view's right edge"
             ratio, worst = view.evaluate(WORST_CONTRAST)
             assert ratio >= 4.5, f"{where}: {worst!r} has contrast {ratio:.2f}:1"
+            # each source row's count stands apart from the source text, whatever its last character
+            rows = [row for row in view.locator(".jm-listing > .jm-srcrow").all_inner_texts() if row.strip()]
+            assert rows or cell != 1, where
+            for row in rows:  # apart: by " · ", or by a column
+                assert re.search(r"\S(\s+·\s+|\n)\d[\d,]* equations?$", row), f"{where}: {row!r}"
 
-        # each source row's count stands apart from the source text, whatever its last character
-        rows = notebook.output(4).locator(".jm-srcrow")
-        for text in rows.all_inner_texts():
-            assert re.search(r"\S(\s+·\s+|\n)\d[\d,]* equations?$", text), text  # apart: by " · ", or by a column
         listing = notebook.output(1).locator(".jm-listing").first
         font, spaces = listing.evaluate("e => [getComputedStyle(e).fontFamily, getComputedStyle(e).whiteSpace]")
         assert "mono" in font.lower() and spaces.startswith("pre"), (font, spaces)
@@ -128,6 +137,14 @@ def test_every_view_reads_right_with_or_without_its_stylesheet(page, lab, app, e
         # a recompile's cause reads from the left, as text does
         causes = notebook.output(3).locator("td.jm-causes").first
         assert causes.evaluate("e => getComputedStyle(e).textAlign") in ("left", "start")
+        # --memory's tables, every fold opened: none runs past the view's right edge
+        memory = notebook.output(6).locator(".jaxmagic").first
+        memory.evaluate("e => e.querySelectorAll('details').forEach(d => { d.open = true; })")
+        cut = memory.evaluate(
+            "e => [...e.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right"
+            " > e.getBoundingClientRect().right + 1).map(t => t.className)"
+        )
+        assert cut == [], f"{app}: tables cut at the right edge once unfolded: {cut}"
         label = "trusted" if trusted else "untrusted"
         notebook.screenshot(f"shared-{label}-{theme}", notebook.output(1).locator(".jaxmagic").first)
     finally:
