@@ -1,6 +1,8 @@
 """``donated-buffer``: an array read after it was donated to a jitted function. JAX reused its memory
 for that function's result and deleted it. The donating call is searched in this cell and the ones
-before it; the fix rebinds the name to what that call returns (or donates a copy).
+before it; the fix rebinds the name to what that call returns (or donates a copy). JAX says so
+with a ``RuntimeError`` ("Array has been deleted"), or, where the read reaches XLA before the
+donating call has ended, with XLA's ``ValueError`` ("Buffer has been deleted or donated").
 
 >>> import jax, jax.numpy as jnp
 >>> from jaxmagic.doctor.case import Case
@@ -9,7 +11,7 @@ before it; the fix rebinds the name to what that call returns (or donates a copy
 >>> try:
 ...     q = step(p)
 ...     r = p + 1
-... except RuntimeError as exc:
+... except (RuntimeError, ValueError) as exc:
 ...     found = DONATED_BUFFER.diagnose(Case(exc, None, lambda filename: None))
 >>> found.variable, found.fix.splitlines()[0]
 ('p', "p = step(p)  # the result takes the donated `p`'s place")
