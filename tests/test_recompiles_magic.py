@@ -375,7 +375,7 @@ def test_terminal_prints_the_log_as_text():
     assert first in out
     assert "[recompiles] <lambda> (line 1) at In [5] line 1: shape of `x` changed: f32[2] → f32[3]" in out
     assert "2 compilations of 1 function (" in out and " — in the session since In [4]" in out
-    assert "shape: shape of `x` changed: f32[2] → f32[3] (axis 0: 2 → 3)" in out
+    assert "shape of `x` changed: f32[2] → f32[3] (axis 0: 2 → 3)" in out and "shape: shape" not in out
     assert "application/vnd.jupyter.widget-view+json" not in out and "Traceback" not in out
 
 

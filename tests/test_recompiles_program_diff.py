@@ -38,7 +38,7 @@ def test_a_static_loop_count_says_which_line_unrolled_and_by_how_much():
     )
     (change,) = second.program_difference.lines
     assert (change.line, change.added, change.in_loop) == (line, 3, True)
-    assert "program: program 3 → 6 equations" in log.to_text()
+    assert "program 3 → 6 equations" in log.to_text() and "program: program" not in log.to_text()
     assert 'class="jm-muted jm-program-diff"' in log.to_html()
 
 

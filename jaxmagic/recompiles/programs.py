@@ -195,6 +195,8 @@ def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
     'program of 4 equations: f.py:4, as many equations (1), with other operations, constants or sizes'
     >>> describe_difference(ProgramDifference((), 0, 4, 4))
     'the same program (4 equations)'
+    >>> describe_difference(ProgramDifference((), 1, 0, 0))
+    'program of no equations: 1 captured constant changed value'
     """
     from jaxmagic.tracing.sources import no_cells, source_line
 
@@ -214,7 +216,8 @@ def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
         n = difference.constants_changed
         parts.append(f"{n} captured constant{'s' * (n != 1)} changed value")
     if difference.total_before == difference.total_after:
-        head = f"program of {difference.total_after} equation{'s' * (difference.total_after != 1)}"
+        n = difference.total_after
+        head = f"program of {n or 'no'} equation{'s' * (n != 1)}"
     else:
         head = f"program {difference.total_before} → {difference.total_after} equations"
     return f"{head}: " + "; ".join(parts)

@@ -610,10 +610,7 @@ def _compilation(row: CompilationRow) -> str:
 def _cause(cause: CauseLine) -> str:
     argument = f' data-argument="{escape(cause.argument)}"' if cause.argument else ""
     detail = f' title="{escape(cause.detail)}"' if cause.detail else ""
-    said = str(cause.message)
-    label = ""
-    if cause.label and not said.startswith(cause.label + " "):  # "shape of `x` changed" says its kind
-        label = f'<span class="jm-kind">{escape(cause.label)}</span>{theme.plain_only(": ")} '
+    label = f'<span class="jm-kind">{escape(cause.label)}</span>{theme.plain_only(": ")} ' if cause.label else ""
     return f'<div class="jm-cause jm-cause-{escape(cause.kind)}"{argument}{detail}>{label}{words_html(cause.message)}</div>'
 
 

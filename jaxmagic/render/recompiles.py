@@ -308,7 +308,10 @@ def _row(group: Group, new_advice: set[str]) -> CompilationRow:
 
 
 def _cause(cause) -> CauseLine:
-    label = "" if cause.kind == "first_call" else cause.label
+    """A cause's line; its kind is not labelled where its sentence already begins with it
+    (``shape of `x` changed``) or is a first compilation."""
+    said = cause.kind == "first_call" or str(cause.message).startswith(cause.label + " ")
+    label = "" if said else cause.label
     return CauseLine(cause.kind, label, cause.message, cause.argument or "", cause.detail or "")
 
 
@@ -327,7 +330,7 @@ def _remarks(group: Group, new_advice: set[str]) -> Iterable[Remark]:
     said for the first time in the view."""
     event = group.latest
     if getattr(event, "program_diff", None) and event.is_recompile:
-        yield Remark(event.program_diff, "jm-muted jm-program-diff", "program: ")
+        yield Remark(event.program_diff, "jm-muted jm-program-diff")  # its sentence names the program
     if group.unwatched_since_before:
         yield Remark(UNWATCHED_NOTE, "jm-muted jm-unwatched-before")
     for cause in _unique_advice(event.causes):
