@@ -14,7 +14,7 @@ donating call has ended, with XLA's ``ValueError`` ("Buffer has been deleted or 
 ... except (RuntimeError, ValueError) as exc:
 ...     found = DONATED_BUFFER.diagnose(Case(exc, None, lambda filename: None))
 >>> found.variable, found.fix.splitlines()[0]
-('p', "p = step(p)  # the result takes the donated `p`'s place")
+('p', 'p = step(p)  # the result takes the place of the donated `p`')
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _lines(parsed: ParsedSource, statement: ast.stmt, edits: list[rewrites.Edit]
 def _rebinding(donating: ast.stmt, call: ast.Call, variable: str) -> list[rewrites.Edit]:
     """The donating statement's target renamed ``variable`` (``new = step(p)`` -> ``p = step(p)``),
     or ``variable = `` put before a call whose result was dropped."""
-    comment = f"the result takes the donated `{variable}`'s place"
+    comment = f"the result takes the place of the donated `{variable}`"
     if isinstance(donating, ast.Assign) and len(donating.targets) == 1:
         target = donating.targets[0]
         if isinstance(target, ast.Name) and target.id != variable:
@@ -89,7 +89,7 @@ DONATED_BUFFER = Declared(
     messages=("Array has been deleted", "has been deleted or donated"),
     order=20,
     explanation="{variable} was donated to {fname} (its parameter {parameter} is donated: {option}) at {donated_at}: "
-    "JAX reused the array's memory for {fname}'s result and deleted it. Reading {variable} afterwards ({where}) finds "
+    "JAX reused the array's memory for the result of {fname} and deleted it. Reading {variable} afterwards ({where}) finds "
     "nothing there.",
     rewrite=(Given("fixed"),),
     fix_note="Rebind {variable} to the result where you donate it: the name then always holds a live array.",

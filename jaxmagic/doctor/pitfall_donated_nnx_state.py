@@ -133,7 +133,7 @@ DONATED_NNX_STATE = Declared(
     donated_nnx_state,
     messages=("Array has been deleted", "has been deleted or donated"),
     order=19,  # before donated-buffer: the model, not an array, is what the user reads
-    explanation="{taken} ({taken_at}) hands out {model}'s own Variables: the state and {model} share their arrays. "
+    explanation="{taken} ({taken_at}) hands out the Variables of {model} itself: the state and {model} share their arrays. "
     "At {donated_at} you passed {passed} to {fname}, which donates its parameter {parameter} ({option}): JAX reused "
     "those arrays' memory for the result and deleted them. {model} still holds the deleted arrays, so using it "
     "({where}) fails. (Without donation this would run, silently on the weights {model} had before the call: {model} "
