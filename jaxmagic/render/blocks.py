@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Union
+from typing import Any, Callable, Iterable, NamedTuple, Union
 
 from pygments.lexers import PythonLexer
 from pygments.token import STANDARD_TYPES, Name, Punctuation
@@ -29,10 +29,10 @@ LANGUAGES = {**LEXERS, "python": PythonLexer}  # a language's lexer: jaxmagic's 
 # code spans
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """A piece of code: its ``text``, Pygments' short class of its token (``nv``, ``kt``; empty
-    for plain text), and for a jaxpr variable its name, whether it is bound here, its hover text."""
+    for plain text), and for a jaxpr variable its name, whether it is bound here, its hover text.
+    (A named tuple: a listing of 1,000 equations makes some 10,000 of them.)"""
 
     text: str
     token: str = ""
@@ -118,38 +118,44 @@ def code_lines(texts: Iterable[str], language: str, titles: dict[str, str] | Non
 
 
 def _lexed_lines(texts: list[str], language: str, titles: dict[str, str]) -> list[Code]:
+    """Each of ``texts`` as spans, from one pass of the lexer over them all: a variable each (with
+    whether a ``:`` follows it: its binding), and a run of tokens of one class as one."""
     tokens = list(LANGUAGES[language](stripnl=False, ensurenl=False).get_tokens("\n".join(texts)))
-    lines: list[list[tuple]] = [[]]  # per line: (token type, text, whether ``:`` follows)
-    for i, (ttype, value) in enumerate(tokens):
-        binds = i + 1 < len(tokens) and tokens[i + 1][0] is Punctuation and tokens[i + 1][1] == ":"
-        for k, part in enumerate(value.split("\n")):
-            if k:
-                lines.append([])
-            if part:
-                lines[-1].append((ttype, part, binds))
-    return [Code(tuple(_spans(line, titles))) for line in lines]
-
-
-def _is_variable(ttype, text: str) -> bool:
-    return ttype is Name.Variable and text.isalpha() and text.isascii()
-
-
-def _spans(tokens: list[tuple], titles: dict[str, str]) -> Iterable[Span]:
-    """One line's tokens as spans: a variable each, and a run of tokens of one class as one."""
+    classes: dict[Any, str] = {}
+    lines: list[Code] = []
+    spans: list[Span] = []
     run: list[str] = []
     run_class = ""
-    for ttype, text, binds in tokens:
-        variable = _is_variable(ttype, text)
-        if run and (variable or token_class(ttype) != run_class):
-            yield Span("".join(run), run_class)
-            run = []
-        if variable:
-            yield Span(text, "nv", variable=text, binder=binds, title=titles.get(text, ""))
-        else:
-            run.append(text)
-            run_class = token_class(ttype)
+    last = len(tokens) - 1
+    for i, (ttype, value) in enumerate(tokens):
+        token = classes.get(ttype)
+        if token is None:
+            token = classes[ttype] = token_class(ttype)
+        for k, part in enumerate(value.split("\n") if "\n" in value else (value,)):
+            if k:  # a line ends
+                if run:
+                    spans.append(Span("".join(run), run_class))
+                    run = []
+                lines.append(Code(tuple(spans)))
+                spans = []
+            if not part:
+                continue
+            if ttype is Name.Variable and part.isalpha() and part.isascii():
+                if run:
+                    spans.append(Span("".join(run), run_class))
+                    run = []
+                binds = i < last and tokens[i + 1][0] is Punctuation and tokens[i + 1][1] == ":"
+                spans.append(Span(part, "nv", part, binds, titles.get(part, "")))
+            else:
+                if run and token != run_class:
+                    spans.append(Span("".join(run), run_class))
+                    run = []
+                run.append(part)
+                run_class = token
     if run:
-        yield Span("".join(run), run_class)
+        spans.append(Span("".join(run), run_class))
+    lines.append(Code(tuple(spans)))
+    return lines
 
 
 # ----------------------------------------------------------------------------------------------

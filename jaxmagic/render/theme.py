@@ -179,7 +179,13 @@ def style_tag() -> str:
 
 
 def escape(text: object) -> str:
-    """HTML-escape anything user-controlled before it reaches markup (quotes included)."""
+    r"""HTML-escape anything user-controlled before it reaches markup (quotes included).
+
+    >>> escape("a:f32[3]"), escape("a\u202eb")
+    ('a:f32[3]', 'a\\u202eb')
+    """
+    if type(text) is str and text.isascii() and text.isprintable():  # most of a listing: nothing to show escaped
+        return html.escape(text, quote=True)
     return html.escape(for_markup(text), quote=True)
 
 
