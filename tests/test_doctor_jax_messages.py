@@ -53,7 +53,10 @@ def test_a_donated_array_says_it_was_deleted():
     step = jax.jit(lambda p: p * 2, donate_argnums=0)
     p = jnp.ones(2)
     step(p)
-    assert "Array has been deleted" in str(raised(lambda: p + 1))
+    # JAX's own check words it "Array has been deleted"; where the read takes JAX's compiled fast
+    # path (its caches warm from earlier calls), XLA's refusal "buffer has been deleted or donated"
+    said = str(raised(lambda: p + 1))
+    assert "Array has been deleted" in said or "has been deleted or donated" in said.lower(), said
 
 
 def test_a_leaked_tracer_names_its_function_and_the_line_that_made_it():

@@ -1,6 +1,8 @@
 """Several calls side by side: ``%jitcompare naive(x), vectorized(x)`` times each eager and jit in
 one table; ``-o`` returns a list of ``Comparison``, one per call, in order."""
 
+import re
+
 from jaxmagic.timing.comparison import Comparison
 
 SETUP = """
@@ -38,7 +40,7 @@ def test_html_view_is_one_table_with_a_row_per_call(run):
     run(SETUP).assert_ok()
     shown = run("%jitcompare -r 2 -n 2 naive(x), vectorized(x)").assert_ok().html
     assert shown.count('<table class="jm-table jm-side-by-side">') == 1
-    assert "<td>naive(x)</td>" in shown and "<td>vectorized(x)</td>" in shown
+    assert re.search(r"<td[^>]*>naive\(x\)</td>", shown) and re.search(r"<td[^>]*>vectorized\(x\)</td>", shown)
 
 
 def test_a_cell_ending_in_several_calls_times_them_side_by_side(ip, run):

@@ -173,7 +173,10 @@ def test_the_matrix_product_line_gets_the_largest_share_of_a_kernel_it_is_fused_
     profile = shown.result.profile
     cell = next(iter(profile.line_times)).split(" line ")[0]
     lines = {n: f"{cell} line {n}" for n in (2, 3, 4)}
-    assert next(iter(profile.line_times)) == lines[2], profile.line_times
+    if any(lines[2] in dict(kernel.shares) for kernel in profile.estimated_kernels()):
+        # the product fused with the rest: its share of that kernel, by XLA's cost, makes it the hottest
+        # (where it is a kernel of its own, as on older jaxlib, its time is measured, not shared)
+        assert next(iter(profile.line_times)) == lines[2], profile.line_times
     a, b = jnp.ones((600, 600)), jnp.ones((600, 600))
     c = a @ b
     apart = {

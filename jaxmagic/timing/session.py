@@ -580,14 +580,15 @@ class _Session(SessionFacts, SessionReport):
         repeat_s = plan.loops * max(self._seen_cost(mode, plan), seen[-1] if seen else 0.0)
         if self.runners[mode].compiles:
             return index < self._needed_repeats(mode) or TIMER() + repeat_s <= self.hard_end
-        return TIMER() + repeat_s <= self.hard_end - self._reserved_s()
+        # an uncompiled mode up to the budget, not its margin: the margin is for what no plan sees
+        return TIMER() + repeat_s <= self.deadline - self._reserved_s()
 
     def _repeat(self, mode: str, plan: _Plan, wait) -> bool:
         """One repeat of ``mode``; ``False`` where an uncompiled mode's repeat was stopped at the time
         the compiled modes leave it (nothing of it is kept)."""
         runner = self.runners[mode]
         guard = contextlib.nullcontext()
-        left = self.hard_end - self._reserved_s() - TIMER()
+        left = self.deadline - self._reserved_s() - TIMER()
         if not runner.compiles and plan.loops * self._seen_cost(mode, plan) > GUARD_SHARE * left:
             guard = deadline.stop_after(max(0.0, left))  # only where it may come near the end
         started = TIMER()
