@@ -558,11 +558,14 @@ class Section:
 @dataclass(frozen=True)
 class Link:
     """A piece of a footer: its ``text``, an address (``href``: a terminal shows the address, a
-    notebook the text as a link), and ``medium``: ``html`` for a notebook only, empty for both."""
+    notebook the text as a link), and ``medium``: ``html`` for a notebook only, empty for both.
+    ``path``: the text names a file (a notebook shows it as code, after ``lead``), no link."""
 
     text: str
     href: str = ""
     medium: str = ""
+    path: bool = False
+    lead: str = ""
 
 
 @dataclass(frozen=True)

@@ -438,6 +438,8 @@ def _footer(block: Footer) -> str:
     links = [
         f'<a href="{escape(link.href)}" target="_blank" rel="noopener">{escape(link.text)}</a>'
         if link.href
+        else f"{escape(link.lead)}<code>{escape(link.text)}</code>"
+        if link.path
         else escape(link.text)
         for link in block.links
     ]

@@ -157,7 +157,9 @@ _WALKS: dict[type, Callable[[Any, bool], str]] = {
     Snippet: lambda b, color: _indented(_coloured("\n".join(line.text for line in b.lines), b.language, color)),
     Section: lambda b, color: _section(b, color),
     Footer: lambda b, color: paint(
-        " · ".join(link.href or link.text for link in b.links if not link.medium), *filter(None, [b.style]), color=color
+        " · ".join(link.href or link.lead + link.text for link in b.links if not link.medium),
+        *filter(None, [b.style]),
+        color=color,
     ),
     Card: lambda b, color: "\n".join(
         [*([_block(b.blocks[0], color)] if b.blocks else []), _indented(_joined(b.blocks[1:], color))]

@@ -124,7 +124,7 @@ def _footer(diagnosis) -> tuple[Link, ...]:
     """The exception's class and who speaks (a notebook's footer; text says them first), where the
     pitfall is explained, and JAX's own page on it."""
     links = [Link(diagnosis.error_type, medium="html")] if diagnosis.error_type else []
-    links += [Link("jaxmagic doctor", medium="html"), Link(diagnosis.docs)]
+    links += [Link("jaxmagic doctor", medium="html"), Link(diagnosis.docs, path=True, lead="explained in ")]
     if diagnosis.reference:
         links.append(Link("JAX docs", diagnosis.reference))
     return tuple(links)
