@@ -54,7 +54,7 @@ def diagnosed(definition: str, call: str, **more) -> tuple[doctor.Diagnosis | No
 def assert_checked_or_said(found: doctor.Diagnosis) -> None:
     """The fix shown is ``checked`` (and the card says so), or the card says it could not be checked."""
     if found.fix:
-        said = "Checked on" if found.checked else "Not checked on your arguments"
+        said = ("Checked on", "Checked by running") if found.checked else ("Not checked on your arguments",)
         assert found.check_note.startswith(said), f"{found.pitfall}: {found.check_note!r}"
 
 

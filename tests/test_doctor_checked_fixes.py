@@ -232,7 +232,7 @@ def verdict(source: str, call: str, pitfall, fixed_call, expected, *, said: bool
         if "Not checked on your arguments" not in note:
             return "wrong", "a fix shown unchecked, and not said so"
         return "right", "unchecked, and said so"
-    if said and "Checked on your arguments" not in note:
+    if said and not any(words in note for words in ("Checked on your arguments", "Checked by running your code")):
         return "wrong", "a checked fix not said to be"
     return _runs(found, ns, source, call, fixed_call, expected)
 
@@ -407,3 +407,17 @@ def counts(*, said: bool = True) -> dict[str, int]:
 if __name__ == "__main__":
     print("fixes that run, checked or not:", counts(said=False))
     print("and each fix says whether it was checked:", counts())
+
+
+def test_a_fix_of_top_level_code_says_it_was_checked_by_running_it_not_on_arguments():
+    """A cell's own statements take no arguments: the note says what the check ran on."""
+    from doctor_cases import diagnosed
+
+    found, _, _ = diagnosed("import jax.numpy as jnp\n", "x = jnp.zeros(3)\nx[0] = 1.0")
+    assert found is not None and found.pitfall == "in-place-update" and found.checked
+    assert str(found.check_note).startswith("Checked by running your code:"), found.check_note
+    found, _, _ = diagnosed(
+        "import jax, jax.numpy as jnp\n@jax.jit\ndef put(x):\n    x[0] = 1.0\n    return x\n", "put(jnp.zeros(3))"
+    )
+    assert found is not None and found.pitfall == "in-place-update" and found.checked
+    assert str(found.check_note).startswith("Checked on your arguments:"), found.check_note

@@ -89,6 +89,7 @@ class FixCheck:
     extra: int = 0
     original: str = ""
     fixed: str = ""
+    arguments: bool = True  # the call checked took arguments (top-level code takes none)
 
     @property
     def ran(self) -> bool:
@@ -343,7 +344,9 @@ def check(fix: str, call: UserCall | None, fix_call: str = "", original: Origina
         return FixCheck(UNCHECKED, NO_CALL)
     try:
         with jitting.own_work():  # its compilations are the doctor's: a watch of the user's leaves them out
-            return _check(fix, call, fix_call, original or Original(call))
+            checked = _check(fix, call, fix_call, original or Original(call))
+        top_level = call.callee_name is None and call.function is None  # a cell's own code: no arguments
+        return replace(checked, arguments=False) if top_level else checked
     except Exception as exc:  # the fixed code raised while it was defined or run
         return FixCheck(FAILED, error=error_text(exc))
 

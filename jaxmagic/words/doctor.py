@@ -57,13 +57,14 @@ def fix_checked(found: Any, seconds: float = 0.0) -> Words:
     Not checked on your arguments: checking took longer than the doctor waits (10 s).
     """
     outcome, generated = found.outcome, _GENERATED.get(found.generated, "")
-    on = "on generated arguments of your shapes" if found.generated == "shapes" else "on your arguments"
+    yours = checked_on(found)
+    on = "on generated arguments of your shapes" if found.generated == "shapes" else yours
     if outcome == "unchecked":
         waited = f" ({seconds:g} s)" if found.reason == "time" and seconds else ""
         return say("Not checked on your arguments: {}{}.", why_unchecked(found.reason), waited)
     if outcome == "runs":
-        return say("Checked on your arguments: the fix runs; your code fails without jit too ({}), so there are "
-                   "no values to compare.", code(found.error))  # fmt: skip
+        return say("Checked {}: the fix runs; your code fails without jit too ({}), so there are "
+                   "no values to compare.", yours, code(found.error))  # fmt: skip
     if outcome == "same":
         more = (
             f", and hands {found.extra} more value{'s' if found.extra > 1 else ''} back after them"
@@ -75,13 +76,24 @@ def fix_checked(found: Any, seconds: float = 0.0) -> Words:
             if generated and found.generated != "shapes"
             else ""
         )
-        head = "Checked on your arguments" if found.generated != "shapes" else f"Checked {on} ({generated})"
+        head = f"Checked {yours}" if found.generated != "shapes" else f"Checked {on} ({generated})"
         return say("{}: jitted, the fix gives the same values as your code without jit{}{}.", head, more, also)
     small = found.original and found.fixed and found.difference.kind != "value"
     values = say(" (your code: {}; the fix: {})", code(found.original), code(found.fixed)) if small else ""
     where = f"on generated arguments of the same shapes ({generated})" if found.generated else on
     return say("Checked {}: jitted, the fix does not give the values of your code without jit: {}{}.", where,
                difference(found.difference), values)  # fmt: skip
+
+
+def checked_on(found: Any) -> str:
+    """What a fix was checked on: the user's arguments, or, for code that takes none (a cell's
+    top level), the user's code run as it stands.
+
+    >>> from jaxmagic.doctor.fix_check import FixCheck
+    >>> checked_on(FixCheck("same")), checked_on(FixCheck("same", arguments=False))
+    ('on your arguments', 'by running your code')
+    """
+    return "on your arguments" if getattr(found, "arguments", True) else "by running your code"
 
 
 def difference(found: Any) -> Words:
@@ -135,7 +147,7 @@ def fix_check_label(label: Any, found: Any, seconds: float = 0.0) -> Words:
     if ending.endswith((":", ".")):
         parts[-1] = Part("text", ending[:-1])
     close = ":" if ending.endswith(":") else "."
-    return Words(tuple(parts)) + ". Checked on your arguments: " + said[found.outcome] + close
+    return Words(tuple(parts)) + f". Checked {checked_on(found)}: " + said[found.outcome] + close
 
 
 def unchecked_label(label: Any, reason: str | None) -> Words:
