@@ -444,3 +444,24 @@ def test_input_paths_become_parameter_names_with_the_calls_signature():
     assert argument_for_path("[1]['mode']", signature) == "mode"
     (cause,) = parse_explanation(EXPLANATIONS["static"], signature)
     assert (cause.kind, cause.argument) == ("static_value", "n")
+
+
+def test_the_answer_names_every_argument_whose_change_compiled_again():
+    """Two arguments changed shape, one its dtype: the answer names all three, not the first alone."""
+    first = RecompileEvent("f", None, None, 0.01, [Cause("first_call", after="(x: f32[3], y: f32[2], z: f32[1])")])
+    again = RecompileEvent(
+        "f",
+        None,
+        None,
+        0.01,
+        [
+            Cause("shape", argument="x", before="f32[3]", after="f32[2,3]"),
+            Cause("shape", argument="y", before="f32[2]", after="f32[4]"),
+            Cause("dtype", argument="z", before="f32", after="i32"),
+        ],
+    )
+    log = RecompileLog()
+    log.record(first)
+    log.record(again)
+    said = str(render.answer(log))
+    assert said.endswith("cause: shape of `x` and `y`, dtype of `z` in `f`"), said

@@ -31,7 +31,7 @@ from jaxmagic.render.blocks import (
     Tally,
 )
 from jaxmagic.render.theme import escape
-from jaxmagic.words import code, say, units
+from jaxmagic.words import code, names, say, units
 
 UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
@@ -156,11 +156,25 @@ def main_cause(groups: Sequence[Group]) -> Group | None:
 
 
 def cause_name(group: Group):
-    """What a group's compilations have in common, said short: ``shape of `x` in `step```."""
-    cause = next(c for c in group.latest.causes if c.kind != "first_call")
-    if cause.argument and cause.kind != "redefined_function":
-        return say("{} of {} in {}", cause.label, code(cause.argument), code(group.latest.function))
-    return say("{} {}", cause.label, code(group.latest.function))
+    """What a group's compilations have in common, said short, every argument that changed named:
+    ``shape of `x` in `step```, ``shape of `x` and `y`, dtype of `z` in `step```."""
+    function = code(group.latest.function)
+    named: dict[str, list[str]] = {}  # a kind's label -> the arguments it changed, in order
+    for cause in group.latest.causes:
+        if cause.kind != "first_call":
+            arguments = named.setdefault(cause.label, [])
+            if cause.argument and cause.kind != "redefined_function" and cause.argument not in arguments:
+                arguments.append(cause.argument)
+    if not any(named.values()):
+        return say("{} {}", ", ".join(named), function)
+    parts = [
+        say("{} of {}", label, names(arguments)) if arguments else say("{}", label)
+        for label, arguments in named.items()
+    ]
+    said = parts[0]
+    for part in parts[1:]:
+        said = say("{}, {}", said, part)
+    return say("{} in {}", said, function)
 
 
 def answer(log):
