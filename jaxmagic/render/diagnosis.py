@@ -72,7 +72,7 @@ def text(diagnosis, *, color: bool = False, shown: tuple[Block, ...] | None = No
       `n` is traced.
       Fix:
         x[:n]
-      docs/pitfalls.md#traced-shape
+      explained in docs/pitfalls.md#traced-shape
     """
     return blocks_text.text(shown if shown is not None else blocks(diagnosis), color=color)
 
