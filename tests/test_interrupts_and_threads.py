@@ -110,7 +110,9 @@ def test_interrupt_in_a_jaxpr_cell_keeps_what_ran_before_it(ip, run, interrupter
     [
         (1, "the first jit call"),  # the compiled modes come first: the first call is jit's tracing
         (2, "the first eager call"),
-        (5, "the eager mode"),  # eager's later calls warm up, size and run the repeats
+        # eager's later calls warm up, size and run the repeats: how many the warm-up takes depends
+        # on the machine's speed, so the fifth call lands in the warm-up or in the first repeat
+        (5, ("the eager mode", "(eager)")),
     ],
 )
 def test_interrupt_while_timing_reports_what_was_measured(ip, run, interrupter, stop_at, phase):
@@ -119,9 +121,11 @@ def test_interrupt_while_timing_reports_what_was_measured(ip, run, interrupter, 
     result = run("%jitcompare -o --plain -n 2 -r 5 --budget 5 stop_now(x)").assert_ok()
     comparison = result.result
     assert comparison.interrupted
-    assert any(w.startswith("Interrupted (Ctrl-C) while") and phase in w.split(":")[0] for w in comparison.warnings), (
-        comparison.warnings
-    )
+    phases = (phase,) if isinstance(phase, str) else phase
+    assert any(
+        w.startswith("Interrupted (Ctrl-C) while") and any(p in w.split(":")[0] for p in phases)
+        for w in comparison.warnings
+    ), comparison.warnings
     assert result.stdout.startswith("interrupted: ")
     state.assert_restored()
 
