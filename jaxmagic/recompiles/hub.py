@@ -50,6 +50,7 @@ from jaxmagic.recompiles.programs import describe_difference, program_shape
 from jaxmagic.recompiles.signatures import CallSignature, function_identity
 from jaxmagic.recompiles.unwatched import causes_since_lowered, causes_since_unwatched
 from jaxmagic.tracing.jitting import doing_own_work
+from jaxmagic.tracing.listing import sub_jaxprs
 from jaxmagic.tracing.sources import no_cells, pick_user_frame, source_line, without_jaxmagic_frames
 
 PERSISTENT_CACHE_HIT = _jax_private.PERSISTENT_CACHE_HIT_EVENT
@@ -342,7 +343,7 @@ class _Hub:
         stack = compilation.stack(call, frame)
         signature, name, equinox = self._signature(call, frame, compilation.traced, name)
         signature, program = (signature, None) if internal else self._with_program(signature, frame)
-        signature = _attributed(signature, fun, user_function, name)
+        signature = _attributed(signature, fun, user_function, name, internal)
         name = shown_name(signature, name)
         jax_keys = None if internal or equinox else self._traced_before_watch(signature, call)
         del call, fun, user_function
@@ -433,6 +434,10 @@ class _Hub:
             internal = False
         elif internal and jitted_by_user(fun, _jax_private.jit_caller_filename(frame)):
             internal = False  # the user's own jax.jit of a library function: jax.jit(jax.nn.relu)
+        elif internal and _jax_private.is_primitive_wrapper(fun) and _runs_a_body(frame):
+            # lax.scan, while_loop, cond or a callback run eagerly: JAX compiles their body for this
+            # call, again for every new body (a lambda made anew), and its compile log counts each: so do we
+            internal = False
         shown = user_function if user_function is not None else fun
         name = function_identity(shown)[0] if shown is not None else base
         if user_function is not None and base.endswith(f"({name})"):
@@ -535,15 +540,30 @@ def _described(difference, namer) -> str | None:
     return describe_difference(difference, namer) if difference is not None else None
 
 
-def _attributed(signature: CallSignature | None, fun, user_function, name: str) -> CallSignature | None:
+def _runs_a_body(frame) -> bool:
+    """Whether the program being compiled is a primitive that runs code of its own: a body
+    (``scan``, ``while``, ``cond``: a jaxpr among its parameters) or a Python callback
+    (``pure_callback``, ``io_callback``)."""
+    try:
+        jaxpr = _jax_private.compiling_jaxpr(frame)
+        eqns = getattr(getattr(jaxpr, "jaxpr", jaxpr), "eqns", ())
+        return any(any(sub_jaxprs(eqn.params)) or "callback" in eqn.params for eqn in eqns)
+    except Exception:  # out of reach: as JAX's own work
+        return False
+
+
+def _attributed(
+    signature: CallSignature | None, fun, user_function, name: str, internal: bool = True
+) -> CallSignature | None:
     """The signature attributed to the user's function inside JAX's wrapper; for one of the
-    wrappers JAX makes per primitive and parameters, a family of its own."""
+    wrappers JAX makes per primitive and parameters, a family of its own (for one that runs the
+    user's body, eagerly: the primitive's, so that a new body is compared with the last one)."""
     if signature is None:
         return None
     if user_function is not None:
         return attributed_to(signature, user_function, name)
     if _jax_private.is_primitive_wrapper(fun):
-        return dataclasses.replace(signature, family=signature.family + (id(fun),))
+        return dataclasses.replace(signature, family=signature.family + ((name,) if not internal else (id(fun),)))
     return signature
 
 

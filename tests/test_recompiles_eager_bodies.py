@@ -1,0 +1,36 @@
+"""Control flow and callbacks run eagerly, at the top of a cell: JAX compiles a program for each
+(``jit(scan)``, ``jit(while)``, ``jit(pure_callback)``), again for every new body or callback (a
+lambda made anew), and its compile log (``jax_log_compiles``) counts each. So does
+``%%recompiles``: these are the user's compilations, not JAX's internal work, whose body the user
+wrote. A single operation run eagerly (``jnp.sin``) stays JAX's own (shown with ``--all``)."""
+
+from __future__ import annotations
+
+import pytest
+from test_recompiles_own_work import jax_compilations  # noqa: F401 -- the fixture
+
+CELLS = {
+    "scan": "jax.lax.scan(lambda c, x: (c + x, c), 0.0, xs)",
+    "while": "jax.lax.while_loop(lambda c: c < 3.0, lambda c: c + 1.0, 0.0)",
+    "fori_loop": "jax.lax.fori_loop(0, 3, lambda i, c: c * 2.0, 1.0)",
+    "pure_callback": "jax.pure_callback(lambda v: v * 2, jax.ShapeDtypeStruct((3,), jnp.float32), xs)",
+}
+
+
+@pytest.mark.parametrize("what", list(CELLS))
+def test_eager_control_flow_is_counted_as_jax_logs_it(what, run, jax_compilations):  # noqa: F811
+    run("import jax, jax.numpy as jnp\nxs = jnp.arange(3.0)\njnp.sin(xs)").assert_ok()
+    cell = CELLS[what]
+    run(cell).assert_ok()  # JAX's own caches warm: what the cell compiles again is the new body's program
+    with jax_compilations.users_own():
+        log = run(f"%%recompiles -o\n{cell}\n{cell}").assert_ok().result
+    logged = sum(jax_compilations.names.values())
+    assert logged >= 2, jax_compilations.names  # each line made a new body: JAX compiled it again
+    assert log.total == logged, (log.counts, dict(jax_compilations.names))
+
+
+def test_a_single_eager_operation_stays_jaxs_own(run, jax_compilations):  # noqa: F811
+    run("import jax, jax.numpy as jnp").assert_ok()
+    with jax_compilations.users_own():
+        log = run("%%recompiles -o\njnp.cos(jnp.arange(7.0))").assert_ok().result
+    assert sum(jax_compilations.names.values()) >= 1 and log.total == 0, (log.counts, jax_compilations.names)
