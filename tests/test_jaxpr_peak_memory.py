@@ -199,8 +199,10 @@ def press_ctrl_c():  # again only where the first was lost: XLA's compile may sw
     while not answered.is_set():
         handled.clear()
         os.kill(os.getpid(), signal.SIGINT)
-        if not handled.wait(5.0) or answered.wait(30.0):
-            continue
+        # Python runs the handler only between bytecodes: on a busy machine a compile holds it off
+        # for long; pressed again before it ran, the second lands in whatever runs next
+        handled.wait(120.0)
+        answered.wait(30.0)
 
 threading.Timer(0.3, press_ctrl_c).start()
 try:
