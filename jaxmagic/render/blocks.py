@@ -57,6 +57,7 @@ class Code:
 
 
 @functools.cache
+@functools.lru_cache(maxsize=None)  # a few dozen token types, asked for once per token of every listing
 def token_class(ttype) -> str:
     """Pygments' short CSS class of a token type, as its HTML formatter names it.
 
@@ -121,16 +122,13 @@ def _lexed_lines(texts: list[str], language: str, titles: dict[str, str]) -> lis
     """Each of ``texts`` as spans, from one pass of the lexer over them all: a variable each (with
     whether a ``:`` follows it: its binding), and a run of tokens of one class as one."""
     tokens = list(LANGUAGES[language](stripnl=False, ensurenl=False).get_tokens("\n".join(texts)))
-    classes: dict[Any, str] = {}
     lines: list[Code] = []
     spans: list[Span] = []
     run: list[str] = []
     run_class = ""
     last = len(tokens) - 1
     for i, (ttype, value) in enumerate(tokens):
-        token = classes.get(ttype)
-        if token is None:
-            token = classes[ttype] = token_class(ttype)
+        token = token_class(ttype)
         for k, part in enumerate(value.split("\n") if "\n" in value else (value,)):
             if k:  # a line ends
                 if run:

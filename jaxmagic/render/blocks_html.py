@@ -195,23 +195,26 @@ def _breakable(escaped: str) -> str:
     return escaped
 
 
+_ALIGNED = {"<": LEFT, ">": ' style="text-align:right"'}
+
+
 def _aligned(align: str) -> str:
-    """A column's alignment (``<`` or ``>``), inline: JupyterLab right-aligns an output's cells
-    and drops the stylesheet that says otherwise from an untrusted notebook."""
-    return {"<": LEFT, ">": ' style="text-align:right"'}.get(align, "")
+    """A column's alignment (``<`` or ``>``; empty: none said), inline: JupyterLab right-aligns an
+    output's cells and drops the stylesheet that says otherwise from an untrusted notebook."""
+    return _ALIGNED.get(align, "")
 
 
 def _table(block: Table) -> str:
-    def align(i: int) -> str:
-        return block.align[i] if i < len(block.align) else ""
-
+    align = block.align
     header = (
-        "<tr>" + "".join(f"<th{_aligned(align(i))}>{escape(h)}</th>" for i, h in enumerate(block.header)) + "</tr>"
+        "<tr>"
+        + "".join(f"<th{_aligned(align[i : i + 1])}>{escape(h)}</th>" for i, h in enumerate(block.header))
+        + "</tr>"
         if block.header
         else ""
     )
     rows = "".join(
-        "<tr>" + "".join(_cell(cell, align(i)) for i, cell in enumerate(row)) + "</tr>" for row in block.rows
+        "<tr>" + "".join(_cell(cell, align[i : i + 1]) for i, cell in enumerate(row)) + "</tr>" for row in block.rows
     )
     return f'<table class="jm-table {escape(block.css)}">{header}{rows}</table>'
 
@@ -470,16 +473,13 @@ def _grid(block: Grid) -> str:
         f'height="10"/></svg> {escape(name)}</span>'
         for name in block.swatches
     )
-
-    def align(i: int) -> str:
-        return block.align[i] if i < len(block.align) else ""
-
-    header = "".join(f"<th{_aligned(align(i))}>{escape(h)}</th>" for i, h in enumerate(block.header))
+    align = block.align  # a column past its declaration: "" (the stylesheet decides)
+    header = "".join(f"<th{_aligned(align[i : i + 1])}>{escape(h)}</th>" for i, h in enumerate(block.header))
     header += f"<th>{swatches}</th>" if swatches else ""
     keys = block.keys or ("",) * len(block.rows)
     classes = block.row_css or ("",) * len(block.rows)
     rows = "".join(
-        f"<tr{_class(css)}{_key(block.key_name, key)}>{''.join(_grid_cell(c, align(i)) for i, c in enumerate(row))}</tr>"
+        f"<tr{_class(css)}{_key(block.key_name, key)}>{''.join(_grid_cell(c, align[i : i + 1]) for i, c in enumerate(row))}</tr>"
         for row, key, css in zip(block.rows, keys, classes, strict=True)
     )
     css = f"jm-table {block.css}" if block.css else "jm-table"
