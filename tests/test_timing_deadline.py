@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import pytest
 
@@ -54,3 +56,16 @@ def test_a_deadline_that_fires_as_the_block_ends_is_raised_nowhere_else():
     for step in range(100_000):  # an Overran left pending would land in this loop
         total += step
     assert total == sum(range(100_000))
+
+
+@pytest.mark.parametrize("seconds", [1e300, float("inf"), float("nan"), 1e10])
+def test_a_deadline_too_far_off_to_wait_for_runs_the_block_with_no_thread_failing(seconds):
+    failures = []
+    hook, threading.excepthook = threading.excepthook, failures.append
+    try:
+        with stop_after(seconds):
+            done = sum(range(10))
+        time.sleep(0.05)  # a timer thread that failed has reported it by now
+    finally:
+        threading.excepthook = hook
+    assert done == 45 and failures == []

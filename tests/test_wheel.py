@@ -86,3 +86,17 @@ def test_the_wheel_installs_and_works_without_the_test_extra(tmp_path):
         html, text = (int(n) for n in line.split()[-2:])
         assert html > 500 and text > 50, line
     assert " failed " in magics[3] and "'text/html'" in magics[3], "the doctor's card under a trap"
+
+    # The commands CI runs need nothing beyond what the wheel declares.
+    fingerprints = ROOT / "tests" / "fixtures" / "fingerprints"
+    diff = subprocess.run(
+        [str(python), "-m", "jaxmagic", "diff", str(fingerprints / "width8.json"), str(fingerprints / "width16.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=env,
+        check=False,
+    )
+    assert diff.returncode in (0, 1) and "Traceback" not in diff.stderr, diff.stderr[-2000:]
+    assert "peak memory +245%" in diff.stdout, diff.stdout  # width 8 -> 16 quadruples `loss`'s peak

@@ -54,6 +54,7 @@ def _take_pending() -> None:
 
 
 _PATIENCE = 10_000_000
+_NEVER_S = 1e6  # a deadline this far off never comes in a session: no timer (the OS cannot wait ~1e10 s)
 
 
 @contextlib.contextmanager
@@ -70,6 +71,9 @@ def stop_after(seconds: float) -> Iterator[None]:
                 state["fired"] = True
                 _raise_in(thread_id, Overran)
 
+    if not seconds < _NEVER_S:  # NaN included
+        yield
+        return
     timer = threading.Timer(max(0.0, seconds), fire)
     timer.daemon = True
     try:
