@@ -34,3 +34,21 @@ def test_a_single_eager_operation_stays_jaxs_own(run, jax_compilations):  # noqa
     with jax_compilations.users_own():
         log = run("%%recompiles -o\njnp.cos(jnp.arange(7.0))").assert_ok().result
     assert sum(jax_compilations.names.values()) >= 1 and log.total == 0, (log.counts, jax_compilations.names)
+
+
+def test_a_new_body_in_a_loop_is_said_as_such_and_its_advice_compiles_once(run, jax_compilations):  # noqa: F811
+    """The cause is the new body given to an eager ``scan``, not a library's object built again; the
+    advice (call it from a function under jax.jit that takes what changes) compiles once, by JAX's log."""
+    run("import jax, jax.numpy as jnp\nfrom jax import lax\nxs = jnp.ones(10)").assert_ok()
+    loop = "for k in range(3):\n    out = lax.scan(lambda c, x: (c + x * k, c), 0.0, xs)"
+    shown = run(f"%%recompiles -o\n{loop}").assert_ok()
+    log = shown.result
+    (again,) = [e for e in log.events if e.is_recompile][-1:]
+    (cause,) = again.causes
+    assert (cause.kind, cause.reason, cause.argument) == ("redefined_function", "eager_body", "scan")
+    said = "\n".join(bundle.get("text/plain", "") for bundle in shown.outputs)
+    assert "was given a new body" in said and "jit" in said and "Build `scan`" not in said
+    run("@jax.jit\ndef scanned(k):\n    return lax.scan(lambda c, x: (c + x * k, c), 0.0, xs)").assert_ok()
+    with jax_compilations.users_own():
+        run("for k in range(3):\n    out = scanned(k)").assert_ok()
+    assert sum(jax_compilations.names.values()) == 1, jax_compilations.names

@@ -92,3 +92,17 @@ def test_a_status_colour_is_used_only_by_its_own_rules(status):
 def test_every_token_kind_has_a_colour():
     for role in set(theme._TOKEN_ROLES.values()):
         assert role in palette.CODE, role
+
+
+def test_the_recompile_panel_says_stopped_in_the_warning_colour_of_each_theme():
+    """The live panel's "stopped" chip sits outside the views' root: its colours are the palette's
+    own (JupyterLab's ``--jp-warn-color0`` is under 4.5:1 on its light theme)."""
+    from jaxmagic.render import panel
+
+    chip = [rule for rule in panel._COMPACT.split("}") if "jm-recompile-stopped" in rule]
+    light = next(r for r in chip if not r.startswith(theme.DARK))
+    dark = next(r for r in chip if r.startswith(theme.DARK))
+    assert "--jp-warn-color" not in panel._COMPACT
+    assert f"color:{palette.STATUS['warning'][0]}" in light and f"color:{palette.STATUS['warning'][1]}" in dark
+    for side, background in enumerate(BACKGROUNDS):
+        assert _contrast(palette.STATUS["warning"][side], background) >= 4.5

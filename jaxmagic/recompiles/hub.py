@@ -563,7 +563,9 @@ def _attributed(
     if user_function is not None:
         return attributed_to(signature, user_function, name)
     if _jax_private.is_primitive_wrapper(fun):
-        return dataclasses.replace(signature, family=signature.family + ((name,) if not internal else (id(fun),)))
+        if internal:
+            return dataclasses.replace(signature, family=signature.family + (id(fun),))
+        return dataclasses.replace(signature, family=signature.family + (name,), runs_body=name)
     return signature
 
 

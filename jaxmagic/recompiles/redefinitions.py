@@ -26,6 +26,10 @@ def redefined(before: CallSignature, after: CallSignature, cell_namer: CellNamer
     """A new function object: what differs between the two, in the user's terms (``closures``):
     the values a library's builder was given again (``handles``), a partial's bound values, a
     closure's captured values and defaults, its code; or that it is alike in all of them."""
+    if after.runs_body:  # lax.scan, while_loop, cond or a callback run eagerly, given a new body
+        return Cause(
+            "redefined_function", argument=after.function, reason="eager_body", facts=(("primitive", after.runs_body),)
+        )
     changes = what_differs(before.made, after.made)
     library = library_of(after)
     if library:

@@ -108,6 +108,7 @@ class CallSignature:
     handle: Any = field(default=None, repr=False, compare=False)  # the user's name for it: ``handles.Handle``
     captured: tuple = field(default=(), repr=False, compare=False)  # (name, Handle) of objects its closure captures
     defined_by_caller: bool = field(default=False, repr=False, compare=False)  # the calling function defines it
+    runs_body: str = field(default="", repr=False, compare=False)  # the primitive (scan, while) run eagerly with a body
 
     def is_same_function(self, other: "CallSignature") -> bool:
         """True when both calls went to the very same function object."""

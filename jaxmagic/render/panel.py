@@ -29,7 +29,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from jaxmagic.render import blocks_html, theme
+from jaxmagic.render import blocks_html, palette, theme
 from jaxmagic.render import recompiles as views
 from jaxmagic.render.blocks import Sentence
 from jaxmagic.render.words import words_html
@@ -39,10 +39,13 @@ if TYPE_CHECKING:
 
 ALL = "all functions"
 # ipywidgets' HTML widgets use the 28 px height of a form control as line height: rows of text double.
+# The "stopped" chip says a warning: the palette's warning shade for each theme, on the page's own
+# background (it sits outside the views' root, where the palette's variables are not defined).
 _COMPACT = (
     "<style>.jm-recompile-panel .widget-html-content{line-height:1.35;}"
     ".jm-recompile-stopped{float:right;padding:0 .5em;border-radius:.6em;font-size:85%;"
-    "background:var(--jp-warn-color3,#fff3cd);color:var(--jp-warn-color0,#664d03);}</style>"
+    f"border:1px solid currentColor;color:{palette.STATUS['warning'][0]};}}"
+    f"{theme.DARK} .jm-recompile-stopped{{color:{palette.STATUS['warning'][1]}}}</style>"
 )
 REFRESH_S = 0.25  # at most this often while compilations pour in
 # The copy stands in for the panel only where the live panel is not on the page: in the output area

@@ -123,9 +123,25 @@ class Group:
 
     @property
     def numbers(self) -> str:
-        """``7`` for one compilation, ``2–12`` for a group (first and latest)."""
-        first, latest = self.numbered[0][0], self.numbered[-1][0]
-        return str(first) if first == latest else f"{first}–{latest}"
+        """``7`` for one compilation, ``2–12`` for a group of consecutive ones, its runs where
+        others came between (``2–3, 5–6``; past three runs, the first two and the latest: a range
+        never counts a compilation that is not the group's).
+
+        >>> def numbers(*ns):
+        ...     return Group(tuple((n, None) for n in ns)).numbers
+        >>> numbers(7), numbers(2, 3, 4), numbers(2, 3, 5, 6), numbers(2, 4, 6, 8, 10)
+        ('7', '2–4', '2–3, 5–6', '2, 4, … 10')
+        """
+        runs: list[list[int]] = []
+        for number, _ in self.numbered:
+            if runs and number == runs[-1][1] + 1:
+                runs[-1][1] = number
+            else:
+                runs.append([number, number])
+        said = [str(a) if a == b else f"{a}–{b}" for a, b in runs]
+        if len(said) > 3:
+            said = [*said[:2], f"… {runs[-1][1]}"]
+        return ", ".join(said)
 
     @property
     def unwatched_since_before(self) -> bool:

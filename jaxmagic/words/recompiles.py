@@ -106,6 +106,11 @@ _ADVICE = {
         "Expected after defining {arg} again (e.g. re-running its cell); a problem only if it happens in a loop."
     ),
     "wrapper_rebuilt": "Build {built} once, outside the loop, and call that.",
+    "eager_body": (
+        "Call {arg} from a function under jax.jit that takes what changes between calls as an argument "
+        "(it compiles once); or define the body once, outside the loop, and pass what changes through the "
+        "carry or the inputs."
+    ),
     "partial_rebound": (
         "Make {bound} an argument of the jitted function instead of binding it with functools.partial: "
         "{fixed} compiles once for all of its values (mark it static only if it should compile per value)."
@@ -170,6 +175,7 @@ _REPEATED = {
     "first_call": ("each call is a first call", "reuse one jitted function"),
 }
 _BUILT_AGAIN_REPEATED = ("{arg} is a new object, built again before each call", "build it once, outside the loop")
+_EAGER_BODY_REPEATED = ("{arg} runs outside jax.jit with a new body each time", "jit the loop, or define the body once")
 _BUILT_AGAIN = ("built_again", "attribute_built_again")
 
 
@@ -467,6 +473,12 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
         code("--explain"),
     ),
 }
+_MESSAGES["eager_body"] = lambda c, f: say(
+    "{} was given a new body: run outside jax.jit, JAX compiles {} again for every new function given to "
+    "it, and a lambda or function defined in the loop is a new one each time",
+    code(c.argument),
+    code(c.argument),
+)
 _MESSAGES["caches_cleared"] = lambda c, f: say(
     "{} compiled again: jax.clear_caches() emptied JAX's caches since its last compilation", code(f["function"])
 )
@@ -486,7 +498,10 @@ def repeated_headline(function: str, count: int, cause, *, where: str = "") -> W
     >>> str(repeated_headline("step", 5, Cause("static_value", argument="tx", reason="built_again", facts=(("object", "function"),))))
     '`step` compiled 5 times: `tx` is a new object, built again before each call — build it once, outside the loop'
     """
-    what, fix = _BUILT_AGAIN_REPEATED if cause.reason in _BUILT_AGAIN else _REPEATED[cause.kind]
+    if cause.reason == "eager_body":
+        what, fix = _EAGER_BODY_REPEATED
+    else:
+        what, fix = _BUILT_AGAIN_REPEATED if cause.reason in _BUILT_AGAIN else _REPEATED[cause.kind]
     arg = function if cause.kind == "redefined_function" else (cause.argument or "it")
     return say("{} compiled {} times: {} — {}", code(function), count, say(what, arg=code(arg), where=where), fix)
 
