@@ -27,6 +27,7 @@ from jaxmagic.doctor.fix_check import (
     DIFFERS,
     FAILED,
     NO_CALL,
+    OFF,
     SAME,
     TIME,
     UNCHECKED,
@@ -169,7 +170,8 @@ def checked_diagnosis(diagnosis: Diagnosis, call: UserCall | None, seconds: floa
         worker = threading.Thread(target=work, name="jaxmagic-fix-check", daemon=True)
         worker.start()
         worker.join(seconds)
-    found = list(done) + [FixCheck(UNCHECKED, NO_CALL if call is None else TIME)] * (len(snippets) - len(done))
+    unchecked = NO_CALL if call is None else (OFF if seconds <= 0 else TIME)
+    found = list(done) + [FixCheck(UNCHECKED, unchecked)] * (len(snippets) - len(done))
     return _said(diagnosis, [f if snippet else None for f, snippet in zip(found, snippets, strict=True)], seconds)
 
 

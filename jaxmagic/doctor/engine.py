@@ -68,8 +68,11 @@ def _run(pitfall: registry.Pitfall, argument: Any) -> Any:
         return None
 
 
-def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNamer) -> Diagnosis | None:
-    """Try every error recogniser on the exception (and on the one it was raised from).
+def recognise(
+    exception: BaseException, fn: Callable | None, cell_namer: CellNamer, check_seconds: float | None = None
+) -> Diagnosis | None:
+    """Try every error recogniser on the exception (and on the one it was raised from); the fix of
+    what is found is checked by value for at most ``check_seconds`` (``checked_diagnosis``).
 
     >>> recognise(KeyError("k"), None, lambda filename: None) is None
     True
@@ -89,27 +92,33 @@ def recognise(exception: BaseException, fn: Callable | None, cell_namer: CellNam
         for pitfall in registry.in_order("error"):
             found = _run(pitfall, case)
             if found is not None:
-                return _checked(found, functools.partial(call_of_case, case))
+                return _checked(found, functools.partial(call_of_case, case), check_seconds)
     return None
 
 
-def _checked(found: Diagnosis, read_call: Callable) -> Diagnosis:
-    """``found`` with its fixes traced on the user's arguments (``fix_check``); as it is, unchecked,
+def _checked(found: Diagnosis, read_call: Callable, seconds: float | None = None) -> Diagnosis:
+    """``found`` with its fixes checked on the user's arguments (``fix_check``); as it is, unchecked,
     when reading the call fails."""
     try:
-        return checked_diagnosis(found, read_call())
+        return checked_diagnosis(found, read_call(), seconds)
     except Exception as exc:
         registry.record_failure("checking the fix", exc)
         return found
 
 
 def diagnose(
-    exception: BaseException, fn: Callable | None = None, *, cell_namer: CellNamer | None = None
+    exception: BaseException,
+    fn: Callable | None = None,
+    *,
+    cell_namer: CellNamer | None = None,
+    check_seconds: float | None = None,
 ) -> Diagnosis | None:
     """The ``Diagnosis`` of a JIT trap behind ``exception``, or ``None`` if it is not one.
 
     ``fn`` is the function that was called (a jitted function, or the plain function a tool
-    jitted), where known. Never raises: a recogniser that fails is logged and counted.
+    jitted), where known. Its fix is checked by value on the call's own arguments for at most
+    ``check_seconds`` (10 s by default; ``0``: not checked, and the card says so). Never raises: a
+    recogniser that fails is logged and counted.
 
     >>> import jax, jax.numpy as jnp
     >>> def first(x, n):
@@ -120,8 +129,14 @@ def diagnose(
     ...     found = diagnose(exc)
     >>> found.pitfall, found.variable
     ('traced-shape', 'n')
+    >>> try:
+    ...     jax.jit(first)(jnp.ones(3), 2)
+    ... except IndexError as exc:
+    ...     found = diagnose(exc, check_seconds=0)
+    >>> found.checked
+    False
     """
-    return recognise(exception, fn, cell_namer or _cell_namer)
+    return recognise(exception, fn, cell_namer or _cell_namer, check_seconds)
 
 
 def observe_trace(

@@ -65,7 +65,8 @@ ARGUMENTS = "arguments"  # an argument is an expression jaxmagic will not run
 NEW_PARAMETERS = "new-parameters"  # the fix asks for arguments the call does not have yet
 FRAGMENT = "fragment"  # the fix is a line of the user's function, reading its local names
 TIME = "time"  # checking ran past its time limit
-REASONS = (NO_CALL, STATEMENTS, ELIDED, NOT_REACHED, ARGUMENTS, NEW_PARAMETERS, FRAGMENT, TIME)
+OFF = "off"  # checking was not asked for (``diagnose(..., check_seconds=0)``)
+REASONS = (NO_CALL, STATEMENTS, ELIDED, NOT_REACHED, ARGUMENTS, NEW_PARAMETERS, FRAGMENT, TIME, OFF)
 
 
 @dataclass(frozen=True)

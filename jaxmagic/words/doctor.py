@@ -26,6 +26,7 @@ _WHY_UNCHECKED = {
     "new-parameters": "the fixed function takes arguments that the call does not pass yet",
     "fragment": "it is a line to put in your function, not code that runs alone",
     "time": "checking took longer than the doctor waits",
+    "off": "checking was turned off",
 }
 # Why generated arguments were used too, by the fix check's ``generated``.
 _GENERATED = {
