@@ -26,7 +26,7 @@ def redefined(before: CallSignature, after: CallSignature, cell_namer: CellNamer
     """A new function object: what differs between the two, in the user's terms (``closures``):
     the values a library's builder was given again (``handles``), a partial's bound values, a
     closure's captured values and defaults, its code; or that it is alike in all of them."""
-    if after.runs_body:  # lax.scan, while_loop, cond or a callback run eagerly, given a new body
+    if after.runs_body and after.handle is None:  # lax.scan, while_loop, cond or a callback the user ran eagerly
         return Cause(
             "redefined_function", argument=after.function, reason="eager_body", facts=(("primitive", after.runs_body),)
         )

@@ -39,7 +39,7 @@ MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget i
 SKIP_FACTOR = 3.0  # nor one whose dispatches alone would cost this many times the time it is left
 GUARD_SHARE = 0.25  # an eager repeat foretold to take more than this share of its time left can be stopped
 MOST_A_DISPATCH_COSTS = 1e-3  # seconds: no dispatch of one operation costs more, even op by op
-REWARM_MOST_S = 0.01  # a compiled call this cheap is called once, untimed, just before its first repeat
+REWARM_MOST_S = 1e-3  # a compiled call this cheap is called once more just before its repeats
 
 __all__ = [
     "Comparison",
@@ -529,18 +529,12 @@ class _Session(SessionFacts, SessionReport):
 
     def _rewarm(self, waits) -> None:
         """One untimed call of each cheap compiled mode before its first repeat: the first call
-        after the other modes' calls and the checks between them runs on cold caches (a jitted
-        identity on the CPU: about 130 µs, then 5 µs), which would make the first repeat an outlier
-        of a short repeat."""
+        after the other modes and the checks runs on cold caches (~130 µs, then 5 µs on the CPU)."""
         for mode in self._compiled():
-            estimate = self.estimates.get(mode)
-            if mode not in self.plans or estimate is None or estimate.wall > REWARM_MOST_S:
-                continue
-            runner = self.runners[mode]
-            args, kwargs = runner.fresh_arguments()
-            with stopwatch.gc_paused(), self._quiet(mode), runner.context():
-                waits[mode](runner.fn(*args, **kwargs))
-            self.calls[mode] += 1
+            if mode in self.plans and mode in self.estimates and self.estimates[mode].wall <= REWARM_MOST_S:
+                with stopwatch.gc_paused(), self._quiet(mode):
+                    stopwatch.timed_loop(self.runners[mode], 1, waits[mode])
+                self.calls[mode] += 1
 
     def _cuts(self) -> None:
         """What the budget cut, as run: each mode's repeats and fewest calls per repeat against
