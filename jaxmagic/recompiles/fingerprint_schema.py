@@ -24,7 +24,7 @@ import functools
 import json
 import math
 import os
-from typing import Any
+from typing import Any, Callable, cast
 
 from jaxmagic.recompiles.causes import CAUSE_KINDS
 from jaxmagic.words.untrusted import shown_name
@@ -206,10 +206,11 @@ def _object(pairs: list[tuple[str, Any]]) -> dict:
 
 
 @functools.lru_cache(maxsize=1)
-def _validator():
+def _validator() -> Callable[[Any], Any]:
     import fastjsonschema
 
-    return fastjsonschema.compile(SCHEMA)
+    # fastjsonschema's older releases infer no callable type for what compile returns: say it
+    return cast(Callable[[Any], Any], fastjsonschema.compile(SCHEMA))
 
 
 def parse_fingerprint_text(text: str, name: str) -> dict:
