@@ -56,8 +56,7 @@ class Code:
         return {span.variable for span in self.spans if span.variable}
 
 
-@functools.cache
-@functools.lru_cache(maxsize=None)  # a few dozen token types, asked for once per token of every listing
+@functools.cache  # a few dozen token types, asked for once per token of every listing
 def token_class(ttype) -> str:
     """Pygments' short CSS class of a token type, as its HTML formatter names it.
 

@@ -175,8 +175,12 @@ _REPEATED = {
     "first_call": ("each call is a first call", "reuse one jitted function"),
 }
 _BUILT_AGAIN_REPEATED = ("{arg} is a new object, built again before each call", "build it once, outside the loop")
-_EAGER_BODY_REPEATED = ("{arg} runs outside jax.jit with a new body each time", "jit the loop, or define the body once")
-_BUILT_AGAIN = ("built_again", "attribute_built_again")
+# A reason with a headline of its own, in place of its kind's.
+_REPEATED_BY_REASON = {
+    "built_again": _BUILT_AGAIN_REPEATED,
+    "attribute_built_again": _BUILT_AGAIN_REPEATED,
+    "eager_body": ("{arg} runs outside jax.jit with a new body each time", "jit the loop, or define the body once"),
+}
 
 
 def label(kind: str) -> str:
@@ -498,10 +502,7 @@ def repeated_headline(function: str, count: int, cause, *, where: str = "") -> W
     >>> str(repeated_headline("step", 5, Cause("static_value", argument="tx", reason="built_again", facts=(("object", "function"),))))
     '`step` compiled 5 times: `tx` is a new object, built again before each call — build it once, outside the loop'
     """
-    if cause.reason == "eager_body":
-        what, fix = _EAGER_BODY_REPEATED
-    else:
-        what, fix = _BUILT_AGAIN_REPEATED if cause.reason in _BUILT_AGAIN else _REPEATED[cause.kind]
+    what, fix = _REPEATED_BY_REASON.get(cause.reason or "") or _REPEATED[cause.kind]
     arg = function if cause.kind == "redefined_function" else (cause.argument or "it")
     return say("{} compiled {} times: {} — {}", code(function), count, say(what, arg=code(arg), where=where), fix)
 
