@@ -3,6 +3,7 @@ line. Truth from XLA itself: its memory analysis, its buffer assignment and the 
 
 import glob
 import os
+import re
 import tempfile
 
 import jax
@@ -170,6 +171,25 @@ def test_a_value_written_into_a_donated_argument_is_counted_once_and_named_by_th
     assert not any("jit(" in b.label for b in report.live_at_peak)
 
 
+# A press that lands while the interpreter runs a garbage-collector callback (JAX's own
+# ``_xla_gc_callback``) cannot be raised: Python prints it as "Exception ignored" and goes on, in
+# any program, and the probe presses again. Only what follows such reports is the code's own.
+_DROPPED_PRESS = re.compile(
+    r"Exception ignored in: [^\n]*\nTraceback \(most recent call last\):\n(?:  [^\n]*\n)*KeyboardInterrupt:?[^\n]*\n?"
+)
+
+
+def _without_presses_python_dropped(stderr: str) -> str:
+    """``stderr`` less the interrupts Python itself reported as ignored.
+
+    >>> _without_presses_python_dropped(
+    ...     "Exception ignored in: <function cb>\\nTraceback (most recent call last):\\n"
+    ...     '  File "x", line 1, in cb\\nKeyboardInterrupt: \\nOSError: Directory not empty\\n')
+    'OSError: Directory not empty\\n'
+    """
+    return _DROPPED_PRESS.sub("", stderr)
+
+
 def test_ctrl_c_during_memory_leaves_no_buffer_folder_and_no_error(tmp_path):
     """Ctrl-C while XLA compiles for ``--memory``: a KeyboardInterrupt and nothing else, and no
     ``jaxmagic-buffers-*`` folder left behind (it was left, with "OSError: Directory not empty")."""
@@ -221,6 +241,7 @@ except KeyboardInterrupt:
         env={**os.environ, "TMPDIR": str(tmp_path), "JAX_PLATFORMS": "cpu"},
     )
     assert "INTERRUPTED" in done.stdout, done.stderr[-2000:]
-    assert "Directory not empty" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
+    said = _without_presses_python_dropped(done.stderr)
+    assert "Directory not empty" not in said and "Traceback" not in said, done.stderr[-2000:]
     left = [p for p in tmp_path.iterdir() if p.name.startswith("jaxmagic-buffers")]
     assert left == [], [sorted(q.name for q in p.iterdir()) for p in left]
