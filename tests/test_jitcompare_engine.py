@@ -175,7 +175,9 @@ def test_a_tiny_budget_goes_to_jit_first_and_says_in_words_what_eager_did_not_ge
     assert "eager" not in result.modes and result.speedup is None  # no number where none was measured
     (not_run,) = [n for n in result.facts if n.kind == "not_run"]
     assert not_run.mode == "eager" and "eager: not run" in not_run.text and not_run.warning
-    assert any(n.kind == "budget_overrun" for n in result.facts)
+    (overrun,) = [n for n in result.facts if n.kind == "budget_overrun"]
+    # what the repeats did not fit in: the budget the first calls had spent, not "calls so long"
+    assert "budget spent by the first calls" in overrun.text and overrun.facts["left_s"] < 1e-3, overrun.text
     assert result.name == "f(v)" and not result.interrupted
 
 

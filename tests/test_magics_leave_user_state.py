@@ -256,7 +256,9 @@ def test_an_nnx_cached_partial_train_step_is_traced_and_timed_as_the_call_it_sta
     report = run("%jaxpr -o cached_train_step(x, y)").assert_ok().result
     names = report.input_names
     assert names[0].startswith("model.") and "optimizer.step" in names and names[-2:] == ["x", "y"], names
-    comparison = run("%jitcompare -q -o -r 2 -n 2 --budget 2 cached_train_step(x, y)").assert_ok().result
+    # eager's first call compiles each NNX operation on its own (about 1.3 s on an idle 2-core machine,
+    # several on a busy one): a budget with room for it, since eager on copies is what is checked here
+    comparison = run("%jitcompare -q -o -r 2 -n 2 --budget 10 cached_train_step(x, y)").assert_ok().result
     assert list(comparison.modes) == ["eager", "jit"]
     assert any("copies of `model` and `optimizer`" in note for note in comparison.notes), comparison.notes
     assert run("int(optimizer.step[...])").assert_ok().result == 10

@@ -458,17 +458,13 @@ class _Session(SessionFacts, SessionReport):
             self.plans[mode] = _Plan(*planned, cost_per_call=costs[mode])
         compiled_s = sum(self.plans[m].repeat * self.plans[m].repeat_s for m in self._compiled() if m in self.plans)
         if compiled_s > seconds:
-            for mode in self._compiled():
-                if mode in self.plans:
-                    plan = self.plans[mode]
-                    self.note(
-                        "budget_overrun",
-                        warning=True,
-                        mode=mode,
-                        repeats=plan.repeat,
-                        seconds=plan.repeat * plan.repeat_s,
-                        budget_s=self.budget,
-                    )
+            for mode, plan in ((m, self.plans[m]) for m in self._compiled() if m in self.plans):
+                needs = {
+                    "repeats": plan.repeat,
+                    "seconds": plan.repeat * plan.repeat_s,
+                    "left_s": seconds / PLAN_MARGIN,
+                }
+                self.note("budget_overrun", warning=True, mode=mode, budget_s=self.budget, **needs)
 
     def _fallbacks(self) -> None:
         """A mode with no repeats keeps its figure from what did run, and says so."""

@@ -164,10 +164,17 @@ WORDS: dict[str, Callable[..., str]] = {
         f"{mode + ': s' if mode else 'S'}topped after {done} of {planned} planned repeats: the "
         f"{format_seconds(budget_s)} budget ran out (calls took longer than the warm-up foretold)."
     ),
-    "budget_overrun": lambda mode, repeats, seconds, budget_s: (
-        f"{mode}: its calls are so long that the {repeats} repeats its figure needs (about "
-        f"{format_seconds(seconds)}) did not fit in the {format_seconds(budget_s)} budget; they ran all the same, "
-        f"past it, and the other modes got what was left."
+    "budget_overrun": lambda mode, repeats, seconds, budget_s, left_s=None: (
+        f"{mode}: the {repeats} repeats its figure needs (about {format_seconds(seconds)}) "
+        + (
+            f"did not fit in the {format_seconds(budget_s)} budget"
+            if left_s is None or left_s >= 0.5 * budget_s
+            else f"found the {format_seconds(budget_s)} budget spent by the first calls"
+            if left_s < 1e-3
+            else f"did not fit in what the first calls left of the {format_seconds(budget_s)} budget "
+            f"({format_seconds(left_s)})"
+        )
+        + "; they ran all the same, past it, and the other modes got what was left."
     ),
     "stopped": lambda mode, seconds, budget_s, dispatches=None, floor_s=None, estimate_s=None: (
         f"{mode}: 1 call, ≥ {format_seconds(seconds)}: its first call was stopped after {format_seconds(seconds)}, "
