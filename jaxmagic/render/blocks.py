@@ -120,15 +120,19 @@ def code_lines(texts: Iterable[str], language: str, titles: dict[str, str] | Non
 def _lexed_lines(texts: list[str], language: str, titles: dict[str, str]) -> list[Code]:
     """Each of ``texts`` as spans, from one pass of the lexer over them all: a variable each (with
     whether a ``:`` follows it: its binding), and a run of tokens of one class as one."""
-    tokens = list(LANGUAGES[language](stripnl=False, ensurenl=False).get_tokens("\n".join(texts)))
+    lexer = LANGUAGES[language](stripnl=False, ensurenl=False)
+    # unprocessed: Pygments' get_tokens would also turn a "\r" inside a line into a line's end
+    tokens = [(ttype, value) for _, ttype, value in lexer.get_tokens_unprocessed("\n".join(texts))]
     lines: list[Code] = []
     spans: list[Span] = []
     run: list[str] = []
     run_class = ""
-    last = len(tokens) - 1
+    variable, classes, last = Name.Variable, {}, len(tokens) - 1
     for i, (ttype, value) in enumerate(tokens):
-        token = token_class(ttype)
-        for k, part in enumerate(value.split("\n") if "\n" in value else (value,)):
+        token = classes.get(ttype)
+        if token is None:
+            token = classes[ttype] = token_class(ttype)
+        for k, part in enumerate(value.split("\n")) if "\n" in value else ((0, value),):
             if k:  # a line ends
                 if run:
                     spans.append(Span("".join(run), run_class))
@@ -137,16 +141,17 @@ def _lexed_lines(texts: list[str], language: str, titles: dict[str, str]) -> lis
                 spans = []
             if not part:
                 continue
-            if ttype is Name.Variable and part.isalpha() and part.isascii():
+            if ttype is variable and part.isalpha() and part.isascii():
                 if run:
                     spans.append(Span("".join(run), run_class))
                     run = []
                 binds = i < last and tokens[i + 1][0] is Punctuation and tokens[i + 1][1] == ":"
                 spans.append(Span(part, "nv", part, binds, titles.get(part, "")))
+            elif run and token != run_class:
+                spans.append(Span("".join(run), run_class))
+                run = [part]
+                run_class = token
             else:
-                if run and token != run_class:
-                    spans.append(Span("".join(run), run_class))
-                    run = []
                 run.append(part)
                 run_class = token
     if run:

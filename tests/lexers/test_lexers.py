@@ -11,6 +11,9 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pygments.lexer import RegexLexer
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename
 from pygments.token import Comment, Error, Generic, Keyword, Name, Number, Operator, Punctuation, String
 
@@ -126,3 +129,36 @@ def test_pygmentize_finds_the_jaxpr_lexer():
         [str(pygmentize), "-l", "jaxpr", "-f", "html"], input=sample, capture_output=True, text=True, check=True
     )
     assert '<span class="nf">sin</span>' in out.stdout
+
+
+# -- the one-pass lexers give Pygments' own tokens ---------------------------------------------------
+ONE_PASS = [JaxprLexer, HloLexer]
+
+
+def pygments_own(lexer_class, text):
+    return list(RegexLexer.get_tokens_unprocessed(lexer_class(stripnl=False, ensurenl=False), text))
+
+
+def one_pass(lexer_class, text):
+    return list(lexer_class(stripnl=False, ensurenl=False).get_tokens_unprocessed(text))
+
+
+@pytest.mark.parametrize("sample", [p for p in SAMPLE_FILES if LEXER_FOR_SUFFIX[p.suffix] in ONE_PASS], ids=str)
+def test_one_pass_lexing_of_real_output_is_pygments_own(sample):
+    text = sample.read_text()
+    assert one_pass(LEXER_FOR_SUFFIX[sample.suffix], text) == pygments_own(LEXER_FOR_SUFFIX[sample.suffix], text)
+
+
+# pieces of what JAX prints, and characters no rule expects (tabs, newlines, non-ASCII, quotes)
+_PIECES = st.sampled_from(
+    [" ", "  ", "\n", "\t", ":", "f32[3,4]", "bf16[]", "key<fry>[]", "=", "= ", "sin", "reduce_sum", "[",
+     "]", "axes=", "(0,)", "True", "None", "1.5e-3", "-2", "lambda", "let", "in", "#", "# In [2] line 3",
+     "…", "▸", "'a'", '"b"', "%fusion.1", "ROOT", "{1,0}", "/*c*/", "// x", "ENTRY", "->", "é", "$", "@"]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("lexer_class", ONE_PASS, ids=lambda c: c.__name__)
+@settings(max_examples=400, deadline=None)
+@given(text=st.lists(_PIECES | st.text(max_size=3), max_size=40).map("".join))
+def test_one_pass_lexing_of_any_text_is_pygments_own(lexer_class, text):
+    assert one_pass(lexer_class, text) == pygments_own(lexer_class, text)
