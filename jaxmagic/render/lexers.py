@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import Any
 
 from pygments.lexer import RegexLexer, bygroups, words
 from pygments.token import (
@@ -54,7 +55,7 @@ class OnePassLexer(RegexLexer):
                 yield pos, Whitespace if text[pos] == "\n" else Error, text[pos]
                 pos += 1
                 continue
-            own, action = rules[found.lastindex]
+            own, action = rules[found.lastindex or 0]
             if own is None:
                 yield pos, action, found.group()
             elif own is _GROUPS:  # as ``bygroups`` yields them: each group that matched text
@@ -78,7 +79,7 @@ _GROUPS = re.compile("")  # marks a rule of ``groups``: its action is (group, to
 
 
 @cache
-def _one_pass(lexer: type[RegexLexer]) -> tuple[re.Pattern, dict[int, tuple[re.Pattern | None, object]]]:
+def _one_pass(lexer: type[RegexLexer]) -> tuple[re.Pattern, dict[int, tuple[re.Pattern | None, Any]]]:
     """The rules of ``lexer``'s one state as one expression, and, by the index of each rule's
     group in it, the rule's own expression (where its action is another callback) and action."""
     (rules,) = lexer.tokens.values()
