@@ -223,6 +223,10 @@ def _base26(n: int) -> str:
 
 
 def _type_text(aval) -> str:
+    return _by_identity(_aval_text, aval)  # a jaxpr's variables share a few aval objects
+
+
+def _aval_text(aval) -> str:
     try:
         return aval.str_short(short_dtypes=True)
     except (AttributeError, TypeError):
@@ -425,12 +429,43 @@ def name_stack_facts(name_stack) -> tuple[str, str]:
     return "/".join(scopes), derivative
 
 
+# (function, id of its argument) -> (argument, answer), for small arguments only (frames, name
+# stacks, avals): a listing's parameters, which may hold jaxprs and their constants, are kept per listing
+_ANSWERS: dict[tuple[Callable, int], tuple[Any, Any]] = {}
+_ANSWERS_KEPT = 4096
+
+
+def _by_identity(function: Callable[[Any], Any], argument: Any, kept: dict | None = None) -> Any:
+    """``function(argument)``, worked out once per argument object (in ``kept``, else in a small
+    table of the module's): the equations one line makes in a loop share their frames
+    (``traceback_frames`` reads equal tracebacks once), their name stack, their avals and often
+    their parameters, so a listing of 1,000 asks about a handful. The argument is kept with the
+    answer, so its id is never another object's while the answer is kept.
+
+    >>> _by_identity(len, "abc"), _by_identity(len, "abc")
+    (3, 3)
+    """
+    kept = _ANSWERS if kept is None else kept
+    key = (function, id(argument))
+    found = kept.get(key)
+    if found is not None and found[0] is argument:
+        return found[1]
+    if len(kept) >= _ANSWERS_KEPT:
+        kept.clear()
+    answer = function(argument)
+    kept[key] = (argument, answer)
+    return answer
+
+
 class _Origins:
     """Where each equation of one block comes from — ``(source, scope, derivative)`` — worked out
     once per equation, whoever asks first (the listing, or the count of a run ahead of it)."""
 
-    def __init__(self, eqns, with_source: bool, cell_namer: CellNamer, enclosing: tuple | None = None):
+    def __init__(
+        self, eqns, with_source: bool, cell_namer: CellNamer, enclosing: tuple | None = None, params_seen=None
+    ):
         self.eqns, self.with_source, self.cell_namer = eqns, with_source, cell_namer
+        self.params_seen = {} if params_seen is None else params_seen  # one listing's, by identity
         self.enclosing = enclosing  # the group of the equation these are nested in, if any
         self._groups: dict[int, tuple | None] = {}
         self.repeat_keys: dict[int, tuple] = {}  # read by ``find_repeat``
@@ -440,7 +475,7 @@ class _Origins:
         """``params_text`` of the equation at ``index``, made once (a repeat's key reads it too)."""
         text = self._params.get(index)
         if text is None:
-            text = self._params[index] = params_text(eqn.params)
+            text = self._params[index] = _by_identity(params_text, eqn.params, self.params_seen)
         return text
 
     def __getitem__(self, index: int) -> tuple:
@@ -457,12 +492,14 @@ class _Origins:
         if index not in self._groups:
             info = self.eqns[index].source_info
             frames = _jax_private.traceback_frames(info) if self.with_source else ()
-            frame = traced_user_frame(frames)
+            frame = _by_identity(traced_user_frame, frames)
             enclosing = self.enclosing
             if enclosing is not None and traced_for_another_caller(frames, enclosing[:2]):
                 frame = enclosing[:3]  # this call's line made it
             self._groups[index] = (
-                (*frame, *name_stack_facts(getattr(info, "name_stack", ""))) if frame is not None else None
+                (*frame, *_by_identity(name_stack_facts, getattr(info, "name_stack", "")))
+                if frame is not None
+                else None
             )
         return self._groups[index]
 
@@ -493,8 +530,9 @@ def folded(items: list[str], separator: str, limit: int = MAX_NAMES_LISTED) -> s
 
 
 def _block(
-    jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None, enclosing=None
+    jaxpr, title, depth, namer, budget, with_source, cell_namer, path, mark=None, enclosing=None, seen=None
 ) -> Iterator[Record]:
+    seen = {} if seen is None else seen  # the listing's parameters read once per dict (``_by_identity``)
     inner = getattr(jaxpr, "jaxpr", jaxpr)
     if depth == 0:
         namer.drop_unused(inner)
@@ -502,7 +540,7 @@ def _block(
     invars = folded([namer.binder(v) for v in inner.invars], " ")
     header = f"{{ lambda {consts}; {invars}. let" if consts else f"{{ lambda ; {invars}. let"
     yield Record("open", depth, text=header, title=title, n_eqns=count_eqns(inner), path=path, landmark=mark)
-    origins = _Origins(inner.eqns, with_source, cell_namer, enclosing)
+    origins = _Origins(inner.eqns, with_source, cell_namer, enclosing, seen)
     walk = _Walk(inner.eqns, depth, namer, budget, origins, path)
     for index, eqn in enumerate(inner.eqns):
         yield from walk.repeats(index)
@@ -515,7 +553,7 @@ def _block(
             mark = landmark(eqn.primitive.name, eqn.params, name)
             yield from _block(
                 sub, name, depth + 1, namer, budget, with_source, cell_namer, path + (index, name), mark,
-                origins.group(index),
+                origins.group(index), seen,
             )  # fmt: skip
     yield from walk.end_repeat()
     outs = folded([namer(v) for v in inner.outvars], ", ")
