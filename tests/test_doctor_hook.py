@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 from conftest import assert_no_internals, strip_ansi
@@ -306,6 +308,32 @@ def test_a_jitted_print_in_an_ordinary_cell_is_explained_after_it_once(ip, run):
     fixed = run("result = noisy(jnp.ones(2))\njax.effects_barrier()").assert_ok()
     assert "x is [1. 1.]" in fixed.stdout and cards(fixed) == []
     assert (ip.user_ns["result"] == 2).all()
+
+
+def test_three_jitted_prints_in_one_cell_get_one_explanation_and_a_fix_each(ip, run):
+    """The cards of one pitfall after one cell: the first explains it and offers the other fix; the
+    others name the first instead, and each keeps its own line, its own fix and that fix's check."""
+    for name in ("f", "g", "h"):
+        run(f"@jax.jit\ndef {name}(x):\n    print('{name} got', x)\n    return x + 1").assert_ok()
+    shown = run("f(jnp.ones(2)); g(jnp.ones(2)); h(jnp.ones(2))").assert_ok()
+    assert cards(shown) == ["print-side-effect"] * 3
+    shown_cards = [o for o in shown.outputs if "data-pitfall" in o.get("text/html", "")]
+    text = "\n".join(o["text/plain"] for o in shown_cards)
+    explanation = "is plain Python: it runs while JAX traces"
+    assert text.count(explanation) == 1 and text.count("Or print outside") == 1, text
+    assert text.count("The same trap as in `f` (In [") == 2, text
+    for name in ("f", "g", "h"):  # each card's own fix, run: the real values, on every call
+        assert f'jax.debug.print("{name} got {{}}", x)' in text
+    htmls = [o["text/html"] for o in shown_cards]
+    assert [explanation in page for page in htmls] == [True, False, False]
+    assert all("the card above says why" in page for page in htmls[1:])
+    fixes = re.findall(r"    @jax\.jit\n    def \w\(x\):\n(?:      .*\n)+", text)
+    assert len(fixes) == 3, text
+    for fix in fixes:
+        run(textwrap.dedent(fix)).assert_ok()
+    fixed = run("results = [f(jnp.ones(2)), g(jnp.ones(2)), h(jnp.ones(2))]\njax.effects_barrier()").assert_ok()
+    assert [fixed.stdout.count(f"{name} got [1. 1.]") for name in "fgh"] == [1, 1, 1], fixed.stdout
+    assert all((r == 2).all() for r in ip.user_ns["results"]) and cards(fixed) == []
 
 
 COUNTER = """

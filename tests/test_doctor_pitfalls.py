@@ -438,6 +438,26 @@ def test_donated_array_passed_again_to_the_jitted_function():
     assert found.fix.startswith("p = step(p, jnp.ones(3))")
 
 
+def test_a_donated_array_waited_for_gets_the_donated_card():
+    """A timing loop's ``block_until_ready()`` on the donated array: XLA's own words this time."""
+    source = """
+    step = jax.jit(lambda p, x: p - x, donate_argnums=(0,))
+    """
+    call = """
+    p = jnp.ones(3)
+    q = step(p, jnp.ones(3))
+    p.block_until_ready()
+    """
+    found, ns, error = diagnosed(source, call)
+    assert "called on deleted or donated buffer" in str(error)
+    assert found.pitfall == "donated-buffer" and found.variable == "p" and found.function == "step"
+    assert found.where.text == "p.block_until_ready()"
+    assert found.fix.startswith("p = step(p, jnp.ones(3))")
+    ns["p"] = ns["jnp"].ones(3)
+    apply(found.fix + "\np.block_until_ready()", ns)
+    np.testing.assert_allclose(ns["p"], np.zeros(3))
+
+
 # ------------------------------------------------------------------------------------------------
 # Not a trap: the normal traceback stands
 

@@ -52,11 +52,14 @@ def _checked_leak_message() -> str:
         return message(jax.jit(step), X)
 
 
-def _donated_message(again: bool) -> str:
+def _donated_message(read: str) -> str:
+    """What reading a donated array raises: passed to a jitted call again, read by NumPy, waited
+    for. (``p + 1`` raises either of the first two, as JAX's dispatch cache of ``add`` stands.)"""
     step = jax.jit(lambda p: p * 2, donate_argnums=0)
     p = jnp.ones(2)
     step(p)
-    return message(step, p) if again else message(lambda: p + 1)
+    reads = {"again": lambda: step(p), "numpy": lambda: np.asarray(p), "wait": p.block_until_ready}
+    return message(reads[read])
 
 
 def _attribute_message(module, name: str) -> str:
@@ -91,8 +94,9 @@ PRODUCERS = {
     "Non-hashable static arguments are not supported": lambda: message(
         jax.jit(lambda x, s: x, static_argnums=1), X, [1]
     ),
-    "Array has been deleted": lambda: _donated_message(again=False),
-    "has been deleted or donated": lambda: _donated_message(again=True),
+    "Array has been deleted": lambda: _donated_message("numpy"),
+    "has been deleted or donated": lambda: _donated_message("again"),
+    "called on deleted or donated buffer": lambda: _donated_message("wait"),
     "Leaked trace": _checked_leak_message,
     "unsupported format string passed to": lambda: message(jax.jit(lambda x: f"{x.sum():.2f}"), X),
     "argument must be known statically": lambda: message(jax.jit(lambda v, axis: v.min(axis)), X, 0),

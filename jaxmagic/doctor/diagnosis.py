@@ -11,6 +11,7 @@ note and labels are ``Words`` (plain strings that keep their text / code / place
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +61,9 @@ class Diagnosis(Report):
     check_note: str = ""  # what checking the fix found, in words ("" where there is no fix)
     check: Any = None  # the fix check's facts (``fix_check.FixCheck``: outcome, difference, ...)
     fix_call: str = ""  # how the fixed code is called, where the fix changes it (``count(self.n)``)
+    # a card of the same pitfall shown just before this one (after the same cell): this card names
+    # it rather than say its explanation and its other fixes again (``said_once``)
+    same_as: "Diagnosis | None" = None
 
     _renderer = "jaxmagic.render.diagnosis"  # a class attribute, not a field
 
@@ -84,3 +88,19 @@ class Diagnosis(Report):
     def __repr__(self) -> str:
         where = f" at {self.where.label}" if self.where is not None else ""
         return f"<Diagnosis {self.pitfall}{where}: {self.title}>"
+
+
+def said_once(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """Cards shown together (after one cell), each pitfall explained once: a later card of a
+    pitfall already shown gets ``same_as``, the first of them.
+
+    >>> cards = said_once([Diagnosis("print-side-effect", "", "", function=f) for f in "fgh"])
+    >>> [(d.function, d.same_as and d.same_as.function) for d in cards]
+    [('f', None), ('g', 'f'), ('h', 'f')]
+    """
+    first: dict[str, Diagnosis] = {}
+    said = []
+    for diagnosis in diagnoses:
+        earlier = first.setdefault(diagnosis.pitfall, diagnosis)
+        said.append(diagnosis if earlier is diagnosis else dataclasses.replace(diagnosis, same_as=earlier))
+    return said

@@ -86,7 +86,7 @@ DONATED_BUFFER = Declared(
     "donated-buffer",
     "An array used after it was donated",
     donated_buffer,
-    messages=("Array has been deleted", "has been deleted or donated"),
+    messages=("Array has been deleted", "has been deleted or donated", "called on deleted or donated buffer"),
     order=20,
     explanation="{variable} was donated to {fname} (its parameter {parameter} is donated: {option}) at {donated_at}: "
     "JAX reused the array's memory for the result of {fname} and deleted it. Reading {variable} afterwards ({where}) finds "

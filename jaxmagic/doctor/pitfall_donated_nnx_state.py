@@ -131,7 +131,7 @@ DONATED_NNX_STATE = Declared(
     "donated-nnx-state",
     "A Flax NNX model used after its state was donated",
     donated_nnx_state,
-    messages=("Array has been deleted", "has been deleted or donated"),
+    messages=("Array has been deleted", "has been deleted or donated", "called on deleted or donated buffer"),
     order=19,  # before donated-buffer: the model, not an array, is what the user reads
     explanation="{taken} ({taken_at}) hands out the Variables of {model} itself: the state and {model} share their arrays. "
     "At {donated_at} you passed {passed} to {fname}, which donates its parameter {parameter} ({option}): JAX reused "

@@ -23,6 +23,7 @@ from IPython.core.magic import Magics, line_magic, magics_class, no_var_expand
 
 from jaxmagic import doctor
 from jaxmagic.doctor import clues, global_watch, trace_watch
+from jaxmagic.doctor.diagnosis import said_once
 from jaxmagic.magics import failures, notebook, output
 from jaxmagic.render import diagnosis as render
 
@@ -282,7 +283,7 @@ def _warn_of_changed_globals(shell) -> None:
     if not hook_installed(shell):
         return  # %jaxmagic doctor off: the doctor says nothing
     try:
-        for warning in doctor.observe_cell(shell.user_ns, cell_namer=notebook.cell_namer(shell)):
+        for warning in said_once(doctor.observe_cell(shell.user_ns, cell_namer=notebook.cell_namer(shell))):
             output.show(shell, warning, text=render.text)
     except Exception:  # the doctor never breaks a cell that ran
         pass
@@ -300,7 +301,7 @@ def _warn_of_traces(shell, result=None) -> None:
         if not hook_installed(shell) or cell.lstrip().startswith("%") or failed is not None:
             trace_watch.WATCH.take()  # forgotten: the doctor is off, a magic traced, or the cell failed
             return
-        for warning in trace_watch.WATCH.warnings(namer):
+        for warning in said_once(trace_watch.WATCH.warnings(namer)):
             output.show(shell, warning, text=render.text)
     except Exception:  # the doctor never breaks a cell that ran
         pass
@@ -315,7 +316,7 @@ def show_warnings(shell, warnings: list, *, plain: bool = False) -> None:
 
     >>> show_warnings(None, [])  # nothing to show
     """
-    for warning in warnings:
+    for warning in said_once(warnings):
         output.show(shell, warning, plain=plain, text=render.text)
 
 

@@ -27,6 +27,7 @@ from jaxmagic.render.blocks import (
     code_lines,
 )
 from jaxmagic.render.theme import escape
+from jaxmagic.words import doctor as doctor_words
 
 _SEVERITY_COLOUR = {"error": "red", "warning": "yellow"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # the terminal's colours in a traceback (its text, not our HTML)
@@ -102,14 +103,23 @@ def blocks(diagnosis, *, traceback: str | None = None) -> tuple[Block, ...]:
         title = f"{where.file}:{where.line}" + (f" in {where.function}" if where.function else "")
         line = _python(where.text)[0] if where.text else None
         card.append(Labelled(where.label, line, title, "jm-where", "jm-where-code"))
-    card.append(Paragraph(diagnosis.explanation, "jm-explanation", tag="p"))
-    if diagnosis.fix or diagnosis.fix_note:  # a fix in words alone where no code would run as it stands
+    earlier = diagnosis.same_as  # a card of the same pitfall just above: named, not said again
+    explanation = diagnosis.explanation
+    check_note, fix_note = diagnosis.check_note, diagnosis.fix_note
+    if earlier is not None:
+        explanation = doctor_words.same_as_above(earlier.function, earlier.where)
+        if str(check_note) and str(check_note) == str(earlier.check_note):
+            check_note = doctor_words.checked_as_above(earlier.function)
+        if str(fix_note) == str(earlier.fix_note) and diagnosis.fix:
+            fix_note = ""
+    card.append(Paragraph(explanation, "jm-explanation", tag="p"))
+    if diagnosis.fix or fix_note:  # a fix in words alone where no code would run as it stands
         fix: list[Block] = [Snippet("python", _python(diagnosis.fix))] if diagnosis.fix else []
-        if diagnosis.check_note:
+        if check_note:
             checked = (("checked", str(diagnosis.checked).lower()),)
-            fix.append(Paragraph(diagnosis.check_note, "jm-muted jm-checked", style="faint", data=checked))
-        card.append(Section("jm-fix", "Fix", diagnosis.fix_note, tuple(fix), "jm-fix-note"))
-    for label, snippet in diagnosis.alternatives:
+            fix.append(Paragraph(check_note, "jm-muted jm-checked", style="faint", data=checked))
+        card.append(Section("jm-fix", "Fix", fix_note, tuple(fix), "jm-fix-note"))
+    for label, snippet in diagnosis.alternatives if earlier is None else ():
         shown = (Snippet("python", _python(snippet)),) if snippet else ()
         card.append(Section("jm-alternative", "", label, shown))
     card.append(Footer(_footer(diagnosis), "jm-muted jm-footer", "faint"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from jaxmagic.words.sentences import Part, Words, as_words, code, names, say
+from jaxmagic.words.sentences import Part, Words, as_words, code, names, place, say
 
 # Why a fix could not be checked, by the reason the doctor's fix check gives
 # (``jaxmagic.doctor.fix_check``: ``NO_CALL``, ``STATEMENTS``...).
@@ -243,3 +243,30 @@ __all__ = [
     "unchecked_label",
     "why_unchecked",
 ]
+
+
+def same_as_above(function: str | None, where: Any) -> Words:
+    """In place of the explanation, on a card of a pitfall whose card for ``function`` (at ``where``,
+    a ``SourceLine``) was shown just above it.
+
+    >>> str(same_as_above("f", None)), str(same_as_above(None, None))
+    ('The same trap as in `f`: the card above says why.', 'The same trap as above: that card says why.')
+    """
+    if function is None and where is None:
+        return say("The same trap as above: that card says why.")
+    if where is None:
+        return say("The same trap as in {}: the card above says why.", code(function))
+    if function is None:
+        return say("The same trap as at {}: the card above says why.", place(where))
+    return say("The same trap as in {} ({}): the card above says why.", code(function), place(where))
+
+
+def checked_as_above(function: str | None) -> Words:
+    """Under a fix whose check found, in the same words, what the card above found for its own.
+
+    >>> str(checked_as_above("f"))
+    'Checked on your arguments as the fix for `f` was, with the same result.'
+    """
+    if function is None:
+        return say("Checked on your arguments as the fix above was, with the same result.")
+    return say("Checked on your arguments as the fix for {} was, with the same result.", code(function))
