@@ -423,7 +423,7 @@ def test_array_read_after_it_was_donated():
     assert float(ns["total"]) == pytest.approx(3.6)
 
 
-def test_donated_array_passed_again_to_the_jitted_function():
+def test_donated_array_passed_again_to_the_jitted_function(capfd):
     source = """
     step = jax.jit(lambda p, x: p - x, donate_argnums=(0,))
     """
@@ -432,10 +432,31 @@ def test_donated_array_passed_again_to_the_jitted_function():
     q = step(p, jnp.ones(3))
     r = step(p, jnp.ones(3))
     """
+    capfd.readouterr()
     found, ns, error = diagnosed(source, call)
     assert found.pitfall == "donated-buffer" and found.variable == "p"
     assert found.where.text == "r = step(p, jnp.ones(3))"
     assert found.fix.startswith("p = step(p, jnp.ones(3))")
+    # XLA's runtime logged the error on a line of its own (stderr, which a notebook shows): the card says what it is
+    logged = [line for line in capfd.readouterr().err.splitlines() if "Invalid buffer passed to Execute()" in line]
+    assert logged and logged[0].startswith("E"), logged
+    assert "XLA wrote this error to its log too" in str(found.explanation)
+
+
+def test_a_donated_array_read_in_python_mentions_no_log(capfd):
+    source = """
+    step = jax.jit(lambda p, x: p - x, donate_argnums=(0,))
+    """
+    call = """
+    p = jnp.ones(3)
+    q = step(p, jnp.ones(3))
+    r = np.asarray(p)
+    """
+    capfd.readouterr()
+    found, ns, error = diagnosed(source, call, np=np)
+    assert found.pitfall == "donated-buffer" and "Array has been deleted" in str(error)
+    err = capfd.readouterr().err
+    assert "Execute()" not in err and "log" not in str(found.explanation), err
 
 
 def test_a_donated_array_waited_for_gets_the_donated_card():

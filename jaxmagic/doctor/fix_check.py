@@ -47,7 +47,7 @@ import numpy as np
 import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING
-from jaxmagic.doctor.donations import is_nnx_object
+from jaxmagic.doctor.donations import has_deleted, is_nnx_object
 from jaxmagic.doctor.fix_safety import calls_of_user_code, is_definition, is_library, safe_expression
 from jaxmagic.doctor.fix_values import Difference, compared, degenerate, error_text, first_difference, generated, shown
 from jaxmagic.doctor.rewrites import lookup_in
@@ -543,7 +543,7 @@ def _arguments(node: ast.Call, call: UserCall, lookup, scope: dict) -> tuple[tup
     for i, arg in enumerate(node.args):
         if isinstance(arg, ast.Starred):
             return None, {}
-        if safe_expression(arg, lookup):
+        if safe_expression(arg, lookup) and not _computes_on_deleted(arg, lookup):
             args.append(_evaluate(arg, scope))
         elif same_call and call.args is not None and len(call.args) == len(node.args):
             args.append(call.args[i])
@@ -553,13 +553,28 @@ def _arguments(node: ast.Call, call: UserCall, lookup, scope: dict) -> tuple[tup
     for keyword in node.keywords:
         if keyword.arg is None:
             return None, {}
-        if safe_expression(keyword.value, lookup):
+        if safe_expression(keyword.value, lookup) and not _computes_on_deleted(keyword.value, lookup):
             kwargs[keyword.arg] = _evaluate(keyword.value, scope)
         elif same_call and call.kwargs is not None and keyword.arg in call.kwargs:
             kwargs[keyword.arg] = call.kwargs[keyword.arg]
         else:
             return None, {}
     return tuple(args), kwargs
+
+
+def _computes_on_deleted(node: ast.expr, lookup) -> bool:
+    """True for an expression that computes on an array JAX no longer holds (``p.copy()`` of a
+    donated ``p``): JAX may hand it to XLA, whose runtime logs the error (a line of the user's
+    output) before raising it. A bare name is passed as it is, its array replaced where it runs.
+
+    >>> import jax, jax.numpy as jnp
+    >>> p = jnp.ones(2); _ = jax.jit(lambda a: a * 2, donate_argnums=0)(p)
+    >>> [_computes_on_deleted(ast.parse(e, mode="eval").body, {"p": p}.get) for e in ("p.copy()", "p")]
+    [True, False]
+    """
+    if isinstance(node, ast.Name):
+        return False
+    return any(isinstance(n, ast.Name) and has_deleted(lookup(n.id)) for n in ast.walk(node))
 
 
 def _with_new_parameters(callee: Any, args: tuple, kwargs: dict, scope: dict) -> tuple[tuple | None, dict]:

@@ -40,7 +40,16 @@ def donated_buffer(line: Line) -> dict | None:
     deleted = [n for n in names if donations.has_deleted(line.frame.lookup(n))]
     if not deleted:
         return None
-    variable = deleted[0]
+    facts = {"xla_log": _XLA_LOGGED if _XLA_LOGGED in str(line.case.exc) else None}
+    return {**facts, **_donated(line, deleted[0])}
+
+
+# XLA's words where the read reached a compiled call: its runtime wrote them to the log (stderr, which
+# a notebook shows) before JAX raised them, on a line of its own
+_XLA_LOGGED = "Invalid buffer passed to Execute()"
+
+
+def _donated(line: Line, variable: str) -> dict:
     parsed, call, callee, parameter = donations.find_donation(line.case, line.frame, variable) or (None,) * 4
     donating = clues.statement_at(parsed.tree, call.lineno) if isinstance(call, ast.Call) and parsed else None
     if not (isinstance(call, ast.Call) and parsed and parameter and donating is not None):
@@ -90,7 +99,11 @@ DONATED_BUFFER = Declared(
     order=20,
     explanation="{variable} was donated to {fname} (its parameter {parameter} is donated: {option}) at {donated_at}: "
     "JAX reused the array's memory for the result of {fname} and deleted it. Reading {variable} afterwards ({where}) finds "
-    "nothing there.",
+    "nothing there.{logged}",
+    pieces={
+        "logged": " XLA wrote this error to its log too, before JAX raised it (a line of its own that starts "
+        "with E and the time, then `{xla_log}`): the same error, nothing more."
+    },
     rewrite=(Given("fixed"),),
     fix_note="Rebind {variable} to the result where you donate it: the name then always holds a live array.",
     alternatives=(_COPY, _STOP),
@@ -98,7 +111,7 @@ DONATED_BUFFER = Declared(
         "use-result": {"fix_note": "Use what {fname} returned from then on, not {variable}."},
         "unknown": {
             "explanation": "{variable} was donated to a jitted function: JAX reused its memory for that function's "
-            "result and deleted the array, so {variable} cannot be read any more ({where}).",
+            "result and deleted the array, so {variable} cannot be read any more ({where}).{logged}",
             "fix_note": "Where you call the function that donates {variable}, rebind {variable} to what it returns: "
             "the name then always holds a live array.",
             "alternatives": (),
