@@ -192,7 +192,7 @@ def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
     >>> describe_difference(ProgramDifference((change,), 0, 6, 9))
     'program 6 → 9 equations: f.py:4, in a Python loop unrolled into the program, 2 → 5 equations (+3)'
     >>> describe_difference(ProgramDifference((LineChange("f.py", 4, 1, 1),), 0, 4, 4))
-    'program of 4 equations: f.py:4, as many equations (1), with other operations, constants or sizes'
+    'program of 4 equations: f.py:4 made as many (1), but other operations, constants or sizes'
     >>> describe_difference(ProgramDifference((), 0, 4, 4))
     'the same program (4 equations)'
     >>> describe_difference(ProgramDifference((), 1, 0, 0))
@@ -207,7 +207,7 @@ def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
         label = source_line(change.file, change.line, "", cell_namer=cell_namer or no_cells).label
         loop = ", in a Python loop unrolled into the program" if change.in_loop and change.added > 0 else ""
         if change.added == 0:
-            parts.append(f"{label}, as many equations ({change.after}), with other operations, constants or sizes")
+            parts.append(f"{label} made as many ({change.after}), but other operations, constants or sizes")
         else:
             parts.append(f"{label}{loop}, {change.before} → {change.after} equations ({change.added:+d})")
     if len(difference.lines) > 8:
