@@ -437,10 +437,13 @@ def test_donated_array_passed_again_to_the_jitted_function(capfd):
     assert found.pitfall == "donated-buffer" and found.variable == "p"
     assert found.where.text == "r = step(p, jnp.ones(3))"
     assert found.fix.startswith("p = step(p, jnp.ones(3))")
-    # XLA's runtime logged the error on a line of its own (stderr, which a notebook shows): the card says what it is
-    logged = [line for line in capfd.readouterr().err.splitlines() if "Invalid buffer passed to Execute()" in line]
-    assert logged and logged[0].startswith("E"), logged
-    assert "XLA wrote this error to its log too" in str(found.explanation)
+    # where XLA's runtime logged the error on a line of its own (stderr, which a notebook shows), and
+    # only there, the card says what that line is
+    logged = [line for line in capfd.readouterr().err.splitlines() if "Invalid buffer passed" in line]
+    said = "XLA wrote this error to its log too" in str(found.explanation)
+    assert said == bool(logged), (said, logged)
+    if "Invalid buffer passed to Execute()" in str(error):  # JAX 0.10's words; 0.8 writes no log line
+        assert logged and logged[0].startswith("E"), logged
 
 
 def test_a_donated_array_read_in_python_mentions_no_log(capfd):
