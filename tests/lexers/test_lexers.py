@@ -143,10 +143,20 @@ def one_pass(lexer_class, text):
     return list(lexer_class(stripnl=False, ensurenl=False).get_tokens_unprocessed(text))
 
 
-@pytest.mark.parametrize("sample", [p for p in SAMPLE_FILES if LEXER_FOR_SUFFIX[p.suffix] in ONE_PASS], ids=str)
-def test_one_pass_lexing_of_real_output_is_pygments_own(sample):
+# the HLO that XLA compiled for four models on a TPU v5e, and a Pallas kernel's (tests/fixtures/tpu)
+TPU_HLO = sorted((pathlib.Path(__file__).parents[1] / "fixtures" / "tpu").glob("*.hlo.txt"))
+REAL_OUTPUT = [(p, LEXER_FOR_SUFFIX[p.suffix]) for p in SAMPLE_FILES if LEXER_FOR_SUFFIX[p.suffix] in ONE_PASS]
+REAL_OUTPUT += [(p, HloLexer) for p in TPU_HLO]
+
+
+@pytest.mark.parametrize("sample, lexer_class", REAL_OUTPUT, ids=lambda v: getattr(v, "name", ""))
+def test_one_pass_lexing_of_real_output_is_pygments_own(sample, lexer_class):
     text = sample.read_text()
-    assert one_pass(LEXER_FOR_SUFFIX[sample.suffix], text) == pygments_own(LEXER_FOR_SUFFIX[sample.suffix], text)
+    assert one_pass(lexer_class, text) == pygments_own(lexer_class, text)
+
+
+def test_the_tpu_hlo_is_there_to_lex():
+    assert len(TPU_HLO) >= 5, TPU_HLO
 
 
 # pieces of what JAX prints, and characters no rule expects (tabs, newlines, non-ASCII, quotes)
