@@ -45,10 +45,16 @@ class ThreadRouter:
     def __init__(self, target: TextSink, others: TextIO, owner: int | None = None):
         self._target, self._others = target, others
         self._owner = threading.get_ident() if owner is None else owner
+        self._open = True
+
+    def close(self) -> None:
+        """From now on every thread's writes go to ``others``: a router left in place (another
+        stream was set over it meanwhile, and will set it back) only passes them on."""
+        self._open = False
 
     def _stream(self) -> TextSink:
         current = threading.current_thread()
-        if current.ident == self._owner or isinstance(current, threading._DummyThread):
+        if self._open and (current.ident == self._owner or isinstance(current, threading._DummyThread)):
             return self._target
         return self._others
 
@@ -66,10 +72,27 @@ class ThreadRouter:
 
 @contextlib.contextmanager
 def this_thread_writes_to(target: TextSink) -> Iterator[TextSink]:
-    """Inside the block, what this thread prints goes to ``target``; other threads print as before."""
+    """Inside the block, what this thread prints goes to ``target``; other threads print as before.
+    On the way out, ``sys.stdout`` is set back only where it is still this block's router: a block
+    that ends late in its own thread (a check given up on) never undoes a stream set meanwhile
+    (a notebook's capture, a doctest's), and its router then only passes writes on.
+
+    >>> import io
+    >>> late, other, before = io.StringIO(), io.StringIO(), sys.stdout
+    >>> block = this_thread_writes_to(late)
+    >>> _ = block.__enter__()
+    >>> sys.stdout = other  # set by someone else while the block runs
+    >>> _ = block.__exit__(None, None, None)
+    >>> kept, sys.stdout = sys.stdout is other, before
+    >>> kept
+    True
+    """
     previous = sys.stdout
-    sys.stdout = ThreadRouter(target, previous)
+    router = ThreadRouter(target, previous)
+    sys.stdout = router
     try:
         yield target
     finally:
-        sys.stdout = previous
+        router.close()
+        if sys.stdout is router:
+            sys.stdout = previous
