@@ -423,17 +423,17 @@ def test_array_read_after_it_was_donated():
     assert float(ns["total"]) == pytest.approx(3.6)
 
 
+DONATING_STEP = "step = jax.jit(lambda p, x: p - x, donate_argnums=(0,))"
+
+
+def donated_then(read: str) -> str:
+    """A call that donates ``p`` to ``step``, then ``read``, which reads ``p``."""
+    return f"p = jnp.ones(3)\nq = step(p, jnp.ones(3))\n{read}"
+
+
 def test_donated_array_passed_again_to_the_jitted_function(capfd):
-    source = """
-    step = jax.jit(lambda p, x: p - x, donate_argnums=(0,))
-    """
-    call = """
-    p = jnp.ones(3)
-    q = step(p, jnp.ones(3))
-    r = step(p, jnp.ones(3))
-    """
     capfd.readouterr()
-    found, ns, error = diagnosed(source, call)
+    found, ns, error = diagnosed(DONATING_STEP, donated_then("r = step(p, jnp.ones(3))"))
     assert found.pitfall == "donated-buffer" and found.variable == "p"
     assert found.where.text == "r = step(p, jnp.ones(3))"
     assert found.fix.startswith("p = step(p, jnp.ones(3))")
@@ -447,16 +447,8 @@ def test_donated_array_passed_again_to_the_jitted_function(capfd):
 
 
 def test_a_donated_array_read_in_python_mentions_no_log(capfd):
-    source = """
-    step = jax.jit(lambda p, x: p - x, donate_argnums=(0,))
-    """
-    call = """
-    p = jnp.ones(3)
-    q = step(p, jnp.ones(3))
-    r = np.asarray(p)
-    """
     capfd.readouterr()
-    found, ns, error = diagnosed(source, call, np=np)
+    found, ns, error = diagnosed(DONATING_STEP, donated_then("r = np.asarray(p)"), np=np)
     assert found.pitfall == "donated-buffer" and "Array has been deleted" in str(error)
     err = capfd.readouterr().err
     assert "Execute()" not in err and "log" not in str(found.explanation), err
@@ -464,15 +456,7 @@ def test_a_donated_array_read_in_python_mentions_no_log(capfd):
 
 def test_a_donated_array_waited_for_gets_the_donated_card():
     """A timing loop's ``block_until_ready()`` on the donated array: XLA's own words this time."""
-    source = """
-    step = jax.jit(lambda p, x: p - x, donate_argnums=(0,))
-    """
-    call = """
-    p = jnp.ones(3)
-    q = step(p, jnp.ones(3))
-    p.block_until_ready()
-    """
-    found, ns, error = diagnosed(source, call)
+    found, ns, error = diagnosed(DONATING_STEP, donated_then("p.block_until_ready()"))
     assert "called on deleted or donated buffer" in str(error)
     assert found.pitfall == "donated-buffer" and found.variable == "p" and found.function == "step"
     assert found.where.text == "p.block_until_ready()"

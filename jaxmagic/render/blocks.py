@@ -127,11 +127,9 @@ def _lexed_lines(texts: list[str], language: str, titles: dict[str, str]) -> lis
     spans: list[Span] = []
     run: list[str] = []
     run_class = ""
-    variable, classes, last = Name.Variable, {}, len(tokens) - 1
+    last = len(tokens) - 1
     for i, (ttype, value) in enumerate(tokens):
-        token = classes.get(ttype)
-        if token is None:
-            token = classes[ttype] = token_class(ttype)
+        token = token_class(ttype)
         for k, part in enumerate(value.split("\n")) if "\n" in value else ((0, value),):
             if k:  # a line ends
                 if run:
@@ -141,7 +139,7 @@ def _lexed_lines(texts: list[str], language: str, titles: dict[str, str]) -> lis
                 spans = []
             if not part:
                 continue
-            if ttype is variable and part.isalpha() and part.isascii():
+            if ttype is Name.Variable and part.isalpha() and part.isascii():
                 if run:
                     spans.append(Span("".join(run), run_class))
                     run = []

@@ -92,7 +92,7 @@ def code(line: Code) -> str:
     (``data-v``), its binding as ``jm-def``, with its hover text."""
     out = []
     for span in line.spans:
-        text = span.text if span.token == "w" and span.text.isspace() else escape(span.text)
+        text = escape(span.text)
         if span.variable:
             kind = f"{TOKEN_PREFIX}{span.token}{' jm-def' if span.binder else ''}"
             title = f' title="{escape(span.title)}"' if span.title else ""

@@ -56,9 +56,7 @@ class OnePassLexer(RegexLexer):
                 pos += 1
                 continue
             own, action = rules[found.lastindex or 0]
-            if own is None:
-                yield pos, action, found.group()
-            elif own is _GROUPS:  # as ``bygroups`` yields them: each group that matched text
+            if own is None:  # (group, token type) pairs, as ``bygroups`` yields each group that matched text
                 for group, ttype in action:
                     if data := found.group(group):
                         yield found.start(group), ttype, data
@@ -75,13 +73,11 @@ def groups(*types):
     return callback
 
 
-_GROUPS = re.compile("")  # marks a rule of ``groups``: its action is (group, token type) pairs
-
-
 @cache
 def _one_pass(lexer: type[RegexLexer]) -> tuple[re.Pattern, dict[int, tuple[re.Pattern | None, Any]]]:
     """The rules of ``lexer``'s one state as one expression, and, by the index of each rule's
-    group in it, the rule's own expression (where its action is another callback) and action."""
+    group in it, ``(None, (group, token type) pairs)`` for a token type or ``groups`` (a token
+    type's group is the rule's whole match), else ``(the rule's own expression, its callback)``."""
     (rules,) = lexer.tokens.values()
     parts, by_group, group = [], {}, 1
     for pattern, action in rules:
@@ -89,9 +85,9 @@ def _one_pass(lexer: type[RegexLexer]) -> tuple[re.Pattern, dict[int, tuple[re.P
         own = re.compile(source, lexer.flags)
         types = getattr(action, "types", None)
         if isinstance(action, type(Whitespace)):
-            by_group[group] = (None, action)
+            by_group[group] = (None, [(group, action)])
         elif types is not None and len(types) == own.groups:
-            by_group[group] = (_GROUPS, [(group + 1 + i, t) for i, t in enumerate(types) if t is not None])
+            by_group[group] = (None, [(group + 1 + i, t) for i, t in enumerate(types) if t is not None])
         else:
             by_group[group] = (own, action)
         parts.append(f"({source})")

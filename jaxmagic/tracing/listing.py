@@ -469,14 +469,11 @@ class _Origins:
         self.enclosing = enclosing  # the group of the equation these are nested in, if any
         self._groups: dict[int, tuple | None] = {}
         self.repeat_keys: dict[int, tuple] = {}  # read by ``find_repeat``
-        self._params: dict[int, str] = {}
 
-    def params_text(self, index: int, eqn) -> str:
-        """``params_text`` of the equation at ``index``, made once (a repeat's key reads it too)."""
-        text = self._params.get(index)
-        if text is None:
-            text = self._params[index] = _by_identity(params_text, eqn.params, self.params_seen)
-        return text
+    def params_text(self, eqn) -> str:
+        """``params_text`` of an equation, made once per parameter dict of the listing (a repeat's
+        key reads it too)."""
+        return _by_identity(params_text, eqn.params, self.params_seen)
 
     def __getitem__(self, index: int) -> tuple:
         """``(source, scope, derivative)`` of a shown equation (its ``SourceLine`` with the text)."""
@@ -612,7 +609,7 @@ class _Walk:
             namer.name_like(body.outvars, eqn.outvars)
         outs = folded([namer.binder(v) for v in eqn.outvars], " ")
         ins = folded([namer(v) for v in eqn.invars], " ")
-        params = self.origins.params_text(index, eqn)
+        params = self.origins.params_text(eqn)
         # An equation with no outputs (``debug_print``, ``debug_callback``) has no ``=``, as JAX prints it.
         text = f"{outs + ' = ' if outs else ''}{eqn.primitive.name}{params} {ins}".rstrip()
         source, scope, derivative = self.origins[index]
@@ -647,7 +644,7 @@ def _repeat_key(eqn, origins: _Origins, index: int) -> tuple:
     return (
         origins.group(index),
         eqn.primitive.name,
-        origins.params_text(index, eqn),
+        origins.params_text(eqn),
         tuple(_literal_text(v.val) if isinstance(v, jcore.Literal) else "" for v in eqn.invars),
         tuple(_type_text(v.aval) for v in eqn.outvars),
     )

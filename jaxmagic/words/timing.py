@@ -81,6 +81,20 @@ def _names(names: list[str]) -> str:
     return " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
 
 
+def _not_fitted(budget_s: float, left_s: float | None) -> str:
+    """What a compiled mode's repeats did not fit in: the budget, or what the first calls left of it.
+
+    >>> _not_fitted(2.0, 1.9), _not_fitted(2.0, 0.0)
+    ('did not fit in the 2.00 s budget', 'found the 2.00 s budget spent by the first calls')
+    """
+    budget = format_seconds(budget_s)
+    if left_s is None or left_s >= 0.5 * budget_s:
+        return f"did not fit in the {budget} budget"
+    if left_s < 1e-3:
+        return f"found the {budget} budget spent by the first calls"
+    return f"did not fit in what the first calls left of the {budget} budget ({format_seconds(left_s)})"
+
+
 WORDS: dict[str, Callable[..., str]] = {
     "jit_disabled": lambda mode: (
         "jax_disable_jit is on in this session: the compiled modes were timed with jit on all the "
@@ -166,15 +180,7 @@ WORDS: dict[str, Callable[..., str]] = {
     ),
     "budget_overrun": lambda mode, repeats, seconds, budget_s, left_s=None: (
         f"{mode}: the {repeats} repeats its figure needs (about {format_seconds(seconds)}) "
-        + (
-            f"did not fit in the {format_seconds(budget_s)} budget"
-            if left_s is None or left_s >= 0.5 * budget_s
-            else f"found the {format_seconds(budget_s)} budget spent by the first calls"
-            if left_s < 1e-3
-            else f"did not fit in what the first calls left of the {format_seconds(budget_s)} budget "
-            f"({format_seconds(left_s)})"
-        )
-        + "; they ran all the same, past it, and the other modes got what was left."
+        f"{_not_fitted(budget_s, left_s)}; they ran all the same, past it, and the other modes got what was left."
     ),
     "stopped": lambda mode, seconds, budget_s, dispatches=None, floor_s=None, estimate_s=None: (
         f"{mode}: 1 call, ≥ {format_seconds(seconds)}: its first call was stopped after {format_seconds(seconds)}, "
