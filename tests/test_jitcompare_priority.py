@@ -48,7 +48,7 @@ def test_jit_gets_its_repeats_whatever_eager_costs_and_the_wall_time_holds(eager
     jit = result.modes["jit"]
     assert jit.source == "repeats" and jit.repeat == 7  # the repeats asked for, each of many calls
     assert result.pipelined["jit"].repeat == jit.repeat
-    assert wall <= budget * WALL_MARGIN, (wall, result.warnings)
+    assert wall <= budget * WALL_MARGIN + result.compile.first_call_s, (wall, result.warnings)  # the rule's exemption
     eager = result.modes.get("eager")
     if eager_s >= 0.4:  # cut first: fewer calls, then one call, stopped when its time was up
         assert eager is None or eager.repeat < 7 or eager.loops < jit.loops
@@ -59,7 +59,7 @@ def test_jit_gets_its_repeats_whatever_eager_costs_and_the_wall_time_holds(eager
 def test_an_eager_call_longer_than_the_budget_is_stopped_and_said_as_a_lower_bound():
     budget = 1.5
     result, wall = timed_compare(Call(slow_when_eager(60.0), (jnp.ones(8),), {}), budget=budget)
-    assert wall <= budget * WALL_MARGIN
+    assert wall <= budget * WALL_MARGIN + result.compile.first_call_s  # the compiled first call: exempt
     eager = result.modes["eager"]
     assert eager.source == "stopped" and eager.lower_bound and eager.repeat == 1
     assert result.calls["eager"] == 1
@@ -77,7 +77,7 @@ def test_op_by_op_whose_dispatches_alone_outlast_the_budget_is_not_run_and_says_
 
     budget = 2.0
     result, wall = timed_compare(Call(many_steps, (jnp.ones(()),), {}), modes="jit,op-by-op", budget=budget)
-    assert wall <= budget * WALL_MARGIN
+    assert wall <= budget * WALL_MARGIN + result.compile.first_call_s  # the compiled first call: exempt
     assert list(result.modes) == ["jit"] and result.calls.get("op-by-op", 0) == 0
     (not_run,) = [n for n in result.facts if n.kind == "not_run"]
     assert not_run.mode == "op-by-op" and not_run.facts["dispatches"] >= 3_000_000
