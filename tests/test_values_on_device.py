@@ -141,3 +141,43 @@ def _timed(call) -> float:
     start = time.perf_counter()
     jax.block_until_ready(call())
     return time.perf_counter() - start
+
+
+def _summaries(arrays: list) -> list:
+    return [
+        values.from_arrays(a, value_program.unpacked(part, [a])[0])
+        for a, part in zip(arrays, value_program.fetched([value_program.summarised([a]) for a in arrays]), strict=True)
+    ]
+
+
+def test_summaries_fetched_together_or_one_by_one_read_as_numpy_does():
+    """Up to ``MOST_CONCATENATED`` packed summaries come back as one transfer, more one by one;
+    each is read back at its own place either way."""
+    for count in (1, 7, value_program.MOST_CONCATENATED + 3):
+        arrays = [jnp.arange(12.0) * i - 3 if i % 2 else jnp.arange(i % 5 + 1, dtype=jnp.int32) for i in range(count)]
+        for device, array in zip(_summaries(arrays), arrays, strict=True):
+            _same(device, values.summarise(np.asarray(array)))
+
+
+def test_summaries_on_different_devices_come_back_each_from_its_own(tmp_path):
+    """Parts on two devices cannot be concatenated in one program: each is brought back alone."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import jax, jax.numpy as jnp, numpy as np
+        from jaxmagic.tracing import value_program
+        a = jax.device_put(jnp.arange(20.0), jax.devices()[0])
+        b = jax.device_put(jnp.arange(30.0) - 40, jax.devices()[1])
+        parts = [value_program.summarised([a]), value_program.summarised([b])]
+        back = value_program.fetched(parts)
+        found = [value_program.unpacked(part, [x])[0] for part, x in zip(back, (a, b))]
+        print(float(found[0]["maximum"]), float(found[1]["minimum"]))
+        """
+    )
+    env = {**__import__("os").environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["19.0", "-40.0"]

@@ -335,10 +335,10 @@ class _Evaluation:
 
     def finished(self, arguments: list, outputs: list, cell_namer: CellNamer) -> ValueRun:
         """The ``ValueRun``: every summary brought back at once, then read in order."""
-        import jax
-
-        summarised = [self.summarised([a]) for a in arguments]  # one program per type, shared
-        fetched_arguments, fetched = jax.device_get((summarised, [step.found for step in self.steps]))
+        kept = [self.summarised([a]) for a in arguments]  # one program per type, shared
+        kept += [step.found for step in self.steps]
+        kept = kept if self.on_host else value_program.fetched(kept)
+        fetched_arguments, fetched = kept[: len(arguments)], kept[len(arguments) :]
         inputs = [self._read(found, [a])[0] for a, found in zip(arguments, fetched_arguments, strict=True)]
         run = ValueRun(outputs=outputs, inputs=inputs, summarised_on="host" if self.on_host else "device")
         made: list[tuple[Summary, ...]] = []
