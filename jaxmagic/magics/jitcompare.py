@@ -4,6 +4,7 @@ pmapped on several devices), its first call split out, and say when jit pays off
 from __future__ import annotations
 
 import ast
+import contextlib
 
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
@@ -104,7 +105,8 @@ class JitCompareMagics(Magics):
                 local_ns=local_ns,
                 after_body=config.accept_current,
             )
-            report = _timed(found, settings, status)
+            with _progress_shown(found, status) as on_progress:
+                report = compare(found.call, **settings, on_progress=on_progress)
         self._show(report, options, status, render.text)
         if options.output:
             return echo.returned(self.shell, report, shown=True)
@@ -140,7 +142,8 @@ class JitCompareMagics(Magics):
                 for text in texts
             ]
             for found, share in zip(calls, side_by_side.shares(options.budget, len(calls)), strict=True):
-                reports.append(_timed(found, dict(settings, budget=share), status))
+                with _progress_shown(found, status) as on_progress:
+                    reports.append(compare(found.call, **dict(settings, budget=share), on_progress=on_progress))
         self._show(side_by_side.SideBySide(reports), options, status, render_side.text)
         return reports if options.output else None
 
@@ -165,11 +168,13 @@ def _settings(options) -> dict:
     )
 
 
-def _timed(found, settings: dict, status: StatusLine):
-    """``compare`` with the status line kept up to date, and removed if the timing fails."""
+@contextlib.contextmanager
+def _progress_shown(found, status: StatusLine):
+    """What keeps the status line up to date while ``compare`` runs (its ``on_progress``); the line
+    is removed if the timing fails. A block, not a wrapper: the timed calls run no deeper."""
     name = found.call.source or found.call.name
     try:
-        return compare(found.call, **settings, on_progress=lambda step: status.show(render.progress_line(name, step)))
+        yield lambda step: status.show(render.progress_line(name, step))
     except BaseException:
         status.done()
         raise

@@ -23,14 +23,13 @@ from jaxmagic.timing.comparison import Comparison, CompileCost, Timing, break_ev
 from jaxmagic.timing.notes import Note
 from jaxmagic.timing.session_facts import SessionFacts
 from jaxmagic.timing.session_report import SessionReport
+from jaxmagic.timing.settings import DEFAULT_BUDGET_S, DEFAULT_REPEAT, check_settings
 from jaxmagic.timing.stopwatch import TIMER
 from jaxmagic.tracing import libraries, streams
 from jaxmagic.tracing.call import Call, check_traceable
 from jaxmagic.tracing.jitting import own_work
 from jaxmagic.tracing.nnx_copies import call_on_nnx_copies, names_reached
 
-DEFAULT_REPEAT = 7
-DEFAULT_BUDGET_S = 6.0
 WALL_MARGIN = 1.1  # only a compiled mode's first call and its needed repeats run past budget × this
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
 MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets aside one outlier)
@@ -58,7 +57,6 @@ __all__ = [
 # Measuring
 
 
-@own_work(cache_writes=True)  # the user's own call, jitted: their persistent cache keeps it as it would
 def compare(
     call: Call,
     *,
@@ -82,27 +80,33 @@ def compare(
     (setting up, first calls, warm-up, each repeat) for a front end to show.
     """
     started = TIMER()  # everything from here counts against the budget
-    chosen = check_settings(modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol, split=split)
-    if any(mode != "eager" for mode in chosen):
-        check_traceable(call, magic="%jitcompare")
-    copied = _nnx_arguments(call)
-    if copied:  # NNX objects are changed in place by the calls (a training step): time copies
-        call = call_on_nnx_copies(call)
-    session = _Session(
-        call,
-        chosen,
-        repeat=int(repeat),
-        loops=None if loops is None else int(loops),
-        budget=float(budget),
-        split=split,
-        rtol=rtol,
-        atol=atol,
-        on_progress=on_progress,
-        start=started,
-    )
-    if copied:
-        session.note("nnx_copies", names=copied)
-    return session.run()
+    # A block, not a decorator: each frame above the user's call is paid again by every array their
+    # eager code makes (JAX records its traceback), so the timed calls run as shallow as a hand
+    # loop's. The user's own call, jitted: their persistent cache keeps it as it would.
+    with own_work(cache_writes=True):
+        chosen = check_settings(
+            modes=modes, repeat=repeat, loops=loops, budget=budget, rtol=rtol, atol=atol, split=split
+        )
+        if any(mode != "eager" for mode in chosen):
+            check_traceable(call, magic="%jitcompare")
+        copied = _nnx_arguments(call)
+        if copied:  # NNX objects are changed in place by the calls (a training step): time copies
+            call = call_on_nnx_copies(call)
+        session = _Session(
+            call,
+            chosen,
+            repeat=int(repeat),
+            loops=None if loops is None else int(loops),
+            budget=float(budget),
+            split=split,
+            rtol=rtol,
+            atol=atol,
+            on_progress=on_progress,
+            start=started,
+        )
+        if copied:
+            session.note("nnx_copies", names=copied)
+        return session.run()
 
 
 def _nnx_arguments(call: Call) -> list[str]:
@@ -120,41 +124,6 @@ def _nnx_arguments(call: Call) -> list[str]:
     if bound is None:
         bound = {f"args[{i}]": a for i, a in enumerate(call.args)} | dict(call.kwargs)
     return [name for name, value in bound.items() if libraries.holds_nnx_objects((value,), {})] + callee
-
-
-def check_settings(
-    *, modes=None, repeat=DEFAULT_REPEAT, loops=None, budget=DEFAULT_BUDGET_S, rtol=None, atol=None, split=None
-) -> tuple[str, ...]:
-    """A ``UsageProblem`` for any setting ``compare`` cannot use; the modes chosen otherwise.
-
-    >>> check_settings(modes="jit,eager", loops=10)
-    ('jit', 'eager')
-    >>> check_settings(repeat=0)
-    Traceback (most recent call last):
-    ...
-    jaxmagic.errors.UsageProblem: %jitcompare: -r must be a positive number, not 0.
-    Example: %jitcompare -r 7 f(x)
-    """
-    for value, flag, example in ((repeat, "-r", "-r 7"), (loops, "-n", "-n 100"), (budget, "--budget", "--budget 10")):
-        usable = value > 0 and (flag == "--budget" or not math.isinf(value)) if value is not None else True
-        if not usable:
-            raise UsageProblem(
-                f"%jitcompare: {flag} must be a positive number, not {value}.",
-                example=f"%jitcompare {example} f(x)",
-            )
-    for value, flag in ((rtol, "--rtol"), (atol, "--atol")):
-        if value is not None and not value >= 0:
-            raise UsageProblem(
-                f"%jitcompare: {flag} must be zero or positive, not {value}.", example=f"%jitcompare {flag} 1e-3 f(x)"
-            )
-    chosen = mode_setup.parse_modes(modes)
-    if split is not None and not set(chosen) & set(mode_setup.MULTI_DEVICE_MODES):
-        raise UsageProblem(
-            f"%jitcompare: --split chooses the arguments that sharded and pmap spread over the devices, "
-            f"and the modes asked for ({', '.join(chosen)}) include neither.",
-            example="%jitcompare --modes eager,jit,sharded --split batch step(params, batch)",
-        )
-    return chosen
 
 
 @dataclass
@@ -235,15 +204,18 @@ class _Session(SessionFacts, SessionReport):
                 self._first_calls(self._compiled())
                 self._memory()
                 self._communication()
-                self._later_calls(lambda: self._estimates(self._compiled(), self._remaining, keep=True))
+                with self._later_calls():
+                    self._estimates(self._compiled(), self._remaining, keep=True)
                 self._reserve()
                 self._uncompiled_first_calls()
                 self._check_results()
                 self._eager_memory()
-                self._later_calls(lambda: self._estimates(self._uncompiled(), self._left_for_uncompiled))
+                with self._later_calls():
+                    self._estimates(self._uncompiled(), self._left_for_uncompiled)
                 self._plan()
                 self._fallbacks()
-                self._later_calls(self._repeats)
+                with self._later_calls():
+                    self._repeats()
             except KeyboardInterrupt:
                 interrupted = True
                 self.note("interrupted", warning=True, phase=self.phase)
@@ -257,10 +229,11 @@ class _Session(SessionFacts, SessionReport):
     def _uncompiled(self) -> list[str]:
         return [m for m in self.modes if m in self.runners and not self.runners[m].compiles]
 
-    def _later_calls(self, step) -> None:
-        """Run ``step``, which calls the user's function again: an error there is the user's own."""
+    @contextlib.contextmanager
+    def _later_calls(self):
+        """A block that calls the user's function again: an error there is the user's own."""
         try:
-            step()
+            yield
         except (UsageProblem, UserCodeError):
             raise
         except Exception as exc:

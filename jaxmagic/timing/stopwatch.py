@@ -158,8 +158,12 @@ def timed_loop(runner, loops: int, wait: Callable[[Any], Any]) -> float:
                 wait(fn(*args, **kwargs))
                 total += TIMER() - start
             return total
-        if wait is _wait_array:
-            return _array_loop(fn, args, kwargs, loops)
+        if wait is _wait_array:  # the common case, as lean as a hand-written `f(x).block_until_ready()` loop
+            timer = TIMER
+            start = timer()
+            for _ in itertools.repeat(None, loops):
+                fn(*args, **kwargs).block_until_ready()
+            return timer() - start
         start = TIMER()
         for _ in itertools.repeat(None, loops):
             wait(fn(*args, **kwargs))
@@ -208,15 +212,6 @@ def dispatch_floor() -> float:
             negate(x)
         best = min(best, (TIMER() - start) / 20)
     return best
-
-
-def _array_loop(fn, args, kwargs, loops):
-    # The common case, kept as lean as a hand-written `f(x).block_until_ready()` loop.
-    timer = TIMER
-    start = timer()
-    for _ in itertools.repeat(None, loops):
-        fn(*args, **kwargs).block_until_ready()
-    return timer() - start
 
 
 @dataclass(frozen=True)
