@@ -104,6 +104,26 @@ def test_the_tracer_leak_fix_tells_the_caller_as_many_names_as_the_function_retu
     np.testing.assert_allclose(ns["y"], [2.0, 2.0])
 
 
+@pytest.mark.parametrize(
+    "returns, keeps", [("    return y\n", "y"), ("    return x, y\n", "result_1, y")], ids=["alone", "in a tuple"]
+)
+def test_a_leaked_value_the_function_returns_too_is_not_handed_back_twice(returns, keeps):
+    """JAX's docs' example: the function stores ``y`` and returns it. The fix drops the store and
+    tells the caller to keep what it returns; it does not return ``y`` a second time."""
+    definition = f"kept = []\n@jax.jit\ndef f(x):\n    y = x + 1\n    kept.append(y)\n{returns}"
+    found, ns, _ = diagnosed(definition, "f(jnp.ones(2))\nkept[-1] + 1")
+    assert found.pitfall == "tracer-leak" and "as well as returning it" in found.explanation
+    assert "instead of returning it" not in found.explanation
+    code, comment = found.fix.split("\n\n# ")
+    assert "kept.append" not in code and code.rstrip().endswith(returns.strip())
+    assert comment == f"the caller keeps what it returns:  {keeps} = f(...)"
+    apply(found.fix, ns)
+    stored = len(ns["kept"])
+    exec(f"{keeps} = f(jnp.ones(2))", ns)
+    np.testing.assert_allclose(ns["y"], [2.0, 2.0])
+    assert len(ns["kept"]) == stored  # the fixed function keeps nothing
+
+
 UNHASHABLE = [
     ("a dataclass", "from dataclasses import dataclass\n@dataclass\nclass Config:\n    scale: float\n    n: int\n",
      "config", "x[: config.n] * config.scale", "Config(2.0, 3)", "@dataclass(frozen=True)"),

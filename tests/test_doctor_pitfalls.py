@@ -737,3 +737,15 @@ def test_a_value_kept_outside_a_mapped_function_is_handed_back_by_vmap():
     result, kept = ns["jax"].vmap(ns["sketch"])(X)  # the caller keeps what the map hands back
     np.testing.assert_allclose(result, X * 2)
     np.testing.assert_allclose(kept, X)
+
+
+def test_a_mapped_function_that_returns_what_it_kept_is_not_made_to_return_it_twice():
+    """JAX's issue 13022: the mapped function stores ``x`` and returns it. The fix drops the store and
+    says to keep what ``vmap`` returns."""
+    found, ns, _ = diagnosed(VMAP_LEAK.replace("return x * 2", "return x"), "run_all(x)", x=X)
+    assert found.pitfall == "tracer-leak-vmap" and "as well as returning it" in found.explanation
+    code, comment = found.fix.split("\n\n# ")
+    assert 'kept["last"]' not in code and code.rstrip().endswith("return x")
+    assert comment.startswith("the caller keeps what it returns:  x = jax.vmap(sketch)(")
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["jax"].vmap(ns["sketch"])(X), X)

@@ -115,6 +115,19 @@ def test_redefining_a_function_in_a_later_cell_is_expected(run):
     assert "Expected after defining `edited` again" in shown.stdout
 
 
+def test_another_function_of_the_same_name_is_not_compared_argument_by_argument(run):
+    """A `step` of another cell, with other code and other arguments, is not this one: its compile is
+    said as a function defined again, with none of the earlier one's shapes or structures as causes."""
+    run("%%recompiles\n@jax.jit\ndef step(g, w):\n    return w - g\nstep(jnp.ones(3), jnp.ones(3))").assert_ok()
+    shown = run(
+        "%%recompiles --plain\n@jax.jit\ndef step(w, opt_state):\n    return w * opt_state['lr'], opt_state\n"
+        "step(jnp.ones(4), {'lr': jnp.ones(())})"
+    ).assert_ok()
+    assert "re-defined function" in shown.stdout, shown.stdout
+    for unrelated in ("shape of `w` changed", "pytree structure", "pad it", "`g` was passed before"):
+        assert unrelated not in shown.stdout, shown.stdout
+
+
 def test_o_returns_the_log(run):
     run("@jax.jit\ndef returned(x):\n    return x * 3").assert_ok()
     result = run("%%recompiles -o\nreturned(jnp.ones(2))\nreturned(jnp.ones(3))").assert_ok().result

@@ -565,13 +565,16 @@ class HandedBack(Whole):
         name, store = facts[self.name], facts.get(self.store)
         edits = rewrites.ungloballed(node, name) if store is None else [rewrites.Edit(store, "")]
         read = store is None and name in clues.names_in(node)  # a global it reads too: passed in as well
+        at = None if read else rewrites.returned_at(node, name)
+        if at is not None:  # it hands the value back already: the store goes, the caller keeps the result
+            fixed, kept = (
+                rewrites.definition_with_edits(parsed.lines, node, edits),
+                rewrites.kept_by_caller(node, name, at),
+            )
+            return f"{fixed}\n\n# the caller keeps what it returns:  {kept} = {facts.get(self.caller) or node.name + '(...)'}"
         edits += rewrites.handed_back(parsed, node, name) + [
             e for e in [parameter_edit(parsed, node, [name]) if read else None] if e
         ]
         fixed = rewrites.definition_with_edits(parsed.lines, node, edits)
-        values = [r.value for r in rewrites.returns_of(node)]
-        widths = {len(v.elts) if isinstance(v, ast.Tuple) else 1 for v in values if v is not None}
-        count = widths.pop() if len(widths) == 1 else 1 if widths else 0  # the values it returned before
-        before = "result, " if count == 1 else "".join(f"result_{i}, " for i in range(1, count + 1))
         call = facts.get(self.caller) or f"{node.name}({'..., ' + name if read else '...'})"
-        return f"{fixed}\n\n# the caller keeps it:  {before}{name} = {call}"
+        return f"{fixed}\n\n# the caller keeps it:  {rewrites.returned_before(node)}{name} = {call}"

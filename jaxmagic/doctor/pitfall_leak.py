@@ -1,8 +1,5 @@
-"""``tracer-leak``: a jitted function kept a traced value outside itself (a global, a list,
-``self``), and using it later raised ``UnexpectedTracerError``.
-
-JAX's message names the function and the line that made the value; the fix returns the value
-instead of storing it (where a helper stored it: drops the store there).
+"""``tracer-leak``: a jitted function kept a traced value outside itself (a global, a list, ``self``); using it
+later raised ``UnexpectedTracerError``. The fix hands it back (where a helper made it, or it is returned too: no store).
 
 >>> import jax, jax.numpy as jnp
 >>> from jaxmagic.doctor.case import Case
@@ -125,17 +122,19 @@ def tracer_leak(line: Line) -> dict[str, Any] | None:
              "where": sources.source_line(parsed.file, statement.lineno, keeper.name, namer), "made_at": made,
              "located": (parsed, keeper), "global": target if is_global else None,
              "fixed": with_edits((parsed, keeper), [rewrites.Edit(Span.of(statement), "")])}  # fmt: skip
-    return {**facts, "kind": "helper"} if in_helper else {**facts, "dropped": None if stored[2] else Span.of(statement)}
+    dropped = None if stored[2] or in_helper else Span.of(statement)  # returned already, too: only the store goes
+    kind = "helper" if in_helper else dropped and rewrites.returned_at(keeper, stored[1]) is not None and "returned"
+    return {**facts, "dropped": dropped, "kind": kind}
 
 
 _TRACER = "Outside the trace that stored value is a stand-in (a tracer) with no value, so using it at {usage} fails."
 _RETURNED = "(a jitted function hands back everything through its return value)."
+_STORED = "{name} was computed inside {traced} while JAX traced it{made}, and {traced} stored it in {stored} ({where})"
 
 TRACER_LEAK = Declared(
     "tracer-leak", "A traced value escaped from its function", tracer_leak, order=30, messages=("Leaked trace",),
     says=False, variable="name", function="keeper",
-    explanation="{name} was computed inside {traced} while JAX traced it{made}, and {traced} stored it in {stored} "
-    "({where}) instead of returning it. " + _TRACER,
+    explanation=_STORED + " instead of returning it. " + _TRACER,
     rewrite=(HandedBack(store="dropped"),),
     fix_note="Return {name} from {traced} " + _RETURNED,
     alternatives=(("To debug, print it from inside the compiled code instead:", '{jax}.debug.print("{name} = {{}}", {name})'),),
@@ -144,6 +143,8 @@ TRACER_LEAK = Declared(
         "{stored} ({where}). " + _TRACER,
         "fix_note": "Do not keep traced values in {stored}: to see {name} outside, return it from {keeper} and from "
         "{traced} with the result " + _RETURNED,
-        "rewrite": (Given("fixed"),), "alternatives": ()}},
+        "rewrite": (Given("fixed"),), "alternatives": ()},
+        "returned": {"explanation": _STORED + " as well as returning it. " + _TRACER,
+        "fix_note": "Use the value {traced} returns, not the one kept in {stored}: drop the store " + _RETURNED}},
     pieces={"stored": ("the global {global}", "{target}"), "made": " ({made_at})"},
 )  # fmt: skip

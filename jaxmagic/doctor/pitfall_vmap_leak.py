@@ -28,6 +28,7 @@ import ast
 import jax
 
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.declared import Declared, HandedBack, Line, user_function
 from jaxmagic.doctor.pitfall_leak import stores
 from jaxmagic.tracing import callables, sources
@@ -49,10 +50,15 @@ def vmap_leak(line: Line) -> dict | None:
             store = kept[0][0]
             return {"mapped": mapped.__name__, "vmap": call, "name": names[0], "target": kept[0][1], "located": located,
                     "caller": f"{line.text(call)}(...)",
-                    "store": clues.Span.of(store),
+                    "store": clues.Span.of(store), "kind": rewrites.returned_at(located[1], names[0]) is not None and "returned",
                     "at": sources.source_line(located[0].file, store.lineno, mapped.__name__, line.case.cell_namer)}  # fmt: skip  # pyright: ignore[reportOptionalSubscript]
     return None
 
+
+_BATCH = (
+    "Inside `vmap`, {name} stands for the whole batch at once (a tracer): outside the map it has no value, so using "
+    "it fails ({where})."
+)
 
 TRACER_LEAK_VMAP = Declared(
     "tracer-leak-vmap",
@@ -62,10 +68,17 @@ TRACER_LEAK_VMAP = Declared(
     messages=("wrapped in a BatchTracer",),
     order=31,
     explanation="{mapped} is mapped with {vmap}, and it keeps {name} in {target} ({at}) instead of returning it. "
-    "Inside `vmap`, {name} stands for the whole batch at once (a tracer): outside the map it has no value, so using "
-    "it fails ({where}).",
+    + _BATCH,
     rewrite=(HandedBack(),),
     fix_note="Return {name} from {mapped}: `jax.vmap` gives it back for every element, as one array over the batch.",
+    kinds={
+        "returned": {
+            "explanation": "{mapped} is mapped with {vmap}, and it keeps {name} in {target} ({at}) as well as returning "
+            "it. " + _BATCH,
+            "fix_note": "Use what {vmap} returns, not {target}: it gives {name} back for every element, as one array "
+            "over the batch.",
+        }
+    },
     variable="name",
     function="mapped",
 )

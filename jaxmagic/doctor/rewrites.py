@@ -513,6 +513,54 @@ def ungloballed(fnode: ast.AST, name: str) -> list[Edit]:
     return edits
 
 
+def returned_at(fnode: ast.AST, name: str) -> int | None:
+    """Where every ``return`` of the function already hands ``name`` back: ``-1`` for ``return name``,
+    its place in ``return a, name``; ``None`` where one does not (or there is no ``return``).
+
+    >>> returned_at(ast.parse("def f(x):\\n    y = x + 1\\n    return x, y").body[0], "y")
+    1
+    >>> returned_at(ast.parse("def f(x):\\n    y = x + 1\\n    return x").body[0], "y") is None
+    True
+    """
+    places = set()
+    for ret in returns_of(fnode):
+        value = ret.value
+        if isinstance(value, ast.Name):
+            places.add(-1 if value.id == name else None)
+        elif isinstance(value, ast.Tuple):
+            at = [i for i, e in enumerate(value.elts) if isinstance(e, ast.Name) and e.id == name]
+            places.add(at[0] if at else None)
+        else:
+            places.add(None)
+    return places.pop() if len(places) == 1 else None
+
+
+def returned_before(fnode: ast.AST) -> str:
+    """The names a caller gives what the function returned before a value was added after them:
+    ``result, `` for one, ``result_1, result_2, `` for a tuple of two, nothing for none.
+
+    >>> returned_before(ast.parse("def f(x):\\n    return x, 2 * x").body[0])
+    'result_1, result_2, '
+    """
+    values = [r.value for r in returns_of(fnode)]
+    widths = {len(v.elts) if isinstance(v, ast.Tuple) else 1 for v in values if v is not None}
+    count = widths.pop() if len(widths) == 1 else 1 if widths else 0
+    return "result, " if count == 1 else "".join(f"result_{i}, " for i in range(1, count + 1))
+
+
+def kept_by_caller(fnode: ast.AST, name: str, at: int) -> str:
+    """What the caller writes to keep ``name``, which the function returns already at ``at`` (see
+    ``returned_at``): ``y`` alone, or its place among the other values (``result_1, y``).
+
+    >>> kept_by_caller(ast.parse("def f(x):\\n    return x, y").body[0], "y", 1)
+    'result_1, y'
+    """
+    if at < 0:
+        return name
+    width = next(len(r.value.elts) for r in returns_of(fnode) if isinstance(r.value, ast.Tuple))
+    return ", ".join(name if i == at else f"result_{i + 1}" for i in range(width))
+
+
 def handed_back(parsed: ParsedSource, fnode: ast.AST, returned: str) -> list[Edit]:
     """Edits making every ``return`` of the function (a ``def``) hand ``returned`` back too
     (``return x, g``), or adding ``return g`` where it returns nothing."""

@@ -44,6 +44,10 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
     causes: list[Cause] = []
     if not before.is_same_function(after):
         causes.append(redefined(before, after, cell_namer))
+        if causes[0].reason == "code_changed":
+            # Other code (edited, or another function of that name in another cell): it compiles
+            # anew whatever it is passed, and the earlier call's arguments were another function's.
+            return causes
     if before.options != after.options:
         causes.extend(_option_causes(before.options, after.options))
     if before.config != after.config:
