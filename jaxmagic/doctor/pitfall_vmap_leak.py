@@ -46,7 +46,7 @@ def vmap_leak(line: Line) -> dict | None:
         kept = stores(located[1]) if located is not None and isinstance(located[1], ast.FunctionDef) else []
         own = set(clues.names_in(located[1], ast.Store)) | {a.arg for a in located[1].args.args} if kept else set()  # type: ignore[union-attr]
         names = [n for statement, *_ in kept for n in clues.names_in(statement) if n in own]
-        if names:
+        if names and located is not None:
             store = kept[0][0]
             return {"mapped": mapped.__name__, "vmap": call, "name": names[0], "target": kept[0][1], "located": located,
                     "caller": f"{line.text(call)}(...)",

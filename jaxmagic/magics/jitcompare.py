@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_local_scope, no_var_expand
@@ -142,8 +143,9 @@ class JitCompareMagics(Magics):
                 for text in texts
             ]
             for found, share in zip(calls, side_by_side.shares(options.budget, len(calls)), strict=True):
+                shared: dict[str, Any] = {**settings, "budget": share}
                 with _progress_shown(found, status) as on_progress:
-                    reports.append(compare(found.call, **dict(settings, budget=share), on_progress=on_progress))
+                    reports.append(compare(found.call, **shared, on_progress=on_progress))
         self._show(side_by_side.SideBySide(reports), options, status, render_side.text)
         return reports if options.output else None
 
