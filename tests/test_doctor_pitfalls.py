@@ -204,6 +204,23 @@ def test_fixed_length_slice_at_a_traced_start_uses_dynamic_slice():
     np.testing.assert_allclose(ns["window"](X, 1), X[1:3])
 
 
+def test_a_range_of_fixed_length_at_a_traced_start_is_a_fixed_range_shifted():
+    """JAX's issue 19433: ``jnp.arange(x[0] - 1, x[0] + 1)`` always has 2 elements; only its start is
+    traced. The fix shifts a range of plain ints, not a static argument (``x`` is an array)."""
+    source = """
+    @jax.jit
+    def around_first(x):
+        return jnp.arange(x[0] - 1, x[0] + 1)
+    """
+    starts = np.array([3], np.int32)
+    found, ns, _ = diagnosed(source, "around_first(starts)", starts=starts)
+    assert found.pitfall == "traced-shape" and "length (2) is fixed" in found.explanation
+    assert "`jnp.arange`" in found.explanation and "shape depends on" not in found.explanation
+    assert "x[0] + jnp.arange(-1, 1)" in found.fix and found.check.outcome == "same"
+    apply(found.fix, ns)
+    np.testing.assert_array_equal(ns["around_first"](np.array([7], np.int32)), [6, 7])
+
+
 # ------------------------------------------------------------------------------------------------
 # numpy-in-jit
 

@@ -111,6 +111,7 @@ TRACED_SHAPE = Chosen(
             "size": "{node} makes an array whose shape depends on {subject}",
         },
         "also": {"size": _SIZE},
+        "bounds": {"slice": "a Python slice", "arange": "`{jnp}.arange`"},
         "how": {
             "fori": "Keep it traced and loop inside the compiled code with `{lax}.fori_loop`:",
             "where-update": "Keep the shape fixed: `{jnp}.where` takes the new value where the mask is True and the "
@@ -121,6 +122,7 @@ TRACED_SHAPE = Chosen(
             "product": "Use `{elements}`: the number of elements, a plain int while JAX traces.",
             "dynamic": "The length is fixed, only the start is traced: `{lax}.dynamic_slice_in_dim` takes a traced "
             "start.",
+            "shift": "The length is fixed, only the start is traced: shift a range of plain ints by it.",
             "pad": "Keep the shape fixed and mask instead (pad + mask): rows outside the slice become 0.",
         },
     },
@@ -137,7 +139,7 @@ TRACED_SHAPE = Chosen(
         "masked-update": {"explanation": _DATA},
         "start": {
             "explanation": "{node} starts at {subject}, which is traced: while JAX traces {fname} it has no "
-            "value yet. Its length ({length!s}) is fixed, but the start and stop of a Python slice must be plain "
+            "value yet. Its length ({length!s}) is fixed, but the start and stop of {bounds} must be plain "
             "ints while JAX traces ({where}).",
             "choices": (Offer("{how}", "edits"), Static("static_names", _STATIC), MagicHint("static_names")),
         },

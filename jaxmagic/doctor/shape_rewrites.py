@@ -1,7 +1,7 @@
 """Sizes kept fixed where the user's size depends on a traced value (``traced-shape``): a counted
 loop as ``lax.fori_loop``, a boolean mask or masked update as ``jnp.where``, ``jnp.nonzero`` with
 a fixed ``size=``, ``jnp.array(x.shape).prod()`` as ``x.size``, a slice as
-``lax.dynamic_slice_in_dim`` or padded and masked. Each is an ``Edit`` of the user's own source.
+``lax.dynamic_slice_in_dim`` or padded and masked, ``jnp.arange(a - 1, a + 1)`` as ``a + jnp.arange(-1, 1)``. Each is an ``Edit`` of the user's own source.
 
 >>> import ast
 >>> statement = ast.parse("y = x.at[keep].set(0.0)").body[0]
@@ -65,12 +65,36 @@ def _mask(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, An
     return {"how": "where-mask", "edits": Edit(Span.of(node), new, comment="same shape; masked-out elements are 0")}
 
 
+def _offset(node: ast.AST) -> tuple[str, int] | None:
+    """``a + 2`` as ``(dump of a, 2)``, ``a - 1`` as ``(dump of a, -1)``, ``a`` as ``(dump of a, 0)``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)) and isinstance(node.right, ast.Constant):
+        step = node.right.value
+        if isinstance(step, int) and not isinstance(step, bool):
+            return ast.dump(node.left), step if isinstance(node.op, ast.Add) else -step
+    return None if isinstance(node, ast.Constant) else (ast.dump(node), 0)
+
+
+def _shifted_range(line: Line, node: ast.Call) -> dict[str, Any] | None:
+    """``jnp.arange(a - 1, a + 1)``: a fixed length at a traced start, ``a + jnp.arange(-1, 1)``."""
+    bounds = [_offset(arg) for arg in node.args] if len(node.args) == 2 and not node.keywords else []
+    if len(bounds) != 2 or None in bounds or bounds[0][0] != bounds[1][0]:  # type: ignore[index]
+        return None
+    (_, low), (_, high) = bounds  # type: ignore[misc]
+    start = node.args[0].left if isinstance(node.args[0], ast.BinOp) else node.args[0]
+    new = f"{line.text(start)} + {ast.unparse(node.func)}({low}, {high})"
+    return {"how": "shift", "kind": "start", "what": "start", "length": high - low, "bounds": "arange",
+            "edits": Edit(Span.of(node), new)}  # fmt: skip
+
+
 def _size(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
     """``jnp.nonzero(x)`` (and its kin): ``size=x.size`` given, a fixed output size; where it indexes
-    an array (``x[jnp.where(x > 1)]``), first ``jnp.where(x > 1, x, 0)``, the same shape as ``x``."""
+    an array (``x[jnp.where(x > 1)]``), first ``jnp.where(x > 1, x, 0)``, the same shape as ``x``;
+    ``jnp.arange`` between two bounds a fixed distance apart: a fixed range shifted."""
     if not isinstance(node, ast.Call) or not node.args or any(k.arg == "size" for k in node.keywords):
         return None
     name = getattr(line.frame.resolve(node.func), "__name__", "")
+    if name == "arange":
+        return _shifted_range(line, node)
     if name not in ("nonzero", "argwhere", "flatnonzero", "unique", "where"):
         return None
     first = line.text(node.args[0])
@@ -122,6 +146,7 @@ def _slice(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, A
             "kind": "start",
             "what": "start",
             "length": length.value,
+            "bounds": "slice",
             "edits": Edit(Span.of(node), new),
         }
     return {"how": "pad", "edits": mask_edits(line, node, statement)}
