@@ -50,6 +50,17 @@ def _clip(text: str, limit: int = 2500) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
 
 
+def _card_text(found) -> str:
+    """The card's words as it shows them: the fix (code, its note, its check) only where there is one."""
+    parts = [found.title, found.explanation]
+    if found.fix or found.fix_note:
+        parts += ["--- fix ---", str(found.fix_note), found.fix or "(no code: the fix is in words)"]
+        parts += ["--- check ---", str(found.check_note)] if str(found.check_note) else []
+    else:
+        parts.append("--- no fix shown ---")
+    return "\n".join(part for part in parts if part)
+
+
 def trap(shell, case: Case, magics: bool) -> list[str]:
     import jaxmagic
 
@@ -67,11 +78,11 @@ def trap(shell, case: Case, magics: bool) -> list[str]:
             f"diagnose: pitfall `{found.pitfall}`, checked={found.checked}",
             "",
             "```text",
-            _clip(f"{found.title}\n{found.explanation}\n--- fix ---\n{found.fix}\n--- check ---\n{found.check_note}"),
+            _clip(_card_text(found)),
             "```",
         ]
-        for label, code in found.alternatives:
-            out += [f"alternative: {label}", "```python", _clip(code, 800), "```"]
+        for label, code in found.alternatives:  # as the card shows it: no code block where there is no code
+            out += [f"alternative: {label}"] + (["```python", _clip(code, 800), "```"] if code else [])
     if magics:
         _, shown = _run(shell, f"%jaxpr --plain {case.call}")
         out += ["%jaxpr:", "```text", _clip(shown, 1500), "```"]
