@@ -573,14 +573,15 @@ class _Session(SessionFacts, SessionReport):
         if not runner.compiles and plan.loops * self._seen_cost(mode, plan) > GUARD_SHARE * left:
             guard = deadline.stop_after(max(0.0, left))  # only where it may come near the end
         started = TIMER()
+        if len(self.plans) > 1 and plan.loops < SETTLED_LOOPS:
+            # The first call after another mode's runs on cold caches (an eager gradient's ~15 ms
+            # call: +10-15%); with few calls a repeat it would weigh on the figure, which a hand loop
+            # of the mode alone never sees. Its time counts in the cost; no deadline stops it.
+            with stopwatch.gc_paused(), self._quiet(mode):
+                stopwatch.timed_loop(runner, 1, wait)
+            self.calls[mode] += 1
         try:
             with guard, stopwatch.gc_paused(), self._quiet(mode):
-                if len(self.plans) > 1 and plan.loops < SETTLED_LOOPS:
-                    # The first call after another mode's runs on cold caches (an eager gradient's
-                    # ~15 ms call: +10-15%); with few calls a repeat it would weigh on the figure,
-                    # which a hand loop of the mode alone never sees. Its time counts in the cost.
-                    stopwatch.timed_loop(runner, 1, wait)
-                    self.calls[mode] += 1
                 blocked = stopwatch.timed_loop(runner, plan.loops, wait)
                 pipelined = stopwatch.pipelined_loop(runner, plan.loops)
         except deadline.Overran:
