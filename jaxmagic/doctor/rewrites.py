@@ -542,10 +542,16 @@ def returned_before(fnode: ast.AST) -> str:
     >>> returned_before(ast.parse("def f(x):\\n    return x, 2 * x").body[0])
     'result_1, result_2, '
     """
+    return "".join(f"{name}, " for name in _result_names(fnode))
+
+
+def _result_names(fnode: ast.AST, least: int = 0) -> list[str]:
+    """The names a caller gives the values the function returns (at least ``least`` of them):
+    ``result`` for one, ``result_1``, ``result_2``... for a tuple."""
     values = [r.value for r in returns_of(fnode)]
     widths = {len(v.elts) if isinstance(v, ast.Tuple) else 1 for v in values if v is not None}
-    count = widths.pop() if len(widths) == 1 else 1 if widths else 0
-    return "result, " if count == 1 else "".join(f"result_{i}, " for i in range(1, count + 1))
+    count = max(widths.pop() if len(widths) == 1 else 1 if widths else 0, least)
+    return ["result"] if count == 1 else [f"result_{i}" for i in range(1, count + 1)]
 
 
 def kept_by_caller(fnode: ast.AST, name: str, at: int) -> str:
@@ -557,8 +563,7 @@ def kept_by_caller(fnode: ast.AST, name: str, at: int) -> str:
     """
     if at < 0:
         return name
-    width = next(len(r.value.elts) for r in returns_of(fnode) if isinstance(r.value, ast.Tuple))
-    return ", ".join(name if i == at else f"result_{i + 1}" for i in range(width))
+    return ", ".join(name if i == at else other for i, other in enumerate(_result_names(fnode, least=at + 1)))
 
 
 def handed_back(parsed: ParsedSource, fnode: ast.AST, returned: str) -> list[Edit]:

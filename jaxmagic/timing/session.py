@@ -502,9 +502,13 @@ class _Session(SessionFacts, SessionReport):
         after the other modes and the checks runs on cold caches (~130 µs, then 5 µs on the CPU)."""
         for mode in self._compiled():
             if mode in self.plans and mode in self.estimates and self.estimates[mode].wall <= REWARM_MOST_S:
-                with stopwatch.gc_paused(), self._quiet(mode):
-                    stopwatch.timed_loop(self.runners[mode], 1, waits[mode])
-                self.calls[mode] += 1
+                self._untimed_call(mode, waits[mode])
+
+    def _untimed_call(self, mode: str, wait) -> None:
+        """One call of ``mode`` left out of its figures, to warm what the other modes cooled."""
+        with stopwatch.gc_paused(), self._quiet(mode):
+            stopwatch.timed_loop(self.runners[mode], 1, wait)
+        self.calls[mode] += 1
 
     def _cuts(self) -> None:
         """What the budget cut, as run: each mode's repeats and fewest calls per repeat against
@@ -577,9 +581,7 @@ class _Session(SessionFacts, SessionReport):
             # The first call after another mode's runs on cold caches (an eager gradient's ~15 ms
             # call: +10-15%); with few calls a repeat it would weigh on the figure, which a hand loop
             # of the mode alone never sees. Its time counts in the cost; no deadline stops it.
-            with stopwatch.gc_paused(), self._quiet(mode):
-                stopwatch.timed_loop(runner, 1, wait)
-            self.calls[mode] += 1
+            self._untimed_call(mode, wait)
         try:
             with guard, stopwatch.gc_paused(), self._quiet(mode):
                 blocked = stopwatch.timed_loop(runner, plan.loops, wait)
