@@ -94,3 +94,29 @@ def test_eager_that_fits_is_measured_both_ways_and_the_compiled_figure_needs_its
         assert waited.source == "repeats" and pipelined.repeat == waited.repeat and pipelined.loops == waited.loops
     assert result.loop_speedup == pytest.approx(result.pipelined["eager"].median / result.pipelined["jit"].median)
     assert MIN_REPEATS >= 3
+
+
+def test_an_eager_repeat_past_its_time_is_stopped_between_two_calls_never_inside_one():
+    """Calls that turn slow after the warm-up (10 ms, then 200 ms each) outrun every repeat's plan:
+    the repeat is stopped, within the budget, and every call that started also finished (an
+    exception raised inside a call can leave JAX's caches half-filled)."""
+    calls = {"started": 0, "finished": 0}
+
+    def slows_down(x):
+        if not isinstance(x, jax.core.Tracer):
+            calls["started"] += 1
+            end = time.perf_counter() + (0.01 if calls["started"] <= 4 else 0.2)
+            while time.perf_counter() < end:
+                time.sleep(0.002)
+            calls["finished"] += 1
+        return x + 1
+
+    budget = 2.0
+    result, wall = timed_compare(Call(slows_down, (jnp.ones(8),), {}), budget=budget)
+    assert calls["started"] == calls["finished"] > 4
+    assert wall <= budget * WALL_MARGIN + result.compile.first_call_s, (wall, result.warnings)
+    jit = result.modes["jit"]
+    assert jit.repeat == 7 and jit.loops >= 100  # not starved by the eager calls that ran past their time
+    assert any(n.kind in ("stopped_early", "budget_cut") and n.mode in ("eager", None) for n in result.facts), [
+        n.kind for n in result.facts
+    ]

@@ -9,9 +9,13 @@ import textwrap
 import threading
 import time
 
+import jax.numpy as jnp
 import pytest
 
+from jaxmagic.timing import stopwatch
 from jaxmagic.timing.deadline import Overran, stop_after
+from jaxmagic.timing.modes import build
+from jaxmagic.tracing.call import Call
 
 AFTER_A_STOP = textwrap.dedent(
     """
@@ -69,3 +73,27 @@ def test_a_deadline_too_far_off_to_wait_for_runs_the_block_with_no_thread_failin
     finally:
         threading.excepthook = hook
     assert done == 45 and failures == []
+
+
+@pytest.mark.parametrize("loop", ["timed", "pipelined"])
+def test_a_loop_given_a_time_to_stop_stops_between_two_calls_before_one_that_would_end_past_it(loop):
+    ends = []
+
+    def twenty_ms(x):
+        time.sleep(0.02)
+        ends.append(time.perf_counter())
+        return x + 1
+
+    runner = build("eager", Call(twenty_ms, (jnp.ones(3),), {}))
+    stopwatch.first_call(runner)
+    ends.clear()
+    stop_at = time.perf_counter() + 0.1
+    with pytest.raises(Overran):
+        if loop == "timed":
+            stopwatch.timed_loop(runner, 50, stopwatch.waiter(jnp.ones(3)), stop_at=stop_at)
+        else:
+            stopwatch.pipelined_loop(runner, 50, stop_at=stop_at)
+    assert 3 <= len(ends) <= 5 and ends[-1] <= stop_at + 0.01  # no call started that was foreseen to end past it
+    ends.clear()
+    assert stopwatch.timed_loop(runner, 3, stopwatch.waiter(jnp.ones(3)), stop_at=time.perf_counter() + 10) > 0.06
+    assert len(ends) == 3

@@ -36,7 +36,6 @@ MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets 
 PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: itself, then pipelined
 MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget is not run
 SKIP_FACTOR = 3.0  # nor one whose dispatches alone would cost this many times the time it is left
-GUARD_SHARE = 0.25  # an eager repeat foretold to take more than this share of its time left can be stopped
 MOST_A_DISPATCH_COSTS = 1e-3  # seconds: no dispatch of one operation costs more, even op by op
 SETTLED_LOOPS = 50  # a repeat of fewer calls than this starts with one untimed call after another mode's
 REWARM_MOST_S = 1e-3  # a compiled call this cheap is called once more just before its repeats
@@ -569,13 +568,10 @@ class _Session(SessionFacts, SessionReport):
         return TIMER() + repeat_s <= self.deadline - self._reserved_s()
 
     def _repeat(self, mode: str, plan: _Plan, wait) -> bool:
-        """One repeat of ``mode``; ``False`` where an uncompiled mode's repeat was stopped at the time
-        the compiled modes leave it (nothing of it is kept)."""
+        """One repeat of ``mode``; ``False`` where an uncompiled mode's repeat was stopped, between
+        two of its calls, at the time the compiled modes leave it (nothing of it is kept)."""
         runner = self.runners[mode]
-        guard = contextlib.nullcontext()
-        left = self.deadline - self._reserved_s() - TIMER()
-        if not runner.compiles and plan.loops * self._seen_cost(mode, plan) > GUARD_SHARE * left:
-            guard = deadline.stop_after(max(0.0, left))  # only where it may come near the end
+        stop_at = None if runner.compiles else self.deadline - self._reserved_s()
         started = TIMER()
         if len(self.plans) > 1 and plan.loops < SETTLED_LOOPS:
             # The first call after another mode's runs on cold caches (an eager gradient's ~15 ms
@@ -583,9 +579,9 @@ class _Session(SessionFacts, SessionReport):
             # of the mode alone never sees. Its time counts in the cost; no deadline stops it.
             self._untimed_call(mode, wait)
         try:
-            with guard, stopwatch.gc_paused(), self._quiet(mode):
-                blocked = stopwatch.timed_loop(runner, plan.loops, wait)
-                pipelined = stopwatch.pipelined_loop(runner, plan.loops)
+            with stopwatch.gc_paused(), self._quiet(mode):
+                blocked = stopwatch.timed_loop(runner, plan.loops, wait, stop_at=stop_at)
+                pipelined = stopwatch.pipelined_loop(runner, plan.loops, stop_at=stop_at)
         except deadline.Overran:
             self.calls[mode] += plan.loops
             return False

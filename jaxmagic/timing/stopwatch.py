@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator
 import jax
 
 from jaxmagic import _jax_private
+from jaxmagic.timing.deadline import Overran
 
 TIMER = time.perf_counter
 TARGET_REPEAT_S = 0.1  # grow the calls per repeat until its calls, each waited for, last this long
@@ -145,19 +146,38 @@ def first_call(runner) -> tuple[CompileCost, Any]:
     return cost, output
 
 
-def timed_loop(runner, loops: int, wait: Callable[[Any], Any]) -> float:
+def timed_loop(runner, loops: int, wait: Callable[[Any], Any], *, stop_at: float | None = None) -> float:
     """Seconds that ``loops`` calls took, each waited for; donated arguments are re-created
-    outside the timed region (then each call is timed on its own and the times are summed)."""
+    outside the timed region (then each call is timed on its own and the times are summed).
+
+    With ``stop_at`` (a reading of ``TIMER``), ``Overran`` is raised between two calls, before one
+    that the last call's time says would end past it: the loop of a mode that runs operation by
+    operation is stopped there, never inside JAX's work (where an exception can leave JAX's caches
+    half-filled). At most one call runs past ``stop_at``.
+    """
     fn, args, kwargs = runner.fn, runner.args, runner.kwargs
     with runner.context():
         if runner.donates:
-            total = 0.0
+            total = previous = 0.0
             for _ in range(loops):
                 args, kwargs = runner.fresh_arguments()
                 start = TIMER()
+                if stop_at is not None and start + previous > stop_at:
+                    raise Overran
                 wait(fn(*args, **kwargs))
-                total += TIMER() - start
+                previous = TIMER() - start
+                total += previous
             return total
+        if stop_at is not None:
+            start = before = TIMER()
+            previous = 0.0
+            for _ in itertools.repeat(None, loops):
+                if before + previous > stop_at:
+                    raise Overran
+                wait(fn(*args, **kwargs))
+                after = TIMER()
+                previous, before = after - before, after
+            return before - start
         if wait is _wait_array:  # the common case, as lean as a hand-written `f(x).block_until_ready()` loop
             timer = TIMER
             start = timer()
@@ -170,25 +190,30 @@ def timed_loop(runner, loops: int, wait: Callable[[Any], Any]) -> float:
         return TIMER() - start
 
 
-def pipelined_loop(runner, loops: int) -> float:
+def pipelined_loop(runner, loops: int, *, stop_at: float | None = None) -> float:
     """Seconds that ``loops`` calls took when none is waited for until the last one, whose result
     is: dispatching each call overlaps the device's work on the previous ones, as in a training
-    loop. Donated arguments are copied for all the calls before the clock starts."""
+    loop. Donated arguments are copied for all the calls before the clock starts. ``stop_at`` as
+    for ``timed_loop``, judged by the time each call took to dispatch."""
     fn = runner.fn
     with runner.context():
         if runner.donates:
-            prepared = [runner.fresh_arguments() for _ in range(loops)]
-            start = TIMER()
-            out = None
-            for args, kwargs in prepared:
-                out = fn(*args, **kwargs)
-            jax.block_until_ready(out)
-            return TIMER() - start
-        args, kwargs = runner.args, runner.kwargs
-        start = TIMER()
+            calls = [runner.fresh_arguments() for _ in range(loops)]
+        else:
+            calls = itertools.repeat((runner.args, runner.kwargs), loops)
         out = None
-        for _ in itertools.repeat(None, loops):
-            out = fn(*args, **kwargs)
+        start = before = TIMER()
+        if stop_at is None:
+            for args, kwargs in calls:
+                out = fn(*args, **kwargs)
+        else:
+            previous = 0.0
+            for args, kwargs in calls:
+                if before + previous > stop_at:
+                    raise Overran
+                out = fn(*args, **kwargs)
+                after = TIMER()
+                previous, before = after - before, after
         jax.block_until_ready(out)
         return TIMER() - start
 
