@@ -5,6 +5,7 @@ first NaN or inf is the same equation, and the results are the call's own. On an
 four recorded models are evaluated at their recorded sizes and the cost against one eager call is
 printed (goal: at most 3×, first run included)."""
 
+import threading
 import time
 
 import jax
@@ -12,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxmagic import _jax_private as jax_private
 from jaxmagic.tracing import value_program, values
 from tests import test_corpus_libraries as libraries
 from tests import test_jaxpr_corpus_jax_docs as docs
@@ -181,3 +183,31 @@ def test_summaries_on_different_devices_come_back_each_from_its_own(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["19.0", "-40.0"]
+
+
+def test_the_summary_programs_compile_on_worker_threads_while_the_user_operations_run(caplog):
+    """A first run compiles, on the calling thread, the operations the function's eager call would
+    compile and nothing else: every summary program, and the one that joins them, compiled ahead
+    on the workers (JAX's own log of compilations on the caller's thread, and its compile events
+    by thread, are the truth)."""
+    fn, args = recorded.MODELS["mlp"][0], recorded.MODELS["mlp"][1](jax.random.PRNGKey(0), batch=8, width=16)
+    closed = jax.jit(fn).trace(*args).jaxpr
+    flat = values.flat_arguments(closed.in_avals, args, {})
+    threads = []
+
+    def compiled(event, duration_secs, **_):
+        if event == "/jax/core/compile/backend_compile_duration":
+            threads.append(threading.current_thread().name)
+
+    jax.clear_caches()
+    jax.monitoring.register_event_duration_secs_listener(compiled)
+    try:
+        with jax.log_compiles(True), caplog.at_level("WARNING"):
+            run = values.evaluate(closed, flat, summaries="device")
+    finally:
+        jax_private.unregister_duration_listener(compiled)
+    logged = [r.getMessage() for r in caplog.records if "Finished XLA compilation" in r.getMessage()]
+    assert logged and all("<lambda>" not in m for m in logged), logged  # the user's operations only
+    assert len(logged) == threads.count(threading.current_thread().name)
+    assert len(threads) - len(logged) >= 2, threads  # the summaries and the join, elsewhere
+    np.testing.assert_allclose(np.asarray(run.outputs[0]), np.asarray(fn(*args)), rtol=1e-5)

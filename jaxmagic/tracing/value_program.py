@@ -19,15 +19,120 @@ where its eager call compiles two kernels.)
 
 from __future__ import annotations
 
-from typing import Any
+import concurrent.futures
+import contextlib
+import os
+from typing import Any, Iterable
 
 import jax
 import numpy as np
+
+from jaxmagic import _jax_private
+from jaxmagic.tracing import jitting
 
 SMALL = 8  # a value with at most this many elements is returned whole
 
 
 _PACKED = jax.jit(lambda values: packed(values))
+MOST_CONCATENATED = 256  # more packed summaries than this come back one by one (one program would compile slowly)
+_CONCATENATED = jax.jit(lambda parts: jax.numpy.concatenate(parts))
+_COMPILED: set = set()  # the lists of types whose summary program is compiled, forgotten with JAX's caches
+_FORGET_MARK = _jax_private.on_caches_cleared(_COMPILED.clear)
+_WORKERS: list = []  # the one pool of threads that compiles summary programs ahead, once started
+
+
+def _types(values: Iterable) -> tuple:
+    """What a summary program is compiled for: each value's shape, dtype and weak type (arrays or
+    their abstract values alike)."""
+    return tuple(
+        (
+            tuple(np.shape(v)),
+            str(getattr(v, "dtype", None) or np.asarray(v).dtype),
+            bool(getattr(v, "weak_type", False)),
+        )
+        for v in values
+    )
+
+
+def _compile(program, typed: list) -> None:
+    """Compile ``program`` for the types of ``typed`` into its cache (a worker's job)."""
+    with jitting.own_work():
+        shapes = [jax.ShapeDtypeStruct(t.shape, t.dtype, weak_type=bool(getattr(t, "weak_type", False))) for t in typed]
+        program.trace(shapes).lower().compile()
+    if program is _PACKED:
+        _COMPILED.add(_types(typed))
+
+
+def packed_size(typed: list) -> int:
+    """The bytes ``packed`` makes of values of these types (arrays or abstract values).
+
+    >>> import jax.numpy as jnp
+    >>> packed_size([jnp.arange(20.0), jnp.ones(3, jnp.int32)]) == summarised([jnp.arange(20.0), jnp.ones(3, jnp.int32)]).size
+    True
+    """
+    total = 0
+    for value in typed:
+        size = int(np.prod(np.shape(value), dtype=np.int64))
+        total += sum(f.itemsize * (size if name == "value" else 1) for name, f in _fields(value.dtype, size))
+    return total
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    if not _WORKERS:
+        workers = max(1, min(8, (os.cpu_count() or 2) - 1))
+        _WORKERS.append(concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="jaxmagic-summaries"))
+    return _WORKERS[0]
+
+
+class Ahead:
+    """The summary programs an evaluation will need (``typed_lists``: the types of the values of
+    each call of ``summarised``), compiled on worker threads while the equations run, each list
+    of types once; ``summarised`` waits for its own program, then runs it.
+
+    A TPU compiles each small program in tens of milliseconds, and eager code compiles each of
+    its operations the first time too: compiled one after the other, a model's summaries made a
+    first ``--values`` run several times one eager call.
+
+    >>> import jax.numpy as jnp
+    >>> x = jnp.arange(20.0)
+    >>> ahead = Ahead([[x], [x, x]])
+    >>> found = unpacked(jax.device_get(ahead.summarised([x, x])), [x, x])
+    >>> int(found[1]["maximum"])
+    19
+    """
+
+    def __init__(self, typed_lists: Iterable[list], fetched: list[list] | None = None):
+        self.pending: dict[tuple, concurrent.futures.Future] = {}
+        for typed in typed_lists:
+            key = _types(typed)
+            if key not in _COMPILED and key not in self.pending:
+                self.pending[key] = _pool().submit(_compile, _PACKED, list(typed))
+        if fetched is not None and len(fetched) <= MOST_CONCATENATED:  # the parts ``fetched`` will join
+            parts = [jax.ShapeDtypeStruct((packed_size(typed),), np.uint8) for typed in fetched]
+            self.pending[("fetched",)] = _pool().submit(_compile, _CONCATENATED, parts)
+
+    def summarised(self, values: list) -> Any:
+        key = _types(values)
+        self._wait(key)
+        found = summarised(values)
+        _COMPILED.add(key)
+        return found
+
+    def fetched(self, parts: list) -> list:
+        self._wait(("fetched",))
+        return fetched(parts)
+
+    def _wait(self, key: tuple) -> None:
+        future = self.pending.pop(key, None)
+        if future is not None:
+            with contextlib.suppress(Exception):  # a program the worker could not compile is compiled here
+                future.result()
+
+    def cancel(self) -> None:
+        """Drop the compilations not started yet that no summary asked for (a branch not taken)."""
+        for future in self.pending.values():
+            future.cancel()
+        self.pending.clear()
 
 
 def summarised(values: list) -> Any:
@@ -40,11 +145,6 @@ def summarised(values: list) -> Any:
     (19, 2.0)
     """
     return _PACKED([v if hasattr(v, "dtype") else np.asarray(v) for v in values])
-
-
-MOST_CONCATENATED = 256  # more packed summaries than this come back one by one (one program would compile slowly)
-
-_CONCATENATED = jax.jit(lambda parts: jax.numpy.concatenate(parts))
 
 
 def fetched(parts: list) -> list:

@@ -203,6 +203,7 @@ def evaluate(
     """
     start = time.perf_counter()
     evaluation = _Evaluation(summaries or _where_values_live(arguments))
+    evaluation.compile_ahead(closed_jaxpr.jaxpr, arguments)
     refs = [_Ref("argument", index=i) for i in range(len(arguments))]
     outputs = evaluation.run(closed_jaxpr.jaxpr, closed_jaxpr.consts, list(arguments), refs, (), None)
     run = evaluation.finished(list(arguments), outputs, cell_namer)
@@ -274,12 +275,22 @@ class _Evaluation:
             raise ValueError(f"summaries is 'host' or 'device', not {summaries!r}")
         self.on_host = summaries == "host"
         self.steps: list[_Step] = []
+        self.ahead = value_program.Ahead(())
+
+    def compile_ahead(self, jaxpr, arguments: Sequence[Any]) -> None:
+        """On the device, start compiling the summary program of each argument and of each
+        equation's outputs (``_summarised_types``) while the equations run."""
+        if not self.on_host:
+            steps: list[list] = []
+            exact = _foreseen_steps(jaxpr, steps)
+            singles = [[a] for a in arguments]
+            self.ahead = value_program.Ahead(steps + singles, fetched=singles + steps if exact else None)
 
     def summarised(self, values: list):
         """Each value's ``Summary`` now (on the host), or their summaries packed on the device."""
         if self.on_host:
             return [summarise(v) for v in values]
-        return value_program.summarised(values)
+        return self.ahead.summarised(values)
 
     def run(self, jaxpr, consts, arguments: list, refs: list, path: tuple, parent: _Origin | None) -> list:
         """Run ``jaxpr``'s equations, recording each, and return its outputs; ``refs`` say where
@@ -337,7 +348,8 @@ class _Evaluation:
         """The ``ValueRun``: every summary brought back at once, then read in order."""
         kept = [self.summarised([a]) for a in arguments]  # one program per type, shared
         kept += [step.found for step in self.steps]
-        kept = kept if self.on_host else value_program.fetched(kept)
+        kept = kept if self.on_host else self.ahead.fetched(kept)
+        self.ahead.cancel()
         fetched_arguments, fetched = kept[: len(arguments)], kept[len(arguments) :]
         inputs = [self._read(found, [a])[0] for a, found in zip(arguments, fetched_arguments, strict=True)]
         run = ValueRun(outputs=outputs, inputs=inputs, summarised_on="host" if self.on_host else "device")
@@ -380,6 +392,23 @@ class _Evaluation:
         if self.on_host:
             return tuple(found)
         return tuple(from_arrays(t, f) for t, f in zip(typed, value_program.unpacked(found, typed), strict=True))
+
+
+def _foreseen_steps(jaxpr, found: list[list]) -> bool:
+    """Append to ``found`` the abstract values of each step's outputs, in the order an evaluation
+    of ``jaxpr`` runs its steps (a nested call's before the call's own); ``False`` where that
+    order depends on the values (a ``cond``: every branch is listed)."""
+    exact = True
+    for eqn in jaxpr.eqns:
+        inner = eqn.params.get(_CALLS.get(eqn.primitive.name, ""))
+        body = getattr(inner, "jaxpr", inner)
+        if body is not None and len(body.invars) == len(eqn.invars):
+            exact = _foreseen_steps(body, found) and exact
+        for branch in eqn.params.get("branches", ()) if eqn.primitive.name == "cond" else ():
+            exact = False
+            _foreseen_steps(branch.jaxpr, found)
+        found.append([var.aval for var in eqn.outvars])
+    return exact
 
 
 def _summary_of(ref: _Ref, made: list, inputs: list[Summary]) -> Summary:
