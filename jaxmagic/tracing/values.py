@@ -21,6 +21,7 @@ otherwise shape, min / mean / max and the count of NaNs and infs.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import time
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from jaxmagic.tracing.listing import line_made_here, name_stack_facts
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells
 
 SMALL = value_program.SMALL  # a value with at most this many elements is kept whole
+HOST_WINDOW = 4  # on the host, an equation's outputs are summarised once this many more were dispatched
 # Primitives that call one nested jaxpr on all their operands: the parameter that holds it.
 _CALLS = {
     "jit": "jaxpr",
@@ -104,6 +106,10 @@ def summarise(value: Any) -> Summary:
     if array.dtype.name in _LOW_PRECISION:
         array = array.astype(np.float32)
     if array.dtype.kind == "f":
+        with np.errstate(over="ignore", invalid="ignore"):  # a sum of finite values past the dtype's range
+            total = array.sum()
+        if np.isfinite(total):  # so is every element: three passes, where counting NaNs and infs takes more
+            return Summary(shape, dtype, small, float(array.min()), float(total / array.size), float(array.max()))
         finite = np.isfinite(array)
         if not finite.all():
             nans = int(np.count_nonzero(np.isnan(array)))
@@ -276,6 +282,7 @@ class _Evaluation:
         self.on_host = summaries == "host"
         self.steps: list[_Step] = []
         self.ahead = value_program.Ahead(())
+        self.unsummarised: collections.deque[list] = collections.deque()
 
     def compile_ahead(self, jaxpr, arguments: Sequence[Any]) -> None:
         """On the device, start compiling the summary program of each argument and of each
@@ -287,10 +294,17 @@ class _Evaluation:
             self.ahead = value_program.Ahead(steps + singles, fetched=singles + steps if exact else None)
 
     def summarised(self, values: list):
-        """Each value's ``Summary`` now (on the host), or their summaries packed on the device."""
-        if self.on_host:
-            return [summarise(v) for v in values]
-        return self.ahead.summarised(values)
+        """On the host, a list that becomes each value's ``Summary`` once ``HOST_WINDOW`` more
+        equations were dispatched (summarising waits for the value: at once, it would stop the
+        next operations' dispatch from overlapping this one's work, as eager code's does); on the
+        device, their summaries packed there."""
+        if not self.on_host:
+            return self.ahead.summarised(values)
+        later = list(values)
+        self.unsummarised.append(later)
+        if len(self.unsummarised) > HOST_WINDOW:
+            _summarise_in_place(self.unsummarised.popleft())
+        return later
 
     def run(self, jaxpr, consts, arguments: list, refs: list, path: tuple, parent: _Origin | None) -> list:
         """Run ``jaxpr``'s equations, recording each, and return its outputs; ``refs`` say where
@@ -348,6 +362,8 @@ class _Evaluation:
         """The ``ValueRun``: every summary brought back at once, then read in order."""
         kept = [self.summarised([a]) for a in arguments]  # one program per type, shared
         kept += [step.found for step in self.steps]
+        while self.unsummarised:
+            _summarise_in_place(self.unsummarised.popleft())
         kept = kept if self.on_host else self.ahead.fetched(kept)
         self.ahead.cancel()
         fetched_arguments, fetched = kept[: len(arguments)], kept[len(arguments) :]
@@ -392,6 +408,10 @@ class _Evaluation:
         if self.on_host:
             return tuple(found)
         return tuple(from_arrays(t, f) for t, f in zip(typed, value_program.unpacked(found, typed), strict=True))
+
+
+def _summarise_in_place(values: list) -> None:
+    values[:] = [summarise(v) for v in values]
 
 
 def _foreseen_steps(jaxpr, found: list[list]) -> bool:
