@@ -19,120 +19,18 @@ where its eager call compiles two kernels.)
 
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
-import os
-from typing import Any, Iterable
+import functools
+from typing import Any
 
 import jax
 import numpy as np
 
-from jaxmagic import _jax_private
-from jaxmagic.tracing import jitting
-
 SMALL = 8  # a value with at most this many elements is returned whole
 
 
-_PACKED = jax.jit(lambda values: packed(values))
+PACKED = jax.jit(lambda values: packed(values))
 MOST_CONCATENATED = 256  # more packed summaries than this come back one by one (one program would compile slowly)
-_CONCATENATED = jax.jit(lambda parts: jax.numpy.concatenate(parts))
-_COMPILED: set = set()  # the lists of types whose summary program is compiled, forgotten with JAX's caches
-_FORGET_MARK = _jax_private.on_caches_cleared(_COMPILED.clear)
-_WORKERS: list = []  # the one pool of threads that compiles summary programs ahead, once started
-
-
-def _types(values: Iterable) -> tuple:
-    """What a summary program is compiled for: each value's shape, dtype and weak type (arrays or
-    their abstract values alike)."""
-    return tuple(
-        (
-            tuple(np.shape(v)),
-            str(getattr(v, "dtype", None) or np.asarray(v).dtype),
-            bool(getattr(v, "weak_type", False)),
-        )
-        for v in values
-    )
-
-
-def _compile(program, typed: list) -> None:
-    """Compile ``program`` for the types of ``typed`` into its cache (a worker's job)."""
-    with jitting.own_work():
-        shapes = [jax.ShapeDtypeStruct(t.shape, t.dtype, weak_type=bool(getattr(t, "weak_type", False))) for t in typed]
-        program.trace(shapes).lower().compile()
-    if program is _PACKED:
-        _COMPILED.add(_types(typed))
-
-
-def packed_size(typed: list) -> int:
-    """The bytes ``packed`` makes of values of these types (arrays or abstract values).
-
-    >>> import jax.numpy as jnp
-    >>> packed_size([jnp.arange(20.0), jnp.ones(3, jnp.int32)]) == summarised([jnp.arange(20.0), jnp.ones(3, jnp.int32)]).size
-    True
-    """
-    total = 0
-    for value in typed:
-        size = int(np.prod(np.shape(value), dtype=np.int64))
-        total += sum(f.itemsize * (size if name == "value" else 1) for name, f in _fields(value.dtype, size))
-    return total
-
-
-def _pool() -> concurrent.futures.ThreadPoolExecutor:
-    if not _WORKERS:
-        workers = max(1, min(8, (os.cpu_count() or 2) - 1))
-        _WORKERS.append(concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="jaxmagic-summaries"))
-    return _WORKERS[0]
-
-
-class Ahead:
-    """The summary programs an evaluation will need (``typed_lists``: the types of the values of
-    each call of ``summarised``), compiled on worker threads while the equations run, each list
-    of types once; ``summarised`` waits for its own program, then runs it.
-
-    A TPU compiles each small program in tens of milliseconds, and eager code compiles each of
-    its operations the first time too: compiled one after the other, a model's summaries made a
-    first ``--values`` run several times one eager call.
-
-    >>> import jax.numpy as jnp
-    >>> x = jnp.arange(20.0)
-    >>> ahead = Ahead([[x], [x, x]])
-    >>> found = unpacked(jax.device_get(ahead.summarised([x, x])), [x, x])
-    >>> int(found[1]["maximum"])
-    19
-    """
-
-    def __init__(self, typed_lists: Iterable[list], fetched: list[list] | None = None):
-        self.pending: dict[tuple, concurrent.futures.Future] = {}
-        for typed in typed_lists:
-            key = _types(typed)
-            if key not in _COMPILED and key not in self.pending:
-                self.pending[key] = _pool().submit(_compile, _PACKED, list(typed))
-        if fetched is not None and len(fetched) <= MOST_CONCATENATED:  # the parts ``fetched`` will join
-            parts = [jax.ShapeDtypeStruct((packed_size(typed),), np.uint8) for typed in fetched]
-            self.pending[("fetched",)] = _pool().submit(_compile, _CONCATENATED, parts)
-
-    def summarised(self, values: list) -> Any:
-        key = _types(values)
-        self._wait(key)
-        found = summarised(values)
-        _COMPILED.add(key)
-        return found
-
-    def fetched(self, parts: list) -> list:
-        self._wait(("fetched",))
-        return fetched(parts)
-
-    def _wait(self, key: tuple) -> None:
-        future = self.pending.pop(key, None)
-        if future is not None:
-            with contextlib.suppress(Exception):  # a program the worker could not compile is compiled here
-                future.result()
-
-    def cancel(self) -> None:
-        """Drop the compilations not started yet that no summary asked for (a branch not taken)."""
-        for future in self.pending.values():
-            future.cancel()
-        self.pending.clear()
+CONCATENATED = jax.jit(lambda parts: jax.numpy.concatenate(parts))
 
 
 def summarised(values: list) -> Any:
@@ -144,7 +42,7 @@ def summarised(values: list) -> Any:
     >>> int(found[0]["maximum"]), found[1]["value"].item()
     (19, 2.0)
     """
-    return _PACKED([v if hasattr(v, "dtype") else np.asarray(v) for v in values])
+    return PACKED([v if hasattr(v, "dtype") else np.asarray(v) for v in values])
 
 
 def fetched(parts: list) -> list:
@@ -163,26 +61,56 @@ def fetched(parts: list) -> list:
     devices = {frozenset(part.sharding.device_set) for part in parts}
     if len(parts) > MOST_CONCATENATED or len(devices) != 1 or len(next(iter(devices))) != 1:
         return [np.asarray(part) for part in jax.device_get(parts)]
-    whole = np.asarray(jax.device_get(_CONCATENATED(parts)))
+    whole = np.asarray(jax.device_get(CONCATENATED(parts)))
     return np.split(whole, np.cumsum([part.shape[0] for part in parts])[:-1])
 
 
-def _fields(dtype, size: int) -> list[tuple[str, Any]]:
+def packed_size(typed: list) -> int:
+    """The bytes ``packed`` makes of values of these types (arrays, abstract values or Python
+    numbers, as JAX would see them).
+
+    >>> import jax.numpy as jnp
+    >>> typed = [jnp.arange(20.0), jnp.ones(3, jnp.int32), 2.0]
+    >>> packed_size(typed) == summarised(typed).size
+    True
+    """
+    return sum(_packed_bytes(tuple(np.shape(value)), seen_dtype(value)) for value in typed)
+
+
+@functools.lru_cache(maxsize=4096)
+def _packed_bytes(shape: tuple, dtype) -> int:
+    size = int(np.prod(shape, dtype=np.int64))
+    return sum(f.itemsize * (size if name == "value" else 1) for name, f in _fields(dtype, size))
+
+
+def seen_dtype(value: Any):
+    """The dtype a jitted program sees for ``value`` (NumPy's float64 is float32 without x64;
+    a JAX array's or an abstract value's is already so)."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None and hasattr(value, "weak_type"):
+        return dtype
+    if dtype is None:
+        dtype = np.asarray(value).dtype
+    return dtype if _kind(dtype) == "opaque" else jax.dtypes.canonicalize_dtype(dtype)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fields(dtype, size: int) -> tuple[tuple[str, Any], ...]:
     """The summary of one array of ``dtype`` with ``size`` elements, as ``(name, NumPy dtype)``
     in the order they are packed (``value``: the ``size`` elements themselves)."""
     kind = _kind(dtype)
     if kind == "opaque":
-        return []
+        return ()
     if size <= SMALL:
-        return [("value", np.dtype(np.uint8) if np.dtype(dtype) == np.bool_ else np.dtype(dtype))]
+        return (("value", np.dtype(np.uint8) if np.dtype(dtype) == np.bool_ else np.dtype(dtype)),)
     counts = np.dtype(np.int32)
     if kind == "complex":
-        return [("nans", counts), ("infs", counts)]
+        return (("nans", counts), ("infs", counts))
     if kind == "int":
         wide = counts if np.dtype(dtype) == np.bool_ else np.dtype(dtype)
-        return [("minimum", wide), ("maximum", wide), ("total", np.dtype(np.float32))]
+        return (("minimum", wide), ("maximum", wide), ("total", np.dtype(np.float32)))
     wide = np.dtype(np.float32) if np.dtype(dtype).itemsize < 4 else np.dtype(dtype)
-    return [("nans", counts), ("count", counts), ("minimum", wide), ("maximum", wide), ("total", wide)]
+    return (("nans", counts), ("count", counts), ("minimum", wide), ("maximum", wide), ("total", wide))
 
 
 def packed(values: list):
@@ -206,7 +134,7 @@ def unpacked(data, typed: list) -> list[dict]:
     data = np.asarray(data)
     found, start = [], 0
     for value in typed:
-        dtype = value.dtype if hasattr(value, "dtype") else jax.dtypes.canonicalize_dtype(np.asarray(value).dtype)
+        dtype = seen_dtype(value)
         shape = tuple(np.shape(value))
         size = int(np.prod(shape, dtype=np.int64))
         one: dict = {}
@@ -220,6 +148,7 @@ def unpacked(data, typed: list) -> list[dict]:
     return found
 
 
+@functools.lru_cache(maxsize=1024)
 def _kind(dtype) -> str:
     """How an array is summarised: ``float``, ``complex``, ``int`` (integers and booleans) or
     ``opaque`` (PRNG keys and other extended types: shape and dtype only)."""

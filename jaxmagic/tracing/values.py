@@ -31,7 +31,7 @@ import numpy as np
 from jax.extend import core as jcore
 
 from jaxmagic import _jax_private
-from jaxmagic.tracing import blowups, value_program
+from jaxmagic.tracing import blowups, device_summaries, value_program
 from jaxmagic.tracing.listing import line_made_here, name_stack_facts
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells
 
@@ -281,25 +281,28 @@ class _Evaluation:
             raise ValueError(f"summaries is 'host' or 'device', not {summaries!r}")
         self.on_host = summaries == "host"
         self.steps: list[_Step] = []
-        self.ahead = value_program.Ahead(())
+        self.window = device_summaries.Window(device_summaries.Ahead(()))
         self.unsummarised: collections.deque[list] = collections.deque()
 
     def compile_ahead(self, jaxpr, arguments: Sequence[Any]) -> None:
-        """On the device, start compiling the summary program of each argument and of each
-        equation's outputs (``_summarised_types``) while the equations run."""
+        """On the device, start compiling the summary programs the run will need (each equation's
+        outputs, then each argument, in groups: ``device_summaries``) while the equations run."""
         if not self.on_host:
-            steps: list[list] = []
-            exact = _foreseen_steps(jaxpr, steps)
-            singles = [[a] for a in arguments]
-            self.ahead = value_program.Ahead(steps + singles, fetched=singles + steps if exact else None)
+
+            def foresee() -> tuple[list[list], bool]:
+                steps: list[list] = []
+                exact = _foreseen_steps(jaxpr, steps)
+                return device_summaries.grouped(steps + [[a] for a in arguments]), exact
+
+            self.window = device_summaries.Window(device_summaries.Ahead.planned(jaxpr, foresee))
 
     def summarised(self, values: list):
         """On the host, a list that becomes each value's ``Summary`` once ``HOST_WINDOW`` more
         equations were dispatched (summarising waits for the value: at once, it would stop the
         next operations' dispatch from overlapping this one's work, as eager code's does); on the
-        device, their summaries packed there."""
+        device, where their summaries will be among those packed there (a ``Slot``)."""
         if not self.on_host:
-            return self.ahead.summarised(values)
+            return self.window.add(values)
         later = list(values)
         self.unsummarised.append(later)
         if len(self.unsummarised) > HOST_WINDOW:
@@ -360,13 +363,14 @@ class _Evaluation:
 
     def finished(self, arguments: list, outputs: list, cell_namer: CellNamer) -> ValueRun:
         """The ``ValueRun``: every summary brought back at once, then read in order."""
-        kept = [self.summarised([a]) for a in arguments]  # one program per type, shared
-        kept += [step.found for step in self.steps]
+        kept = [step.found for step in self.steps] + [self.summarised([a]) for a in arguments]
         while self.unsummarised:
             _summarise_in_place(self.unsummarised.popleft())
-        kept = kept if self.on_host else self.ahead.fetched(kept)
-        self.ahead.cancel()
-        fetched_arguments, fetched = kept[: len(arguments)], kept[len(arguments) :]
+        if not self.on_host:
+            parts = self.window.fetched()
+            self.window.ahead.cancel()
+            kept = [parts[slot.part][slot.start : slot.end] for slot in kept]
+        fetched, fetched_arguments = kept[: len(self.steps)], kept[len(self.steps) :]
         inputs = [self._read(found, [a])[0] for a, found in zip(arguments, fetched_arguments, strict=True)]
         run = ValueRun(outputs=outputs, inputs=inputs, summarised_on="host" if self.on_host else "device")
         made: list[tuple[Summary, ...]] = []
