@@ -4,10 +4,10 @@ with all the others at the end.
 
 Eager code dispatches one compiled program per operation and compiles each distinct operation
 once. ``--values`` does the same: each equation is bound as eager code binds it (JAX's own
-per-operation programs, shared with the user's eager calls), and beside it one jitted summary
-program, compiled once per distinct output type: NaNs, infs, min / max / sum of the finite
-elements (the value itself when it has at most ``SMALL`` elements). No equation waits for a
-transfer. (One program for the whole jaxpr was measured too: XLA's compile time grows with every
+per-operation programs, shared with the user's eager calls), and after every few equations one
+jitted summary program of their outputs (``device_summaries``), compiled once per list of types:
+NaNs, infs, min / max / sum of the finite elements (the value itself when it has at most
+``SMALL`` elements). No equation waits for a transfer. (One program for the whole jaxpr was measured too: XLA's compile time grows with every
 equation and every summary in it, so a Python loop unrolled 300 times cost seconds to compile
 where its eager call compiles two kernels.)
 
