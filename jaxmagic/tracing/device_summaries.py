@@ -15,7 +15,7 @@ calling thread compiles only the user's operations.
 >>> window = Window(Ahead(grouped([[x], [x, x]])))
 >>> first, second = window.add([x]), window.add([x, x])
 >>> parts = window.fetched()
->>> found = value_program.unpacked(parts[second.part][second.start : second.end], [x, x])
+>>> found = value_program.unpacked(second.taken_from(parts), [x, x])
 >>> int(found[1]["maximum"]), first.part == second.part
 (19, True)
 """
@@ -66,6 +66,10 @@ class Slot:
     part: int = -1
     start: int = 0
     end: int = 0
+
+    def taken_from(self, parts: list) -> Any:
+        """Its bytes of ``parts`` (what ``Window.fetched`` returned)."""
+        return parts[self.part][self.start : self.end]
 
 
 class Window:

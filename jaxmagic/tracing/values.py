@@ -258,7 +258,7 @@ class _Step:
 
     path: tuple
     origin: _Origin
-    found: list
+    found: Any  # a list of ``Summary`` on the host, a ``device_summaries.Slot`` on the device
     inputs: list
 
 
@@ -296,7 +296,7 @@ class _Evaluation:
 
             self.window = device_summaries.Window(device_summaries.Ahead.planned(jaxpr, foresee))
 
-    def summarised(self, values: list):
+    def summarised(self, values: list) -> Any:
         """On the host, a list that becomes each value's ``Summary`` once ``HOST_WINDOW`` more
         equations were dispatched (summarising waits for the value: at once, it would stop the
         next operations' dispatch from overlapping this one's work, as eager code's does); on the
@@ -340,7 +340,7 @@ class _Evaluation:
                 env.pop(var, None)
         return [read(v) for v in jaxpr.outvars]
 
-    def _equation(self, eqn, invals: list, inrefs: list, path: tuple, origin: _Origin) -> tuple[list, list]:
+    def _equation(self, eqn, invals: list, inrefs: list, path: tuple, origin: _Origin) -> tuple[list, Any]:
         """``(outputs, their summaries on the device)`` of one equation: a nested call, or the
         branch a ``cond`` takes, is entered (and its outputs summarised as the call's own)."""
         name = eqn.primitive.name
@@ -369,7 +369,7 @@ class _Evaluation:
         if not self.on_host:
             parts = self.window.fetched()
             self.window.ahead.cancel()
-            kept = [parts[slot.part][slot.start : slot.end] for slot in kept]
+            kept = [slot.taken_from(parts) for slot in kept]
         fetched, fetched_arguments = kept[: len(self.steps)], kept[len(self.steps) :]
         inputs = [self._read(found, [a])[0] for a, found in zip(arguments, fetched_arguments, strict=True)]
         run = ValueRun(outputs=outputs, inputs=inputs, summarised_on="host" if self.on_host else "device")
