@@ -152,8 +152,8 @@ def timed_loop(runner, loops: int, wait: Callable[[Any], Any], *, stop_at: float
 
     With ``stop_at`` (a reading of ``TIMER``), ``Overran`` is raised between two calls, before one
     that the last call's time says would end past it: the loop of a mode that runs operation by
-    operation is stopped there, never inside JAX's work (where an exception can leave JAX's caches
-    half-filled). At most one call runs past ``stop_at``.
+    operation is stopped there, never inside a call (where an exception would land in the middle
+    of JAX's own work). At most one call runs past ``stop_at``.
     """
     fn, args, kwargs = runner.fn, runner.args, runner.kwargs
     with runner.context():

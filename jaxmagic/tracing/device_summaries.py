@@ -12,7 +12,7 @@ calling thread compiles only the user's operations.
 >>> import jax, jax.numpy as jnp
 >>> from jaxmagic.tracing import value_program
 >>> x = jnp.arange(20.0)
->>> window = Window(Ahead(grouped([[x], [x, x]])))
+>>> window = Window(Ahead())
 >>> first, second = window.add([x]), window.add([x, x])
 >>> parts = window.fetched()
 >>> found = value_program.unpacked(second.taken_from(parts), [x, x])
@@ -92,9 +92,12 @@ class Window:
         return slot
 
     def fetched(self) -> list:
-        """Every group's packed summaries on the host, in the order the groups ran (``Slot.part``)."""
+        """Every group's packed summaries on the host, in the order the groups ran (``Slot.part``);
+        the compilations not started that no group asked for (a branch not taken) are dropped."""
         self._flush()
-        return self.ahead.fetched(self.parts)
+        parts = self.ahead.fetched(self.parts)
+        self.ahead.cancel()
+        return parts
 
     def _flush(self) -> None:
         if not self.waiting:
@@ -142,28 +145,25 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
 
 
 class Ahead:
-    """The summary programs of ``groups`` (the values of each program, or their abstract values),
-    compiled on worker threads, each list of types once per process; with ``joined``, also the
-    program that joins the groups' packed summaries (``value_program.fetched``). ``summarised``
-    and ``fetched`` wait for their own program, then run it."""
+    """The summary programs of ``jobs`` (``(program, typed, key)``: see ``planned``) compiled on
+    worker threads, each list of types once per process; ``summarised`` and ``fetched`` wait for
+    their own program, then run it."""
 
-    def __init__(self, groups: Iterable[list], *, joined: bool = False):
+    def __init__(self, jobs: Iterable[tuple] = ()):
         self.pending: dict[tuple, concurrent.futures.Future] = {}
-        for program, typed, key in _jobs(list(groups), joined):
+        for program, typed, key in jobs:
             self._submit(program, typed, key)
 
     @classmethod
     def planned(cls, jaxpr, foresee: Callable[[], tuple[list[list], bool]]) -> Ahead:
-        """An ``Ahead`` for a run of ``jaxpr``, whose groups and whether the join can be foreseen
-        ``foresee()`` says; worked out once per jaxpr (a warm run only checks what is compiled)."""
+        """An ``Ahead`` for a run of ``jaxpr``: the program of each group of values ``foresee()``
+        gives and, where it says the order is exact, the one that joins the groups' packed
+        summaries (``value_program.fetched``); worked out once per jaxpr (a warm run only checks
+        what is compiled)."""
         jobs = _PLANS.get(jaxpr)
         if jobs is None:
-            groups, joined = foresee()
-            jobs = _PLANS[jaxpr] = _jobs(groups, joined)
-        ahead = cls(())
-        for program, typed, key in jobs:
-            ahead._submit(program, typed, key)
-        return ahead
+            jobs = _PLANS[jaxpr] = _jobs(*foresee())
+        return cls(jobs)
 
     def _submit(self, program, typed: list, key: tuple) -> None:
         if key not in _COMPILED and key not in self.pending:

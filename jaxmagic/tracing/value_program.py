@@ -7,9 +7,9 @@ once. ``--values`` does the same: each equation is bound as eager code binds it 
 per-operation programs, shared with the user's eager calls), and after every few equations one
 jitted summary program of their outputs (``device_summaries``), compiled once per list of types:
 NaNs, infs, min / max / sum of the finite elements (the value itself when it has at most
-``SMALL`` elements). No equation waits for a transfer. (One program for the whole jaxpr was measured too: XLA's compile time grows with every
-equation and every summary in it, so a Python loop unrolled 300 times cost seconds to compile
-where its eager call compiles two kernels.)
+``SMALL`` elements). No equation waits for a transfer. (One program for the whole jaxpr was
+measured too: XLA's compile time grows with every equation and every summary in it, so a Python
+loop unrolled 300 times cost seconds to compile where its eager call compiles two kernels.)
 
 >>> import jax.numpy as jnp
 >>> x = jnp.log(jnp.full(16, -1.0))

@@ -281,7 +281,7 @@ class _Evaluation:
             raise ValueError(f"summaries is 'host' or 'device', not {summaries!r}")
         self.on_host = summaries == "host"
         self.steps: list[_Step] = []
-        self.window = device_summaries.Window(device_summaries.Ahead(()))
+        self.window = device_summaries.Window(device_summaries.Ahead())
         self.unsummarised: collections.deque[list] = collections.deque()
 
     def compile_ahead(self, jaxpr, arguments: Sequence[Any]) -> None:
@@ -368,7 +368,6 @@ class _Evaluation:
             _summarise_in_place(self.unsummarised.popleft())
         if not self.on_host:
             parts = self.window.fetched()
-            self.window.ahead.cancel()
             kept = [slot.taken_from(parts) for slot in kept]
         fetched, fetched_arguments = kept[: len(self.steps)], kept[len(self.steps) :]
         inputs = [self._read(found, [a])[0] for a, found in zip(arguments, fetched_arguments, strict=True)]
