@@ -192,6 +192,36 @@ def test_auto_ranging_fills_about_a_fifth_of_a_second_per_repeat():
     assert timing.loops * timing.best > 0.02  # sized for 0.2 s: even a slow repeat is far above a few ms
 
 
+def test_one_pause_during_the_calibration_run_does_not_shrink_every_repeat():
+    """The run that sizes the repeats takes the fastest of its loops, as timeit reports its best:
+    a single pause of the machine (here, one call of the user's callback that sleeps) must not
+    make every later repeat far shorter than the fifth of a second it is sized for."""
+    seen = []
+
+    def pause_once(v):
+        seen.append(None)
+        if len(seen) == 40:
+            time.sleep(0.06)
+        return v
+
+    def f(v):
+        return jax.pure_callback(pause_once, jax.ShapeDtypeStruct(v.shape, v.dtype), v)
+
+    runner = modes.build("jit", Call(f, (jnp.ones(16),), {}))
+    _, output = stopwatch.first_call(runner)
+    wait = stopwatch.waiter(output)
+    single = stopwatch.timed_loop(runner, 1, wait)
+    assert len(seen) < 40  # the pause falls inside the calibration run
+    sized = stopwatch.estimate(runner, wait, single_call_s=single)
+    assert len(seen) > 40
+    by_hand = []
+    for _ in range(200):
+        start = time.perf_counter()
+        jax.block_until_ready(runner.call())
+        by_hand.append(time.perf_counter() - start)
+    assert sized.timed < 2 * statistics.median(by_hand), (sized, statistics.median(by_hand))
+
+
 def test_numpy_arguments_and_python_scalars_in_the_output():
     def f(v, scale):
         return {"y": v * scale, "scale": scale}

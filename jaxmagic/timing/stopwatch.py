@@ -36,6 +36,7 @@ TIMER = time.perf_counter
 TARGET_REPEAT_S = 0.1  # grow the calls per repeat until its calls, each waited for, last this long
 # (then as many calls in a pipelined loop, never longer: a repeat lasts at most 0.2 s, as %timeit's do)
 CALIBRATION_S = 0.02  # how long the run that estimates a call's time may last
+CALIBRATION_LOOPS = 4  # in as many loops: the fastest one sizes the repeats
 
 
 @dataclass(frozen=True)
@@ -257,14 +258,24 @@ def estimate(runner, wait, *, single_call_s: float) -> Estimate:
     """Seconds per call from a calibration run of about ``CALIBRATION_S``.
 
     ``single_call_s`` is a call already measured; when it is that long, it is the estimate.
+    Otherwise the run is a few short loops, each sized by the fastest call seen so far, and a
+    call's time is the fastest loop's, as ``timeit`` reports its best: one pause of the machine
+    during the run (a busy neighbour, the system's own work) cannot make every repeat that the
+    estimate sizes many times shorter than asked. ``wall`` is the whole run over its calls: what
+    a call costs the budget, pauses included.
     """
     if single_call_s >= CALIBRATION_S:
         return Estimate(single_call_s, single_call_s, 1)
-    calls = max(1, min(10_000_000, int(CALIBRATION_S / max(single_call_s, 1e-7))))
+    fastest, calls = single_call_s, 0
     start = TIMER()
-    timed = timed_loop(runner, calls, wait)
+    for _ in range(4 * CALIBRATION_LOOPS):
+        loop = max(1, min(10_000_000, int(CALIBRATION_S / CALIBRATION_LOOPS / max(fastest, 1e-7))))
+        fastest = min(fastest, timed_loop(runner, loop, wait) / loop)
+        calls += loop
+        if TIMER() - start >= CALIBRATION_S:
+            break
     wall = TIMER() - start
-    return Estimate(timed / calls, wall / calls, calls)
+    return Estimate(fastest, wall / calls, calls)
 
 
 def auto_loops(per_call_s: float, target_s: float = TARGET_REPEAT_S) -> int:
