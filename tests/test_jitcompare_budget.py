@@ -2,6 +2,7 @@
 repeat are cut before repeats, and a plan that fits is left as asked."""
 
 import itertools
+import math
 
 import pytest
 
@@ -34,3 +35,24 @@ def test_a_plan_that_fits_is_unchanged():
 def test_no_time_for_one_call_is_none():
     assert budget.fit({"jit": (10, 7)}, {"jit": 2.0}, seconds=1.0) == {"jit": None}
     assert budget.fit({"jit": (10, 7)}, {"jit": 2.0}, seconds=-3.0) == {"jit": None}
+
+
+@pytest.mark.parametrize(
+    "seconds, eager, jit, ahead_share",
+    list(itertools.product((0.05, 0.3, 1.0, 5.0), (1e-5, 2e-4, 0.01), (1e-6, 1e-5, 1e-3), (1.0, 0.5))),
+)
+def test_the_jitted_repeats_are_lengthened_before_eager_ones(seconds, eager, jit, ahead_share):
+    """A compiled mode's figure gets the calls its interval needs first: eager's repeats grow past
+    their floor only once jit's have all the calls asked for, or the share of the time they may
+    take first, and the whole plan fits."""
+    wanted = {"eager": (round(0.2 / eager), 7), "jit": (round(0.2 / jit), 7)}
+    per_call = {"eager": eager, "jit": jit}
+    planned = budget.share(wanted, per_call, seconds=seconds, first=("jit",), ahead_share=ahead_share)
+    floor = {m: min(loops, max(1, math.ceil(budget.FLOOR_S / per_call[m]))) for m, (loops, _) in wanted.items()}
+    assert planned["jit"] is not None and planned["jit"][1] == 7
+    if planned["eager"] is not None and planned["eager"][0] > floor["eager"]:
+        jit_s = planned["jit"][0] * planned["jit"][1] * jit
+        assert planned["jit"] == wanted["jit"] or jit_s >= ahead_share * seconds - 7 * jit, planned
+    cost = sum(plan[0] * plan[1] * per_call[m] for m, plan in planned.items() if plan)
+    if planned["jit"][0] > 1:
+        assert cost <= seconds * (1 + 1e-9)

@@ -213,7 +213,7 @@ def test_one_pause_during_the_calibration_run_does_not_shrink_every_repeat():
     single = stopwatch.timed_loop(runner, 1, wait)
     assert len(seen) < 40  # the pause falls inside the calibration run
     sized = stopwatch.estimate(runner, wait, single_call_s=single)
-    assert len(seen) > 40
+    assert len(seen) >= 40  # and it did
     by_hand = []
     for _ in range(200):
         start = time.perf_counter()

@@ -17,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-from jaxmagic.timing import compare
+from jaxmagic.timing import compare, stopwatch
 from jaxmagic.timing.session import MIN_REPEATS, WALL_MARGIN
 from jaxmagic.tracing.call import Call
 
@@ -54,6 +54,16 @@ def test_jit_gets_its_repeats_whatever_eager_costs_and_the_wall_time_holds(eager
         assert eager is None or eager.repeat < 7 or eager.loops < jit.loops
     if eager_s == 0.0:
         assert eager is not None and eager.source == "repeats"
+
+
+@pytest.mark.parametrize("eager_s", [0.3, 0.8, 30.0], ids=["300 ms", "800 ms", "30 s"])
+def test_jit_repeats_are_as_long_as_a_hand_loop_s_however_long_eager_runs(eager_s):
+    """Calls a repeat are what make it agree with a hand timeit loop (a machine's clock and caches
+    settle over tens of milliseconds): the jitted repeats keep most of the length asked for, in the
+    budget that eager's first calls would otherwise have taken."""
+    result = compare(Call(slow_when_eager(eager_s), (jnp.ones(8),), {}), budget=2.0)
+    jit = result.modes["jit"]
+    assert jit.repeat == 7 and jit.loops * jit.median >= 0.4 * stopwatch.TARGET_REPEAT_S, (jit, result.warnings)
 
 
 def test_an_eager_call_longer_than_the_budget_is_stopped_and_said_as_a_lower_bound():

@@ -54,17 +54,31 @@ def share(
     seconds: float,
     first: tuple[str, ...],
     floor_s: float = FLOOR_S,
+    ahead_share: float = 1.0,
 ) -> dict[str, tuple[int, int] | None]:
     """Mode -> ``(calls per repeat, repeats)`` in ``seconds``, the modes in ``first`` ahead of the
-    others: each mode first gets its repeats with calls lasting ``floor_s`` (the modes in ``first``
-    keep their repeats even with one call each, whether it fits or not; the others are cut as
-    ``fit`` cuts them, to nothing if nothing is left); then what is left lengthens every repeat
-    towards what was wanted, in proportion. Never more than ``wanted``.
+    others (a compiled mode's figure gets the calls its interval needs, as a hand ``timeit`` loop
+    gives them; the uncompiled modes are cut first):
 
-    >>> share({"jit": (1000, 7), "eager": (100, 7)}, {"jit": 1e-4, "eager": 1e-3}, seconds=2.0, first=("jit",))
+    1. the modes in ``first`` get their repeats with calls lasting ``floor_s``, whether it fits
+       or not (with one call each at the least);
+    2. what is left lengthens their repeats towards what was wanted, up to ``ahead_share`` of
+       ``seconds`` in all;
+    3. what they leave goes to the others: their repeats with calls lasting ``floor_s``, cut as
+       ``fit`` cuts them (to nothing if nothing is left), then lengthened as far as it allows;
+    4. what is still left lengthens the repeats of the modes in ``first`` again.
+
+    Never more than ``wanted``.
+
+    >>> wanted, per_call = {"jit": (1000, 7), "eager": (100, 7)}, {"jit": 1e-4, "eager": 1e-3}
+    >>> share(wanted, per_call, seconds=2.0, first=("jit",))
     {'jit': (1000, 7), 'eager': (100, 7)}
-    >>> share({"jit": (1000, 7), "eager": (100, 7)}, {"jit": 1e-4, "eager": 1e-3}, seconds=0.5, first=("jit",))
-    {'jit': (357, 7), 'eager': (35, 7)}
+    >>> share(wanted, per_call, seconds=1.0, first=("jit",))
+    {'jit': (1000, 7), 'eager': (42, 7)}
+    >>> share(wanted, per_call, seconds=0.5, first=("jit",))
+    {'jit': (714, 7), 'eager': None}
+    >>> share(wanted, per_call, seconds=0.5, first=("jit",), ahead_share=0.5)
+    {'jit': (364, 7), 'eager': (35, 7)}
     >>> share({"jit": (1000, 7), "eager": (100, 7)}, {"jit": 1e-3, "eager": 1e-2}, seconds=0.05, first=("jit",))
     {'jit': (7, 7), 'eager': None}
     """
@@ -78,10 +92,13 @@ def share(
         scale = max(0.0, seconds) / need if need > 0 else 0.0
         cut = {mode: (max(1, int(loops * scale)), repeat) for mode, (loops, repeat) in ahead.items()}
         return {mode: cut.get(mode) for mode in wanted}
-    behind = fit({m: floors[m] for m in wanted if m not in first}, per_call, seconds=seconds - need)
-    planned = {**ahead, **{m: p for m, p in behind.items() if p is not None}}
-    lengthened = _lengthen(planned, wanted, cost, room=seconds - _seconds(planned, cost))
-    return {mode: lengthened.get(mode) for mode in wanted}
+    ahead = _lengthen(ahead, wanted, cost, room=min(seconds, ahead_share * seconds) - need)
+    left = seconds - _seconds(ahead, cost)
+    behind = fit({m: floors[m] for m in wanted if m not in first}, per_call, seconds=left)
+    behind = {m: p for m, p in behind.items() if p is not None}
+    behind = _lengthen(behind, wanted, cost, room=left - _seconds(behind, cost))
+    ahead = _lengthen(ahead, wanted, cost, room=seconds - _seconds({**ahead, **behind}, cost))
+    return {mode: {**ahead, **behind}.get(mode) for mode in wanted}
 
 
 def _seconds(plans: dict[str, tuple[int, int]], cost: dict[str, float]) -> float:

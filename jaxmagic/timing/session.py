@@ -32,6 +32,7 @@ from jaxmagic.tracing.nnx_copies import call_on_nnx_copies, names_reached
 
 WALL_MARGIN = 1.1  # only a compiled mode's first call and its needed repeats run past budget × this
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
+RESERVED_SHARE = 0.5  # of the budget (and then of what is left), for the compiled modes' repeats before eager's
 MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets aside one outlier)
 PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: itself, then pipelined
 MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget is not run
@@ -391,14 +392,17 @@ class _Session(SessionFacts, SessionReport):
         return PIPELINED_SHARE * self.estimates[mode].wall
 
     def _reserve(self) -> None:
-        """Set aside what the compiled modes' repeats need at the least (the repeats asked for, each
-        ``budget.FLOOR_S`` long): the uncompiled first calls may take what that leaves, and every
-        mode's plan is made once they have run."""
+        """Set aside what the compiled modes' repeats need: the repeats asked for, as long as asked
+        (as a hand ``timeit`` loop runs them), together no more than ``RESERVED_SHARE`` of the
+        budget, and each at least ``budget.FLOOR_S`` long. The uncompiled first calls may take what
+        that leaves (a longer one is stopped, and said), and every mode's plan is made once they
+        have run."""
         modes = [m for m in self._compiled() if m in self.estimates]
+        most_s = RESERVED_SHARE * self.budget / max(1, len(modes))
         for mode, (loops, repeat) in self._wanted(modes).items():
-            cost = self._cost_per_call(mode)
-            least = min(loops, max(1, math.ceil(budget_fit.FLOOR_S / max(cost, 1e-9))))
-            self.plans[mode] = _Plan(least, repeat, cost_per_call=cost)
+            cost = max(self._cost_per_call(mode), 1e-9)
+            least = min(loops, max(1, math.ceil(budget_fit.FLOOR_S / cost)))
+            self.plans[mode] = _Plan(max(least, min(loops, int(most_s / (repeat * cost)))), repeat, cost_per_call=cost)
 
     def _reserved_s(self) -> float:
         """Seconds the compiled modes' planned repeats still need."""
@@ -420,7 +424,9 @@ class _Session(SessionFacts, SessionReport):
         wanted = self._wanted(modes)
         costs = {m: self._cost_per_call(m) for m in modes}
         seconds = PLAN_MARGIN * max(0.0, self._remaining())
-        fitted = budget_fit.share(wanted, costs, seconds=seconds, first=tuple(self._compiled()))
+        fitted = budget_fit.share(
+            wanted, costs, seconds=seconds, first=tuple(self._compiled()), ahead_share=RESERVED_SHARE
+        )
         self.wanted = wanted
         for mode in modes:
             planned = fitted[mode]
@@ -535,7 +541,9 @@ class _Session(SessionFacts, SessionReport):
             left[mode] = (plan.loops, plan.repeat - done)
             costs[mode] = self._seen_cost(mode, plan)
         seconds = PLAN_MARGIN * max(0.0, self._remaining())
-        fitted = budget_fit.share(left, costs, seconds=seconds, first=tuple(self._compiled()))
+        fitted = budget_fit.share(
+            left, costs, seconds=seconds, first=tuple(self._compiled()), ahead_share=RESERVED_SHARE
+        )
         for mode, planned in fitted.items():
             plan = self.plans[mode]
             if planned is None:
