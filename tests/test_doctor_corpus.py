@@ -435,6 +435,29 @@ def test_a_string_setting_passed_to_a_jitted_function_is_made_static():
     assert found.pitfall == "non-array-argument" and found.static_argnames == ("name",)
 
 
+def test_a_linen_flag_passed_through_apply_is_made_static_by_its_place_and_checked():
+    """Flax's batch-norm guide: ``train`` reaches ``__call__`` through ``apply``'s ``*args``, so no
+    parameter of the jitted ``apply`` has its name; JAX names it ``args[1]``, and the fix marks
+    place 2 of the user's call static on their own ``jax.jit`` line, checked by value."""
+    definition = """
+import flax.linen as nn
+class Normed(nn.Module):
+    @nn.compact
+    def __call__(self, x, train: bool):
+        x = nn.Dense(8)(x)
+        x = nn.BatchNorm(use_running_average=not train)(x)
+        return nn.Dense(1)(x)
+normed = Normed()
+xs = jax.random.normal(jax.random.key(0), (16, 4))
+normed_vars = normed.init(jax.random.key(1), xs, train=False)
+apply_jit = jax.jit(normed.apply)
+"""
+    found = fix_runs(definition, "apply_jit(normed_vars, xs, False)")
+    assert found.pitfall == "python-control-flow" and found.checked, found
+    assert found.fix.strip() == "apply_jit = jax.jit(normed.apply, static_argnums=2)", found.fix
+    assert "argument 2 of `apply_jit` (`False`)" in str(found.fix_note), found.fix_note
+
+
 def test_equinox_donation_is_found_at_the_filter_jit_call_that_donated():
     definition = """
 import equinox as eqx

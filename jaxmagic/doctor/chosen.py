@@ -82,6 +82,24 @@ class StaticField:
 
 
 @dataclass(frozen=True)
+class StaticPlaces:
+    """A way out: the call's arguments the fact ``placed`` holds (a ``static_positions.Placed``)
+    marked static by their place where the user jits a library's function, ``why`` (a template)
+    saying what that changes.
+
+    >>> StaticPlaces("placed", "it is then a plain bool.").placed
+    'placed'
+    """
+
+    placed: str
+    why: str
+
+    def offer(self, line: Line, facts: dict[str, Any], named: dict[str, Any]) -> tuple[Words, str] | None:
+        found = facts.get(self.placed)
+        return (found.label(tell(self.why, named)), found.fixed) if found is not None else None
+
+
+@dataclass(frozen=True)
 class MagicHint:
     """A way out where a jaxmagic magic traced the function: its ``-s`` option for the parameters
     the fact ``names`` lists (``case.magic_hint``).

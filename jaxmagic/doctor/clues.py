@@ -93,6 +93,18 @@ def traced_function(message: str) -> TracedFunction | None:
     )
 
 
+def argument_paths(message: str) -> tuple[str, ...]:
+    """The traced arguments JAX's message names, as it writes them (``args[1]``, ``w['b']``).
+
+    >>> argument_paths("... depends on the value of the argument args[1]. See ...")
+    ('args[1]',)
+    """
+    names = _ARGUMENTS_RE.search(message)
+    if names is None:
+        return ()
+    return tuple(part.strip() for part in re.split(r",\s*(?:and\s+)?|\s+and\s+", names.group("names").strip()))
+
+
 def split_argument_names(text: str) -> tuple[str, ...]:
     """``"a, b, and c"`` -> ``('a', 'b', 'c')``; pytree leaves name their parameter (``w['b']`` -> ``w``).
 

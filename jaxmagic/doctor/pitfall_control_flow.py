@@ -1,7 +1,6 @@
-"""``python-control-flow``: Python's ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value.
-
-The fix marks a setting static, and keeps data traced: ``jax.lax.cond`` / ``jnp.where`` /
-``jax.lax.while_loop`` / ``checkify``; the other fixes follow as alternatives.
+"""``python-control-flow``: Python's ``if`` / ``while`` / ``assert`` / ``bool()`` on a traced value. The fix
+marks a setting static (by name, or by its place in the call of a library's jitted function) and keeps
+data traced (``lax.cond`` / ``jnp.where`` / ``lax.while_loop`` / ``checkify``); the others follow.
 
 >>> import jax, jax.numpy as jnp
 >>> from jaxmagic.doctor.case import Case
@@ -26,9 +25,10 @@ import jax
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 from jaxmagic.doctor.case import depends_on, kind_of, static_field_choice
-from jaxmagic.doctor.chosen import Chosen, MagicHint, Offer, Static, StaticField
+from jaxmagic.doctor.chosen import Chosen, MagicHint, Offer, Static, StaticField, StaticPlaces
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.declared import Line, user_function
+from jaxmagic.doctor.static_positions import placed_settings
 
 _WRITTEN = {"if": "if {}:", "while": "while {}:", "assert": "assert {}", "ifexp": "... if {} else ...", "bool": "bool({})",
             "not": "not {}"}  # fmt: skip
@@ -61,8 +61,9 @@ def _traced(line: Line, cond: ast.AST | None, ambiguous: bool) -> dict:
     depends = depends_on(case, line.frame, cond)
     variable, static_names = (depends or [None])[0], case.static_candidates(depends) if not ambiguous else []
     argument = variable in case.parameters() and isinstance(cond, ast.Name) and cond.id == variable
-    flag = static_field_choice(case, line.frame, cond) or (static_names and all(map(case.is_flag, static_names)))
-    return {"kind": "setting" if flag else "data", "variable": variable, "static_names": static_names,
+    placed = None if ambiguous or static_names else placed_settings(case)  # a setting passed through a library
+    flag = placed or static_field_choice(case, line.frame, cond) or (static_names and all(map(case.is_flag, static_names)))  # fmt: skip
+    return {"kind": "setting" if flag else "data", "variable": variable, "static_names": static_names, "placed": placed,
             "traced": "argument" if argument else "depends" if variable else "value", "tracer": case.under_jit,
             "value_kind": kind_of(case.traced_value(variable)) if argument and variable else ""}  # fmt: skip
 
@@ -93,6 +94,7 @@ def python_control_flow(line: Line) -> dict | None:
 
 _KEPT = Offer("{how}", "edits")
 _STATIC = Static("static_names", "JAX then compiles {fname} once per value it is called with, and your {asker} sees a plain Python value.")  # fmt: skip
+_PLACED_WHY = "JAX then compiles once per value it is called with, and {cond} in {fname} is a plain Python value."
 _CHECKED = "Check it inside the compiled code with `checkify`, which reports the failure after the call (or check the result outside the jitted function):"  # fmt: skip
 _CHECKIFIED = "from jax.experimental import checkify\n\n{fixed}\n\nerror, result = checkify.checkify({fname})(...)   # the check runs in the compiled code\nerror.throw()   # raises here if it failed"  # fmt: skip
 _LAST = (Offer(_CHECKED, "checked", _CHECKIFIED), Offer("{otherwise}", otherwise=True), MagicHint("static_names"))
@@ -141,7 +143,7 @@ PYTHON_CONTROL_FLOW = Chosen(
     },
     choices=(_KEPT, StaticField("test"), _STATIC, *_LAST),
     kinds={
-        "setting": {"choices": (StaticField("test"), _STATIC, _KEPT, *_LAST)},
+        "setting": {"choices": (StaticField("test"), _STATIC, StaticPlaces("placed", _PLACED_WHY), _KEPT, *_LAST)},
         "builtin": {"choices": (_KEPT, _STATIC)},
     },  # fmt: skip
     variable="variable",

@@ -319,6 +319,24 @@ def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit
     return Edit(end_of(call, back=1), f"{separator}static_argnames={value}")
 
 
+def add_static_argnums_edit(use: JitUse, positions: Sequence[int]) -> Edit | None:
+    """The edit that makes the call's ``positions`` static in this ``jax.jit(f)`` call (``None``
+    where it sets ``static_argnums`` already: merging is the user's to write).
+
+    >>> import jax
+    >>> lines = ("g = jax.jit(model.apply)",)
+    >>> use = jit_use(ast.parse(lines[0]).body[0].value, {"jax": jax}.get)
+    >>> with_edits(lines, 1, 1, [add_static_argnums_edit(use, [2])])
+    'g = jax.jit(model.apply, static_argnums=2)'
+    """
+    call = use.options
+    if use.kind != "call" or call is None or any(k.arg == "static_argnums" for k in call.keywords):
+        return None
+    value = str(positions[0]) if len(positions) == 1 else repr(tuple(positions))
+    separator = ", " if (call.args or call.keywords) else ""
+    return Edit(end_of(call, back=1), f"{separator}static_argnums={value}")
+
+
 def _text(lines: Sequence[str], span: Span) -> str:
     from jaxmagic.doctor.clues import segment
 

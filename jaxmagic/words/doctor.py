@@ -201,6 +201,29 @@ def mark_static(parameters: Sequence[str], why: Any) -> Words:
     return say("Mark {} static: {}", names(parameters), why)
 
 
+def mark_positions_static(positions: Sequence[int], jitted: str, written: Sequence[str], why: Any) -> Words:
+    """The label of the fix marking the call's ``positions`` static (``static_argnums``) where
+    ``jitted`` is made: its arguments reach the code by place, not by a name of the jitted function.
+
+    >>> str(mark_positions_static([2], "apply_jit", ["False"], "it is then a plain bool."))
+    'Mark argument 2 of `apply_jit` (`False`) static with `static_argnums`: the jitted function takes it by its place, not by a name `static_argnames` could give; it is then a plain bool.'
+    """
+    places = say(", ".join(["{}"] * len(positions)), *[str(p) for p in positions])
+    return say(
+        "Mark {} {} of {} ({}) static with {}: the jitted function takes {} by {} place, not by a name {} could "
+        "give; {}",
+        "argument" if len(positions) == 1 else "arguments",
+        places,
+        code(jitted),
+        names(written),
+        code("static_argnums"),
+        "it" if len(positions) == 1 else "them",
+        "its" if len(positions) == 1 else "their",
+        code("static_argnames"),
+        why,
+    )
+
+
 def pass_python_value(parameters: Sequence[str], why: Any) -> Words:
     """The label of the fix passing ``parameters`` as plain Python values to an ``eqx.filter_jit``
     function, which keeps every non-array argument static.
