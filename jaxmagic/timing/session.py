@@ -38,7 +38,7 @@ PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: it
 MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget is not run
 SKIP_FACTOR = 3.0  # nor one whose dispatches alone would cost this many times the time it is left
 MOST_A_DISPATCH_COSTS = 1e-3  # seconds: no dispatch of one operation costs more, even op by op
-SETTLED_LOOPS = 50  # a repeat of fewer calls than this starts with one untimed call after another mode's
+SETTLE_S = 0.01  # a repeat after another mode's starts with this long of untimed calls of its own
 REWARM_MOST_S = 1e-3  # a compiled call this cheap is called once more just before its repeats
 
 __all__ = [
@@ -581,13 +581,15 @@ class _Session(SessionFacts, SessionReport):
         runner = self.runners[mode]
         stop_at = None if runner.compiles else self.deadline - self._reserved_s()
         started = TIMER()
-        if len(self.plans) > 1 and plan.loops < SETTLED_LOOPS:
-            # The first call after another mode's runs on cold caches (an eager gradient's ~15 ms
-            # call: +10-15%); with few calls a repeat it would weigh on the figure, which a hand loop
-            # of the mode alone never sees. Its time counts in the cost; no deadline stops it.
-            self._untimed_call(mode, wait)
+        # The calls after another mode's run on cold caches and a machine tuned to other work (an
+        # eager step's 10 ms repeat after jit's reads 5-30% slow), which a hand loop of the mode
+        # alone never sees: untimed calls first. Their time counts in the cost, as the repeat's.
+        settling = self._settling_calls(mode, plan) if len(self.plans) > 1 else 0
+        self.calls[mode] += settling
         try:
             with stopwatch.gc_paused(), self._quiet(mode):
+                if settling:
+                    stopwatch.timed_loop(runner, settling, wait, stop_at=stop_at)
                 blocked = stopwatch.timed_loop(runner, plan.loops, wait, stop_at=stop_at)
                 pipelined = stopwatch.pipelined_loop(runner, plan.loops, stop_at=stop_at)
         except deadline.Overran:
@@ -599,6 +601,12 @@ class _Session(SessionFacts, SessionReport):
         self.repeat_loops[mode].append(plan.loops)
         self.calls[mode] += 2 * plan.loops
         return True
+
+    def _settling_calls(self, mode: str, plan: _Plan) -> int:
+        """Untimed calls before a repeat that follows another mode's: ``SETTLE_S`` of them (at least
+        one, no more than the repeat's own)."""
+        per_call = self.estimates[mode].timed if mode in self.estimates else plan.cost_per_call
+        return max(1, min(plan.loops, math.ceil(SETTLE_S / max(per_call, 1e-9))))
 
     def _quiet(self, mode: str):
         """What the function prints after its first call goes to a sink that counts the lines: a
