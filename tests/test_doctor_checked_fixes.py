@@ -98,6 +98,22 @@ MORE = [
         "__fixed__",
         "jax.grad(lambda w, x: loss_fn(w, x)[0])(jnp.ones(3), jnp.ones((2, 3)))",
     ),
+    (
+        "a gradient at an integer (JAX issue 2663)",
+        "grad_tanh = jax.grad(jnp.tanh)\n",
+        "slope = grad_tanh(2)",
+        "grad-of-integer",
+        "__fixed__",
+        "jax.grad(jnp.tanh)(2.0)",
+    ),
+    (
+        "a gradient at an integer array, the second of two arguments an int too",
+        "def power_sum(x, n):\n    return jnp.sum(x ** n)\nxs = jnp.arange(3)\n",
+        "grads = jax.grad(power_sum)(xs, 2)",
+        "grad-of-integer",
+        "__fixed__",
+        "jax.grad(power_sum)(jnp.arange(3.0), 2)",
+    ),
 ]
 
 NNX_CLOSURE = [
@@ -421,3 +437,14 @@ def test_a_fix_of_top_level_code_says_it_was_checked_by_running_it_not_on_argume
     )
     assert found is not None and found.pitfall == "in-place-update" and found.checked
     assert str(found.check_note).startswith("Checked on your arguments:"), found.check_note
+
+
+def test_a_fix_that_is_one_expression_says_it_runs_and_names_no_error_it_did_not_see():
+    """``grad_tanh(2.0)`` for ``grad_tanh(2)``: the check runs the expression, and the user's call
+    is not run again, so the note claims no error of it."""
+    from doctor_cases import diagnosed
+
+    found, _, _ = diagnosed("grad_tanh = jax.grad(jnp.tanh)\n", "slope = grad_tanh(2)")
+    assert found is not None and found.pitfall == "grad-of-integer" and found.checked
+    assert found.fix.strip() == "slope = grad_tanh(2.0)"
+    assert str(found.check_note) == "Checked by running your code: the fix runs.", found.check_note

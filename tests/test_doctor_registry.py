@@ -128,6 +128,7 @@ PRODUCERS = {
     "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop": lambda: message(
         jax.grad(jax.jit(lambda x, n: jax.lax.fori_loop(0, n, lambda i, a: a * x, 1.0))), 2.0, 3
     ),
+    "grad requires real- or complex-valued inputs": lambda: message(jax.grad(jnp.tanh), 2),
     "Gradient only defined for scalar-output functions. Output was (": lambda: message(
         jax.grad(lambda w: (w.sum(), w)), X
     ),

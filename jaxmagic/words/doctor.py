@@ -63,6 +63,8 @@ def fix_checked(found: Any, seconds: float = 0.0) -> Words:
     if outcome == "unchecked":
         waited = f" ({seconds:g} s)" if found.reason == "time" and seconds else ""
         return say("Not checked on your arguments: {}{}.", why_unchecked(found.reason), waited)
+    if outcome == "runs" and not found.error:
+        return say("Checked {}: the fix runs.", yours)
     if outcome == "runs":
         return say("Checked {}: the fix runs; your code fails without jit too ({}), so there are "
                    "no values to compare.", yours, code(found.error))  # fmt: skip
