@@ -99,6 +99,14 @@ MORE = [
         "jax.grad(lambda w, x: loss_fn(w, x)[0])(jnp.ones(3), jnp.ones((2, 3)))",
     ),
     (
+        "a NumPy array made inside the function, indexed by a traced array (JAX issue 553)",
+        "import numpy as np\n@jax.jit\ndef positions(x):\n    return np.arange(x.shape[0])[x]\n",
+        "positions(jnp.array([2, 0, 1]))",
+        "numpy-in-jit",
+        None,
+        None,
+    ),
+    (
         "a gradient at an integer (JAX issue 2663)",
         "grad_tanh = jax.grad(jnp.tanh)\n",
         "slope = grad_tanh(2)",

@@ -105,6 +105,30 @@ def argument_paths(message: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in re.split(r",\s*(?:and\s+)?|\s+and\s+", names.group("names").strip()))
 
 
+def counterpart(func: ast.AST, lookup: Callable[[str], Any], library: str, target: Any) -> str | None:
+    """The path below ``library`` of the function ``func`` names (``linalg.norm`` for
+    ``np.linalg.norm``, or for ``linalg.norm`` with ``linalg`` NumPy's), when ``target`` has it.
+
+    >>> import numpy as np, jax.numpy as jnp
+    >>> counterpart(ast.parse("np.linalg.norm", mode="eval").body, {"np": np}.get, "numpy", jnp)
+    'linalg.norm'
+    """
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    base = lookup(func.id) if isinstance(func, ast.Name) else MISSING
+    module = getattr(base, "__name__", "") if base is not MISSING and base is not None else ""
+    if not (module == library or module.startswith(library + ".")):
+        return None
+    path = module.split(".")[1:] + list(reversed(parts))
+    for part in path:
+        target = getattr(target, part, None)
+        if target is None:
+            return None
+    return ".".join(path) or None
+
+
 def split_argument_names(text: str) -> tuple[str, ...]:
     """``"a, b, and c"`` -> ``('a', 'b', 'c')``; pytree leaves name their parameter (``w['b']`` -> ``w``).
 

@@ -31,23 +31,10 @@ from jaxmagic.doctor.clues import MISSING
 from jaxmagic.doctor.declared import AddStatic, Declared, Line, Replace, Rewritten
 
 
-def _counterpart(func: ast.AST, line: Line, library: str, target: Any) -> str | None:
-    """The path below ``library`` of the function ``func`` names (``linalg.norm`` for
-    ``np.linalg.norm``, or for ``linalg.norm`` with ``linalg`` NumPy's), when ``target`` has it."""
-    parts = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    base = line.frame.lookup(func.id) if isinstance(func, ast.Name) else MISSING
-    module = getattr(base, "__name__", "") if base is not MISSING else ""
-    if not (module == library or module.startswith(library + ".")):
-        return None
-    path = module.split(".")[1:] + list(reversed(parts))
-    for part in path:
-        target = getattr(target, part, None)
-        if target is None:
-            return None
-    return ".".join(path) or None
+def _numpy_array(line: Line, node: ast.expr) -> bool:
+    """Whether ``node`` is a NumPy array: a name holding one, or a call of NumPy's that makes one."""
+    made = isinstance(node, ast.Call) and clues.counterpart(node.func, line.frame.lookup, "numpy", jnp) is not None
+    return made or isinstance(line.frame.resolve(node), np.ndarray)
 
 
 def _library_module(line: Line, call: ast.Call) -> str | None:
@@ -67,7 +54,7 @@ def numpy_in_jit(line: Line) -> dict | None:
         return None
     found: dict[str, Any] = {"fname": case.function_name or line.frame.function}
     indexed = line.expression(ast.Subscript)
-    if conversion and isinstance(indexed, ast.Subscript) and isinstance(line.frame.resolve(indexed.value), np.ndarray):
+    if conversion and isinstance(indexed, ast.Subscript) and _numpy_array(line, indexed.value):
         variable = (depends_on(case, line.frame, indexed.slice) or [None])[0]
         return {**found, "kind": "indexed", "node": indexed, "table": indexed.value, "index": indexed.slice,
                 "variable": variable}  # fmt: skip
@@ -75,13 +62,13 @@ def numpy_in_jit(line: Line) -> dict | None:
     if not isinstance(call, ast.Call):
         return None
     found.update(written=ast.unparse(call.func), variable=(depends_on(case, line.frame, call) or [None])[0])
-    path = _counterpart(call.func, line, "numpy", jnp)
+    path = clues.counterpart(call.func, line.frame.lookup, "numpy", jnp)
     if path is not None:
         return {**found, "path": path, **_numpy_calls(line, call)}
     module = _library_module(line, call) if conversion else None
     if module is None:
         return None
-    equivalent = _counterpart(call.func, line, "scipy", jax_scipy)
+    equivalent = clues.counterpart(call.func, line.frame.lookup, "scipy", jax_scipy)
     return {**found, "kind": "library-jax" if equivalent else "library", "library": module.split(".")[0],
             "func": call.func, "equivalent": equivalent and f"scipy.{equivalent}"}  # fmt: skip
 
@@ -92,7 +79,7 @@ def _numpy_calls(line: Line, call: ast.Call) -> dict:
     statement = line.statement() or call
     replaced = []
     for node in ast.walk(statement):
-        path = _counterpart(node.func, line, "numpy", jnp) if isinstance(node, ast.Call) else None
+        path = clues.counterpart(node.func, line.frame.lookup, "numpy", jnp) if isinstance(node, ast.Call) else None
         if isinstance(node, ast.Call) and path is not None:
             replaced.append((node.func, f"{line.jax_names.jnp}.{path}"))
     later = [n for arg in call.args[1:] + [k.value for k in call.keywords] for n in clues.names_in(arg)]

@@ -392,11 +392,9 @@ class _Session(SessionFacts, SessionReport):
         return PIPELINED_SHARE * self.estimates[mode].wall
 
     def _reserve(self) -> None:
-        """Set aside what the compiled modes' repeats need: the repeats asked for, as long as asked
-        (as a hand ``timeit`` loop runs them), together no more than ``RESERVED_SHARE`` of the
-        budget, and each at least ``budget.FLOOR_S`` long. The uncompiled first calls may take what
-        that leaves (a longer one is stopped, and said), and every mode's plan is made once they
-        have run."""
+        """Set aside the compiled modes' repeats, as long as asked (as a hand ``timeit`` loop's), in
+        all no more than ``RESERVED_SHARE`` of the budget, each at least ``budget.FLOOR_S`` long:
+        the uncompiled first calls may take what is left (a longer one is stopped, and said)."""
         modes = [m for m in self._compiled() if m in self.estimates]
         most_s = RESERVED_SHARE * self.budget / max(1, len(modes))
         for mode, (loops, repeat) in self._wanted(modes).items():
@@ -581,9 +579,8 @@ class _Session(SessionFacts, SessionReport):
         runner = self.runners[mode]
         stop_at = None if runner.compiles else self.deadline - self._reserved_s()
         started = TIMER()
-        # The calls after another mode's run on cold caches and a machine tuned to other work (an
-        # eager step's 10 ms repeat after jit's reads 5-30% slow), which a hand loop of the mode
-        # alone never sees: untimed calls first. Their time counts in the cost, as the repeat's.
+        # After another mode's calls, caches are cold (a 10 ms eager repeat after jit's reads 5-30%
+        # slow), which a hand loop never sees: untimed calls first, counted in the cost.
         settling = self._settling_calls(mode, plan) if len(self.plans) > 1 else 0
         self.calls[mode] += settling
         try:
