@@ -59,8 +59,8 @@ def test_jit_gets_its_repeats_whatever_eager_costs_and_the_wall_time_holds(eager
 def test_the_jitted_repeats_are_set_aside_as_long_as_asked_before_eager_s_first_call():
     """Calls a repeat are what make it agree with a hand timeit loop (a machine's clock and caches
     settle over tens of milliseconds): before eager's first call, the jitted repeats are set aside
-    as long as asked, up to half of the budget, so an eager call that would outlast the budget is
-    stopped with that half still left (before, only 10 ms a repeat were: eager ran to 90% of it)."""
+    as long as asked, up to a quarter of the budget, so an eager call that would outlast the budget is
+    stopped with that quarter still left (before, only 10 ms a repeat were: eager ran to 90% of it)."""
     result = compare(Call(slow_when_eager(30.0), (jnp.ones(8),), {}), budget=2.0)
     (stopped,) = [n for n in result.facts if n.kind == "stopped"]
     assert stopped.facts["seconds"] <= (1 - RESERVED_SHARE) * result.budget + 0.1, stopped.text

@@ -32,7 +32,8 @@ from jaxmagic.tracing.nnx_copies import call_on_nnx_copies, names_reached
 
 WALL_MARGIN = 1.1  # only a compiled mode's first call and its needed repeats run past budget × this
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
-RESERVED_SHARE = 0.5  # of the budget (and then of what is left), for the compiled modes' repeats before eager's
+RESERVED_SHARE = 0.25  # of the budget, set aside for the compiled modes' repeats before eager's first call
+FIRST_SHARE = 0.5  # of the time left, the compiled modes' repeats are lengthened with before eager's
 MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets aside one outlier)
 PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: itself, then pipelined
 MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget is not run
@@ -423,7 +424,7 @@ class _Session(SessionFacts, SessionReport):
         costs = {m: self._cost_per_call(m) for m in modes}
         seconds = PLAN_MARGIN * max(0.0, self._remaining())
         fitted = budget_fit.share(
-            wanted, costs, seconds=seconds, first=tuple(self._compiled()), ahead_share=RESERVED_SHARE
+            wanted, costs, seconds=seconds, first=tuple(self._compiled()), ahead_share=FIRST_SHARE
         )
         self.wanted = wanted
         for mode in modes:
@@ -539,9 +540,7 @@ class _Session(SessionFacts, SessionReport):
             left[mode] = (plan.loops, plan.repeat - done)
             costs[mode] = self._seen_cost(mode, plan)
         seconds = PLAN_MARGIN * max(0.0, self._remaining())
-        fitted = budget_fit.share(
-            left, costs, seconds=seconds, first=tuple(self._compiled()), ahead_share=RESERVED_SHARE
-        )
+        fitted = budget_fit.share(left, costs, seconds=seconds, first=tuple(self._compiled()), ahead_share=FIRST_SHARE)
         for mode, planned in fitted.items():
             plan = self.plans[mode]
             if planned is None:
