@@ -338,8 +338,10 @@ def measure_memory(shell, case: Case, call: ParsedCall) -> Figure:
     if truth is None or ours is None:
         note = kind if truth is None else f"%jaxpr --memory gave no peak ({type(error).__name__ if error else 'none'})"
         return Figure("memory", ours, truth, None, note)
-    if kind == "peak":
-        return Figure("memory", ours, truth, abs(ours / truth - 1) <= TOLERANCE["memory"], "XLA's peak")
+    if kind == "peak":  # the buffers by line beside it: how far they add up from XLA's peak
+        live = getattr(report.peak, "live_bytes", 0) / truth
+        note = f"XLA's peak; the buffers in use at it add up to {live:.3f} of it"
+        return Figure("memory", ours, truth, abs(ours / truth - 1) <= TOLERANCE["memory"], note)
     beside = sum(b.bytes for b in report.live_at_peak if b.kind == "constant")  # constants XLA holds apart
     return Figure(
         "memory", ours, truth, ours - beside <= truth, "XLA's reservation (temp + arguments + outputs − aliased)"
@@ -377,7 +379,11 @@ def measure(shell, case: Case, budget: float, measures: tuple[str, ...]) -> Case
     return result
 
 
-def measure_all(cases: list[Case], budget: float, measures=("timing", "memory", "count")) -> list[CaseResult]:
+def measure_all(
+    cases: list[Case], budget: float, measures=("timing", "memory", "count"), after_each=None
+) -> list[CaseResult]:
+    """Every case measured in turn; ``after_each(results)`` runs after each case, so that a run
+    stopped part-way keeps what it measured."""
     shell = _shell()
     results = []
     for case in cases:
@@ -385,6 +391,8 @@ def measure_all(cases: list[Case], budget: float, measures=("timing", "memory", 
             results.append(measure(shell, case, budget, measures))
         except Exception as exc:  # a case whose truth cannot be measured: recorded, not fatal
             results.append(CaseResult(case.id, case.library, [Figure("error", None, None, None, repr(exc)[:300])]))
+        if after_each is not None:
+            after_each(results)
     return results
 
 
@@ -554,9 +562,14 @@ def main(argv=None) -> int:
     parser.add_argument("--budget", type=float, default=BUDGET_S, help="%%jitcompare's --budget per case")
     parser.add_argument("--json", default="", help="write every figure to this file")
     parser.add_argument("--write-docs", action="store_true", help="write the section into docs/performance.md")
-    parser.add_argument("--from-json", default="", help="measure nothing: read the figures of an earlier --json")
+    parser.add_argument(
+        "--from-json", default="", help="measure nothing: read the figures of earlier --json runs (comma-separated)"
+    )
+    parser.add_argument("--part", default="1/1", help="K/N: only the K-th of N equal parts of the cases")
     args = parser.parse_args(argv)
     cases = select(args.cases if not (args.only or args.tags) else 0)
+    part, parts = (int(n) for n in args.part.split("/"))
+    cases = cases[(part - 1) * len(cases) // parts : part * len(cases) // parts]
     if args.tags:
         cases = [case for case in cases if case.tags & set(args.tags.split(","))]
     if args.only:
@@ -564,17 +577,26 @@ def main(argv=None) -> int:
         cases = [case for case in cases if case.id.startswith(prefixes)]
     started = time.perf_counter()
     if args.from_json:
-        with open(args.from_json, encoding="utf-8") as saved:
-            loaded = json.load(saved)
-        if isinstance(loaded, list):  # figures written without their duration
-            loaded = {"seconds": 0.0, "results": loaded}
-        load = loaded.get("load")
-        results = [
-            CaseResult(r["id"], r["library"], [Figure(**figure) for figure in r["figures"]]) for r in loaded["results"]
-        ]
-        seconds = loaded["seconds"]
+        results, seconds, load = [], 0.0, None
+        for path in args.from_json.split(","):
+            with open(path, encoding="utf-8") as saved:
+                loaded = json.load(saved)
+            if isinstance(loaded, list):  # figures written without their duration
+                loaded = {"seconds": 0.0, "results": loaded}
+            load = loaded.get("load") if load is None else load
+            results += [
+                CaseResult(r["id"], r["library"], [Figure(**figure) for figure in r["figures"]])
+                for r in loaded["results"]
+            ]
+            seconds += loaded["seconds"]
     else:
-        results = measure_all(cases, args.budget, tuple(args.measures.split(",")))
+        after_each = None
+        if args.json:
+
+            def after_each(so_far):
+                _write_json(args.json, so_far, time.perf_counter() - started, os.getloadavg()[0])
+
+        results = measure_all(cases, args.budget, tuple(args.measures.split(",")), after_each)
         seconds = time.perf_counter() - started
         load = os.getloadavg()[0]
     print(text_table(results))
@@ -582,12 +604,16 @@ def main(argv=None) -> int:
     print(f"\n{len(results)} cases in {seconds:.0f} s")
     if args.write_docs:
         write_section(markdown(results, seconds, load))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(
-                {"seconds": seconds, "load": load, "results": [asdict(result) for result in results]}, out, indent=1
-            )
+    if args.json and not args.from_json:
+        _write_json(args.json, results, seconds, load)
     return 0
+
+
+def _write_json(path: str, results: list[CaseResult], seconds: float, load: float | None) -> None:
+    temporary = path + ".tmp"
+    with open(temporary, "w", encoding="utf-8") as out:
+        json.dump({"seconds": seconds, "load": load, "results": [asdict(result) for result in results]}, out, indent=1)
+    os.replace(temporary, path)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ def test_the_peak_is_xla_s_on_the_recorded_models(name):
     props.check_each_buffer_once(report)
     assert report.peak.xla_peak_bytes == report.compiled.memory_analysis().peak_memory_in_bytes
     text = report.to_text()
-    assert "XLA's own peak (memory_analysis)" in text and "within 5% of it" in text, text[-3000:]
+    assert "the peak is XLA's own (memory_analysis)" in text and "within 5% of it" in text, text[-3000:]
     assert "held for the whole call" in text and "reserves" not in text  # what a TPU's peak is made of
     assert report.peak.attributed_share >= 0.95, [(b.name, b.label) for b in report.live_at_peak[:10]]
 

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import pytest
 
 from jaxmagic.compiled import peak_memory
+from jaxmagic.compiled.memory import platform, xla_peak
 from jaxmagic.tracing.call import resolve_call
 from jaxmagic.tracing.stages import trace
 from tests import memory_cases
@@ -72,7 +73,9 @@ def test_each_checkpoint_policy_is_the_gradient_compiled_with_it(ip, run, corpor
         exec(cost.code, namespace)  # the line the table tells the user to write
         lowered = jax.jit(jax.grad(namespace["layers_loss"])).trace(*args).lower()
         compiled, dumped = peak_memory.compile_with_buffers(lowered)
-        by_hand = peak_memory.peak_memory(compiled.as_text(), dumped, {})
+        by_hand = peak_memory.peak_memory(
+            compiled.as_text(), dumped, {}, xla_peak=xla_peak(compiled), platform=platform(compiled)
+        )
         assert cost.peak_bytes == by_hand.peak_bytes, cost
         stats = compiled.memory_analysis()
         if props.reports_program_peak():

@@ -66,16 +66,18 @@ needs_records = pytest.mark.skipif(
 def _peak_of(stem: str):
     hlo = _read(os.path.join(RECORDED, f"{stem}.hlo.txt.gz"))
     dumped = _read(os.path.join(RECORDED, f"{stem}.buffers.txt.gz"))
-    return hlo, dumped, peak_memory.peak_memory(hlo, dumped, {})
+    return hlo, dumped, peak_memory.peak_memory(hlo, dumped, {}, platform="tpu")
 
 
 @needs_records
 @pytest.mark.parametrize("case", CASES)
-def test_the_peak_read_from_the_tpu_s_own_dump_is_within_5_percent_of_xla_s(case):
+def test_what_is_live_at_the_peak_read_from_the_tpu_s_own_dump_is_xla_s_peak_within_two_tiles(case):
+    """Counted as XLA's peak counts (``peak_memory.counted``): within 1 KiB (two of the TPU's
+    512-byte tiles of a scalar) of it; with every index table and sync flag counted, up to 4.5 KiB off."""
     recorded = RECORDS["cases"][case]["program"]
     _, dumped, peak = _peak_of(case)
     xla = recorded["memory"]["peak_memory_in_bytes"]
-    assert abs(peak.peak_bytes - xla) <= TOLERANCE * xla, (case, peak.peak_bytes, xla)
+    assert abs(peak.live_bytes - xla) <= 1024, (case, peak.live_bytes, xla)
     # each buffer once: no two rows share bytes of one allocation
     values, taken = read_dump(dumped).values, {}
     for buffer in peak.live_at_peak:
@@ -100,7 +102,7 @@ def test_the_peak_read_from_the_tpu_s_own_dump_lies_on_lines_and_arguments(case)
 def test_each_policy_s_peak_read_from_its_own_compile_is_xla_s(policy):
     _, _, peak = _peak_of(f"policy_{policy}")
     xla = RECORDS["policies"][policy]["memory"]["peak_memory_in_bytes"]
-    assert abs(peak.peak_bytes - xla) <= TOLERANCE * xla, (policy, peak.peak_bytes, xla)
+    assert abs(peak.live_bytes - xla) <= 1024, (policy, peak.live_bytes, xla)
 
 
 @needs_records
@@ -128,5 +130,50 @@ def test_the_words_say_what_a_tpu_s_peak_is_made_of():
         f"made of {format_bytes(held)} held for the whole call (arguments {format_bytes(totals['arguments'])}" in text
     )
     assert f"{format_bytes(peak.by_space[1])} of the peak in memory space S(1)" in text and peak.by_space[1] > xla / 2
-    assert f"XLA's own peak (memory_analysis) is {format_bytes(xla)}: this one is within 5% of it" in text
+    live = format_bytes(peak.live_bytes)
+    assert (
+        f"the peak is XLA's own (memory_analysis), {format_bytes(xla)}; the buffers in use at it add up to {live}, within 5% of it"
+        in text
+    )
     assert "reserves" not in text
+
+
+# Small programs of the shared corpus (tests/corpus/), recorded by record_corpus_memory.py: what
+# %jaxpr --memory compiled for each, and XLA's peak of that program.
+CORPUS = os.path.join(HERE, "corpus_memory")
+
+
+def _corpus_records() -> dict:
+    with open(os.path.join(CORPUS, "memory.json")) as handle:
+        return {case: row for case, row in json.load(handle).items() if row.get("xla_of_ours")}
+
+
+def _corpus_peak(case: str, xla: int | None):
+    stem = os.path.join(CORPUS, case.replace("/", "__"))
+    hlo, dumped = _read(stem + ".hlo.txt.gz"), _read(stem + ".buffers.txt.gz")
+    return peak_memory.peak_memory(hlo, dumped, {}, xla_peak=xla, platform="tpu")
+
+
+def test_on_small_tpu_programs_what_is_live_at_the_peak_is_mostly_within_5_percent_of_xla_s_peak():
+    """Programs of a few KiB, whose scalars and loop state each take a 512-byte tile: counting every
+    value of the main memory, 3 of these 12 were within 5%; counting what XLA's TPU peak counts, 8."""
+    records = _corpus_records()
+    distances = {case: _corpus_peak(case, None).live_bytes / row["xla_of_ours"] - 1 for case, row in records.items()}
+    within = [case for case, distance in distances.items() if abs(distance) <= TOLERANCE]
+    assert len(records) == 12 and len(within) >= 8, distances
+
+
+@pytest.mark.parametrize("case", sorted(_corpus_records()))
+def test_on_a_tpu_the_peak_shown_is_xla_s_and_the_words_say_how_far_the_live_buffers_are(case):
+    from jaxmagic.render import peak_memory as view
+
+    xla = _corpus_records()[case]["xla_of_ours"]
+    peak = _corpus_peak(case, xla)
+    text = view.text(peak)
+    assert peak.peak_bytes == xla and text.startswith(f"peak {format_bytes(xla)}")
+    distance = peak.live_bytes / xla - 1
+    said = f"add up to {format_bytes(peak.live_bytes)}, "
+    if abs(distance) <= TOLERANCE:
+        assert said + "within 5% of it" in text, text
+    else:
+        assert f"{said}{abs(distance):.0%} {'above' if distance > 0 else 'below'} it" in text, text

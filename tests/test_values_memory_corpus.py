@@ -32,7 +32,7 @@ def test_values_end_in_the_call_s_result_and_the_peak_is_attributed(ip, run, cor
         np.testing.assert_allclose(np.asarray(mine), np.asarray(theirs), rtol=1e-5, atol=1e-5)
     finite = all(np.isfinite(np.asarray(e)).all() for e in expected if np.issubdtype(np.asarray(e).dtype, np.inexact))
     assert (report.first_nonfinite is None) == finite
-    assert report.peak_bytes == sum(b.bytes for b in report.live_at_peak)
+    assert report.peak.live_bytes == sum(b.bytes for b in report.live_at_peak)
     # every array at the peak has a line or an argument's name (a tuple's own buffer is XLA's table
     # of pointers to its elements, a few bytes, said as such)
     unnamed = [(b.name, b.label) for b in report.live_at_peak if not b.attributed and not b.is_tuple_table]

@@ -1,12 +1,14 @@
 """Which of the user's source lines hold a compiled program's memory at its peak.
 
-The peak is counted as XLA counts it (``memory_analysis().peak_memory_in_bytes`` on the backends
-that report one): what is held for the whole call (the arguments, the outputs and the constants,
-each allocation in full) plus, at the step of the schedule where it is largest, every value then
-live in the program's other allocations, each block of bytes once (``buffer_dump``: two values at
-the same bytes while both live are one buffer, a value updated in place, a loop's carried value).
-Every memory space counts (a TPU's ``S(1)`` as well as its main memory). Each buffer's instruction
-in the optimized HLO carries the source line that made it (``hlo_sources``).
+The peak is XLA's own (``memory_analysis().peak_memory_in_bytes``) on the backends that report one
+counting the temporaries (TPU, GPU). What is live at it is counted as XLA counts it: what is held
+for the whole call (the arguments, the outputs and the constants, each allocation in full) plus,
+at the step of the schedule where it is largest, every temporary value XLA's peak counts on the
+platform (``counted``: a TPU's ``S(1)`` and scalar ``S(6)``), each block of bytes once
+(``buffer_dump``: two values at the same bytes while both live are one buffer, a value updated in
+place, a loop's carried value). On the CPU, whose own peak leaves the temporaries out, that sum is
+the peak. Each buffer's instruction in the optimized HLO carries the source line that made it
+(``hlo_sources``).
 ``compile_with_buffers`` compiles once with XLA's buffer assignment written out; ``peak_memory``
 reads the result.
 
@@ -16,7 +18,7 @@ reads the result.
 ...     return jnp.tanh(y).sum()
 >>> compiled, dumped = compile_with_buffers(jax.jit(f).trace(jnp.ones((64, 64))).lower())
 >>> peak = peak_memory(compiled.as_text(), dumped, compiled_memory(compiled))
->>> peak.peak_bytes == sum(b.bytes for b in peak.live_at_peak) <= peak.reserved_bytes
+>>> peak.peak_bytes == peak.live_bytes == sum(b.bytes for b in peak.live_at_peak) <= peak.reserved_bytes
 True
 >>> {b.kind for b in peak.live_at_peak} <= {"argument", "constant", "output", "temporary"}
 True
@@ -94,9 +96,10 @@ class LineShare:
 
 @dataclass
 class PeakMemory:
-    """The peak of one compiled program: ``peak_bytes`` (the bytes in use at once at the peak, as
-    XLA counts them), ``live_at_peak`` (each ``LiveBuffer``, largest first, each block of memory
-    once), ``by_line`` (a ``LineShare`` per source line or argument, largest first), ``at`` (the
+    """The peak of one compiled program: ``peak_bytes`` (XLA's own peak where the backend gives one
+    that counts the temporaries, else the bytes in use at once at the busiest step of XLA's
+    schedule), ``live_bytes`` (those bytes in use at once, what ``live_at_peak`` adds up to),
+    ``live_at_peak`` (each ``LiveBuffer``, largest first, each block of memory once), ``by_line`` (a ``LineShare`` per source line or argument, largest first), ``at`` (the
     instruction scheduled at the peak), ``phase`` (``backward`` when it belongs to a gradient's
     backward pass, ``forward`` when the program has one and the peak comes before it, else
     empty), ``totals`` (XLA's ``memory_analysis`` sizes: ``arguments``, ``outputs``,
@@ -105,6 +108,7 @@ class PeakMemory:
     buffer assignment)."""
 
     peak_bytes: int = 0
+    live_bytes: int = 0
     live_at_peak: list[LiveBuffer] = field(default_factory=list)
     by_line: list[LineShare] = field(default_factory=list)
     at: str = ""
@@ -122,9 +126,9 @@ class PeakMemory:
     @property
     def attributed_share(self) -> float:
         """The share of the peak's bytes held by buffers with a source line or argument name."""
-        if not self.peak_bytes:
+        if not self.live_bytes:
             return 1.0
-        return sum(b.bytes for b in self.live_at_peak if b.attributed) / self.peak_bytes
+        return sum(b.bytes for b in self.live_at_peak if b.attributed) / self.live_bytes
 
     def bytes_of(self, *kinds: str) -> int:
         """The bytes at the peak held by buffers of these kinds (``argument``, ``output``, ...)."""
@@ -233,6 +237,7 @@ def peak_memory(
     *,
     xla_peak: int | None = None,
     constants: dict[str, str] | None = None,
+    platform: str = "",
 ) -> PeakMemory:
     """The peak and its live buffers by source line, from the optimized HLO and XLA's buffer
     assignment text (``compile_with_buffers``). An argument is named by ``input_names`` (one per
@@ -240,19 +245,22 @@ def peak_memory(
     by the name JAX gave its parameter otherwise; a constant XLA holds with no line of its own by
     ``constants`` (its shape, ``f32[4,4]``, to the name of the array the function read, where one
     array has that shape). ``jaxpr``, the traced program, keeps each buffer's line to a line of
-    this call (``hlo_sources.parse``); ``xla_peak`` is XLA's own figure, kept beside."""
+    this call (``hlo_sources.parse``); ``xla_peak`` is XLA's own figure, the peak where given;
+    ``platform`` (``tpu``, ...) says which temporaries XLA counts in it (``counted``)."""
     dump = read_dump(dumped)
     if not dump.available:
         return PeakMemory(totals=dict(totals), available=False, xla_peak_bytes=xla_peak)
-    step, live = peak_step(dump)
+    step, live = peak_step(dump, platform)
     names = reading(hlo_text, cell_namer, input_names, jaxpr, constants)
     buffers = [named_buffer(value, size, dump, names) for value, size in live]
     # Largest first; equal sizes in the order of the user's lines, so the order is the same on every
     # JAX release (XLA's own order of equal buffers differs between them).
     buffers.sort(key=lambda b: (-b.bytes, b.source is None, b.source.line if b.source else 0, b.label, b.name))
     at = dump.sequence[step] if step is not None and 0 <= step < len(dump.sequence) else ""
+    live_bytes = sum(b.bytes for b in buffers)
     return PeakMemory(
-        peak_bytes=sum(b.bytes for b in buffers),
+        peak_bytes=xla_peak or live_bytes,
+        live_bytes=live_bytes,
         live_at_peak=buffers,
         by_line=by_line(buffers),
         at=at,
@@ -277,17 +285,45 @@ def by_line(buffers: list[LiveBuffer]) -> list[LineShare]:
 
 
 # -- the step of the peak ------------------------------------------------------------------------
-def peak_step(dump: BufferDump) -> tuple[int | None, list[tuple[Value, int]]]:
+# The memory spaces whose temporaries XLA's own peak counts, by platform. On a TPU, read from 24
+# programs recorded on a v5e: those in S(1) and the scalars in S(6), none in S(0) (where XLA keeps,
+# among others, the buffers of host callbacks) nor the sync flags in S(2). Elsewhere: the main
+# memory and S(1). What is held for the whole call counts on every platform.
+TEMPORARY_SPACES = {"tpu": (1, 6)}
+OTHER_TEMPORARY_SPACES = (0, 1)
+
+
+def counted(value: Value, platform: str = "") -> bool:
+    """Whether a temporary value is in memory as XLA's peak counts it: in a space it counts on
+    ``platform``, and not the index table of a tuple the program makes for itself (an
+    asynchronous copy's, a fusion's with several outputs), which XLA keeps out of its peak.
+
+    >>> text = '''allocation 0: size 512, preallocated-temp:
+    ...  value: <1 copy-start @0> (size=512,offset=0): (f32[8]{0}, f32[8]{0:S(1)}, u32[]{:S(2)})
+    ...  value: <2 copy-start{1} @0> (size=32,offset=0): f32[8]{0:S(1)}
+    ...  value: <3 copy-start{2} @0> (size=4,offset=0): u32[]{:S(2)}
+    ... '''
+    >>> dump = read_dump(text)
+    >>> [counted(value, "tpu") for value in dump.values.values()]
+    [False, True, False]
+    """
+    if value.space not in TEMPORARY_SPACES.get(platform, OTHER_TEMPORARY_SPACES):
+        return False
+    return not value.shape.startswith("(")
+
+
+def peak_step(dump: BufferDump, platform: str = "") -> tuple[int | None, list[tuple[Value, int]]]:
     """The step of the schedule where the most bytes are in use, and what is in use there: one
     ``(value, bytes)`` per block of memory. Each allocation held for the whole call counts in
-    full; every other value counts from its first step to its last, each block of bytes once."""
+    full; every temporary value XLA's peak counts on ``platform`` (``counted``) counts from its
+    first step to its last, each block of bytes once."""
     held = [a for a in dump.allocations.values() if a.held]
     held_values = [_held_value(dump, a.index) for a in held]
     if not dump.ranges:  # an older dump: only the list XLA printed at its peak
         listed = [dump.values[key] for key in dump.peak_listed if key in dump.values]
-        listed = [v for v in listed if not dump.allocations[v.allocation].held]
+        listed = [v for v in listed if not dump.allocations[v.allocation].held and counted(v, platform)]
         return None, [(v, a.size) for v, a in zip(held_values, held, strict=True) if v] + once(listed)
-    timeline = _Timeline(dump)
+    timeline = _Timeline(dump, platform)
     step = timeline.busiest()
     live = [v for v in timeline.temporaries if dump.ranges[v.key][0] <= step <= dump.ranges[v.key][1]]
     held_live = [_held_value(dump, a.index, step) for a in held]
@@ -297,11 +333,11 @@ def peak_step(dump: BufferDump) -> tuple[int | None, list[tuple[Value, int]]]:
 class _Timeline:
     """The bytes in use at each step by the values of the allocations not held for the whole call."""
 
-    def __init__(self, dump: BufferDump):
+    def __init__(self, dump: BufferDump, platform: str = ""):
         self.temporaries = [
             v
             for v in dump.values.values()
-            if v.key in dump.ranges and dump.allocations[v.allocation].kind == "temporary"
+            if v.key in dump.ranges and dump.allocations[v.allocation].kind == "temporary" and counted(v, platform)
         ]
         self.starts: dict[int, list[Value]] = {}
         self.ends: dict[int, list[Value]] = {}

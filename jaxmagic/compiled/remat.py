@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from jaxmagic.compiled import peak_memory
 from jaxmagic.compiled.buffer_dump import BufferDump, Value, read_dump
-from jaxmagic.compiled.memory import compiled_memory, xla_peak
+from jaxmagic.compiled.memory import compiled_memory, platform, xla_peak
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells
 
 POLICIES = ("nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable", "everything_saveable")
@@ -128,7 +128,13 @@ def policy_costs(build: Callable[[Callable], object], name: str = "f") -> list[P
         # JAX 0.8 exports ``checkpoint`` under another name, which a type checker does not count as exported.
         lowered = build(lambda f, chosen=chosen: jax.checkpoint(f, policy=chosen))  # pyright: ignore[reportPrivateImportUsage]
         compiled, dumped = peak_memory.compile_with_buffers(lowered)
-        peak = peak_memory.peak_memory(compiled.as_text(), dumped, compiled_memory(compiled))
+        peak = peak_memory.peak_memory(
+            compiled.as_text(),
+            dumped,
+            compiled_memory(compiled),
+            xla_peak=xla_peak(compiled),
+            platform=platform(compiled),
+        )
         costs.append(
             PolicyCost(
                 policy,

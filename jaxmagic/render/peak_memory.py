@@ -15,7 +15,7 @@ MAX_SHAPE_CHARS = 48  # a tuple's shape lists every element
 
 
 def _rows(peak):
-    total = peak.peak_bytes or 1
+    total = peak.live_bytes or peak.peak_bytes or 1
     for share in peak.by_line[:MAX_ROWS]:
         shapes = [shorten(shape, MAX_SHAPE_CHARS) for shape in share.shapes[:MAX_SHAPES]]
         more = f" … +{len(share.shapes) - MAX_SHAPES}" if len(share.shapes) > MAX_SHAPES else ""
@@ -34,7 +34,7 @@ def blocks(peak) -> tuple[Block, ...]:
     head = Sentence(peak_sentence(peak))
     if not peak.available:
         return (Group("jm-peak", (head,)),)
-    total = peak.peak_bytes or 1
+    total = peak.live_bytes or peak.peak_bytes or 1
     rows = tuple(
         (
             Cell(pct, "number"),

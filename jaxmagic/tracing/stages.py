@@ -27,7 +27,7 @@ import jax
 
 from jaxmagic.compiled import peak_memory, profiling, remat
 from jaxmagic.compiled.collective_causes import sharding_request
-from jaxmagic.compiled.memory import compiled_memory, xla_peak
+from jaxmagic.compiled.memory import compiled_memory, platform, xla_peak
 from jaxmagic.errors import UsageProblem, UserCodeError
 from jaxmagic.report import Report
 from jaxmagic.tracing import blowups, derivative_fixes, names, trace_sampling, values
@@ -279,15 +279,15 @@ class JaxprReport(Report):
 
     @functools.cached_property
     @own_work()  # computed when first read, maybe long after the trace: never the user's
-    def _buffers(self) -> tuple[str, str, int | None]:
+    def _buffers(self) -> tuple[str, str, int | None, str]:
         """One compile with XLA's buffer assignment written out: the optimized HLO, the dump's
-        text and XLA's own peak (where the backend gives one counting temporaries)."""
+        text, XLA's own peak (where the backend gives one counting temporaries) and the platform."""
         start = time.perf_counter()
         compiled, dumped = peak_memory.compile_with_buffers(self.lowered)
         if "compiled" not in self.__dict__:  # the one compile serves every other view too
             self.__dict__["compiled"] = compiled
             self.compile_seconds = time.perf_counter() - start
-        return compiled.as_text(), dumped, xla_peak(compiled)
+        return compiled.as_text(), dumped, xla_peak(compiled), platform(compiled)
 
     @functools.cached_property
     def _naming(self) -> dict:
@@ -303,11 +303,11 @@ class JaxprReport(Report):
     @own_work()  # computed when first read, maybe long after the trace: never the user's
     def peak(self) -> peak_memory.PeakMemory:
         """The compiled program's peak memory and the buffers live there, by source line."""
-        hlo_text, dumped, xla = self._buffers
+        hlo_text, dumped, xla, on = self._buffers
         naming = self._naming
         return peak_memory.peak_memory(
             hlo_text, dumped, self.memory, naming["cell_namer"], naming["input_names"], naming["jaxpr"],
-            xla_peak=xla, constants=naming["constants"],
+            xla_peak=xla, constants=naming["constants"], platform=on,
         )  # fmt: skip
 
     @functools.cached_property
@@ -318,7 +318,7 @@ class JaxprReport(Report):
         ``label``; ``None`` otherwise."""
         if self.differentiated is None or len(self.differentiated[1]) > 1:
             return None  # under an outer transform the arguments are not the function's own
-        hlo_text, dumped, _ = self._buffers
+        hlo_text, dumped, _, _ = self._buffers
         return remat.kept_for_backward(hlo_text, dumped, **self._naming)
 
     @functools.cached_property

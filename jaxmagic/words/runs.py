@@ -171,7 +171,7 @@ def peak_sentence(peak) -> Words:
     if not peak.by_line or not peak.peak_bytes:
         return head
     top = peak.by_line[0]
-    share = f"{top.bytes / peak.peak_bytes:.0%}"
+    share = f"{top.bytes / (peak.live_bytes or peak.peak_bytes):.0%}"
     if top.label.startswith("argument "):
         return head + say("; {} held by the argument {}", share, code(top.label[len("argument ") :]))
     if top.label.startswith("captured constant `"):
@@ -225,9 +225,25 @@ def peak_parts_sentence(peak) -> Words:
 def _against_xla(peak) -> Words:
     xla = peak.xla_peak_bytes
     if xla:
-        gap = (peak.peak_bytes - xla) / xla
-        close = "within 5% of it" if abs(gap) <= 0.05 else f"{abs(gap):.0%} {'above' if gap > 0 else 'below'} it"
-        return say("XLA's own peak (memory_analysis) is {}: this one is {}", units.format_bytes(xla), close)
+        gap = (peak.live_bytes - xla) / xla
+        if abs(gap) <= 0.05:
+            close = say("within 5% of it")
+        elif gap < 0:
+            close = say(
+                "{} below it: the rest is memory its buffer assignment shows no value in at that step", f"{-gap:.0%}"
+            )
+        else:
+            close = say(
+                "{} above it: its buffer assignment shows more in use at that step than its peak counts", f"{gap:.0%}"
+            )
+        return (
+            say(
+                "the peak is XLA's own (memory_analysis), {}; the buffers in use at it add up to {}, ",
+                units.format_bytes(xla),
+                units.format_bytes(peak.live_bytes),
+            )
+            + close
+        )
     return reconcile_sentence(peak)
 
 
