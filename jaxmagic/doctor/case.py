@@ -422,7 +422,18 @@ def _jit_written_elsewhere(case: Case, function_name: str) -> tuple[ParsedSource
         if use is not None and statement is not None:
             return parsed, statement, use
     callee = clues.resolve(node.func, site.lookup) if node is not None else MISSING
-    sources = [parsed, clues.parse_file(case.traced_frame.file)] if case.traced_frame else [parsed]
+    return jit_assignment(case, callee, function_name)
+
+
+def jit_assignment(
+    case: Case, callee: Any, function_name: str | None = None
+) -> tuple[ParsedSource, ast.Assign, rewrites.JitUse] | None:
+    """The last ``g = jax.jit(...)`` (of ``function_name`` where given) whose ``g`` is ``callee``
+    (where known), in the caller's source or else the traced code's (the cell that defined it)."""
+    site = case.call_site
+    if site is None:
+        return None
+    sources = [case.parsed(site), clues.parse_file(case.traced_frame.file) if case.traced_frame else None]
     for source in sources:
         best = _last_jit_assignment(source, function_name, callee, site.lookup) if source is not None else None
         if best is not None:
@@ -431,16 +442,18 @@ def _jit_written_elsewhere(case: Case, function_name: str) -> tuple[ParsedSource
 
 
 def _last_jit_assignment(
-    source: ParsedSource, function_name: str, callee: Any, lookup: Callable[[str], Any]
+    source: ParsedSource, function_name: str | None, callee: Any, lookup: Callable[[str], Any]
 ) -> tuple[ParsedSource, ast.Assign, rewrites.JitUse] | None:
     """``(source, assign, use)`` for the last ``g = jax.jit(function_name, ...)`` in ``source``
-    (whose ``g`` is ``callee``, when that is known); ``None`` when there is none."""
+    (of any function when ``function_name`` is ``None``; whose ``g`` is ``callee``, when that is
+    known); ``None`` when there is none."""
     best: tuple[ParsedSource, ast.Assign, rewrites.JitUse] | None = None
     for assign in clues.nodes_in(source.tree, ast.Assign):
         value = assign.value
-        if not (isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Name)):
+        if not (isinstance(value, ast.Call) and value.args):
             continue
-        if value.args[0].id != function_name:
+        named = value.args[0].id if isinstance(value.args[0], ast.Name) else None
+        if function_name is not None and named != function_name:
             continue
         use = rewrites.jit_use(value, lookup)
         if use is None or use.kind != "call":

@@ -25,7 +25,7 @@ from typing import Any
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic import _jax_private
-from jaxmagic.doctor.case import Case
+from jaxmagic.doctor.case import Case, jit_assignment
 from jaxmagic.doctor.clues import MISSING
 from jaxmagic.words import Words
 from jaxmagic.words import doctor as words
@@ -85,7 +85,9 @@ def placed_settings(case: Case) -> Placed | None:
     positions = call_positions(signature, list(clues.argument_paths(case.message)))
     if not positions or not _settings_at(case, node, positions):
         return None
-    assignment = _jit_assignment(case, callee)
+    assignment = jit_assignment(case, callee)
+    if assignment is not None and assignment[2].library != "jax":
+        assignment = None
     edit = rewrites.add_static_argnums_edit(assignment[2], positions) if assignment is not None else None
     if assignment is None or edit is None:
         return None
@@ -123,24 +125,3 @@ def _settings_at(case: Case, node: ast.Call, positions: list[int]) -> bool:
         return False
     passed = [_passed(node.args[p], site.lookup) for p in positions]
     return all(isinstance(value, _SETTING) and not hasattr(value, "shape") for value in passed)
-
-
-def _jit_assignment(case: Case, callee: Any) -> tuple[clues.ParsedSource, ast.Assign, rewrites.JitUse] | None:
-    """The last ``g = jax.jit(...)`` whose ``g`` is ``callee``, in the caller's source or the traced
-    code's (the cell that defined the model)."""
-    site = case.call_site
-    if site is None:
-        return None
-    sources = [case.parsed(site), clues.parse_file(case.traced_frame.file) if case.traced_frame else None]
-    best = None
-    pairs = [(parsed, assign) for parsed in sources if parsed for assign in clues.nodes_in(parsed.tree, ast.Assign)]
-    for parsed, assign in pairs:
-        target = assign.targets[0] if len(assign.targets) == 1 else None
-        if not (isinstance(target, ast.Name) and isinstance(assign.value, ast.Call)):
-            continue
-        use = rewrites.jit_use(assign.value, site.lookup)
-        if use is None or use.kind != "call" or use.library != "jax" or site.lookup(target.id) is not callee:
-            continue
-        if best is None or (parsed is best[0] and assign.lineno > best[1].lineno):
-            best = (parsed, assign, use)
-    return best
