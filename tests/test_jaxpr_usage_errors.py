@@ -99,3 +99,39 @@ def test_a_transform_of_a_plain_function_called_with_nnx_objects_says_what_it_is
     fixed = run(example)
     fixed.assert_ok()
     assert "f32[4,2]" in fixed.text
+
+
+@pytest.mark.parametrize(
+    "call, axes",
+    [
+        ("shift(points, offset)", "(0, None)"),
+        ("blend(points, weights, offset)", "(0, 0, None)"),
+        ("clip(points, offset)", None),
+    ],
+)
+def test_vmap_over_arguments_of_different_leading_sizes_offers_the_in_axes_that_trace_and_they_run(run, call, axes):
+    """jax#705: vmap maps every positional argument; where their sizes differ, the example is the
+    user's own call with in_axes mapping those that share a size, checked by tracing it."""
+    run(
+        "def shift(points, offset):\n"
+        "    return points + offset\n"
+        "def blend(points, weights, offset):\n"
+        "    return points * weights[:, None].sum() + offset\n"
+        "def clip(points, offset):\n"
+        "    return points + offset[:2]\n"
+        "points = jnp.ones((8, 3))\n"
+        "weights = jnp.ones((8, 3))\n"
+        "offset = jnp.arange(3.0)\n"
+    ).assert_ok()
+    shown = run(f"%jaxpr -t vmap {call}")
+    message = str(shown.error)
+    assert "leading sizes differ (`points`: 8, " in message and "in_axes" in message, message
+    example = message.split("Example: ", 1)[1].split("   #", 1)[0].strip()
+    if axes is None:  # no mapping of the arguments traces: no call of theirs is offered
+        assert example.startswith("%jaxpr -t vmap f(xs, ys)"), example
+        return
+    name = call.split("(")[0]
+    assert example == f"%jaxpr jax.vmap({name}, in_axes={axes})({call.split('(', 1)[1]}", example
+    fixed = run(example)
+    fixed.assert_ok()
+    assert "f32[8,3]" in fixed.text

@@ -37,6 +37,7 @@ from jaxmagic.tracing.jitting import own_work
 from jaxmagic.tracing.listing import count_eqns, equations_by_line, folded, listing, primitive_counts
 from jaxmagic.tracing.nnx_copies import call_on_nnx_copies
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line
+from jaxmagic.tracing.transform_misuse import transform_problem
 
 STAGES = ("jaxpr", "stablehlo", "hlo")
 TRANSFORMS: dict[str, Callable] = {
@@ -533,7 +534,7 @@ def trace(
             traced = jitted.trace(*args, **kwargs)
         trace_seconds = time.perf_counter() - start
     except (TypeError, ValueError) as exc:
-        problem = _transform_problem(exc, transforms)
+        problem = transform_problem(exc, transforms, call)
         if problem is not None:
             raise problem from None
         raise UserCodeError(exc, during=f"tracing {call.name}") from None
@@ -568,52 +569,3 @@ def trace(
             jaxpr=report.jaxpr,
         )
     return report.prepare(values=show_values, memory=show_memory, collectives=show_collectives)
-
-
-_GRAD_EXAMPLE = "%jaxpr -t grad loss(params, x)   # loss returns a scalar"
-_GRAD_INPUT_EXAMPLE = "%jaxpr -t grad loss(params, x)   # params: a float array, or a pytree of them"
-_VMAP_EXAMPLE = "%jaxpr -t vmap f(xs, ys)   # xs and ys: arrays with the same leading size, mapped over"
-# What JAX says -> (what it means for the transform asked for, a call where it applies)
-_TRANSFORM_MISUSE = {
-    "Gradient only defined for scalar-output functions": (
-        "grad needs a function whose output is a scalar",
-        _GRAD_EXAMPLE,
-    ),
-    "grad requires real- or complex-valued inputs": (
-        "grad differentiates with respect to the first argument, which must be a float array",
-        _GRAD_INPUT_EXAMPLE,
-    ),
-    "vmap was requested to map its argument along axis 0": (
-        "vmap maps over the leading axis of every positional argument, and one of them has no axes",
-        _VMAP_EXAMPLE,
-    ),
-    "vmap got inconsistent sizes for array axes to be mapped": (
-        "vmap maps over the leading axis of every positional argument, and their leading sizes differ",
-        _VMAP_EXAMPLE,
-    ),
-}
-
-
-def _transform_problem(exc: Exception, transforms: Sequence[str]) -> UsageProblem | None:
-    """A ``UsageProblem`` when ``exc`` says a requested transform does not apply to this call,
-    with an example of the transform that failed."""
-    if not transforms:
-        return None
-    message = str(exc)
-    for needle, (explanation, example) in _TRANSFORM_MISUSE.items():
-        if needle in message:
-            first_line = message.strip().splitlines()[0]
-            return UsageProblem(
-                f"-t {' -t '.join(transforms)} does not apply here: {explanation}. JAX says: {first_line}",
-                example=example,
-            )
-    return None
-    message = str(exc)
-    for needle, explanation in _TRANSFORM_MISUSE.items():
-        if needle in message:
-            first_line = message.strip().splitlines()[0]
-            return UsageProblem(
-                f"-t {' -t '.join(transforms)} does not apply here: {explanation}. JAX says: {first_line}",
-                example="%jaxpr -t grad loss(params, x)   # loss returns a scalar",
-            )
-    return None
