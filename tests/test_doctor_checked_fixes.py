@@ -124,6 +124,37 @@ MORE = [
     ),
 ]
 
+MORE += [
+    (
+        "jax.jit of a lambda given an Equinox MLP, which holds its activation functions",
+        """
+     import equinox as eqx
+     mlp = eqx.nn.MLP(in_size=2, out_size=3, width_size=8, depth=1, key=jax.random.PRNGKey(1))
+     xs = jnp.linspace(0.0, 1.0, 8).reshape(4, 2)
+     def batched(model, x):
+         return jax.jit(lambda m, v: jax.vmap(m)(v))(model, x)
+     """,
+        "out = batched(mlp, xs)",
+        "non-array-argument",
+        None,
+        None,
+    ),
+    (
+        "jax.jit of a named function given an Equinox MLP, at the top level",
+        """
+     import equinox as eqx
+     mlp = eqx.nn.MLP(in_size=2, out_size=3, width_size=8, depth=1, key=jax.random.PRNGKey(1))
+     xs = jnp.linspace(0.0, 1.0, 8).reshape(4, 2)
+     def apply(model, x):
+         return jax.vmap(model)(x)
+     """,
+        "out = jax.jit(apply)(mlp, xs)",
+        "non-array-argument",
+        "__fixed__",
+        "apply(mlp, xs)",
+    ),
+]
+
 NNX_CLOSURE = [
     (
         "an NNX BatchNorm captured by a jax.jit function",

@@ -1,7 +1,9 @@
 """``non-array-argument``: a jitted function called with a value JAX cannot trace (a string, an
 object of the user's class, ``self`` of a method jitted in its class body), not marked static.
 
-For a parameter, the fix marks it static where the user jits the function. For ``self``, it
+For a parameter, the fix marks it static where the user jits the function; for an Equinox module
+(which holds its activation functions as leaves), the ``jax.jit`` becomes ``eqx.filter_jit``, as
+Equinox documents: every leaf that is not an array static. For ``self``, it
 follows the Sharp Bits' first strategy: the method calls a jitted function of the attributes it
 reads, so a changed attribute is seen on the next call (a static ``self`` would be hashed by
 identity, and a mutated object would silently reuse the old compiled code).
@@ -27,16 +29,17 @@ import re
 from typing import Any
 
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.equinox_jit as equinox_jit
 import jaxmagic.doctor.method_rewrites as method_rewrites
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import MISSING
-from jaxmagic.doctor.declared import Declared, Given, Line
+from jaxmagic.doctor.declared import Declared, Given, Line, Replace
 from jaxmagic.tracing import callables
 
 _DETAIL = re.compile(
     r"Error interpreting argument to <function (?P<qualname>[\w.<>]+) at 0x[0-9a-f]+> as an abstract "
     r"array\. The problematic value is of type <class '(?P<type>[\w.<>]+)'> and was passed to the "
-    r"function at path (?P<path>\w+)"
+    r"function at path (?P<path>\w+)(?P<inside>[\w.\[\]'\"]*)"
 )
 
 
@@ -55,6 +58,9 @@ def non_array_argument(line: Line) -> dict | None:
     detail = _DETAIL.search(line.message)
     if detail is None:
         return None
+    module = equinox_jit.module_passed_to_jax_jit(line, detail.group("path"))
+    if module is not None:
+        return module
     function = callables.python_function(_find(detail.group("qualname"), line.frame.frame.f_globals))
     located = clues.function_of_code(function.__code__) if function is not None else None
     if function is None or located is None:
@@ -101,6 +107,14 @@ _SELF = {
     ),  # fmt: skip
 }
 
+_EQUINOX = {
+    "explanation": "{argument} is an Equinox {type}, which holds leaves JAX cannot trace (its activation "
+    "functions), and `jax.jit` ({where}) makes every leaf of its arguments an input.",
+    "rewrite": (Replace("jit", "{filter_jit}"),),
+    "fix_note": "Jit it with `{filter_jit}`, as Equinox documents: the module's arrays are traced, every other leaf "
+    "is static.",
+}
+
 NON_ARRAY_ARGUMENT = Declared(
     "non-array-argument",
     "A value JAX cannot trace passed to a jitted function",
@@ -113,6 +127,7 @@ NON_ARRAY_ARGUMENT = Declared(
     rewrite=(Given("fixed"),),
     fix_note="Mark {parameter} static: JAX compiles once per value of it, which must be hashable.",
     kinds={
+        "equinox": _EQUINOX,
         "self": _SELF,
         "self-settings": {
             **_SELF,
