@@ -183,3 +183,17 @@ def test_an_inner_jit_that_donates_arrays_the_call_holds_is_not_run_eagerly():
     assert "eager" not in result.modes and not params.is_deleted()
     (note,) = [n for n in result.facts if n.kind == "not_run"]
     assert note.facts["donates_held"] and "Pass them as arguments" in note.text
+
+
+def test_an_equinox_module_holding_functions_is_jitted_as_equinox_documents_with_filter_jit():
+    """``mlp(x)`` with an ``eqx.nn.MLP`` (its activation functions are leaves): the jit mode is what
+    its users write, ``eqx.filter_jit`` flattening the module on every call, and computes eager's values."""
+    eqx = pytest.importorskip("equinox")
+    mlp = eqx.nn.MLP(in_size=2, out_size=3, width_size=8, depth=1, key=jax.random.key(1))
+    call = resolve_call("mlp(x)", {"mlp": mlp, "x": jnp.ones(2)}, magic="%jitcompare")
+    runner = modes.build("jit", call)
+    assert runner.setup == "eqx.filter_jit" and type(runner.fn).__module__.startswith("equinox")
+    assert jnp.allclose(runner.fn(*runner.args, **runner.kwargs), mlp(jnp.ones(2)))
+    linear = eqx.nn.Linear(2, 3, key=jax.random.key(0))  # arrays only: jax.jit takes it as it is
+    plain = modes.build("jit", resolve_call("linear(x)", {"linear": linear, "x": jnp.ones(2)}, magic="%jitcompare"))
+    assert plain.setup == "jax.jit"

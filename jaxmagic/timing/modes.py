@@ -26,6 +26,7 @@ import numpy as np
 from jaxmagic import _jax_private
 from jaxmagic.errors import UsageProblem
 from jaxmagic.timing.notes import Note
+from jaxmagic.tracing import libraries
 from jaxmagic.tracing.call import Call
 from jaxmagic.tracing.callables import positional_parameters
 from jaxmagic.tracing.jitting import fresh_function
@@ -236,7 +237,11 @@ def build(mode: str, call: Call, *, split: str | None = None) -> Runner:
         args, kwargs, _ = on_device((call.args, call.kwargs))
         how = call.library.decorator if call.library is not None else "jax.jit"
         if call.untraceable_leaves:
-            how = "jax.jit, the arguments' leaves that are not arrays static"
+            how = (
+                "eqx.filter_jit"
+                if _equinox_jitted(call)
+                else "jax.jit, the arguments' leaves that are not arrays static"
+            )
         if call.expression is not None:
             how = _expression_setup(how, call)
         return Runner(
@@ -289,6 +294,17 @@ def _donation(call: Call) -> dict:
     }
 
 
+def _equinox_jitted(call: Call) -> bool:
+    """Whether the jit mode times ``eqx.filter_jit`` of the callee: arguments that hold an Equinox
+    module with leaves ``jax.jit`` cannot trace, and no static or donated argument of the user's."""
+    return (
+        call.library is None
+        and call.untraceable_leaves
+        and not (call.static or call.donate_argnums)
+        and libraries.holds_equinox_module(call.args, call.kwargs)
+    )
+
+
 def jitted_version(call: Call):
     """The jitted version of the callee that the jit and sharded modes time: the one place where
     it is built (a fresh wrapper, so its first call compiles from scratch). A callee jitted by a
@@ -298,6 +314,8 @@ def jitted_version(call: Call):
     >>> jitted_version(Call(jnp.sin, (jnp.zeros(1),), {}))(jnp.zeros(1)).tolist()
     [0.0]
     """
+    if _equinox_jitted(call):  # a module holding functions: jitted as its users jit it, flattened on every call
+        return libraries.filter_jit(fresh_function(call.function))
     if call.library is not None or call.untraceable_leaves:
         return call.jit()
     return jax.jit(

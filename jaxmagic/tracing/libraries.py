@@ -61,6 +61,25 @@ def holds_nnx_objects(args: tuple, kwargs: dict) -> bool:
     return any(graph.is_graph_node(leaf) for leaf in leaves)
 
 
+def holds_equinox_module(args: tuple, kwargs: dict) -> bool:
+    """True when an argument is (or holds) an Equinox module: jitted, as Equinox documents, with
+    ``eqx.filter_jit``."""
+    equinox = sys.modules.get("equinox")  # imported only where the user works with Equinox
+    if equinox is None:
+        return False
+    import jax
+
+    leaves = jax.tree_util.tree_leaves((args, kwargs), is_leaf=lambda leaf: isinstance(leaf, equinox.Module))
+    return any(isinstance(leaf, equinox.Module) for leaf in leaves)
+
+
+def filter_jit(function: Callable) -> Callable:
+    """``eqx.filter_jit(function)``."""
+    import equinox as eqx
+
+    return eqx.filter_jit(function)
+
+
 def without_nnx_partials(fn: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple, dict]:
     """The call as the function inside a partial that holds Flax NNX objects, with the partial's
     arguments first: ``nnx.cached_partial(train_step, model, optimizer)(x, y)`` and
