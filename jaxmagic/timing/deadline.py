@@ -3,7 +3,9 @@
 
 The exception is delivered to this thread by CPython between two steps of Python code: a call that
 spends its time in Python (a loop, a function run operation by operation, as eager JAX code does)
-stops within one operation of the deadline; one long kernel of XLA's finishes first. A block that
+stops within one operation of the deadline; one long kernel of XLA's finishes first. One delivered
+while a finalizer runs is lost (Python reports it as "Exception ignored"): it is made again every
+``AGAIN_S`` until the block stops. A block that
 ends before its deadline is never touched, and a deadline that fires just as the block ends is
 withdrawn, so nothing is raised anywhere else.
 
@@ -54,39 +56,50 @@ def _take_pending() -> None:
 
 
 _PATIENCE = 10_000_000
+AGAIN_S = 0.05  # how often a stop is made again while the block runs on past its deadline
 _NEVER_S = 1e6  # a deadline this far off never comes in a session: no timer (the OS cannot wait ~1e10 s)
 
 
 @contextlib.contextmanager
 def stop_after(seconds: float) -> Iterator[None]:
-    """Run the block; if it is still running after ``seconds``, raise ``Overran`` inside it."""
+    """Run the block; if it is still running after ``seconds``, raise ``Overran`` inside it, and
+    again every ``AGAIN_S`` while it runs on: one that lands in a finalizer (a ``__del__``, a
+    weakref callback) is reported by Python as "Exception ignored" and lost."""
     thread_id = threading.get_ident()
     lock = threading.Lock()
     state = {"done": False, "fired": False}
+    finished = threading.Event()
     delivered = False
 
-    def fire() -> None:
+    def fire() -> bool:
         with lock:
             if not state["done"]:
                 state["fired"] = True
                 _raise_in(thread_id, Overran)
+            return not state["done"]
+
+    def watch() -> None:
+        if finished.wait(max(0.0, seconds)):
+            return
+        while fire() and not finished.wait(AGAIN_S):
+            pass
 
     if not seconds < _NEVER_S:  # NaN included
         yield
         return
-    timer = threading.Timer(max(0.0, seconds), fire)
-    timer.daemon = True
+    watcher = threading.Thread(target=watch, name="jaxmagic-deadline", daemon=True)
     try:
-        timer.start()  # inside: a deadline that fires at once is taken below all the same
+        watcher.start()  # inside: a deadline that fires at once is taken below all the same
         yield
     except Overran:
-        delivered = True
+        with lock:  # no other stop is made once this one is on its way out
+            state["done"] = delivered = True
         raise
     finally:
-        timer.cancel()
         with lock:
             state["done"] = True
             pending = state["fired"] and not delivered
-        if pending:  # fired as the block ended: still on its way to this thread
+        finished.set()
+        if pending:  # fired as the block ended (or lost in a finalizer): maybe still on its way here
             _take_pending()
-        timer.join(1.0)  # gone before what follows runs: its waking up would weigh on that
+        watcher.join(1.0)  # gone before what follows runs: its waking up would weigh on that
