@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 
 import pytest
 
@@ -171,6 +172,10 @@ def test_on_a_tpu_the_peak_shown_is_xla_s_and_the_words_say_how_far_the_live_buf
     peak = _corpus_peak(case, xla)
     text = view.text(peak)
     assert peak.peak_bytes == xla and text.startswith(f"peak {format_bytes(xla)}")
+    place = re.search(r"held by (\S+?)(?:: `(.*)`)?$", text.splitlines()[0])
+    assert place is None or place.group(2) != place.group(1), text.splitlines()[
+        0
+    ]  # a line's text, never its place again
     distance = peak.live_bytes / xla - 1
     said = f"add up to {format_bytes(peak.live_bytes)}, "
     if abs(distance) <= TOLERANCE:

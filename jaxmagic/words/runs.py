@@ -176,8 +176,10 @@ def peak_sentence(peak) -> Words:
         return head + say("; {} held by the argument {}", share, code(top.label[len("argument ") :]))
     if top.label.startswith("captured constant `"):
         return head + say("; {} held by the captured constant {}", share, code(top.label.split("`")[1]))
-    if top.source is not None:
-        return head + say("; {} held by {}: {}", share, place(top.source), code(top.source.text or top.label))
+    if top.source is not None and top.source.text:
+        return head + say("; {} held by {}: {}", share, place(top.source), code(top.source.text))
+    if top.source is not None:  # a line whose text is not at hand (a library's file that is gone)
+        return head + say("; {} held by {}", share, place(top.source))
     return head + say("; {} held by buffers with no source line", share)
 
 
