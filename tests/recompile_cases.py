@@ -591,6 +591,25 @@ for lr in (0.1, 0.01):
     ),
     RecompileCase(
         "optax",
+        "step made by a factory of the user's for each learning rate",
+        """
+params = {"w": jnp.ones(3)}
+def make_step(lr):
+    optimizer = optax.sgd(lr)
+    @jax.jit
+    def step(params, opt_state):
+        grads = jax.grad(lambda p: (p["w"] ** 2).sum())(params)
+        updates, opt_state = optimizer.update(grads, opt_state)
+        return optax.apply_updates(params, updates), opt_state
+    return optimizer, step
+for lr in (0.1, 0.01):
+    optimizer, step = make_step(lr)
+    step(params, optimizer.init(params))
+""",
+        needs=("optax",),
+    ),
+    RecompileCase(
+        "optax",
         "train step closing over an optimizer built per learning rate",
         """
 params = {"w": jnp.ones(3)}

@@ -93,6 +93,35 @@ for lr in (0.1, 0.01, 0.001):
     assert compiles.names.count("jit(update_fn)") == 1, compiles.names
 
 
+@needs("optax")
+def test_an_optimizer_built_inside_the_user_s_factory_gets_inject_hyperparams_and_it_compiles_once(tmp_path):
+    """``optimizer = optax.sgd(lr)`` inside ``make_step(lr)``: the advice reads the factory and
+    prints Optax's documented way, which, used as printed, serves every rate with one compile."""
+    log, namespace, _ = run_case(case("optax: step made by a factory of the user's for each learning rate"), tmp_path)
+    code = advice_code(log)
+    build = next(c for c in code if "inject_hyperparams" in c)
+    state = next(c for c in code if "hyperparams[" in c)
+    assert build == "optax.inject_hyperparams(optax.sgd)(learning_rate=lr)", code
+    fixed = f"""
+import jax.numpy as jnp
+lr = 0.1
+optimizer = {build}
+@jax.jit
+def step(params, opt_state):
+    grads = jax.grad(lambda p: (p["w"] ** 2).sum())(params)
+    updates, opt_state = optimizer.update(grads, opt_state)
+    return optax.apply_updates(params, updates), opt_state
+opt_state = optimizer.init(params)
+for lr in (0.1, 0.01, 0.001):
+    {state}
+    params, opt_state = step(params, opt_state)
+    assert float(opt_state.hyperparams["learning_rate"]) == pytest.approx(lr)
+"""
+    namespace["pytest"] = pytest
+    compiles = run(fixed, namespace, tmp_path)
+    assert compiles.names.count("jit(step)") == 1, compiles.names
+
+
 @needs("blackjax")
 def test_a_step_size_sweep_with_the_printed_blackjax_kernel_compiles_once(tmp_path):
     log, namespace, _ = run_case(case("blackjax: nuts built again for each step size"), tmp_path)

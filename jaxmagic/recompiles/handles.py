@@ -273,8 +273,40 @@ def _documented_fix(value: ast.expr, frame) -> DocumentedFix | None:
     maker = _look_up(value.func, frame)
     if maker is _MISSING:
         return None
+    if inspect.isfunction(maker) and not is_library_file(maker.__code__.co_filename):
+        return _fix_inside(maker)  # the user's own factory (``make_step(lr)``): what it builds
+    return _fix_of_call(value, maker)
+
+
+def _fix_of_call(value: ast.Call, maker: Any) -> DocumentedFix | None:
     arguments = [(None, ast.unparse(a)) for a in value.args] + [(k.arg, ast.unparse(k.value)) for k in value.keywords]
     return documented_fix(maker, ast.unparse(value.func), arguments)
+
+
+def _fix_inside(factory: Any) -> DocumentedFix | None:
+    """The documented fix for the first thing the user's ``factory`` builds with a library that has
+    one (``optimizer = optax.sgd(lr)`` inside ``make_step``), its names read in the factory's module."""
+    try:
+        tree = ast.parse(inspect.cleandoc("\n" + inspect.getsource(factory)))
+    except (OSError, TypeError, SyntaxError):  # no source at hand
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _is_path(node.value.func):
+            maker = _in_module(node.value.func, factory.__globals__)
+            fix = _fix_of_call(node.value, maker) if maker is not _MISSING else None
+            if fix is not None:
+                return fix
+    return None
+
+
+def _in_module(node: ast.AST, namespace: dict) -> Any:
+    """What a path (``optax.sgd``) names in a module's namespace, attributes read from modules only."""
+    if isinstance(node, ast.Name):
+        return namespace.get(node.id, _MISSING)
+    if not isinstance(node, ast.Attribute):
+        return _MISSING
+    owner = _in_module(node.value, namespace)
+    return owner.__dict__.get(node.attr, _MISSING) if inspect.ismodule(owner) else _MISSING
 
 
 def _source(frame) -> str:

@@ -67,7 +67,7 @@ def _function_made_again(before: CallSignature, after: CallSignature, changes, c
     code_changed = any(c.role == "code" and c.path == () for c in changes)
     values = [c for c in changes if c.role in ("captured", "default", "bound", "self")]
     if values and not code_changed:
-        return _captured_built_again(before, after, values) or _captured_changed(after, values, cell_namer)
+        return _captured_built_again(before, after, values, cell_namer) or _captured_changed(after, values, cell_namer)
     old_site, new_site = before.defined_at, after.defined_at
     same_place = old_site is not None and old_site == new_site
     was, now = _site_text(old_site, cell_namer), _site_text(new_site, cell_namer)
@@ -123,7 +123,7 @@ def _captured_changed(after: CallSignature, values, cell_namer: CellNamer) -> Ca
 _SHOWN = 3  # values said of one function made again
 
 
-def _captured_built_again(before: CallSignature, after: CallSignature, values) -> Cause | None:
+def _captured_built_again(before: CallSignature, after: CallSignature, values, cell_namer: CellNamer) -> Cause | None:
     """A closure over an object its maker built again (an optimizer built in ``train``): said by
     the line that built it and what that line read, where the user's code shows them."""
     old, new = dict(before.captured), dict(after.captured)
@@ -145,7 +145,7 @@ def _captured_built_again(before: CallSignature, after: CallSignature, values) -
                 ("returned", not after.defined_by_caller),
                 ("captured", captured),
                 ("built", handle.built),
-                ("built_at", handle.built_line()),
+                ("built_at", handle.built_line(cell_namer)),
                 ("reads", tuple(read)),
                 ("held", (held,) if not read and change.role != "code" else ()),
                 ("fix", handle.fix),
