@@ -35,3 +35,15 @@ def test_each_cause_agrees_with_jax_and_says_what_differs_in_the_users_terms(cas
 def test_the_shared_corpus_holds_recompiling_code_of_several_libraries():
     assert len(RECOMPILING) >= 15
     assert {case.library for case in RECOMPILING} >= {"jax", "optax", "numpyro", "blackjax", "equinox"}
+
+
+def test_an_svi_built_anew_for_each_rate_says_what_its_run_compiled_again_in_numpyro_s_terms(tmp_path):
+    """``fresh = SVI(..., numpyro.optim.Adam(lr), ...)`` then ``fresh.run``: the cause names the
+    call and the value that changed, never "one of jax's functions" (NumPyro built it, not JAX)."""
+    case = next(c for c in RECOMPILING if c.id == "numpyro/svi/svi-rebuilt-per-setting")
+    if not case.available:
+        pytest.skip(f"needs {', '.join(case.needs)}")
+    _, log, _ = verdict(as_recompile_case(case), tmp_path)
+    text = log.to_text()
+    assert "`fresh.run` compiled again what it runs inside, built anew: lr=0.05 → lr=0.01" in text, text
+    assert "jax's functions" not in text

@@ -112,6 +112,8 @@ def _inside_library(cause, facts: dict) -> Words:
             code(cause.argument),
         )
     change = f": {cause.before} → {cause.after}" if cause.before is not None and cause.after is not None else ""
+    if cause.kind == "redefined_function":  # what the call runs inside was built again (an SVI, its optimizer)
+        return say("{} compiled again what it runs inside, built anew{}", code(cause.argument), change)
     return say(
         "{} compiled one of {}'s functions again, for another {}{}",
         code(cause.argument),
