@@ -115,12 +115,11 @@ def test_a_stop_lost_in_a_finalizer_is_made_again_until_the_block_stops():
     sys.unraisablehook = ignored.append  # where Python reports what it swallowed in a finalizer
     started = time.perf_counter()
     try:
-        with pytest.raises(Overran):
-            with stop_after(0.05):
-                while time.perf_counter() < started + 0.2:  # the deadline comes while a finalizer runs
-                    _SlowToCollect()  # collected at once: nearly all the time is spent in its finalizer
-                while time.perf_counter() < started + 5.0:  # then plain Python, where a stop is taken
-                    pass
+        with pytest.raises(Overran), stop_after(0.05):
+            while time.perf_counter() < started + 0.2:  # the deadline comes while a finalizer runs
+                _SlowToCollect()  # collected at once: nearly all the time is spent in its finalizer
+            while time.perf_counter() < started + 5.0:  # then plain Python, where a stop is taken
+                pass
     finally:
         sys.unraisablehook = hook
     assert time.perf_counter() - started < 2.0 and ignored, ignored[:3]  # lost once at least, then made again
