@@ -7,9 +7,9 @@ from __future__ import annotations
 import ast
 import inspect
 import sys
-from typing import Any
 
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.declared import Line
 
 
@@ -24,7 +24,10 @@ def module_passed_to_jax_jit(line: Line, parameter: str) -> dict | None:
         return None
     for call in clues.nodes_in(statement, ast.Call):
         jit = call.func
-        if not (isinstance(jit, ast.Call) and jit.args and clues.resolve(jit.func, line.frame.lookup) is _jax_jit()):
+        if not (isinstance(jit, ast.Call) and jit.args):
+            continue
+        use = rewrites.jit_use(jit, line.frame.lookup)
+        if use is None or use.kind != "call" or use.library != "jax":
             continue
         names = _parameters(jit.args[0], line)
         position = names.index(parameter) if parameter in names else None
@@ -46,9 +49,3 @@ def _parameters(callee: ast.expr, line: Line) -> list[str]:
         return list(inspect.signature(clues.resolve(callee, line.frame.lookup)).parameters)
     except (TypeError, ValueError):  # not a function, or one Python cannot read
         return []
-
-
-def _jax_jit() -> Any:
-    import jax
-
-    return jax.jit
