@@ -129,9 +129,10 @@ def _wait_array(output):
 
 
 def first_call(runner) -> tuple[CompileCost, Any]:
-    """Run the mode's first call, timed whole, with the compile work JAX recorded inside it."""
+    """Run the mode's first call, timed whole, with the compile work JAX recorded inside it; garbage
+    collection paused, as in every timed call (a collection is not the call's cost)."""
     args, kwargs = runner.fresh_arguments()
-    with runner.context(), compile_events() as events:
+    with runner.context(), compile_events() as events, gc_paused():
         start = TIMER()
         output = runner.fn(*args, **kwargs)
         jax.block_until_ready(output)
