@@ -75,3 +75,19 @@ def test_a_branch_taken_the_other_way_removes_and_adds_lines():
     difference = log.events[1].program_difference
     assert sorted(c.added for c in difference.lines) == [-1, -1]
     assert not any(c.in_loop for c in difference.lines)
+
+
+def test_a_library_function_jitted_as_it_is_has_its_equations_counted_and_compared():
+    """Jitting a library's function directly leaves no line of the user's in its program: its
+    equations still make the program's size, and a change among them is not "the same program"."""
+    tanh = jax.jit(jnp.tanh)
+    var = jax.jit(jnp.var, static_argnames="ddof")
+    watch.forget()
+    with watch_recompiles() as log:
+        tanh(jnp.ones(3))
+        tanh(jnp.ones(4))
+        var(jnp.ones(5), ddof=0)
+        var(jnp.ones(5), ddof=1)
+    assert log.events[1].program_diff == f"the same program ({equations(jnp.tanh, jnp.ones(4))} equation)"
+    assert not log.events[3].program_diff.startswith("the same program"), log.events[3].program_diff
+    assert "library code" in log.events[3].program_diff

@@ -37,6 +37,7 @@ from jaxmagic import _jax_private
 from jaxmagic.tracing.sources import traced_user_frame
 
 MAX_CONSTANT_BYTES = 1 << 20  # captured constants larger than this are compared by type only
+LIBRARY_CODE = ("", 0)  # where equations no line of the user's made are counted (a library's function jitted as it is)
 _LOOP_WORDS = ("for ", "while ")
 
 
@@ -106,7 +107,8 @@ def users_line(eqn) -> tuple[str, int] | None:
 def program_shape(closed_jaxpr, user_line=users_line) -> ProgramShape:
     """The ``ProgramShape`` of a ``ClosedJaxpr``; ``user_line(eqn)`` gives an equation's
     ``(file, line)`` (``users_line``: the user's own). Sub-programs (``scan``, ``cond``
-    bodies) count toward the lines that wrote them."""
+    bodies) count toward the lines that wrote them; equations no line of the user's made, toward
+    ``LIBRARY_CODE``."""
     counts: dict = {}
     digests: dict = {}
     stack = [closed_jaxpr.jaxpr]
@@ -115,12 +117,11 @@ def program_shape(closed_jaxpr, user_line=users_line) -> ProgramShape:
         jaxpr = stack.pop()
         for eqn in jaxpr.eqns:
             seen += 1
-            where = user_line(eqn)
-            if where is not None:
-                counts[where] = counts.get(where, 0) + 1
-                if where not in digests:
-                    digests[where] = hashlib.blake2b(digest_size=8)
-                digests[where].update(_operation(eqn).encode())
+            where = user_line(eqn) or LIBRARY_CODE
+            counts[where] = counts.get(where, 0) + 1
+            if where not in digests:
+                digests[where] = hashlib.blake2b(digest_size=8)
+            digests[where].update(_operation(eqn).encode())
             for value in eqn.params.values():
                 for inner in value if isinstance(value, (tuple, list)) else (value,):
                     if hasattr(inner, "eqns"):  # a Jaxpr
@@ -195,6 +196,8 @@ def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
     'program of 4 equations: f.py:4 made as many (1), but other operations, constants or sizes'
     >>> describe_difference(ProgramDifference((), 0, 4, 4))
     'the same program (4 equations)'
+    >>> describe_difference(ProgramDifference((LineChange(*LIBRARY_CODE, 7, 9),), 0, 7, 9))
+    'program 7 → 9 equations: library code, 7 → 9 equations (+2)'
     >>> describe_difference(ProgramDifference((), 1, 0, 0))
     'program of no equations: 1 captured constant changed value'
     """
@@ -204,7 +207,10 @@ def describe_difference(difference: ProgramDifference, cell_namer=None) -> str:
         return f"the same program ({difference.total_after} equation{'s' * (difference.total_after != 1)})"
     parts = []
     for change in difference.lines[:8]:
-        label = source_line(change.file, change.line, "", cell_namer=cell_namer or no_cells).label
+        if (change.file, change.line) == LIBRARY_CODE:
+            label = "library code"
+        else:
+            label = source_line(change.file, change.line, "", cell_namer=cell_namer or no_cells).label
         loop = ", in a Python loop unrolled into the program" if change.in_loop and change.added > 0 else ""
         if change.added == 0:
             parts.append(f"{label} made as many ({change.after}), but other operations, constants or sizes")
