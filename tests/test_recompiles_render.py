@@ -124,6 +124,18 @@ def test_html_shows_each_fix_once():
     assert html.count('class="jm-advice"') == 1
 
 
+def test_shapes_that_changed_together_get_one_fix_naming_them_all():
+    log = RecompileLog(scope="this cell")
+    log.record(event())
+    log.record(event(causes=[shape(3, 2, "sample"), shape(3, 2, "state[0]"), shape(3, 2, "state[1]")]))
+    text = log.to_text()
+    assert text.count("→ Keep") == 1, text
+    assert "Keep the shapes of `sample`, `state[0]` and `state[1]` fixed" in text
+    assert render.html(log).count('class="jm-advice"') == 1
+    log.record(event(causes=[shape(2, 4, "sample")]))  # one alone: its fix was said in the shared one
+    assert log.to_text().count("→ Keep") == 1
+
+
 def test_html_escapes_everything_the_user_controls():
     log = RecompileLog()
     evil = Cause(

@@ -32,6 +32,7 @@ from jaxmagic.render.blocks import (
 )
 from jaxmagic.render.theme import escape
 from jaxmagic.words import code, names, say, units
+from jaxmagic.words.recompiles import shared_shape_advice
 
 UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
@@ -363,7 +364,13 @@ def _remarks(group: Group, new_advice: set[str]) -> Iterable[Remark]:
         yield Remark(event.program_diff, "jm-muted jm-program-diff")  # its sentence names the program
     if group.unwatched_since_before:
         yield Remark(UNWATCHED_NOTE, "jm-muted jm-unwatched-before")
+    shared = shared_shape_advice(event.causes)  # one fix for several shapes, not one per argument
     for cause in _unique_advice(event.causes):
+        if shared is not None and cause.kind == "shape" and cause.reason is None and cause.argument:
+            if cause.advice in new_advice:
+                yield Remark(shared, "jm-advice", "→ ")
+                shared, new_advice = None, new_advice - {c.advice for c in event.causes if c.kind == "shape"}
+            continue
         if cause.advice in new_advice:
             yield Remark(cause.advice, "jm-advice", "→ ")
 

@@ -46,6 +46,10 @@ _ADVICE = {
         "Keep the shape of {arg} fixed: pad it (jnp.pad) or bucket it to a few sizes and mask the "
         "padding, so only a few shapes ever compile."
     ),
+    "shapes": (
+        "Keep the shapes of {arg} fixed: pad them (jnp.pad) or bucket them to a few sizes and mask the "
+        "padding, so only a few shapes ever compile."
+    ),
     "dtype": "Fix the dtype of {arg} (e.g. {astype} before the call) so every call passes the same one.",
     "python_dtype": (
         "Pass {arg} as the same Python type every time (always 2.0, not sometimes 2), or as an array "
@@ -203,6 +207,21 @@ def advice_for(kind: str, argument: str | None = None, *, variant: str | None = 
     template = _ADVICE.get(variant) if variant else None
     template = template or _ADVICE.get(kind, _ADVICE["unknown"])
     return say(template, arg=code(argument) if argument else "it", **_ADVICE_CODE, **facts)
+
+
+def shared_shape_advice(causes) -> Words | None:
+    """One fix for the shapes of several arguments that changed at one compilation, where each alone
+    would be told the same thing; ``None`` for fewer than two.
+
+    >>> from jaxmagic.recompiles.causes import Cause
+    >>> changed = [Cause("shape", argument=a, before="f32[3]", after="f32[2]") for a in ("sample", "state[0]")]
+    >>> str(shared_shape_advice(changed))[:52]
+    'Keep the shapes of `sample` and `state[0]` fixed: pa'
+    """
+    arguments = [c.argument for c in causes if c.kind == "shape" and c.reason is None and c.argument]
+    if len(arguments) < 2:
+        return None
+    return say(_ADVICE["shapes"], arg=names(arguments))
 
 
 def advice(cause) -> Words:
