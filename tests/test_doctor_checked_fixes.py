@@ -124,6 +124,37 @@ MORE = [
     ),
 ]
 
+VMAP_SIZES = (
+    "def total(a, b):\n    return jnp.sum(a) + jnp.sum(b)\nX = jnp.ones((10, 4))\nU = jnp.arange(20.0).reshape(10, 2)\n"
+)
+ROW_BY_ROW = "jnp.stack([total(X[i], U[i]) for i in range(10)])"  # what vmap means: the function on each row
+MORE += [
+    (
+        "jax.vmap with in_axes that map axes of other sizes, called at once (JAX issue 705)",
+        VMAP_SIZES,
+        "out = jax.vmap(total, in_axes=(0, 1))(X, U)",
+        "vmap-sizes",
+        "__fixed__",
+        ROW_BY_ROW,
+    ),
+    (
+        "jax.vmap with in_axes that map axes of other sizes, defined in another cell",
+        VMAP_SIZES + "mapped_total = jax.vmap(total, in_axes=(0, 1))\n",
+        "out = mapped_total(X, U)",
+        "vmap-sizes",
+        "mapped_total(X, U)",
+        ROW_BY_ROW,
+    ),
+    (
+        "jax.vmap over a batch and a vector the same for every row",
+        "def scale(xs, w):\n    return xs * w\nxs = jnp.arange(24.0).reshape(8, 3)\nw = jnp.array([1.0, 2.0, 3.0])\n",
+        "out = jax.vmap(scale)(xs, w)",
+        "vmap-sizes",
+        "__fixed__",
+        "xs * w",
+    ),
+]
+
 MORE += [
     (
         "jax.jit of a lambda given an Equinox MLP, which holds its activation functions",

@@ -129,6 +129,9 @@ PRODUCERS = {
         jax.grad(jax.jit(lambda x, n: jax.lax.fori_loop(0, n, lambda i, a: a * x, 1.0))), 2.0, 3
     ),
     "grad requires real- or complex-valued inputs": lambda: message(jax.grad(jnp.tanh), 2),
+    "vmap got inconsistent sizes for array axes to be mapped": lambda: message(
+        jax.vmap(jnp.add, in_axes=(0, 1)), jnp.ones((3, 2)), jnp.ones((3, 2))
+    ),
     "Gradient only defined for scalar-output functions. Output was (": lambda: message(
         jax.grad(lambda w: (w.sum(), w)), X
     ),

@@ -84,25 +84,58 @@ def _leading_size(value: Any) -> int | None:
     return sizes.pop()
 
 
-def vmap_axes(call: Call) -> tuple | None:
-    """``in_axes`` mapping the positional arguments that share the most common leading size (the
-    first argument's among equals) and no other, where ``jax.vmap`` with them traces on the
-    call's arguments; ``None`` otherwise."""
+def axis_size(argument: Any, axis: int | None) -> int | None:
+    """The size of ``axis`` in every leaf of ``argument`` (``None``: not one size, or not mapped)."""
     import jax
 
-    if call.kwargs or call.static or not call.args:
+    if axis is None:
         return None
-    sizes = [_leading_size(arg) for arg in call.args]
+    leaves = jax.tree_util.tree_leaves(argument)
+    sizes = {leaf.shape[axis] for leaf in leaves if -getattr(leaf, "ndim", 0) <= axis < getattr(leaf, "ndim", 0)}
+    return sizes.pop() if leaves and len(sizes) == 1 else None
+
+
+def _axes_of_size(argument: Any, size: int) -> list[int]:
+    import jax
+
+    ndim = min((getattr(leaf, "ndim", 0) for leaf in jax.tree_util.tree_leaves(argument)), default=0)
+    return [axis for axis in range(ndim) if axis_size(argument, axis) == size]
+
+
+def mapped_axes(function: Any, arguments: list, axes: tuple) -> tuple | None:
+    """``in_axes`` mapping every argument over an axis of the size most of the mapped ones share
+    (the first argument's among equals): one whose size differs over its own axis of that size
+    (its first, where several have it), or not at all where it has none; ``None`` where nothing
+    changes or ``jax.vmap`` with them does not trace on ``arguments``."""
+    import jax
+
+    sizes = [axis_size(argument, axis) for argument, axis in zip(arguments, axes, strict=True)]
     counted = collections.Counter(size for size in sizes if size is not None)
     if not counted:
         return None
-    common = counted.most_common(1)[0][0]
-    axes = tuple(0 if size == common else None for size in sizes)
-    try:
-        jax.eval_shape(jax.vmap(call.function, in_axes=axes), *call.args)
-    except Exception:  # the mapping does not trace either: no example is offered
+    common = max(counted, key=lambda size: (counted[size], -sizes.index(size)))
+    fixed = []
+    for argument, axis, size in zip(arguments, axes, sizes, strict=True):
+        if axis is None or size == common:
+            fixed.append(axis)
+            continue
+        found = _axes_of_size(argument, common)
+        fixed.append(found[0] if found else None)
+    if tuple(fixed) == tuple(axes):
         return None
-    return axes
+    try:
+        jax.eval_shape(jax.vmap(function, in_axes=tuple(fixed)), *arguments)
+    except Exception:
+        return None
+    return tuple(fixed)
+
+
+def vmap_axes(call: Call) -> tuple | None:
+    """``in_axes`` for ``jax.vmap`` of the callee on the call's positional arguments (``mapped_axes``
+    from every argument's leading axis); ``None`` where none trace."""
+    if call.kwargs or call.static or not call.args:
+        return None
+    return mapped_axes(call.function, list(call.args), (0,) * len(call.args))
 
 
 def _written(call: Call) -> tuple[str, list[str]] | None:

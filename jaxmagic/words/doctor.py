@@ -197,6 +197,35 @@ def static_field(fields: Sequence[str], class_name: str) -> Words:
     )
 
 
+def _and(pieces: Sequence[Words]) -> Words:
+    """Pieces joined as a list is said: "a, b and c"."""
+    template = "{}" if len(pieces) < 2 else ", ".join(["{}"] * (len(pieces) - 1)) + " and {}"
+    return say(template, *pieces)
+
+
+def mapped_axes(mapped: Sequence[tuple[int, str, int | None]]) -> Words:
+    """The axes a ``jax.vmap`` maps, each of an argument as written, with its size.
+
+    >>> str(mapped_axes([(0, "X", 10), (1, "U", 2)]))
+    'axis 0 of `X` (10) and axis 1 of `U` (2)'
+    """
+    return _and([say("axis {} of {} ({})", str(axis), code(text), str(size)) for axis, text, size in mapped])
+
+
+def moved_axes(moved: Sequence[tuple[int | None, str]]) -> Words:
+    """Arguments as written, each mapped over another axis (or not mapped: ``None``).
+
+    >>> str(moved_axes([(0, "U"), (None, "w")]))
+    '`U` over its axis 0 and `w` not at all'
+    """
+    return _and(
+        [
+            say("{} over its axis {}", code(t), str(a)) if a is not None else say("{} not at all", code(t))
+            for a, t in moved
+        ]
+    )
+
+
 def mark_static(parameters: Sequence[str], why: Any) -> Words:
     """The label of the fix marking ``parameters`` static in ``jax.jit`` (or ``nnx.jit``): ``why``
     says what that gives."""
