@@ -919,3 +919,17 @@ def test_a_recompile_after_clear_caches_says_so_not_unknown():
     assert [[c.kind for c in e.causes] for e in log.events] == [["first_call"], ["caches_cleared"]]
     assert "jax.clear_caches()" in log.events[1].causes[0].message
     assert log.events[1].causes[0].advice.startswith("Expected after jax.clear_caches()")
+
+
+def test_arguments_whose_shapes_change_together_are_told_one_fix():
+    @jax.jit
+    def weighted(L, C):
+        return L @ C
+
+    watch.forget()
+    with watch_recompiles() as log:
+        for n in (3, 4, 5):
+            weighted(jnp.ones((n, n)), jnp.ones(n))
+    text = log.to_text()
+    assert [c.argument for c in log.events[1].causes] == ["L", "C"]
+    assert text.count("→ Keep") == 1 and "→ Keep the shapes of `L` and `C` fixed" in text, text

@@ -128,6 +128,7 @@ def test_shapes_that_changed_together_get_one_fix_naming_them_all():
     log = RecompileLog(scope="this cell")
     log.record(event())
     log.record(event(causes=[shape(3, 2, "sample"), shape(3, 2, "state[0]"), shape(3, 2, "state[1]")]))
+    log.record(event(causes=[shape(2, 4, "sample"), shape(2, 4, "state[0]"), shape(2, 4, "state[1]")]))
     text = log.to_text()
     assert text.count("→ Keep") == 1, text
     assert "Keep the shapes of `sample`, `state[0]` and `state[1]` fixed" in text

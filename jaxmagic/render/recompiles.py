@@ -32,7 +32,7 @@ from jaxmagic.render.blocks import (
 )
 from jaxmagic.render.theme import escape
 from jaxmagic.words import code, names, say, units
-from jaxmagic.words.recompiles import shared_shape_advice
+from jaxmagic.words.recompiles import shared_shape_advice, shares_shape_advice
 
 UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
@@ -366,10 +366,10 @@ def _remarks(group: Group, new_advice: set[str]) -> Iterable[Remark]:
         yield Remark(UNWATCHED_NOTE, "jm-muted jm-unwatched-before")
     shared = shared_shape_advice(event.causes)  # one fix for several shapes, not one per argument
     for cause in _unique_advice(event.causes):
-        if shared is not None and cause.kind == "shape" and cause.reason is None and cause.argument:
+        if shared is not None and shares_shape_advice(cause):
             if cause.advice in new_advice:
                 yield Remark(shared, "jm-advice", "→ ")
-                shared, new_advice = None, new_advice - {c.advice for c in event.causes if c.kind == "shape"}
+                shared, new_advice = None, new_advice - {c.advice for c in event.causes if shares_shape_advice(c)}
             continue
         if cause.advice in new_advice:
             yield Remark(cause.advice, "jm-advice", "→ ")

@@ -209,6 +209,13 @@ def advice_for(kind: str, argument: str | None = None, *, variant: str | None = 
     return say(template, arg=code(argument) if argument else "it", **_ADVICE_CODE, **facts)
 
 
+def shares_shape_advice(cause) -> bool:
+    """Whether ``cause`` is told the plain fix for a shape (pad or bucket its argument)."""
+    return (
+        cause.kind == "shape" and bool(cause.argument) and str(cause.advice) == str(advice_for("shape", cause.argument))
+    )
+
+
 def shared_shape_advice(causes) -> Words | None:
     """One fix for the shapes of several arguments that changed at one compilation, where each alone
     would be told the same thing; ``None`` for fewer than two.
@@ -218,7 +225,7 @@ def shared_shape_advice(causes) -> Words | None:
     >>> str(shared_shape_advice(changed))[:52]
     'Keep the shapes of `sample` and `state[0]` fixed: pa'
     """
-    arguments = [c.argument for c in causes if c.kind == "shape" and c.reason is None and c.argument]
+    arguments = [c.argument for c in causes if shares_shape_advice(c)]
     if len(arguments) < 2:
         return None
     return say(_ADVICE["shapes"], arg=names(arguments))
