@@ -478,3 +478,13 @@ def test_the_answer_names_every_argument_whose_change_compiled_again():
     log.record(again)
     said = str(render.answer(log))
     assert said.endswith("cause: shape of `x` and `y`, dtype of `z` in `f`"), said
+
+
+def test_weak_types_that_changed_together_get_one_fix_naming_them_all():
+    log = RecompileLog(scope="this cell")
+    log.record(event())
+    weak = [Cause("weak_type", argument=a, before="weak f32[]", after="f32[]") for a in ("lr", "momentum")]
+    log.record(event(causes=[*weak, shape(3, 4)]))
+    text = log.to_text()
+    assert text.count("→ Pass") == 1 and "→ Pass `lr` and `momentum` the same kind of value every time" in text, text
+    assert text.count("→ Keep the shape of `x` fixed") == 1  # one argument alone: its own fix

@@ -32,7 +32,7 @@ from jaxmagic.render.blocks import (
 )
 from jaxmagic.render.theme import escape
 from jaxmagic.words import code, names, say, units
-from jaxmagic.words.recompiles import shared_shape_advice, shares_shape_advice
+from jaxmagic.words.recompiles import plain_fix_kind, shared_advice
 
 UNWATCHED_NOTE = '("before" is the last call seen while watching; what compiled while nothing watched is not known)'
 MAX_ROWS = 200  # rows shown; the log holds more, and says so
@@ -364,12 +364,14 @@ def _remarks(group: Group, new_advice: set[str]) -> Iterable[Remark]:
         yield Remark(event.program_diff, "jm-muted jm-program-diff")  # its sentence names the program
     if group.unwatched_since_before:
         yield Remark(UNWATCHED_NOTE, "jm-muted jm-unwatched-before")
-    shared = shared_shape_advice(event.causes)  # one fix for several shapes, not one per argument
+    shared = shared_advice(event.causes)  # one fix for several arguments told the same, not one each
+    said = set()
     for cause in _unique_advice(event.causes):
-        if shared is not None and shares_shape_advice(cause):
-            if cause.advice in new_advice:
-                yield Remark(shared, "jm-advice", "→ ")
-                shared, new_advice = None, new_advice - {c.advice for c in event.causes if shares_shape_advice(c)}
+        kind = plain_fix_kind(cause)
+        if kind in shared:
+            if kind not in said and any(c.advice in new_advice for c in event.causes if plain_fix_kind(c) == kind):
+                yield Remark(shared[kind], "jm-advice", "→ ")
+            said.add(kind)
             continue
         if cause.advice in new_advice:
             yield Remark(cause.advice, "jm-advice", "→ ")

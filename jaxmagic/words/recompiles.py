@@ -209,26 +209,37 @@ def advice_for(kind: str, argument: str | None = None, *, variant: str | None = 
     return say(template, arg=code(argument) if argument else "it", **_ADVICE_CODE, **facts)
 
 
-def shares_shape_advice(cause) -> bool:
-    """Whether ``cause`` is told the plain fix for a shape (pad or bucket its argument)."""
-    return (
-        cause.kind == "shape" and bool(cause.argument) and str(cause.advice) == str(advice_for("shape", cause.argument))
+_SHARED = {"shape": "shapes", "weak_type": "weak_type", "python_dtype": "python_dtype"}  # kind -> fix for several
+
+
+def plain_fix_kind(cause) -> str | None:
+    """The kind of ``cause`` where it is told its kind's plain fix, one several arguments can share
+    (pad a shape, pass one kind of value); else ``None``."""
+    plain = (
+        cause.kind in _SHARED and cause.argument and str(cause.advice) == str(advice_for(cause.kind, cause.argument))
     )
+    return cause.kind if plain else None
 
 
-def shared_shape_advice(causes) -> Words | None:
-    """One fix for the shapes of several arguments that changed at one compilation, where each alone
-    would be told the same thing; ``None`` for fewer than two.
+def shared_advice(causes) -> dict[str, Words]:
+    """One fix per kind for several arguments that changed at one compilation, where each alone
+    would be told the same thing (kinds with fewer than two such arguments: none).
 
     >>> from jaxmagic.recompiles.causes import Cause
     >>> changed = [Cause("shape", argument=a, before="f32[3]", after="f32[2]") for a in ("sample", "state[0]")]
-    >>> str(shared_shape_advice(changed))[:52]
+    >>> str(shared_advice(changed)["shape"])[:52]
     'Keep the shapes of `sample` and `state[0]` fixed: pa'
     """
-    arguments = [c.argument for c in causes if shares_shape_advice(c)]
-    if len(arguments) < 2:
-        return None
-    return say(_ADVICE["shapes"], arg=names(arguments))
+    arguments: dict[str, list[str]] = {}
+    for cause in causes:
+        kind = plain_fix_kind(cause)
+        if kind is not None and cause.argument not in arguments.setdefault(kind, []):
+            arguments[kind].append(cause.argument)
+    return {
+        kind: say(_ADVICE[_SHARED[kind]], arg=names(named), **_ADVICE_CODE)
+        for kind, named in arguments.items()
+        if len(named) > 1
+    }
 
 
 def advice(cause) -> Words:
