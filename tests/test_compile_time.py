@@ -3,6 +3,7 @@ tracing spent its time by source line, and how many equations each line made, wi
 a Python loop was unrolled; ``JaxprReport.line_counts`` always."""
 
 import jax
+import jax.numpy as jnp
 import pytest
 
 SETUP = """def unrolled(x):
@@ -61,3 +62,33 @@ def test_uneven_samples_are_not_split_by_line(run, unrolled_defined):
         trace_sampling.INTERVAL_S = interval
     assert not shown.result.trace_samples.reliable and shown.result.trace_line_seconds == {}
     assert "not split by line" in shown.text and "2,400" in shown.text
+
+
+def test_the_unrolled_loop_is_measured_as_lax_fori_loop_and_the_rewrite_shown_runs_to_the_same_values(ip, run):
+    run(
+        "def smooth(v, w):\n    for i in range(120):\n        v = jnp.tanh(v @ w) * 0.5 + i\n    return v\n"
+    ).assert_ok()
+    run("v0, w0 = jnp.ones((2, 4)), jnp.eye(4) / 4").assert_ok()
+    shown = run("%jaxpr -o --compile-time --max-eqns 5 smooth(v0, w0)").assert_ok()
+    found = shown.result.loop_alternative
+    assert found is not None and found.check == "same" and found.where.line == 2
+    assert found.equations_before == len(jax.make_jaxpr(ip.user_ns["smooth"])(ip.user_ns["v0"], ip.user_ns["w0"]).eqns)
+    assert found.equations_after < found.equations_before / 100
+    assert "rewritten as `lax.fori_loop` below" in shown.text and "same values on your arguments" in shown.text
+    assert "jax.lax.fori_loop(0, 120, loop_body, v)" in shown.text
+    # the code shown, run as the user would run it: the same values as their loop, jitted
+    expected = jax.jit(ip.user_ns["smooth"])(ip.user_ns["v0"], ip.user_ns["w0"])
+    run(found.code.replace("def smooth(", "def smooth_fori(")).assert_ok()
+    got = ip.user_ns["smooth_fori"](ip.user_ns["v0"], ip.user_ns["w0"])
+    assert jnp.allclose(got, expected, rtol=1e-5)
+    # where jaxmagic measured: the user's function and namespace as they were
+    assert ip.user_ns["smooth"].__code__.co_firstlineno == 1
+
+
+def test_a_loop_the_rewrite_cannot_carry_is_only_hinted(run):
+    run(
+        "def collect(v):\n    out = []\n    for i in range(300):\n        out.append(jnp.sin(v) + i)\n    return jnp.stack(out)\n"
+    ).assert_ok()
+    shown = run("%jaxpr -o --compile-time --max-eqns 5 collect(jnp.ones(3))").assert_ok()
+    assert shown.result.loop_alternative is None
+    assert "lax.fori_loop or lax.scan" in shown.text and "rewritten as" not in shown.text

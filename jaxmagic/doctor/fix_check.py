@@ -352,6 +352,16 @@ def check(fix: str, call: UserCall | None, fix_call: str = "", original: Origina
         return FixCheck(FAILED, error=error_text(exc))
 
 
+def fixed_function(fix: str, call: UserCall) -> Any:
+    """The function ``call.callee_name`` as ``fix`` defines it, in a copy of the user's namespace
+    (``None`` where the fix does not run or defines no such function)."""
+    try:
+        read = _defined(fix, call)
+    except Exception:
+        return None
+    return None if isinstance(read, FixCheck) else read[0].home.get(call.callee_name or "")
+
+
 def _defined(fix: str, call: UserCall) -> FixCheck | tuple:
     """The fix read and its definitions run in a copy of the namespace: ``(scopes, definitions,
     calls, expressions, code)``, or the ``FixCheck`` saying why it cannot be run."""

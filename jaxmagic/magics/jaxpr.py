@@ -8,6 +8,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class, needs_loca
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from jaxmagic import doctor
+from jaxmagic.doctor import loop_cost
 from jaxmagic.magics import doctor as doctor_magics
 from jaxmagic.magics import echo, failures, line_options, notebook, output
 from jaxmagic.render import jaxpr as render
@@ -123,6 +124,8 @@ class JaxprMagics(Magics):
                     profile=options.profile or 0,
                     sample_trace=options.compile_time,
                 )
+            if options.compile_time:
+                report.loop_alternative = loop_cost.for_report(report)
             view = JaxprView(
                 report,
                 stage=options.stage,

@@ -4,9 +4,10 @@ walked to text and HTML. Pure functions of a ``JaxprReport``."""
 
 from __future__ import annotations
 
-from jaxmagic.recompiles.programs import line_in_loop
+from jaxmagic.doctor import loop_cost
 from jaxmagic.render import blocks_html, blocks_text
-from jaxmagic.render.blocks import Block, Cell, Group, Hint, Note, Sentence, Table
+from jaxmagic.render.blocks import Block, Cell, Group, Hint, Note, Sentence, Snippet, Table, code_lines
+from jaxmagic.words import compile_time as compile_time_words
 from jaxmagic.words.units import format_count, format_seconds
 
 MAX_LINES = 12
@@ -35,28 +36,23 @@ def _rows(report):
 
 def unrolled_hint(report) -> str:
     """A hint when one line made most of the equations: a Python loop unrolled at trace time."""
+    line = loop_cost.unrolled_line(report)
+    if line is None:
+        return ""
     counts = report.line_counts
-    total = sum(counts.values())
-    if not counts or total < 200:
-        return ""
-    label, most = next(iter(counts.items()))
-    if most / total < 0.5 or not _written_in_a_loop(report, label):
-        return ""
-    return (
-        f"{label} made {format_count(most)} of the {format_count(total)} equations: a Python loop there runs "
-        f"at trace time, each pass adding equations. lax.fori_loop or lax.scan keeps the loop one equation "
-        f"and compiles in a time that does not grow with the number of steps."
-    )
+    return compile_time_words.unrolled(line.label, counts[line.label], sum(counts.values()))
 
 
-def _written_in_a_loop(report, label: str) -> bool:
-    """Whether the user's line ``label`` sits in a Python loop of theirs (a ``for`` or ``while``
-    above it, or a comprehension on it): a line that made many equations through a library's own
-    loop (a model's layers, an optimizer's tree of states) has no loop of the user's to rewrite."""
-    for line in report.source_lines.values():
-        if line.label == label:
-            return line_in_loop(line.file, line.line) or " for " in f" {line.text} "
-    return False
+def loop_alternative(report) -> list[Block]:
+    """That loop as ``lax.fori_loop``, measured: a sentence, and the rewrite where its values agree."""
+    found = report.loop_alternative
+    if found is None:
+        return []
+    where = found.where.label if found.where is not None else f"line {found.loop_line}"
+    said: list[Block] = [Hint(compile_time_words.fori_measured(found, where))]
+    if found.check == "same":
+        said.append(Snippet("python", tuple(code_lines(found.code.splitlines(), "python"))))
+    return said
 
 
 def sampling_note(report) -> str:
@@ -93,6 +89,7 @@ def blocks(report) -> tuple[Block, ...]:
     if len(rows) > MAX_LINES:
         shown.append(Note(f"… {len(rows) - MAX_LINES} more lines"))
     shown += [Hint(words) for words in (sampling_note(report), unrolled_hint(report)) if words]
+    shown += loop_alternative(report)
     return (Group("jm-compile-time", tuple(shown)),)
 
 

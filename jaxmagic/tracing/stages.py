@@ -73,6 +73,9 @@ class JaxprReport(Report):
     ``kind``, ``source``) and ``peak`` (the whole ``peak_memory.PeakMemory``, by source line);
     for ``-t grad``, ``residuals`` (what the compiled gradient's backward pass keeps, by line) and
     ``checkpoint_policies`` (each of JAX's checkpoint policies measured: peak and FLOPs).
+    With ``%jaxpr --compile-time``: ``loop_alternative``, a Python loop that unrolled into most of
+    the program rewritten as ``lax.fori_loop``, with both compile times and the check of its values
+    (``None`` where there is none).
 
     The report holds facts only. How it is shown (which stage, which views, how many equations) is
     a ``jaxmagic.JaxprView`` of it; shown on its own, a report is its default view: the jaxpr
@@ -115,6 +118,9 @@ class JaxprReport(Report):
         # The view the user asked %jaxpr for (a ``jaxmagic.JaxprView``: stage, views, options), set
         # by the magic: the report ``-o`` hands back shows what the magic displayed
         self.asked_view: Any = None
+        # With --compile-time, where one Python loop of the user's unrolled into most of the program:
+        # that loop as lax.fori_loop, measured and checked by value (a ``doctor.loop_cost.LoopAlternative``)
+        self.loop_alternative: Any = None
 
     @functools.cached_property
     def line_counts(self) -> dict[str, int]:
