@@ -77,23 +77,28 @@ def test_a_deadline_too_far_off_to_wait_for_runs_the_block_with_no_thread_failin
 
 @pytest.mark.parametrize("loop", ["timed", "pipelined"])
 def test_a_loop_given_a_time_to_stop_stops_between_two_calls_before_one_that_would_end_past_it(loop):
-    ends = []
+    starts, ends = [], []
 
     def twenty_ms(x):
+        starts.append(time.perf_counter())
         time.sleep(0.02)
         ends.append(time.perf_counter())
         return x + 1
 
     runner = build("eager", Call(twenty_ms, (jnp.ones(3),), {}))
     stopwatch.first_call(runner)
-    ends.clear()
+    starts.clear(), ends.clear()
     stop_at = time.perf_counter() + 0.1
     with pytest.raises(Overran):
         if loop == "timed":
             stopwatch.timed_loop(runner, 50, stopwatch.waiter(jnp.ones(3)), stop_at=stop_at)
         else:
             stopwatch.pipelined_loop(runner, 50, stop_at=stop_at)
-    assert 3 <= len(ends) <= 5 and ends[-1] <= stop_at + 0.01  # no call started that was foreseen to end past it
+    # The rule, judged by when calls started (a busy machine may stretch a call's 20 ms, which no
+    # rule foresees): no call started that the one before foresaw ending past the time...
+    assert 1 <= len(ends) <= 5 and all(start + 0.02 <= stop_at + 0.005 for start in starts[1:]), (starts, stop_at)
+    # ...and the loop stopped only where the next call, as long as the last, would have ended past it
+    assert ends[-1] + (ends[-1] - starts[-1]) > stop_at - 0.01, (starts, ends, stop_at)
     ends.clear()
     assert stopwatch.timed_loop(runner, 3, stopwatch.waiter(jnp.ones(3)), stop_at=time.perf_counter() + 10) > 0.06
     assert len(ends) == 3
