@@ -101,6 +101,17 @@ def donated_positions(fn: Any) -> tuple[set[int], set[str]]:
     return set(options.donate_argnums), names
 
 
+def assignment_of(case, frame: UserFrame, name: str, accept) -> tuple[ParsedSource, ast.Assign] | None:
+    """The last ``name = <value>`` whose value ``accept(value)`` takes, in ``candidate_sources``
+    (this cell first, then the others the user ran): where a callee the failing line calls by name
+    was made (``g = jax.vmap(f, ...)``, ``grad_fn = jax.grad(loss)``)."""
+    for parsed in candidate_sources(case, frame):
+        for assign in reversed(list(clues.nodes_in(parsed.tree, ast.Assign))):
+            if [t.id for t in assign.targets if isinstance(t, ast.Name)] == [name] and accept(assign.value):
+                return parsed, assign
+    return None
+
+
 def candidate_sources(case, frame: UserFrame) -> list[ParsedSource]:
     """Where a donation may have been written: this file or cell first, then the notebook's other
     cells and the user's other code Python has seen, the most recently run first."""

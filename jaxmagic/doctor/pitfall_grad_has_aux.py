@@ -69,15 +69,18 @@ def grad_has_aux(line: Line) -> dict | None:
 def _defined(line: Line, name: str) -> dict | None:
     """``name = jax.grad(f)`` written earlier (this cell first, then the others the user ran): the
     fix is that line with ``has_aux=True``; the call then gives ``(grads, aux)``."""
-    for parsed in donations.candidate_sources(line.case, line.frame):
-        for assign in reversed(list(clues.nodes_in(parsed.tree, ast.Assign))):
-            named = [t.id for t in assign.targets if isinstance(t, ast.Name)] == [name]
-            transform = _transform(assign.value, line.frame.lookup) if named else None
-            if transform is not None and isinstance(assign.value, ast.Call):
-                edit = rewrites.Edit(end_of(assign.value, back=1), ", has_aux=True")
-                fixed = rewrites.definition_with_edits(parsed.lines, assign, [edit])
-                return {"kind": "defined", "transform": transform, "function": clues.source_of(parsed, assign.value.args[0]),
-                        "fixed": fixed, "name": name}  # fmt: skip
+    lookup = line.frame.lookup
+    found = donations.assignment_of(
+        line.case, line.frame, name, lambda value: isinstance(value, ast.Call) and _transform(value, lookup) is not None
+    )
+    if found is None:
+        return None
+    parsed, assign = found
+    assert isinstance(assign.value, ast.Call)
+    edit = rewrites.Edit(end_of(assign.value, back=1), ", has_aux=True")
+    fixed = rewrites.definition_with_edits(parsed.lines, assign, [edit])
+    return {"kind": "defined", "transform": _transform(assign.value, lookup),
+            "function": clues.source_of(parsed, assign.value.args[0]), "fixed": fixed, "name": name}  # fmt: skip
     return None
 
 

@@ -65,15 +65,14 @@ def vmap_sizes(line: Line) -> dict | None:
         return None
     if _is_vmap(call.func, lookup):
         return _facts(line, call.func, call.args, arguments, lookup, defined=None)
-    if isinstance(call.func, ast.Name):
-        for parsed in donations.candidate_sources(line.case, line.frame):
-            for assign in reversed(list(clues.nodes_in(parsed.tree, ast.Assign))):
-                named = [t.id for t in assign.targets if isinstance(t, ast.Name)] == [call.func.id]
-                if named and _is_vmap(assign.value, lookup):
-                    return _facts(
-                        line, assign.value, call.args, arguments, lookup, defined=(parsed, assign, call.func.id)
-                    )
-    return None
+    if not isinstance(call.func, ast.Name):
+        return None
+    found = donations.assignment_of(line.case, line.frame, call.func.id, lambda value: _is_vmap(value, lookup))
+    if found is None:
+        return None
+    vmap = found[1].value
+    assert isinstance(vmap, ast.Call)  # as accepted
+    return _facts(line, vmap, call.args, arguments, lookup, defined=(*found, call.func.id))
 
 
 def _facts(line: Line, vmap: ast.Call, written: list, arguments: list, lookup, defined) -> dict | None:

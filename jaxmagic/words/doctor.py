@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from jaxmagic.words.sentences import Part, Words, as_words, code, names, place, say
+from jaxmagic.words.sentences import Part, Words, as_words, code, joined, names, place, say
 
 # Why a fix could not be checked, by the reason the doctor's fix check gives
 # (``jaxmagic.doctor.fix_check``: ``NO_CALL``, ``STATEMENTS``...).
@@ -197,19 +197,13 @@ def static_field(fields: Sequence[str], class_name: str) -> Words:
     )
 
 
-def _and(pieces: Sequence[Words]) -> Words:
-    """Pieces joined as a list is said: "a, b and c"."""
-    template = "{}" if len(pieces) < 2 else ", ".join(["{}"] * (len(pieces) - 1)) + " and {}"
-    return say(template, *pieces)
-
-
 def mapped_axes(mapped: Sequence[tuple[int, str, int | None]]) -> Words:
     """The axes a ``jax.vmap`` maps, each of an argument as written, with its size.
 
     >>> str(mapped_axes([(0, "X", 10), (1, "U", 2)]))
     'axis 0 of `X` (10) and axis 1 of `U` (2)'
     """
-    return _and([say("axis {} of {} ({})", str(axis), code(text), str(size)) for axis, text, size in mapped])
+    return joined([say("axis {} of {} ({})", str(axis), code(text), str(size)) for axis, text, size in mapped])
 
 
 def moved_axes(moved: Sequence[tuple[int | None, str]]) -> Words:
@@ -218,7 +212,7 @@ def moved_axes(moved: Sequence[tuple[int | None, str]]) -> Words:
     >>> str(moved_axes([(0, "U"), (None, "w")]))
     '`U` over its axis 0 and `w` not at all'
     """
-    return _and(
+    return joined(
         [
             say("{} over its axis {}", code(t), str(a)) if a is not None else say("{} not at all", code(t))
             for a, t in moved

@@ -149,12 +149,21 @@ def names(items) -> Words:
     >>> str(names(["n", "mode", "k"]))
     '`n`, `mode` and `k`'
     """
-    items = list(items)
+    return joined([place(name) if isinstance(name, SourceLine) else code(name) for name in items])  # places: by labels
+
+
+def joined(pieces) -> Words:
+    """Pieces of sentences joined as a list is said.
+
+    >>> str(joined([code("a"), say("axis {} of {}", "1", code("b"))]))
+    '`a` and axis 1 of `b`'
+    """
+    pieces = list(pieces)
     parts: list[Part] = []
-    for i, name in enumerate(items):
+    for i, piece in enumerate(pieces):
         if i:
-            parts.append(Part("text", " and " if i == len(items) - 1 else ", "))
-        parts.append(place(name) if isinstance(name, SourceLine) else code(name))  # places: by their labels
+            parts.append(Part("text", " and " if i == len(pieces) - 1 else ", "))
+        parts.extend(as_words(piece).parts)
     return Words(parts)
 
 
