@@ -488,3 +488,40 @@ def test_weak_types_that_changed_together_get_one_fix_naming_them_all():
     text = log.to_text()
     assert text.count("→ Pass") == 1 and "→ Pass `lr` and `momentum` the same kind of value every time" in text, text
     assert text.count("→ Keep the shape of `x` fixed") == 1  # one argument alone: its own fix
+
+
+def test_the_copy_published_after_a_cell_holds_every_compilation_even_while_a_redraw_is_under_way(monkeypatch):
+    """The cell ends while the throttled redraw runs on its timer: what is published for the saved
+    notebook waits for that redraw, and never says less than the log held when the cell ended."""
+    import threading
+
+    from jaxmagic.render import panel as panels
+
+    class Handle:
+        def __init__(self):
+            self.shown = []
+
+        def update(self, obj):
+            self.shown.append(obj._repr_mimebundle_()["text/html"])
+
+    drawing = threading.Event()
+    slow_rows = panels.views.rows
+
+    def rows(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():
+            drawing.set()
+            time.sleep(0.5)  # the timer's redraw, on a busy machine
+        return slow_rows(*args, **kwargs)
+
+    monkeypatch.setattr(panels.views, "rows", rows)
+    log = RecompileLog()
+    panel = RecompilePanel(log)
+    handle = Handle()
+    panel.flush()  # as when the panel is displayed: the next update waits its turn
+    panel.shown_as(handle)
+    for i in range(3):
+        log.record(event(causes=[shape(i + 1, i + 2)] if i else None))
+    assert drawing.wait(5), "the throttled redraw ran on its timer"
+    panel.flush()  # what runs after each cell
+    panel.publish()
+    assert len(handle.shown) == 1 and compilations_in(handle.shown[0]) == 3

@@ -112,10 +112,14 @@ class RecompilePanel(_Following):
         self.widget.add_class(theme.ROOT_CLASS)
         self.widget.add_class("jm-recompile-panel")
         self._lock = threading.Lock()
+        # held while the rows are drawn, and while the copy is taken from them: a copy taken while the
+        # timer's redraw runs would be the rows before it
+        self._drawing = threading.RLock()
         self._timer: threading.Timer | None = None
         self._dirty = False
         self._last_refresh = 0.0
         self._closed = False
+        self._drawn: tuple | None = None
         self.display_handle = None  # the displayed copy's handle: set by whoever displays the copy
         self.copy = PanelCopy(self)
         self._published = None
@@ -134,6 +138,11 @@ class RecompilePanel(_Following):
 
     def refresh(self) -> None:
         """Redraw counts, headlines and rows from the log now."""
+        with self._drawing:
+            self._drawn = self._state()
+            self._draw()
+
+    def _draw(self) -> None:
         for name in self.log.counts:
             self._ensure_option(name)
         function = self.function
@@ -165,7 +174,8 @@ class RecompilePanel(_Following):
         """Remember the ``DisplayHandle`` its copy was displayed with (``display(panel.copy,
         display_id=True)``, right after ``display(panel)``): ``publish`` updates it."""
         self.display_handle = handle
-        self._published = self._state()
+        with self._drawing:
+            self._published = self._drawn
 
     def _state(self) -> tuple:
         return self.log.total, self.log.cleared_at, self.log.watching, self.function
@@ -175,23 +185,25 @@ class RecompilePanel(_Following):
         it changed: what a saved notebook shows after the kernel is gone."""
         if self.display_handle is None:
             return
-        state = self._state()
-        if state == self._published:
-            return
-        self._published = state
-        with contextlib.suppress(Exception):  # a closed front end must never break the user's cell
-            self.display_handle.update(self.copy)
+        with self._drawing:
+            self.flush()
+            if self._drawn == self._published:
+                return
+            self._published = self._drawn
+            with contextlib.suppress(Exception):  # a closed front end must never break the user's cell
+                self.display_handle.update(self.copy)
 
     def flush(self) -> None:
-        """Apply any update still waiting for its turn."""
-        with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-            self._timer = None
-            dirty, self._dirty = self._dirty, False
-            self._last_refresh = time.monotonic()
-        if dirty and not self._closed:
-            self.refresh()
+        """Apply any update still waiting for its turn (after a redraw already under way)."""
+        with self._drawing:
+            with self._lock:
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = None
+                dirty, self._dirty = self._dirty, False
+                self._last_refresh = time.monotonic()
+            if dirty and not self._closed:
+                self.refresh()
 
     def _ensure_option(self, name: str) -> None:
         if name not in self.filter.options:
