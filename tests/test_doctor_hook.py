@@ -401,6 +401,54 @@ def test_a_global_key_split_inside_jit_draws_the_same_numbers_and_is_explained_a
     assert not (ip.user_ns["a"] == ip.user_ns["b"]).all()  # fixed: new numbers on every call
 
 
+def test_a_print_under_eqx_filter_jit_is_explained_after_the_cell_with_its_own_jit(ip, run):
+    """Equinox traces a wrapper of its own: the user's function and arguments are found behind it."""
+    run("import equinox as eqx\n@eqx.filter_jit\ndef shout(x):\n    print('x is', x)\n    return x * 2").assert_ok()
+    first = run("shout(jnp.ones(2))").assert_ok()
+    assert "x is JitTracer" in first.stdout and cards(first) == ["print-side-effect"]
+    from jaxmagic.doctor import trace_watch
+
+    watch = trace_watch.TraceWatch()
+    watch.traced(ip.user_ns["shout"].__wrapped__, (ip.user_ns["jnp"].ones(2),))
+    (found,) = watch.warnings(lambda filename: None)
+    assert found.checked and found.fix.splitlines()[0] == "@eqx.filter_jit" and "jax.debug.print" in found.fix
+    run(found.fix).assert_ok()
+    fixed = run("result = shout(jnp.ones(2))\njax.effects_barrier()").assert_ok()
+    assert "x is [1. 1.]" in fixed.stdout and cards(fixed) == []
+
+
+MAX_TRACES_ABOVE = """
+import chex
+from flax import nnx
+import equinox as eqx
+@chex.assert_max_traces(n=1)
+@{jit}
+def doubled(x):
+    return 2 * x
+"""
+
+
+@pytest.mark.parametrize("jit", ["eqx.filter_jit", "nnx.jit"])
+def test_chex_above_a_library_jit_never_fires_and_its_card_puts_it_under(ip, run, jit):
+    from jaxmagic.doctor import trace_watch
+
+    run(MAX_TRACES_ABOVE.format(jit=jit)).assert_ok()
+    try:
+        ran = run("doubled(jnp.ones(3))\ndoubled(jnp.ones(4))").assert_ok()  # the trap: traced twice, silent
+        assert cards(ran) == ["max-traces-outside"]
+        watch = trace_watch.TraceWatch()
+        watch.traced(ip.user_ns["doubled"].__wrapped__.__wrapped__, (ip.user_ns["jnp"].ones(3),))
+        (found,) = watch.warnings(lambda filename: None)
+        assert found.pitfall == "max-traces-outside" and found.checked
+        assert found.fix.splitlines()[:2] == [f"@{jit}", "@chex.assert_max_traces(n=1)"]
+        run(found.fix).assert_ok()
+        assert cards(run("doubled(jnp.ones(3))").assert_ok()) == []
+        refused = run("doubled(jnp.ones(4))")
+        assert isinstance(refused.error, AssertionError) and "traced > 1 times" in str(refused.error)  # fixed
+    finally:
+        ip.user_ns["chex"].clear_trace_counter()
+
+
 def test_a_jitted_print_is_not_explained_when_the_doctor_is_off_or_a_magic_traced(run):
     run(NOISY).assert_ok()
     run("%jaxmagic doctor off").assert_ok()

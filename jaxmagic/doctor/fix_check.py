@@ -35,7 +35,9 @@ import contextlib
 import copy
 import inspect
 import io
+import linecache
 import random
+import sys
 import types
 import warnings
 from dataclasses import dataclass, field, replace
@@ -55,6 +57,7 @@ from jaxmagic.doctor.traced_code import codes
 from jaxmagic.tracing import callables, jitting, nnx_copies, streams
 
 SAME, DIFFERS, RUNS, FAILED, UNCHECKED = "same", "differs", "runs", "failed", "unchecked"
+_FILENAME = "<jaxmagic fix check>"  # where the fix's definitions are compiled, and their source is found
 
 # why a fix could not be checked (stable ids; the words are in ``words.doctor``)
 NO_CALL = "no-call"  # the call and its arguments are not known (the function was not called by the user's code)
@@ -183,16 +186,20 @@ def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list[ast.stmt], list[a
     return definitions, calls, expressions
 
 
-def _define(definitions: list, scope: dict) -> types.CodeType:
-    """Run the fix's definitions in ``scope`` (a copy of the user's namespace); their code."""
-    compiled = compile(ast.Module(definitions, type_ignores=[]), "<jaxmagic fix check>", "exec")
+def _define(definitions: list, scope: dict, source: str = "") -> types.CodeType:
+    """Run the fix's definitions (parsed from ``source``) in ``scope`` (a copy of the user's
+    namespace); their code. Their source is where ``inspect.getsource`` looks for it, as a cell's is
+    (``chex.assert_max_traces`` reads the source of the function it wraps)."""
+    if source:
+        linecache.cache[_FILENAME] = (len(source), None, source.splitlines(keepends=True), _FILENAME)
+    compiled = compile(ast.Module(definitions, type_ignores=[]), _FILENAME, "exec")
     with _quiet():
         exec(compiled, scope)  # noqa: S102 (definitions only, in a copy of the namespace)
     return compiled
 
 
 def _evaluate(node: ast.expr, scope: dict) -> Any:
-    return eval(compile(ast.Expression(node), "<jaxmagic fix check>", "eval"), scope)  # noqa: S307 (checked safe)
+    return eval(compile(ast.Expression(node), _FILENAME, "eval"), scope)  # noqa: S307 (checked safe)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -201,8 +208,12 @@ def _evaluate(node: ast.expr, scope: dict) -> Any:
 
 @contextlib.contextmanager
 def _quiet():
-    """Nothing this thread prints reaches the user; NumPy's and Python's random state are given back."""
+    """Nothing this thread prints reaches the user; NumPy's and Python's random state are given back,
+    and so are chex's counts of traces (``chex.assert_max_traces``: a fix traced here is not the user's
+    trace, and a fix checked again must not count the first check)."""
     numpy_state, python_state = np.random.get_state(), random.getstate()
+    traces = getattr(sys.modules.get("chex._src.asserts_internal"), "TRACE_COUNTER", None)
+    counted = dict(traces) if isinstance(traces, dict) else None
     try:
         with streams.this_thread_writes_to(io.StringIO()), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -210,6 +221,9 @@ def _quiet():
     finally:
         np.random.set_state(numpy_state)
         random.setstate(python_state)
+        if isinstance(traces, dict) and counted is not None:
+            traces.clear()
+            traces.update(counted)
 
 
 _IMMUTABLE = (jax.Array, str, bytes, int, float, complex, bool, type(None), types.ModuleType, type, types.FunctionType)
@@ -375,7 +389,7 @@ def _defined(fix: str, call: UserCall) -> FixCheck | tuple:
     read = _read_fix(tree, scopes)
     if read is None:
         return FixCheck(UNCHECKED, STATEMENTS)
-    compiled = _define(read[0], scopes.home)
+    compiled = _define(read[0], scopes.home, fix)
     scopes.home.update(private_globals({n for code in codes(compiled) for n in code.co_names}, scopes.home))
     return (scopes, *read, compiled)
 

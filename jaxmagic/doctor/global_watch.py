@@ -176,16 +176,19 @@ def _on_duration(event: str, duration_secs: float, **kwargs: str | int) -> None:
     frame = sys._getframe(1)
     try:
         call = _jax_private.jit_call_in_progress(frame)
+        # a library's jit (eqx.filter_jit) traces a wrapper of its own: the user's function is behind it
+        users = libraries.user_call_in_progress(call.fun, frame) if call is not None else None
     except Exception as exc:  # never into the user's trace
         registry.record_failure("watching globals", exc)
-        call = None
+        call = users = None
     finally:
         del frame
     if call is None or not call.called:  # the user's call; not ``.trace`` / ``.lower`` (%jaxpr, %jitcompare)
         return
+    fun, args = users or (call.fun, call.args)
     for watcher in list(WATCHERS):
         try:
-            watcher.traced(call.fun, call.args)
+            watcher.traced(fun, args)
         except Exception as exc:  # never into the user's trace
             registry.record_failure("watching globals", exc)
 

@@ -40,6 +40,7 @@ from jaxmagic.tracing.sources import CellNamer
 
 IN_CELLS = (
     "print-side-effect",
+    "max-traces-outside",
     "state-mutation",
     "static-self",
     "global-key",

@@ -49,6 +49,29 @@ def recognise(fn: Any) -> LibraryJit | None:
     return None
 
 
+def user_call_in_progress(fun: Any, frame: Any) -> tuple[Callable, tuple] | None:
+    """The user's function and positional arguments behind ``fun``, a function JAX is tracing for a
+    call, when ``eqx.filter_jit`` made it: Equinox traces a wrapper of its own, called from its
+    ``_call(jit_wrapper, is_lower, args, kwargs)``, whose frame (from ``frame`` outward) holds the
+    user's. ``None`` for any other ``fun``.
+
+    >>> import sys
+    >>> user_call_in_progress(len, sys._getframe()) is None
+    True
+    """
+    if getattr(fun, "__module__", None) != "equinox._jit":
+        return None
+    while frame is not None:
+        if frame.f_code.co_name == "_call" and frame.f_globals.get("__name__") == "equinox._jit":
+            local = frame.f_locals
+            wrapper, args = local.get("jit_wrapper"), local.get("args")
+            if recognise(wrapper) is None or not isinstance(args, tuple):
+                return None
+            return wrapper.__wrapped__, args
+        frame = frame.f_back
+    return None
+
+
 def holds_nnx_objects(args: tuple, kwargs: dict) -> bool:
     """True when an argument is (or holds) a Flax NNX object: a module, an optimizer, ``Rngs``.
     Such objects are mutable graphs, traced the way ``nnx.jit`` traces them."""
