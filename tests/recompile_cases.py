@@ -591,6 +591,26 @@ for lr in (0.1, 0.01):
     ),
     RecompileCase(
         "optax",
+        "L-BFGS state from init, then from the step",  # optax docs: _collections/examples/lbfgs.ipynb
+        """
+def rosenbrock(x):
+    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+solver = optax.lbfgs()
+value_and_grad = optax.value_and_grad_from_state(rosenbrock)
+@jax.jit
+def lbfgs_step(params, state):
+    value, grad = value_and_grad(params, state=state)
+    updates, state = solver.update(grad, state, params, value=value, grad=grad, value_fn=rosenbrock)
+    return optax.apply_updates(params, updates), state
+params = jnp.zeros(4)
+state = solver.init(params)
+for _ in range(3):
+    params, state = lbfgs_step(params, state)
+""",
+        needs=("optax",),
+    ),
+    RecompileCase(
+        "optax",
         "step made by a factory of the user's for each learning rate",
         """
 params = {"w": jnp.ones(3)}

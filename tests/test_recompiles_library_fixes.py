@@ -122,6 +122,26 @@ for lr in (0.1, 0.01, 0.001):
     assert compiles.names.count("jit(step)") == 1, compiles.names
 
 
+@needs("optax")
+def test_an_lbfgs_state_made_strongly_typed_as_printed_compiles_the_step_once(tmp_path):
+    """``solver.init`` makes some of L-BFGS's state weakly typed and the jitted step returns it
+    strongly typed: the advice's one line, run on the state before the loop, leaves one compile."""
+    log, namespace, _ = run_case(case("optax: L-BFGS state from init, then from the step"), tmp_path)
+    assert [e.function for e in log.events] == ["lbfgs_step", "lbfgs_step"]
+    (strong,) = {c for c in advice_code(log) if "jax.tree.map" in c}
+    assert strong.startswith("state = ")
+    fixed = f"""
+params = jnp.zeros(4)
+state = solver.init(params)
+{strong}
+for _ in range(3):
+    params, state = lbfgs_step(params, state)
+"""
+    jax.clear_caches()
+    compiles = run(fixed, namespace, tmp_path)
+    assert compiles.names.count("jit(lbfgs_step)") == 1, compiles.names
+
+
 @needs("blackjax")
 def test_a_step_size_sweep_with_the_printed_blackjax_kernel_compiles_once(tmp_path):
     log, namespace, _ = run_case(case("blackjax: nuts built again for each step size"), tmp_path)

@@ -20,6 +20,7 @@ against.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Sequence
 
 from jaxmagic.recompiles.attributes import Attribute
@@ -452,6 +453,8 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
     else:
         causes = [c for c in (_shape_cause(name, old, new), _dtype_cause(name, old, new)) if c is not None]
     if old.weak != new.weak:
+        same = old.origin == new.origin == "array" and (old.dtype, old.shape) == (new.dtype, new.shape)
+        within = _holder(name) if same else None  # made strongly typed, the one leaf is the other
         causes.append(
             Cause(
                 "weak_type",
@@ -459,12 +462,23 @@ def leaf_causes(name: str, old: LeafType, new: LeafType) -> list[Cause]:
                 before=old.describe(),
                 after=new.describe(),
                 reason="weak_kind",
-                facts=(("was", old), ("now", new)),
+                facts=(("was", old), ("now", new)) + ((("within", within),) if within else ()),
             )
         )
     if old.placement != new.placement:
         causes.append(placement_cause(name, old.placement, new.placement, sharded=old.sharded or new.sharded))
     return causes
+
+
+def _holder(name: str) -> str | None:
+    """The argument that holds the leaf ``name`` (``state`` for ``state[2].info.count``), or ``None``
+    for a leaf that is the argument itself.
+
+    >>> _holder("state[2].info.count"), _holder("x")
+    ('state', None)
+    """
+    match = re.match(r"[A-Za-z_]\w*", name)
+    return match.group() if match and match.end() < len(name) else None
 
 
 def _array_or_not_cause(name: str, old: LeafType, new: LeafType) -> Cause:

@@ -59,6 +59,12 @@ _ADVICE = {
         "Pass {arg} the same kind of value every time: always an array (e.g. {float32}), or "
         "a Python scalar marked static if it is a constant."
     ),
+    "weak_within": (
+        "{arg} holds weakly typed arrays on some calls and not on others (an optimizer's or solver's "
+        "{init} often makes them weakly typed, and a jitted function returns them strongly typed): JAX "
+        "compiles once for each. Make every array in it strongly typed, its dtype kept, before the first call: "
+        "{strong}."
+    ),
     "static_value": (
         "Every new value of static {arg} compiles anew: keep its values few, or pass it as an array "
         "(not static) if it only enters arithmetic."
@@ -262,6 +268,15 @@ def advice(cause) -> Words:
             cls=code(kind),
             frozen=code("@dataclasses.dataclass(frozen=True)"),
         )
+    within = dict(cause.facts).get("within") if cause.reason == "weak_kind" else None
+    if within:
+        return advice_for(
+            cause.kind,
+            within,
+            variant="weak_within",
+            init=code("init"),
+            strong=code(f"{within} = jax.tree.map(lambda x: jnp.asarray(x, x.dtype), {within})"),
+        )
     if cause.reason == "partial_rebound":
         facts = dict(cause.facts)
         bound = facts["bound"]
@@ -458,7 +473,9 @@ _MESSAGES: dict[str, Callable[[Any, dict], Words]] = {
         "{} is {} now and was {} before", code(c.argument), kind_of_value(f["now"]), kind_of_value(f["was"])
     ),
     "weak_kind": lambda c, f: say(
-        "{} is {} now and was {} before; JAX compiles weakly typed Python scalars and arrays separately",
+        "{} is {} now and was {} before; JAX compiles weakly typed "
+        + ("and other arrays" if f["now"].origin == f["was"].origin == "array" else "Python scalars and arrays")
+        + " separately",
         code(c.argument),
         kind_of_value(f["now"]),
         kind_of_value(f["was"]),
