@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tests.corpus.optax import LBFGS
+
 
 @dataclass(frozen=True)
 class RecompileCase:
@@ -591,22 +593,9 @@ for lr in (0.1, 0.01):
     ),
     RecompileCase(
         "optax",
-        "L-BFGS state from init, then from the step",  # optax docs: _collections/examples/lbfgs.ipynb
-        """
-def rosenbrock(x):
-    return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-solver = optax.lbfgs()
-value_and_grad = optax.value_and_grad_from_state(rosenbrock)
-@jax.jit
-def lbfgs_step(params, state):
-    value, grad = value_and_grad(params, state=state)
-    updates, state = solver.update(grad, state, params, value=value, grad=grad, value_fn=rosenbrock)
-    return optax.apply_updates(params, updates), state
-params = jnp.zeros(4)
-state = solver.init(params)
-for _ in range(3):
-    params, state = lbfgs_step(params, state)
-""",
+        "L-BFGS state from init, then from the step",  # the Optax docs' L-BFGS cell, stepped in a loop
+        LBFGS.setup
+        + "params = start\nstate = solver.init(params)\nfor _ in range(3):\n    params, state = lbfgs_step(params, state)\n",
         needs=("optax",),
     ),
     RecompileCase(
