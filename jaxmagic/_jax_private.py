@@ -98,10 +98,26 @@ def traceback_frames(source_info: Any) -> tuple[tuple[str, int, str], ...]:
         return ()
     frames = _FRAMES_READ.get(traceback)
     if frames is None:
-        frames = tuple((frame.file_name, frame.line_num, frame.function_name) for frame in traceback.frames)
+        frames = _within_trace(
+            tuple((frame.file_name, frame.line_num, frame.function_name) for frame in traceback.frames)
+        )
         if len(_FRAMES_READ) >= _FRAMES_KEPT:
             _FRAMES_READ.clear()
         _FRAMES_READ[traceback] = frames
+    return frames
+
+
+def _within_trace(frames: tuple[tuple[str, int, str], ...]) -> tuple[tuple[str, int, str], ...]:
+    """The frames up to the function being traced: those outside the call that began the trace
+    (``partial_eval.trace_to_jaxpr_dynamic``, the entry of ``jax.jit``'s and ``lax.scan``'s traces)
+    are left out. JAX 0.9 and later record none of them; JAX 0.8 records the whole stack, whose outer
+    frames (the line that called the jitted function) made no equation of the program."""
+    from jax._src.interpreters import partial_eval
+
+    entry = partial_eval.__file__
+    for index, (file, _, function) in enumerate(frames):
+        if file == entry and function.endswith("trace_to_jaxpr_dynamic"):
+            return frames[:index]
     return frames
 
 

@@ -114,8 +114,6 @@ KEY_REUSE = (
     "process it raises nothing (under jit it words it 'argument 0 is already consumed')"
 )
 FAILING_ON_THE_FLOOR = {
-    "test_every_label_is_the_users[nnx-vmap]": "an NNX label",
-    "test_every_label_is_the_users[nnx-scan-layers]": "an NNX label",
     **{
         f"test_values_end_in_the_call_s_result_and_the_peak_is_attributed[libraries:{call}]": ATTRIBUTION
         for call in (
@@ -132,10 +130,6 @@ FAILING_ON_THE_FLOOR = {
     "jaxmagic/compiled/peak_memory.py::jaxmagic.compiled.peak_memory": ATTRIBUTION,
     "test_every_declared_message_fragment_is_still_written_by_this_jax[key-reuse-error-Previously-consumed key]": KEY_REUSE,
     "test_a_key_refused_by_debug_key_reuse_is_split_one_key_per_draw": KEY_REUSE,
-    "test_a_library_function_jitted_as_it_is_has_its_equations_counted_and_compared": (
-        "an equation's traceback keeps the frames above the jit boundary: a library function jitted as it is "
-        "has its equations on the user's line that called it, so two calls from two lines read as two programs"
-    ),
 }
 
 
