@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from doctor_cases import apply, diagnosed, intended, run
+from doctor_cases import apply, assert_same_values, diagnosed, intended, run
 
 from jaxmagic.doctor.fix_check import UserCall, check, degenerate, generated
 
@@ -20,7 +20,7 @@ def same_as_eager(found, ns, definition, call):
     expected = intended(definition, call, {**ns})
     apply(found.fix, ns)
     assert run(f"__result__ = {call}", ns) is None
-    np.testing.assert_allclose(np.asarray(ns["__result__"]), np.asarray(expected), rtol=1e-6)
+    assert_same_values(ns["__result__"], expected)
 
 
 def test_a_where_index_then_a_sum_is_fixed_with_a_mask_not_with_padded_indices():
