@@ -417,6 +417,18 @@ def test_a_print_under_eqx_filter_jit_is_explained_after_the_cell_with_its_own_j
     assert "x is [1. 1.]" in fixed.stdout and cards(fixed) == []
 
 
+def test_a_print_in_an_equinox_module_jitted_as_it_is_is_explained_and_its_fix_checked_on_the_module(run):
+    """``eqx.filter_jit(model)``: the module is the first argument of the ``__call__`` JAX traces."""
+    run(
+        "import equinox as eqx\nclass Scaled(eqx.Module):\n    w: jax.Array\n"
+        "    def __call__(self, x):\n        print('w is', self.w)\n        return self.w * x\n"
+        "fast = eqx.filter_jit(Scaled(jnp.arange(3.0)))"
+    ).assert_ok()
+    first = run("fast(jnp.ones(3))").assert_ok()
+    assert cards(first) == ["print-side-effect"]
+    assert "Checked on your arguments: jitted, the fix gives the same values" in first.html
+
+
 MAX_TRACES_ABOVE = """
 import chex
 from flax import nnx

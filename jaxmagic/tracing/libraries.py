@@ -13,6 +13,7 @@ True
 from __future__ import annotations
 
 import sys
+import types
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -67,7 +68,13 @@ def user_call_in_progress(fun: Any, frame: Any) -> tuple[Callable, tuple] | None
             wrapper, args = local.get("jit_wrapper"), local.get("args")
             if recognise(wrapper) is None or not isinstance(args, tuple):
                 return None
-            return wrapper.__wrapped__, args
+            function = wrapper.__wrapped__
+            owner = getattr(function, "__self__", None)
+            if owner is not None:  # a bound method: ``self`` is its first argument
+                return function.__func__, (owner, *args)
+            if not isinstance(function, types.FunctionType) and callable(function):  # a module called as it is
+                return type(function).__call__, (function, *args)
+            return function, args
         frame = frame.f_back
     return None
 
