@@ -427,6 +427,8 @@ def test_a_print_in_an_equinox_module_jitted_as_it_is_is_explained_and_its_fix_c
     first = run("fast(jnp.ones(3))").assert_ok()
     assert cards(first) == ["print-side-effect"]
     assert "Checked on your arguments: jitted, the fix gives the same values" in first.html
+    (card,) = [o["text/plain"] for o in first.outputs if "data-pitfall" in o.get("text/html", "")]
+    assert "result = fast(...)" in card  # printed outside, on what the name the user calls returns
 
 
 MAX_TRACES_ABOVE = """

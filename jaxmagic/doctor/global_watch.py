@@ -136,7 +136,7 @@ class GlobalWatch:
                 key = (id(function), read.name)
                 if key in self._said and _same(self._said[key], now):
                     continue
-                jitted = _jitted_name(function, namespace)
+                jitted = jitted_name(function, namespace)
                 if jitted is None:
                     continue
                 self._said[key] = now
@@ -149,7 +149,7 @@ class GlobalWatch:
             self._said.clear()
 
 
-def _jitted_name(function: types.FunctionType, namespace: dict | None) -> str | None:
+def jitted_name(function: types.FunctionType, namespace: dict | None) -> str | None:
     """The name the user calls ``function`` by, while they hold it: jitted (``@jax.jit def f``,
     ``step = jax.jit(f)``) or plain (``jax.jit(f)(x)`` written at each call reuses the compiled code)."""
     own = function.__globals__.get(function.__name__)

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.global_watch as global_watch
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.declared import Declared, Function, Rewritten
 
@@ -82,7 +83,8 @@ def print_side_effect(function: Function) -> dict[str, Any] | None:
     return {"at": calls[0], "places": [function.where({"at": call}) for call in calls],
             "output": quoted, "kind": "quoted" if quoted else "tracers" if lines else "",
             "value": next((names[0] for arg in calls[0].args if (names := clues.names_in(arg))), None),
-            "prints": [(call, text) for call, text in rewritten if text]}  # fmt: skip
+            "prints": [(call, text) for call, text in rewritten if text],
+            "caller": global_watch.jitted_name(function.sourced.function, function.sourced.function.__globals__) or function.name}  # fmt: skip
 
 
 _RUNS = (
@@ -110,7 +112,7 @@ PRINT_SIDE_EFFECT = Declared(
     rewrite=(Rewritten("prints"),),
     fix_note="`{jax}.debug.print` runs inside the compiled code, on every call, with the real values.",
     alternatives=(
-        ("Or print outside, on the result the jitted function returns:", "result = {function}(...)\nprint(result)"),
+        ("Or print outside, on the result the jitted function returns:", "result = {caller}(...)\nprint(result)"),
     ),
     variable="value",
 )
