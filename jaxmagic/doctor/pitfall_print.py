@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import types
 from typing import Any
 
 import jaxmagic.doctor.clues as clues
@@ -84,7 +85,16 @@ def print_side_effect(function: Function) -> dict[str, Any] | None:
             "output": quoted, "kind": "quoted" if quoted else "tracers" if lines else "",
             "value": next((names[0] for arg in calls[0].args if (names := clues.names_in(arg))), None),
             "prints": [(call, text) for call, text in rewritten if text],
-            "caller": global_watch.jitted_name(function.sourced.function, function.sourced.function.__globals__) or function.name}  # fmt: skip
+            "caller": _called_as(function)}  # fmt: skip
+
+
+def _called_as(function: Function) -> str:
+    """The name the user calls the traced function by (a jitted module's: ``fast``), else its own."""
+    traced = function.sourced.function
+    plain = traced.__func__ if isinstance(traced, types.MethodType) else traced  # a bound method's function
+    if not isinstance(plain, types.FunctionType):
+        return function.name
+    return global_watch.jitted_name(plain, plain.__globals__) or function.name
 
 
 _RUNS = (
