@@ -431,6 +431,13 @@ def test_a_print_in_an_equinox_module_jitted_as_it_is_is_explained_and_its_fix_c
     assert "result = fast(...)" in card  # printed outside, on what the name the user calls returns
 
 
+def test_a_print_in_a_recompiles_cell_is_explained_after_it(run):
+    """``%%recompiles`` runs the cell as it is: what traced there is explained as in an ordinary cell."""
+    run(NOISY).assert_ok()
+    watched = run("%%recompiles\nnoisy(jnp.ones(2))\nnoisy(jnp.ones(3))").assert_ok()
+    assert "x is JitTracer" in watched.stdout and cards(watched) == ["print-side-effect"]
+
+
 MAX_TRACES_ABOVE = """
 import chex
 from flax import nnx
@@ -455,6 +462,8 @@ def test_chex_above_a_library_jit_never_fires_and_its_card_puts_it_under(ip, run
         (found,) = watch.warnings(lambda filename: None)
         assert found.pitfall == "max-traces-outside" and found.checked
         assert found.fix.splitlines()[:2] == [f"@{jit}", "@chex.assert_max_traces(n=1)"]
+        watched = run("%%recompiles\ndoubled(jnp.ones(5))").assert_ok()  # the cell runs as it is: said once
+        assert cards(watched) == [] and "doubled" in watched.html
         run(found.fix).assert_ok()
         assert cards(run("doubled(jnp.ones(3))").assert_ok()) == []
         refused = run("doubled(jnp.ones(4))")

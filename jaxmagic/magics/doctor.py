@@ -290,15 +290,17 @@ def _warn_of_changed_globals(shell) -> None:
 
 
 def _warn_of_traces(shell, result=None) -> None:
-    """After an ordinary cell that ran: a jitted function it called traced, and what ran then only
-    once shows no sign of it (a ``print`` of tracers, a method that changed its object, a static
-    ``self``: ``trace_watch``). A magic's cell warns its own way; a cell that failed has its error
-    to show (a trace that failed may not have reached the ``print``)."""
+    """After an ordinary cell that ran, or a ``%%recompiles`` cell (it runs the cell as it is): a
+    jitted function it called traced, and what ran then only once shows no sign of it (a ``print``
+    of tracers, a method that changed its object, a static ``self``: ``trace_watch``). Another
+    magic's cell warns its own way; a cell that failed has its error to show (a trace that failed
+    may not have reached the ``print``)."""
     try:
-        cell = getattr(getattr(result, "info", None), "raw_cell", "") or ""
+        cell = (getattr(getattr(result, "info", None), "raw_cell", "") or "").lstrip()
         failed = getattr(result, "error_in_exec", None) or getattr(result, "error_before_exec", None)
         namer = notebook.cell_namer(shell)
-        if not hook_installed(shell) or cell.lstrip().startswith("%") or failed is not None:
+        magic = cell.startswith("%") and not cell.startswith("%%recompiles")
+        if not hook_installed(shell) or magic or failed is not None:
             trace_watch.WATCH.take()  # forgotten: the doctor is off, a magic traced, or the cell failed
             return
         for warning in said_once(trace_watch.WATCH.warnings(namer)):
