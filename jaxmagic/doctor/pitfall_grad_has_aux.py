@@ -81,7 +81,6 @@ def _defined(line: Line, name: str) -> dict | None:
     fixed = rewrites.definition_with_edits(parsed.lines, assign, [edit])
     return {"kind": "defined", "transform": _transform(assign.value, lookup),
             "function": clues.source_of(parsed, assign.value.args[0]), "fixed": fixed, "name": name}  # fmt: skip
-    return None
 
 
 GRAD_HAS_AUX = Declared(

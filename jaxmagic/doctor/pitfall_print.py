@@ -16,13 +16,13 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-import types
 from typing import Any
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.global_watch as global_watch
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.declared import Declared, Function, Rewritten
+from jaxmagic.tracing import callables
 
 # How a printed tracer reads: ``JitTracer(float32[])`` (newer JAX), ``JitTracer<float32[]>``
 # (JAX 0.8.1), ``Traced<float32[]>with<DynamicJaxprTrace>`` (older traces).
@@ -90,11 +90,8 @@ def print_side_effect(function: Function) -> dict[str, Any] | None:
 
 def _called_as(function: Function) -> str:
     """The name the user calls the traced function by (a jitted module's: ``fast``), else its own."""
-    traced = function.sourced.function
-    plain = traced.__func__ if isinstance(traced, types.MethodType) else traced  # a bound method's function
-    if not isinstance(plain, types.FunctionType):
-        return function.name
-    return global_watch.jitted_name(plain, plain.__globals__) or function.name
+    plain = callables.python_function(function.sourced.function)
+    return (global_watch.jitted_name(plain, plain.__globals__) if plain is not None else None) or function.name
 
 
 _RUNS = (
