@@ -108,26 +108,11 @@ def pytest_collection_modifyitems(config, items):
 
 # Known to fail on the oldest JAX supported (0.8.1), passing on the newest, each with its reason.
 # Recorded here, to be fixed where jaxmagic is at fault, not hidden.
-ATTRIBUTION = "what --memory and --values attribute on its CPU programs (fusions with no source line, a peak above the reservation)"
 KEY_REUSE = (
     "JAX 0.8 checks an eager call's key reuse only while its dispatch caches are cold: after other tests in the "
     "process it raises nothing (under jit it words it 'argument 0 is already consumed')"
 )
 FAILING_ON_THE_FLOOR = {
-    **{
-        f"test_values_end_in_the_call_s_result_and_the_peak_is_attributed[libraries:{call}]": ATTRIBUTION
-        for call in (
-            "grads_of(eqx_model, xs, ys)",
-            "filtered_grads(eqx_model2, xs, ys)",
-            "partitioned_grads(params, static, xs, ys)",
-            "eqx_model2(xs[0])",
-            "eqx_train_step(eqx_model2, eqx_opt_state, xs, ys)",
-            "cnn.apply(variables, images)",
-            "linen_step(state, images, labels)",
-            "optax_step(weights, opt_state)",
-        )
-    },
-    "jaxmagic/compiled/peak_memory.py::jaxmagic.compiled.peak_memory": ATTRIBUTION,
     "test_every_declared_message_fragment_is_still_written_by_this_jax[key-reuse-error-Previously-consumed key]": KEY_REUSE,
     "test_a_key_refused_by_debug_key_reuse_is_split_one_key_per_draw": KEY_REUSE,
 }

@@ -105,6 +105,8 @@ class CallSites:
     def __init__(self, jaxpr: Any):
         from jaxmagic.tracing.listing import sub_jaxprs, traced_for_another_caller  # JAX's: not for a trace read alone
 
+        self.jaxpr = jaxpr
+        self._behind_recorded: dict[tuple, set[tuple[str, int, str]]] | None = None
         self.calls: dict[tuple[str, ...], list[_NestedCall]] = {}
         # (equations, the enclosing equation's frame, the scope path, the calls they are inside)
         pending: list[tuple[Any, Any, tuple[str, ...], tuple[_NestedCall, ...]]] = [
@@ -132,6 +134,20 @@ class CallSites:
                     inner_inside = inside + (call,)
                 for _, sub in sub_jaxprs(eqn.params):
                     pending.append((getattr(sub, "jaxpr", sub).eqns, frame, inner_path, inner_inside))
+
+    def user_line_behind(self, recorded: tuple[str, int, str], shape: str = "") -> tuple[str, int, str] | None:
+        """The user's line behind the one frame XLA kept for an instruction (JAX before 0.9 keeps
+        only the innermost frame that is not JAX's own: a library's line, where the user called the
+        library): the user's line of the equations JAX placed on that frame, told apart by the
+        instruction's result ``shape`` (``f32[4,8]``) where several lines reached it; ``None`` where
+        they cannot be told apart, or none did."""
+        if self._behind_recorded is None:
+            self._behind_recorded = _user_lines_by_recorded_frame(self.jaxpr)
+        for key in ((*recorded[:2], shape.split("{")[0]), recorded[:2]):
+            found = self._behind_recorded.get(key, set())
+            if len(found) == 1:
+                return next(iter(found))
+        return None
 
     def _scope(self, op_name: str) -> list[_NestedCall]:
         """The calls an op name's scope may be: the deepest of its ``jit(name)`` scopes found."""
@@ -163,6 +179,44 @@ class CallSites:
         return (line,)
 
 
+def _user_lines_by_recorded_frame(jaxpr: Any) -> dict[tuple, set[tuple[str, int, str]]]:
+    """For each frame JAX records as an equation's location (``equation_user_line``), the lines of
+    the user's code that made equations placed there, by ``(file, line)`` and by ``(file, line,
+    result shape)``; an equation of a nested call with no line of its own takes the line that made
+    the call."""
+    from jaxmagic.tracing.listing import sub_jaxprs
+
+    found: dict[tuple, set[tuple[str, int, str]]] = {}
+    pending: list[tuple[Any, Any]] = [(getattr(jaxpr, "jaxpr", jaxpr).eqns, None)]
+    while pending:
+        eqns, enclosing = pending.pop()
+        for eqn in eqns:
+            frame = traced_user_frame(_jax_private.traceback_frames(eqn.source_info)) or enclosing
+            recorded = _jax_private.equation_user_line(eqn)
+            if recorded is not None and frame is not None:
+                found.setdefault(recorded, set()).add(frame)
+                for shape in {_short_type(v.aval) for v in eqn.outvars}:
+                    found.setdefault((*recorded, shape), set()).add(frame)
+            pending.extend((getattr(sub, "jaxpr", sub).eqns, frame) for _, sub in sub_jaxprs(eqn.params))
+    return found
+
+
+def _short_type(aval: Any) -> str:
+    """An abstract value as XLA writes a result's type, without its layout: ``f32[4,8]``."""
+    return aval.str_short(short_dtypes=True) if hasattr(aval, "str_short") else ""
+
+
+def _through_libraries(instructions: dict[str, HloInstruction], sites: CallSites) -> None:
+    """Give an instruction whose one recorded frame is a library's the user's line behind it
+    (``CallSites.user_line_behind``), as the outer frame JAX 0.9 and later record themselves."""
+    for name, instruction in list(instructions.items()):
+        if len(instruction.frames) != 1 or traced_user_frame(instruction.frames) is not None:
+            continue
+        user = sites.user_line_behind(instruction.frames[0], instruction.shape)
+        if user is not None:
+            instructions[name] = dataclasses.replace(instruction, frames=(*instruction.frames, user))
+
+
 def _call_sites(jaxpr: Any) -> CallSites | None:
     if jaxpr is None or isinstance(jaxpr, CallSites):
         return jaxpr
@@ -176,7 +230,10 @@ def parse(hlo_text: str, jaxpr: Any = None) -> dict[str, HloInstruction]:
     ``jaxpr``, the traced program the module was compiled from (or its ``CallSites``), keeps each
     instruction's frames to a line of this call (``CallSites.line_of``)."""
     instructions, users, whole_stacks = _parse(hlo_text)
-    withheld = _keep_to_this_call(instructions, _call_sites(jaxpr), whole_stacks)
+    sites = _call_sites(jaxpr)
+    if sites is not None and not whole_stacks:
+        _through_libraries(instructions, sites)
+    withheld = _keep_to_this_call(instructions, sites, whole_stacks)
     framed_computations = {i.computation for i in instructions.values() if i.frames}
     for name, instruction in list(instructions.items()):
         if name in withheld or instruction.frames or any(c in framed_computations for c in instruction.calls):

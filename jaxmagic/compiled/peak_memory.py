@@ -104,8 +104,8 @@ class PeakMemory:
     backward pass, ``forward`` when the program has one and the peak comes before it, else
     empty), ``totals`` (XLA's ``memory_analysis`` sizes: ``arguments``, ``outputs``,
     ``temporaries``, ...), ``xla_peak_bytes`` (XLA's own peak where the backend counts the
-    program's temporaries in it, ``None`` elsewhere) and ``available`` (False where XLA wrote no
-    buffer assignment)."""
+    program's temporaries in it, ``None`` elsewhere), ``constant_bytes`` (the program's constants,
+    held for the whole call) and ``available`` (False where XLA wrote no buffer assignment)."""
 
     peak_bytes: int = 0
     live_bytes: int = 0
@@ -116,12 +116,21 @@ class PeakMemory:
     totals: dict[str, int] = field(default_factory=dict)
     available: bool = True
     xla_peak_bytes: int | None = None
+    constant_bytes: int = 0  # the constants XLA's buffer assignment holds: memory_analysis has no size for them
 
     @property
     def reserved_bytes(self) -> int:
-        """What XLA reserves for the call: arguments, outputs and temporaries, less what is aliased."""
+        """What XLA reserves for the call: arguments, outputs and temporaries, less what is aliased,
+        and the constants it holds beside them (``memory_analysis`` counts those in no size of its
+        own; its CPU peak counts them with the arguments and outputs)."""
         t = self.totals
-        return t.get("arguments", 0) + t.get("outputs", 0) + t.get("temporaries", 0) - t.get("aliased", 0)
+        return (
+            t.get("arguments", 0)
+            + t.get("outputs", 0)
+            + t.get("temporaries", 0)
+            - t.get("aliased", 0)
+            + (self.constant_bytes if t else 0)
+        )
 
     @property
     def attributed_share(self) -> float:
@@ -267,6 +276,7 @@ def peak_memory(
         phase=_phase(names.instructions, at),
         totals=dict(totals),
         xla_peak_bytes=xla_peak,
+        constant_bytes=sum(a.size for a in dump.allocations.values() if a.kind == "constant"),
     )
 
 

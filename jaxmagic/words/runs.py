@@ -260,11 +260,12 @@ def reconcile_sentence(peak) -> Words:
         for key, name in (("arguments", "arguments"), ("outputs", "outputs"), ("temporaries", "temporaries"))
         if key in totals
     )
+    if peak.constant_bytes:  # read from its buffer assignment: memory_analysis has no size for them
+        parts += f", constants {units.format_bytes(peak.constant_bytes)}"
     aliased = (
         f", less {units.format_bytes(totals['aliased'])} shared by donated arguments" if totals.get("aliased") else ""
     )
-    reserved, constants = peak.reserved_bytes, peak.bytes_of("constant")
-    in_use = peak.peak_bytes - constants
+    reserved, in_use = peak.reserved_bytes, peak.peak_bytes
     head = say("XLA reserves {} for the call ({}{})", units.format_bytes(reserved), parts, aliased)
     if in_use >= reserved:
         head = head + say(": all of it is in use at the peak")
@@ -274,8 +275,6 @@ def reconcile_sentence(peak) -> Words:
             units.format_bytes(in_use),
             units.format_bytes(reserved - in_use),
         )
-    if constants and constants >= peak.peak_bytes / 100:  # a few scalars change nothing a reader weighs
-        head = head + say(", and the program's constants, {}, are held beside it", units.format_bytes(constants))
     return head
 
 
