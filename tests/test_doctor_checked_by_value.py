@@ -54,6 +54,25 @@ def test_a_fixed_length_slice_at_a_traced_start_says_only_the_start_is_traced():
     same_as_eager(found, ns, definition, "f(jnp.arange(10.0), 2)")
 
 
+def test_a_jitted_lambda_whose_size_is_traced_gets_its_parameter_static_in_that_jit():
+    """JAX issue 5186: ``jax.jit(lambda n: jnp.arange(0, n, 1))``; the lambda has no name to jit
+    again, so the fix is the same line with the size made static there."""
+    definition = "count_up_to = jax.jit(lambda n: jnp.arange(0, n, 1))\n"
+    found, ns, _ = diagnosed(definition, "count_up_to(5)")
+    assert found.pitfall == "traced-shape" and found.check.outcome == "same"
+    assert found.fix == 'count_up_to = jax.jit(lambda n: jnp.arange(0, n, 1), static_argnames=("n",))'
+    same_as_eager(found, ns, definition, "count_up_to(5)")
+
+
+def test_a_size_traced_only_because_jnp_computed_it_is_computed_with_numpy():
+    """JAX issue 4449: ``count = jnp.add(arr.size, 1)`` makes a plain size traced."""
+    definition = "@jax.jit\ndef one_longer(arr):\n    count = jnp.add(arr.size, 1)\n    return jnp.ones((count,))\n"
+    found, ns, _ = diagnosed(definition, "one_longer(jnp.ones((3,)))")
+    assert found.pitfall == "traced-shape" and found.check.outcome == "same"
+    assert "count = np.add(arr.size, 1)" in found.fix and "`count` is traced only because" in found.fix_note
+    same_as_eager(found, ns, definition, "one_longer(jnp.ones((3,)))")
+
+
 @pytest.mark.parametrize("body, replacement", [("min(x, 0.0)", "jnp.minimum"), ("max(x)", "jnp.max")])
 def test_pythons_min_and_max_on_a_traced_value_become_jnp_and_never_make_the_array_static(body, replacement):
     definition = f"@jax.jit\ndef f(x):\n    return {body}\n"

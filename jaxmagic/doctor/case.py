@@ -292,6 +292,8 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     jn = case.names(frame)
     found = clues.function_of_code(frame.code)
     fnode = found[1] if found is not None else None
+    if found is not None and isinstance(fnode, ast.Lambda):
+        return _static_lambda(found[0], fnode, names, frame.lookup, jn.jit)
     if found is None or not isinstance(fnode, (ast.FunctionDef, ast.AsyncFunctionDef)):
         # No source to edit (code run from a string): the jit call itself says it all.
         name = frame.function
@@ -320,6 +322,21 @@ def static_fix(case: Case, names: list[str]) -> str | None:
     )
     return rewrites.definition_with_edits(
         parsed.lines, fnode, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line]
+    )
+
+
+def _static_lambda(
+    parsed: ParsedSource, fnode: ast.Lambda, names: list[str], lookup: Callable[[str], Any], jit_name: str
+) -> str | None:
+    """``g = jax.jit(lambda n: ...)`` with ``names`` made static in that jit; ``None`` where the
+    lambda is not jitted where it is written."""
+    call = clues.enclosing(parsed.tree, fnode, ast.Call)
+    use = rewrites.jit_use(call, lookup) if call is not None and call.args and call.args[0] is fnode else None
+    statement = clues.statement_at(parsed.tree, fnode.lineno) if use is not None else None
+    if use is None or statement is None:
+        return None
+    return rewrites.definition_with_edits(
+        parsed.lines, statement, [rewrites.add_static_edit(use, names, parsed.lines, jit_name)]
     )
 
 

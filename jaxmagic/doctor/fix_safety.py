@@ -46,7 +46,9 @@ def _wraps_only(node: ast.AST, lookup) -> bool:
         return True
     if isinstance(node, ast.Call):
         wrapper = getattr(_callee(node.func, lookup), "__name__", None) in WRAPPERS
-        return wrapper and _is_library_call(node, lookup) and all(safe_expression(a, lookup) for a in node.args)
+        # a lambda, like a ``def``, runs nothing until it is called
+        arguments = (a for a in node.args if not isinstance(a, ast.Lambda))
+        return wrapper and _is_library_call(node, lookup) and all(safe_expression(a, lookup) for a in arguments)
     return False
 
 

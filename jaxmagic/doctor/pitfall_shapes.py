@@ -120,6 +120,8 @@ TRACED_SHAPE = Chosen(
             "elements you would drop.",
             "size": _SIZE,
             "product": "Use `{elements}`: the number of elements, a plain int while JAX traces.",
+            "numpy": "`{made}` is traced only because `{jnp}` computed it from plain numbers (sizes, Python "
+            "ints); NumPy's function of the same name keeps it a plain int while JAX traces:",
             "dynamic": "The length is fixed, only the start is traced: `{lax}.dynamic_slice_in_dim` takes a traced "
             "start.",
             "shift": "The length is fixed, only the start is traced: shift a range of plain ints by it.",

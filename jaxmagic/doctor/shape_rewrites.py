@@ -1,7 +1,8 @@
 """Sizes kept fixed where the user's size depends on a traced value (``traced-shape``): a counted
 loop as ``lax.fori_loop``, a boolean mask or masked update as ``jnp.where``, ``jnp.nonzero`` with
 a fixed ``size=``, ``jnp.array(x.shape).prod()`` as ``x.size``, a slice as
-``lax.dynamic_slice_in_dim`` or padded and masked, ``jnp.arange(a - 1, a + 1)`` as ``a + jnp.arange(-1, 1)``. Each is an ``Edit`` of the user's own source.
+``lax.dynamic_slice_in_dim`` or padded and masked, ``jnp.arange(a - 1, a + 1)`` as ``a + jnp.arange(-1, 1)``,
+``count = jnp.add(x.size, 1)`` as ``np.add``. Each is an ``Edit`` of the user's own source.
 
 >>> import ast
 >>> statement = ast.parse("y = x.at[keep].set(0.0)").body[0]
@@ -14,8 +15,11 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import jax
+
 import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.declared import Line, end_of, user_function
 from jaxmagic.doctor.masking import mask_edits
@@ -152,6 +156,40 @@ def _slice(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, A
     return {"how": "pad", "edits": mask_edits(line, node, statement)}
 
 
+def _numpy_of_plain_values(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
+    """``count = jnp.add(x.size, 1)`` before ``jnp.ones((count,))``: a size traced only because a
+    ``jax.numpy`` function made it from values that are plain while tracing (sizes, Python numbers);
+    NumPy's function of the same name keeps it a plain number."""
+    import numpy
+
+    function, lookup = user_function(line), line.frame.lookup
+    numpy_name = rewrites.alias(line.frame.frame.f_globals, numpy, "")
+    for name in clues.names_in(node) if function is not None and numpy_name else ():
+        made = [a for a in clues.nodes_in(function, ast.Assign) if a.lineno < node.lineno and len(a.targets) == 1]  # type: ignore[attr-defined]
+        made = [a for a in made if isinstance(a.targets[0], ast.Name) and a.targets[0].id == name]
+        call = made[-1].value if made else None
+        if not (isinstance(call, ast.Call) and clues.is_tracer(lookup(name)) and isinstance(call.func, ast.Attribute)):
+            continue
+        jnp_function = line.frame.resolve(call.func)
+        if getattr(jnp_function, "__module__", "").split(".")[0] != "jax" or not hasattr(numpy, call.func.attr):
+            continue
+        plain = [_plain_value(argument, lookup) for argument in [*call.args, *(k.value for k in call.keywords)]]
+        if plain and all(plain):
+            return {"how": "numpy", "made": name, "edits": Edit(Span.of(call.func), f"{numpy_name}.{call.func.attr}")}
+    return None
+
+
+def _plain_value(node: ast.expr, lookup) -> bool:
+    """Whether ``node`` is a plain number while tracing: a number written, a name holding a Python
+    number, or a size of a JAX value (``x.size``, ``x.ndim``, ``x.shape[0]``)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        node = node.value  # x.shape[0]: plain where x.shape is
+    if isinstance(node, ast.Attribute) and node.attr in ("size", "ndim", "shape"):
+        return isinstance(lookup(node.value.id) if isinstance(node.value, ast.Name) else None, jax.Array)
+    value = node.value if isinstance(node, ast.Constant) else lookup(node.id) if isinstance(node, ast.Name) else None
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 _BY_KIND = {"range": _range, "masked-update": _update, "mask": _mask, "size": _size, "slice": _slice}
 
 
@@ -161,4 +199,6 @@ def shape_rewrite(line: Line, kind: str, node: ast.AST, statement: ast.stmt | No
     found = _BY_KIND[kind](line, node, statement) if kind in _BY_KIND else None
     if kind != "slice" and not (found and found["edits"]):
         found = _shape_product(line, node, statement)
+    if kind == "size" and not (found and found["edits"]):
+        found = _numpy_of_plain_values(line, node, statement)
     return found if found and found["edits"] else {}
