@@ -169,6 +169,22 @@ def test_an_unhashable_static_argument_gets_a_fix_that_keeps_every_use_of_it_val
     np.testing.assert_allclose(ns["out"], expected)
 
 
+def test_a_static_dict_holding_an_array_beside_its_settings_is_split_into_static_settings_and_traced_arrays():
+    """JAX issue 6853: a dict of a size and an array, passed static; no tuple of it is hashable."""
+    definition = (
+        "from functools import partial\n@partial(jax.jit, static_argnums=1)\ndef head_plus(x, d):\n"
+        '    return x[:d["num"]] + d["val"]\n\nsettings = {"num": 5, "val": np.arange(5)}\n'
+    )
+    call = "out = head_plus(jnp.arange(10), settings)"
+    found, ns, _ = diagnosed(definition, call)
+    assert found.pitfall == "unhashable-static" and found.check.outcome == "same", found.check_note
+    assert "def head_plus(x, d, d_arrays):\n    d = {**dict(d), **d_arrays}" in found.fix
+    assert 'head_plus(jnp.arange(10), (("num", 5),), d_arrays={"val": settings["val"]})' in found.fix
+    expected = intended(definition, call.split(" = ")[1], {**ns})
+    apply(found.fix, ns)
+    np.testing.assert_array_equal(ns["out"], expected)
+
+
 def test_arguments_that_could_hide_a_difference_are_compared_again_on_generated_ones():
     assert degenerate((jnp.arange(3.0),), {}) == "zeros" and degenerate((jnp.ones(3),), {}) == "repeated"
     assert degenerate((jnp.array([2.0, 3.0]), jnp.arange(3)), {}) == ""  # integers (indices, sizes) kept

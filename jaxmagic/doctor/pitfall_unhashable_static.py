@@ -1,6 +1,6 @@
 """``unhashable-static``: a list, dict, slice, dataclass or array passed where ``jax.jit`` (found from
 the call at the user's line) expects a static value, which must be hashable. The fix, by the value's
-type, keeps every use of it in the function valid (``_hashable``).
+type, keeps every use of it in the function valid (``_hashable``, ``static_split``).
 
 >>> import jax, jax.numpy as jnp
 >>> from jaxmagic.doctor.case import Case
@@ -24,6 +24,7 @@ from typing import Any
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
+import jaxmagic.doctor.static_split as static_split
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING, Span
 from jaxmagic.doctor.declared import Declared, Given, Line
@@ -66,15 +67,14 @@ def _static_argument(line: Line, call: ast.Call | None, callee: Any) -> tuple[st
 
 
 def _hashable(line: Line, node: ast.expr, value: Any, callee: Any, parameter: str) -> dict:
-    """The fix by the value's type, keeping every use of it in the function valid: a dataclass
-    frozen; a slice, a dict, a list or a set passed as a tuple (the function making it a ``slice``
-    or a ``dict`` again, first thing, and a ``list`` / ``set`` where it changes it); an array as a tuple."""
+    """The fix by the value's type, every use of it kept valid: what a tuple cannot stand in for (``static_split``);
+    else a tuple, made a ``slice`` / ``dict`` again first thing (a ``list`` / ``set`` where the function changes it)."""
     made = line.frame.resolve(node.func) if isinstance(node, ast.Call) else MISSING
     function = callables.python_function(callee)
     if dataclasses.is_dataclass(value) or (isinstance(made, type) and dataclasses.is_dataclass(made)):
-        cls = made if isinstance(made, type) else type(value)
-        fixed = rewrites.frozen_dataclass(donations.candidate_sources(line.case, line.frame), cls.__name__)
-        return {"kind": "dataclass", "cls": cls.__name__, "fixed": fixed} if fixed else {}
+        return static_split.frozen_fix(line, made if isinstance(made, type) else type(value))
+    if split := static_split.split_fix(line, node, value, function, parameter):
+        return split
     found = rewrites.hashable_form(line.text, node, value, made)
     if found is None:
         return {}
@@ -133,10 +133,8 @@ UNHASHABLE_STATIC = Declared(
         "wrapped": {
             "fix_note": "Pass `{hashable}`, a tuple (hashable), and make it a {type!s} again in {fname}: `{wrapped}`."
         },
-        "dataclass": {
-            "fix_note": "Make {cls} a frozen dataclass: `@dataclass(frozen=True)` hashes it by its fields "
-            "(and forbids changing them)."
-        },
+        "split": {"fix_note": static_split.NOTE, "alternatives": ()},
+        "dataclass": {"fix_note": static_split.FROZEN_NOTE},
         "sequence": {
             "alternatives": (
                 ("Or make it a {type!s} again first thing in {fname} (`{wrapped}`):", "{again}"),
