@@ -87,6 +87,29 @@ MORE = [
         "jax.grad(power)(2.0, 3)",
     ),
     (
+        "grad through a while_loop whose number of steps depends on the value (JAX's control-flow page)",
+        """
+     def doubled_until_ten(x):
+         return jax.lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x)
+     grad_of_while = jax.grad(doubled_until_ten)
+     """,
+        "grad_of_while(1.0)",
+        "dynamic-loop-grad",
+        None,
+        None,
+    ),
+    (
+        "grad through a while_loop, jax.grad written at the call",
+        """
+     def doubled_until_ten(x):
+         return jax.lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x)
+     """,
+        "slope = jax.grad(doubled_until_ten)(3.0)",
+        "dynamic-loop-grad",
+        "__fixed__",
+        "jax.grad(doubled_until_ten)(3.0)",
+    ),
+    (
         "a loss returning a tuple without has_aux",
         """
      def loss_fn(w, x):

@@ -5,7 +5,8 @@ that are Python ints while JAX traces (a static argument), ``fori_loop`` is a ``
 length, which ``grad`` differentiates.
 
 JAX's error carries, as its cause, the stack where the loop was written: the fix marks the loop's
-bound static in the jit the user wrote (its decorator, or the ``jax.jit(...)`` at the call).
+bound static in the jit the user wrote (its decorator, or the ``jax.jit(...)`` at the call); where
+none is, it differentiates forward, ``jax.jacfwd`` where ``jax.grad`` was written.
 
 >>> import jax
 >>> from jaxmagic.doctor.case import Case
@@ -26,6 +27,7 @@ from __future__ import annotations
 import ast
 
 import jaxmagic.doctor.clues as clues
+import jaxmagic.doctor.forward_mode as forward_mode
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.declared import Declared, Given, Line, edited
 from jaxmagic.tracing.sources import source_line
@@ -48,10 +50,11 @@ def loop_grad(line: Line) -> dict | None:
     names = [n for n in dict.fromkeys(n for bound in bounds for n in clues.names_in(bound)) if n in parameters]
     fname = function.name if function is not None else None
     fixed = _static_edit(line, parsed, function, names) if names else None
+    forward = forward_mode.grad_written_forward(line) if not fixed else None
     return {"loop": f"lax.{_callee_name(loop)}", "names": names, "variable_name": names[0] if names else None,
-            "where": source_line(parsed.file, loop.lineno, fname or "", line.case.cell_namer), "fixed": fixed,
+            "where": source_line(parsed.file, loop.lineno, fname or "", line.case.cell_namer), "fixed": fixed or forward,
             "fname": fname, "static": names if fixed else (),
-            "kind": "" if fixed else "unfixed" if names else "bounds"}  # fmt: skip
+            "kind": "" if fixed else ("unfixed" if names else "bounds") + ("-forward" if forward else "")}  # fmt: skip
 
 
 def _loop(line: Line) -> tuple[clues.ParsedSource, ast.Call] | None:
@@ -95,9 +98,17 @@ _TRACED_BOUND = (
     "`while_loop` whose number of steps is known only when it runs; reverse-mode differentiation (`grad`) must keep "
     "every step, and cannot."
 )
+_BOUNDS = (
+    _DIFFERENTIATED + "Its bounds are traced values, so the number of steps is known only when it runs; reverse-mode "
+    "differentiation (`grad`) must keep every step, and cannot."
+)
 _NO_STATIC = (
     "Give the loop bounds known while JAX traces (Python ints: a static argument), or write it as `lax.scan` over a "
     "fixed number of steps, masking the steps past the traced bound."
+)
+_FORWARD = (
+    "Differentiate it forward: `jax.jacfwd` carries the derivative along the loop, step by step, keeping nothing, "
+    "and for a function with one number out it gives what `grad` gives."
 )
 
 LOOP_GRAD = Declared(
@@ -113,11 +124,9 @@ LOOP_GRAD = Declared(
     "`lax.scan` of fixed length, which `grad` differentiates.",
     kinds={
         "unfixed": {"fix_note": _NO_STATIC},
-        "bounds": {
-            "explanation": _DIFFERENTIATED + "Its bounds are traced values, so the number of steps is known only when "
-            "it runs; reverse-mode differentiation (`grad`) must keep every step, and cannot.",
-            "fix_note": _NO_STATIC,
-        },
+        "bounds": {"explanation": _BOUNDS, "fix_note": _NO_STATIC},
+        "unfixed-forward": {"fix_note": _FORWARD},
+        "bounds-forward": {"explanation": _BOUNDS, "fix_note": _FORWARD},
     },
     variable="variable_name",
     function="fname",
