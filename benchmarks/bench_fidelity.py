@@ -303,6 +303,7 @@ def measure_timing(shell, case: Case, call: ParsedCall, budget: float, rounds: i
     _, jit_call = jit_thunk(call, case)
     truths: dict[str, list[float]] = {"eager": [], "jit": []}
     ours: dict[str, list[float]] = {"eager": [], "jit": []}
+    shapes: dict[str, list[str]] = {"eager": [], "jit": []}  # calls × repeats of each round: a cut shows
     line = f"%jitcompare -o -q --budget {budget} {_static_option(call, case)}{case.call}"
     for _ in range(rounds):
         truths["eager"].append(hand_seconds_in_a_cell(shell, eager_thunk(call)))
@@ -315,6 +316,7 @@ def measure_timing(shell, case: Case, call: ParsedCall, budget: float, rounds: i
             timing = report.modes.get(mode)
             if timing is not None:
                 ours[mode].append(timing.median)
+                shapes[mode].append(f"{timing.loops}×{timing.repeat}")
     figures = []
     for mode in ("eager", "jit"):
         truth = statistics.median(truths[mode])
@@ -323,7 +325,7 @@ def measure_timing(shell, case: Case, call: ParsedCall, budget: float, rounds: i
             continue
         ratios = [o / t for o, t in zip(ours[mode], truths[mode], strict=True)]
         within = abs(statistics.median(ratios) - 1) <= TOLERANCE[mode]
-        note = "rounds " + ", ".join(f"{r:.3f}" for r in ratios)
+        note = "rounds " + ", ".join(f"{r:.3f}" for r in ratios) + "; calls × repeats " + ", ".join(shapes[mode])
         figures.append(Figure(mode, statistics.median(ours[mode]), truth, within, note, ratios))
     return figures
 
