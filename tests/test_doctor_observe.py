@@ -9,6 +9,7 @@ from conftest import assert_no_internals
 from doctor_cases import apply, line_of, namespace, run
 
 from jaxmagic import doctor
+from jaxmagic.tracing.call import Call
 
 X = np.arange(1.0, 4.0, dtype=np.float32)
 
@@ -110,6 +111,23 @@ def test_global_number_and_array_are_baked_in():
     assert "def update(params, grads, learning_rate, offset):" in found.fix
     apply(found.fix, ns)
     np.testing.assert_allclose(ns["update"](X, X, 0.5, np.zeros(3)), X * 0.5)
+
+
+def test_a_global_made_a_parameter_keeps_its_value_when_the_fix_is_checked_on_generated_arguments():
+    """Arguments of one value repeated are checked again on generated ones; the global the fix made
+    a parameter is passed its own value there too, as the user's code reads it."""
+    source = (
+        "w = np.arange(16.0, dtype=np.float32).reshape(4, 4)\ndef f(x):\n    return (jnp.tanh(x @ w) @ w.T).sum()\n"
+    )
+    ns = namespace()
+    assert run(source, ns) is None
+    ones = np.ones((4, 4), np.float32)
+    call = Call(ns["f"], (ones,), {})
+    (found,) = doctor.observe_trace(call, jax.make_jaxpr(ns["f"])(ones))
+    assert found.pitfall == "baked-global" and found.check.outcome == "same", found.check_note
+    assert found.check.generated == "repeated"
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["f"](ones, ns["w"]), (np.tanh(ones @ ns["w"]) @ ns["w"].T).sum(), rtol=1e-5)
 
 
 def test_global_array_read_only_for_its_shape_is_not_baked():

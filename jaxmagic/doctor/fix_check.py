@@ -427,11 +427,12 @@ def _check(fix: str, call: UserCall, fix_call: str, original: Original) -> FixCh
     callee = _rejitted(callee, scopes.scope, set(codes(compiled)))
     if not calls and not _reached(callee, before, compiled, definitions, scopes, (args, kwargs)):
         return FixCheck(UNCHECKED, NOT_REACHED)
+    given = set(kwargs)
     args, kwargs = _with_new_parameters(callee, args, kwargs, scopes.scope)
     if args is None:
         return FixCheck(UNCHECKED, NEW_PARAMETERS)
     made = calls[0] if calls and not fix_call and isinstance(calls[0], ast.Call) else None
-    return _by_value(jitted(callee, call.call is None and not calls), args, kwargs, original,
+    return _by_value(jitted(callee, call.call is None and not calls), args, kwargs, original, set(kwargs) - given,
                      lambda: _original_call(call, scopes, made if isinstance(made, ast.Call) else None))  # fmt: skip
 
 
@@ -462,14 +463,20 @@ def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tu
     return (_evaluate(node.func, dict(scopes.before)), args, kwargs) if args is not None else None
 
 
-def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, user) -> FixCheck:
+def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, added: set, user) -> FixCheck:
     """Run the fixed call jitted on the arguments and compare with the user's call without jit (on
     generated arguments too, made alike from each call's own, where the user's could hide a
-    difference, or where JAX no longer holds them: a tracer, a donated array)."""
+    difference, or where JAX no longer holds them: a tracer, a donated array); the parameters the
+    fix made of globals (``added``) keep the globals' values there."""
     if not original.run(user):
         return FixCheck(UNCHECKED, ARGUMENTS)
+
+    def generated_alike() -> tuple[tuple, dict]:
+        made, named = generated(args, {k: v for k, v in kwargs.items() if k not in added})
+        return made, {**named, **{k: kwargs[k] for k in added}}
+
     if original.why == "shapes" or degenerate(args, kwargs) == "shapes":
-        fixed = _run(fixed_callee, *generated(args, kwargs), eager=False)
+        fixed = _run(fixed_callee, *generated_alike(), eager=False)
         if original.error or original.more is None:
             return FixCheck(RUNS, error=original.error) if original.error else FixCheck(UNCHECKED, ARGUMENTS)
         return _verdict(original.more, fixed, "shapes")
@@ -479,7 +486,7 @@ def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, 
     verdict = _verdict(original.result, fixed, "")
     if verdict.outcome != SAME or original.more is None:
         return verdict
-    again = _verdict(original.more, _run(fixed_callee, *generated(args, kwargs), eager=False), original.why)
+    again = _verdict(original.more, _run(fixed_callee, *generated_alike(), eager=False), original.why)
     return again if again.outcome == DIFFERS else FixCheck(SAME, generated=original.why, extra=verdict.extra)
 
 

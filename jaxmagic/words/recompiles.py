@@ -14,6 +14,7 @@ the sentences are written here, from those facts only.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from jaxmagic.words import Words, code, names, place, say
@@ -212,7 +213,20 @@ def advice_for(kind: str, argument: str | None = None, *, variant: str | None = 
     variant = _SAME_ADVICE.get(variant, variant) if variant else None
     template = _ADVICE.get(variant) if variant else None
     template = template or _ADVICE.get(kind, _ADVICE["unknown"])
-    return say(template, arg=code(argument) if argument else "it", **_ADVICE_CODE, **facts)
+    return say(template, arg=_named(argument) if argument else "it", **_ADVICE_CODE, **facts)
+
+
+_LAMBDA = re.compile(r"^<lambda> \(line (\d+)\)$")  # how the log names a lambda
+
+
+def _named(argument: str) -> Words:
+    """An argument or function as advice names it: ``the lambda at line 3`` for ``<lambda> (line 3)``.
+
+    >>> str(_named("<lambda> (line 3)")), str(_named("step"))
+    ('the lambda at line 3', '`step`')
+    """
+    found = _LAMBDA.match(argument)
+    return say("the lambda at line {}", found[1]) if found else say("{}", code(argument))
 
 
 _SHARED = {"shape": "shapes", "weak_type": "weak_type", "python_dtype": "python_dtype"}  # kind -> fix for several
