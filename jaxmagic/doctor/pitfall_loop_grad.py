@@ -44,17 +44,31 @@ def loop_grad(line: Line) -> dict | None:
     parsed, loop = found
     function = clues.enclosing(parsed.tree, loop, (ast.FunctionDef, ast.AsyncFunctionDef))
     function = function if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    names = _bound_parameters(loop, function)
+    fname = function.name if function is not None else None
+    fixed, kind = _way_out(line, parsed, function, names)
+    return {"loop": f"lax.{_callee_name(loop)}", "names": names, "variable_name": names[0] if names else None,
+            "where": source_line(parsed.file, loop.lineno, fname or "", line.case.cell_namer), "fixed": fixed,
+            "fname": fname, "static": names if fixed and not kind else (), "kind": kind}  # fmt: skip
+
+
+def _bound_parameters(loop: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> list[str]:
+    """The parameters of ``function`` that the loop's bounds read."""
     bounds = [loop.args[i] for i in _LOOPS[_callee_name(loop)] if i < len(loop.args)]
     bounds += [k.value for k in loop.keywords if k.arg in ("lower", "upper")]
     parameters = [a.arg for a in function.args.args + function.args.kwonlyargs] if function is not None else []
-    names = [n for n in dict.fromkeys(n for bound in bounds for n in clues.names_in(bound)) if n in parameters]
-    fname = function.name if function is not None else None
+    return [n for n in dict.fromkeys(n for bound in bounds for n in clues.names_in(bound)) if n in parameters]
+
+
+def _way_out(
+    line: Line, parsed: clues.ParsedSource, function: ast.AST | None, names: list[str]
+) -> tuple[str | None, str]:
+    """The fix and its kind: the bounds made static where the user jits; else the gradient forward."""
     fixed = _static_edit(line, parsed, function, names) if names else None
-    forward = forward_mode.grad_written_forward(line) if not fixed else None
-    return {"loop": f"lax.{_callee_name(loop)}", "names": names, "variable_name": names[0] if names else None,
-            "where": source_line(parsed.file, loop.lineno, fname or "", line.case.cell_namer), "fixed": fixed or forward,
-            "fname": fname, "static": names if fixed else (),
-            "kind": "" if fixed else ("unfixed" if names else "bounds") + ("-forward" if forward else "")}  # fmt: skip
+    if fixed:
+        return fixed, ""
+    forward = forward_mode.grad_written_forward(line)
+    return forward, ("unfixed" if names else "bounds") + ("-forward" if forward else "")
 
 
 def _loop(line: Line) -> tuple[clues.ParsedSource, ast.Call] | None:
