@@ -642,9 +642,9 @@ def frozen_dataclass(sources: Iterable[ParsedSource], name: str) -> str | None:
     return None
 
 
-def with_first_statement(function: Any, statement: str) -> str | None:
+def with_first_statement(function: Any, statement: str, parameter: str = "") -> str | None:
     """The user's ``function`` (a ``def`` whose source is known) with ``statement`` first in its body
-    (after its docstring); ``None`` where its source is not known.
+    (after its docstring), and ``parameter`` after its own (``None`` after defaults, ``*args`` or keywords).
 
     >>> def scaled(x, config):
     ...     return x * config["scale"]
@@ -657,8 +657,13 @@ def with_first_statement(function: Any, statement: str) -> str | None:
     if located is None or not isinstance(located[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     body = [b for b in located[1].body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
-    first = body[0] if body else located[1].body[-1]
-    return definition_with_edits(located[0].lines, located[1], [Edit(start_of(first), statement + "\n")])
+    first, args = body[0] if body else located[1].body[-1], located[1].args
+    edits = [Edit(start_of(first), statement + "\n")]
+    if parameter:
+        if args.defaults or args.vararg or args.kwonlyargs or args.kwarg or not args.args:
+            return None
+        edits.append(Edit(end_of(args.args[-1]), f", {parameter}"))
+    return definition_with_edits(located[0].lines, located[1], edits)
 
 
 def hashable_form(

@@ -21,7 +21,7 @@ import numpy as np
 
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.clues import Span, end_of, function_of_code, start_of
+from jaxmagic.doctor.clues import Span, end_of
 from jaxmagic.doctor.declared import Line
 
 SETTINGS = (int, float, str, bool, type(None))
@@ -50,8 +50,7 @@ def split_items(value: Any, name: str) -> tuple[str, str] | None:
     settings = {key: item for key, item in value.items() if key not in arrays}
     if not arrays or not settings or not all(type(item) in SETTINGS for item in settings.values()):
         return None
-    items = [f"({_written(key)}, {item!r})" for key, item in settings.items()]
-    written = "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    written = rewrites.tuple_of([f"({_written(key)}, {item!r})" for key, item in settings.items()])
     return written, "{" + ", ".join(f"{_written(key)}: {name}[{_written(key)}]" for key in arrays) + "}"
 
 
@@ -63,7 +62,7 @@ def split_fix(line: Line, node: ast.expr, value: Any, function: Any, parameter: 
     call, extra = line.expression(ast.Call), f"{parameter}_arrays"
     if not split or call is None:
         return {}
-    body = _with_parameter(function, extra, f"{parameter} = {{**dict({parameter}), **{extra}}}")
+    body = rewrites.with_first_statement(function, f"{parameter} = {{**dict({parameter}), **{extra}}}", extra)
     edits = [rewrites.Edit(Span.of(node), split[0]), rewrites.Edit(end_of(call, back=1), f", {extra}={split[1]}")]
     return {"kind": "split", "extra": extra, "fixed": f"{body}\n\n{line.fix(edits, 'statement')}"} if body else {}
 
@@ -72,23 +71,3 @@ def frozen_fix(line: Line, cls: type) -> dict:
     """The fix for ``unhashable-static`` where the value is a dataclass: its class frozen."""
     fixed = rewrites.frozen_dataclass(donations.candidate_sources(line.case, line.frame), cls.__name__)
     return {"kind": "dataclass", "cls": cls.__name__, "fixed": fixed} if fixed else {}
-
-
-def _with_parameter(function: Any, parameter: str, statement: str) -> str | None:
-    """The user's ``def`` with ``parameter`` added after its own and ``statement`` first in its body
-    (after its docstring); ``None`` where its source is not known or its parameters end in defaults,
-    ``*args`` or keywords."""
-    located = function_of_code(function.__code__) if function is not None else None
-    fnode = located[1] if located is not None else None
-    if not isinstance(fnode, ast.FunctionDef) or located is None:
-        return None
-    arguments = fnode.args
-    if arguments.defaults or arguments.vararg or arguments.kwonlyargs or arguments.kwarg or not arguments.args:
-        return None
-    body = [b for b in fnode.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
-    first = body[0] if body else fnode.body[-1]
-    edits = [
-        rewrites.Edit(end_of(arguments.args[-1]), f", {parameter}"),
-        rewrites.Edit(start_of(first), statement + "\n"),
-    ]
-    return rewrites.definition_with_edits(located[0].lines, fnode, edits)
