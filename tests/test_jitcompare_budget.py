@@ -54,5 +54,17 @@ def test_the_jitted_repeats_are_lengthened_before_eager_ones(seconds, eager, jit
         jit_s = planned["jit"][0] * planned["jit"][1] * jit
         assert planned["jit"] == wanted["jit"] or jit_s >= ahead_share * seconds - 7 * jit, planned
     cost = sum(plan[0] * plan[1] * per_call[m] for m, plan in planned.items() if plan)
-    if planned["jit"][0] > 1:
+    if planned["jit"][0] > floor["jit"]:
         assert cost <= seconds * (1 + 1e-9)
+    else:  # jit's repeats never shorter than the floor, whether it fits or not: eager then waits
+        assert planned["jit"][0] == floor["jit"]
+        assert planned["eager"] is None or cost <= seconds * (1 + 1e-9)
+
+
+def test_the_jitted_repeats_keep_their_floor_when_nothing_is_left():
+    """Where the first calls spent the budget, jit's repeats still last ``FLOOR_S`` each (or the
+    calls ``least`` names), never one call each; eager gets nothing."""
+    wanted, per_call = {"jit": (2000, 7), "eager": (10, 7)}, {"jit": 1e-4, "eager": 0.02}
+    for seconds in (0.0, 0.001, 0.05):
+        assert budget.share(wanted, per_call, seconds=seconds, first=("jit",)) == {"jit": (100, 7), "eager": None}
+    assert budget.share(wanted, per_call, seconds=0.0, first=("jit",), least={"jit": 40})["jit"] == (40, 7)

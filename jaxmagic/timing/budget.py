@@ -54,14 +54,16 @@ def share(
     seconds: float,
     first: tuple[str, ...],
     floor_s: float = FLOOR_S,
+    least: dict[str, int] | None = None,
     ahead_share: float = 1.0,
 ) -> dict[str, tuple[int, int] | None]:
     """Mode -> ``(calls per repeat, repeats)`` in ``seconds``, the modes in ``first`` ahead of the
     others (a compiled mode's figure gets the calls its interval needs, as a hand ``timeit`` loop
     gives them; the uncompiled modes are cut first):
 
-    1. the modes in ``first`` get their repeats with calls lasting ``floor_s``, whether it fits
-       or not (with one call each at the least);
+    1. the modes in ``first`` get their repeats with calls lasting ``floor_s`` (or the calls
+       ``least`` names), whether it fits or not: a repeat of one call of a millisecond is not
+       a figure a hand loop gives (with one call each at the least);
     2. what is left lengthens their repeats towards what was wanted, up to ``ahead_share`` of
        ``seconds`` in all;
     3. what they leave goes to the others: their repeats with calls lasting ``floor_s``, cut as
@@ -80,18 +82,20 @@ def share(
     >>> share(wanted, per_call, seconds=0.5, first=("jit",), ahead_share=0.5)
     {'jit': (364, 7), 'eager': (35, 7)}
     >>> share({"jit": (1000, 7), "eager": (100, 7)}, {"jit": 1e-3, "eager": 1e-2}, seconds=0.05, first=("jit",))
-    {'jit': (7, 7), 'eager': None}
+    {'jit': (10, 7), 'eager': None}
+    >>> share({"jit": (1000, 7)}, {"jit": 1e-3}, seconds=0.0, first=("jit",), least={"jit": 25})
+    {'jit': (25, 7)}
     """
     cost = {mode: max(per_call[mode], 1e-9) for mode in wanted}
+    least = least or {}
     floors = {
-        mode: (min(loops, max(1, math.ceil(floor_s / cost[mode]))), repeat) for mode, (loops, repeat) in wanted.items()
+        mode: (min(loops, max(1, least.get(mode) or math.ceil(floor_s / cost[mode]))), repeat)
+        for mode, (loops, repeat) in wanted.items()
     }
     ahead = {mode: floors[mode] for mode in wanted if mode in first}
+    if _seconds(ahead, cost) >= seconds:  # only the modes ahead, at their floor
+        return {mode: ahead.get(mode) for mode in wanted}
     need = _seconds(ahead, cost)
-    if need >= seconds:  # only the modes ahead, their calls cut to fit, their repeats kept
-        scale = max(0.0, seconds) / need if need > 0 else 0.0
-        cut = {mode: (max(1, int(loops * scale)), repeat) for mode, (loops, repeat) in ahead.items()}
-        return {mode: cut.get(mode) for mode in wanted}
     ahead = _lengthen(ahead, wanted, cost, room=min(seconds, ahead_share * seconds) - need)
     left = seconds - _seconds(ahead, cost)
     behind = fit({m: floors[m] for m in wanted if m not in first}, per_call, seconds=left)

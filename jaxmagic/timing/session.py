@@ -400,8 +400,17 @@ class _Session(SessionFacts, SessionReport):
         most_s = RESERVED_SHARE * self.budget / max(1, len(modes))
         for mode, (loops, repeat) in self._wanted(modes).items():
             cost = max(self._cost_per_call(mode), 1e-9)
-            least = min(loops, max(1, math.ceil(budget_fit.FLOOR_S / cost)))
+            least = min(loops, self._least_calls(mode))
             self.plans[mode] = _Plan(max(least, min(loops, int(most_s / (repeat * cost)))), repeat, cost_per_call=cost)
+
+    def _least_calls(self, mode: str) -> int:
+        """The calls a compiled mode's repeat never goes below, whatever the budget says: as many as
+        ``budget.FLOOR_S`` of timed calls (on a TPU, one sub-millisecond call waited for swings by
+        ±15%: a median of such calls is not what a hand loop reads)."""
+        return max(1, math.ceil(budget_fit.FLOOR_S / max(self.estimates[mode].timed, 1e-9)))
+
+    def _floors(self) -> dict[str, int]:
+        return {m: self._least_calls(m) for m in self._compiled() if m in self.estimates}
 
     def _reserved_s(self) -> float:
         """Seconds the compiled modes' planned repeats still need."""
@@ -424,7 +433,7 @@ class _Session(SessionFacts, SessionReport):
         costs = {m: self._cost_per_call(m) for m in modes}
         seconds = PLAN_MARGIN * max(0.0, self._remaining())
         fitted = budget_fit.share(
-            wanted, costs, seconds=seconds, first=tuple(self._compiled()), ahead_share=FIRST_SHARE
+            wanted, costs, seconds=seconds, first=tuple(self._compiled()), least=self._floors(), ahead_share=FIRST_SHARE
         )
         self.wanted = wanted
         for mode in modes:
@@ -540,7 +549,9 @@ class _Session(SessionFacts, SessionReport):
             left[mode] = (plan.loops, plan.repeat - done)
             costs[mode] = self._seen_cost(mode, plan)
         seconds = PLAN_MARGIN * max(0.0, self._remaining())
-        fitted = budget_fit.share(left, costs, seconds=seconds, first=tuple(self._compiled()), ahead_share=FIRST_SHARE)
+        fitted = budget_fit.share(
+            left, costs, seconds=seconds, first=tuple(self._compiled()), least=self._floors(), ahead_share=FIRST_SHARE
+        )
         for mode, planned in fitted.items():
             plan = self.plans[mode]
             if planned is None:
