@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import re
 import shutil
@@ -218,6 +219,7 @@ class Reading:
     constants: dict[str, str]
     cell_namer: CellNamer
     inner_frames: dict[str, tuple]  # computation -> the frames of its last instruction that has some
+    outputs: dict[str, str] = field(default_factory=dict)  # instruction -> the user's name of the output it is
 
 
 def reading(
@@ -226,6 +228,7 @@ def reading(
     input_names: list[str] | None = None,
     jaxpr: Any = None,
     constants: dict[str, str] | None = None,
+    output_names: list[str] | None = None,
 ) -> Reading:
     """The ``Reading`` of an optimized module (see ``peak_memory`` for the arguments)."""
     parameters = _entry_parameters(hlo_text)
@@ -233,7 +236,30 @@ def reading(
     instructions = parse(hlo_text, jaxpr)
     inner = {i.computation: i.frames for i in instructions.values() if i.frames}
     texts = _instruction_lines(hlo_text)
-    return Reading(instructions, texts, parameters, named, dict(constants or {}), cell_namer, inner)
+    found = Reading(instructions, texts, parameters, named, dict(constants or {}), cell_namer, inner)
+    results = _entry_outputs(hlo_text)
+    if not output_names or len(output_names) != len(results):
+        return found
+    outputs = {origin(name, found): label for name, label in zip(results, output_names, strict=True)}
+    return dataclasses.replace(found, outputs=outputs)
+
+
+def _entry_outputs(hlo_text: str) -> list[str]:
+    """The instructions the entry computation returns, in order: its root tuple's operands (the
+    root itself where it is no tuple).
+
+    >>> _entry_outputs("ENTRY %main (p: f32[2]) -> (s32[], f32[2]) {\n  %c = s32[] constant(0)\n"
+    ...                "  ROOT %t = (s32[], f32[2]) tuple(%c, %p)\n}")
+    ['c', 'p']
+    """
+    inside = False
+    for line in hlo_text.splitlines():
+        inside = inside or line.startswith("ENTRY ")
+        root = re.match(r"^\s*ROOT %?([\w.\-]+) = (.*)$", line) if inside else None
+        if root:
+            _, after = result_shape(root.group(2))
+            return operands(root.group(2)) if re.match(r"\s*tuple\(", after) else [root.group(1)]
+    return []
 
 
 def peak_memory(
@@ -247,6 +273,7 @@ def peak_memory(
     xla_peak: int | None = None,
     constants: dict[str, str] | None = None,
     platform: str = "",
+    output_names: list[str] | None = None,
 ) -> PeakMemory:
     """The peak and its live buffers by source line, from the optimized HLO and XLA's buffer
     assignment text (``compile_with_buffers``). An argument is named by ``input_names`` (one per
@@ -260,7 +287,7 @@ def peak_memory(
     if not dump.available:
         return PeakMemory(totals=dict(totals), available=False, xla_peak_bytes=xla_peak)
     step, live = peak_step(dump, platform)
-    names = reading(hlo_text, cell_namer, input_names, jaxpr, constants)
+    names = reading(hlo_text, cell_namer, input_names, jaxpr, constants, output_names)
     buffers = [named_buffer(value, size, dump, names) for value, size in live]
     # Largest first; equal sizes in the order of the user's lines, so the order is the same on every
     # JAX release (XLA's own order of equal buffers differs between them).
@@ -475,6 +502,8 @@ def _labelled(kind: str, origin: str, source: SourceLine | None, shape: str, rea
         return kind, source, f"{CAPTURED} `{reading.constants[shape]}`" if shape in reading.constants else CAPTURED
     if source is None and shape.startswith("("):
         return kind, None, TUPLE_TABLE
+    if source is None and origin in reading.outputs:  # a literal returned (Equinox's marker): by its name
+        return kind, None, f"output {reading.outputs[origin]}"
     return kind, source, source.label if source is not None else NO_LINE
 
 

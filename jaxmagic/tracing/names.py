@@ -26,6 +26,7 @@ from jaxmagic import _jax_private
 from jaxmagic.tracing.callables import callable_name, positional_parameters, python_function
 
 RESULT = "result"
+EQUINOX_MARKER = "Equinox's marker"  # the int32 that eqx.filter_jit's program returns first, and waits on
 _OUTPUT_TRANSFORMS = ("grad", "value_and_grad", "jacfwd", "jacrev")
 # Transforms a user wraps a function in, by the name they call them (``jax.vmap``, ``nnx.grad``,
 # ``eqx.filter_grad``, ``checkify.checkify``): a title names each one. A jit adds nothing to a title:
@@ -363,6 +364,13 @@ def output_names(call: Any, traced: Any, transforms: Sequence[str] = ()) -> list
     if _adapter_kind(call) == "nnx":
         return _nnx_output_names(call, traced, len(flat))
     roots = _input_roots(call, traced)
+    if call.library is not None and call.library.decorator == "eqx.filter_jit":  # (marker, result)
+        result = out_info[1]
+        named = [
+            _written_path(RESULT, result, list(path), roots)
+            for path, _ in jax.tree_util.tree_flatten_with_path(result)[0]
+        ]
+        return [EQUINOX_MARKER, *_numbered(named)]
     return _numbered([_written_path(RESULT, out_info, list(path), roots) for path, _ in flat])
 
 

@@ -304,6 +304,7 @@ class JaxprReport(Report):
             "input_names": self.input_names,
             "jaxpr": self.jaxpr,
             "constants": names.captured_names(self.jaxpr, self.callee),
+            "output_names": self.output_names,
         }
 
     @functools.cached_property
@@ -314,7 +315,7 @@ class JaxprReport(Report):
         naming = self._naming
         return peak_memory.peak_memory(
             hlo_text, dumped, self.memory, naming["cell_namer"], naming["input_names"], naming["jaxpr"],
-            xla_peak=xla, constants=naming["constants"], platform=on,
+            xla_peak=xla, constants=naming["constants"], platform=on, output_names=naming["output_names"],
         )  # fmt: skip
 
     @functools.cached_property
