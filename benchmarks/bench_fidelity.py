@@ -245,7 +245,10 @@ def _compiled(call: ParsedCall, case: Case):
     call_for_jit, thunk = jit_thunk(call, case)
     if call_for_jit is not None:
         with contextlib.suppress(Exception):  # a library's wrapper whose lowering is not JAX's
-            compiled = call_for_jit.function.lower(*call_for_jit.args, **call_for_jit.kwargs).compile()
+            lowered = call_for_jit.function.lower(*call_for_jit.args, **call_for_jit.kwargs)
+            # Equinox's ``Lowered`` holds JAX's, of the program eqx.filter_jit compiles (its Python
+            # floats static, its marker returned): without it, a jax.jit of the function, floats traced
+            compiled = getattr(lowered, "lowered", lowered).compile()
             compiled.memory_analysis()
             return compiled
     if isinstance(thunk, JittedCall):
