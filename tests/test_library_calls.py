@@ -159,6 +159,18 @@ def test_a_module_that_holds_arrays_is_an_input_not_a_constant(ip, run, librarie
     assert [str(a) for a in nnx_report.jaxpr.in_avals] == ["float32[2]", "float32[3,2]", "float32[4,3]"]
 
 
+def test_a_function_like_module_that_holds_arrays_is_an_input_too(ip, run, libraries_defined):
+    """``eqx.filter_vmap(model)`` is a module that acts as a function (it has ``__get__``, so Python
+    calls it a routine): its model's arrays are inputs too, as ``eqx.filter_jit`` of it traces them
+    (as constants, a CNN's weights were 440 KB of constants, and a TPU peak 30% under the user's)."""
+    ip.run_cell("batched_mlp = eqx.filter_vmap(mlp)\nxb = jnp.ones((5, 3))")
+    report = run("%jaxpr -o --memory batched_mlp(xb)").assert_ok().result
+    ns = ip.user_ns
+    assert len(report.jaxpr.in_avals) == 6 + 1 and not report.jaxpr.consts
+    assert not [b for b in report.live_at_peak if b.kind == "constant" and b.bytes >= 32], report.live_at_peak
+    assert_traced_program_computes_the_call(report, (ns["mlp"], ns["xb"]), ns["batched_mlp"](ns["xb"]))
+
+
 def test_grad_over_untraceable_leaves_names_the_filtered_transform(run, libraries_defined):
     shown = run("%jaxpr -t grad loss(mlp, xs, ys)")
     assert shown.usage_error and "eqx.filter_grad(loss)" in shown.usage_error

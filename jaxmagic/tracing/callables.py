@@ -51,7 +51,10 @@ def bind_jitted_method(fn: Any, args: tuple) -> tuple[Any, tuple]:
     bound = _unbind_jit_wrapper(fn, args)
     if bound is not None:
         return bound
-    if inspect.isroutine(fn) or _is_jit_wrapper(fn) or isinstance(fn, functools.partial) or inspect.isclass(fn):
+    # Equinox's function-like modules (eqx.filter_vmap(model)) have ``__get__``, so Python calls them
+    # routines: one that holds arrays is an object here, its arrays inputs
+    routine = inspect.isroutine(fn) and not _holds_arrays(fn)
+    if routine or _is_jit_wrapper(fn) or isinstance(fn, functools.partial) or inspect.isclass(fn):
         return fn, args
     bound = _unbind_jit_wrapper(fn.__call__ if callable(fn) else None, args)
     if bound is not None:
