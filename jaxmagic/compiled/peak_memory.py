@@ -248,8 +248,9 @@ def _entry_outputs(hlo_text: str) -> list[str]:
     """The instructions the entry computation returns, in order: its root tuple's operands (the
     root itself where it is no tuple).
 
-    >>> _entry_outputs("ENTRY %main (p: f32[2]) -> (s32[], f32[2]) {\n  %c = s32[] constant(0)\n"
-    ...                "  ROOT %t = (s32[], f32[2]) tuple(%c, %p)\n}")
+    >>> module = ["ENTRY %main (p: f32[2]) -> (s32[], f32[2]) {", "  %c = s32[] constant(0)",
+    ...           "  ROOT %t = (s32[], f32[2]) tuple(%c, %p)", "}"]
+    >>> _entry_outputs(chr(10).join(module))
     ['c', 'p']
     """
     inside = False

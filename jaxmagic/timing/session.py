@@ -72,13 +72,12 @@ def compare(
 ) -> Comparison:
     """Time ``call`` in each of ``modes`` (default eager and jit) and compare them.
 
-    ``repeat`` repeats of ``loops`` calls each (default: as many calls as fill 0.2 s), all within
-    ``budget`` seconds, first calls included; what the budget cut is said in ``warnings``.
-    ``split`` names the arguments whose leading axis ``sharded`` / ``pmap`` spread over the
-    devices (default: all array arguments). ``rtol`` / ``atol`` loosen or tighten the check that
-    every mode's result matches eager's. A Ctrl-C stops the timing: the report holds what was
-    measured and says so. ``on_progress`` is called with a ``progress.Progress`` at each step
-    (setting up, first calls, warm-up, each repeat) for a front end to show.
+    ``repeat`` repeats of ``loops`` calls each (default: as many as fill 0.2 s), within ``budget``
+    seconds, first calls included; what the budget cut is said in ``warnings``. ``split`` names the
+    arguments whose leading axis ``sharded`` / ``pmap`` spread over the devices (default: all
+    arrays). ``rtol`` / ``atol`` set the check that every mode's result matches eager's. Ctrl-C
+    stops the timing: the report holds what was measured, and says so. ``on_progress`` gets a
+    ``progress.Progress`` at each step (first calls, warm-up, each repeat) for a front end.
     """
     started = TIMER()  # everything from here counts against the budget
     # A block, not a decorator: each frame above the user's call is paid again by every array their
@@ -189,7 +188,7 @@ class _Session(SessionFacts, SessionReport):
         self.facts.append(note)
         (self.warnings if note.warning else self.notes).append(note.text)
 
-    # -- the whole run -------------------------------------------------------------------------
+    # -- the whole run -------------------------------------------
     def run(self) -> Comparison:
         self.start = self.start or TIMER()
         self.deadline = self.start + self.budget
@@ -268,7 +267,7 @@ class _Session(SessionFacts, SessionReport):
     def _remaining(self) -> float:
         return self.deadline - TIMER()
 
-    # -- first calls -----------------------------------------------------------------------------
+    # -- first calls ---------------------------------------------
     def _first_calls(self, modes: list[str]) -> None:
         failures = {}
         for mode in modes:
@@ -325,7 +324,7 @@ class _Session(SessionFacts, SessionReport):
         skipped = self._protect_from_donation()
         modes = [m for m in self._uncompiled() if m not in skipped]
         for index, mode in enumerate(modes):
-            # up to the budget, not its margin: the margin is for what no plan sees (a stop's latency, a busy machine)
+            # up to the budget, not its margin (that is for what no plan sees: a stop's latency, a busy machine)
             allowance = (self.deadline - TIMER() - self._reserved_s()) / (len(modes) - index)
             if allowance < MIN_SLICE * self.budget:
                 self.note("not_run", warning=True, mode=mode, budget_s=self.budget, left_s=max(0.0, allowance))
@@ -356,12 +355,11 @@ class _Session(SessionFacts, SessionReport):
         floor = stopwatch.dispatch_floor()
         return {"dispatches": count, "floor_s": floor, "estimate_s": count * floor}
 
-    # -- sizing the repeats ------------------------------------------------------------------------
+    # -- sizing the repeats --------------------------------------
     def _estimates(self, modes: list[str], seconds_left, *, keep: bool = False) -> None:
-        """One more call of each mode, then a calibration run: its seconds per call. A mode whose
-        first call already ran longer than its share of ``seconds_left()`` keeps that first call as
-        its figure, or with ``keep`` (the compiled modes, which get their repeats whatever they cost)
-        as the estimate its repeats are planned on."""
+        """One more call of each mode, then a calibration run: its seconds per call. A first call
+        longer than its share of ``seconds_left()`` is the mode's figure, or with ``keep`` (the
+        compiled modes, whose repeats run whatever they cost) the estimate they are planned on."""
         modes = [m for m in modes if m in self.first_calls]
         for index, mode in enumerate(modes):
             runner, cost = self.runners[mode], self.first_calls[mode]
@@ -378,8 +376,8 @@ class _Session(SessionFacts, SessionReport):
                 if cost.run_s > share:  # no time to calibrate: the one call is the estimate
                     self.estimates[mode] = stopwatch.Estimate(single, single, 1)
                     continue
-                # Calibrated even when -n fixes the calls: one call alone costs more than a call in
-                # a loop, and planning on it would cut repeats the budget has room for.
+                # Calibrated even when -n fixes the calls: one call alone costs more than one in a
+                # loop (planning on it would cut repeats the budget has room for).
                 self.estimates[mode] = stopwatch.estimate(runner, wait, single_call_s=single)
                 if single < stopwatch.CALIBRATION_S:
                     self.calls[mode] += self.estimates[mode].calls
@@ -400,17 +398,14 @@ class _Session(SessionFacts, SessionReport):
         most_s = RESERVED_SHARE * self.budget / max(1, len(modes))
         for mode, (loops, repeat) in self._wanted(modes).items():
             cost = max(self._cost_per_call(mode), 1e-9)
-            least = min(loops, self._least_calls(mode))
+            least = min(loops, self._floors()[mode])
             self.plans[mode] = _Plan(max(least, min(loops, int(most_s / (repeat * cost)))), repeat, cost_per_call=cost)
 
-    def _least_calls(self, mode: str) -> int:
-        """The calls a compiled mode's repeat never goes below, whatever the budget says: as many as
-        ``budget.FLOOR_S`` of timed calls (on a TPU, one sub-millisecond call waited for swings by
-        ±15%: a median of such calls is not what a hand loop reads)."""
-        return max(1, math.ceil(budget_fit.FLOOR_S / max(self.estimates[mode].timed, 1e-9)))
-
     def _floors(self) -> dict[str, int]:
-        return {m: self._least_calls(m) for m in self._compiled() if m in self.estimates}
+        """Mode -> the calls a compiled mode's repeat never goes below, whatever the budget says:
+        ``budget.FLOOR_S`` of timed calls (one call of a millisecond on a TPU swings by ±15%)."""
+        timed = {m: max(self.estimates[m].timed, 1e-9) for m in self._compiled() if m in self.estimates}
+        return {m: max(1, math.ceil(budget_fit.FLOOR_S / t)) for m, t in timed.items()}
 
     def _reserved_s(self) -> float:
         """Seconds the compiled modes' planned repeats still need."""
@@ -479,14 +474,11 @@ class _Session(SessionFacts, SessionReport):
                 "single_sample", warning=True, mode=mode, budget_s=self.budget, first_call_s=cost.first_call_s, **source
             )
 
-    # -- the repeats -------------------------------------------------------------------------------
+    # -- the repeats ---------------------------------------------
     def _repeats(self) -> None:
-        """The modes take turns, repeat by repeat: each repeat times its calls waited for, then as
-        many in a pipelined loop. Before each round the repeats still to run are fitted again on
-        what the calls were seen to cost (a busy machine makes them slower than the warm-up
-        foretold): the compiled modes keep their repeats with fewer calls each, the uncompiled modes
-        are cut first. An uncompiled mode's repeat is stopped where it would eat into the time the
-        compiled modes still need."""
+        """The modes take turns, repeat by repeat: calls waited for, then as many pipelined. Before
+        each round the repeats left are fitted again on what calls were seen to cost (see
+        ``_refit``); an uncompiled repeat is stopped before it eats into the compiled modes' time."""
         waits = {m: stopwatch.waiter(self.outputs[m]) for m in self.plans}
         for mode in self.plans:
             self.runs[mode] = []
@@ -540,7 +532,9 @@ class _Session(SessionFacts, SessionReport):
         self.note("stopped_early", warning=True, mode=mode, done=done, planned=planned, budget_s=self.budget)
 
     def _refit(self) -> None:
-        """Fit the repeats still to run in the time left, on the costs seen so far (never longer)."""
+        """Fit the repeats still to run in the time left, on the costs seen so far (a busy machine
+        makes calls slower than the warm-up foretold): compiled modes keep their repeats with fewer
+        calls each (never below their floor), the uncompiled are cut first; never longer."""
         left, costs = {}, {}
         for mode, plan in self.plans.items():
             done = len(self.runs[mode])
@@ -616,9 +610,8 @@ class _Session(SessionFacts, SessionReport):
         return max(1, min(plan.loops, math.ceil(SETTLE_S / max(per_call, 1e-9))))
 
     def _quiet(self, mode: str):
-        """What the function prints after its first call goes to a sink that counts the lines: a
-        function that prints would otherwise fill the notebook with thousands of them. Only this
-        thread's lines: what a background thread prints meanwhile is neither hidden nor counted."""
+        """What the function prints after its first call goes to a sink that counts the lines (not
+        thousands of them in the notebook); only this thread's: a background thread's are shown."""
         return streams.this_thread_writes_to(stopwatch.LineCounter(self.printed, mode))
 
 
