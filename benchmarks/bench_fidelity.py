@@ -457,6 +457,32 @@ def failures(results: list[CaseResult]) -> str:
     return "\n".join(lines)
 
 
+GOALS = {"eager": "±10%", "jit": "±5%", "memory": "±5%", "count": "equal"}
+
+
+def totals_table(results: list[CaseResult]) -> list[str]:
+    """One markdown row a figure over every case: within / compared, the worst ratio, the cases out
+    of tolerance with their ratios, and how many could not be compared."""
+    out = ["| figure | goal | within | worst | out of tolerance; not compared |", "| --- | --- | ---: | ---: | --- |"]
+    for measure, title in MEASURES.items():
+        figures = [(r.id, f) for r in results for f in r.figures if f.measure == measure]
+        compared = [(case, f) for case, f in figures if f.within is not None]
+        ratios = [f.ratio for _, f in compared if f.ratio is not None]
+        worst = max(ratios, key=lambda r: abs(_log(r))) if ratios else None
+        missed = [f"`{case}` {f.ratio:.3g}" for case, f in compared if not f.within and f.ratio is not None]
+        skipped = len(figures) - len(compared)
+        detail = "; ".join(missed + ([f"{skipped} not compared"] if skipped else [])) or "–"
+        within = sum(bool(f.within) for _, f in compared)
+        shown = "–" if worst is None else f"{worst:.3g}"
+        out.append(f"| {title} | {GOALS[measure]} | {within} of {len(compared)} | {shown} | {detail} |")
+    return out
+
+
+def recorded_results(recorded: dict) -> list[CaseResult]:
+    """The cases of a ``--json`` file, as ``CaseResult``s."""
+    return [CaseResult(r["id"], r["library"], [Figure(**f) for f in r["figures"]]) for r in recorded["results"]]
+
+
 def markdown(results: list[CaseResult], seconds: float, load: float | None = None) -> str:
     """The fidelity section of docs/performance.md."""
     out = [
@@ -589,10 +615,7 @@ def main(argv=None) -> int:
             if isinstance(loaded, list):  # figures written without their duration
                 loaded = {"seconds": 0.0, "results": loaded}
             load = loaded.get("load") if load is None else load
-            results += [
-                CaseResult(r["id"], r["library"], [Figure(**figure) for figure in r["figures"]])
-                for r in loaded["results"]
-            ]
+            results += recorded_results(loaded)
             seconds += loaded["seconds"]
     else:
         after_each = None

@@ -121,7 +121,9 @@ def markdown(rows: list[dict], seconds: float, plot_name: str | None, sections: 
     for section in sections:  # the modules' own sections (the fidelity over the corpus)
         out += ["", section.strip(), ""]
     for path in sorted(RECORDED.glob("*.json")):  # what ran on an accelerator, kept from there
-        out += ["", *recorded_section(json.loads(path.read_text(encoding="utf-8")), path.name)]
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+        section = fidelity_section if "results" in recorded else recorded_section
+        out += ["", *section(recorded, path.name)]
     notes = HERE / "notes.md"
     if notes.exists():  # what limits a goal, and what the figures mean: written by hand
         out += ["", notes.read_text(encoding="utf-8").strip()]
@@ -144,6 +146,20 @@ def recorded_section(recorded: dict, name: str) -> list[str]:
         verdict = "info" if r["target"] == "(info)" else ("met" if r["met"] else "**not met**")
         out.append(f"| {r['goal']} | {r['measured']:.3f} | {r['target']} | {verdict} | {r['detail']} |")
     return out
+
+
+def fidelity_section(recorded: dict, name: str) -> list[str]:
+    """The markdown of a ``bench_fidelity.py --json`` file recorded on an accelerator: its table over
+    every case, inside the words written for it by hand beside it (``<name>.md``, where
+    ``<!-- table -->`` stands for the table)."""
+    import bench_fidelity
+
+    table = bench_fidelity.totals_table(bench_fidelity.recorded_results(recorded))
+    words = RECORDED / name.replace(".json", ".md")
+    text = words.read_text(encoding="utf-8") if words.exists() else "<!-- table -->"
+    before, _, after = text.partition("<!-- table -->")
+    heading = f"## Fidelity over the corpus, on a {recorded['device'].split(',')[0]}"
+    return [heading, "", before.strip(), "", *table, "", after.strip()]
 
 
 def record(rows: list[dict], seconds: float, path: str) -> None:

@@ -38,3 +38,27 @@ def test_quick_benchmark_suite_runs_every_benchmark():
     ):
         assert goal in table, goal
     assert "(quick run: not judged)" in table
+
+
+def test_the_page_renders_every_recorded_run():
+    """Every file in ``benchmarks/recorded`` renders into docs/performance.md: a fidelity recording
+    (``bench_fidelity.py --json``, on an accelerator) as its table over every case, inside the words
+    kept beside it; a ``run.py --record`` file as its rows."""
+    script = (
+        "import json, pathlib, bench_fidelity, run\n"
+        "page = run.markdown([], 1.0, None)\n"
+        "for path in sorted(run.RECORDED.glob('*.json')):\n"
+        "    recorded = json.loads(path.read_text(encoding='utf-8'))\n"
+        "    if 'results' in recorded:\n"
+        "        rows = bench_fidelity.totals_table(bench_fidelity.recorded_results(recorded))\n"
+        "        assert all(row in page for row in rows), path.name\n"
+        "        words = path.with_suffix('.md')\n"
+        "        assert not words.exists() or words.read_text().split('<!-- table -->')[1].strip()[:60] in page\n"
+        "    else:\n"
+        "        assert f\"## On a {recorded['device']}\" in page, path.name\n"
+        "print(page.count('## '))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT / "benchmarks"
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
