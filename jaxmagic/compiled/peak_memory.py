@@ -33,6 +33,7 @@ import re
 import shutil
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,9 +158,12 @@ def compile_with_buffers(lowered) -> tuple:
     """Compile ``lowered`` once, asking XLA to write out its buffer assignment; returns the
     ``Compiled`` and the text of the buffer-assignment and live-range files (``""`` where XLA
     wrote none, for instance when the program came from a compilation cache)."""
-    folder = tempfile.mkdtemp(prefix=f"jaxmagic-buffers-{os.getpid()}-")
-    _LEFT.add(folder)  # a Ctrl-C that stops the cleanup below: removed at exit
+    # Named and kept for removal at exit before it exists: a Ctrl-C between making it and keeping
+    # it (tempfile.mkdtemp, then add) left an empty folder behind.
+    folder = os.path.join(tempfile.gettempdir(), f"jaxmagic-buffers-{os.getpid()}-{uuid.uuid4().hex}")
+    _LEFT.add(folder)
     try:
+        os.mkdir(folder, 0o700)
         compiled = lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_as_text": True})
         dumped = dumped_text(folder, _module_name(compiled.as_text()))
     except BaseException:  # a Ctrl-C: XLA may go on writing a while
