@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from jax.extend.core import jaxpr_as_fun
 
+from jaxmagic.tracing.names import EQUINOX_MARKER
+
 SETUP = """
 import functools
 from jax import lax
@@ -218,3 +220,12 @@ def test_jitcompare_times_a_library_callee_with_its_own_jit(ip, run, libraries_d
     assert set(comparison.modes) == {"eager", "jit"} and comparison.compile.compile_s > 0
     assert how in comparison.setups["jit"]
     assert not [w for w in comparison.warnings if "differ" in w], comparison.warnings
+
+
+def test_the_marker_an_eqx_filter_jit_program_returns_is_named_among_the_buffers(ip, run, libraries_defined):
+    """``eqx.filter_jit`` compiles an ``int32`` marker as its first output: traced as Equinox
+    compiles it, its buffer is named as that output, not "(no source line)"."""
+    report = run("%jaxpr -o --memory batched(mlp, xs)").assert_ok().result
+    assert report.output_names[0] == EQUINOX_MARKER
+    labels = {b.label for b in report.live_at_peak}
+    assert f"output {EQUINOX_MARKER}" in labels and "(no source line)" not in labels, labels

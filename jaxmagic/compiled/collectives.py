@@ -361,6 +361,9 @@ def output_feeds(hlo_text: str) -> dict[str, int]:
     >>> hlo = "ENTRY %main (p: f32[2]) -> f32[8] {\n  %p = f32[2] parameter(0)\n  ROOT %ag = f32[8] all-gather(%p)\n}"
     >>> output_feeds(hlo)
     {'ag': 0, 'p': 0}
+    >>> output_feeds("ENTRY %main (p: f32[2]) -> (s32[], f32[2]) {\n  %c = s32[] constant(0)\n"
+    ...              "  ROOT %t = (s32[], f32[2]) tuple(%c, %p)\n}")
+    {'c': 0, 'p': 1}
     """
     entry = _entry_name(hlo_text)
     block = {
@@ -399,8 +402,9 @@ def _entry_name(hlo_text: str) -> str:
 
 
 def _operands(text: str, found: re.Match) -> list[str]:
-    """The operands an instruction line names, in order (before its attributes)."""
-    rest = text[found.end() :]
+    """The operands an instruction line names, in order (before its attributes), after its result
+    shape (a tuple's parentheses are no operand list)."""
+    _, rest = result_shape(text[found.end() :])
     inside = rest[rest.find("(") + 1 :] if "(" in rest else ""
     inside = inside.split("),", 1)[0].split(")", 1)[0]
     return re.findall(r"%([\w.\-]+)", inside)

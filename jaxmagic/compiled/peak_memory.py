@@ -27,7 +27,6 @@ True
 from __future__ import annotations
 
 import atexit
-import dataclasses
 import os
 import re
 import shutil
@@ -38,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmagic.compiled.buffer_dump import BufferDump, Value, dumped_text, read_dump
+from jaxmagic.compiled.collectives import output_feeds
 from jaxmagic.compiled.hlo_sources import parse, result_shape
 from jaxmagic.compiled.memory import compiled_memory
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
@@ -240,31 +240,11 @@ def reading(
     instructions = parse(hlo_text, jaxpr)
     inner = {i.computation: i.frames for i in instructions.values() if i.frames}
     texts = _instruction_lines(hlo_text)
-    found = Reading(instructions, texts, parameters, named, dict(constants or {}), cell_namer, inner)
-    results = _entry_outputs(hlo_text)
-    if not output_names or len(output_names) != len(results):
-        return found
-    outputs = {origin(name, found): label for name, label in zip(results, output_names, strict=True)}
-    return dataclasses.replace(found, outputs=outputs)
-
-
-def _entry_outputs(hlo_text: str) -> list[str]:
-    """The instructions the entry computation returns, in order: its root tuple's operands (the
-    root itself where it is no tuple).
-
-    >>> module = ["ENTRY %main (p: f32[2]) -> (s32[], f32[2]) {", "  %c = s32[] constant(0)",
-    ...           "  ROOT %t = (s32[], f32[2]) tuple(%c, %p)", "}"]
-    >>> _entry_outputs(chr(10).join(module))
-    ['c', 'p']
-    """
-    inside = False
-    for line in hlo_text.splitlines():
-        inside = inside or line.startswith("ENTRY ")
-        root = re.match(r"^\s*ROOT %?([\w.\-]+) = (.*)$", line) if inside else None
-        if root:
-            _, after = result_shape(root.group(2))
-            return operands(root.group(2)) if re.match(r"\s*tuple\(", after) else [root.group(1)]
-    return []
+    feeds = output_feeds(hlo_text)  # what becomes each output, back through copies
+    outputs = {}
+    if output_names and len(set(feeds.values())) == len(output_names):
+        outputs = {name: output_names[index] for name, index in feeds.items()}
+    return Reading(instructions, texts, parameters, named, dict(constants or {}), cell_namer, inner, outputs)
 
 
 def peak_memory(

@@ -395,15 +395,15 @@ class _Session(SessionFacts, SessionReport):
         all no more than ``RESERVED_SHARE`` of the budget, each at least ``budget.FLOOR_S`` long:
         the uncompiled first calls may take what is left (a longer one is stopped, and said)."""
         modes = [m for m in self._compiled() if m in self.estimates]
-        most_s = RESERVED_SHARE * self.budget / max(1, len(modes))
+        most_s, floors = RESERVED_SHARE * self.budget / max(1, len(modes)), self._floors()
         for mode, (loops, repeat) in self._wanted(modes).items():
             cost = max(self._cost_per_call(mode), 1e-9)
-            least = min(loops, self._floors()[mode])
+            least = min(loops, floors[mode])
             self.plans[mode] = _Plan(max(least, min(loops, int(most_s / (repeat * cost)))), repeat, cost_per_call=cost)
 
     def _floors(self) -> dict[str, int]:
         """Mode -> the calls a compiled mode's repeat never goes below, whatever the budget says:
-        ``budget.FLOOR_S`` of timed calls (one call of a millisecond on a TPU swings by ±15%)."""
+        ``budget.FLOOR_S`` of timed calls (a 1 ms call on a TPU swings by ±15%)."""
         timed = {m: max(self.estimates[m].timed, 1e-9) for m in self._compiled() if m in self.estimates}
         return {m: max(1, math.ceil(budget_fit.FLOOR_S / t)) for m, t in timed.items()}
 

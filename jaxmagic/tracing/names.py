@@ -365,11 +365,7 @@ def output_names(call: Any, traced: Any, transforms: Sequence[str] = ()) -> list
         return _nnx_output_names(call, traced, len(flat))
     roots = _input_roots(call, traced)
     if call.library is not None and call.library.decorator == "eqx.filter_jit":  # (marker, result)
-        result = out_info[1]
-        named = [
-            _written_path(RESULT, result, list(path), roots)
-            for path, _ in jax.tree_util.tree_flatten_with_path(result)[0]
-        ]
+        named = [_written_path(RESULT, out_info[1], list(path[1:]), roots) for path, _ in flat[1:]]
         return [EQUINOX_MARKER, *_numbered(named)]
     return _numbered([_written_path(RESULT, out_info, list(path), roots) for path, _ in flat])
 
