@@ -62,3 +62,16 @@ def test_the_page_renders_every_recorded_run():
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT / "benchmarks"
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+
+def test_the_fidelity_judge_takes_a_lower_bound_for_what_it_is():
+    """A figure %jitcompare shows as a lower bound (a stopped call) is right where it is at most the
+    truth, and is left out of the median it is judged by; its doctests hold the cases."""
+    done = subprocess.run(
+        [sys.executable, "-m", "doctest", "bench_fidelity.py"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT / "benchmarks",
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -120,7 +120,7 @@ def _interval_words(found) -> str:
 def _runs_text(timing) -> str:
     if timing.source == "stopped":
         return "1, stopped"
-    if timing.source == "first call":
+    if timing.source in ("first call", "first call, compiled"):
         return "first call only"
     if timing.source == "one call":
         return "1 (after the first call)"
@@ -341,7 +341,8 @@ def _answer_table(report) -> Grid:
             f"worst {format_seconds(timing.worst)}"
         )
         if timing.lower_bound:
-            label = f"at least {format_seconds(timing.median)}: its one call was stopped"
+            how = "its one call was stopped" if timing.source == "stopped" else "its first call, less compiling"
+            label = f"at least {format_seconds(timing.median)}: {how}"
         looped = report.pipelined.get(mode)
         rows.append(
             (

@@ -39,7 +39,9 @@ class Timing:
 
     ``loops`` is the calls per repeat. ``source`` says where the figures come from: ``"repeats"``
     (the normal case), ``"warm-up"`` (the budget or a Ctrl-C left only the calls that sized the
-    repeats), ``"first call"`` (not even those: the first call less its compiling), ``"one call"``
+    repeats), ``"first call"`` (not even those: the first call less its compiling; ``"first call,
+    compiled"`` where the mode is uncompiled and its first call compiled programs, which each later
+    call may compile again: a lower bound), ``"one call"``
     (one call timed after the first, where JAX's reported phases filled the whole first call) or
     ``"stopped"`` (the first call ran out of the time the budget left it and was stopped: the one
     figure is how long it had run, a lower bound, ``lower_bound``).
@@ -62,8 +64,9 @@ class Timing:
 
     @property
     def lower_bound(self) -> bool:
-        """Whether the figure is only a lower bound: a first call stopped before it ended."""
-        return self.source == "stopped"
+        """Whether the figure is only a lower bound: a first call stopped before it ended, or an
+        uncompiled first call less what it compiled (eager code may compile again at every call)."""
+        return self.source in ("stopped", "first call, compiled")
 
     @property
     def median(self) -> float:

@@ -448,32 +448,6 @@ class _Session(SessionFacts, SessionReport):
                 }
                 self.note("budget_overrun", warning=True, mode=mode, budget_s=self.budget, **needs)
 
-    def _fallbacks(self) -> None:
-        """A mode with no repeats keeps its figure from what did run, and says so."""
-        for mode in sorted(self.fallback, key=self.modes.index):
-            cost = self.first_calls[mode]
-            if mode in self.estimates:
-                source = {"warmup_calls": self.estimates[mode].calls}
-            elif cost.run_s > 0:
-                source = {"run_s": cost.run_s}
-            else:  # JAX's reported phases filled the whole first call (JAX 0.8 overlaps them): time one call
-                self.calls[mode] = self.calls.get(mode, 1) + 1
-                try:
-                    with (
-                        deadline.stop_after(max(0.0, self.hard_end - TIMER())),
-                        stopwatch.gc_paused(),
-                        self._quiet(mode),
-                    ):
-                        self.one_calls[mode] = stopwatch.timed_loop(
-                            self.runners[mode], 1, stopwatch.waiter(self.outputs[mode])
-                        )
-                except deadline.Overran:
-                    self.one_calls[mode] = cost.first_call_s  # the first call, compiling included: an upper bound
-                source = {"one_call_s": self.one_calls[mode]}
-            self.note(
-                "single_sample", warning=True, mode=mode, budget_s=self.budget, first_call_s=cost.first_call_s, **source
-            )
-
     # -- the repeats ---------------------------------------------
     def _repeats(self) -> None:
         """The modes take turns, repeat by repeat: calls waited for, then as many pipelined. Before

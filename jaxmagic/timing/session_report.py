@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings as python_warnings
 
+import jaxmagic.timing.deadline as deadline
 import jaxmagic.timing.modes as mode_setup
 import jaxmagic.timing.stopwatch as stopwatch
 from jaxmagic.timing.comparison import Comparison, Timing, slower_than_eager_notes
@@ -41,6 +42,9 @@ class SessionReport:
     one_calls: dict
     facts: list
     start: float
+    fallback: set
+    outputs: dict
+    hard_end: float
 
     def note(self, kind: str, *, warning: bool = False, mode: str | None = None, **facts) -> None:
         raise NotImplementedError
@@ -50,6 +54,35 @@ class SessionReport:
 
     def _uncompiled(self) -> list[str]:
         raise NotImplementedError
+
+    def _quiet(self, mode: str):
+        raise NotImplementedError
+
+    def _fallbacks(self) -> None:
+        """A mode with no repeats keeps its figure from what did run, and says so."""
+        for mode in sorted(self.fallback, key=self.modes.index):
+            cost = self.first_calls[mode]
+            if mode in self.estimates:
+                source = {"warmup_calls": self.estimates[mode].calls}
+            elif cost.run_s > 0:  # an uncompiled mode may compile again at each call: then a lower bound
+                source = {"run_s": cost.run_s, "compiled": cost.compilations if mode in self._uncompiled() else 0}
+            else:  # JAX's reported phases filled the whole first call (JAX 0.8 overlaps them): time one call
+                self.calls[mode] = self.calls.get(mode, 1) + 1
+                try:
+                    with (
+                        deadline.stop_after(max(0.0, self.hard_end - TIMER())),
+                        stopwatch.gc_paused(),
+                        self._quiet(mode),
+                    ):
+                        self.one_calls[mode] = stopwatch.timed_loop(
+                            self.runners[mode], 1, stopwatch.waiter(self.outputs[mode])
+                        )
+                except deadline.Overran:
+                    self.one_calls[mode] = cost.first_call_s  # the first call, compiling included: an upper bound
+                source = {"one_call_s": self.one_calls[mode]}
+            self.note(
+                "single_sample", warning=True, mode=mode, budget_s=self.budget, first_call_s=cost.first_call_s, **source
+            )
 
     def _timings(self) -> dict[str, Timing]:
         timings = {}
@@ -63,7 +96,10 @@ class SessionReport:
             elif mode in self.one_calls:
                 timings[mode] = Timing(mode, [self.one_calls[mode]], loops=1, source="one call")
             elif mode in self.first_calls:
-                timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, source="first call")
+                cost = self.first_calls[mode]
+                compiled = mode in self._uncompiled() and cost.compilations
+                source = "first call, compiled" if compiled else "first call"
+                timings[mode] = Timing(mode, [cost.run_s], loops=1, source=source)
             elif mode in self.stopped:
                 timings[mode] = Timing(mode, [self.stopped[mode]], loops=1, source="stopped")
         return timings

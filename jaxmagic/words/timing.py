@@ -36,6 +36,16 @@ def _dispatch_words(dispatches: int | None, floor_s: float | None, estimate_s: f
     )
 
 
+def _recompiled_words(compiled: int) -> str:
+    """Why an uncompiled first call less its compiling is only a lower bound."""
+    if not compiled:
+        return ""
+    programs = f"{compiled} program{'s' * (compiled != 1)}"
+    return (
+        f", at least: it compiled {programs}, which later calls may compile again (a lax loop over a new closure does)"
+    )
+
+
 def _more_budget(budget_s: float, needed_s: float) -> str:
     """A budget that leaves ``needed_s`` more room: ``--budget 20``.
 
@@ -162,13 +172,13 @@ WORDS: dict[str, Callable[..., str]] = {
         )
         + ". --budget raises it."
     ),
-    "single_sample": lambda mode, budget_s, first_call_s, warmup_calls=None, run_s=None, one_call_s=None: (
+    "single_sample": lambda mode, budget_s, first_call_s, warmup_calls=None, run_s=None, one_call_s=None, compiled=0: (
         f"{mode}: the budget ({format_seconds(budget_s)}) left no time for repeats after its first call "
         f"({format_seconds(first_call_s)}); its figure comes from "
         + (
             f"the {warmup_calls} warm-up call{'s' * (warmup_calls != 1)} that sized the repeats"
             if warmup_calls is not None
-            else f"its first call less its compiling ({format_seconds(run_s)})"
+            else f"its first call less its compiling ({format_seconds(run_s)})" + _recompiled_words(compiled)
             if run_s is not None
             else f"one call after its first ({format_seconds(one_call_s)}; JAX's phases filled the first call)"
         )
