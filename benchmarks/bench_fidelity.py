@@ -41,7 +41,6 @@ import re
 import statistics
 import sys
 import time
-import timeit
 from dataclasses import asdict, dataclass, field
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -49,6 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 import jax
 import numpy as np
+from hand_loops import Thunk, hand_seconds
 
 from tests.corpus import Case, running
 from tests.corpus.calls import JittedCall, ParsedCall, jitted, parse_call, static_names, static_positions
@@ -147,20 +147,6 @@ def _jit_wrapper(function) -> bool:
     return hasattr(function, "lower") and hasattr(function, "__wrapped__")
 
 
-@dataclass(frozen=True)
-class Thunk:
-    """``function(*args, **kwargs)``, held apart so that a hand loop times the call as a user writes
-    it (``%timeit f(x).block_until_ready()``, no frame of ours around it: two lambdas around a
-    call of 5 µs added 4–6% to it)."""
-
-    function: object
-    args: tuple
-    kwargs: dict
-
-    def __call__(self):
-        return self.function(*self.args, **self.kwargs)  # type: ignore[operator]
-
-
 def eager_thunk(call: ParsedCall):
     """The user's call without the outer jit: a jitted callee unwrapped once."""
     function = call.function.__wrapped__ if _jit_wrapper(call.function) else call.function
@@ -206,34 +192,13 @@ def _jitted_as_written(call: ParsedCall):
     return Thunk(function, whole, {})
 
 
-def hand_seconds(thunk, repeat: int = HAND_REPEAT) -> float:
-    """Median seconds per call of ``timeit.repeat`` over ``thunk()`` with ``block_until_ready``,
-    the calls per repeat chosen by ``timeit``'s own auto-ranging (after one warm-up call). A call
-    that returns one array waits by its own method, as a hand loop does (``f(x).block_until_ready()``:
-    ``jax.block_until_ready`` walks a pytree first, about 1.5 µs a call here)."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        output = jax.block_until_ready(thunk())
-        if isinstance(thunk, Thunk):  # the call itself in timeit's loop, as %timeit runs a statement
-            names = {"f": thunk.function, "a": thunk.args, "k": thunk.kwargs, "jax": jax}
-            call = "f(*a, **k)"
-        else:
-            names, call = {"thunk": thunk, "jax": jax}, "thunk()"
-        statement = f"{call}.block_until_ready()" if isinstance(output, jax.Array) else f"jax.block_until_ready({call})"
-        timer = timeit.Timer(statement, globals=names)
-        number, total = timer.autorange()
-        if total / number > 0.5:  # a slow call: fewer repeats, as %timeit does
-            repeat = 3
-        runs = [t / number for t in timer.repeat(repeat=repeat, number=number)]
-    return statistics.median(runs)
-
-
 def hand_seconds_in_a_cell(shell, thunk) -> float:
     """``hand_seconds`` run from a cell of the shell, where the user's own loop runs: JAX records a
     Python traceback for each operation an eager call makes, so the depth of the stack under the
     call is part of its cost (an eager gradient: about 0.4% a frame)."""
     shell.user_ns["_fidelity_hand"], shell.user_ns["_fidelity_thunk"] = hand_seconds, thunk
     try:
-        seconds, error = _run_cell(shell, "_fidelity_hand(_fidelity_thunk)")
+        seconds, error = _run_cell(shell, f"_fidelity_hand(_fidelity_thunk, {HAND_REPEAT})[0]")
     finally:
         for name in ("_fidelity_hand", "_fidelity_thunk"):
             shell.user_ns.pop(name, None)

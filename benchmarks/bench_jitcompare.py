@@ -27,12 +27,12 @@ import math
 import os
 import statistics
 import time
-import timeit
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import jax
 import jax.numpy as jnp
+from hand_loops import Thunk, hand_seconds
 
 FIDELITY_TOLERANCE = 0.05
 HAND_REPEAT = 7
@@ -94,12 +94,7 @@ def _run_cell(shell, source: str):
 def hand_timing(fn, x, repeat: int = HAND_REPEAT) -> tuple[float, float]:
     """Seconds per call, (median, best), of ``timeit.repeat`` over ``f(x).block_until_ready()``,
     with the call count chosen by ``timeit``'s own auto-ranging."""
-    jitted = jax.jit(fn)
-    jitted(x).block_until_ready()
-    timer = timeit.Timer(lambda: jitted(x).block_until_ready())
-    number, _ = timer.autorange()
-    runs = [t / number for t in timer.repeat(repeat=repeat, number=number)]
-    return statistics.median(runs), min(runs)
+    return hand_seconds(Thunk(jax.jit(fn), (x,), {}), repeat)
 
 
 def jitcompare_timing(shell, options: str = "") -> tuple[float, float]:
@@ -273,25 +268,22 @@ NEEDS = {"nnx.jit train step": ("flax", "optax"), "eqx.filter_jit gradient": ("e
 EAGER_TOLERANCE = 0.10
 
 
-def hand_median(call, repeat: int = HAND_REPEAT) -> float:
-    """Seconds per call, median of ``timeit.repeat`` over ``call()`` waited for, auto-ranged."""
-    jax.block_until_ready(call())
-    timer = timeit.Timer(lambda: jax.block_until_ready(call()))
-    number, _ = timer.autorange()
-    return statistics.median(t / number for t in timer.repeat(repeat=repeat, number=number))
+def hand_median(call: Thunk, repeat: int = HAND_REPEAT) -> float:
+    """Seconds per call, median of ``timeit.repeat`` over the call waited for, auto-ranged."""
+    return hand_seconds(call, repeat)[0]
 
 
-def hand_pipelined(call, repeat: int = HAND_REPEAT) -> float:
+def hand_pipelined(call: Thunk, repeat: int = HAND_REPEAT) -> float:
     """Seconds per call of a loop of calls with one wait at the end (as the TPU fixtures' hand
     loop), the median of ``repeat`` loops sized like ``timeit``'s."""
-    jax.block_until_ready(call())
+    f, args, kwargs = call.function, call.args, call.kwargs
     number = max(1, int(0.1 / max(hand_median(call, repeat=1), 1e-7)))
     runs = []
     for _ in range(repeat):
         start = time.perf_counter()
         out = None
         for _ in range(number):
-            out = call()
+            out = f(*args, **kwargs)  # type: ignore[operator]
         jax.block_until_ready(out)
         runs.append((time.perf_counter() - start) / number)
     return statistics.median(runs)
@@ -309,9 +301,9 @@ def eager_and_jit(shell, label: str, rounds: int, quick: bool = False) -> list[d
         def by_hand():
             hands.append(
                 (
-                    hand_median(lambda: eager_call(*args), 3 if quick else HAND_REPEAT),
-                    hand_median(lambda: jit_call(*args), 3 if quick else HAND_REPEAT),
-                    hand_pipelined(lambda: jit_call(*args), 3 if quick else HAND_REPEAT),
+                    hand_median(Thunk(eager_call, args, {}), 3 if quick else HAND_REPEAT),
+                    hand_median(Thunk(jit_call, args, {}), 3 if quick else HAND_REPEAT),
+                    hand_pipelined(Thunk(jit_call, args, {}), 3 if quick else HAND_REPEAT),
                 )
             )
 
