@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from jaxmagic.recompiles.differences import changed_axes
 from jaxmagic.recompiles.events import RecompileEvent, RecompileLimitExceeded
 from jaxmagic.report import Report
 from jaxmagic.tracing.sources import CellNamer, no_cells
-from jaxmagic.words.recompiles import repeated_headline
+from jaxmagic.words.recompiles import repeated_headline, without_line
 
 __all__ = ["RecompileLog", "matches", "DEFAULT_CAPACITY"]
 
@@ -275,9 +274,6 @@ class RecompileLog(Report):
         return f"<RecompileLog: {self.summary}>"
 
 
-_LINE_SUFFIX = re.compile(r" \(line \d+\)$")  # a lambda's name: ``<lambda> (line 3)``
-
-
 def matches(function: str, names: Iterable[str]) -> bool:
     """Whether ``function`` (``step``, ``Model.apply``, ``partial(f)``) is one of ``names``.
 
@@ -286,7 +282,7 @@ def matches(function: str, names: Iterable[str]) -> bool:
     >>> matches("<lambda> (line 3)", ["<lambda>"])
     True
     """
-    function_only = _LINE_SUFFIX.sub("", function)
+    function_only = without_line(function)
     bare = function_only
     bare = bare[len("partial(") : -1] if bare.startswith("partial(") and bare.endswith(")") else bare
     short = bare.rsplit(".", 1)[-1]

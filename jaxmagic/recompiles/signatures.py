@@ -29,6 +29,7 @@ from jaxmagic.recompiles.closures import made_of
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, describe_leaf, is_array, is_simple
 from jaxmagic.tracing.callables import callable_name, innermost
 from jaxmagic.words import units
+from jaxmagic.words.recompiles import lambda_name
 from jaxmagic.words.untrusted import value_text
 
 MAX_TEXT = 72  # longest before/after text kept for one value
@@ -338,7 +339,7 @@ def function_identity(fun: Callable) -> tuple[str, tuple, tuple[str, int] | None
     family: tuple = (module, qualname, "partial" if isinstance(fun, functools.partial) else "")
     if "<lambda>" in qualname and defined_at is not None:
         family += defined_at
-        name = f"{name} (line {defined_at[1]})"
+        name = lambda_name(name, defined_at[1])
     return name, family, defined_at
 
 

@@ -216,7 +216,22 @@ def advice_for(kind: str, argument: str | None = None, *, variant: str | None = 
     return say(template, arg=_named(argument) if argument else "it", **_ADVICE_CODE, **facts)
 
 
-_LAMBDA = re.compile(r"^<lambda> \(line (\d+)\)$")  # how the log names a lambda
+def lambda_name(name: str, line: int) -> str:
+    """How the log names a lambda: by the line it is written on, so that two lambdas stay two rows.
+
+    >>> lambda_name("<lambda>", 3), without_line("<lambda> (line 3)"), without_line("step")
+    ('<lambda> (line 3)', '<lambda>', 'step')
+    """
+    return f"{name} (line {line})"
+
+
+_LINE = re.compile(r"^(.*) \(line (\d+)\)$")  # what ``lambda_name`` writes
+
+
+def without_line(name: str) -> str:
+    """A function's name as the log writes it, less the line ``lambda_name`` adds."""
+    found = _LINE.match(name)
+    return found[1] if found else name
 
 
 def _named(argument: str) -> Words:
@@ -225,8 +240,8 @@ def _named(argument: str) -> Words:
     >>> str(_named("<lambda> (line 3)")), str(_named("step"))
     ('the lambda at line 3', '`step`')
     """
-    found = _LAMBDA.match(argument)
-    return say("the lambda at line {}", found[1]) if found else say("{}", code(argument))
+    found = _LINE.match(argument)
+    return say("the lambda at line {}", found[2]) if found and found[1] == "<lambda>" else say("{}", code(argument))
 
 
 _SHARED = {"shape": "shapes", "weak_type": "weak_type", "python_dtype": "python_dtype"}  # kind -> fix for several
