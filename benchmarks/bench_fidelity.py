@@ -76,10 +76,9 @@ class Figure:
     def ratio(self) -> float | None:
         """The median of the rounds' ratios, those of lower bounds aside (a bound is judged only by
         being one: at most the truth); ``None`` where every round was a bound."""
-        measured = [
-            r for r, bound in zip(self.rounds, self.bounds or [False] * len(self.rounds), strict=True) if not bound
-        ]
         if self.rounds:
+            bounds = self.bounds or [False] * len(self.rounds)
+            measured = [r for r, bound in zip(self.rounds, bounds, strict=True) if not bound]
             return statistics.median(measured) if measured else None
         if self.ours is None or not self.truth:
             return None
@@ -485,16 +484,12 @@ def totals_table(results: list[CaseResult]) -> list[str]:
         missed = [f"`{case}` {_shown_ratio(f)}" for case, f in compared if not f.within]
         skipped = len(figures) - len(compared)
         bounded = sum(any(f.bounds) for _, f in compared)
-        detail = "; ".join(
-            missed
-            + (
-                [f"{bounded} shown in a round as a lower bound (a stopped call; judged by being one)"]
-                if bounded
-                else []
-            )
-            + ([f"{skipped} not compared"] if skipped else [])
-        )
-        detail = detail or "–"
+        notes = missed
+        if bounded:
+            notes.append(f"{bounded} shown in a round as a lower bound (a stopped call; judged by being one)")
+        if skipped:
+            notes.append(f"{skipped} not compared")
+        detail = "; ".join(notes) or "–"
         within = sum(bool(f.within) for _, f in compared)
         shown = "–" if worst is None else f"{worst:.3g}"
         out.append(f"| {title} | {GOALS[measure]} | {within} of {len(compared)} | {shown} | {detail} |")

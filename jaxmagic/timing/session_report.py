@@ -64,8 +64,8 @@ class SessionReport:
             cost = self.first_calls[mode]
             if mode in self.estimates:
                 source = {"warmup_calls": self.estimates[mode].calls}
-            elif cost.run_s > 0:  # an uncompiled mode may compile again at each call: then a lower bound
-                source = {"run_s": cost.run_s, "compiled": cost.compilations if mode in self._uncompiled() else 0}
+            elif cost.run_s > 0:
+                source = {"run_s": cost.run_s, "compiled": self._compiled_by_first_call(mode)}
             else:  # JAX's reported phases filled the whole first call (JAX 0.8 overlaps them): time one call
                 self.calls[mode] = self.calls.get(mode, 1) + 1
                 try:
@@ -84,6 +84,12 @@ class SessionReport:
                 "single_sample", warning=True, mode=mode, budget_s=self.budget, first_call_s=cost.first_call_s, **source
             )
 
+    def _compiled_by_first_call(self, mode: str) -> int:
+        """Programs an uncompiled mode's first call compiled, which each later call may compile
+        again (eager code does, for a ``lax`` loop over a closure made anew): then its first call
+        less its compiling is only a lower bound. ``0`` for a compiled mode."""
+        return self.first_calls[mode].compilations if mode in self._uncompiled() else 0
+
     def _timings(self) -> dict[str, Timing]:
         timings = {}
         for mode in self.modes:
@@ -96,10 +102,8 @@ class SessionReport:
             elif mode in self.one_calls:
                 timings[mode] = Timing(mode, [self.one_calls[mode]], loops=1, source="one call")
             elif mode in self.first_calls:
-                cost = self.first_calls[mode]
-                compiled = mode in self._uncompiled() and cost.compilations
-                source = "first call, compiled" if compiled else "first call"
-                timings[mode] = Timing(mode, [cost.run_s], loops=1, source=source)
+                source = "first call, compiled" if self._compiled_by_first_call(mode) else "first call"
+                timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, source=source)
             elif mode in self.stopped:
                 timings[mode] = Timing(mode, [self.stopped[mode]], loops=1, source="stopped")
         return timings
