@@ -4,8 +4,10 @@
   arguments, with jit on, giving the values the plain call gives (every running case);
 - whatever eager costs, jit gets the repeats asked for, both figures (a call waited for, a call in
   a pipelined loop) are there, and the comparison ends within its budget and a tenth (a cheap
-  subset of the cases, each under a small budget); it fails, as the user's error, only where the
-  user's code fails with JAX too (under ``jax.jit``, or without it once jit has run).
+  subset of the cases, each under a small budget), save what an eager first call ran past its
+  time inside JAX or a library, where no call is stopped, which the report says; it fails, as
+  the user's error, only where the user's code fails with JAX too (under ``jax.jit``, or without
+  it once jit has run).
 
 Structure and values only: no figure is judged against time here (``benchmarks/`` does that).
 """
@@ -101,9 +103,10 @@ def test_jit_gets_its_repeats_both_figures_and_the_budget_holds(case):
     assert jit.source == "repeats" and jit.repeat == DEFAULT_REPEAT, (jit, result.warnings)
     assert result.pipelined["jit"].repeat == jit.repeat
     kinds = {note.kind for note in result.facts}
-    if "budget_overrun" not in kinds:  # only a jit call too long for its own repeats may pass it
-        assert wall <= BUDGET * WALL_MARGIN + result.compile.first_call_s * (result.compile.first_call_s > BUDGET), (
-            wall,
-            result.warnings,
-        )
+    if "budget_overrun" not in kinds:  # only a jit call too long for its own repeats may pass it...
+        first_call_s = result.compile.first_call_s
+        # ...and an eager first call by what it ran past its time inside JAX or a library, where it
+        # is not stopped (the report says by how much)
+        late_s = sum(note.facts.get("late_s", 0.0) for note in result.facts)
+        assert wall <= BUDGET * WALL_MARGIN + first_call_s * (first_call_s > BUDGET) + late_s, (wall, result.warnings)
     assert "eager" in result.modes or "not_run" in kinds or result.interrupted

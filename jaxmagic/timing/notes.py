@@ -62,6 +62,7 @@ KINDS = (
     "budget_overrun",
     "single_sample",
     "stopped",
+    "first_call_overran",
     "not_run",
     "eager_donates",
     "stopped_early",

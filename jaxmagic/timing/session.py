@@ -36,6 +36,7 @@ RESERVED_SHARE = 0.25  # of the budget, set aside for the compiled modes' repeat
 FIRST_SHARE = 0.5  # of the time left, the compiled modes' repeats are lengthened with before eager's
 MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets aside one outlier)
 PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: itself, then pipelined
+LATE_SHARE = 0.05  # of the budget: an uncompiled first call that ends later than its time by more is said to
 MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget is not run
 SKIP_FACTOR = 3.0  # nor one whose dispatches alone would cost this many times the time it is left
 MOST_A_DISPATCH_COSTS = 1e-3  # seconds: no dispatch of one operation costs more, even op by op
@@ -73,7 +74,9 @@ def compare(
     """Time ``call`` in each of ``modes`` (default eager and jit) and compare them.
 
     ``repeat`` repeats of ``loops`` calls each (default: as many as fill 0.2 s), within ``budget``
-    seconds, first calls included; what the budget cut is said in ``warnings``. ``split`` names the
+    seconds, first calls included (an uncompiled first call is stopped only in the user's own code:
+    one that runs past its time inside JAX or a library is said); what the budget cut is said in
+    ``warnings``. ``split`` names the
     arguments whose leading axis ``sharded`` / ``pmap`` spread over the devices (default: all
     arrays). ``rtol`` / ``atol`` set the check that every mode's result matches eager's. Ctrl-C
     stops the timing: the report holds what was measured, and says so. ``on_progress`` gets a
@@ -333,12 +336,18 @@ class _Session(SessionFacts, SessionReport):
             if estimate is not None and estimate["estimate_s"] > SKIP_FACTOR * allowance:
                 self.note("not_run", warning=True, mode=mode, budget_s=self.budget, left_s=allowance, **estimate)
                 continue
+            started = TIMER()
             failure = self._first_call(mode, stop_after=allowance)
             if failure is not None:
                 self._raise_first_failure({mode: failure})
+            took = TIMER() - started
+            # past its time by more than a stop's latency: it ran inside JAX or a library, where no stop is made
+            late = {"late_s": took - allowance} if took - allowance > LATE_SHARE * self.budget else {}
             if mode in self.stopped:
-                facts = estimate or {}
+                facts = {**(estimate or {}), **late}
                 self.note("stopped", warning=True, mode=mode, seconds=self.stopped[mode], budget_s=self.budget, **facts)
+            elif late:
+                self.note("first_call_overran", warning=True, mode=mode, seconds=took, budget_s=self.budget, **late)
 
     def _dispatch_estimate(self, mode: str, allowance: float) -> dict | None:
         """What one uncompiled call costs at the least: the operations it dispatches one by one (from

@@ -105,6 +105,35 @@ def _file_kind(filename: str) -> int:
     return _LIBRARY if is_library_file(filename) else _USER
 
 
+def is_users_code(code: types.CodeType, module_name: str | None) -> bool:
+    """Whether ``code`` (run with the globals of the module ``module_name``) is the user's own: not
+    JAX's, jaxmagic's, an installed package's nor the standard library's. Code made at run time (a
+    file name in angle brackets: a dataclass's ``__init__``) is its module's, and no module's is
+    not the user's (a namedtuple's ``__new__``); a notebook cell's, whose module has no file, and
+    a docstring's example (``<doctest ...>``) are the user's.
+
+    >>> import dataclasses
+    >>> is_users_code(is_users_code.__code__, __name__)
+    False
+    >>> import types
+    >>> sys.modules["a_notebook"] = types.ModuleType("a_notebook")  # as IPython's ``__main__``: no file
+    >>> cell = compile("x = 1", "<ipython-input-3-1f2e>", "exec")
+    >>> is_users_code(cell, "a_notebook"), is_users_code(cell, "no_such_module")
+    (True, False)
+    >>> del sys.modules["a_notebook"]
+    >>> made = dataclasses.make_dataclass("Point", ["x"], namespace={"__module__": "jax"}).__init__
+    >>> made.__code__.co_filename, is_users_code(made.__code__, "jax")
+    ('<string>', False)
+    """
+    filename = code.co_filename
+    if filename.startswith("<") and not filename.startswith(("<frozen ", "<doctest ")):
+        module = sys.modules.get(module_name or "")
+        if module is None:  # made with globals of no module's: a namedtuple's ``__new__``
+            return False
+        filename = getattr(module, "__file__", None) or filename
+    return _file_kind(filename) == _USER
+
+
 def pick_user_frame(frames: Iterable[tuple[str, int, str]], *, or_library: bool = True) -> tuple[str, int, str] | None:
     """The innermost frame in the user's own code, from frames listed innermost first.
 

@@ -46,6 +46,21 @@ def _recompiled_words(compiled: int) -> str:
     )
 
 
+def _late_words(late_s: float) -> str:
+    """``0.65 s past the time `` (the sentence goes on: "the budget left it")."""
+    return f"{format_seconds(late_s)} past the time "
+
+
+def _inside_words(late_s: float | None) -> str:
+    """Why a first call ran past its time, where it did."""
+    if not late_s:
+        return ""
+    return (
+        ": it was inside JAX or a library (compiling, say), where no call is stopped, since an exception "
+        "there can leave JAX's caches half written: a call is stopped only in your own code"
+    )
+
+
 def _more_budget(budget_s: float, needed_s: float) -> str:
     """A budget that leaves ``needed_s`` more room: ``--budget 20``.
 
@@ -192,12 +207,20 @@ WORDS: dict[str, Callable[..., str]] = {
         f"{mode}: the {repeats} repeats its figure needs (about {format_seconds(seconds)}) "
         f"{_not_fitted(budget_s, left_s)}; they ran all the same, past it, and the other modes got what was left."
     ),
-    "stopped": lambda mode, seconds, budget_s, dispatches=None, floor_s=None, estimate_s=None: (
+    "stopped": lambda mode, seconds, budget_s, dispatches=None, floor_s=None, estimate_s=None, late_s=None: (
         f"{mode}: 1 call, ≥ {format_seconds(seconds)}: its first call was stopped after {format_seconds(seconds)}, "
-        f"the time the {format_seconds(budget_s)} budget left it once the compiled modes' repeats were set aside"
+        + (f"{_late_words(late_s)}" if late_s else "the time ")
+        + f"the {format_seconds(budget_s)} budget left it once the compiled modes' repeats were set aside"
         + _dispatch_words(dispatches, floor_s, estimate_s)
+        + _inside_words(late_s)
         + f". Its figure is a lower bound, and so is the speed-up (the break-even count an upper bound); "
         f"--budget {_more_budget(budget_s, seconds)} measures it."
+    ),
+    "first_call_overran": lambda mode, seconds, budget_s, late_s: (
+        f"{mode}: its first call took {format_seconds(seconds)}, {_late_words(late_s)}the "
+        f"{format_seconds(budget_s)} budget left it once the compiled modes' repeats were set aside"
+        + _inside_words(late_s)
+        + f"; the comparison ran that much past its budget. --budget {_more_budget(budget_s, seconds)} gives it the time."
     ),
     "eager_donates": lambda mode: (
         f"{mode}: your call hands its arguments to a jitted function that donates them (donate_argnums), "
