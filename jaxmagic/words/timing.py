@@ -199,9 +199,16 @@ WORDS: dict[str, Callable[..., str]] = {
         )
         + ", a single sample. Raise --budget for a real measurement."
     ),
-    "stopped_early": lambda mode, done, planned, budget_s: (
+    "stopped_early": lambda mode, done, planned, budget_s, late_s=None: (
         f"{mode + ': s' if mode else 'S'}topped after {done} of {planned} planned repeats: the "
-        f"{format_seconds(budget_s)} budget ran out (calls took longer than the warm-up foretold)."
+        f"{format_seconds(budget_s)} budget ran out (calls took longer than the warm-up foretold"
+        + (
+            f"; one ran {_late_words(late_s)}{mode} was left, inside JAX or a library, where no call is "
+            "stopped: the comparison ran that much past its budget"
+            if late_s
+            else ""
+        )
+        + ")."
     ),
     "budget_overrun": lambda mode, repeats, seconds, budget_s, left_s=None: (
         f"{mode}: the {repeats} repeats its figure needs (about {format_seconds(seconds)}) "
