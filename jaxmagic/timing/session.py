@@ -36,7 +36,7 @@ RESERVED_SHARE = 0.25  # of the budget, set aside for the compiled modes' repeat
 FIRST_SHARE = 0.5  # of the time left, the compiled modes' repeats are lengthened with before eager's
 MIN_REPEATS = 3  # a compiled mode's repeats, never fewer (the median of 3 sets aside one outlier)
 PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: itself, then pipelined
-LATE_SHARE = 0.05  # of the budget: an uncompiled first call that ends later than its time by more is said to
+LATE_SHARE = 0.05  # of the budget: an uncompiled call ending past its time by more is said (no stop's latency)
 MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget is not run
 SKIP_FACTOR = 3.0  # nor one whose dispatches alone would cost this many times the time it is left
 MOST_A_DISPATCH_COSTS = 1e-3  # seconds: no dispatch of one operation costs more, even op by op
@@ -342,8 +342,8 @@ class _Session(SessionFacts, SessionReport):
             if failure is not None:
                 self._raise_first_failure({mode: failure})
             took = TIMER() - started
-            # past its time by more than a stop's latency: it ran inside JAX or a library, where no stop is made
-            late = {"late_s": took - allowance} if took - allowance > LATE_SHARE * self.budget else {}
+            past = self._past(started + allowance)
+            late = {"late_s": past} if past else {}
             if mode in self.stopped:
                 facts = {**(estimate or {}), **late}
                 self.note("stopped", warning=True, mode=mode, seconds=self.stopped[mode], budget_s=self.budget, **facts)
@@ -580,9 +580,10 @@ class _Session(SessionFacts, SessionReport):
                 pipelined = stopwatch.pipelined_loop(runner, plan.loops, stop_at=stop_at)
         except deadline.Overran:
             self.calls[mode] += plan.loops
-            self._past(mode, stop_at)
             return False
-        self._past(mode, stop_at)
+        finally:  # one call far longer than the warm-up foretold ends past the time: by how much
+            if stop_at is not None and (past := self._past(stop_at)):
+                self.late[mode] = max(self.late.get(mode, 0.0), past)
         self.seen_costs.setdefault(mode, []).append((TIMER() - started) / plan.loops)
         self.runs[mode].append(blocked / plan.loops)
         self.pipelined_runs[mode].append(pipelined / plan.loops)
@@ -590,11 +591,11 @@ class _Session(SessionFacts, SessionReport):
         self.calls[mode] += 2 * plan.loops
         return True
 
-    def _past(self, mode: str, stop_at: float | None) -> None:
-        """Where a call of an uncompiled repeat ran past its time by more than a stop's latency (one
-        call far longer than the warm-up foretold, inside JAX: no call is stopped there), by how much."""
-        if stop_at is not None and TIMER() - stop_at > LATE_SHARE * self.budget:
-            self.late[mode] = max(self.late.get(mode, 0.0), TIMER() - stop_at)
+    def _past(self, stop_at: float) -> float:
+        """Seconds an uncompiled call ran past ``stop_at``, where more than a stop's latency (it was
+        inside JAX or a library, where no call is stopped), else ``0``."""
+        past = TIMER() - stop_at
+        return past if past > LATE_SHARE * self.budget else 0.0
 
     def _settling_calls(self, mode: str, plan: _Plan) -> int:
         """Untimed calls before a repeat that follows another mode's: ``SETTLE_S`` of them (at least

@@ -216,7 +216,7 @@ WORDS: dict[str, Callable[..., str]] = {
     ),
     "stopped": lambda mode, seconds, budget_s, dispatches=None, floor_s=None, estimate_s=None, late_s=None: (
         f"{mode}: 1 call, ≥ {format_seconds(seconds)}: its first call was stopped after {format_seconds(seconds)}, "
-        + (f"{_late_words(late_s)}" if late_s else "the time ")
+        + (_late_words(late_s) if late_s else "the time ")
         + f"the {format_seconds(budget_s)} budget left it once the compiled modes' repeats were set aside"
         + _dispatch_words(dispatches, floor_s, estimate_s)
         + _inside_words(late_s)
