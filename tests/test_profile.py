@@ -59,6 +59,39 @@ def test_the_profiler_s_files_are_removed(run, mlp_defined, tmp_path, monkeypatc
     assert os.listdir(tmp_path) == []
 
 
+SLOW_ONCE = """import time
+import numpy as np
+calls = {"n": 0, "slow_at": -1}
+def host(v):
+    calls["n"] += 1
+    if calls["n"] == calls["slow_at"]:
+        time.sleep(0.3)
+    return np.asarray(v)
+def f(x):
+    y = jnp.sin(x) * 2.0
+    z = jax.pure_callback(host, jax.ShapeDtypeStruct(x.shape, x.dtype), y)
+    return (z @ x).sum()
+x = jnp.ones((300, 300))
+"""
+
+
+def test_one_call_the_machine_held_up_does_not_make_its_line_the_hottest_on_the_cpu(ip, run):
+    """On the CPU a kernel's time is its thread's wall time: the callback that sleeps 0.3 s in the
+    last of 3 profiled calls (and only there) is a line of about a millisecond per call, as in the
+    other two calls, not of 100 ms, the three calls' mean."""
+    if jax.default_backend() != "cpu":
+        pytest.skip("the CPU's kernels are timed by wall time; a device's by the device")
+    run(SLOW_ONCE).assert_ok()
+    calm = run("%jaxpr -o --profile 3 f(x)").assert_ok().result
+    ip.user_ns["calls"].update(n=0, slow_at=ip.user_ns["calls"]["n"])  # the last call of the next profile
+    held_up = run("%jaxpr -o --profile 3 f(x)").assert_ok().result
+    assert ip.user_ns["calls"]["n"] == ip.user_ns["calls"]["slow_at"], "the slow call ran, in the profile"
+    cell = next(iter(held_up.line_times)).split(" line ")[0]
+    callback = f"{cell} line 11"
+    assert held_up.line_times[callback] < 0.03, held_up.line_times
+    assert calm.line_times[callback.replace(cell, next(iter(calm.line_times)).split(" line ")[0])] < 0.03
+
+
 def test_a_donating_callee_is_profiled_on_copies(ip, run):
     run(
         "import functools\n@functools.partial(jax.jit, donate_argnums=0)\ndef step(v):\n    return v * 2 + 1\n"

@@ -13,7 +13,9 @@ Where a device keeps its kernels, by the names XLA's profilers give planes and l
   annotations; one instruction may launch several kernels. A trace XProf has processed may add an
   ``XLA Ops`` line, read as on a TPU.
 - **CPU**: plane ``/host:CPU``, a line per thread; XLA's events carry ``hlo_op``, ``hlo_module``,
-  ``program_id``.
+  ``program_id`` and ``run_id`` (which call of the program ran them). A kernel's time there is its
+  thread's wall time, so one call the machine paused would count for several: where a kernel ran
+  in at least ``ROBUST_RUNS`` calls, its time is the median of its calls' times, once per call.
 
 A line whose events nest (a loop and its body) counts each event's own time only, so nothing is
 counted twice. The programs' HLO is on ``/host:metadata``: one ``Hlo Proto`` per program run,
@@ -31,6 +33,7 @@ named ``jit_f(<id>)``.
 from __future__ import annotations
 
 import re
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,12 +43,14 @@ from jaxmagic.compiled import protowire, xspace
 XLA_OPS, XLA_MODULES = "XLA Ops", "XLA Modules"
 _INSTRUCTION_NAME = re.compile(r"^%?([\w.\-]+)(?: = |$)")
 _PROGRAM = re.compile(r"^(.*)\((\d+)\)$")
+ROBUST_RUNS = 3  # calls of a program, each timed apart, from which a kernel's time is their median
 
 
 @dataclass
 class KernelTime:
     """One HLO instruction's kernels as the trace saw them: its program, its device time (summed
-    over every run, each event's own time only), how many times it ran, and XLA's count of its
+    over every run, each event's own time only; see ``ROBUST_RUNS`` for the CPU's), how many
+    times it ran, and XLA's count of its
     floating-point operations and bytes of main memory (HBM) moved per run where the trace
     records them (a TPU's)."""
 
@@ -142,16 +147,23 @@ def _kernel_lines(plane: xspace.Plane) -> list[xspace.Line]:
     return [ops] if ops is not None else list(plane.lines)
 
 
-def _read_plane(plane: xspace.Plane, found: DeviceKernels) -> None:
-    modules = plane.line(XLA_MODULES)
-    for event in modules.events if modules is not None else ():
+def _read_program_runs(modules: xspace.Line, found: DeviceKernels) -> None:
+    """The programs' runs an ``XLA Modules`` line lists: each program's name, runs and time."""
+    for event in modules.events:
         name, program = program_name(event.name)
         if program is not None:
             found.modules.setdefault(program, name)
             found.runs[program] = found.runs.get(program, 0) + 1
             found.program_seconds[program] = found.program_seconds.get(program, 0.0) + event.duration_ps * 1e-12
+
+
+def _read_plane(plane: xspace.Plane, found: DeviceKernels) -> None:
+    modules = plane.line(XLA_MODULES)
+    if modules is not None:
+        _read_program_runs(modules, found)
     times: dict[tuple, KernelTime] = {}
     run_ids: dict[int, set] = defaultdict(set)  # where no line lists the programs' runs (the CPU)
+    by_run: dict[tuple, dict] = defaultdict(lambda: defaultdict(int))  # a kernel's own time in each call
     for line in _kernel_lines(plane):
         events = line.events if line.name == XLA_OPS else line.events_with("hlo_op")
         for event, own in own_times(events):
@@ -172,8 +184,13 @@ def _read_plane(plane: xspace.Plane, found: DeviceKernels) -> None:
                 kernel.bytes_accessed = _memory_bytes(event.stats)
             kernel.seconds += own * 1e-12
             kernel.runs += 1
+            if run is not None:
+                by_run[key][run] += own
     for program, ids in run_ids.items():
         found.runs[program] = found.runs.get(program, 0) + len(ids)
+    for key, calls in by_run.items():
+        if len(calls) >= ROBUST_RUNS:
+            times[key].seconds = statistics.median(calls.values()) * 1e-12 * len(calls)
     if times:
         found.kernels += times.values()
         found.devices.append(plane.name)
