@@ -216,3 +216,28 @@ def test_a_check_past_its_time_limit_says_so_instead_of_waiting():
     found = checked_diagnosis(Diagnosis("traced-shape", explanation="", fix=fix), call, seconds=0.05)
     assert not found.checked and found.check.reason == "time"
     assert "checking took longer than the doctor waits (0.05 s)" in found.check_note
+
+
+@pytest.mark.parametrize(
+    "definition, call",
+    [
+        (
+            "def loss_and_acc(w, x, y):\n    logits = x @ w\n    return jnp.mean((logits - y) ** 2), jnp.mean(logits > 0)\n",
+            "g = jax.grad(loss_and_acc)(jnp.ones(3), jnp.eye(3), jnp.array([1.0, -1.0, 1.0]))",
+        ),
+        (
+            "def scale(x, w):\n    return x * w\nxs, w = jnp.ones((8, 3)), jnp.arange(3.0)\n",
+            "ys = jax.vmap(scale)(xs, w)",
+        ),
+    ],
+    ids=["grad-of-a-tuple", "vmap-of-an-unmapped-weight"],
+)
+def test_a_fix_that_edits_the_failing_call_is_never_said_to_give_your_code_s_values(definition, call):
+    """The user's call fails without jit too (``jax.grad`` of a tuple, ``vmap`` over a weight of
+    another size): there are no values of theirs to compare with. The fix's own call run without
+    jit is not the user's code."""
+    found, ns, _ = diagnosed(definition, call)
+    assert found is not None and found.fix
+    assert found.check.outcome == "runs", (found.pitfall, found.check)
+    assert "same values" not in str(found.check_note) and "fails without jit too" in str(found.check_note)
+    apply(found.fix, ns)

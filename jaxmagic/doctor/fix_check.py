@@ -448,9 +448,10 @@ def _reached(callee: Any, before: Any, compiled: types.CodeType, definitions: li
 def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tuple[Any, tuple, dict] | None:
     """The user's own call as it failed (its callee from before the fix, and its arguments); where
     the fix makes a call of another function (``params = update(params, g)``), that call as the
-    user's code makes it."""
+    user's code makes it. A fix that edits the failing call itself (``jax.grad(f, has_aux=True)``
+    for ``jax.grad(f)``) is compared with the call as the user wrote it."""
     node = call.call
-    if made is not None and (node is None or ast.dump(made.func) != ast.dump(node.func)):
+    if made is not None and (node is None or _callee_named(made.func) != _callee_named(node.func)):
         node = made
     if node is None:
         callee = call.callee if call.callee is not None else scopes.before.get(call.callee_name or "", call.function)
@@ -461,6 +462,13 @@ def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tu
         return None
     args, kwargs = _arguments(node, call, lookup_in(scopes.before), scopes.before)
     return (_evaluate(node.func, dict(scopes.before)), args, kwargs) if args is not None else None
+
+
+def _callee_named(func: ast.expr) -> str:
+    """What a call calls, less the options a fix adds: ``jax.vmap(f)`` for ``jax.vmap(f, in_axes=0)``."""
+    while isinstance(func, ast.Call):
+        func = func.func if not func.args else func.args[0]
+    return ast.dump(func)
 
 
 def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, added: set, user) -> FixCheck:
