@@ -41,3 +41,18 @@ def test_a_new_number_of_keys_is_told_to_split_the_same_number_not_to_pad(run):
     (changed,) = [c for c in found if c.kind != "first_call"]
     assert changed.kind == "shape" and "jax.random.split(key, n)" in changed.advice
     assert "jnp.pad" not in changed.advice
+
+
+def test_a_function_made_again_that_reads_a_changing_global_is_told_to_take_it_as_an_argument(run):
+    """A lambda jitted anew in a loop, reading the loop's variable as a global: defined once outside
+    the loop as it is, it would keep the first value it traced with (``[0, 0, 0]`` where the loop
+    gives ``[0, 1, 2]``). The advice makes the global an argument, and says which one changed."""
+    run("x = jnp.ones(5)").assert_ok()
+    found = causes(run, "for t in range(3):\n    jax.jit(lambda v: v * t)(x)")
+    later = [c for c in found if c.kind != "first_call"]
+    assert [c.kind for c in later] == ["redefined_function"] * 2
+    first = later[0]
+    assert (first.before, first.after) == ("t=0", "t=1"), first
+    assert "`t`" in first.message and "0 → 1" in first.message, first.message
+    assert "`t` as an argument" in first.advice, first.advice
+    assert "alike" not in first.message

@@ -92,7 +92,10 @@ def test_a_function_redefined_in_a_loop_in_a_cell(run):
     shown = run("%%recompiles\nfor i in range(3):\n    f = jax.jit(lambda x: x + i)\n    f(jnp.ones(2))").assert_ok()
     assert len(rows(shown.html)) == 3 and 'data-kinds="redefined_function" data-count="2"' in shown.html
     assert "outside the loop" in shown.text
-    assert "Define the lambda at line 3 (and its jax.jit wrapper) once" in shown.text  # named as the user reads it
+    # named as the user reads it; the loop's `i`, which the lambda reads, made an argument (hoisted as it is,
+    # the lambda would keep the `i` of its first trace)
+    assert "Define the lambda at line 3 once, outside the loop, with `i` as an argument" in shown.text
+    assert "reading the global `i`: 0 → 1" in shown.text
     # where it was defined, named as the notebook names the cell (its file name on hover)
     cell = re.search(r"In \[(\d+)\] line 3", shown.text)
     assert cell and "(defined at In [" + cell[1] + "] line 3)" in shown.text, shown.text

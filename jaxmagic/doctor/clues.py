@@ -584,6 +584,18 @@ def enclosing(tree: ast.AST, target: ast.AST, kind: type[NodeT] | tuple[type[Nod
     return found
 
 
+def called(func: ast.expr) -> str:
+    """What a call calls, less the options around it: the same for ``jax.vmap(f)`` and
+    ``jax.vmap(f, in_axes=0)``.
+
+    >>> called(ast.parse("jax.vmap(f, in_axes=0)").body[0].value) == called(ast.parse("f").body[0].value)
+    True
+    """
+    while isinstance(func, ast.Call):
+        func = func.func if not func.args else func.args[0]
+    return ast.dump(func)
+
+
 def names_in(node: ast.AST, ctx: type[ast.expr_context] = ast.Load) -> list[str]:
     """Names read in an expression (``ctx=ast.Store``: assigned in code), in order, each once.
 

@@ -130,7 +130,6 @@ class UserCall:
             return {}
 
 
-# ------------------------------------------------------------------------------------------------
 # Reading the fix
 
 
@@ -202,7 +201,6 @@ def _evaluate(node: ast.expr, scope: dict) -> Any:
     return eval(compile(ast.Expression(node), _FILENAME, "eval"), scope)  # noqa: S307 (checked safe)
 
 
-# ------------------------------------------------------------------------------------------------
 # Running a call quietly, on copies
 
 
@@ -303,7 +301,6 @@ def jitted(callee: Any, whole: bool) -> Any:
     return callee
 
 
-# ------------------------------------------------------------------------------------------------
 # The check
 
 
@@ -446,12 +443,11 @@ def _reached(callee: Any, before: Any, compiled: types.CodeType, definitions: li
 
 
 def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tuple[Any, tuple, dict] | None:
-    """The user's own call as it failed (its callee from before the fix, and its arguments); where
-    the fix makes a call of another function (``params = update(params, g)``), that call as the
-    user's code makes it. A fix that edits the failing call itself (``jax.grad(f, has_aux=True)``
-    for ``jax.grad(f)``) is compared with the call as the user wrote it."""
+    """The user's own call as it failed (its callee from before the fix, and its arguments), even
+    where the fix adds options to it (``has_aux=True``); where it calls another function
+    (``params = update(params, g)``), that call as the user's code makes it."""
     node = call.call
-    if made is not None and (node is None or _callee_named(made.func) != _callee_named(node.func)):
+    if made is not None and (node is None or clues.called(made.func) != clues.called(node.func)):
         node = made
     if node is None:
         callee = call.callee if call.callee is not None else scopes.before.get(call.callee_name or "", call.function)
@@ -462,13 +458,6 @@ def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tu
         return None
     args, kwargs = _arguments(node, call, lookup_in(scopes.before), scopes.before)
     return (_evaluate(node.func, dict(scopes.before)), args, kwargs) if args is not None else None
-
-
-def _callee_named(func: ast.expr) -> str:
-    """What a call calls, less the options a fix adds: ``jax.vmap(f)`` for ``jax.vmap(f, in_axes=0)``."""
-    while isinstance(func, ast.Call):
-        func = func.func if not func.args else func.args[0]
-    return ast.dump(func)
 
 
 def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, added: set, user) -> FixCheck:

@@ -1,6 +1,7 @@
 """What a function object is made of, where JAX's caches see only the object: its code, the values
 its closure captures, its defaults, what a ``functools.partial`` binds, the object a bound method
-belongs to, and the same of every function it holds in turn. Two readings of "the same" function
+belongs to, the plain values and arrays of the globals its code reads (jit takes a global's value
+once, when it traces), and the same of every function it holds in turn. Two readings of "the same" function
 compared say what differs between them: ``lr``: 0.1 → 0.01.
 
 A reading keeps text, plain values and weak references, never the user's objects themselves.
@@ -140,6 +141,23 @@ def code_digest(code: Any) -> str:
     return digest.hexdigest()
 
 
+_UNSET = object()
+
+
+def _globals_read(code: Any) -> list[str]:
+    """The names ``code`` and the functions defined in it read (globals among them), in order.
+
+    >>> t = 2
+    >>> _globals_read((lambda v: v * t).__code__)
+    ['t']
+    """
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names += [n for n in _globals_read(const) if n not in names]
+    return names
+
+
 class _Reader:
     def __init__(self):
         self.parts: list[Part] = []
@@ -184,6 +202,10 @@ class _Reader:
             self.value(value, (*path, name), "default", depth + 1)
         for name, value in (fun.__kwdefaults__ or {}).items():
             self.value(value, (*path, name), "default", depth + 1)
+        for name in _globals_read(code):
+            value = fun.__globals__.get(name, _UNSET)
+            if is_simple(value) or (hasattr(value, "shape") and hasattr(value, "dtype")):
+                self.value(value, (*path, name), "global", depth + 1)
 
     def value(self, value: Any, path: tuple, role: str, depth: int) -> None:
         """A value held at ``path``: a plain value as itself, an array by its type (and its values,

@@ -19,7 +19,8 @@ from jaxmagic.recompiles.differences import changed_axes
 from jaxmagic.recompiles.events import RecompileEvent, RecompileLimitExceeded
 from jaxmagic.report import Report
 from jaxmagic.tracing.sources import CellNamer, no_cells
-from jaxmagic.words.recompiles import repeated_headline, without_line
+from jaxmagic.words.function_names import without_line
+from jaxmagic.words.recompiles import repeated_headline
 
 __all__ = ["RecompileLog", "matches", "DEFAULT_CAPACITY"]
 

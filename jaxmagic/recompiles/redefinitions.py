@@ -65,7 +65,7 @@ def _function_made_again(before: CallSignature, after: CallSignature, changes, c
     or alike in every one of them."""
     name = after.function
     code_changed = any(c.role == "code" and c.path == () for c in changes)
-    values = [c for c in changes if c.role in ("captured", "default", "bound", "self")]
+    values = [c for c in changes if c.role in ("captured", "default", "bound", "self", "global")]
     if values and not code_changed:
         return _captured_built_again(before, after, values, cell_namer) or _captured_changed(after, values, cell_namer)
     old_site, new_site = before.defined_at, after.defined_at

@@ -29,7 +29,7 @@ from jaxmagic.recompiles.closures import made_of
 from jaxmagic.recompiles.leaves import LeafType, StaticValue, describe_leaf, is_array, is_simple
 from jaxmagic.tracing.callables import callable_name, innermost
 from jaxmagic.words import units
-from jaxmagic.words.recompiles import lambda_name
+from jaxmagic.words.function_names import lambda_name
 from jaxmagic.words.untrusted import value_text
 
 MAX_TEXT = 72  # longest before/after text kept for one value

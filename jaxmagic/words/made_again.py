@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from jaxmagic.words import Words, code, names, place, say
+from jaxmagic.words.function_names import named
 
 _ADVICE = {
     "captured_changed": (
@@ -51,7 +52,7 @@ _ADVICE = {
 
 def advise(variant: str, cause, **facts: Any) -> Words:
     """The fix ``variant`` for ``cause``, its argument as ``{arg}``."""
-    return say(_ADVICE[variant], arg=code(cause.argument) if cause.argument else "it", **facts)
+    return say(_ADVICE[variant], arg=named(cause.argument) if cause.argument else "it", **facts)
 
 
 def label(kind: str) -> str:
@@ -139,7 +140,13 @@ def _changes(changes) -> Words:
     return said
 
 
-_ROLES = {"captured": "over", "default": "with default", "bound": "binding", "self": "bound to"}
+_ROLES = {
+    "captured": "over",
+    "default": "with default",
+    "bound": "binding",
+    "self": "bound to",
+    "global": "reading the global",
+}
 
 
 def _captured_changed(cause, facts: dict) -> Words:
@@ -150,7 +157,8 @@ def _captured_changed(cause, facts: dict) -> Words:
     elif factory:
         head = say("{} defined {} anew, {}", code(factory), code(cause.argument), changes)
     else:
-        head = say("{} was made again {}", code(cause.argument), changes)
+        defined = say(" (defined at {})", place(facts["defined_at"])) if facts.get("defined_at") is not None else ""
+        head = say("{} was made again{} {}", code(cause.argument), defined, changes)
     return head + say("; JAX caches compilations per function object, so it compiles anew")
 
 
@@ -209,7 +217,7 @@ def captured_advice(cause, facts: dict) -> Words:
         "captured_changed",
         cause,
         names=names(changed),
-        fn=code(cause.argument),
+        fn=named(cause.argument),
         arguments="arguments" if several else "an argument",
         their="their" if several else "its",
     )

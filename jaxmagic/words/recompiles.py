@@ -14,10 +14,10 @@ the sentences are written here, from those facts only.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 from jaxmagic.words import Words, code, names, place, say
+from jaxmagic.words.function_names import named
 from jaxmagic.words.made_again import MADE_AGAIN_ADVICE, MADE_AGAIN_MESSAGES
 from jaxmagic.words.units import times
 
@@ -213,35 +213,7 @@ def advice_for(kind: str, argument: str | None = None, *, variant: str | None = 
     variant = _SAME_ADVICE.get(variant, variant) if variant else None
     template = _ADVICE.get(variant) if variant else None
     template = template or _ADVICE.get(kind, _ADVICE["unknown"])
-    return say(template, arg=_named(argument) if argument else "it", **_ADVICE_CODE, **facts)
-
-
-def lambda_name(name: str, line: int) -> str:
-    """How the log names a lambda: by the line it is written on, so that two lambdas stay two rows.
-
-    >>> lambda_name("<lambda>", 3), without_line("<lambda> (line 3)"), without_line("step")
-    ('<lambda> (line 3)', '<lambda>', 'step')
-    """
-    return f"{name} (line {line})"
-
-
-_LINE = re.compile(r"^(.*) \(line (\d+)\)$")  # what ``lambda_name`` writes
-
-
-def without_line(name: str) -> str:
-    """A function's name as the log writes it, less the line ``lambda_name`` adds."""
-    found = _LINE.match(name)
-    return found[1] if found else name
-
-
-def _named(argument: str) -> Words:
-    """An argument or function as advice names it: ``the lambda at line 3`` for ``<lambda> (line 3)``.
-
-    >>> str(_named("<lambda> (line 3)")), str(_named("step"))
-    ('the lambda at line 3', '`step`')
-    """
-    found = _LINE.match(argument)
-    return say("the lambda at line {}", found[2]) if found and found[1] == "<lambda>" else say("{}", code(argument))
+    return say(template, arg=named(argument) if argument else "it", **_ADVICE_CODE, **facts)
 
 
 _SHARED = {"shape": "shapes", "weak_type": "weak_type", "python_dtype": "python_dtype"}  # kind -> fix for several
