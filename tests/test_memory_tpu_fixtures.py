@@ -155,13 +155,48 @@ def _corpus_peak(case: str, xla: int | None):
     return peak_memory.peak_memory(hlo, dumped, {}, xla_peak=xla, platform="tpu")
 
 
-def test_on_small_tpu_programs_what_is_live_at_the_peak_is_mostly_within_5_percent_of_xla_s_peak():
+def test_on_small_tpu_programs_what_is_live_at_the_peak_is_within_5_percent_of_xla_s_peak():
     """Programs of a few KiB, whose scalars and loop state each take a 512-byte tile: counting every
-    value of the main memory, 3 of these 12 were within 5%; counting what XLA's TPU peak counts, 8."""
+    value of the main memory, 3 of the first 12 were within 5%; counting what XLA's TPU peak counts
+    (one memory space's heap, a loop body's write beside the carried value it replaces), all."""
     records = _corpus_records()
     distances = {case: _corpus_peak(case, None).live_bytes / row["xla_of_ours"] - 1 for case, row in records.items()}
-    within = [case for case, distance in distances.items() if abs(distance) <= TOLERANCE]
-    assert len(records) == 12 and len(within) >= 8, distances
+    outside = {case: distance for case, distance in distances.items() if abs(distance) > TOLERANCE}
+    assert len(records) >= 19 and not outside, outside
+
+
+# Recorded programs whose peak XLA counts in ways a sum of every memory space at one step misses:
+# a scan's body writing its stack over the stack the loop carries (both count at that step), a
+# program whose largest heap is the main memory's S(0), programs whose scalars' S(6) heap is larger
+# than what S(1) holds at once (XLA's peak is the one larger heap, not the two added).
+HEAPS_AND_LOOPS = [
+    "jax-issue/3186/grad-of-scan-memory",
+    "jax-issue/3348/rnn-scan-gradient",
+    "jax-issue/1832/prefix-sums-scan",
+    "jax-docs/control-flow/grad-of-fori-loop",
+    "jax-issue/4177/norm-of-zero-vector",
+    "jax-docs/state/linear-fit-step",
+    "numpyro/eight-schools/log-density",
+]
+
+
+@pytest.mark.parametrize("case", HEAPS_AND_LOOPS)
+def test_on_a_tpu_the_buffers_at_the_peak_add_up_to_xla_s_peak_with_loops_and_memory_spaces(case):
+    """Within 5% of XLA's peak (to the byte on these), each value once; two rows share bytes only
+    where a loop's body writes into the bytes of the value the loop carries, both in use then."""
+    xla = _corpus_records()[case]["xla_of_ours"]
+    stem = os.path.join(CORPUS, case.replace("/", "__"))
+    peak = _corpus_peak(case, xla)
+    assert abs(peak.live_bytes - xla) <= TOLERANCE * xla, (case, peak.live_bytes, xla)
+    names = [b.name for b in peak.live_at_peak]
+    assert len(names) == len(set(names)), names
+    values = read_dump(_read(stem + ".buffers.txt.gz")).values
+    rows = [values[name] for name in names]
+    for i, one in enumerate(rows):
+        for other in rows[i + 1 :]:
+            apart = one.offset + one.size <= other.offset or other.offset + other.size <= one.offset
+            rewritten = one.slice == other.slice and one.phi != other.phi
+            assert one.allocation != other.allocation or apart or rewritten, (case, one.key, other.key)
 
 
 @pytest.mark.parametrize("case", sorted(_corpus_records()))

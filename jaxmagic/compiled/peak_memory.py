@@ -1,14 +1,15 @@
 """Which of the user's source lines hold a compiled program's memory at its peak.
 
 The peak is XLA's own (``memory_analysis().peak_memory_in_bytes``) on the backends that report one
-counting the temporaries (TPU, GPU). What is live at it is counted as XLA counts it: what is held
-for the whole call (the arguments, the outputs and the constants, each allocation in full) plus,
-at the step of the schedule where it is largest, every temporary value XLA's peak counts on the
-platform (``counted``: a TPU's ``S(1)`` and scalar ``S(6)``), each block of bytes once
-(``buffer_dump``: two values at the same bytes while both live are one buffer, a value updated in
-place, a loop's carried value). On the CPU, whose own peak leaves the temporaries out, that sum is
-the peak. Each buffer's instruction in the optimized HLO carries the source line that made it
-(``hlo_sources``).
+counting the temporaries (TPU, GPU). What is live at it is counted as XLA counts it
+(``peak_step``): what is held for the whole call (the arguments, the outputs and the constants,
+each allocation in full) plus, at the step of the schedule where it is largest, the temporary
+values XLA's peak counts on the platform, each block of bytes once (``buffer_dump``: two values at
+the same bytes while both live are one buffer, a value updated in place, a loop's carried value).
+On a TPU that is the temporaries of one memory space, the one whose own peak is the largest, with
+a loop body's write over the loop's carried value counted beside it. On the CPU, whose own peak
+leaves the temporaries out, that sum is the peak. Each buffer's instruction in the optimized HLO
+carries the source line that made it (``hlo_sources``).
 ``compile_with_buffers`` compiles once with XLA's buffer assignment written out; ``peak_memory``
 reads the result.
 
@@ -40,6 +41,7 @@ from jaxmagic.compiled.buffer_dump import BufferDump, Value, dumped_text, read_d
 from jaxmagic.compiled.collectives import output_feeds
 from jaxmagic.compiled.hlo_sources import parse, result_shape
 from jaxmagic.compiled.memory import compiled_memory
+from jaxmagic.compiled.peak_step import peak_step
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
 
 __all__ = ["compile_with_buffers", "peak_memory", "compiled_memory", "PeakMemory", "LiveBuffer", "LineShare"]
@@ -267,7 +269,7 @@ def peak_memory(
     ``constants`` (its shape, ``f32[4,4]``, to the name of the array the function read, where one
     array has that shape). ``jaxpr``, the traced program, keeps each buffer's line to a line of
     this call (``hlo_sources.parse``); ``xla_peak`` is XLA's own figure, the peak where given;
-    ``platform`` (``tpu``, ...) says which temporaries XLA counts in it (``counted``)."""
+    ``platform`` (``tpu``, ...) says how XLA counts the temporaries in it (``peak_step``)."""
     dump = read_dump(dumped)
     if not dump.available:
         return PeakMemory(totals=dict(totals), available=False, xla_peak_bytes=xla_peak)
@@ -304,142 +306,6 @@ def by_line(buffers: list[LiveBuffer]) -> list[LineShare]:
         ),
         key=lambda share: (-share.bytes, share.label),
     )
-
-
-# -- the step of the peak ------------------------------------------------------------------------
-# The memory spaces whose temporaries XLA's own peak counts, by platform. On a TPU, read from 24
-# programs recorded on a v5e: those in S(1) and the scalars in S(6), none in S(0) (where XLA keeps,
-# among others, the buffers of host callbacks) nor the sync flags in S(2). Elsewhere: the main
-# memory and S(1). What is held for the whole call counts on every platform.
-TEMPORARY_SPACES = {"tpu": (1, 6)}
-OTHER_TEMPORARY_SPACES = (0, 1)
-
-
-def counted(value: Value, platform: str = "") -> bool:
-    """Whether a temporary value is in memory as XLA's peak counts it: in a space it counts on
-    ``platform``, and not the index table of a tuple the program makes for itself (an
-    asynchronous copy's, a fusion's with several outputs), which XLA keeps out of its peak.
-
-    >>> text = '''allocation 0: size 512, preallocated-temp:
-    ...  value: <1 copy-start @0> (size=512,offset=0): (f32[8]{0}, f32[8]{0:S(1)}, u32[]{:S(2)})
-    ...  value: <2 copy-start{1} @0> (size=32,offset=0): f32[8]{0:S(1)}
-    ...  value: <3 copy-start{2} @0> (size=4,offset=0): u32[]{:S(2)}
-    ... '''
-    >>> dump = read_dump(text)
-    >>> [counted(value, "tpu") for value in dump.values.values()]
-    [False, True, False]
-    """
-    if value.space not in TEMPORARY_SPACES.get(platform, OTHER_TEMPORARY_SPACES):
-        return False
-    return not value.shape.startswith("(")
-
-
-def peak_step(dump: BufferDump, platform: str = "") -> tuple[int | None, list[tuple[Value, int]]]:
-    """The step of the schedule where the most bytes are in use, and what is in use there: one
-    ``(value, bytes)`` per block of memory. Each allocation held for the whole call counts in
-    full; every temporary value XLA's peak counts on ``platform`` (``counted``) counts from its
-    first step to its last, each block of bytes once."""
-    held = [a for a in dump.allocations.values() if a.held]
-    held_values = [_held_value(dump, a.index) for a in held]
-    if not dump.ranges:  # an older dump: only the list XLA printed at its peak
-        listed = [dump.values[key] for key in dump.peak_listed if key in dump.values]
-        listed = [v for v in listed if not dump.allocations[v.allocation].held and counted(v, platform)]
-        return None, [(v, a.size) for v, a in zip(held_values, held, strict=True) if v] + once(listed)
-    timeline = _Timeline(dump, platform)
-    step = timeline.busiest()
-    live = [v for v in timeline.temporaries if dump.ranges[v.key][0] <= step <= dump.ranges[v.key][1]]
-    held_live = [_held_value(dump, a.index, step) for a in held]
-    return step, [(v, a.size) for v, a in zip(held_live, held, strict=True) if v] + once(live)
-
-
-class _Timeline:
-    """The bytes in use at each step by the values of the allocations not held for the whole call."""
-
-    def __init__(self, dump: BufferDump, platform: str = ""):
-        self.temporaries = [
-            v
-            for v in dump.values.values()
-            if v.key in dump.ranges and dump.allocations[v.allocation].kind == "temporary" and counted(v, platform)
-        ]
-        self.starts: dict[int, list[Value]] = {}
-        self.ends: dict[int, list[Value]] = {}
-        for value in self.temporaries:
-            first, last = dump.ranges[value.key]
-            self.starts.setdefault(first, []).append(value)
-            self.ends.setdefault(last + 1, []).append(value)
-        self.steps = max([last + 1 for _, last in dump.ranges.values()] + [len(dump.sequence), 1])
-
-    def busiest(self) -> int:
-        """The first step where the temporaries' bytes, each block once, are the most."""
-        active: dict[int, dict[tuple[int, int], int]] = {}
-        covered: dict[int, int] = {}
-        total, best, best_step = 0, -1, 0
-        for step in range(self.steps):
-            changed = set()
-            for value, delta in [(v, -1) for v in self.ends.get(step, ())] + [
-                (v, 1) for v in self.starts.get(step, ())
-            ]:
-                slices = active.setdefault(value.allocation, {})
-                slices[(value.offset, value.size)] = slices.get((value.offset, value.size), 0) + delta
-                changed.add(value.allocation)
-            for allocation in changed:
-                now = _covered(k for k, n in active[allocation].items() if n > 0)
-                total += now - covered.get(allocation, 0)
-                covered[allocation] = now
-            if total > best:
-                best, best_step = total, step
-        return best_step
-
-
-def _covered(slices) -> int:
-    """The bytes covered by ``(offset, size)`` blocks of one allocation, overlaps once."""
-    total, end = 0, -1
-    for offset, size in sorted(slices):
-        start = max(offset, end)
-        if offset + size > start:
-            total += offset + size - start
-            end = offset + size
-    return total
-
-
-def once(values: list[Value]) -> list[tuple[Value, int]]:
-    """One ``(value, bytes)`` per block of memory: values at the same bytes of one allocation are
-    one buffer, named by the value written last that is not a loop's parameter; a block that
-    overlaps another counts only the bytes no earlier block covers."""
-    chosen: dict[tuple[int, int, int], Value] = {}
-    for value in values:
-        kept = chosen.get(value.slice)
-        if kept is None or _preferred(value) > _preferred(kept):
-            chosen[value.slice] = value
-    found, ends = [], {}
-    for (allocation, offset, size), value in sorted(
-        chosen.items(), key=lambda item: (item[0][0], item[0][1], -item[0][2])
-    ):
-        end = ends.get(allocation, -1)
-        start = max(offset, end)
-        fresh = max(0, offset + size - start)
-        ends[allocation] = max(end, offset + size)
-        if fresh:
-            found.append((value, fresh))
-    return found
-
-
-def _preferred(value: Value) -> tuple:
-    return (not value.phi, value.key)
-
-
-def _held_value(dump: BufferDump, allocation: int, step: int | None = None) -> Value | None:
-    """The value that names an allocation held for the whole call: an argument by its parameter;
-    otherwise the value in it at ``step``, or the one written last (an output's final value)."""
-    values = dump.values_in(allocation)
-    if not values:
-        return None
-    ranges = dump.ranges
-    if dump.allocations[allocation].kind == "argument":  # its parameter, scheduled before what updates it
-        return min(values, key=lambda v: (ranges.get(v.key, (0, 0))[0], v.phi, v.key))
-    live = [v for v in values if step is not None and v.key in ranges and ranges[v.key][0] <= step <= ranges[v.key][1]]
-    candidates = [v for v in (live or values) if not v.phi] or live or values
-    return max(candidates, key=lambda v: (ranges.get(v.key, (-1, -1))[0], v.key))
 
 
 # -- naming each buffer ------------------------------------------------------------------------

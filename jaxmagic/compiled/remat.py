@@ -29,6 +29,7 @@ from typing import Any, Callable
 from jaxmagic.compiled import peak_memory
 from jaxmagic.compiled.buffer_dump import BufferDump, Value, read_dump
 from jaxmagic.compiled.memory import compiled_memory, platform, xla_peak
+from jaxmagic.compiled.peak_step import once
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells
 
 POLICIES = ("nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable", "everything_saveable")
@@ -85,7 +86,7 @@ def kept_for_backward(
     kept = [v for v in made if _live(dump, v, step)]
     held = {v.allocation for v in kept if dump.allocations[v.allocation].held}
     read = [v for v in _read_by_backward(dump, names) if v.allocation not in held]
-    buffers = [peak_memory.named_buffer(v, size, dump, names) for v, size in peak_memory.once(kept)]
+    buffers = [peak_memory.named_buffer(v, size, dump, names) for v, size in once(kept)]
     buffers += [peak_memory.named_buffer(v, dump.allocations[v.allocation].size, dump, names) for v in read]
     found = [Residual(b.bytes, b.shape, b.source, b.label) for b in buffers if not b.is_tuple_table]
     return sorted(found, key=lambda r: (-r.bytes, r.label))
