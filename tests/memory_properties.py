@@ -59,6 +59,17 @@ def reserved(stats) -> int:
     )
 
 
+def check_within_xla(peak_bytes: int, constants: int, stats) -> None:
+    """A peak shown is XLA's where XLA counts the program's temporaries (a TPU, a GPU: within
+    ``TOLERANCE`` of ``peak_memory_in_bytes``), and never above what XLA reserves, but for the
+    constants it keeps apart, where it does not (the CPU)."""
+    if reports_program_peak():
+        xla = stats.peak_memory_in_bytes
+        assert abs(peak_bytes - xla) <= TOLERANCE * xla, (peak_bytes, xla)
+    else:
+        assert peak_bytes - constants <= reserved(stats), (peak_bytes, constants, reserved(stats))
+
+
 def check_peak_is_xla_s(report) -> None:
     stats = report.compiled.memory_analysis()
     peak = report.peak_bytes

@@ -20,8 +20,10 @@ def test_compiled_memory_reads_xla_memory_analysis():
     compiled = jax.jit(_matmul).trace(jnp.ones((64, 64))).lower().compile()
     found = memory.compiled_memory(compiled)
     stats = compiled.memory_analysis()
-    assert found["arguments"] == stats.argument_size_in_bytes == 64 * 64 * 4
-    assert found["outputs"] == stats.output_size_in_bytes == 64 * 64 * 4
+    assert found["arguments"] == stats.argument_size_in_bytes
+    assert found["outputs"] == stats.output_size_in_bytes
+    if jax.default_backend() == "cpu":  # a TPU pads each array to its tiles
+        assert stats.argument_size_in_bytes == stats.output_size_in_bytes == 64 * 64 * 4
     assert found["temporaries"] == stats.temp_size_in_bytes
     assert set(found) == KEYS
 

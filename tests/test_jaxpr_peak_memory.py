@@ -14,6 +14,7 @@ import pytest
 from jaxmagic.compiled import peak_memory
 from jaxmagic.tracing.call import Call
 from jaxmagic.tracing.stages import trace
+from tests import memory_properties as props
 
 SETUP = """def wide(x):
     h = jnp.einsum("ik,jk->ij", x, x)
@@ -61,16 +62,21 @@ def test_the_peak_is_the_sum_of_its_buffers_and_is_reconciled_with_xla_s_totals(
     assert report.peak.reserved_bytes == reserved - stats.alias_size_in_bytes
     # whatever is live at once fits in what XLA reserves, but for constants it keeps apart
     constants = sum(b.bytes for b in report.live_at_peak if b.kind == "constant")
-    assert report.peak_bytes - constants <= reserved
-    assert "XLA reserves" in report.to_text()
+    props.check_within_xla(report.peak_bytes, constants, stats)
+    assert ("XLA reserves" if not props.reports_program_peak() else "memory_analysis") in report.to_text()
 
 
 def test_arguments_are_named_and_sized_as_the_user_s_arrays(ip, run, defined):
     report = run("%jaxpr --memory -o -t grad loss(w, batch)").assert_ok().result
     arguments = {b.label: b for b in report.live_at_peak if b.kind == "argument"}
     assert set(arguments) == {"argument w", "argument x"}  # named as the jaxpr's legend names them
-    assert arguments["argument w"].bytes == ip.user_ns["w"].nbytes
-    assert arguments["argument x"].bytes == ip.user_ns["batch"].nbytes
+    # sized as XLA holds them: the arrays' own bytes, padded to its tiles on a TPU
+    held = jax.jit(jax.grad(ip.user_ns["loss"])).trace(ip.user_ns["w"], ip.user_ns["batch"]).lower().compile()
+    held = held.memory_analysis().argument_size_in_bytes
+    assert arguments["argument w"].bytes + arguments["argument x"].bytes == held
+    if jax.default_backend() == "cpu":
+        assert arguments["argument w"].bytes == ip.user_ns["w"].nbytes
+        assert arguments["argument x"].bytes == ip.user_ns["batch"].nbytes
     assert arguments["argument x"].shape == "f32[256,64]"
 
 
@@ -165,7 +171,8 @@ def test_a_value_written_into_a_donated_argument_is_counted_once_and_named_by_th
     reserved = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
     constants = sum(b.bytes for b in report.live_at_peak if b.kind == "constant")
     assert stats.alias_size_in_bytes == 256 * 256 * 4  # the donation took
-    assert report.peak_bytes - constants <= reserved - stats.alias_size_in_bytes
+    assert reserved  # (its parts, the CPU's bound, below)
+    props.check_within_xla(report.peak_bytes, constants, stats)
     named = {f"argument {name}" for name in report.input_names}
     assert {b.label for b in report.live_at_peak if b.kind == "argument"} <= named
     assert not any("jit(" in b.label for b in report.live_at_peak)

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import pytest
 
 from jaxmagic.compiled import peak_memory, remat
+from tests import memory_properties as props
 
 SETUP = """x_data = jnp.linspace(-1, 1, 64).reshape(16, 4)
 
@@ -106,9 +107,8 @@ def test_each_policy_is_the_gradient_compiled_with_it_and_its_line_runs(ip, run,
         lowered = jax.jit(jax.grad(checkpointed)).trace(jnp.ones((4, 4))).lower()
         by_hand = peak_memory.peak_memory(*_compiled_and_dump(lowered), report.memory)
         assert cost.peak_bytes == by_hand.peak_bytes
-        stats = compiled.memory_analysis()
-        reserved = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
-        assert 0 < cost.peak_bytes - by_hand.bytes_of("constant") <= reserved
+        assert cost.peak_bytes > by_hand.bytes_of("constant")
+        props.check_within_xla(cost.peak_bytes, by_hand.bytes_of("constant"), compiled.memory_analysis())
         assert jnp.allclose(jax.grad(checkpointed)(jnp.ones((4, 4))), jax.grad(f)(jnp.ones((4, 4))))
     text = report.to_text()
     assert "(as written)" in text and "dots_saveable" in text and "jm-policies" in report.to_html()

@@ -217,3 +217,15 @@ def test_on_a_tpu_the_peak_shown_is_xla_s_and_the_words_say_how_far_the_live_buf
         assert said + "within 5% of it" in text, text
     else:
         assert f"{said}{abs(distance):.0%} {'above' if distance > 0 else 'below'} it" in text, text
+
+
+def test_on_a_tpu_a_captured_constant_xla_keeps_in_another_dtype_is_named_by_the_users_array():
+    """JAX's jit page: ``predict`` reads ``w``, an f32[1024,1024] array of an earlier cell. On a TPU,
+    XLA folds it into the bf16 constant its matrix product reads (``constant.4 = bf16[1024,1024]``):
+    the same array of the user's, by its dimensions, not another constant of no name."""
+    stem = os.path.join(CORPUS, "jax-docs__jit__constant-captured-from-cell")
+    hlo, dumped = _read(stem + ".hlo.txt.gz"), _read(stem + ".buffers.txt.gz")
+    assert "bf16[1024,1024]{1,0:T(8,128)(2,1)} constant(" in hlo
+    peak = peak_memory.peak_memory(hlo, dumped, {}, constants={"f32[1024,1024]": "w"}, platform="tpu")
+    (constant,) = [b for b in peak.live_at_peak if b.kind == "constant"]
+    assert constant.label == "captured constant `w`" and constant.bytes == 1024 * 1024 * 2, constant

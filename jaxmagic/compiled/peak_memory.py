@@ -337,6 +337,20 @@ def _async_owner(name: str, dump: BufferDump, reading: Reading) -> str:
     return following if re.match(r"\s*[\w\-]+-start\(", after) else name
 
 
+def _constant_name(shape: str, constants: dict[str, str]) -> str | None:
+    """The user's array a constant of ``shape`` is: by its shape, else by its dimensions alone where
+    one array has them (a TPU keeps an f32 array a matrix product reads as a bf16 constant).
+
+    >>> _constant_name("bf16[4,4]", {"f32[4,4]": "w", "f32[8]": "b"}), _constant_name("f32[2]", {"f32[4,4]": "w"})
+    ('w', None)
+    """
+    if shape in constants:
+        return constants[shape]
+    dims = shape[shape.find("[") :]
+    named = {name for written, name in constants.items() if written[written.find("[") :] == dims}
+    return named.pop() if len(named) == 1 else None
+
+
 def _labelled(kind: str, origin: str, source: SourceLine | None, shape: str, reading: Reading):
     """A live buffer's kind, source line and label: an argument by the user's name for it, a
     value by the line that made it (a value written into a donated argument's buffer too), a
@@ -350,7 +364,8 @@ def _labelled(kind: str, origin: str, source: SourceLine | None, shape: str, rea
         written = named[number] if named and number is not None else _op_name(reading.texts.get(origin, "")) or origin
         return kind, None, f"argument {written}"
     if _is_captured(origin, reading):
-        return kind, source, f"{CAPTURED} `{reading.constants[shape]}`" if shape in reading.constants else CAPTURED
+        name = _constant_name(shape, reading.constants)
+        return kind, source, f"{CAPTURED} `{name}`" if name else CAPTURED
     if source is None and shape.startswith("("):
         return kind, None, TUPLE_TABLE
     if source is None and origin in reading.outputs:  # a literal returned (Equinox's marker): by its name
