@@ -30,8 +30,9 @@ def reports_program_peak() -> bool:
     return jax.default_backend() != "cpu"
 
 
-def xla_slices(lowered) -> dict[str, tuple[int, int, int]]:
-    """Each value of XLA's buffer assignment -> (allocation, offset, size), from its own dump."""
+def xla_slices(lowered) -> dict[str, tuple[int, int, int, bool]]:
+    """Each value of XLA's buffer assignment -> (allocation, offset, size, whether a loop's carried
+    value: ``(phi)``), from its own dump."""
     with tempfile.TemporaryDirectory() as folder:
         lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_as_text": True})
         paths = glob.glob(os.path.join(folder, "*after_optimizations-buffer-assignment.txt"))
@@ -48,7 +49,8 @@ def xla_slices(lowered) -> dict[str, tuple[int, int, int]]:
         value = _VALUE.match(line)
         if value:
             slices.setdefault(
-                value.group(1) + (value.group(2) or "{}"), (allocation, int(value.group(4)), int(value.group(3)))
+                value.group(1) + (value.group(2) or "{}"),
+                (allocation, int(value.group(4)), int(value.group(3)), "(phi)" in line),
             )
     return slices
 
@@ -84,13 +86,21 @@ def check_peak_is_xla_s(report) -> None:
 
 
 def check_each_buffer_once(report) -> None:
+    """No two buffers listed share bytes of one allocation; but on a TPU, a loop's carried value and
+    the value its body writes over it, both of which XLA's peak counts at the step of the write."""
     slices = xla_slices(report.lowered)
-    taken: dict[int, list[tuple[int, int, str]]] = {}
+    taken: dict[int, list[tuple[int, int, str, bool]]] = {}
     for buffer in report.live_at_peak:
-        allocation, offset, size = slices[buffer.name]
-        for start, end, other in taken.get(allocation, []):
-            assert offset + size <= start or end <= offset, (report.name, buffer.name, other, "share bytes")
-        taken.setdefault(allocation, []).append((offset, offset + size, buffer.name))
+        allocation, offset, size, phi = slices[buffer.name]
+        for start, end, other, other_phi in taken.get(allocation, []):
+            rewritten = reports_program_peak() and (start, end) == (offset, offset + size) and phi != other_phi
+            assert offset + size <= start or end <= offset or rewritten, (
+                report.name,
+                buffer.name,
+                other,
+                "share bytes",
+            )
+        taken.setdefault(allocation, []).append((offset, offset + size, buffer.name, phi))
 
 
 def check_residuals_within_peak(report) -> None:

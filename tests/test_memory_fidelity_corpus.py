@@ -52,7 +52,10 @@ def test_the_hundred_step_scan_is_counted_once(run, corpora):
     never above what XLA reserves (it showed half as much again, both values of each buffer)."""
     report = run("%jaxpr -o --memory rnn_states(rnn_weights, rnn_inputs)").assert_ok().result
     stats = report.compiled.memory_analysis()
-    assert report.peak_bytes <= props.reserved(stats) + 64
+    if props.reports_program_peak():
+        assert report.peak_bytes == stats.peak_memory_in_bytes
+    else:
+        assert report.peak_bytes <= props.reserved(stats) + 64
     stacked = [b for b in report.live_at_peak if b.shape == "f32[100,64,256]"]
     assert len(stacked) == 2, [(b.name, b.shape) for b in report.live_at_peak]  # the inputs, the stacked states
 
