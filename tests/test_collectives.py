@@ -90,7 +90,13 @@ def test_the_compiled_program_text_is_read_at_the_compile_event():
         log.stop()
     assert [name for name, _, _, _ in texts] == ["cube"]
     expected = jax.jit(cube).trace(jnp.ones(3)).lower().compile().as_text()
-    assert texts[0][1].split("ENTRY")[1] == expected.split("ENTRY")[1]
+
+    def program(text: str) -> str:
+        """The entry computation's instructions, less the backend's own configuration of each (a TPU
+        writes its fusions' tiling and cost estimates there, in another order at the compile event)."""
+        return "\n".join(re.sub(r", backend_config=.*$", "", line) for line in text.split("ENTRY")[1].splitlines())
+
+    assert program(texts[0][1]) == program(expected)
     assert len(texts[0][2]) == 1 and texts[0][2][0] is not None
     assert _jax_private.jaxpr_argument_names(texts[0][3]) == ["v"]
 
