@@ -53,10 +53,13 @@ def diagnosed(definition: str, call: str, **more) -> tuple[doctor.Diagnosis | No
 
 
 def assert_checked_or_said(found: doctor.Diagnosis) -> None:
-    """The fix shown is ``checked`` (and the card says so), or the card says it could not be checked."""
+    """The fix shown is ``checked`` (and the card says so), or the card says it could not be checked;
+    no words announce code (``…:``) that the card does not show."""
     if found.fix:
         said = ("Checked on", "Checked by running") if found.checked else ("Not checked on your arguments",)
         assert found.check_note.startswith(said), f"{found.pitfall}: {found.check_note!r}"
+    for label, code in found.alternatives:
+        assert code.strip() or not str(label).rstrip().endswith(":"), f"{found.pitfall}: {label!s} (no code follows)"
 
 
 def apply(fix: str, ns: dict) -> None:

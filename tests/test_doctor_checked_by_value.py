@@ -241,3 +241,24 @@ def test_a_fix_that_edits_the_failing_call_is_never_said_to_give_your_code_s_val
     assert found.check.outcome == "runs", (found.pitfall, found.check)
     assert "same values" not in str(found.check_note) and "fails without jit too" in str(found.check_note)
     apply(found.fix, ns)
+
+
+def test_an_unhashable_static_argument_s_card_names_the_option_as_the_user_wrote_it():
+    """``static_argnames=("hidden",)`` written: JAX's options list the argument by its place too,
+    which the user never wrote."""
+    definition = (
+        "from functools import partial\n@partial(jax.jit, static_argnames=('hidden',))\n"
+        "def init(key, hidden):\n    keys = jax.random.split(key, len(hidden))\n"
+        "    return [jax.random.normal(k, (h,)) for k, h in zip(keys, hidden)]\n"
+    )
+    found, _, _ = diagnosed(definition, "layers = init(jax.random.key(0), hidden=[4, 3])")
+    assert found.pitfall == "unhashable-static"
+    assert 'static_argnames=("hidden",)' in str(found.explanation) and "static_argnums" not in str(found.explanation)
+
+
+def test_numpy_on_a_jitted_function_s_inputs_gets_no_code_that_calls_numpy_on_its_result():
+    """``np.dot(a, b)`` inside ``cosine_sim``: ``np.dot(result)`` after the call would raise."""
+    definition = "@jax.jit\ndef cosine_sim(a, b):\n    return np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b))\n"
+    found, ns, _ = diagnosed(definition, "cosine_sim(jnp.array([1.0, 2.0, 3.0]), jnp.array([1.0, 0.0, 1.0]))")
+    assert found.pitfall == "numpy-in-jit" and found.check.outcome == "same"
+    assert all("(result)" not in code for _, code in found.alternatives), found.alternatives

@@ -413,7 +413,7 @@ class Declared:
             explanation=tell(explanation, named),
             fix=whole or (reading.fix(edits, self.shown) if edits else None) or self.fallback.format(**named),
             fix_note=tell(fix_note, named),
-            alternatives=tuple((tell(label, named), fixed.format(**named)) for label, fixed in alternatives),
+            alternatives=tuple(_alternative(label, fixed.format(**named), named) for label, fixed in alternatives),
             where=named["where"],
             variable=named.get(self.variable) if self.variable else None,
             **chosen,
@@ -578,3 +578,14 @@ class HandedBack(Whole):
         fixed = rewrites.definition_with_edits(parsed.lines, node, edits)
         call = facts.get(self.caller) or f"{node.name}({'..., ' + name if read else '...'})"
         return f"{fixed}\n\n# the caller keeps it:  {rewrites.returned_before(node)}{name} = {call}"
+
+
+def _alternative(label: str, code: str, named: dict[str, Any]) -> tuple[Any, str]:
+    """An alternative's words and code; words announcing code that is not there end as a sentence.
+
+    >>> _alternative("Or pass it as an argument:", "", {})
+    ('Or pass it as an argument.', '')
+    """
+    if not code.strip() and label.rstrip().endswith(":"):
+        label = label.rstrip()[:-1] + "."
+    return tell(label, named), code

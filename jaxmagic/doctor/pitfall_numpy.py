@@ -91,7 +91,6 @@ def _numpy_calls(line: Line, call: ast.Call) -> dict:
             "decorator": decorator, "settings": settings if decorator is not None else None}  # fmt: skip
 
 
-_OUTSIDE = "result = {fname}(...)\n{written}(result)"
 _LIBRARY = {
     "explanation": "{written} (from {library}) turns its input into a NumPy array, which needs real numbers; inside "
     "{fname} its input is traced and has no values yet ({where}).",
@@ -112,7 +111,7 @@ NUMPY_IN_JIT = Declared(
     },
     rewrite=(Rewritten("calls"), AddStatic("decorator", "settings")),
     fix_note="Use {jnp} instead of NumPy inside a jitted function ({replaced}).{made_static}",
-    alternatives=(("If you need NumPy itself, call it outside the jitted function, on its result:", _OUTSIDE),),
+    alternatives=(("If you need NumPy itself, call it outside the jitted function, on arrays with values:", ""),),
     fallback="result = {fname}(...)   # the jitted part\n{written}(result)   # the NumPy-based part, after it",
     kinds={
         "indexed": {

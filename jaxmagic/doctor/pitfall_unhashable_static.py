@@ -24,6 +24,7 @@ from typing import Any
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
+import jaxmagic.doctor.static_positions as static_positions
 import jaxmagic.doctor.static_split as static_split
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING, Span
@@ -60,9 +61,9 @@ def _static_argument(line: Line, call: ast.Call | None, callee: Any) -> tuple[st
         literal = isinstance(node, (ast.List, ast.Set, ast.Dict, ast.Call))
         unhashable = isinstance(value, (list, dict, set, bytearray)) or getattr(type(value), "__hash__", 1) is None
         if name in static and ((value is not MISSING and unhashable) or (value is MISSING and literal)):
-            index = names.index(name) if name in names else None
-            how = f"static_argnums=({index},)" if index in options.static_argnums else f'static_argnames=("{name}",)'
-            return name, node, how
+            index, written = names.index(name) if name in names else None, static_positions.written_static_names
+            by_name = name in written(callables.python_function(callee), line.frame.lookup)  # JAX lists both
+            return name, node, f"static_argnums=({index},)" if index in options.static_argnums and not by_name else f'static_argnames=("{name}",)'  # fmt: skip
     return None, None, None
 
 

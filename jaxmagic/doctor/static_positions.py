@@ -125,3 +125,11 @@ def _settings_at(case: Case, node: ast.Call, positions: list[int]) -> bool:
         return False
     passed = [_passed(node.args[p], site.lookup) for p in positions]
     return all(isinstance(value, _SETTING) and not hasattr(value, "shape") for value in passed)
+
+
+def written_static_names(function: Any, lookup) -> list[str]:
+    """The ``static_argnames`` written in the jit decorating ``function``'s ``def`` (JAX's own
+    options list a static argument by both its place and its name, whichever was written)."""
+    located = clues.function_of_code(function.__code__) if function is not None else None
+    use = rewrites.decorator_jit(located[1], lookup) if located else None
+    return rewrites.static_names_of(use.options) if use is not None else []
