@@ -262,3 +262,15 @@ def test_numpy_on_a_jitted_function_s_inputs_gets_no_code_that_calls_numpy_on_it
     found, ns, _ = diagnosed(definition, "cosine_sim(jnp.array([1.0, 2.0, 3.0]), jnp.array([1.0, 0.0, 1.0]))")
     assert found.pitfall == "numpy-in-jit" and found.check.outcome == "same"
     assert all("(result)" not in code for _, code in found.alternatives), found.alternatives
+
+
+def test_vmap_over_arguments_written_inline_gets_its_card_and_a_checked_fix():
+    """``jax.vmap(weighted)(jnp.ones((4, 3)), jnp.ones(3))``: the arguments are JAX calls, safe to
+    evaluate again; the card maps the weight over nothing, as it does where they are names."""
+    definition = "def weighted(x, w):\n    return jnp.sum(x * w)\n"
+    call = "out = jax.vmap(weighted)(jnp.ones((4, 3)), jnp.arange(3.0))"
+    found, ns, _ = diagnosed(definition, call)
+    assert found is not None and found.pitfall == "vmap-sizes", found
+    assert "in_axes=(0, None)" in found.fix and found.check.outcome == "runs", found.check
+    apply(found.fix, ns)
+    np.testing.assert_allclose(ns["out"], np.full(4, 3.0))

@@ -96,6 +96,29 @@ def safe_expression(node: ast.AST, lookup) -> bool:
     return True
 
 
+def evaluated(node: ast.expr, frame: clues.UserFrame) -> Any:
+    """The value of an argument as the user wrote it in ``frame``: a name's value, or a safe
+    expression (``jnp.ones((4, 3))``) evaluated there; ``MISSING`` for anything else.
+
+    >>> import jax.numpy as jnp
+    >>> def site(n):
+    ...     return user_frame()
+    >>> def user_frame():
+    ...     import sys
+    ...     return clues.UserFrame(sys._getframe(1), 0, 0)
+    >>> evaluated(ast.parse("jnp.ones((n, 2))", mode="eval").body, site(3)).shape
+    (3, 2)
+    """
+    value = clues.resolve(node, frame.lookup)
+    if value is MISSING and safe_expression(node, frame.lookup):
+        try:
+            scope = {**frame.frame.f_globals, **frame.frame.f_locals}
+            return eval(compile(ast.Expression(node), "<argument>", "eval"), scope)  # noqa: S307 (checked safe)
+        except Exception:
+            return MISSING
+    return value
+
+
 def _callee(node: ast.expr, lookup) -> Any:
     """What a call calls: a name or a dotted name (``clues.resolve``), or an array's own method
     (``params.copy``), read from its class so that nothing runs."""

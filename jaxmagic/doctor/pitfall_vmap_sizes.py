@@ -30,6 +30,7 @@ import jax
 
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.donations as donations
+import jaxmagic.doctor.fix_safety as fix_safety
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import MISSING
 from jaxmagic.doctor.declared import AddKeyword, Declared, Given, Line, Replace
@@ -60,7 +61,7 @@ def vmap_sizes(line: Line) -> dict | None:
     lookup = line.frame.lookup
     if call is None or call.keywords or any(isinstance(a, ast.Starred) for a in call.args):
         return None
-    arguments = [clues.resolve(a, lookup) for a in call.args]
+    arguments = [fix_safety.evaluated(a, line.frame) for a in call.args]
     if any(a is MISSING for a in arguments):
         return None
     if _is_vmap(call.func, lookup):
