@@ -7,7 +7,8 @@ each allocation in full) plus, at the step of the schedule where it is largest, 
 values XLA's peak counts on the platform, each block of bytes once (``buffer_dump``: two values at
 the same bytes while both live are one buffer, a value updated in place, a loop's carried value).
 On a TPU that is the temporaries of one memory space, the one whose own peak is the largest, with
-a loop body's write over the loop's carried value counted beside it. On the CPU, whose own peak
+a loop body's write over the loop's carried value, and a kernel's write over an argument's copy
+prefetched into ``S(1)``, counted beside what they replace. On the CPU, whose own peak
 leaves the temporaries out, that sum is the peak. Each buffer's instruction in the optimized HLO
 carries the source line that made it (``hlo_sources``).
 ``compile_with_buffers`` compiles once with XLA's buffer assignment written out; ``peak_memory``

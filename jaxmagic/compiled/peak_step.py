@@ -10,10 +10,14 @@ every step. The temporaries count from their first step to their last (``BufferD
 - on a TPU, XLA simulates each memory space's temporaries as a heap of its own (``S(0)``,
   ``S(1)``, the scalars' ``S(6)``; ``TEMPORARY_SPACES``) and its peak counts one of them, the one
   whose own peak is the largest: the temporaries of that space at its busiest step, no other
-  space's added. Read from 91 programs recorded on a v5e, whose peaks this gives to the byte;
+  space's added. Read from 92 programs recorded on a v5e, whose peaks this gives to the byte;
 - on a TPU, a value a loop's body writes into the bytes of the loop's carried value (a scan's
   ``dynamic-update-slice`` of the stack it builds) counts as bytes of its own while the carried
-  value it replaces is live: at the step of that write XLA's peak counts both.
+  value it replaces is live: at the step of that write XLA's peak counts both;
+- on a TPU, likewise a value a kernel writes into the bytes of an argument's copy that XLA
+  prefetched into ``S(1)`` (an asynchronous copy's ``copy-start{0}``), at the step that reads the
+  copy for the last time (a training step's update of a parameter): XLA's peak
+  counts the copy and the result both there, though they share their bytes.
 
 A loop whose body writes a new stack over the one it carries, on a TPU: the carried stack and
 its update are both in use at the step of the write, 4 KiB each, beside the 512-byte argument.
@@ -54,6 +58,32 @@ Elsewhere the temporaries of the main memory and ``S(1)`` add up at one step, ea
 >>> step, live = peak_step(dump)
 >>> step, sum(size for _, size in live)
 (4, 5632)
+
+A parameter's update written over its prefetched copy in ``S(1)``, where that copy is read for
+the last time: the copy and the update, 4 KiB each, are both in use at that step.
+
+>>> dump = read_dump('''allocation 0: size 4096, parameter 0, shape |f32[1024]| at ShapeIndex {}:
+...  value: <0 w.1 @0> (size=4096,offset=0): f32[1024]{0}
+... allocation 1: size 4, color 2, preallocated-temp:
+...  value: <1 copy-start{2} @2> (size=4,offset=0): u32[]{:S(2)}
+... allocation 2: size 4096, color 1, preallocated-temp:
+...  value: <2 copy-start{0} @1> (size=4096,offset=0): f32[1024]{0:S(1)}
+...  value: <3 update @1> (size=4096,offset=0): f32[1024]{0:S(1)}
+... HloLiveRange (max 3):
+...   InstructionSequence:
+...     0:w.1
+...     1:copy-start
+...     2:copy-done
+...     3:update
+...   BufferLiveRange:
+...     w.1{}:0-3
+...     copy-start{0}:1-3
+...     copy-start{2}:1-2
+...     update{}:3-3
+... ''')
+>>> step, live = peak_step(dump, "tpu")
+>>> step, [(value.key, size) for value, size in live]
+(3, [('w.1{}', 4096), ('update{}', 4096), ('copy-start{0}', 4096)])
 """
 
 from __future__ import annotations
@@ -123,10 +153,11 @@ def _heaps(dump: BufferDump, platform: str) -> list[list[Value]]:
 
 
 class _Timeline:
-    """The bytes in use at each step by the temporaries of one heap; ``loops``: a loop body's write
-    over the loop's carried value counts as bytes of its own (``_rewritten``)."""
+    """The bytes in use at each step by the temporaries of one heap; ``rewrites``: a loop body's write
+    over the loop's carried value, a kernel's over a prefetched copy, counts as bytes of its own
+    (``_rewritten``)."""
 
-    def __init__(self, dump: BufferDump, temporaries: list[Value], loops: bool = False):
+    def __init__(self, dump: BufferDump, temporaries: list[Value], rewrites: bool = False):
         self.ranges = dump.ranges
         self.temporaries = temporaries
         self.starts: dict[int, list[Value]] = {}
@@ -136,7 +167,7 @@ class _Timeline:
             self.starts.setdefault(first, []).append(value)
             self.ends.setdefault(last + 1, []).append(value)
         self.steps = max([last + 1 for _, last in dump.ranges.values()] + [len(dump.sequence), 1])
-        self.rewritten = _rewritten(dump, temporaries) if loops else {}
+        self.rewritten = _rewritten(dump, temporaries) if rewrites else {}
 
     def busiest(self) -> tuple[int, int]:
         """The first step where the heap's bytes, each block once, are the most, and those bytes."""
@@ -161,26 +192,37 @@ class _Timeline:
         return best_step, max(best, 0)
 
     def live_at(self, step: int) -> list[tuple[Value, int]]:
-        """What the heap has in use at ``step``: each block once, then each carried value a loop's
-        body writes over there."""
+        """What the heap has in use at ``step``: each block once, then each carried value or
+        prefetched copy written over there."""
+        replaced = self.rewritten.get(step, [])
         live = [v for v in self.temporaries if self.ranges[v.key][0] <= step <= self.ranges[v.key][1]]
-        return once(live) + [(v, v.size) for v in self.rewritten.get(step, ())]
+        return once([v for v in live if v not in replaced]) + [(v, v.size) for v in replaced]
 
 
 def _rewritten(dump: BufferDump, temporaries: list[Value]) -> dict[int, list[Value]]:
-    """Step -> the loops' carried values (``phi``) that a value written at that step into the same
-    bytes replaces while they are still live: a loop body's update of what the loop carries."""
+    """Step -> the values that a value written at that step into the same bytes replaces while
+    they are still live: a loop's carried value (``phi``) its body updates, a prefetched copy
+    (``_prefetched``) a kernel writes its result over."""
     by_slice: dict[tuple[int, int, int], list[Value]] = {}
     for value in temporaries:
         by_slice.setdefault(value.slice, []).append(value)
     found: dict[int, list[Value]] = {}
     for group in by_slice.values():
-        carried = [v for v in group if v.phi]
-        for step in sorted({dump.ranges[v.key][0] for v in group if not v.phi} if carried else ()):
-            replaced = [p for p in carried if dump.ranges[p.key][0] < step <= dump.ranges[p.key][1]]
+        kept = [v for v in group if v.phi or _prefetched(dump, v)]
+        for step in sorted({dump.ranges[v.key][0] for v in group if not v.phi} if kept else ()):
+            replaced = [p for p in kept if dump.ranges[p.key][0] < step <= dump.ranges[p.key][1]]
             if replaced:
                 found.setdefault(step, []).append(max(replaced, key=lambda p: (dump.ranges[p.key][0], p.key)))
     return found
+
+
+def _prefetched(dump: BufferDump, value: Value) -> bool:
+    """Whether a value is a copy XLA prefetched into ``S(1)``: what an asynchronous copy makes
+    (``copy-start{0}``, its ``copy-start{2}`` the copy's sync flag in ``S(2)``) in that space. A
+    copy it evicts to the main memory, whose bytes another copy takes at its last step, counts once."""
+    flag = dump.values.get(value.name + "{2}")
+    copied = value.key == value.name + "{0}" and flag is not None and flag.space == 2 and flag.shape == "u32[]"
+    return copied and value.space == 1
 
 
 def _covered(slices) -> int:
