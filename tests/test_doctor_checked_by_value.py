@@ -274,3 +274,14 @@ def test_vmap_over_arguments_written_inline_gets_its_card_and_a_checked_fix():
     assert "in_axes=(0, None)" in found.fix and found.check.outcome == "runs", found.check
     apply(found.fix, ns)
     np.testing.assert_allclose(ns["out"], np.full(4, 3.0))
+
+
+@pytest.mark.parametrize("body", ["x[x > 0].mean()", "jnp.mean(x[x > 0])", "x[x > 0].std()", "x[x > 0].prod()"])
+def test_a_reduction_of_a_boolean_mask_is_reduced_where_the_mask_holds_and_keeps_its_values(body):
+    """``x[x > 0].mean()`` under jit: zeros in place of the dropped elements would change the mean
+    (1.5 where the code means 3.0); JAX's reductions take the mask as ``where=``."""
+    definition = f"@jax.jit\ndef positive_stat(x):\n    return {body}\n"
+    found, ns, _ = diagnosed(definition, "positive_stat(jnp.array([1.0, -2.0, 5.0, 3.0]))")
+    assert found.pitfall == "traced-shape" and "where=x > 0" in found.fix, found.fix
+    assert found.check.outcome == "same", found.check_note
+    same_as_eager(found, ns, definition, "positive_stat(jnp.array([1.0, -2.0, 5.0, 3.0]))")

@@ -105,8 +105,7 @@ TRACED_SHAPE = Chosen(
             "range": "{node} needs a real int to know how many times to loop",
             "slice": "{node} would make an array whose length depends on {subject}",
             "mask": "{node} keeps only the elements where the mask is True, so the result's length depends on values",
-            "masked-update": "{node} indexes with a boolean mask, which picks a number of elements that depends on "
-            "values",
+            "masked-update": "{node} indexes with a boolean mask, which picks a number of elements that depends on values",
             "setting": "{node} needs {subject} as a plain Python value (an axis, a count, a setting)",
             "size": "{node} makes an array whose shape depends on {subject}",
         },
@@ -118,6 +117,7 @@ TRACED_SHAPE = Chosen(
             "old one elsewhere.",
             "where-mask": "Keep the shape fixed: `{jnp}.where` puts 0 where the mask is False, in place of the "
             "elements you would drop.",
+            "where-reduce": "Reduce only the elements the mask keeps, at a fixed shape: pass the mask as `where=`.",
             "size": _SIZE,
             "product": "Use `{elements}`: the number of elements, a plain int while JAX traces.",
             "numpy": "`{made}` is traced only because `{jnp}` computed it from plain numbers (sizes, Python "

@@ -61,11 +61,42 @@ def _update(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, 
     return {"how": "where-update", "edits": Edit(Span.of(call), f"{line.jax_names.jnp}.where({m}, {new}, {a})")} if call and new else None  # fmt: skip
 
 
+_MASKED_REDUCTIONS = ("mean", "std", "var", "prod")  # whose value zeros would change: reduced ``where=`` the mask holds
+
+
+def _reduced(node: ast.Subscript, statement: ast.stmt | None, lookup) -> ast.Call | None:
+    """The reduction ``x[mask]`` is the operand of, as a method (``x[mask].mean()``) or as JAX's
+    function (``jnp.mean(x[mask])``), with no other argument."""
+    for call in clues.nodes_in(statement, ast.Call) if statement is not None else ():
+        if call.keywords or len(call.args) > (
+            0 if isinstance(call.func, ast.Attribute) and call.func.value is node else 1
+        ):
+            continue
+        if isinstance(call.func, ast.Attribute) and call.func.value is node and call.func.attr in _MASKED_REDUCTIONS:
+            return call
+        function = clues.resolve(call.func, lookup)
+        named = getattr(function, "__name__", "") in _MASKED_REDUCTIONS and "jax" in getattr(function, "__module__", "")
+        if call.args and call.args[0] is node and named:
+            return call
+    return None
+
+
 def _mask(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, Any] | None:
-    """``x[mask]``: ``jnp.where(mask, x, 0)``, the dropped elements zeroed."""
+    """``x[mask]``: ``jnp.where(mask, x, 0)``, the dropped elements zeroed; under a reduction zeros
+    would change (``x[mask].mean()``), the reduction over the elements the mask holds
+    (``jnp.mean(x, where=mask)``)."""
     if not isinstance(node, ast.Subscript):
         return None
-    new = f"{line.jax_names.jnp}.where({line.text(node.slice)}, {line.text(node.value)}, 0)"
+    mask, values, jnp = line.text(node.slice), line.text(node.value), line.jax_names.jnp
+    reduced = _reduced(node, statement, line.frame.lookup)
+    if reduced is not None:
+        name = (
+            reduced.func.attr
+            if isinstance(reduced.func, ast.Attribute)
+            else getattr(clues.resolve(reduced.func, line.frame.lookup), "__name__", "")
+        )
+        return {"how": "where-reduce", "edits": Edit(Span.of(reduced), f"{jnp}.{name}({values}, where={mask})")}
+    new = f"{jnp}.where({mask}, {values}, 0)"
     return {"how": "where-mask", "edits": Edit(Span.of(node), new, comment="same shape; masked-out elements are 0")}
 
 
