@@ -285,3 +285,22 @@ def test_a_reduction_of_a_boolean_mask_is_reduced_where_the_mask_holds_and_keeps
     assert found.pitfall == "traced-shape" and "where=x > 0" in found.fix, found.fix
     assert found.check.outcome == "same", found.check_note
     same_as_eager(found, ns, definition, "positive_stat(jnp.array([1.0, -2.0, 5.0, 3.0]))")
+
+
+@pytest.mark.parametrize(
+    "condition", ["jnp.dot(self.w, x) > 0", "self.w.sum() > 0"], ids=["a-traced-argument-too", "an-array-field"]
+)
+def test_an_equinox_field_is_never_made_static_where_that_would_not_fix_the_branch(condition):
+    """``if jnp.dot(self.w, x) > 0`` in a module under ``eqx.filter_jit``: ``x`` is traced whatever
+    ``w`` is, so ``w = eqx.field(static=True)`` still raises; an array field made static is hashed
+    by identity (Equinox warns). The branch is kept traced instead."""
+    pytest.importorskip("equinox")
+    definition = (
+        "import equinox as eqx\nclass Gate(eqx.Module):\n    w: jax.Array\n    def __call__(self, x):\n"
+        f"        if {condition}:\n            return x\n        return jnp.zeros_like(x)\n\n"
+        "@eqx.filter_jit\ndef apply(model, x):\n    return model(x)\n"
+    )
+    found, _, _ = diagnosed(definition, "apply(Gate(jnp.array([1.0, -1.0])), jnp.array([3.0, 1.0]))")
+    assert found is not None and found.pitfall == "python-control-flow"
+    assert "static=True" not in found.fix and all("static=True" not in code for _, code in found.alternatives)
+    assert "cond" in found.fix or "where" in found.fix, found.fix

@@ -349,18 +349,33 @@ def static_field_choice(case: Case, frame: UserFrame | None, node: ast.AST | Non
     owner = frame.lookup("self") if frame is not None else MISSING
     if frame is None or node is None or eqx is None or owner is MISSING or not isinstance(owner, eqx.Module):
         return None
-    fields = [name for name in self_reads(node) if clues.is_tracer(getattr(owner, name, None))]
+    fields = _traced_fields(frame, owner, node)
     parsed = case.parsed(frame)
     cls = _class_around(parsed, type(owner).__name__, frame.line) if fields and parsed is not None else None
-    if parsed is None or cls is None:
-        return None
-    declared = {s.target.id: s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
-    if any(f not in declared for f in fields):
+    declared = _declared(cls, fields) if cls is not None else None
+    if parsed is None or cls is None or declared is None:
         return None
     name = rewrites.alias(frame.frame.f_globals, eqx, "eqx")
     edits = [_static_field_edit(parsed, declared[field_name], name) for field_name in fields]
     fixed = rewrites.definition_with_edits(parsed.lines, cls, edits)
     return words.static_field(fields, cls.name), fixed
+
+
+def _traced_fields(frame: UserFrame, owner: Any, node: ast.AST) -> list[str]:
+    """The traced fields of ``self`` the test reads; none where a traced argument decides it too
+    (no field made static would fix it)."""
+    if any(n != "self" and clues.is_tracer(frame.lookup(n)) for n in clues.names_in(node)):
+        return []
+    return [name for name in self_reads(node) if clues.is_tracer(getattr(owner, name, None))]
+
+
+def _declared(cls: ast.ClassDef, fields: list[str]) -> dict[str, ast.AnnAssign] | None:
+    """The class's declarations of ``fields``; ``None`` where one is missing or is an array (data:
+    made static, Equinox hashes it by identity, and warns)."""
+    declared = {s.target.id: s for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+    if any(f not in declared or "Array" in ast.unparse(declared[f].annotation) for f in fields):
+        return None
+    return declared
 
 
 def _class_around(parsed: ParsedSource, name: str, line: int) -> ast.ClassDef | None:
