@@ -304,3 +304,22 @@ def test_an_equinox_field_is_never_made_static_where_that_would_not_fix_the_bran
     assert found is not None and found.pitfall == "python-control-flow"
     assert "static=True" not in found.fix and all("static=True" not in code for _, code in found.alternatives)
     assert "cond" in found.fix or "where" in found.fix, found.fix
+
+
+def test_a_jitted_method_that_keeps_its_state_on_self_gets_no_code_that_cannot_run():
+    """``self.avg = decay * self.avg + …`` in a method jitted with ``self`` static: a caller line
+    ``result, self.decay * self.avg + … = update(...)`` is not Python, and handing the value back
+    leaves the state on ``self``; the card says where the state belongs instead."""
+    definition = (
+        "from functools import partial\nclass EMA:\n    def __init__(self, decay):\n        self.decay = decay\n"
+        "        self.avg = None\n    @partial(jax.jit, static_argnums=0)\n    def update(self, x):\n"
+        "        if self.avg is None:\n            self.avg = x\n"
+        "        self.avg = self.decay * self.avg + (1 - self.decay) * x\n        return self.avg\n"
+        "ema = EMA(0.9)\nema.update(jnp.ones(3))\n"
+    )
+    found, _, _ = diagnosed(definition, "ema.update(jnp.full(3, 2.0))")
+    assert found is not None and found.pitfall == "tracer-leak"
+    for code in [found.fix or "", *(code for _, code in found.alternatives)]:
+        compile(code, "<card>", "exec")  # what is shown parses
+        assert "= update(" not in code  # nor does a comment tell the caller to write what cannot run
+    assert "argument" in str(found.fix_note) and "self.avg" in str(found.fix_note)

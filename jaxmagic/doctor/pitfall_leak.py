@@ -123,12 +123,11 @@ def tracer_leak(line: Line) -> dict[str, Any] | None:
              "located": (parsed, keeper), "global": target if is_global else None,
              "fixed": with_edits((parsed, keeper), [rewrites.Edit(Span.of(statement), "")])}  # fmt: skip
     dropped = None if stored[2] or in_helper else Span.of(statement)  # returned already, too: only the store goes
-    kind = "helper" if in_helper else dropped and rewrites.returned_at(keeper, stored[1]) is not None and "returned"
+    kind = "helper" if in_helper else "self" if target.startswith("self.") else dropped and rewrites.returned_at(keeper, stored[1]) is not None and "returned"  # fmt: skip
     return {**facts, "dropped": dropped, "kind": kind}
 
 
-_TRACER = "Outside the trace that stored value is a stand-in (a tracer) with no value, so using it at {usage} fails."
-_RETURNED = "(a jitted function hands back everything through its return value)."
+_TRACER, _RETURNED = "Outside the trace that stored value is a stand-in (a tracer) with no value, so using it at {usage} fails.", "(a jitted function hands back everything through its return value)."  # fmt: skip
 _STORED = "{name} was computed inside {traced} while JAX traced it{made}, and {traced} stored it in {stored} ({where})"
 
 TRACER_LEAK = Declared(
@@ -144,6 +143,7 @@ TRACER_LEAK = Declared(
         "fix_note": "Do not keep traced values in {stored}: to see {name} outside, return it from {keeper} and from "
         "{traced} with the result " + _RETURNED,
         "rewrite": (Given("fixed"),), "alternatives": ()},
+        "self": {"rewrite": (), "fix_note": "Keep the state out of `self`: take {target} as an argument of {traced} and return its new value, and let the caller store it on the object, outside the jitted method."},
         "returned": {"explanation": _STORED + " as well as returning it. " + _TRACER,
         "fix_note": "Use the value {traced} returns, not the one kept in {stored}: drop the store " + _RETURNED}},
     pieces={"stored": ("the global {global}", "{target}"), "made": " ({made_at})"},
