@@ -226,3 +226,24 @@ def test_the_matrix_product_line_gets_the_largest_share_of_a_kernel_it_is_fused_
     for kernel in profile.kernels:
         if not kernel.estimated:
             assert kernel.shares == ((kernel.lines[0], 1.0),) or not kernel.lines
+
+
+SCAN = """def {name}(w, xs):
+    def step(h, v):
+        h = jnp.tanh(h @ w + v)
+        return h, h.sum()
+    return jax.lax.scan(step, jnp.zeros(8), xs)
+"""
+
+
+def test_a_scan_s_slicing_is_on_this_call_s_lines_when_another_cell_traced_it_first(run):
+    """Lowering a scan, JAX slices each step's input with a jitted helper of its own
+    (``jit(dynamic_index_in_dim)``) that it traces once per shape: its frames are those of the scan
+    that made it first, in another cell. This call's profile names only its own lines."""
+    run(SCAN.format(name="earlier")).assert_ok()
+    run("%jaxpr --profile 2 earlier(jnp.eye(8), jnp.ones((300, 8)))").assert_ok()
+    run(SCAN.format(name="later")).assert_ok()
+    report = run("%jaxpr -o --profile 2 later(jnp.eye(8), jnp.ones((300, 8)))").assert_ok().result
+    cells = {label.split(" line ")[0] for label in report.line_times if " line " in label}
+    assert len(cells) == 1, report.line_times  # the cell that defined `later`, none before it
+    assert f"{cells.pop()} line 5" in report.line_times  # the slicing is the scan's, on its line

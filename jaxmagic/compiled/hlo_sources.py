@@ -108,6 +108,7 @@ class CallSites:
         self.jaxpr = jaxpr
         self._behind_recorded: dict[tuple, set[tuple[str, int, str]]] | None = None
         self.calls: dict[tuple[str, ...], list[_NestedCall]] = {}
+        self.lines: set[tuple[str, int]] = set()  # every line of this call that made an equation
         # (equations, the enclosing equation's frame, the scope path, the calls they are inside)
         pending: list[tuple[Any, Any, tuple[str, ...], tuple[_NestedCall, ...]]] = [
             (getattr(jaxpr, "jaxpr", jaxpr).eqns, None, (), ())
@@ -121,6 +122,8 @@ class CallSites:
                     frame = enclosing  # this call's line made it
                     for call in inside[-1:]:
                         call.stale = True
+                if frame is not None:
+                    self.lines.add(frame[:2])
                 for call in inside:
                     if frame is not None:
                         call.lines.add(frame[:2])
@@ -159,12 +162,22 @@ class CallSites:
                 return self.calls[tuple(names[:depth])]
         return []
 
+    def _lowered_here(self, frames: tuple, whole_stack: bool) -> tuple:
+        """The frames of a call JAX made while lowering (a scan's slicing, ``jit(dynamic_index_in_dim)``),
+        traced first for another caller, whose innermost frames are that caller's: from the first
+        line of this call on the stack, which made it here; none where the stack is not whole."""
+        here = next((i for i, f in enumerate(frames) if f[:2] in self.lines), None) if whole_stack else None
+        return frames[here:] if here is not None else ()
+
     def line_of(self, op_name: str, frames: tuple, whole_stack: bool = True) -> tuple:
         """An instruction's frames, kept to this call: its own; the line that made its call here;
         or none (``()``) where that call cannot be told apart from another of the same scope.
         ``whole_stack``: ``frames`` are the instruction's whole stack (JAX 0.9 and later), not only
         its innermost frame, so a stack through a line that made the call here was made for it."""
         calls = self._scope(op_name)
+        own = traced_user_frame(frames)
+        if not calls and len(_JIT_SCOPE.findall(op_name)) > 1 and own is not None and own[:2] not in self.lines:
+            return self._lowered_here(frames, whole_stack)
         if not any(call.stale for call in calls):
             return frames
         if whole_stack and any(call.line is not None and f[:2] == call.line[:2] for call in calls for f in frames):
@@ -173,7 +186,6 @@ class CallSites:
         line = lines.pop() if len(lines) == 1 else None
         if line is None:
             return ()  # the same library function called from several lines: no line, not a wrong one
-        own = traced_user_frame(frames)
         if own is not None and any(own[:2] in call.lines for call in calls):
             return frames  # a line the call's equations are on here
         return (line,)
@@ -257,7 +269,7 @@ def _keep_to_this_call(
     """Rewrite each instruction's frames to a line of this call (``CallSites.line_of``); the names
     of those left with none. An instruction with a bare op name (a reduction's adder) is in the
     scope of the instruction that calls its computation."""
-    if sites is None or not sites.calls:
+    if sites is None:
         return set()
     caller_op_names = {
         called: instruction.op_name
