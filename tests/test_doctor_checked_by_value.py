@@ -323,3 +323,24 @@ def test_a_jitted_method_that_keeps_its_state_on_self_gets_no_code_that_cannot_r
         compile(code, "<card>", "exec")  # what is shown parses
         assert "= update(" not in code  # nor does a comment tell the caller to write what cannot run
     assert "argument" in str(found.fix_note) and "self.avg" in str(found.fix_note)
+
+
+@pytest.mark.parametrize("use", ["jnp.tile(x, k)", "jnp.zeros(k)", "x.reshape(k, -1)"])
+def test_a_number_taken_from_traced_data_for_a_size_is_not_kept_an_array_where_it_cannot_be_run(use):
+    """``k = int(self.scale.value)`` in a Flax NNX module, then ``jnp.tile(x, k)``: the fix cannot be
+    run (the call goes through the model), and ``k.astype(int)`` would still fail (a size must be
+    a plain int while JAX traces): the card offers no such edit and says a size cannot come from
+    traced data."""
+    pytest.importorskip("flax")
+    definition = (
+        "from flax import nnx\nclass Scaler(nnx.Module):\n    def __init__(self):\n"
+        "        self.scale = nnx.Variable(jnp.array(2))\n    def __call__(self, x):\n"
+        f"        k = int(self.scale.value)\n        return {use}\n\n"
+        "@nnx.jit\ndef run_model(m, x):\n    return m(x)\n"
+    )
+    found, _, _ = diagnosed(definition, "run_model(Scaler(), jnp.ones(4))")
+    assert found is not None and found.pitfall == "python-scalar-conversion"
+    assert ".astype(int)" not in (found.fix or ""), found.fix
+    assert "cannot come from traced data" in str(found.fix_note) + " ".join(
+        str(label) for label, _ in found.alternatives
+    )

@@ -57,3 +57,39 @@ def mask_later_slice(line: Line, conversion: ast.AST) -> list[rewrites.Edit] | N
             later = clues.statement_at(function, node.lineno)
             return mask_edits(line, node, later) if later is not None else None
     return None
+
+
+_SIZES = {
+    "tile",
+    "zeros",
+    "ones",
+    "full",
+    "empty",
+    "reshape",
+    "arange",
+    "repeat",
+    "broadcast_to",
+    "range",
+    "eye",
+    "split",
+}
+
+
+def used_as_size(line: Line, conversion: ast.AST) -> bool:
+    """For ``k = int(...)``: whether a later call in the same function takes ``k`` as a size (a
+    shape, a count of repeats or of a ``range``), which no array can stand for while JAX traces.
+
+    >>> _SIZES >= {"tile", "zeros", "range"}
+    True
+    """
+    found, statement = clues.function_of_code(line.frame.code), line.statement()
+    targets = statement.targets if isinstance(statement, ast.Assign) and statement.value is conversion else []
+    if found is None or len(targets) != 1 or not isinstance(targets[0], ast.Name):
+        return False
+    name, after = targets[0].id, statement.end_lineno or 0
+    for call in clues.nodes_in(found[1], ast.Call):
+        called = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+        sizes = [*call.args, *(k.value for k in call.keywords)] if called in _SIZES else []
+        if call.lineno > after and any(name in clues.names_in(a) for a in sizes):
+            return True
+    return False

@@ -28,7 +28,7 @@ from jaxmagic.doctor.case import depends_on
 from jaxmagic.doctor.chosen import Chosen, Offer, Static
 from jaxmagic.doctor.clues import MISSING, Span
 from jaxmagic.doctor.declared import Line, user_function
-from jaxmagic.doctor.masking import mask_later_slice
+from jaxmagic.doctor.masking import mask_later_slice, used_as_size
 
 
 def _container(line: Line, node: ast.AST) -> str | None:
@@ -92,7 +92,7 @@ def python_scalar_conversion(line: Line) -> dict | None:
     printed = _printed(line, node) if found["kind"] in ("cast", "item") else None
     masked = mask_later_slice(line, node) or []
     note = "printed" if printed else "number" if found["kind"] in ("cast", "item") else found["kind"]
-    return {**facts, "edits": [printed or found["edit"], *masked], "masked": bool(masked), "note": note,
+    return {**facts, "edits": None if not (printed or masked) and used_as_size(line, node) else [printed or found["edit"], *masked], "masked": bool(masked), "note": note,
             "number_note": not (static_names or printed or found["kind"] in ("math", "list-index")), "unprinted": not printed}  # fmt: skip
 
 
