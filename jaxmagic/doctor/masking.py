@@ -83,10 +83,11 @@ def used_as_size(line: Line, conversion: ast.AST) -> bool:
     True
     """
     found, statement = clues.function_of_code(line.frame.code), line.statement()
-    targets = statement.targets if isinstance(statement, ast.Assign) and statement.value is conversion else []
-    if found is None or len(targets) != 1 or not isinstance(targets[0], ast.Name):
+    if found is None or not isinstance(statement, ast.Assign) or statement.value is not conversion:
         return False
-    name, after = targets[0].id, statement.end_lineno or 0
+    if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+        return False
+    name, after = statement.targets[0].id, statement.end_lineno or 0
     for call in clues.nodes_in(found[1], ast.Call):
         called = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
         sizes = [*call.args, *(k.value for k in call.keywords)] if called in _SIZES else []
