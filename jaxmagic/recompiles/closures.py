@@ -1,7 +1,8 @@
 """What a function object is made of, where JAX's caches see only the object: its code, the values
 its closure captures, its defaults, what a ``functools.partial`` binds, the object a bound method
-belongs to, the plain values and arrays of the globals its code reads (jit takes a global's value
-once, when it traces), and the same of every function it holds in turn. Two readings of "the same" function
+belongs to, the plain values and arrays of the globals the user's own code reads (jit takes a
+global's value once, when it traces; a library's module-level counters are its own business), and
+the same of every function it holds in turn. Two readings of "the same" function
 compared say what differs between them: ``lr``: 0.1 → 0.01.
 
 A reading keeps text, plain values and weak references, never the user's objects themselves.
@@ -19,6 +20,7 @@ A reading keeps text, plain values and weak references, never the user's objects
 from __future__ import annotations
 
 import contextlib
+import dis
 import functools
 import hashlib
 import inspect
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jaxmagic.recompiles.leaves import describe_leaf, is_simple, without_addresses
+from jaxmagic.tracing.sources import is_users_code
 from jaxmagic.words.units import shorten
 
 MAX_PARTS = 160  # values read from one function, nested functions included
@@ -142,16 +145,20 @@ def code_digest(code: Any) -> str:
 
 
 _UNSET = object()
+_LOADS = ("LOAD_GLOBAL", "LOAD_NAME")
 
 
 def _globals_read(code: Any) -> list[str]:
-    """The names ``code`` and the functions defined in it read (globals among them), in order.
+    """The globals ``code`` and the functions defined in it read, in order (not the attributes it
+    reads, whose names the code object keeps beside them).
 
     >>> t = 2
-    >>> _globals_read((lambda v: v * t).__code__)
+    >>> _globals_read((lambda v: v.t * t).__code__)
     ['t']
+    >>> _globals_read((lambda v: v.mean()).__code__)
+    []
     """
-    names = list(code.co_names)
+    names = list(dict.fromkeys(i.argval for i in dis.get_instructions(code) if i.opname in _LOADS))
     for const in code.co_consts:
         if inspect.iscode(const):
             names += [n for n in _globals_read(const) if n not in names]
@@ -202,7 +209,7 @@ class _Reader:
             self.value(value, (*path, name), "default", depth + 1)
         for name, value in (fun.__kwdefaults__ or {}).items():
             self.value(value, (*path, name), "default", depth + 1)
-        for name in _globals_read(code):
+        for name in _globals_read(code) if is_users_code(code, fun.__globals__.get("__name__")) else ():
             value = fun.__globals__.get(name, _UNSET)
             if is_simple(value) or (hasattr(value, "shape") and hasattr(value, "dtype")):
                 self.value(value, (*path, name), "global", depth + 1)
