@@ -41,15 +41,23 @@ def mask_edits(line: Line, node: ast.Subscript, statement: ast.stmt | None) -> l
     return [insert, replace]
 
 
-def mask_later_slice(line: Line, conversion: ast.AST) -> list[rewrites.Edit] | None:
-    """For ``k = int(...)`` (``conversion`` its value): the first later ``x[:k]`` in the same
-    function, masked to a fixed shape (``mask_edits``); ``None`` where there is none."""
+def _assigned(line: Line, conversion: ast.AST) -> tuple[str, ast.Assign, ast.AST] | None:
+    """For ``k = int(...)`` (``conversion`` its value): ``k``, that statement, and the function it is in."""
     found, statement = clues.function_of_code(line.frame.code), line.statement()
     if found is None or not isinstance(statement, ast.Assign) or statement.value is not conversion:
         return None
     if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
         return None
-    name, function = statement.targets[0].id, found[1]
+    return statement.targets[0].id, statement, found[1]
+
+
+def mask_later_slice(line: Line, conversion: ast.AST) -> list[rewrites.Edit] | None:
+    """For ``k = int(...)`` (``conversion`` its value): the first later ``x[:k]`` in the same
+    function, masked to a fixed shape (``mask_edits``); ``None`` where there is none."""
+    assigned = _assigned(line, conversion)
+    if assigned is None:
+        return None
+    name, statement, function = assigned
     subscripts = [n for n in clues.nodes_in(function, ast.Subscript) if isinstance(n, ast.Subscript)]
     for node in sorted(subscripts, key=lambda n: (n.lineno, n.col_offset)):
         bounds = (node.slice.lower, node.slice.upper) if isinstance(node.slice, ast.Slice) else ()
@@ -82,13 +90,12 @@ def used_as_size(line: Line, conversion: ast.AST) -> bool:
     >>> _SIZES >= {"tile", "zeros", "range"}
     True
     """
-    found, statement = clues.function_of_code(line.frame.code), line.statement()
-    if found is None or not isinstance(statement, ast.Assign) or statement.value is not conversion:
+    assigned = _assigned(line, conversion)
+    if assigned is None:
         return False
-    if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
-        return False
-    name, after = statement.targets[0].id, statement.end_lineno or 0
-    for call in clues.nodes_in(found[1], ast.Call):
+    name, statement, function = assigned
+    after = statement.end_lineno or 0
+    for call in clues.nodes_in(function, ast.Call):
         called = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
         sizes = [*call.args, *(k.value for k in call.keywords)] if called in _SIZES else []
         if call.lineno > after and any(name in clues.names_in(a) for a in sizes):

@@ -64,20 +64,24 @@ def _update(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, 
 _MASKED_REDUCTIONS = ("mean", "std", "var", "prod")  # whose value zeros would change: reduced ``where=`` the mask holds
 
 
-def _reduced(node: ast.Subscript, statement: ast.stmt | None, lookup) -> ast.Call | None:
-    """The reduction ``x[mask]`` is the operand of, as a method (``x[mask].mean()``) or as JAX's
-    function (``jnp.mean(x[mask])``), with no other argument."""
+def _reduced(node: ast.Subscript, statement: ast.stmt | None, lookup) -> tuple[ast.Call, str] | None:
+    """The reduction ``x[mask]`` is the operand of, with its name, as a method (``x[mask].mean()``)
+    or as JAX's function (``jnp.mean(x[mask])``), with no other argument."""
     for call in clues.nodes_in(statement, ast.Call) if statement is not None else ():
-        if call.keywords or len(call.args) > (
-            0 if isinstance(call.func, ast.Attribute) and call.func.value is node else 1
-        ):
+        method = isinstance(call.func, ast.Attribute) and call.func.value is node
+        if call.keywords or len(call.args) > (0 if method else 1):
             continue
-        if isinstance(call.func, ast.Attribute) and call.func.value is node and call.func.attr in _MASKED_REDUCTIONS:
-            return call
+        if method and isinstance(call.func, ast.Attribute) and call.func.attr in _MASKED_REDUCTIONS:
+            return call, call.func.attr
         function = clues.resolve(call.func, lookup)
-        named = getattr(function, "__name__", "") in _MASKED_REDUCTIONS and "jax" in getattr(function, "__module__", "")
-        if call.args and call.args[0] is node and named:
-            return call
+        name = getattr(function, "__name__", "")
+        if (
+            call.args
+            and call.args[0] is node
+            and name in _MASKED_REDUCTIONS
+            and "jax" in getattr(function, "__module__", "")
+        ):
+            return call, name
     return None
 
 
@@ -90,12 +94,8 @@ def _mask(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, An
     mask, values, jnp = line.text(node.slice), line.text(node.value), line.jax_names.jnp
     reduced = _reduced(node, statement, line.frame.lookup)
     if reduced is not None:
-        name = (
-            reduced.func.attr
-            if isinstance(reduced.func, ast.Attribute)
-            else getattr(clues.resolve(reduced.func, line.frame.lookup), "__name__", "")
-        )
-        return {"how": "where-reduce", "edits": Edit(Span.of(reduced), f"{jnp}.{name}({values}, where={mask})")}
+        call, name = reduced
+        return {"how": "where-reduce", "edits": Edit(Span.of(call), f"{jnp}.{name}({values}, where={mask})")}
     new = f"{jnp}.where({mask}, {values}, 0)"
     return {"how": "where-mask", "edits": Edit(Span.of(node), new, comment="same shape; masked-out elements are 0")}
 
