@@ -278,3 +278,30 @@ def test_debug_after_a_failure_opens_in_the_users_frame(run, ip):
     while tb.tb_next is not None:
         tb = tb.tb_next
     assert tb.tb_frame.f_code.co_name == "broken" and "y" in tb.tb_frame.f_locals
+
+
+def test_quiet_shows_nothing_and_returns_nothing_without_output(run, f_defined):
+    for cell in ("%jaxpr -q f(x, 3)", "%jaxpr --quiet --plain --memory f(x, 3)"):
+        quiet = run(cell).assert_ok()
+        assert quiet.stdout == "" and quiet.outputs == [] and quiet.result is None, cell
+
+
+def test_quiet_with_output_returns_the_report_of_the_asked_view_echoed_as_one_line(run, f_defined):
+    quiet = run("%jaxpr -q -o --memory f(x, 3)").assert_ok()
+    assert quiet.outputs == [] and isinstance(quiet.result, JaxprReport)
+    echo = re.search(r"^Out\[(\d+)\]: <JaxprReport f: 4 equations[^\n]*$", quiet.stdout, re.M)
+    assert echo and quiet.stdout.count("\n") == 1  # only the one-line echo, as with %jitcompare -q -o
+    shown = run("%jaxpr -o --memory f(x, 3)").assert_ok().result
+    assert quiet.result.peak_bytes == shown.peak_bytes  # computed as without -q
+    later = run(f"Out[{echo.group(1)}]").assert_ok()
+    assert "c:f32[3] = sin a" in later.stdout and "peak" in later.stdout  # the view asked for, memory too
+
+
+def test_quiet_cell_form_runs_the_cell_and_hides_the_doctors_warnings(run):
+    shown = run(
+        "%%jaxpr -q -o\ndef noisy(a):\n    print('traced')\n    return a + 1\nw = jnp.zeros(2)\nnoisy(w)"
+    ).assert_ok()
+    assert isinstance(shown.result, JaxprReport) and shown.result.n_eqns == 1
+    assert shown.outputs == [] and "print-side-effect" not in shown.stdout
+    assert "traced" in shown.stdout  # the user's own print still reaches the screen
+    assert run("w.shape").result == (2,)

@@ -81,6 +81,7 @@ class JaxprMagics(Magics):
         metavar="N",
         help=f"show at most N equations (default {DEFAULT_MAX_EQNS}); the report keeps them all",
     )
+    @argument("-q", "--quiet", action="store_true", help="show nothing (use with -o)")
     @line_options.shared_options("JaxprReport")
     @no_var_expand
     @needs_local_scope
@@ -92,7 +93,8 @@ class JaxprMagics(Magics):
         Cell form:  %%jaxpr [options]   -- the cell runs; its last statement is the call to trace
 
         Each equation shows the line of your code that produced it; nested jaxprs (inner jit,
-        cond branches, loop bodies) fold open on click.
+        cond branches, loop bodies) fold open on click. With ``-q`` nothing is shown (the doctor's
+        warnings neither); with ``-o`` too, the report is returned, computed as the options ask.
         """
         __tracebackhide__ = True
         options, call_text = line_options.split_options(
@@ -137,9 +139,10 @@ class JaxprMagics(Magics):
                 show_collectives=options.collectives,
             ).prepare()
             report.asked_view = view
-            output.show(self.shell, view, plain=options.plain, text=render.text)
-            warnings = doctor.observe_trace(found.call, report.jaxpr, printed.text, cell_namer=found.cell_namer)
-            doctor_magics.show_warnings(self.shell, warnings, plain=options.plain)
+            if not options.quiet:
+                output.show(self.shell, view, plain=options.plain, text=render.text)
+                warnings = doctor.observe_trace(found.call, report.jaxpr, printed.text, cell_namer=found.cell_namer)
+                doctor_magics.show_warnings(self.shell, warnings, plain=options.plain)
         if options.output:
             return echo.returned(self.shell, report, shown=True)
         return None
