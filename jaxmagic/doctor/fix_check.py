@@ -50,7 +50,7 @@ import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
 from jaxmagic.doctor.clues import MISSING
 from jaxmagic.doctor.donations import has_deleted, is_nnx_object
-from jaxmagic.doctor.fix_safety import calls_of_user_code, is_definition, is_library, safe_expression
+from jaxmagic.doctor.fix_safety import calls_of_user_code, evaluate, is_definition, is_library, safe_expression
 from jaxmagic.doctor.fix_values import Difference, compared, degenerate, error_text, first_difference, generated, shown
 from jaxmagic.doctor.rewrites import lookup_in
 from jaxmagic.doctor.traced_code import codes
@@ -195,10 +195,6 @@ def _define(definitions: list, scope: dict, source: str = "") -> types.CodeType:
     with _quiet():
         exec(compiled, scope)  # noqa: S102 (definitions only, in a copy of the namespace)
     return compiled
-
-
-def _evaluate(node: ast.expr, scope: dict) -> Any:
-    return eval(compile(ast.Expression(node), _FILENAME, "eval"), scope)  # noqa: S307 (checked safe)
 
 
 # Running a call quietly, on copies
@@ -396,7 +392,7 @@ def _expression(expression: ast.expr, scopes: _Scopes) -> FixCheck:
     if any(scopes.lookup(n) is MISSING for n in clues.names_in(expression)):
         return FixCheck(UNCHECKED, FRAGMENT)
     with _quiet():
-        jax.block_until_ready(_evaluate(expression, scopes.scope))
+        jax.block_until_ready(evaluate(expression, scopes.scope, _FILENAME))
     return FixCheck(RUNS)
 
 
@@ -457,7 +453,7 @@ def _original_call(call: UserCall, scopes: _Scopes, made: ast.Call | None) -> tu
     if not safe_expression(node.func, lookup_in(scopes.before)):
         return None
     args, kwargs = _arguments(node, call, lookup_in(scopes.before), scopes.before)
-    return (_evaluate(node.func, dict(scopes.before)), args, kwargs) if args is not None else None
+    return (evaluate(node.func, dict(scopes.before), _FILENAME), args, kwargs) if args is not None else None
 
 
 def _by_value(fixed_callee: Any, args: tuple, kwargs: dict, original: Original, added: set, user) -> FixCheck:
@@ -519,13 +515,13 @@ def _fixed_call(node: ast.Call | None, call: UserCall, scopes: _Scopes):
     if not safe_expression(node.func, scopes.lookup):
         return FixCheck(UNCHECKED, ARGUMENTS)
     try:
-        callee = _evaluate(node.func, scopes.scope)
+        callee = evaluate(node.func, scopes.scope, _FILENAME)
     except Exception:
         if node is call.call:  # the user's own call, which the fix does not reach (it rewrote another line)
             return FixCheck(UNCHECKED, NOT_REACHED)
         raise
     try:
-        before = _evaluate(node.func, dict(scopes.before))
+        before = evaluate(node.func, dict(scopes.before), _FILENAME)
     except Exception:  # a name the fix defines
         before = MISSING
     try:
@@ -572,7 +568,7 @@ def _arguments(node: ast.Call, call: UserCall, lookup, scope: dict) -> tuple[tup
         if isinstance(arg, ast.Starred):
             return None, {}
         if safe_expression(arg, lookup) and not _computes_on_deleted(arg, lookup):
-            args.append(_evaluate(arg, scope))
+            args.append(evaluate(arg, scope, _FILENAME))
         elif same_call and call.args is not None and len(call.args) == len(node.args):
             args.append(call.args[i])
         else:
@@ -582,7 +578,7 @@ def _arguments(node: ast.Call, call: UserCall, lookup, scope: dict) -> tuple[tup
         if keyword.arg is None:
             return None, {}
         if safe_expression(keyword.value, lookup) and not _computes_on_deleted(keyword.value, lookup):
-            kwargs[keyword.arg] = _evaluate(keyword.value, scope)
+            kwargs[keyword.arg] = evaluate(keyword.value, scope, _FILENAME)
         elif same_call and call.kwargs is not None and keyword.arg in call.kwargs:
             kwargs[keyword.arg] = call.kwargs[keyword.arg]
         else:

@@ -112,11 +112,16 @@ def evaluated(node: ast.expr, frame: clues.UserFrame) -> Any:
     value = clues.resolve(node, frame.lookup)
     if value is MISSING and safe_expression(node, frame.lookup):
         try:
-            scope = {**frame.frame.f_globals, **frame.frame.f_locals}
-            return eval(compile(ast.Expression(node), "<argument>", "eval"), scope)  # noqa: S307 (checked safe)
+            return evaluate(node, {**frame.frame.f_globals, **frame.frame.f_locals})
         except Exception:
             return MISSING
     return value
+
+
+def evaluate(node: ast.expr, scope: dict, filename: str = "<argument>") -> Any:
+    """The value of ``node``, an expression ``safe_expression`` let through, in ``scope`` (compiled
+    as ``filename``: where its tracebacks say it ran)."""
+    return eval(compile(ast.Expression(node), filename, "eval"), scope)  # noqa: S307 (checked safe)
 
 
 def _callee(node: ast.expr, lookup) -> Any:
