@@ -524,18 +524,25 @@ def node_at(tree: ast.AST, span: Span | None, kind: type | tuple[type, ...] = as
     """
     if span is None:
         return None
-    exact, containing, containing_span = None, None, None
-    for node in ast.walk(_around(tree, span.line)):
-        node_span = _placed(node) if isinstance(node, kind) else None
-        if node_span is None:
-            continue
-        if node_span == span:
-            # ast.walk is breadth first: the first exact match is the outermost, the one meant
-            # (Python 3.11 gives an f-string's format spec the whole f-string's position).
-            exact = exact or node
-        elif node_span.contains(span) and (containing_span is None or containing_span.contains(node_span)):
-            containing, containing_span = node, node_span
-    return exact or containing
+    around = _containing(tree, span, kind)
+    # ast.walk is breadth first: the first exact match is the outermost, the one meant
+    # (Python 3.11 gives an f-string's format spec the whole f-string's position).
+    return next((node for node, node_span in around if node_span == span), None) or _smallest(around)
+
+
+def _containing(tree: ast.AST, span: Span, kind, skip: ast.AST | None = None) -> list[tuple[ast.AST, Span]]:
+    """The nodes of ``kind`` (but ``skip``) that contain ``span``, with their spans, outermost first."""
+    placed = ((node, _placed(node)) for node in ast.walk(_around(tree, span.line)) if isinstance(node, kind))
+    return [(node, at) for node, at in placed if node is not skip and at is not None and at.contains(span)]
+
+
+def _smallest(found: list[tuple[ast.AST, Span]]) -> Any:
+    """The innermost of nodes that all contain one span: the last whose span the others' contain."""
+    smallest, smallest_span = None, None
+    for node, node_span in found:
+        if smallest_span is None or smallest_span.contains(node_span):
+            smallest, smallest_span = node, node_span
+    return smallest
 
 
 def _placed(node: ast.AST) -> Span | None:
@@ -550,15 +557,8 @@ def statement_at(tree: ast.AST, line: int) -> ast.stmt | None:
     >>> type(statement_at(tree, 1)).__name__, type(statement_at(tree, 2)).__name__
     ('If', 'Assign')
     """
-    found = None
-    for node in ast.walk(_around(tree, line)):
-        if (
-            isinstance(node, ast.stmt)
-            and node.lineno <= line <= Span.of(node).end_line
-            and (found is None or Span.of(found).contains(Span.of(node)))
-        ):
-            found = node
-    return found
+    statements = [(node, Span.of(node)) for node in ast.walk(_around(tree, line)) if isinstance(node, ast.stmt)]
+    return _smallest([(node, span) for node, span in statements if span.line <= line <= span.end_line])
 
 
 def enclosing(tree: ast.AST, target: ast.AST, kind: type[NodeT] | tuple[type[NodeT], ...]) -> NodeT | None:
@@ -569,19 +569,7 @@ def enclosing(tree: ast.AST, target: ast.AST, kind: type[NodeT] | tuple[type[Nod
     >>> ast.unparse(enclosing(tree, x, ast.Call))
     'g(x)'
     """
-    found, found_span = None, None
-    span = Span.of(target)
-    for node in ast.walk(_around(tree, span.line)):
-        if node is target or not isinstance(node, kind):
-            continue
-        node_span = _placed(node)
-        if (
-            node_span is not None
-            and node_span.contains(span)
-            and (found_span is None or found_span.contains(node_span))
-        ):
-            found, found_span = node, node_span
-    return found
+    return _smallest(_containing(tree, Span.of(target), kind, skip=target))
 
 
 def called(func: ast.expr) -> str:
