@@ -202,9 +202,16 @@ def _escapes(stmts: list[ast.stmt]) -> bool:
     return False
 
 
-def _body_text(lines: Sequence[str], stmts: list[ast.stmt]) -> str:
-    first, last = stmts[0].lineno, stmts[-1].end_lineno
-    return textwrap.dedent("\n".join(lines[first - 1 : last]))
+def _carried(node: ast.While | ast.For, function: ast.AST, lines: Sequence[str], index: str = "") -> tuple | None:
+    """What a JAX loop written for ``node`` carries (the variables its body assigns that were
+    defined before it, not the loop's ``index``) and its body's text indented as a loop function's;
+    ``None`` where it carries nothing, leaves early, has an ``else`` or a body on the loop's line."""
+    if node.orelse or _escapes(node.body) or node.body[0].lineno == node.lineno:
+        return None
+    defined = _defined_before(function, node.lineno)
+    carried = [n for n in names_in(ast.Module(node.body, []), ast.Store) if n in defined and n != index]
+    body = textwrap.dedent("\n".join(lines[node.body[0].lineno - 1 : node.body[-1].end_lineno]))
+    return (carried, textwrap.indent(body, "    ")) if carried else None
 
 
 def _pack(names: list[str]) -> str:
@@ -225,13 +232,10 @@ def while_rewrite(
     >>> print(while_rewrite(function.body[0], function, lines, lax="lax").text.splitlines()[-1])
     x, n = lax.while_loop(loop_condition, loop_body, (x, n))
     """
-    if node.orelse or _escapes(node.body) or node.body[0].lineno == node.lineno:
+    found = _carried(node, function, lines)
+    if found is None:
         return None
-    defined = _defined_before(function, node.lineno)
-    carried = [n for n in names_in(ast.Module(node.body, []), ast.Store) if n in defined]
-    if not carried:
-        return None
-    body = textwrap.indent(_body_text(lines, node.body), "    ")
+    carried, body = found
     unpack = f"    {_pack(carried)} = carry"
     text = "\n".join(
         [
@@ -265,8 +269,10 @@ def fori_rewrite(
         return None
     if call.keywords or not (1 <= len(call.args) <= 2) or not isinstance(node.target, ast.Name):
         return None
-    if node.orelse or _escapes(node.body) or node.body[0].lineno == node.lineno:
+    found = _carried(node, function, lines, index=node.target.id)
+    if found is None:
         return None
+    carried, body = found
 
     def bound(arg: ast.AST) -> str:
         # ``range(int(n))``: fori_loop takes the traced ``n`` itself (``unwrap`` is the ``int(n)`` call)
@@ -275,15 +281,9 @@ def fori_rewrite(
         return _src(lines, arg)
 
     start, stop = ("0", bound(call.args[0])) if len(call.args) == 1 else (bound(call.args[0]), bound(call.args[1]))
-    index = node.target.id
-    defined = _defined_before(function, node.lineno)
-    carried = [n for n in names_in(ast.Module(node.body, []), ast.Store) if n in defined and n != index]
-    if not carried:
-        return None
-    body = textwrap.indent(_body_text(lines, node.body), "    ")
     text = "\n".join(
         [
-            f"def loop_body({index}, carry):",
+            f"def loop_body({node.target.id}, carry):",
             f"    {_pack(carried)} = carry",
             body,
             f"    return {_pack(carried)}",
