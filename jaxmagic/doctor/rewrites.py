@@ -17,8 +17,9 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+import jaxmagic.doctor.clues as clues
 from jaxmagic.doctor.clues import MISSING, ParsedSource, Span, end_of, function_of_code, source_of, start_of
-from jaxmagic.tracing.callables import python_function
+from jaxmagic.tracing import callables
 
 MAX_FIX_LINES = 24  # a longer function is shown around its changed lines only
 
@@ -236,12 +237,10 @@ def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
     """
     import jax
 
-    from jaxmagic.doctor.clues import resolve
-
     libraries = {id(jax.jit): "jax", **_library_jits()}
 
     def library_of(expr: ast.AST) -> str | None:
-        value = resolve(expr, lookup)
+        value = clues.resolve(expr, lookup)
         return libraries.get(id(value)) if value is not MISSING else None
 
     library = library_of(node)
@@ -251,7 +250,7 @@ def jit_use(node: ast.expr, lookup: Callable[[str], Any]) -> JitUse | None:
         library = library_of(node.func)
         if library is not None:
             return JitUse(node, "call", node, library)
-        if resolve(node.func, lookup) is functools.partial and node.args:
+        if clues.resolve(node.func, lookup) is functools.partial and node.args:
             library = library_of(node.args[0])
             if library is not None:
                 return JitUse(node, "partial", node, library)
@@ -304,7 +303,7 @@ def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit
     value = names_tuple(merged)
     if use.kind == "bare":
         span = Span.of(use.node)
-        written = _text(lines, span)
+        written = clues.segment(tuple(lines), span)
         if use.library == "nnx" or jit_takes_options_alone():
             return Edit(span, f"{written}(static_argnames={value})")
         return Edit(span, f"functools.partial({written}, static_argnames={value})")
@@ -335,12 +334,6 @@ def add_static_argnums_edit(use: JitUse, positions: Sequence[int]) -> Edit | Non
     value = str(positions[0]) if len(positions) == 1 else repr(tuple(positions))
     separator = ", " if (call.args or call.keywords) else ""
     return Edit(end_of(call, back=1), f"{separator}static_argnums={value}")
-
-
-def _text(lines: Sequence[str], span: Span) -> str:
-    from jaxmagic.doctor.clues import segment
-
-    return segment(tuple(lines), span)
 
 
 def function_first_line(fnode: ast.AST) -> int:
@@ -499,10 +492,7 @@ def call_parameters(call: ast.Call, fn: Any) -> dict[str, ast.expr]:
 
 def signature_of(fn: Any) -> inspect.Signature | None:
     """The signature of the Python function inside ``fn`` (a jitted function's own), or ``None``."""
-    try:
-        return inspect.signature(python_function(fn) or fn)
-    except (TypeError, ValueError):
-        return None
+    return callables.signature_of(callables.python_function(fn) or fn)
 
 
 def returns_of(fnode: ast.AST) -> list[ast.Return]:
