@@ -23,13 +23,14 @@ import re
 import textwrap
 import types
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, TypeVar, overload
+from typing import Any, Callable, Iterable, Iterator, TypeVar, overload
 
 from jaxmagic.tracing import sources
 
 MISSING = object()  # what ``lookup`` answers for a name the frame does not know
 
 NodeT = TypeVar("NodeT", bound=ast.AST)  # the kind of node a search asks for (``ast.Call``...)
+PlacedT = TypeVar("PlacedT", bound=ast.expr | ast.stmt)  # a node with a place in the source
 
 # The kinds of node with a place in the source: expressions, statements, arguments, keywords...
 POSITIONED = (ast.expr, ast.stmt, ast.arg, ast.keyword, ast.excepthandler, ast.alias, ast.pattern)
@@ -51,6 +52,7 @@ _TRACED_RE = re.compile(
     r"(?P<name>\S+) at (?P<file>.+?):(?P<line>\d+)(?: traced)? for (?P<kind>\w+(?:\.\w+)*)"
 )
 _ARGUMENTS_RE = re.compile(r"depends on the values? of the arguments? (?P<names>.+?)\.(?:\s|$)")
+_LISTED_RE = re.compile(r",\s*(?:and\s+)?|\s+and\s+")  # between the names of a list: "a, b, and c"
 _LEAK_CREATED_RE = re.compile(
     r"The leaked intermediate value was created on line (?P<file>.+?):(?P<line>\d+)(?::\d+)? \((?P<name>[^)]*)\)"
 )
@@ -100,9 +102,7 @@ def argument_paths(message: str) -> tuple[str, ...]:
     ('args[1]',)
     """
     names = _ARGUMENTS_RE.search(message)
-    if names is None:
-        return ()
-    return tuple(part.strip() for part in re.split(r",\s*(?:and\s+)?|\s+and\s+", names.group("names").strip()))
+    return tuple(part.strip() for part in _LISTED_RE.split(names.group("names").strip())) if names else ()
 
 
 def counterpart(func: ast.AST, lookup: Callable[[str], Any], library: str, target: Any) -> str | None:
@@ -135,9 +135,8 @@ def split_argument_names(text: str) -> tuple[str, ...]:
     >>> split_argument_names("params['w'], n, and mode")
     ('params', 'n', 'mode')
     """
-    parts = re.split(r",\s*(?:and\s+)?|\s+and\s+", text.strip())
     names = []
-    for part in parts:
+    for part in _LISTED_RE.split(text.strip()):
         base = re.match(r"[A-Za-z_]\w*", part.strip())
         if base and base.group(0) not in names:
             names.append(base.group(0))
@@ -277,6 +276,21 @@ class UserFrame:
         return sources.source_line(self.file, self.line, self.function, cell_namer)
 
 
+def lookup_in(namespace: dict) -> Callable[[str], Any]:
+    """Name -> value in ``namespace`` then the builtins (``MISSING`` for neither).
+
+    >>> lookup_in({"x": 1})("x"), lookup_in({})("len") is len
+    (1, True)
+    """
+
+    def lookup(name: str) -> Any:
+        if name in namespace:
+            return namespace[name]
+        return getattr(builtins, name, MISSING)
+
+    return lookup
+
+
 def resolve(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
     """Look up ``a`` or ``a.b.c`` (no calls, no subscripts: nothing of the user's runs).
 
@@ -295,6 +309,21 @@ def resolve(node: ast.AST, lookup: Callable[[str], Any]) -> Any:
             return MISSING
         return getattr(base, node.attr, MISSING)
     return MISSING
+
+
+def written_value(node: ast.AST | None, lookup: Callable[[str], Any]) -> Any:
+    """The value an argument as written has, told without running code: a name's or a dotted name's
+    (``resolve``), a literal's; ``MISSING`` for anything else.
+
+    >>> written_value(ast.parse("(2, 'a')", mode="eval").body, {}.get), written_value(None, {}.get) is MISSING
+    ((2, 'a'), True)
+    """
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return resolve(node, lookup)
+    try:
+        return ast.literal_eval(node) if node is not None else MISSING
+    except (ValueError, SyntaxError, TypeError):
+        return MISSING
 
 
 def is_user_file(filename: str) -> bool:
@@ -499,6 +528,24 @@ def nodes_in(tree: ast.AST, kind: type | tuple[type, ...] = ast.AST) -> Iterator
     2
     """
     return (n for n in ast.walk(tree) if isinstance(n, kind))
+
+
+def in_order(nodes: Iterable[PlacedT]) -> list[PlacedT]:
+    """``nodes`` as they stand in the source: by line, then column.
+
+    >>> [ast.unparse(n) for n in in_order(nodes_in(ast.parse("h()\\nf(g(x))"), ast.Call))]
+    ['h()', 'f(g(x))', 'g(x)']
+    """
+    return sorted(nodes, key=lambda node: (node.lineno, node.col_offset))
+
+
+def attributes_of(node: ast.AST, owner: str) -> list[ast.Attribute]:
+    """The attributes of the name ``owner`` (``self.n``) that ``node`` reads or assigns.
+
+    >>> [a.attr for a in attributes_of(ast.parse("self.n = self.m + other.k"), "self")]
+    ['n', 'm']
+    """
+    return [n for n in nodes_in(node, ast.Attribute) if isinstance(n.value, ast.Name) and n.value.id == owner]
 
 
 def _around(tree: ast.AST, line: int) -> ast.AST:

@@ -48,11 +48,10 @@ import numpy as np
 
 import jaxmagic.doctor.clues as clues
 from jaxmagic import _jax_private
-from jaxmagic.doctor.clues import MISSING
+from jaxmagic.doctor.clues import MISSING, lookup_in
 from jaxmagic.doctor.donations import has_deleted, is_nnx_object
 from jaxmagic.doctor.fix_safety import calls_of_user_code, evaluate, is_definition, is_library, safe_expression
 from jaxmagic.doctor.fix_values import Difference, compared, degenerate, error_text, first_difference, generated, shown
-from jaxmagic.doctor.rewrites import lookup_in
 from jaxmagic.doctor.traced_code import codes
 from jaxmagic.tracing import callables, jitting, nnx_copies, streams
 
@@ -146,7 +145,7 @@ class _Scopes:
         self.classes: dict[str, type] = {}  # the classes the fix defines, by name
 
     def lookup(self, name: str) -> Any:
-        return self.scope[name] if name in self.scope else getattr(builtins, name, MISSING)
+        return lookup_in(self.scope)(name)
 
     def remade(self, value: Any) -> Any:
         """An object of a class the fix defines again, as a copy of the new class (its attributes
@@ -159,7 +158,7 @@ class _Scopes:
         return made
 
     def lookup_home(self, name: str) -> Any:
-        return self.home[name] if name in self.home else getattr(builtins, name, MISSING)
+        return lookup_in(self.home)(name)
 
 
 def _read_fix(tree: ast.Module, scopes: _Scopes) -> tuple[list[ast.stmt], list[ast.Call], list[ast.expr]] | None:

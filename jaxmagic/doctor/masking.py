@@ -58,8 +58,7 @@ def mask_later_slice(line: Line, conversion: ast.AST) -> list[rewrites.Edit] | N
     if assigned is None:
         return None
     name, statement, function = assigned
-    subscripts = [n for n in clues.nodes_in(function, ast.Subscript) if isinstance(n, ast.Subscript)]
-    for node in sorted(subscripts, key=lambda n: (n.lineno, n.col_offset)):
+    for node in clues.in_order(clues.nodes_in(function, ast.Subscript)):
         bounds = (node.slice.lower, node.slice.upper) if isinstance(node.slice, ast.Slice) else ()
         if node.lineno > (statement.end_lineno or 0) and any(b and name in clues.names_in(b) for b in bounds):
             later = clues.statement_at(function, node.lineno)

@@ -32,16 +32,7 @@ from jaxmagic.doctor.clues import Span
 
 def self_reads(node: ast.AST) -> list[str]:
     """The attributes of ``self`` a method reads, in order."""
-    return list(
-        dict.fromkeys(
-            n.attr
-            for n in ast.walk(node)
-            if isinstance(n, ast.Attribute)
-            and isinstance(n.value, ast.Name)
-            and n.value.id == "self"
-            and isinstance(n.ctx, ast.Load)
-        )
-    )
+    return list(dict.fromkeys(n.attr for n in clues.attributes_of(node, "self") if isinstance(n.ctx, ast.Load)))
 
 
 def _tests(node: ast.AST) -> list[ast.AST]:
@@ -77,11 +68,7 @@ def method_calling_jitted_function(
     others = [a.arg for a in node.args.args[1:]]
     helper = f"_{cls.name.lower()}_{node.name}"
     settings = _settings(node, attributes, owner)
-    body_edits = [
-        rewrites.Edit(Span.of(n), n.attr)
-        for n in ast.walk(node)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
-    ]
+    body_edits = [rewrites.Edit(Span.of(n), n.attr) for n in clues.attributes_of(node, "self")]
     body = rewrites.with_edits(parsed.lines, node.body[0].lineno, node.end_lineno, body_edits, elide=False)
     decorator = f"@{jn.jit}(static_argnames={rewrites.names_tuple(settings)})" if settings else f"@{jn.jit}"
     function = "\n".join(

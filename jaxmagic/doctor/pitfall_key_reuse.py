@@ -29,12 +29,12 @@ _NOT_DRAWS = {"split", "fold_in", "key", "PRNGKey", "key_data", "wrap_key_data",
 def _draws(node: ast.AST, resolve) -> list[tuple[str, ast.Call]]:
     """``(key name, call)`` for each call of a ``jax.random`` sampler whose key is a plain name."""
     samplers = {id(f) for name, f in vars(jax.random).items() if callable(f) and name not in _NOT_DRAWS}
-    found = [
-        (call.args[0].id, call)
-        for call in clues.nodes_in(node, ast.Call)
-        if call.args and isinstance(call.args[0], ast.Name) and id(resolve(call.func)) in samplers
+    calls = clues.in_order(clues.nodes_in(node, ast.Call))
+    return [
+        (c.args[0].id, c)
+        for c in calls
+        if c.args and isinstance(c.args[0], ast.Name) and id(resolve(c.func)) in samplers
     ]
-    return sorted(found, key=lambda item: (item[1].lineno, item[1].col_offset))
 
 
 def _assigned_lines(node: ast.AST, name: str) -> list[int]:

@@ -75,7 +75,7 @@ def non_array_argument(line: Line) -> dict | None:
         if written is None:
             return None
         return {**found, "kind": "self-settings" if written[1] else "self", "fixed": written[0], "settings": written[1]}
-    use = rewrites.decorator_jit(node, rewrites.lookup_in(function.__globals__))
+    use = rewrites.decorator_jit(node, clues.lookup_in(function.__globals__))
     if use is None or use.library == "eqx":
         return None
     edit = rewrites.add_static_edit(use, [parameter], parsed.lines, line.jax_names.jit)

@@ -17,6 +17,7 @@ import ast
 
 import numpy as np
 
+import jaxmagic.doctor.clues as clues
 from jaxmagic.doctor.declared import AddParameters, Declared, Function, InsertBefore, Rewritten
 from jaxmagic.doctor.traced_code import parameter_edit
 
@@ -46,17 +47,13 @@ def _is_numpy_random(value) -> bool:
 def numpy_random(function: Function) -> dict | None:
     """The calls of ``np.random.*`` (or of a NumPy ``Generator`` read as a global) in the function,
     each made a ``jax.random`` draw from its own key (none where one has no plain counterpart)."""
-    draws = sorted(
-        (
-            node
-            for node in ast.walk(function.node)
-            if isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr not in _NOT_DRAWS
-            and _is_numpy_random(function.resolve(node.func.value))
-        ),
-        key=lambda call: (call.lineno, call.col_offset),
-    )
+    draws = [
+        c
+        for c in clues.in_order(clues.nodes_in(function.node, ast.Call))
+        if isinstance(c.func, ast.Attribute)
+        and c.func.attr not in _NOT_DRAWS
+        and _is_numpy_random(function.resolve(c.func.value))
+    ]
     if not draws:
         return None
     keys = ["key"] if len(draws) == 1 else [f"key_{i}" for i in range(1, len(draws) + 1)]

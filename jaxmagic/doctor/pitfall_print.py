@@ -34,8 +34,7 @@ def print_calls(node: ast.AST, lookup) -> list[ast.Call]:
     function there, such as ``jax.debug.print`` imported as ``print``), in order."""
     if lookup("print") is not builtins.print:
         return []
-    calls = [c for c in clues.nodes_in(node, ast.Call) if isinstance(c, ast.Call) and _is_print(c.func)]
-    return sorted(calls, key=lambda call: (call.lineno, call.col_offset))
+    return clues.in_order(c for c in clues.nodes_in(node, ast.Call) if _is_print(c.func))
 
 
 def _is_print(func: ast.AST) -> bool:

@@ -71,8 +71,7 @@ def _assignments_to(fnode: ast.AST, owner: str) -> tuple[list[ast.stmt], list[st
         if assigned:
             statements.append(node)
             attributes += [a for a in assigned if a not in attributes]
-    statements.sort(key=lambda n: (n.lineno, n.col_offset))
-    return statements, attributes
+    return clues.in_order(statements), attributes
 
 
 def _functional(parsed: clues.ParsedSource, node: ast.FunctionDef, owner: str, attributes: list[str]) -> str | None:
@@ -100,9 +99,7 @@ def _simple(node: ast.FunctionDef, owner: str, attributes: list[str]) -> tuple[l
         return [], None
     inside = list(ast.walk(node))
     uses = [n for n in inside if isinstance(n, ast.Name) and n.id == owner]
-    attribute_uses = [
-        n for n in inside if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == owner
-    ]
+    attribute_uses = clues.attributes_of(node, owner)
     returns = [n for n in inside if isinstance(n, ast.Return)]
     if any(n.attr != attributes[0] for n in attribute_uses) or len(uses) != len(attribute_uses) or len(returns) != 1:
         return [], None

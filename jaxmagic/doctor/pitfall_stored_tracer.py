@@ -32,8 +32,7 @@ def stored_tracers(function: Function) -> list[dict[str, Any]]:
     assignment, and how the tracer prints."""
     declared = {name for node in ast.walk(function.node) if isinstance(node, ast.Global) for name in node.names}
     first: dict[str, ast.Name] = {}
-    stores = [n for n in ast.walk(function.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
-    for node in sorted(stores, key=lambda n: (n.lineno, n.col_offset)):
+    for node in clues.in_order(n for n in clues.nodes_in(function.node, ast.Name) if isinstance(n.ctx, ast.Store)):
         if node.id in declared:
             first.setdefault(node.id, node)
     return [

@@ -51,15 +51,6 @@ def call_positions(signature: inspect.Signature, paths: list[str]) -> list[int] 
     return found
 
 
-def _passed(node: ast.expr, lookup) -> Any:
-    if isinstance(node, (ast.Name, ast.Attribute)):
-        return clues.resolve(node, lookup)
-    try:
-        return ast.literal_eval(node)
-    except (ValueError, SyntaxError, TypeError):
-        return MISSING
-
-
 @dataclass(frozen=True)
 class Placed:
     """The fix: ``positions`` of the call made static on the line that jits ``jitted`` (``fixed``,
@@ -123,7 +114,7 @@ def _settings_at(case: Case, node: ast.Call, positions: list[int]) -> bool:
     site = case.call_site
     if site is None or any(p >= len(node.args) or isinstance(node.args[p], ast.Starred) for p in positions):
         return False
-    passed = [_passed(node.args[p], site.lookup) for p in positions]
+    passed = [clues.written_value(node.args[p], site.lookup) for p in positions]
     return all(isinstance(value, _SETTING) and not hasattr(value, "shape") for value in passed)
 
 

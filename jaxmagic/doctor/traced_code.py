@@ -172,7 +172,7 @@ def host_callbacks(function: types.FunctionType) -> set[str]:
     located = clues.function_of_code(function.__code__)
     if located is None:
         return set()
-    lookup = rewrites.lookup_in(function.__globals__)
+    lookup = clues.lookup_in(function.__globals__)
     found = set()
     for call in clues.nodes_in(located[1], ast.Call):
         callee = clues.resolve(call.func, lookup)
@@ -222,7 +222,7 @@ def with_source(functions: Iterable[types.FunctionType]) -> Iterator[SourcedFunc
     for function in functions:
         located = clues.function_of_code(function.__code__)
         if located is not None:
-            yield SourcedFunction(function, located, rewrites.lookup_in(function.__globals__))
+            yield SourcedFunction(function, located, clues.lookup_in(function.__globals__))
 
 
 @dataclass(frozen=True)
