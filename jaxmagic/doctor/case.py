@@ -181,7 +181,9 @@ class Case:
         """The value the caller wrote for parameter ``name``, when it is a literal or a name
         (``activation(x, True)`` -> ``True``); ``MISSING`` when it cannot be told without running code."""
         if name not in self._passed:
-            self._passed[name] = self._passed_value(name)
+            site = self.call_site  # without it, no call is written
+            written = self.written_arguments().get(name)
+            self._passed[name] = clues.written_value(written, site.lookup) if site is not None else MISSING
         return self._passed[name]
 
     def written_arguments(self) -> dict[str, ast.expr]:
@@ -193,15 +195,6 @@ class Case:
             return {}
         callee = clues.resolve(node.func, site.lookup)
         return rewrites.call_parameters(node, callee if callee is not MISSING else self.fn)
-
-    def _passed_value(self, name: str) -> Any:
-        written = self.written_arguments().get(name)
-        if self.call_site is not None and isinstance(written, (ast.Name, ast.Attribute)):
-            return clues.resolve(written, self.call_site.lookup)
-        try:
-            return ast.literal_eval(written) if written is not None else MISSING
-        except (ValueError, SyntaxError, TypeError):
-            return MISSING
 
     def scalar_arguments(self, names: list[str]) -> list[str]:
         """Of ``names``, the jitted function's parameters that hold a traced scalar that could be
@@ -314,15 +307,8 @@ def static_fix(case: Case, names: list[str]) -> str | None:
         return rewrites.definition_with_edits(
             where.lines, stmt, [rewrites.add_static_edit(use, names, where.lines, jn.jit)]
         )
-    value = rewrites.names_tuple(names)
-    decorator = (
-        f"{jn.jit}(static_argnames={value})"
-        if rewrites.jit_takes_options_alone()
-        else f"functools.partial({jn.jit}, static_argnames={value})"
-    )
-    return rewrites.definition_with_edits(
-        parsed.lines, fnode, [rewrites.insert_decorator_edit(fnode, decorator)], show=[frame.line]
-    )
+    decorator = rewrites.insert_decorator_edit(fnode, rewrites.static_jit(jn.jit, names))
+    return rewrites.definition_with_edits(parsed.lines, fnode, [decorator], show=[frame.line])
 
 
 def _static_lambda(

@@ -260,7 +260,7 @@ class AddKeyword:
     text: str
 
     def edits(self, line: Reading, facts: dict[str, Any], named: dict[str, Any]) -> list[rewrites.Edit]:
-        return [rewrites.Edit(end_of(facts[self.target], back=1), ", " + self.text.format(**named))]
+        return [rewrites.keyword_edit(facts[self.target], self.text.format(**named))]
 
 
 def _parts(line: Reading, node: ast.AST) -> dict[str, str]:
@@ -374,22 +374,18 @@ class Declared:
 
     def notice(self, traced: Traced) -> list[Diagnosis]:
         """One warning for each traced function (with its source known) where it is this pitfall."""
-        found = []
-        for sourced in with_source(traced.functions):
-            function = Function(traced, sourced, sourced.parsed)
-            facts = self.recognise(function)
-            for each in [facts] if isinstance(facts, dict) else facts or ():
-                found.append(self.describe(function, each))
-        return found
+        return self._warnings(Function(traced, sourced, sourced.parsed) for sourced in with_source(traced.functions))
 
     def after_cell(self, cell: CellEnd) -> list[Diagnosis]:
         """One warning for each global changed since a jitted function read it, where it is this pitfall."""
+        return self._warnings(Changed(stale, cell.cell_namer) for stale in cell.changes)
+
+    def _warnings(self, readings) -> list[Diagnosis]:
+        """The warnings of the facts ``recognise`` finds in each reading (one, or a list: one each)."""
         found = []
-        for stale in cell.changes:
-            reading = Changed(stale, cell.cell_namer)
+        for reading in readings:
             facts = self.recognise(reading)
-            if isinstance(facts, dict):
-                found.append(self.describe(reading, facts))
+            found += [self.describe(reading, each) for each in ([facts] if isinstance(facts, dict) else facts or ())]
         return found
 
     def describe(self, reading: Reading, facts: dict[str, Any]) -> Diagnosis:

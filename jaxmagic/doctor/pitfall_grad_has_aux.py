@@ -23,7 +23,7 @@ import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import MISSING
-from jaxmagic.doctor.declared import AddKeyword, Declared, Given, Line, Replace, end_of
+from jaxmagic.doctor.declared import AddKeyword, Declared, Given, Line, Replace
 
 _GRADS = ("grad", "value_and_grad", "filter_grad", "filter_value_and_grad")
 
@@ -77,8 +77,7 @@ def _defined(line: Line, name: str) -> dict | None:
         return None
     parsed, assign = found
     assert isinstance(assign.value, ast.Call)
-    edit = rewrites.Edit(end_of(assign.value, back=1), ", has_aux=True")
-    fixed = rewrites.definition_with_edits(parsed.lines, assign, [edit])
+    fixed = rewrites.definition_with_edits(parsed.lines, assign, [rewrites.keyword_edit(assign.value, "has_aux=True")])
     return {"kind": "defined", "transform": _transform(assign.value, lookup),
             "function": clues.source_of(parsed, assign.value.args[0]), "fixed": fixed, "name": name}  # fmt: skip
 

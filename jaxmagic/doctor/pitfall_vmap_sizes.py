@@ -103,7 +103,7 @@ def _facts(line: Line, vmap: ast.Call, written: list, arguments: list, lookup, d
         edit = (
             rewrites.Edit(clues.Span.of(node), text)
             if node is not None
-            else rewrites.Edit(clues.end_of(vmap, back=1), f", in_axes={text}")
+            else rewrites.keyword_edit(vmap, f"in_axes={text}")
         )
         fixed = rewrites.definition_with_edits(parsed.lines, assign, [edit])
         return {**facts, "kind": "defined", "fixed": fixed, "name": name}

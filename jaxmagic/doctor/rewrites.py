@@ -180,8 +180,7 @@ def names_tuple(names: Sequence[str]) -> str:
     >>> names_tuple(["use_relu"])
     '("use_relu",)'
     """
-    inner = ", ".join(f'"{n}"' for n in names)
-    return f"({inner},)" if len(names) == 1 else f"({inner})"
+    return tuple_of([f'"{n}"' for n in names])
 
 
 @functools.lru_cache(maxsize=1)
@@ -265,11 +264,7 @@ def decorator_jit(fnode: ast.AST, lookup: Callable[[str], Any]) -> JitUse | None
     >>> decorator_jit(fnode, {"jax": jax}.get).kind
     'bare'
     """
-    for decorator in getattr(fnode, "decorator_list", []):
-        use = jit_use(decorator, lookup)
-        if use is not None:
-            return use
-    return None
+    return next(filter(None, (jit_use(decorator, lookup) for decorator in getattr(fnode, "decorator_list", []))), None)
 
 
 def static_names_of(call: ast.Call | None) -> list[str]:
@@ -303,19 +298,37 @@ def add_static_edit(use: JitUse, names: Sequence[str], lines: Sequence[str], jit
     value = names_tuple(merged)
     if use.kind == "bare":
         span = Span.of(use.node)
-        written = clues.segment(tuple(lines), span)
-        if use.library == "nnx" or jit_takes_options_alone():
-            return Edit(span, f"{written}(static_argnames={value})")
-        return Edit(span, f"functools.partial({written}, static_argnames={value})")
+        return Edit(span, static_jit(clues.segment(tuple(lines), span), merged, use.library))
     call = use.options
     if call is None:  # not written by ``jit_use``: a call or a partial has its options
         raise ValueError(f"a {use.kind!r} use of jit without its call")
     for keyword in call.keywords:
         if keyword.arg == "static_argnames":
             return Edit(Span.of(keyword.value), value)
-    # Insert the keyword just before the call's closing parenthesis.
+    return keyword_edit(call, f"static_argnames={value}")
+
+
+def static_jit(jit: str, names: Sequence[str], library: str = "jax") -> str:
+    """``jit`` (as the user writes it) with ``names`` static: given the option alone where it takes
+    it (newer JAX, Flax's ``nnx.jit``), else through ``functools.partial``.
+
+    >>> static_jit("nnx.jit", ["n"], "nnx")
+    'nnx.jit(static_argnames=("n",))'
+    """
+    value = f"static_argnames={names_tuple(names)}"
+    return f"{jit}({value})" if library == "nnx" or jit_takes_options_alone() else f"functools.partial({jit}, {value})"
+
+
+def keyword_edit(call: ast.Call, text: str) -> Edit:
+    """The edit adding ``text`` (a keyword argument) after the call's arguments, just before its
+    closing parenthesis.
+
+    >>> lines = ("jax.grad(f)",)
+    >>> with_edits(lines, 1, 1, [keyword_edit(ast.parse(lines[0]).body[0].value, "has_aux=True")])
+    'jax.grad(f, has_aux=True)'
+    """
     separator = ", " if (call.args or call.keywords) else ""
-    return Edit(end_of(call, back=1), f"{separator}static_argnames={value}")
+    return Edit(end_of(call, back=1), f"{separator}{text}")
 
 
 def add_static_argnums_edit(use: JitUse, positions: Sequence[int]) -> Edit | None:
@@ -331,9 +344,7 @@ def add_static_argnums_edit(use: JitUse, positions: Sequence[int]) -> Edit | Non
     call = use.options
     if use.kind != "call" or call is None or any(k.arg == "static_argnums" for k in call.keywords):
         return None
-    value = str(positions[0]) if len(positions) == 1 else repr(tuple(positions))
-    separator = ", " if (call.args or call.keywords) else ""
-    return Edit(end_of(call, back=1), f"{separator}static_argnums={value}")
+    return keyword_edit(call, f"static_argnums={positions[0] if len(positions) == 1 else tuple(positions)!r}")
 
 
 def function_first_line(fnode: ast.AST) -> int:
@@ -372,22 +383,6 @@ def insert_decorator_edit(fnode: ast.AST, text: str) -> Edit:
     col = Span.of(fnode).col
     anchor = Span(first, first, col, col)
     return Edit(anchor, f"@{text}\n")
-
-
-def lookup_in(namespace: dict) -> Callable[[str], Any]:
-    """Name -> value in ``namespace`` then the builtins (``MISSING`` for neither).
-
-    >>> lookup_in({"x": 1})("x"), lookup_in({})("len") is len
-    (1, True)
-    """
-    import builtins
-
-    def lookup(name: str) -> Any:
-        if name in namespace:
-            return namespace[name]
-        return getattr(builtins, name, MISSING)
-
-    return lookup
 
 
 def debug_print_call(call: ast.Call, parsed: ParsedSource, jax_name: str, *, callee: str | None = None) -> str | None:
@@ -705,7 +700,7 @@ def without_static(function: Any, name: str, index: int | None, jit_name: str) -
         return x + offsets
     """
     located = function_of_code(function.__code__) if function is not None else None
-    use = decorator_jit(located[1], lookup_in(function.__globals__)) if located is not None else None  # pyright: ignore[reportOptionalMemberAccess]
+    use = decorator_jit(located[1], clues.lookup_in(function.__globals__)) if located is not None else None  # pyright: ignore[reportOptionalMemberAccess]
     if located is None or use is None or use.options is None:
         return None
     static = [k for k in use.options.keywords if k.arg in ("static_argnums", "static_argnames")]

@@ -21,7 +21,7 @@ import jaxmagic.doctor.branch_rewrites as branch_rewrites
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import Span
-from jaxmagic.doctor.declared import Line, end_of, user_function
+from jaxmagic.doctor.declared import Line, user_function
 from jaxmagic.doctor.masking import mask_edits
 from jaxmagic.doctor.rewrites import Edit
 
@@ -134,7 +134,7 @@ def _size(line: Line, node: ast.AST, statement: ast.stmt | None) -> dict[str, An
         return None
     first = line.text(node.args[0])
     first = first if isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) else f"({first})"
-    found = {"how": "size", "func": ast.unparse(node.func), "edits": Edit(end_of(node, back=1), f", size={first}.size")}
+    found = {"how": "size", "func": ast.unparse(node.func), "edits": rewrites.keyword_edit(node, f"size={first}.size")}
     if name not in ("nonzero", "where") or len(node.args) != 1:
         return found
     function, condition = user_function(line), line.text(node.args[0])

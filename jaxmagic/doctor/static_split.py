@@ -21,7 +21,7 @@ import numpy as np
 
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.clues import Span, end_of
+from jaxmagic.doctor.clues import Span
 from jaxmagic.doctor.declared import Line
 
 SETTINGS = (int, float, str, bool, type(None))
@@ -63,7 +63,7 @@ def split_fix(line: Line, node: ast.expr, value: Any, function: Any, parameter: 
     if not split or call is None:
         return {}
     body = rewrites.with_first_statement(function, f"{parameter} = {{**dict({parameter}), **{extra}}}", extra)
-    edits = [rewrites.Edit(Span.of(node), split[0]), rewrites.Edit(end_of(call, back=1), f", {extra}={split[1]}")]
+    edits = [rewrites.Edit(Span.of(node), split[0]), rewrites.keyword_edit(call, f"{extra}={split[1]}")]
     return {"kind": "split", "extra": extra, "fixed": f"{body}\n\n{line.fix(edits, 'statement')}"} if body else {}
 
 
