@@ -88,16 +88,13 @@ def donation_option(fn: Any) -> str:
 
 def donated_positions(fn: Any) -> tuple[set[int], set[str]]:
     """The positions and parameter names ``fn`` donates."""
+    sig = rewrites.signature_of(fn)
+    params = list(sig.parameters) if sig else []
     if eqx_jit(fn):
-        sig = rewrites.signature_of(fn)
-        params = list(sig.parameters) if sig else []
         donated = {i for i in range(len(params)) if (fn.donate_first if i == 0 else fn.donate_rest)}
         return donated, {params[i] for i in donated}
     options = _jax_private.jit_options(fn.jitted_fn if nnx_jit(fn) else fn)  # NNX hands its options to jax.jit
-    names = set(options.donate_argnames)
-    sig = rewrites.signature_of(fn)
-    params = list(sig.parameters) if sig else []
-    names.update(params[i] for i in options.donate_argnums if i < len(params))
+    names = {*options.donate_argnames, *(params[i] for i in options.donate_argnums if i < len(params))}
     return set(options.donate_argnums), names
 
 

@@ -20,20 +20,16 @@ from __future__ import annotations
 import ast
 
 from jaxmagic.doctor.declared import Declared, Line, Replace
-from jaxmagic.doctor.pitfall_in_place_update import assigned
+from jaxmagic.doctor.pitfall_in_place_update import item_assigned
 
 
 def at_assignment(line: Line) -> dict | None:
     """The assignment to ``array.at[index]``: the array, the index, the value and the method that does it."""
-    found = assigned(line.statement())
-    if found is None:
+    found = item_assigned(line.statement())
+    helper = found[1].value if found is not None else None
+    if found is None or not (isinstance(helper, ast.Attribute) and helper.attr == "at"):
         return None
     statement, target, method = found
-    if not isinstance(target, ast.Subscript):
-        return None
-    helper = target.value
-    if not (isinstance(helper, ast.Attribute) and helper.attr == "at"):
-        return None
     return {"statement": statement, "array": helper.value, "index": target.slice, "value": statement.value,
             "method": method}  # fmt: skip
 

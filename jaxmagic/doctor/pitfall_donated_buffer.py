@@ -26,8 +26,8 @@ import jax
 import jaxmagic.doctor.clues as clues
 import jaxmagic.doctor.donations as donations
 import jaxmagic.doctor.rewrites as rewrites
-from jaxmagic.doctor.clues import ParsedSource, Span, start_of
-from jaxmagic.doctor.declared import Declared, Given, Line
+from jaxmagic.doctor.clues import Span, start_of
+from jaxmagic.doctor.declared import Declared, Given, Line, edited
 from jaxmagic.tracing import sources
 
 
@@ -60,16 +60,12 @@ def _donated(line: Line, variable: str) -> dict:
     copied = rewrites.call_parameters(call, callee)[parameter]  # where find_donation found it passed
     copy = f"{variable}.copy()" if isinstance(line.frame.lookup(variable), jax.Array) else None
     copy = copy or f"{line.jax_names.jax}.tree_util.tree_map(lambda a: a.copy(), {variable})"
-    found["keep"] = _lines(parsed, donating, [rewrites.Edit(Span.of(copied), copy)])
+    found["keep"] = edited(parsed.lines, donating, rewrites.Edit(Span.of(copied), copy))
     edits = _rebinding(donating, call, variable)
     if edits:
-        return {**found, "kind": "rebind", "fixed": _lines(parsed, donating, edits)}
+        return {**found, "kind": "rebind", "fixed": edited(parsed.lines, donating, *edits)}
     used = f"\n# from here on, use the value this call returned instead of `{variable}`"
     return {**found, "kind": "use-result", "fixed": clues.source_of(parsed, donating) + used}
-
-
-def _lines(parsed: ParsedSource, statement: ast.stmt, edits: list[rewrites.Edit]) -> str:
-    return rewrites.definition_with_edits(parsed.lines, statement, edits)
 
 
 def _rebinding(donating: ast.stmt, call: ast.Call, variable: str) -> list[rewrites.Edit]:

@@ -24,24 +24,24 @@ from jaxmagic.doctor.declared import Declared, Line, Replace
 METHODS = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "divide", ast.Pow: "power"}
 
 
-def assigned(statement: ast.stmt | None) -> tuple[ast.Assign | ast.AugAssign, ast.expr, str] | None:
-    """The assignment ``target = v`` or ``target op= v``, what it assigns to, and the ``.at`` method
-    that does it."""
+def item_assigned(statement: ast.stmt | None) -> tuple[ast.Assign | ast.AugAssign, ast.Subscript, str] | None:
+    """The assignment to an item ``x[i] = v`` or ``x[i] op= v``, its ``x[i]``, and the ``.at``
+    method that does it."""
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-        return statement, statement.targets[0], "set"
-    if isinstance(statement, ast.AugAssign) and type(statement.op) in METHODS:
-        return statement, statement.target, METHODS[type(statement.op)]
-    return None
+        target, method = statement.targets[0], "set"
+    elif isinstance(statement, ast.AugAssign) and type(statement.op) in METHODS:
+        target, method = statement.target, METHODS[type(statement.op)]
+    else:
+        return None
+    return (statement, target, method) if isinstance(target, ast.Subscript) else None
 
 
 def in_place_update(line: Line) -> dict | None:
     """The item assignment: the statement, the array, the index, the value and the ``.at`` method."""
-    found = assigned(line.statement())
+    found = item_assigned(line.statement())
     if found is None:
         return None
     statement, target, method = found
-    if not isinstance(target, ast.Subscript):
-        return None
     empty = isinstance(target.slice, ast.Tuple) and not target.slice.elts
     index = "()" if empty else target.slice
     return {"statement": statement, "array": target.value, "index": index, "value": statement.value, "method": method}
