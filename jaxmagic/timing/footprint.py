@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import jaxmagic.timing.stopwatch as stopwatch
 from jaxmagic.tracing.listing import all_equations, sub_jaxprs
+
+MOST_A_DISPATCH_COSTS = 1e-3  # seconds: no dispatch of one operation costs more, even op by op
 
 # Primitives whose body runs equation by equation even with jit on (called, not compiled).
 _INLINE_CALLS = {
@@ -64,6 +67,27 @@ def dispatches(closed_jaxpr, *, op_by_op: bool) -> int:
     bodies where they run equation by equation, and ``op_by_op`` a ``scan``'s body once per step and
     a ``while`` loop's body once (its steps are not known before it runs: a lower bound)."""
     return _dispatches(getattr(closed_jaxpr, "jaxpr", closed_jaxpr), op_by_op)
+
+
+def dispatch_estimate(closed_jaxpr, *, op_by_op: bool, within_s: float) -> dict | None:
+    """What one uncompiled call costs at the least: the operations it dispatches one by one times
+    the least a dispatch costs here (``dispatches``, ``floor_s``, ``estimate_s``); ``None`` without
+    a jaxpr, or where so few that they could not outlast ``within_s`` whatever a dispatch costs.
+
+    >>> import jax, jax.numpy as jnp
+    >>> dispatch_estimate(jax.make_jaxpr(jnp.sin)(1.0), op_by_op=True, within_s=0.1) is None
+    True
+    """
+    if closed_jaxpr is None:
+        return None
+    try:
+        count = dispatches(closed_jaxpr, op_by_op=op_by_op)
+    except Exception:  # an estimate is a bonus; the timing must not fail for it
+        return None
+    if count * MOST_A_DISPATCH_COSTS <= within_s:
+        return None  # however dear a dispatch is here, these would fit: not worth measuring one
+    floor = stopwatch.dispatch_floor()
+    return {"dispatches": count, "floor_s": floor, "estimate_s": count * floor}
 
 
 def _dispatches(jaxpr, op_by_op: bool) -> int:

@@ -66,6 +66,7 @@ KINDS = (
     "not_run",
     "eager_donates",
     "stopped_early",
+    "repeat_overran",
     "printed_lines",
     "only_eager_printed",
     "python_warning",

@@ -25,10 +25,10 @@ from jaxmagic.timing.session_facts import SessionFacts
 from jaxmagic.timing.session_report import SessionReport
 from jaxmagic.timing.settings import DEFAULT_BUDGET_S, DEFAULT_REPEAT, check_settings
 from jaxmagic.timing.stopwatch import TIMER
-from jaxmagic.tracing import libraries, streams
+from jaxmagic.tracing import streams
 from jaxmagic.tracing.call import Call, check_traceable
 from jaxmagic.tracing.jitting import own_work
-from jaxmagic.tracing.nnx_copies import call_on_nnx_copies, names_reached
+from jaxmagic.tracing.nnx_copies import call_on_nnx_copies, nnx_argument_names
 
 WALL_MARGIN = 1.1  # only a compiled mode's first call and its needed repeats run past budget × this
 PLAN_MARGIN = 0.9  # repeats are planned to fill this share of what is left of the budget
@@ -39,7 +39,6 @@ PIPELINED_SHARE = 2.0  # a call in a repeat costs this many calls waited for: it
 LATE_SHARE = 0.05  # of the budget: an uncompiled call ending past its time by more is said (no stop's latency)
 MIN_SLICE = 0.02  # an uncompiled mode left less than this share of the budget is not run
 SKIP_FACTOR = 3.0  # nor one whose dispatches alone would cost this many times the time it is left
-MOST_A_DISPATCH_COSTS = 1e-3  # seconds: no dispatch of one operation costs more, even op by op
 SETTLE_S = 0.01  # a repeat after another mode's starts with this long of untimed calls of its own
 REWARM_MOST_S = 1e-3  # a compiled call this cheap is called once more just before its repeats
 
@@ -92,7 +91,7 @@ def compare(
         )
         if any(mode != "eager" for mode in chosen):
             check_traceable(call, magic="%jitcompare")
-        copied = _nnx_arguments(call)
+        copied = nnx_argument_names(call)
         if copied:  # NNX objects are changed in place by the calls (a training step): time copies
             call = call_on_nnx_copies(call)
         session = _Session(
@@ -110,23 +109,6 @@ def compare(
         if copied:
             session.note("nnx_copies", names=copied)
         return session.run()
-
-
-def _nnx_arguments(call: Call) -> list[str]:
-    """The parameters whose arguments are (or hold) Flax NNX objects, then those the callee reaches
-    itself (its closure's variables, the globals it reads)."""
-    callee = names_reached(call.fn)
-    if not libraries.holds_nnx_objects(call.args, call.kwargs):
-        return callee
-    signature, bound = call.signature, None
-    if signature is not None:
-        try:
-            bound = signature.bind_partial(*call.args, **call.kwargs).arguments
-        except TypeError:
-            bound = None
-    if bound is None:
-        bound = {f"args[{i}]": a for i, a in enumerate(call.args)} | dict(call.kwargs)
-    return [name for name, value in bound.items() if libraries.holds_nnx_objects((value,), {})] + callee
 
 
 @dataclass
@@ -333,7 +315,9 @@ class _Session(SessionFacts, SessionReport):
             if allowance < MIN_SLICE * self.budget:
                 self.note("not_run", warning=True, mode=mode, budget_s=self.budget, left_s=max(0.0, allowance))
                 continue
-            estimate = self._dispatch_estimate(mode, allowance)
+            estimate = footprint.dispatch_estimate(
+                self.jaxpr, op_by_op=mode == "op-by-op", within_s=SKIP_FACTOR * allowance
+            )
             if estimate is not None and estimate["estimate_s"] > SKIP_FACTOR * allowance:
                 self.note("not_run", warning=True, mode=mode, budget_s=self.budget, left_s=allowance, **estimate)
                 continue
@@ -349,21 +333,6 @@ class _Session(SessionFacts, SessionReport):
                 self.note("stopped", warning=True, mode=mode, seconds=self.stopped[mode], budget_s=self.budget, **facts)
             elif late:
                 self.note("first_call_overran", warning=True, mode=mode, seconds=took, budget_s=self.budget, **late)
-
-    def _dispatch_estimate(self, mode: str, allowance: float) -> dict | None:
-        """What one uncompiled call costs at the least: the operations it dispatches one by one (from
-        the jit mode's trace) times the least a dispatch costs here; ``None`` without a trace, or
-        where so few that they could not outlast ``allowance`` whatever a dispatch costs."""
-        if self.jaxpr is None:
-            return None
-        try:
-            count = footprint.dispatches(self.jaxpr, op_by_op=mode == "op-by-op")
-        except Exception:  # an estimate is a bonus; the timing must not fail for it
-            return None
-        if count * MOST_A_DISPATCH_COSTS <= SKIP_FACTOR * allowance:
-            return None  # however dear a dispatch is here, these would fit: not worth measuring one
-        floor = stopwatch.dispatch_floor()
-        return {"dispatches": count, "floor_s": floor, "estimate_s": count * floor}
 
     # -- sizing the repeats --------------------------------------
     def _estimates(self, modes: list[str], seconds_left, *, keep: bool = False) -> None:
@@ -413,9 +382,18 @@ class _Session(SessionFacts, SessionReport):
 
     def _floors(self) -> dict[str, int]:
         """Mode -> the calls a compiled mode's repeat never goes below, whatever the budget says:
-        ``budget.FLOOR_S`` of timed calls (a 1 ms call on a TPU swings by ±15%)."""
-        timed = {m: max(self.estimates[m].timed, 1e-9) for m in self._compiled() if m in self.estimates}
+        ``budget.FLOOR_S`` of timed calls (a 1 ms call on a TPU swings by ±15%), at what a call was
+        last seen to cost (a busy machine makes them slower than the warm-up foretold: the floor is
+        a duration, not a count planned on a quiet moment)."""
+        timed = {m: max(self._timed_per_call(m), 1e-9) for m in self._compiled() if m in self.estimates}
         return {m: max(1, math.ceil(budget_fit.FLOOR_S / t)) for m, t in timed.items()}
+
+    def _timed_per_call(self, mode: str) -> float:
+        """Seconds per call waited for, as the last two of ``mode``'s repeats (the warm-up counting
+        as the first) saw it at the least: a slower machine once two repeats say so, not for one
+        repeat that another program held up; a quicker one at once."""
+        seen = [self.estimates[mode].timed, *self.runs.get(mode, ())]
+        return min(seen[-2:])
 
     def _reserved_s(self) -> float:
         """Seconds the compiled modes' planned repeats still need."""
@@ -484,6 +462,8 @@ class _Session(SessionFacts, SessionReport):
                 self._tell("repeat", mode, index + 1, plan.repeat)
                 if not self._repeat(mode, plan, waits[mode]):
                     self._cut_short(mode, index)
+        for mode in [m for m in self.late if m not in self.cut_short]:  # a late call in a repeat that ended
+            self.note("repeat_overran", warning=True, mode=mode, budget_s=self.budget, late_s=self.late[mode])
         self._cuts()
 
     def _rewarm(self, waits) -> None:
@@ -519,7 +499,8 @@ class _Session(SessionFacts, SessionReport):
     def _refit(self) -> None:
         """Fit the repeats still to run in the time left, on the costs seen so far (a busy machine
         makes calls slower than the warm-up foretold): compiled modes keep their repeats with fewer
-        calls each (never below their floor), the uncompiled are cut first; never longer."""
+        calls each (never below their floor, which follows the calls' cost), the uncompiled are cut
+        first; never longer than wanted."""
         left, costs = {}, {}
         for mode, plan in self.plans.items():
             done = len(self.runs[mode])
@@ -528,8 +509,9 @@ class _Session(SessionFacts, SessionReport):
             left[mode] = (plan.loops, plan.repeat - done)
             costs[mode] = self._seen_cost(mode, plan)
         seconds = PLAN_MARGIN * max(0.0, self._remaining())
+        floors = self._floors()
         fitted = budget_fit.share(
-            left, costs, seconds=seconds, first=tuple(self._compiled()), least=self._floors(), ahead_share=FIRST_SHARE
+            left, costs, seconds=seconds, first=tuple(self._compiled()), least=floors, ahead_share=FIRST_SHARE
         )
         for mode, planned in fitted.items():
             plan = self.plans[mode]
@@ -537,7 +519,9 @@ class _Session(SessionFacts, SessionReport):
                 self._cut_short(mode, len(self.runs[mode]))
                 continue
             plan.cost_per_call = costs[mode]
-            plan.loops = min(plan.loops, planned[0])
+            # back up to the floor where calls got quicker again, never past what was wanted
+            floor = min(floors.get(mode, 0), self.wanted[mode][0])
+            plan.loops = max(min(plan.loops, planned[0]), floor)
             plan.repeat = len(self.runs[mode]) + min(left[mode][1], planned[1])
 
     def _seen_cost(self, mode: str, plan: _Plan) -> float:

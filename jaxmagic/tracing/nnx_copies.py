@@ -29,6 +29,7 @@ import sys
 import types
 from typing import Any, Callable, cast
 
+from jaxmagic.tracing import libraries
 from jaxmagic.tracing.sources import is_jaxmagic_file, is_library_file
 
 _DEPTH = 6  # how far into partials and closures the search goes
@@ -68,6 +69,23 @@ def call_on_nnx_copies(call, *, copy_arrays: bool = True):
         return call
     function = call.function if fn is call.fn else None  # None: found again inside the new callee
     return dataclasses.replace(call, fn=fn, function=function, args=args, kwargs=kwargs)
+
+
+def nnx_argument_names(call) -> list[str]:
+    """The parameters whose arguments are (or hold) Flax NNX objects, then those the callee reaches
+    itself (its closure's variables, the globals it reads)."""
+    callee = names_reached(call.fn)
+    if not libraries.holds_nnx_objects(call.args, call.kwargs):
+        return callee
+    signature, bound = call.signature, None
+    if signature is not None:
+        try:
+            bound = signature.bind_partial(*call.args, **call.kwargs).arguments
+        except TypeError:
+            bound = None
+    if bound is None:
+        bound = {f"args[{i}]": a for i, a in enumerate(call.args)} | dict(call.kwargs)
+    return [name for name, value in bound.items() if libraries.holds_nnx_objects((value,), {})] + callee
 
 
 def reaches_nnx_objects(fn: Callable) -> bool:

@@ -210,6 +210,11 @@ WORDS: dict[str, Callable[..., str]] = {
         )
         + ")."
     ),
+    "repeat_overran": lambda mode, budget_s, late_s: (
+        f"{mode}: one call in its repeats ran {_late_words(late_s)}{mode} was left of the "
+        f"{format_seconds(budget_s)} budget (calls took longer than the warm-up foretold), inside JAX or a "
+        "library, where no call is stopped: the comparison ran that much past its budget."
+    ),
     "budget_overrun": lambda mode, repeats, seconds, budget_s, left_s=None: (
         f"{mode}: the {repeats} repeats its figure needs (about {format_seconds(seconds)}) "
         f"{_not_fitted(budget_s, left_s)}; they ran all the same, past it, and the other modes got what was left."
