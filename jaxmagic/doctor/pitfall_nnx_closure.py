@@ -24,7 +24,6 @@ The fix passes the objects in, and uses ``nnx.jit``, which carries their changes
 from __future__ import annotations
 
 import ast
-import dis
 import sys
 
 import jaxmagic.doctor.clues as clues
@@ -32,22 +31,18 @@ import jaxmagic.doctor.rewrites as rewrites
 from jaxmagic.doctor.clues import Span, UserFrame
 from jaxmagic.doctor.declared import Declared, Given, Line, edited, end_of
 from jaxmagic.doctor.donations import is_nnx_object
-from jaxmagic.doctor.traced_code import codes, parameter_edit
+from jaxmagic.doctor.traced_code import instructions, parameter_edit
 
 
 def _captured(frame: UserFrame) -> list[str]:
     """Globals and closure variables of the frame's code (nested functions included) holding NNX objects."""
     found = []
-    for inner in codes(frame.code):
-        for instruction in dis.get_instructions(inner):
-            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-                value = frame.frame.f_globals.get(instruction.argval)
-            elif instruction.opname == "LOAD_DEREF" and instruction.argval in frame.code.co_freevars:
-                value = frame.frame.f_locals.get(instruction.argval)
-            else:
-                continue
-            if is_nnx_object(value):
-                found.append(instruction.argval)
+    for _, instruction in instructions(frame.code, "LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF"):
+        name, free = instruction.argval, instruction.opname == "LOAD_DEREF"
+        if free and name not in frame.code.co_freevars:
+            continue
+        if is_nnx_object(frame.frame.f_locals.get(name) if free else frame.frame.f_globals.get(name)):
+            found.append(name)
     return list(dict.fromkeys(found))
 
 

@@ -70,14 +70,21 @@ def codes(code: types.CodeType) -> Iterator[types.CodeType]:
             yield from codes(const)
 
 
+def instructions(code: types.CodeType, *opnames: str) -> Iterator[tuple[types.CodeType, dis.Instruction]]:
+    """The instructions named ``opnames`` of ``code`` and of the code nested in it, each with its code.
+
+    >>> [i.argval for _, i in instructions(instructions.__code__, "LOAD_GLOBAL")][:1]
+    ['codes']
+    """
+    return ((inner, i) for inner in codes(code) for i in dis.get_instructions(inner) if i.opname in opnames)
+
+
 def global_loads(function: types.FunctionType) -> Iterator[Load]:
     """Every place ``function`` (or a function nested in it) reads a global name."""
-    for code in codes(function.__code__):
-        for instruction in dis.get_instructions(code):
-            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-                positions = getattr(instruction, "positions", None)  # Python 3.11 and later
-                line = positions.lineno if positions else None
-                yield Load(function, code, instruction.argval, line or code.co_firstlineno)
+    for code, instruction in instructions(function.__code__, "LOAD_GLOBAL", "LOAD_NAME"):
+        positions = getattr(instruction, "positions", None)  # Python 3.11 and later
+        line = positions.lineno if positions else None
+        yield Load(function, code, instruction.argval, line or code.co_firstlineno)
 
 
 def stored_globals(function: types.FunctionType) -> set[str]:
@@ -89,9 +96,7 @@ def stored_globals(function: types.FunctionType) -> set[str]:
     >>> stored_globals(bump)
     {'counter'}
     """
-    return {
-        i.argval for code in codes(function.__code__) for i in dis.get_instructions(code) if i.opname == "STORE_GLOBAL"
-    }
+    return {i.argval for _, i in instructions(function.__code__, "STORE_GLOBAL")}
 
 
 def argument_methods(arguments) -> list[types.FunctionType]:
