@@ -150,13 +150,12 @@ class Chosen(Declared):
             found = None if getattr(choice, "otherwise", False) and offered else choice.offer(reading, facts, named)
             offered += [(choice, found)] if found else []
         first, (note, fix) = offered[0] if offered else (None, (Words(), ""))
-        return reading.diagnosis(
-            self.id,
+        return self._diagnosis(
+            reading,
+            named,
             explanation=tell(told.get("explanation", self.explanation), named),
             fix=fix,
             fix_note=note,
             alternatives=tuple(found for _, found in offered[1:]),
-            where=named["where"],
-            variable=named.get(self.variable) if self.variable else None,
             static_argnames=tuple(facts[first.names]) if isinstance(first, Static) else (),
         )

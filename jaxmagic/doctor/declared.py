@@ -404,16 +404,20 @@ class Declared:
             chosen["static_argnames"] = tuple(facts[self.static])
         if self.reference:
             chosen["reference"] = self.reference
-        return reading.diagnosis(
-            self.id,
+        return self._diagnosis(
+            reading,
+            named,
             explanation=tell(explanation, named),
             fix=whole or (reading.fix(edits, self.shown) if edits else None) or self.fallback.format(**named),
             fix_note=tell(fix_note, named),
             alternatives=tuple(_alternative(label, fixed.format(**named), named) for label, fixed in alternatives),
-            where=named["where"],
-            variable=named.get(self.variable) if self.variable else None,
             **chosen,
         )
+
+    def _diagnosis(self, reading: Reading, named: dict[str, Any], **fields: Any) -> Diagnosis:
+        """The diagnosis ``reading`` makes of ``fields``, at its place, naming the user's value."""
+        variable = named.get(self.variable) if self.variable else None
+        return reading.diagnosis(self.id, where=named["where"], variable=variable, **fields)
 
 
 __all__ = [
