@@ -5,6 +5,7 @@ import glob
 import os
 import re
 import tempfile
+from collections import Counter
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from jaxmagic.compiled import peak_memory
+from jaxmagic.compiled.buffer_dump import read_dump
 from jaxmagic.tracing.call import Call
 from jaxmagic.tracing.stages import trace
 from tests import memory_properties as props
@@ -106,6 +108,55 @@ def test_every_byte_at_the_peak_has_a_line_or_an_argument_on_a_corpus(run):
     for line in ("-t grad mlp(p, v)", "-t grad conv(k, im)", "-t grad rnn(rw, rxs)", "mlp(p, v)"):
         report = run(f"%jaxpr --memory -o {line}").assert_ok().result
         assert report.peak.attributed_share >= 0.95, (line, [(b.name, b.label) for b in report.live_at_peak])
+
+
+CUMULATIVE = """
+def running(v):
+    c = jnp.cumsum(v)
+    return (c * 2).sum()
+
+def shifted(v):
+    s = jnp.sin(v)
+    c = jnp.cumsum(s)
+    return (c * s).sum()
+
+def maxima(v):
+    c = jax.lax.cummax(v)
+    return (c * 2).sum()
+
+ramp = jnp.linspace(0.0, 1.0, 1_000_000)
+"""
+
+
+@pytest.mark.parametrize(
+    "call, scan, alone",
+    [
+        ("running(ramp)", "c = jnp.cumsum(v)", jnp.cumsum),
+        ("shifted(ramp)", "c = jnp.cumsum(s)", jnp.cumsum),  # the lowering traced first for running's line
+        ("maxima(ramp)", "c = jax.lax.cummax(v)", jax.lax.cummax),
+    ],
+)
+def test_a_cumulative_reduction_s_temporaries_are_on_its_line(run, call, scan, alone):
+    """JAX lowers a cumulative reduction through a lowering it caches, whose operations carry no
+    line, inside a call XLA inlines: the temporaries XLA makes for it are on its line, not on the
+    line that reads its result. Truth: the temporaries XLA makes for the reduction compiled alone,
+    each found on its line (another line may make one of the same shape: sin's values laid out as
+    the cumsum reads them)."""
+    run(CUMULATIVE).assert_ok()
+    report = run(f"%jaxpr --memory -o {call}").assert_ok().result
+    _, dumped = peak_memory.compile_with_buffers(jax.jit(alone).trace(jnp.ones(1_000_000)).lower())
+    dump = read_dump(dumped)
+    made_alone = Counter(v.shape for v in dump.values.values() if dump.allocations[v.allocation].kind == "temporary")
+    temporaries = [b for b in report.live_at_peak if b.kind == "temporary"]
+    live = Counter(b.shape for b in temporaries)
+    on_its_line = [b for b in temporaries if b.source is not None and b.source.text == scan]
+    found = Counter(b.shape for b in on_its_line)
+    expected = {shape: min(count, live[shape]) for shape, count in made_alone.items() if live[shape]}
+    assert expected, (made_alone, live)
+    labels = [(b.shape, b.label) for b in temporaries]
+    assert all(found[shape] >= count for shape, count in expected.items()), (expected, labels)
+    held = next(share for share in report.peak.by_line if share.source is not None and share.source.text == scan)
+    assert held.bytes >= 4 * 1_000_000  # its largest block holds the whole array
 
 
 def test_rows_are_capped(run):

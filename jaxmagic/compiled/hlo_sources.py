@@ -235,18 +235,22 @@ def _call_sites(jaxpr: Any) -> CallSites | None:
     return CallSites(jaxpr)
 
 
-def parse(hlo_text: str, jaxpr: Any = None) -> dict[str, HloInstruction]:
+def parse(hlo_text: str, jaxpr: Any = None, before: str = "") -> dict[str, HloInstruction]:
     """Every instruction of ``hlo_text`` by name. An instruction XLA left without a source (a dot
     it rewrote, a layout copy) takes the frames of the instruction that uses its result.
 
     ``jaxpr``, the traced program the module was compiled from (or its ``CallSites``), keeps each
-    instruction's frames to a line of this call (``CallSites.line_of``)."""
+    instruction's frames to a line of this call (``CallSites.line_of``). ``before``, the module's
+    text before XLA's optimizations (``Lowered.as_text(dialect="hlo", debug_info=True)``), places
+    the instructions of a lowering JAX named without its path (``lowering_frames``)."""
     instructions, users, whole_stacks = _parse(hlo_text)
     sites = _call_sites(jaxpr)
     if sites is not None and not whole_stacks:
         _through_libraries(instructions, sites)
     withheld = _keep_to_this_call(instructions, sites, whole_stacks)
-    framed_computations = {i.computation for i in instructions.values() if i.frames}
+    if before:
+        _placed_by_lowering(instructions, lowering_frames(before), sites, whole_stacks, withheld)
+    framed_computations = set(computation_frames(instructions))
     for name, instruction in list(instructions.items()):
         if name in withheld or instruction.frames or any(c in framed_computations for c in instruction.calls):
             continue
@@ -261,6 +265,92 @@ def parse(hlo_text: str, jaxpr: Any = None) -> dict[str, HloInstruction]:
         if inherited:  # a fusion with no source inside is timed as its own instruction
             instructions[name] = dataclasses.replace(instruction, calls=(), frames=inherited, fused=instruction.calls)
     return instructions
+
+
+def lowering_frames(before: str) -> dict[str, tuple[str, tuple]]:
+    """For each op name JAX gave without its path (``reduce_window_sum``, an operation of a lowering
+    JAX caches and so leaves without a source), the op name and frames of the call that made it, in
+    the module before XLA's optimizations (``before``): the nearest instruction above it, through
+    the calls to its computation, that JAX named with its path (``jit(f)/jit(cumsum)``). XLA inlines
+    that call and keeps nothing of it. An op name made under calls of several lines is left out.
+
+    >>> before = "\\n".join([
+    ...     "%cumsum_0 (a: f32[8]) -> f32[8] {",
+    ...     '  ROOT %r = f32[8] reduce-window(%a, %z), to_apply=%add, metadata={op_name="reduce_window_sum"}',
+    ...     "}",
+    ...     "ENTRY %main (x: f32[8]) -> f32[8] {",
+    ...     '  ROOT %c = f32[8] call(%x), to_apply=%cumsum_0, metadata={op_name="jit(f)/jit(cumsum)" '
+    ...     'source_file="f.py" source_line=3}',
+    ...     "}",
+    ... ])
+    >>> lowering_frames(before)
+    {'reduce_window_sum': ('jit(f)/jit(cumsum)', (('f.py', 3, ''),))}
+    """
+    instructions, _, _ = _parse(before)
+    callers: dict[str, list[HloInstruction]] = {}
+    for instruction in instructions.values():
+        for called in instruction.calls:
+            callers.setdefault(called, []).append(instruction)
+
+    def placed(computation: str, seen: set[str]) -> set:
+        found = set()
+        for caller in callers.get(computation, ()):
+            if _has_path(caller.op_name) and caller.frames:
+                found.add((caller.op_name, caller.frames))
+            elif caller.computation not in seen:
+                found |= placed(caller.computation, seen | {caller.computation}) or {None}
+        return found
+
+    by_name: dict[str, set] = {}
+    for instruction in instructions.values():
+        if instruction.op_name and not _has_path(instruction.op_name):
+            by_name.setdefault(instruction.op_name, set()).update(placed(instruction.computation, set()) or {None})
+    return {name: next(iter(found)) for name, found in by_name.items() if len(found) == 1 and None not in found}
+
+
+def _placed_by_lowering(
+    instructions: dict[str, HloInstruction],
+    lowered: dict[str, tuple[str, tuple]],
+    sites: CallSites | None,
+    whole_stacks: bool,
+    withheld: set[str],
+) -> None:
+    """Give each instruction whose op name is one of a lowering's (``lowering_frames``) the frames
+    of the call that made it, kept to this call (not one whose frames were withheld as those of no
+    line of this call). Where JAX kept frames on them (before 0.9) they are those of the lowering's
+    first caller, which may be another function's line."""
+    for name, instruction in list(instructions.items()):
+        if name in withheld or instruction.op_name not in lowered:
+            continue
+        op_name, frames = lowered[instruction.op_name]
+        if sites is not None:
+            frames = sites.line_of(op_name, frames, whole_stacks)
+        if frames:
+            instructions[name] = dataclasses.replace(instruction, frames=frames)
+
+
+def computation_frames(instructions: dict[str, HloInstruction]) -> dict[str, tuple]:
+    """The frames of each computation that has some: those of its last instruction that has
+    some; for one whose instructions have none, those of a computation they call (a
+    reduce-window's adder, inside the fusion XLA wrapped it in).
+
+    >>> add = HloInstruction("a", "adder", (), (("f.py", 3, "f"),))
+    >>> window = HloInstruction("w", "wrapped", ("adder",), ())
+    >>> computation_frames({"a": add, "w": window})
+    {'adder': (('f.py', 3, 'f'),), 'wrapped': (('f.py', 3, 'f'),)}
+    """
+    found = {i.computation: i.frames for i in instructions.values() if i.frames}
+    changed = True
+    while changed:
+        changed = False
+        for instruction in instructions.values():
+            if instruction.computation in found:
+                continue
+            inner = next((found[c] for c in instruction.calls if c in found), None)
+            if inner is not None:
+                found[instruction.computation] = inner
+                changed = True
+    return found
 
 
 def _keep_to_this_call(

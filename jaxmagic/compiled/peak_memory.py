@@ -40,7 +40,7 @@ from typing import Any
 
 from jaxmagic.compiled.buffer_dump import BufferDump, Value, dumped_text, read_dump
 from jaxmagic.compiled.collectives import output_feeds
-from jaxmagic.compiled.hlo_sources import parse, result_shape
+from jaxmagic.compiled.hlo_sources import computation_frames, parse, result_shape
 from jaxmagic.compiled.memory import compiled_memory
 from jaxmagic.compiled.peak_step import peak_step
 from jaxmagic.tracing.sources import CellNamer, SourceLine, no_cells, source_line, traced_user_frame
@@ -236,12 +236,13 @@ def reading(
     jaxpr: Any = None,
     constants: dict[str, str] | None = None,
     output_names: list[str] | None = None,
+    before: str = "",
 ) -> Reading:
     """The ``Reading`` of an optimized module (see ``peak_memory`` for the arguments)."""
     parameters = _entry_parameters(hlo_text)
     named = input_names if input_names and len(input_names) == len(parameters) else None
-    instructions = parse(hlo_text, jaxpr)
-    inner = {i.computation: i.frames for i in instructions.values() if i.frames}
+    instructions = parse(hlo_text, jaxpr, before)
+    inner = computation_frames(instructions)
     texts = _instruction_lines(hlo_text)
     feeds = output_feeds(hlo_text)  # what becomes each output, back through copies
     outputs = {}
@@ -262,6 +263,7 @@ def peak_memory(
     constants: dict[str, str] | None = None,
     platform: str = "",
     output_names: list[str] | None = None,
+    before: str = "",
 ) -> PeakMemory:
     """The peak and its live buffers by source line, from the optimized HLO and XLA's buffer
     assignment text (``compile_with_buffers``). An argument is named by ``input_names`` (one per
@@ -270,12 +272,14 @@ def peak_memory(
     ``constants`` (its shape, ``f32[4,4]``, to the name of the array the function read, where one
     array has that shape). ``jaxpr``, the traced program, keeps each buffer's line to a line of
     this call (``hlo_sources.parse``); ``xla_peak`` is XLA's own figure, the peak where given;
-    ``platform`` (``tpu``, ...) says how XLA counts the temporaries in it (``peak_step``)."""
+    ``platform`` (``tpu``, ...) says how XLA counts the temporaries in it (``peak_step``);
+    ``before``, the module before XLA's optimizations, places what a lowering JAX caches made
+    (``hlo_sources.lowering_frames``)."""
     dump = read_dump(dumped)
     if not dump.available:
         return PeakMemory(totals=dict(totals), available=False, xla_peak_bytes=xla_peak)
     step, live = peak_step(dump, platform)
-    names = reading(hlo_text, cell_namer, input_names, jaxpr, constants, output_names)
+    names = reading(hlo_text, cell_namer, input_names, jaxpr, constants, output_names, before)
     buffers = [named_buffer(value, size, dump, names) for value, size in live]
     # Largest first; equal sizes in the order of the user's lines, so the order is the same on every
     # JAX release (XLA's own order of equal buffers differs between them).

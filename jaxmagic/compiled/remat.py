@@ -71,11 +71,12 @@ def kept_for_backward(
     jaxpr: Any = None,
     constants: dict[str, str] | None = None,
     output_names: list[str] | None = None,
+    before: str = "",
 ) -> list[Residual]:
     """What the backward pass of a compiled gradient keeps, largest first (``[]`` for a program
     with no backward pass or no buffer assignment): see the module's docstring."""
     dump = read_dump(dumped)
-    names = peak_memory.reading(hlo_text, cell_namer, input_names, jaxpr, constants, output_names)
+    names = peak_memory.reading(hlo_text, cell_namer, input_names, jaxpr, constants, output_names, before)
     backward = [
         t for t, name in enumerate(dump.sequence) if peak_memory.in_pass(names.instructions, name) == "backward"
     ]

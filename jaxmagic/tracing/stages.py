@@ -298,13 +298,15 @@ class JaxprReport(Report):
 
     @functools.cached_property
     def _naming(self) -> dict:
-        """How the memory views name buffers: cells, the user's names of inputs and constants."""
+        """How the memory views name buffers: cells, the user's names of inputs and constants, and
+        the module before XLA's optimizations (where the calls it inlines keep their lines)."""
         return {
             "cell_namer": self.cell_namer,
             "input_names": self.input_names,
             "jaxpr": self.jaxpr,
             "constants": names.captured_names(self.jaxpr, self.callee),
             "output_names": self.output_names,
+            "before": self.lowered.as_text(dialect="hlo", debug_info=True),
         }
 
     @functools.cached_property
@@ -316,6 +318,7 @@ class JaxprReport(Report):
         return peak_memory.peak_memory(
             hlo_text, dumped, self.memory, naming["cell_namer"], naming["input_names"], naming["jaxpr"],
             xla_peak=xla, constants=naming["constants"], platform=on, output_names=naming["output_names"],
+            before=naming["before"],
         )  # fmt: skip
 
     @functools.cached_property
