@@ -52,3 +52,37 @@ def test_a_new_body_in_a_loop_is_said_as_such_and_its_advice_compiles_once(run, 
     with jax_compilations.users_own():
         run("for k in range(3):\n    out = scanned(k)").assert_ok()
     assert sum(jax_compilations.names.values()) == 1, jax_compilations.names
+
+
+def test_a_library_call_that_runs_its_loop_eagerly_is_said_as_that_call_with_its_documented_fix(
+    run,
+    jax_compilations,  # noqa: F811
+):
+    """NumPyro's ``svi.run`` (no progress bar) runs a ``lax.scan`` outside jit over a step it builds
+    anew at each call: the cause is said of ``svi.run``, the line of the cell that called it (the
+    cell's ``%%recompiles`` line above it, which is not Python, kept out of reading that line), with
+    NumPyro's documented way (a jitted ``svi.update``), never "a lambda defined in the loop"."""
+    run(
+        "import jax, jax.numpy as jnp, numpyro, numpyro.distributions as dist, optax\n"
+        "from numpyro.infer import SVI, Trace_ELBO, autoguide\n"
+        "def model(x, y=None):\n"
+        "    w = numpyro.sample('w', dist.Normal(0, 1))\n"
+        "    numpyro.sample('y', dist.Normal(w * x, 1), obs=y)\n"
+        "x = jnp.linspace(0, 1, 20); y = 2 * x\n"
+        "guide = autoguide.AutoNormal(model)"
+    ).assert_ok()
+    loop = (
+        "for lr in [0.1, 0.01]:\n"
+        "    svi = SVI(model, guide, optax.adam(lr), Trace_ELBO())\n"
+        "    res = svi.run(jax.random.PRNGKey(0), 5, x, y, progress_bar=False)"
+    )
+    run(loop).assert_ok()  # JAX's own caches warm: what the cell compiles again is the loops' programs
+    with jax_compilations.users_own():
+        shown = run(f"%%recompiles -o\n{loop}").assert_ok()
+    log = shown.result
+    assert log.total == sum(jax_compilations.names.values()) >= 2, (log.counts, jax_compilations.names)
+    again = [e for e in log.events if e.is_recompile]
+    assert again and all(cause.argument == "svi.run" for e in again for cause in e.causes), again
+    said = "\n".join(bundle.get("text/plain", "") for bundle in shown.outputs)
+    assert "`jax.jit(svi.update)`" in said and "`svi.init`" in said, said
+    assert "lambda" not in said and "In [" in said and "line 4" in said, said

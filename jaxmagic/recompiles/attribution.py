@@ -66,8 +66,8 @@ def with_handle(signature: CallSignature, fun) -> CallSignature:
         return signature
     try:
         handle = handle_of(fun, frame, entry=False)
-        if handle is None and _is_library_function(fun):
-            handle = handle_of(fun, frame, entry=True)
+        if handle is None and (_is_library_function(fun) or _jax_private.is_primitive_wrapper(fun)):
+            handle = handle_of(fun, frame, entry=True)  # a library's function, or its loop run eagerly
         captured = captured_handles(innermost(fun), frame)
         defined_by_caller = getattr(innermost(fun), "__code__", None) in frame.f_code.co_consts
     finally:

@@ -21,6 +21,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from jaxmagic import _jax_private
 from jaxmagic.recompiles.leaves import StaticValue, is_simple
 from jaxmagic.recompiles.library_fixes import DocumentedFix, documented_fix
 from jaxmagic.tracing.sources import is_library_file, pick_user_frame, source_line
@@ -120,9 +121,14 @@ def _is_or_wraps(value: Any, fun: Any) -> bool:
 
 
 def _is_library_callable(value: Any) -> bool:
+    """A library's function, not JAX's (``lax.scan`` called on the user's line is the user's loop)."""
     target = getattr(value, "__func__", value)
     code = getattr(target, "__code__", None)
-    return code is not None and is_library_file(code.co_filename)
+    return (
+        code is not None
+        and is_library_file(code.co_filename)
+        and not _jax_private.is_jax_internal_file(code.co_filename)
+    )
 
 
 def _called_expressions(frame) -> list[ast.expr]:
@@ -168,7 +174,10 @@ def _parsed_text(text: str) -> ast.Module | None:
 
 
 def _parsed(filename: str) -> ast.Module | None:
-    return _parsed_text("".join(linecache.getlines(filename)))
+    """The module or cell's source, parsed; a notebook cell's magic lines (``%%recompiles`` above
+    the code it runs, which keeps its line numbers) are left blank."""
+    lines = linecache.getlines(filename)
+    return _parsed_text("".join("\n" if line.lstrip().startswith(("%", "!")) else line for line in lines))
 
 
 def _is_path(node: ast.AST) -> bool:
