@@ -16,12 +16,28 @@ import ast
 import textwrap
 from typing import Sequence
 
-from jaxmagic.doctor.clues import Span, enclosing, names_in, segment
+import jax
+import numpy as np
+
+import jaxmagic.doctor.cond_rewrites as cond_rewrites
+from jaxmagic.doctor.clues import MISSING, Span, enclosing, is_tracer, names_in, segment
 from jaxmagic.doctor.rewrites import Edit
 
 
 def _src(lines: Sequence[str], node: ast.AST) -> str:
     return segment(tuple(lines), Span.of(node))
+
+
+def asking_statement(tree: ast.AST, statement: ast.stmt | None, span: Span | None) -> ast.stmt | None:
+    """The statement whose condition at ``span`` failed: on ``if c: x = 1`` (one line, whose innermost
+    statement is ``x = 1``), the ``if`` where ``span`` lies in its test; ``statement`` otherwise.
+
+    >>> tree = ast.parse("if c: x = 1")
+    >>> type(asking_statement(tree, tree.body[0].body[0], Span(1, 1, 3, 4))).__name__
+    'If'
+    """
+    outer = enclosing(tree, statement, (ast.If, ast.While)) if statement is not None else None
+    return outer if outer is not None and span is not None and Span.of(outer.test).contains(span) else statement
 
 
 def array_condition(lines: Sequence[str], node: ast.AST, jnp: str) -> str:
@@ -72,24 +88,6 @@ def _choose(cond: str, yes: str, no: str, *, jnp: str, lax: str, use_cond: bool)
     return f"{jnp}.where({cond}, {yes}, {no})"
 
 
-def _augmented(lines, stmt: ast.AugAssign) -> str:
-    op = {
-        ast.Add: "+",
-        ast.Sub: "-",
-        ast.Mult: "*",
-        ast.Div: "/",
-        ast.FloorDiv: "//",
-        ast.Pow: "**",
-        ast.Mod: "%",
-        ast.MatMult: "@",
-        ast.BitAnd: "&",
-        ast.BitOr: "|",
-    }.get(type(stmt.op))
-    if op is None:
-        raise ValueError("operator")
-    return f"{_src(lines, stmt.target)} {op} ({_src(lines, stmt.value)})"
-
-
 def _value_of(stmts, kind, name, lines, *, jnp, lax, scalar, following=None) -> str | None:
     """The expression a branch produces for ``kind``/``name`` (nested ``if``s become nested choices)."""
     shape = _branch(stmts)
@@ -102,7 +100,7 @@ def _value_of(stmts, kind, name, lines, *, jnp, lax, scalar, following=None) -> 
     if kind == "assign" and shape[0] == "assign" and shape[1] == name:
         return _src(lines, shape[2])
     if kind == "assign" and shape[0] == "augassign" and shape[1] == name:
-        return _augmented(lines, shape[2])
+        return cond_rewrites.augmented(lines, shape[2])
     return None
 
 
@@ -141,31 +139,53 @@ def _next_statement(tree: ast.AST, node: ast.stmt) -> ast.stmt | None:
     return None
 
 
-def if_rewrite(node: ast.If, parent: ast.AST, lines: Sequence[str], *, jnp: str, lax: str, scalar: bool) -> Edit | None:
+def if_rewrite(
+    node: ast.If, parent: ast.AST, lines: Sequence[str], *, jnp: str, lax: str, scalar: bool, values=None
+) -> Edit | None:
     """``if c: return a / else: return b`` -> ``return lax.cond(c, ...)`` (``jnp.where`` for arrays);
     ``if c: y = a / else: y = b`` -> ``y = jnp.where(c, a, b)``. ``None`` for other shapes of ``if``
-    (the module's example shows the second). ``parent``: the function (or any node) holding it."""
+    (the module's example shows the second), and for a ``y`` that ``values`` (name -> the value it
+    holds, where known) says is a pytree. ``parent``: the function (or any node) holding it."""
     shape = _branch(node.body)
-    if shape is None:
-        return None
-    if shape[0] == "return":
-        following = None
-        if not node.orelse:
-            following = _next_statement(parent, node)
-            if not isinstance(following, ast.Return) or following.value is None:
-                return None
-        value = _if_value(node, "return", None, lines, jnp=jnp, lax=lax, scalar=scalar, following=following)
-        if value is None:
-            return None
-        end = Span.of(following or node)
-        return Edit(Span(node.lineno, end.end_line, node.col_offset, end.end_col), f"return {value}")
-    if shape[0] in ("assign", "augassign"):
-        name = shape[1]
-        value = _if_value(node, "assign", name, lines, jnp=jnp, lax=lax, scalar=scalar)
-        if value is None:
-            return None
-        return Edit(Span.of(node), f"{name} = {value}")
+    if shape is not None and shape[0] == "return":
+        return _return_rewrite(node, parent, lines, jnp=jnp, lax=lax, scalar=scalar)
+    if shape is not None and shape[0] in ("assign", "augassign") and not _holds_pytree(values, str(shape[1])):
+        value = _if_value(node, "assign", shape[1], lines, jnp=jnp, lax=lax, scalar=scalar)
+        return Edit(Span.of(node), f"{shape[1]} = {value}") if value is not None else None
     return None
+
+
+def carried_rewrite(
+    node: ast.If, function: ast.AST, lines: Sequence[str], *, jnp: str, lax: str, scalar: bool, jax: str = "jax"
+) -> tuple[str, Edit | None]:
+    """An ``if`` whose branches assign a pytree, several names or several statements, or return
+    early, as ``lax.cond`` over what they carry (``cond_rewrites``), with which (``carried``,
+    ``returned``, ``tree`` where the condition is not one value)."""
+    cond = array_condition(lines, node.test, jnp)
+    if scalar and isinstance(node.body[-1], ast.Return):
+        return "returned", cond_rewrites.returned_rewrite(node, function, lines, cond, lax=lax)
+    how = "carried" if scalar else "tree"
+    return how, cond_rewrites.assigned_rewrite(node, function, lines, cond, lax=lax, jnp=jnp, scalar=scalar, jax=jax)
+
+
+def _holds_pytree(values, name: str) -> bool:
+    """True where ``name`` is known to hold a pytree of arrays (a dict of gradients), not one array or number."""
+    value = values(name) if values is not None else MISSING
+    return value is not MISSING and not is_tracer(value) and not isinstance(value, (jax.Array, np.ndarray, np.generic, int, float, complex))  # fmt: skip
+
+
+def _return_rewrite(node: ast.If, parent: ast.AST, lines: Sequence[str], *, jnp: str, lax: str, scalar: bool) -> Edit | None:  # fmt: skip
+    """``if c: return a`` followed by ``return b`` (or with ``else: return b``) as one ``return``."""
+    following = None
+    if not node.orelse:
+        following = _next_statement(parent, node)
+        if not isinstance(following, ast.Return) or following.value is None:
+            return None
+    value = _if_value(node, "return", None, lines, jnp=jnp, lax=lax, scalar=scalar, following=following)
+    if value is None:
+        return None
+    end = Span.of(following or node)
+    return Edit(Span(node.lineno, end.end_line, node.col_offset, end.end_col), f"return {value}")
 
 
 def ternary_rewrite(node: ast.IfExp, lines: Sequence[str], *, jnp: str) -> Edit:
@@ -295,7 +315,16 @@ def fori_rewrite(
 
 
 def statement_rewrite(
-    kind: str, holder: ast.AST | None, function: ast.AST, lines: Sequence[str], *, jnp: str, lax: str, scalar: bool
+    kind: str,
+    holder: ast.AST | None,
+    function: ast.AST,
+    lines: Sequence[str],
+    *,
+    jnp: str,
+    lax: str,
+    scalar: bool,
+    values=None,
+    jax: str = "jax",
 ) -> tuple[str | None, Edit | None]:
     """The construct ``kind`` (``if``, ``while``, ``ifexp``) that asked a traced value for True or
     False, as JAX's control flow, with which it uses (``cond``, ``where``, ``while``, ``ternary``);
@@ -307,8 +336,11 @@ def statement_rewrite(
     ('ternary', 'jnp.where(x > 0, x, 0.0)')
     """
     if kind == "if" and isinstance(holder, ast.If):
-        edit = if_rewrite(holder, function, lines, jnp=jnp, lax=lax, scalar=scalar)
-        return ("cond" if edit is not None and ".cond(" in edit.text else "where"), edit
+        edit = if_rewrite(holder, function, lines, jnp=jnp, lax=lax, scalar=scalar, values=values)
+        if edit is not None:
+            return ("cond" if ".cond(" in edit.text else "where"), edit
+        how, edit = carried_rewrite(holder, function, lines, jnp=jnp, lax=lax, scalar=scalar, jax=jax)
+        return (how if edit is not None else "where"), edit
     if kind == "while" and isinstance(holder, ast.While):
         return "while", while_rewrite(holder, function, lines, lax=lax, jnp=jnp)
     if kind == "ifexp" and isinstance(holder, ast.IfExp):

@@ -36,7 +36,8 @@ _WRITTEN = {"if": "if {}:", "while": "while {}:", "assert": "assert {}", "ifexp"
 
 def _condition(line: Line) -> tuple[str, ast.AST | None, ast.AST | None]:
     """What asked for a truth value (``if``, ``while``, ``bool``...), the condition's node, and the node holding it."""
-    span, statement, node = line.frame.span(), line.statement(), line.expression()
+    span, node = line.frame.span(), line.expression()
+    statement = branch_rewrites.asking_statement(line.parsed.tree, line.statement(), span)
     if isinstance(statement, (ast.If, ast.While, ast.Assert)) and span is not None:
         test = Span.of(statement.test)
         # A bare name as the test: the jump's position is the whole statement, not the name.
@@ -82,7 +83,7 @@ def python_control_flow(line: Line) -> dict | None:
     jn = line.jax_names
     how, edit = branch_rewrites.statement_rewrite(
         kind, holder, user_function(line), line.parsed.lines, jnp=jn.jnp, lax=jn.lax,
-        scalar=not ambiguous and not case.batched,
+        scalar=not ambiguous and not case.batched, values=frame.lookup, jax=jn.jax,
     )  # fmt: skip
     fname = case.function_name or frame.function
     return {"test": cond, "cond": text or "the condition", "fname": fname, "ambiguous": ambiguous, "how": how,
@@ -123,17 +124,15 @@ PYTHON_CONTROL_FLOW = Chosen(
         "ambiguous": {True: " (It is an array of several values, too, and an array has no single truth value.)"},
         "asker": {"if": "`if`", "while": "`while`", "": "condition"},
         "how": {
-            "cond": "Keep it traced and let the compiled code choose: `{lax}.cond` runs only the branch it needs (both "
-            "branches must give the same shape and dtype).",
-            "where": "Keep it traced and let the compiled code choose: `{jnp}.where` computes both values and picks "
-            "one per element.",
-            "while": "Keep it traced and loop inside the compiled code with `{lax}.while_loop` (the loop state keeps "
-            "one shape and dtype).",
-            "ternary": "Keep it traced and choose with `{jnp}.where`, which computes both values and picks one per "
-            "element.",
-            "builtin": "Python's `{builtin}` compares with `<` and `>`, each asking a True / False; {replacement} "
-            "compares inside the compiled code.",
-        },
+            "cond": "Keep it traced and let the compiled code choose: `{lax}.cond` runs only the branch it needs (both branches must give the same shape and dtype).",
+            "where": "Keep it traced and let the compiled code choose: `{jnp}.where` computes both values and picks one per element.",
+            "carried": "Keep it traced and let the compiled code choose: `{lax}.cond` runs only the branch it needs, each branch taking the values your {asker} changes and giving them back (any pytree, a dict of arrays too: both branches give the same structure, shapes and dtypes).",
+            "returned": "Keep it traced and let the compiled code choose: `{lax}.cond` runs only the branch it needs: your early return, or the rest of {fname}; each is a function of the values the rest assigns again (both return the same structure, shapes and dtypes).",
+            "tree": "Keep it traced and let the compiled code choose: `{jax}.tree.map` with `{jnp}.where` picks, in each array of the pytree, the new value or the old one per element.",
+            "while": "Keep it traced and loop inside the compiled code with `{lax}.while_loop` (the loop state keeps one shape and dtype).",
+            "ternary": "Keep it traced and choose with `{jnp}.where`, which computes both values and picks one per element.",
+            "builtin": "Python's `{builtin}` compares with `<` and `>`, each asking a True / False; {replacement} compares inside the compiled code.",
+        },  # fmt: skip
         "otherwise": {
             True: "Let the compiled code loop: `{lax}.while_loop(cond_fun, body_fun, init)` runs a body function "
             "while a condition function of the loop state ({cond}) holds.",
