@@ -698,6 +698,24 @@ for lr in (0.1, 0.01):
 """,
         needs=("numpyro",),
     ),
+    RecompileCase(
+        "numpyro",
+        "SVI update jitted for each learning rate",
+        """
+def model(x):
+    m = numpyro.sample("m", dist.Normal(0, 1))
+    numpyro.sample("obs", dist.Normal(m, 1), obs=x)
+x = jnp.ones(10)
+guide = AutoNormal(model)
+for lr in (0.1, 0.01, 0.001):
+    svi = SVI(model, guide, numpyro.optim.Adam(lr), Trace_ELBO())
+    update = jax.jit(svi.update)
+    state = svi.init(jax.random.key(0), x)
+    for _ in range(3):
+        state, loss = update(state, x)
+""",
+        needs=("numpyro",),
+    ),
     # ---------------------------------------------------------------- Diffrax
     RecompileCase(
         "diffrax",

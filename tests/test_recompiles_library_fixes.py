@@ -226,5 +226,16 @@ svi = SVI(model, AutoNormal(model), numpyro.optim.Adam(0.1), Trace_ELBO())
     assert compiles.names.count("jit(update)") == 1, compiles.names
 
 
+@needs("numpyro")
+def test_a_sweep_that_builds_its_object_once_per_value_is_said_to_compile_once_per_value(tmp_path):
+    """An SVI built, jitted and stepped once per learning rate compiles once per rate, by JAX's log:
+    the advice says that is what a sweep costs, never "build it once" (the rate lives in it)."""
+    log, _, said = run_case(case("numpyro: SVI update jitted for each learning rate"), tmp_path)
+    assert len(said.compiled.get("update", [])) == 3 == log.total, (list(said.compiled), log.counts)
+    advice = [str(c.advice) for e in log.events if e.is_recompile for c in e.causes]
+    assert advice and all("Expected while `lr` changes" in a and "once per value" in a for a in advice), advice
+    assert not any("Build `svi` once" in a for a in advice), advice
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))

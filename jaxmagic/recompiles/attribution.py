@@ -26,7 +26,7 @@ from jaxmagic.compiled.collective_causes import sharding_request
 from jaxmagic.recompiles.causes import BUILT_AGAIN, Cause
 from jaxmagic.recompiles.closures import made_of
 from jaxmagic.recompiles.explanations import parse_explanation
-from jaxmagic.recompiles.handles import captured_handles, handle_of, user_frame
+from jaxmagic.recompiles.handles import captured_handles, handle_of, passed_positionally, user_frame
 from jaxmagic.recompiles.redefinitions import library_of
 from jaxmagic.recompiles.signatures import CallSignature, describe_argument, describe_call, function_identity
 from jaxmagic.tracing.callables import innermost
@@ -70,13 +70,36 @@ def with_handle(signature: CallSignature, fun) -> CallSignature:
             handle = handle_of(fun, frame, entry=True)  # a library's function, or its loop run eagerly
         captured = captured_handles(innermost(fun), frame)
         defined_by_caller = getattr(innermost(fun), "__code__", None) in frame.f_code.co_consts
+        unnamed = any(p.name.startswith("args[") for p in signature.params)
+        written = passed_positionally(fun, frame) if unnamed else None
     finally:
         del frame
-    signature = dataclasses.replace(signature, handle=handle, captured=captured, defined_by_caller=defined_by_caller)
+    signature = dataclasses.replace(
+        signature,
+        handle=handle,
+        captured=captured,
+        defined_by_caller=defined_by_caller,
+        params=_named_as_written(signature.params, written),
+    )
     if _code_not_users(fun):  # where the user's code built it, not where a library defines it
         built_at = handle.built_at if handle is not None and not handle.entry else None
         signature = dataclasses.replace(signature, defined_at=built_at)
     return signature
+
+
+def _named_as_written(params: tuple, written: list[str] | None) -> tuple:
+    """Arguments that reached the callee's ``*args`` (``args[1]``), named as the user's line wrote
+    them (``x``) where it wrote a plain name, once, and no parameter has that name already."""
+    if not written:
+        return params
+    taken = {p.name for p in params}
+    named = []
+    for index, param in enumerate(params):
+        text = written[index] if param.passed == "position" and index < len(written) else ""
+        if param.name.startswith("args[") and text.isidentifier() and text not in taken and written.count(text) == 1:
+            param = dataclasses.replace(param, name=text)
+        named.append(param)
+    return tuple(named)
 
 
 def _code_not_users(fun) -> bool:

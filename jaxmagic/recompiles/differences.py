@@ -53,11 +53,27 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
         causes.extend(_option_causes(before.options, after.options))
     if before.config != after.config:
         causes.extend(_config_causes(before.config, after.config))
-    old_params = {p.name: p for p in before.params}
+    causes.extend(_parameter_causes(before.params, after.params))
+    causes = _without_x64_widths(causes)
+    return sorted(causes, key=lambda c: _SEVERITY.get(c.kind, 0))
+
+
+def _parameter_causes(before: tuple[ParamSignature, ...], after: tuple[ParamSignature, ...]) -> list[Cause]:
+    """Each parameter's differences, in the order of the call; a parameter passed now and not
+    before, or before and not now, as a structure cause."""
+    causes: list[Cause] = []
+    old_params = {p.name: p for p in before}
+    # an argument of ``*args`` is named as each call's line wrote it (``x``, then ``batch``): by position
+    old_positions = {i: p for i, p in enumerate(before) if p.passed == "position"}
+    names_now = {p.name for p in after}
     seen = set()
-    for param in after.params:
+    for index, param in enumerate(after):
         seen.add(param.name)
         old = old_params.get(param.name)
+        by_position = old_positions.get(index) if param.passed == "position" else None
+        if old is None and by_position is not None and by_position.name not in names_now:
+            seen.add(by_position.name)
+            old = dataclasses.replace(by_position, name=param.name)
         if old is None:
             if param.passed != "default":
                 causes.append(
@@ -77,8 +93,7 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
                     dataclasses.replace(c, kind="static_value") if c.kind == "pytree_structure" else c for c in found
                 ]
             causes.extend(found)
-    causes = _without_x64_widths(causes)
-    for param in before.params:
+    for param in before:
         if param.name not in seen and param.passed != "default":
             causes.append(
                 Cause(
@@ -89,7 +104,7 @@ def differences(before: CallSignature, after: CallSignature, cell_namer: CellNam
                     reason="not_passed_now",
                 )
             )
-    return sorted(causes, key=lambda c: _SEVERITY.get(c.kind, 0))
+    return causes
 
 
 # JAX's order when it explains a cache miss: the function, the options and settings, the pytree

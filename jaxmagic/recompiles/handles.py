@@ -131,6 +131,25 @@ def _is_library_callable(value: Any) -> bool:
     )
 
 
+def passed_positionally(fun: Any, frame) -> list[str] | None:
+    """The arguments the user's line at ``frame`` passes by position to ``fun`` (or its jit
+    wrapper, or a bound method of it), as written (``["state", "x"]`` for ``update(state, x)``);
+    ``None`` where the line has no such call, or one that unpacks (``f(*xs)``)."""
+    tree = _statement(frame)
+    try:
+        for node in ast.walk(tree) if tree is not None else ():
+            if not (isinstance(node, ast.Call) and _is_path(node.func)):
+                continue
+            value = _look_up(node.func, frame)
+            if value is not _MISSING and _is_or_wraps(value, fun):
+                if any(isinstance(arg, ast.Starred) for arg in node.args):
+                    return None
+                return [ast.unparse(arg) for arg in node.args]
+    except Exception:  # a name out of reach: the callee's own names stay
+        return None
+    return None
+
+
 def _called_expressions(frame) -> list[ast.expr]:
     """What the statement at ``frame`` calls: each call's callee as written (innermost call of a
     ``jax.jit(f)(x)`` too: ``f``), outermost first."""

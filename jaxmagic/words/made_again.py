@@ -47,6 +47,11 @@ _ADVICE = {
         "Build {root} once, outside the loop, and reuse it: each one built anew holds new functions, "
         "which JAX compiles anew."
     ),
+    "sweep": (
+        "Expected while {names} change{s}: {root} built with each new value holds new functions, which JAX "
+        "compiles once per value (a sweep compiles once per setting); a problem only where {root} is built "
+        "again for a value it had."
+    ),
 }
 
 
@@ -82,6 +87,8 @@ def library_advice(cause, facts: dict) -> Words:
     if way == "inject_hyperparams" and fix is not None:
         state = code("opt_state.hyperparams['learning_rate'] = jnp.asarray(lr)")
         return advise(way, cause, code=code(fix.code), state=state)
+    if read:  # the line read other values: a new object per setting is what the user asked for
+        return advise("sweep", cause, names=names(read), s="" if len(read) > 1 else "s", root=code(root))
     return advise("build_once", cause, root=code(root))
 
 
