@@ -109,4 +109,5 @@ def test_jit_gets_its_repeats_both_figures_and_the_budget_holds(case):
         # is not stopped (the report says by how much)
         late_s = sum(note.facts.get("late_s", 0.0) for note in result.facts)
         assert wall <= BUDGET * WALL_MARGIN + first_call_s * (first_call_s > BUDGET) + late_s, (wall, result.warnings)
-    assert "eager" in result.modes or "not_run" in kinds or result.interrupted
+    # eager measured, or said not run, or said not measured (stopped while JAX compiled its operations)
+    assert "eager" in result.modes or kinds & {"not_run", "stopped_compiling"} or result.interrupted

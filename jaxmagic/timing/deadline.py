@@ -52,7 +52,11 @@ from jaxmagic.tracing.sources import is_users_code
 
 class Overran(BaseException):
     """Raised inside a block that ran past its deadline (a ``BaseException``: the user's
-    ``except Exception`` does not swallow it)."""
+    ``except Exception`` does not swallow it); what the stopped call had compiled by then, where
+    the block that stopped it counted it (``stopwatch.first_call``)."""
+
+    compilations: int = 0
+    compile_s: float = 0.0
 
 
 AGAIN_S = 0.05  # how often a stop is made again while the block runs on past its deadline

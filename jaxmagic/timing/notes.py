@@ -62,6 +62,7 @@ KINDS = (
     "budget_overrun",
     "single_sample",
     "stopped",
+    "stopped_compiling",
     "first_call_overran",
     "not_run",
     "eager_donates",

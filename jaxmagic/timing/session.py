@@ -149,6 +149,7 @@ class _Session(SessionFacts, SessionReport):
     plans: dict = field(default_factory=dict)
     fallback: set = field(default_factory=set)
     stopped: dict = field(default_factory=dict)  # mode -> seconds its first call ran before it was stopped
+    stopped_compiling: dict = field(default_factory=dict)  # mode -> what that call had compiled by then
     repeat_loops: dict = field(default_factory=dict)  # mode -> calls in each repeat run
     seen_costs: dict = field(default_factory=dict)  # mode -> wall seconds per call each repeat cost
     late: dict = field(default_factory=dict)  # uncompiled mode -> seconds a call of its repeats ran past its time
@@ -288,9 +289,11 @@ class _Session(SessionFacts, SessionReport):
         try:
             with deadline.stop_after(stop_after) if stop_after is not None else contextlib.nullcontext():
                 cost, output = stopwatch.first_call(runner)
-        except deadline.Overran:
+        except deadline.Overran as stop:
             self.stopped[mode] = TIMER() - started
             self.calls[mode] = 1
+            if stop.compilations:
+                self.stopped_compiling[mode] = {"compilations": stop.compilations, "compile_s": stop.compile_s}
             return None
         except Exception as exc:
             return exc
@@ -328,7 +331,11 @@ class _Session(SessionFacts, SessionReport):
             took = TIMER() - started
             past = self._past(started + allowance)
             late = {"late_s": past} if past else {}
-            if mode in self.stopped:
+            if mode in self.stopped_compiling:  # its first run of each operation: no figure of a later call
+                facts = {**self.stopped_compiling[mode], **late}
+                seconds = self.stopped[mode]
+                self.note("stopped_compiling", warning=True, mode=mode, seconds=seconds, budget_s=self.budget, **facts)
+            elif mode in self.stopped:
                 facts = {**(estimate or {}), **late}
                 self.note("stopped", warning=True, mode=mode, seconds=self.stopped[mode], budget_s=self.budget, **facts)
             elif late:

@@ -32,6 +32,7 @@ class SessionReport:
     pipelined_runs: dict
     plans: dict
     stopped: dict
+    stopped_compiling: dict
     repeat_loops: dict
     memory: dict
     communication: dict
@@ -104,7 +105,7 @@ class SessionReport:
             elif mode in self.first_calls:
                 source = "first call, compiled" if self._compiled_by_first_call(mode) else "first call"
                 timings[mode] = Timing(mode, [self.first_calls[mode].run_s], loops=1, source=source)
-            elif mode in self.stopped:
+            elif mode in self.stopped and mode not in self.stopped_compiling:
                 timings[mode] = Timing(mode, [self.stopped[mode]], loops=1, source="stopped")
         return timings
 

@@ -135,7 +135,11 @@ def first_call(runner) -> tuple[CompileCost, Any]:
     args, kwargs = runner.fresh_arguments()
     with runner.context(), compile_events() as events, gc_paused():
         start = TIMER()
-        output = runner.fn(*args, **kwargs)
+        try:
+            output = runner.fn(*args, **kwargs)
+        except Overran as stop:  # what it had compiled when stopped: the time says nothing of a later call
+            stop.compilations, stop.compile_s = len(events["compile"]), sum(events["compile"])
+            raise
         jax.block_until_ready(output)
         elapsed = TIMER() - start
     cost = CompileCost(

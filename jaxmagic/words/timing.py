@@ -228,6 +228,16 @@ WORDS: dict[str, Callable[..., str]] = {
         + f". Its figure is a lower bound, and so is the speed-up (the break-even count an upper bound); "
         f"--budget {_more_budget(budget_s, seconds)} measures it."
     ),
+    "stopped_compiling": lambda mode, seconds, budget_s, compilations, compile_s, late_s=None: (
+        f"{mode}: not measured: its first call was stopped after {format_seconds(seconds)}, "
+        + (_late_words(late_s) if late_s else "the time ")
+        + f"the {format_seconds(budget_s)} budget left it once the compiled modes' repeats were set aside, while "
+        f"JAX was still compiling the operations it runs for the first time ({compilations} program"
+        f"{'s' * (compilations != 1)}, {format_seconds(compile_s)} so far), which a later call does not do again"
+        + _inside_words(late_s)
+        + ". That time is no bound on a later call, so no speed-up or break-even is given. "
+        f"--budget {_more_budget(budget_s, seconds)} measures it."
+    ),
     "first_call_overran": lambda mode, seconds, budget_s, late_s: (
         f"{mode}: its first call took {format_seconds(seconds)}, {_late_words(late_s)}the "
         f"{format_seconds(budget_s)} budget left it once the compiled modes' repeats were set aside"
