@@ -155,6 +155,59 @@ def _cached_partial_parts(fn: Any) -> tuple[Any, tuple] | None:
     return cells["f"], cells["cached_args"]
 
 
+def fresh_callee(fn: Any) -> Any:
+    """A new callable that runs as ``fn`` runs, which no cache keyed by ``fn`` recognises.
+
+    ``eqx.filter_jit`` keeps the function as a static argument of its ``jax.jit``: JAX finds the
+    program compiled for an equal function (the same function object, an equal bound method, an
+    equal module), however fresh the wrapper. So the function itself is copied: a function as a
+    new function object with the same code, globals, defaults and closure; a bound method, a
+    ``functools.partial`` (``jax.tree_util.Partial`` too) or an Equinox bound method around a
+    copy of its function, with the same receiver and arguments; an object called as it is (an
+    Equinox module) as ``Partial(copy of its __call__, object)``. Signatures, names, and which
+    leaves are arrays and which are static stay as they were: ``eqx.filter_jit`` traces what it
+    traced and keeps static what it kept static.
+
+    >>> import functools
+    >>> def f(x, n=2, *, k=1):
+    ...     return x * n + k
+    >>> g = fresh_callee(f)
+    >>> g is not f, g == f, g(3), g(3, k=0), g.__name__, g.__code__ is f.__code__
+    (True, False, 7, 6, 'f', True)
+    >>> half = fresh_callee(functools.partial(f, n=3))
+    >>> half.func is not f, half(1), half.keywords
+    (True, 4, {'n': 3})
+    """
+    import functools
+
+    if isinstance(fn, types.FunctionType):
+        copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+        copy.__kwdefaults__ = fn.__kwdefaults__
+        copy.__qualname__, copy.__module__, copy.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+        copy.__annotations__ = fn.__annotations__
+        copy.__dict__.update(fn.__dict__)
+        return copy
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(fresh_callee(fn.__func__), fn.__self__)
+    if isinstance(fn, functools.partial):  # jax.tree_util.Partial is one: its arguments stay leaves
+        return type(fn)(fresh_callee(fn.func), *fn.args, **fn.keywords)
+    if _is_equinox_bound_method(fn):
+        return type(fn)(fresh_callee(fn.__func__), fn.__self__)
+    call = type(fn).__call__ if callable(fn) else None
+    if isinstance(call, types.FunctionType):  # its fields stay leaves of the Partial: arrays traced
+        import jax
+
+        method = fresh_callee(call)
+        method.__name__, method.__qualname__ = type(fn).__name__, type(fn).__qualname__  # as Equinox names fn
+        return jax.tree_util.Partial(method, fn)
+    return functools.wraps(fn)(lambda *args, **kwargs: fn(*args, **kwargs))
+
+
+def _is_equinox_bound_method(fn: Any) -> bool:
+    """True for an Equinox module's method taken from the module: a pytree holding the module."""
+    return (type(fn).__module__, type(fn).__qualname__) == ("equinox._module._prebuilt", "BoundMethod")
+
+
 def nnx_jit(fn: Callable, static_argnums: tuple[int, ...] = (), static_argnames: tuple[str, ...] = ()) -> Any:
     """``nnx.jit(fn)`` with the given static arguments: a plain function called with NNX objects."""
     from flax import nnx
@@ -203,7 +256,9 @@ def _equinox(wrapped: Any) -> LibraryJit:
     function = wrapped.__wrapped__  # ``fn`` is only its name
 
     def rewrap():
-        return eqx.filter_jit(function, donate=donate)
+        # Equinox keys its compiled programs by the function (a static argument of its jax.jit):
+        # the user's own function would find the program their calls compiled.
+        return eqx.filter_jit(fresh_callee(function), donate=donate)
 
     def trace(*args, **kwargs):
         # As filter_jit does: arrays are traced, every other leaf is part of the compiled code.
