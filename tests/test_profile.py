@@ -247,3 +247,40 @@ def test_a_scan_s_slicing_is_on_this_call_s_lines_when_another_cell_traced_it_fi
     cells = {label.split(" line ")[0] for label in report.line_times if " line " in label}
     assert len(cells) == 1, report.line_times  # the cell that defined `later`, none before it
     assert f"{cells.pop()} line 5" in report.line_times  # the slicing is the scan's, on its line
+
+
+NEWTON = """@jax.jit
+def newton_sqrt(c):
+    def body(s):
+        i, y = s
+        J = jnp.diag(2 * y) + 1e-3 * jnp.ones((y.size, y.size))
+        return i + 1, y - jnp.linalg.solve(J, y * y - c)
+    return jax.lax.while_loop(lambda s: (s[0] < 50) & (jnp.max(jnp.abs(s[1] ** 2 - c)) > 0), body, (0, jnp.ones_like(c)))[1]
+c = jnp.linspace(1.0, 10.0, 64)
+big = jnp.ones((768, 768))
+"""
+
+
+def _hand_seconds(fn) -> float:
+    import timeit
+
+    fn()
+    return min(timeit.repeat(fn, number=5, repeat=5)) / 5
+
+
+@pytest.mark.skipif(jax.default_backend() != "cpu", reason="the CPU traces each small kernel of a loop")
+def test_a_profile_the_profiler_inflated_says_so_with_a_call_s_own_time(ip, run):
+    """A while loop of small kernels (an Optimistix-style Newton solve): traced, each kernel costs
+    the profiler more than it runs (20 ms a call where a hand loop gives 1.5 ms). The view says so,
+    with what a call takes without the profiler, as a hand loop times it; a single large kernel is
+    not inflated and gets no such note."""
+    run("import jax, jax.numpy as jnp\n" + NEWTON).assert_ok()
+    shown = run("%jaxpr -o --profile 10 newton_sqrt(c)").assert_ok()
+    profile = shown.result.profile
+    newton_sqrt, c = ip.user_ns["newton_sqrt"], ip.user_ns["c"]
+    hand = _hand_seconds(lambda: newton_sqrt(c).block_until_ready())
+    assert profile.profiler_inflated and profile.wall_seconds > 2 * hand, (profile.wall_seconds, hand)
+    assert 0.5 * hand <= profile.unprofiled_seconds <= 2.5 * hand, (profile.unprofiled_seconds, hand)
+    assert "the profiler's own cost inflates these times" in shown.text
+    plain = run("%jaxpr -o --profile 3 jnp.dot(big, big)").assert_ok()
+    assert not plain.result.profile.profiler_inflated and "inflates" not in plain.text

@@ -53,6 +53,9 @@ class Kernel:
     bytes: float = 0.0
 
 
+PROFILER_INFLATES = 2.0  # a profiled call this many times slower than an unprofiled one is said
+
+
 @dataclass(frozen=True)
 class Profile:
     """The device time of one jitted call, per source line and per kernel, hottest first.
@@ -78,6 +81,19 @@ class Profile:
     programs: tuple[str, ...] = ()
     places: dict[str, tuple[str, int]] = field(default_factory=dict)  # label -> (file, line)
     program_seconds: float | None = None  # the programs' own span on the device, where the trace lists it
+    unprofiled_seconds: float | None = None  # one call's wall time with no profiler running (its median)
+
+    @property
+    def profiler_inflated(self) -> bool:
+        """Whether the profiler's own cost made the calls it traced much slower than a call without
+        it (more than ``PROFILER_INFLATES`` times): many small kernels, as a loop runs them, are each
+        traced. The shares between lines stay what to read; the absolute times are not a call's.
+
+        >>> Profile({}, (), 5, 3e-3, 4e-3, unprofiled_seconds=5e-4).profiler_inflated
+        True
+        """
+        unprofiled = self.unprofiled_seconds
+        return bool(unprofiled) and self.wall_seconds > PROFILER_INFLATES * unprofiled
 
     @property
     def attributed_share(self) -> float:
@@ -187,6 +203,7 @@ class Attribution:
         device: str = "",
         scope: str = "call",
         program_seconds: float | None = None,
+        unprofiled_seconds: float | None = None,
     ) -> Profile:
         kernels = tuple(sorted(self.kernels, key=lambda k: -k.seconds))
         ordered = dict(sorted(self.line_times.items(), key=lambda item: -item[1]))
@@ -204,6 +221,7 @@ class Attribution:
             programs=tuple(self.programs),
             places=dict(self.places),
             program_seconds=program_seconds,
+            unprofiled_seconds=unprofiled_seconds,
         )
 
 

@@ -75,6 +75,7 @@ def profile(
     except Exception as exc:
         raise UserCodeError(exc, during=f"compiling and running {name} to profile it") from None
     found, wall = _measure(run_once, calls)
+    unprofiled = _unprofiled_call(run_once, wall / calls)
     module = hlo_sources.module_name(hlo)
     mine = [k for k in found.kernels if k.module == module]
     if not mine:
@@ -89,7 +90,11 @@ def profile(
     attribution.add(hlo, mine, jaxpr=jaxpr, per=calls)
     spans = [seconds for program, seconds in found.program_seconds.items() if found.modules.get(program) == module]
     return attribution.profile(
-        calls=calls, wall_seconds=wall, device=kind, program_seconds=sum(spans) / calls if spans else None
+        calls=calls,
+        wall_seconds=wall,
+        device=kind,
+        program_seconds=sum(spans) / calls if spans else None,
+        unprofiled_seconds=unprofiled,
     )
 
 
@@ -108,6 +113,23 @@ def summarise(
     measured = [device_trace.KernelTime("", None, "", name, seconds, calls) for name, seconds in durations.items()]
     attribution.add(hlo, measured, jaxpr=jaxpr, per=calls)
     return attribution.profile(calls=calls, wall_seconds=wall_seconds)
+
+
+UNPROFILED_S = 0.2  # at most this long of calls timed without the profiler, to see what it costs
+
+
+def _unprofiled_call(run: Callable[[], Any], profiled_s: float) -> float | None:
+    """The median wall time of a call with no profiler running, from up to 5 calls (fewer where the
+    profiled ones say 5 would take longer than ``UNPROFILED_S``; none where one would)."""
+    count = min(5, int(UNPROFILED_S / max(profiled_s, 1e-9)))
+    if count < 1:
+        return None
+    times = []
+    for _ in range(count):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
 
 
 def _measure(run: Callable[[], Any], calls: int) -> tuple[device_trace.DeviceKernels, float]:

@@ -79,6 +79,8 @@ def blocks(profile) -> tuple[Block, ...]:
         return (Group("jm-profile", (Sentence(headline(profile)), Note("(the profiler saw no kernel of this call)"))),)
     estimated = _estimated_lines(profile)
     shown: list[Block] = [Sentence(answer(profile), "jm-summary jm-answer"), Sentence(headline(profile), "jm-muted")]
+    if inflated := words.inflated_note(profile):
+        shown.append(Note(f"⚠ {inflated}"))
     shown.append(_lines_table(profile, rows[:TOP_LINES], estimated))
     if len(rows) > TOP_LINES:
         rest = sum(share for _, _, share, _, _ in rows[TOP_LINES:])

@@ -68,6 +68,18 @@ def headline(profile: Profile) -> str:
     )
 
 
+def inflated_note(profile: Profile) -> str:
+    """Where the profiler's own cost made the traced calls much slower than a call without it:
+    the times are the traced calls', the shares between lines what to read; else ``""``."""
+    if profile.scope != "call" or not profile.profiler_inflated or profile.unprofiled_seconds is None:
+        return ""
+    return (
+        f"the profiler's own cost inflates these times: a call took {format_seconds(profile.wall_seconds)} "
+        f"profiled and {format_seconds(profile.unprofiled_seconds)} without it (it traces each of many small "
+        "kernels, as a loop runs them); read the shares between lines, not the times as a call's"
+    )
+
+
 def utilisation(profile: Profile) -> str:
     """How well the whole program uses the chip: ``the program runs at 70% of the chip's peak
     FLOP/s and 85% of its memory bandwidth (memory-bound)``; on a chip of no known peak, says so."""
