@@ -235,6 +235,11 @@ def _call_sites(jaxpr: Any) -> CallSites | None:
     return CallSites(jaxpr)
 
 
+# Instructions that apply a small computation of the user's (an adder, a comparator) to their
+# operands: one XLA made without a source (a pass it split off a reduction) takes that computation's.
+_APPLIES = frozenset({"reduce", "reduce-window", "scatter", "select-and-scatter", "sort", "map"})
+
+
 def parse(hlo_text: str, jaxpr: Any = None, before: str = "") -> dict[str, HloInstruction]:
     """Every instruction of ``hlo_text`` by name. An instruction XLA left without a source (a dot
     it rewrote, a layout copy) takes the frames of the instruction that uses its result.
@@ -250,9 +255,15 @@ def parse(hlo_text: str, jaxpr: Any = None, before: str = "") -> dict[str, HloIn
     withheld = _keep_to_this_call(instructions, sites, whole_stacks)
     if before:
         _placed_by_lowering(instructions, lowering_frames(before), sites, whole_stacks, withheld)
-    framed_computations = set(computation_frames(instructions))
+    framed_computations = computation_frames(instructions)
     for name, instruction in list(instructions.items()):
-        if name in withheld or instruction.frames or any(c in framed_computations for c in instruction.calls):
+        if name in withheld or instruction.frames:
+            continue
+        called = [framed_computations[c] for c in instruction.calls if c in framed_computations]
+        if called and instruction.opcode in _APPLIES:  # a pass XLA split off a reduction: its adder's line
+            instructions[name] = dataclasses.replace(instruction, frames=called[0])
+            continue
+        if called:
             continue
         inherited, seen, queue = (), {name}, list(users.get(name, ()))
         while queue and not inherited:
