@@ -233,7 +233,7 @@ WORDS: dict[str, Callable[..., str]] = {
         + (_late_words(late_s) if late_s else "the time ")
         + f"the {format_seconds(budget_s)} budget left it once the compiled modes' repeats were set aside, while "
         f"JAX was still compiling the operations it runs for the first time ({compilations} program"
-        f"{'s' * (compilations != 1)}, {format_seconds(compile_s)} so far), which a later call does not do again"
+        f"{'s' * (compilations != 1)}, {format_seconds(compile_s)} so far), which a later call may not do again"
         + _inside_words(late_s)
         + ". That time is no bound on a later call, so no speed-up or break-even is given. "
         f"--budget {_more_budget(budget_s, seconds)} measures it."
