@@ -16,7 +16,7 @@ import pytest
 from doctor_cases import assert_same_values
 
 from jaxmagic import doctor
-from jaxmagic.doctor import cond_rewrites
+from jaxmagic.doctor import cond_rewrites, rewrites
 
 SETUP = """
 import optax
@@ -120,6 +120,12 @@ def assert_same_tree(fixed, expected) -> None:
         assert_same_values(got, want)
 
 
+def spelled(ip, code: str) -> str:
+    """``code`` with ``jax.lax`` spelled as the notebook's own names spell it (a ``lax`` imported
+    in an earlier cell is what the card writes, as the user would)."""
+    return code.replace("jax.lax.", f"{rewrites.jax_names(ip.user_ns).lax}.")
+
+
 @pytest.fixture
 def notebook(ip, run):
     run(SETUP).assert_ok()
@@ -140,11 +146,14 @@ def test_an_if_on_a_traced_loss_becomes_lax_cond_checked_by_value_and_the_fix_ru
     failed = notebook(calls[0])
     assert isinstance(failed.error, jax.errors.TracerBoolConversionError)
     card = " ".join(failed.text.split())
-    assert "jax.lax.cond(" in card and "Checked on your arguments: jitted, the fix gives the same values" in card
+    assert (
+        spelled(ip, "jax.lax.cond(") in card
+        and "Checked on your arguments: jitted, the fix gives the same values" in card
+    )
     found = doctor.diagnose(failed.error)
     assert found is not None and found.pitfall == "python-control-flow"
     assert found.checked and found.check is not None and found.check.outcome == "same"
-    assert expected_fix in found.fix, found.fix
+    assert spelled(ip, expected_fix) in found.fix, found.fix
     expected = [_eager(notebook, ip, c) for c in calls]
     notebook(found.fix).assert_ok()  # the printed fix, run in the notebook
     for each, want in zip(calls, expected, strict=True):
@@ -183,7 +192,10 @@ def test_an_if_on_the_loss_in_an_nnx_jit_step_becomes_lax_cond_over_the_nnx_grad
     assert isinstance(failed.error, jax.errors.TracerBoolConversionError)
     found = doctor.diagnose(failed.error)
     assert found is not None and found.checked and found.check.outcome == "same"
-    assert "grads = jax.lax.cond(loss > 1.0, lambda grads: jax.tree.map(lambda g: g * 0.5, grads)" in found.fix
+    assert (
+        spelled(ip, "grads = jax.lax.cond(loss > 1.0, lambda grads: jax.tree.map(lambda g: g * 0.5, grads)")
+        in found.fix
+    )
     assert found.fix.startswith("@nnx.jit\ndef train_step(")
     steps = {y: f"model, optimizer = fresh()\n__loss__ = train_step(model, optimizer, x, {y})" for y in ("y_far", "y_close")}  # fmt: skip
     read = "__after__ = (__loss__, nnx.state(model, nnx.Param), nnx.state(optimizer))"
@@ -201,11 +213,11 @@ def _indented(text: str) -> str:
     return "\n".join(f"    {line}" for line in text.splitlines())
 
 
-def test_where_the_check_cannot_run_the_card_says_so_and_the_fix_is_not_called_checked(notebook):
+def test_where_the_check_cannot_run_the_card_says_so_and_the_fix_is_not_called_checked(ip, notebook):
     notebook(SCALED).assert_ok()
     failed = notebook("train_step(params, x, y_far)")
     found = doctor.diagnose(failed.error, check_seconds=0)
-    assert "grads = jax.lax.cond(loss > 1.0" in found.fix and not found.checked
+    assert spelled(ip, "grads = jax.lax.cond(loss > 1.0") in found.fix and not found.checked
     assert found.check_note.startswith("Not checked on your arguments: ")
 
 
