@@ -379,11 +379,11 @@ def test_an_eager_first_call_stopped_while_jax_compiles_its_operations_gives_no_
 
     def f(x):
         total = 0.0
-        for k in range(80):  # a shape of its own each time: every operation compiles on first sight
+        for k in range(120):  # a shape of its own each time: every operation compiles on first sight
             total = total + jnp.sin(jnp.full((k + 1, 29), 1.0) * x).sum()
         return total
 
-    result = compare(Call(f, (jnp.float32(0.5),), {}), budget=1.5)
+    result = compare(Call(f, (jnp.float32(0.5),), {}), budget=3.0)  # jit's compile leaves eager a share
     (said,) = [n for n in result.facts if n.kind == "stopped_compiling"]
     assert said.mode == "eager" and said.facts["compilations"] > 0, said.facts
     assert "not measured" in said.text and "compiling" in said.text and "--budget" in said.text, said.text
