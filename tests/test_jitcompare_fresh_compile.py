@@ -6,13 +6,12 @@ compiles anew, computes the user's values, and leaves the user's wrapper's cache
 The compilations are counted twice: by the first-call split, and from outside, by the log JAX
 writes with ``jax_log_compiles`` on."""
 
-import contextlib
 import functools
-import logging
 
 import jax
 import jax.numpy as jnp
 import pytest
+from test_recompiles_library_fixes import Compiles  # JAX's own log of what it compiles
 
 from jaxmagic.timing import compare, modes, stopwatch
 from jaxmagic.tracing import libraries
@@ -122,31 +121,6 @@ CALLS = {
 }
 
 
-class _Compiles(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.messages: list[str] = []
-
-    def emit(self, record):
-        message = record.getMessage()
-        if message.startswith("Compiling "):
-            self.messages.append(message)
-
-
-@contextlib.contextmanager
-def logged_compilations():
-    """The XLA compilations JAX logs (``jax_log_compiles``) while inside."""
-    handler, logger = _Compiles(), logging.getLogger("jax")
-    logger.addHandler(handler)
-    previous = jax.config.jax_log_compiles
-    jax.config.update("jax_log_compiles", True)
-    try:
-        yield handler.messages
-    finally:
-        jax.config.update("jax_log_compiles", previous)
-        logger.removeHandler(handler)
-
-
 def same_values(a, b) -> bool:
     return all(jax.tree.leaves(jax.tree.map(lambda u, v: bool(jnp.allclose(u, v)), a, b)))
 
@@ -158,14 +132,14 @@ def test_the_jit_mode_compiles_a_callee_the_user_has_already_called(text):
     call = resolve_call(text, names, magic="%jitcompare")
     runner = modes.build("jit", call)
     runner.fresh_arguments()  # copying donated arguments compiles a copy once: not the callee's compile
-    with logged_compilations() as logged:
+    with Compiles() as logged:
         cost, output = stopwatch.first_call(runner)
-    assert len(logged) >= 1, f"no XLA compilation during the jit mode's first call of {text}"
+    assert len(logged.names) >= 1, f"no XLA compilation during the jit mode's first call of {text}"
     assert cost.compilations >= 1 and cost.compile_s > 0
     assert same_values(output, theirs)
-    with logged_compilations() as again:  # the user's own wrapper still finds its compiled program
+    with Compiles() as again:  # the user's own wrapper still finds its compiled program
         jax.block_until_ready(eval(text, dict(names)))
-    assert again == []
+    assert again.names == []
 
 
 def test_a_filter_jit_function_already_called_is_reported_with_its_compile():
